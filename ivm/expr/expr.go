@@ -1,0 +1,38 @@
+// Package expr is RockStream's scalar expression engine: typed expression
+// trees with PostgreSQL semantics (three-valued logic, overflow and division
+// errors, PostgreSQL casts) evaluated over rows.
+//
+// This file is the contract the operators (ivm/) and the compiler build
+// against; node kinds, the function library and casts live beside it.
+package expr
+
+import (
+	"time"
+
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// Env is what evaluation may depend on besides the row. Materialized views
+// are evaluated with a fixed Env (UTC, no statement time) so that their
+// results do not depend on which session created them.
+type Env struct {
+	// TimeZone is the session time zone used by timestamptz conversions.
+	TimeZone *time.Location
+	// StatementTime is now()/current_timestamp for ad-hoc queries; views
+	// reject now() at DDL time.
+	StatementTime types.TimestampTZ
+	// Params are the values of $1..$n (index 0 is $1).
+	Params []types.Datum
+}
+
+// Expr is a typed scalar expression.
+type Expr interface {
+	// Type is the result type.
+	Type() types.Type
+	// Eval computes the value for one input row. A returned error is a
+	// user-visible evaluation error (an *errcode.Error with a PostgreSQL
+	// SQLSTATE such as 22012 division_by_zero).
+	Eval(env *Env, row types.Row) (types.Datum, error)
+	// String renders the expression for EXPLAIN, in SQL-like syntax.
+	String() string
+}
