@@ -289,7 +289,7 @@ func (c *pgTestCursor) Next(ctx context.Context) (types.Row, error) {
 	return row, nil
 }
 
-func (c *pgTestCursor) Tag() string                { return c.tag }
+func (c *pgTestCursor) Tag() string               { return c.tag }
 func (c *pgTestCursor) Notices() []*errcode.Error { return nil }
 func (c *pgTestCursor) Close() error {
 	if !c.closed {
