@@ -36,7 +36,9 @@ func sampleRow(t *rapid.T) types.Row {
 		func() types.Datum { return rapid.Int64().Draw(t, "i8") },
 		func() types.Datum { return float64(rapid.Float32().Draw(t, "f4")) },
 		func() types.Datum { return rapid.SampledFrom([]float64{0, 1.5, -2, math.Inf(1)}).Draw(t, "f8") },
-		func() types.Datum { return dec(rapid.SampledFrom([]string{"0", "1.50", "-3", "12345678901234567890.123"}).Draw(t, "n")) },
+		func() types.Datum {
+			return dec(rapid.SampledFrom([]string{"0", "1.50", "-3", "12345678901234567890.123"}).Draw(t, "n"))
+		},
 		func() types.Datum { return rapid.SampledFrom([]string{"", "a", "é"}).Draw(t, "t") },
 		func() types.Datum { return []byte(rapid.SampledFrom([]string{"", "\x00\xff"}).Draw(t, "by")) },
 		func() types.Datum { return types.Date(rapid.Int32Range(-100000, 100000).Draw(t, "d")) },
