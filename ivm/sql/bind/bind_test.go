@@ -8,7 +8,9 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/sql/sqltest"
 )
 
@@ -56,6 +58,16 @@ func TestBind(t *testing.T) {
 					return sqltest.FormatError(err)
 				}
 				return ""
+			case "dml":
+				st, err := parse.ParseOne(d.Input)
+				if err != nil {
+					return sqltest.FormatError(err)
+				}
+				out, err := bind.DML(cat, st.(*parse.PG), bind.Options{})
+				if err != nil {
+					return sqltest.FormatError(err)
+				}
+				return formatDML(out)
 			case "bind":
 				opts := bind.Options{ForView: d.HasArg("view")}
 				q, err := bind.QueryText(cat, d.Input, opts)
@@ -68,4 +80,60 @@ func TestBind(t *testing.T) {
 			return ""
 		})
 	})
+}
+
+func formatParams(ps []types.Type) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	out := make([]string, len(ps))
+	for i, t := range ps {
+		out[i] = fmt.Sprintf("$%d %s", i+1, t.SQLName())
+	}
+	return "params: " + strings.Join(out, ", ") + "\n"
+}
+
+func formatReturning(r *bind.Returning) string {
+	if r == nil {
+		return ""
+	}
+	parts := make([]string, len(r.Exprs))
+	for i, e := range r.Exprs {
+		parts[i] = e.String() + " AS " + r.Columns[i].Name
+	}
+	return "returning: " + strings.Join(parts, ", ") + "\n"
+}
+
+func formatDML(x any) string {
+	var b strings.Builder
+	switch d := x.(type) {
+	case *bind.Insert:
+		fmt.Fprintf(&b, "insert into %s\n", d.Table.Name)
+		b.WriteString(formatParams(d.ParamTypes))
+		if oc := d.OnConflict; oc != nil {
+			if oc.DoNothing {
+				b.WriteString("on conflict do nothing\n")
+			} else {
+				for _, a := range oc.Set {
+					fmt.Fprintf(&b, "on conflict set #%d = %s\n", a.Column, a.Expr)
+				}
+				if oc.Where != nil {
+					fmt.Fprintf(&b, "on conflict where %s\n", oc.Where)
+				}
+			}
+		}
+		b.WriteString(formatReturning(d.Returning))
+		b.WriteString(plan.Format(d.Rows))
+	case *bind.Update:
+		fmt.Fprintf(&b, "update %s\n", d.Table.Name)
+		b.WriteString(formatParams(d.ParamTypes))
+		b.WriteString(formatReturning(d.Returning))
+		b.WriteString(plan.Format(d.Rows))
+	case *bind.Delete:
+		fmt.Fprintf(&b, "delete from %s\n", d.Table.Name)
+		b.WriteString(formatParams(d.ParamTypes))
+		b.WriteString(formatReturning(d.Returning))
+		b.WriteString(plan.Format(d.Rows))
+	}
+	return b.String()
 }

@@ -28,9 +28,9 @@ type aggRef struct {
 	call  plan.AggCall
 }
 
-func (a *aggRef) Type() types.Type                  { return a.call.Typ }
-func (a *aggRef) String() string                    { return a.call.String() }
-func (a *aggRef) Children() []plan.Scalar           { return nil }
+func (a *aggRef) Type() types.Type                         { return a.call.Typ }
+func (a *aggRef) String() string                           { return a.call.String() }
+func (a *aggRef) Children() []plan.Scalar                  { return nil }
 func (a *aggRef) WithChildren(_ []plan.Scalar) plan.Scalar { return a }
 
 // expr binds one expression in scope sc.
