@@ -1,0 +1,218 @@
+// Package arrange holds arrangements: indexed Z-sets and per-key operator
+// state stored in ivm/kv under the shard key prefixes of spec §5.1/§6.
+//
+// Every key an arrangement writes is
+//
+//	namespace(1) kind(1) op_id(16) user_key(var)
+//
+// where namespace is kv.PrefixOpState (0x01), kv.PrefixOpIndex (0x02) or
+// kv.PrefixViewOutput (0x03), kind distinguishes the arrangements of one
+// operator (spec §6: 0xAG aggregate, 0xJL/0xJR join sides, ...), and op_id
+// is the operator's stable 16-byte id. All writes go to the epoch's kv.Txn,
+// so they land in the epoch's ONE write batch; nothing is held only in
+// memory, so a new circuit over the same store continues where the old one
+// stopped (no recomputation after a restart).
+//
+// Reads go through a bounded per-arrangement cache (cacheEntriesMax). The
+// cache is write-through: it always equals the Txn's view for the keys it
+// holds. If the owner throws an epoch's write batch away instead of
+// committing it, it must call DiscardCache (circuit.Circuit.DiscardCaches).
+package arrange
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/rockstream/rockstream/ivm/kv"
+)
+
+// ID is an operator's stable 16-byte id (spec §6: op_id).
+type ID [16]byte
+
+// MakeID builds an id from a circuit id and a node number; the compiler may
+// also assign ids directly.
+func MakeID(circuitID uint64, node uint64) ID {
+	var id ID
+	binary.BigEndian.PutUint64(id[:8], circuitID)
+	binary.BigEndian.PutUint64(id[8:], node)
+	return id
+}
+
+func (id ID) String() string { return fmt.Sprintf("%x", id[:]) }
+
+// Arrangement kinds (the second key byte). Values are ours; spec §6 names
+// them symbolically (0xAG, 0xJL, ...).
+const (
+	KindAggregate   byte = 0xA1 // group key → accumulator state
+	KindMultiset    byte = 0xA2 // group key, value → weight (MIN/MAX/DISTINCT aggregates)
+	KindAggOutput   byte = 0xA3 // group key → last emitted row (global aggregate marker)
+	KindJoinLeft    byte = 0xB1 // join key, row → weight, match count
+	KindJoinRight   byte = 0xB2
+	KindJoinMeta    byte = 0xB3 // global counters (null-aware anti join)
+	KindDistinct    byte = 0xC1 // row → weights per input
+	KindTopK        byte = 0xD1 // partition key, row → weight
+	KindIntegral    byte = 0xE1 // row → weight (Integrate)
+	KindPrevious    byte = 0xE2 // row → weight (Delay, Differentiate)
+	KindViewRows    byte = 0xF1 // view output rows
+	KindViewErrors  byte = 0xF2 // view evaluation errors
+	KindViewMarkers byte = 0xF3
+)
+
+// cacheEntriesMaxDefault bounds each arrangement's read cache. Sized so a
+// 1K-group aggregate stays fully cached while a circuit of a few dozen
+// operators stays under ~100 MiB with small rows. Simulation range: 0..1<<16.
+const cacheEntriesMaxDefault = 1 << 16
+
+// Arrangement is one operator's keyed state.
+type Arrangement struct {
+	prefix []byte
+	cache  *cache
+	// keyBuf is scratch space for building full keys.
+	keyBuf []byte
+	// Rows and Bytes count live entries (keys) and their key+value bytes,
+	// maintained by writes that know the previous value.
+	rowsDelta, bytesDelta int64
+}
+
+// Config configures an arrangement.
+type Config struct {
+	// Namespace is kv.PrefixOpState, kv.PrefixOpIndex or kv.PrefixViewOutput.
+	Namespace byte
+	Kind      byte
+	ID        ID
+	// CacheEntriesMax bounds the read cache; 0 means the default, negative
+	// disables caching.
+	CacheEntriesMax int
+}
+
+// New returns an arrangement.
+func New(cfg Config) *Arrangement {
+	prefix := make([]byte, 0, 18)
+	prefix = append(prefix, cfg.Namespace, cfg.Kind)
+	prefix = append(prefix, cfg.ID[:]...)
+	limit := cfg.CacheEntriesMax
+	if limit == 0 {
+		limit = cacheEntriesMaxDefault
+	}
+	return &Arrangement{prefix: prefix, cache: newCache(limit)}
+}
+
+// Prefix is the key prefix of every entry.
+func (a *Arrangement) Prefix() []byte { return a.prefix }
+
+func (a *Arrangement) fullKey(key []byte) []byte {
+	a.keyBuf = append(append(a.keyBuf[:0], a.prefix...), key...)
+	return a.keyBuf
+}
+
+// Get reads key (relative to the arrangement prefix). The returned value must
+// not be modified.
+func (a *Arrangement) Get(txn kv.Reader, key []byte) ([]byte, bool, error) {
+	full := a.fullKey(key)
+	if v, present, hit := a.cache.get(full); hit {
+		return v, present, nil
+	}
+	v, ok, err := txn.Get(full)
+	if err != nil {
+		return nil, false, fmt.Errorf("arrange: get: %w", err)
+	}
+	if ok {
+		v = append([]byte(nil), v...)
+	}
+	a.cache.put(full, v, ok)
+	return v, ok, nil
+}
+
+// Set writes key → value; old tells whether the key existed with oldLen
+// bytes of value (for statistics; pass -1 when unknown).
+func (a *Arrangement) Set(txn kv.Writer, key, value []byte, oldLen int) error {
+	full := a.fullKey(key)
+	if err := txn.Put(full, value); err != nil {
+		return fmt.Errorf("arrange: put: %w", err)
+	}
+	if oldLen < 0 {
+		a.rowsDelta++
+		a.bytesDelta += int64(len(full) + len(value))
+	} else {
+		a.bytesDelta += int64(len(value) - oldLen)
+	}
+	a.cache.put(full, append([]byte(nil), value...), true)
+	return nil
+}
+
+// Delete removes key; oldLen is the removed value's length (-1 if the key
+// was absent, which makes the call a no-op for statistics).
+func (a *Arrangement) Delete(txn kv.Writer, key []byte, oldLen int) error {
+	full := a.fullKey(key)
+	if err := txn.Delete(full); err != nil {
+		return fmt.Errorf("arrange: delete: %w", err)
+	}
+	if oldLen >= 0 {
+		a.rowsDelta--
+		a.bytesDelta -= int64(len(full) + oldLen)
+	}
+	a.cache.put(full, nil, false)
+	return nil
+}
+
+// Scan calls fn for every entry whose relative key starts with keyPrefix, in
+// key order; fn gets the relative key. Scans bypass the cache.
+func (a *Arrangement) Scan(txn kv.Reader, keyPrefix []byte, fn func(key, value []byte) error) error {
+	start := append(append([]byte(nil), a.prefix...), keyPrefix...)
+	n := len(a.prefix)
+	err := txn.Scan(start, kv.PrefixEnd(start), func(k, v []byte) error {
+		return fn(k[n:], v)
+	})
+	if err != nil && err != kv.ErrStop {
+		return fmt.Errorf("arrange: scan: %w", err)
+	}
+	return nil
+}
+
+// AddWeight adds dw to the int64 weight stored under key (deleting the key
+// when the weight reaches zero) and returns the old and new weights.
+func (a *Arrangement) AddWeight(txn kv.Txn, key []byte, dw int64) (oldWeight, newWeight int64, err error) {
+	v, ok, err := a.Get(txn, key)
+	if err != nil {
+		return 0, 0, err
+	}
+	oldLen := -1
+	if ok {
+		oldLen = len(v)
+		oldWeight, err = DecodeWeight(v)
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	newWeight = oldWeight + dw
+	if newWeight == 0 {
+		return oldWeight, 0, a.Delete(txn, key, oldLen)
+	}
+	var buf [binary.MaxVarintLen64]byte
+	return oldWeight, newWeight, a.Set(txn, key, binary.AppendVarint(buf[:0], newWeight), oldLen)
+}
+
+// DecodeWeight decodes a weight value written by AddWeight.
+func DecodeWeight(v []byte) (int64, error) {
+	w, n := binary.Varint(v)
+	if n <= 0 {
+		return 0, fmt.Errorf("arrange: corrupt weight %x", v)
+	}
+	return w, nil
+}
+
+// Stats are an arrangement's size changes since TakeStats was last called.
+type Stats struct {
+	RowsDelta, BytesDelta int64
+}
+
+// TakeStats returns and resets the size changes.
+func (a *Arrangement) TakeStats() Stats {
+	s := Stats{RowsDelta: a.rowsDelta, BytesDelta: a.bytesDelta}
+	a.rowsDelta, a.bytesDelta = 0, 0
+	return s
+}
+
+// DiscardCache drops every cached entry (after an epoch's batch was thrown
+// away instead of committed).
+func (a *Arrangement) DiscardCache() { a.cache.clear() }

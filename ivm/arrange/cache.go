@@ -1,0 +1,57 @@
+package arrange
+
+// cache is a bounded map from full keys to values (or known absence) with
+// CLOCK-style eviction: a ring of keys; when full, the oldest key is evicted.
+// Eviction order depends only on the access sequence, so it is
+// deterministic.
+type cache struct {
+	limit   int
+	entries map[string]cacheEntry
+	ring    []string
+	hand    int
+}
+
+type cacheEntry struct {
+	value   []byte
+	present bool
+}
+
+func newCache(limit int) *cache {
+	if limit < 0 {
+		limit = 0
+	}
+	return &cache{limit: limit, entries: make(map[string]cacheEntry)}
+}
+
+func (c *cache) get(key []byte) ([]byte, bool, bool) {
+	if c.limit == 0 {
+		return nil, false, false
+	}
+	e, ok := c.entries[string(key)]
+	return e.value, e.present, ok
+}
+
+func (c *cache) put(key []byte, value []byte, present bool) {
+	if c.limit == 0 {
+		return
+	}
+	if _, ok := c.entries[string(key)]; ok {
+		c.entries[string(key)] = cacheEntry{value: value, present: present}
+		return
+	}
+	k := string(key)
+	if len(c.ring) < c.limit {
+		c.ring = append(c.ring, k)
+	} else {
+		delete(c.entries, c.ring[c.hand])
+		c.ring[c.hand] = k
+		c.hand = (c.hand + 1) % c.limit
+	}
+	c.entries[k] = cacheEntry{value: value, present: present}
+}
+
+func (c *cache) clear() {
+	c.entries = make(map[string]cacheEntry)
+	c.ring = c.ring[:0]
+	c.hand = 0
+}

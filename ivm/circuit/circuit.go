@@ -1,0 +1,277 @@
+package circuit
+
+import (
+	"fmt"
+
+	"github.com/rockstream/rockstream/ivm/arrange"
+	"github.com/rockstream/rockstream/ivm/expr"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/op"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// Config configures a built circuit.
+type Config struct {
+	// ID distinguishes this circuit's operator state from other circuits'
+	// on the same shard: node i gets op id arrange.MakeID(ID, i) unless the
+	// builder set one explicitly.
+	ID uint64
+	// Env is the expression environment. Views use a fixed Env (UTC); nil
+	// means a zero Env with time zone UTC.
+	Env *expr.Env
+	// Clock returns a monotonic time in nanoseconds for step timing; nil
+	// disables timing. (ivm never calls time.Now: pass ctx.Now from the
+	// runtime.)
+	Clock func() int64
+	// CacheEntriesMax bounds each arrangement's read cache (0: default,
+	// negative: no cache).
+	CacheEntriesMax int
+}
+
+// Circuit is a built, runnable circuit.
+type Circuit struct {
+	cfg     Config
+	nodes   []*node
+	sources map[SourceID]int
+	sinks   []*sink
+}
+
+type node struct {
+	label    string
+	inputs   []int
+	operator op.Operator
+	id       arrange.ID
+	stats    NodeStats
+	// statsLoaded is set once the persisted state counters were read.
+	statsLoaded bool
+}
+
+type sink struct {
+	view   ViewID
+	node   int
+	rows   *arrange.Arrangement
+	errors *arrange.Arrangement
+}
+
+// NodeStats are one operator's statistics (EXPLAIN, metrics).
+type NodeStats struct {
+	Label string
+	ID    arrange.ID
+	// RowsIn and RowsOut count delta entries over the circuit's lifetime.
+	RowsIn, RowsOut int64
+	// StateRows and StateBytes are the operator's stored state (keys and
+	// key+value bytes), persisted across restarts.
+	StateRows, StateBytes int64
+	// StepNanos is the total time spent in Step by Config.Clock.
+	StepNanos int64
+	// Steps counts steps.
+	Steps int64
+}
+
+// Build constructs the circuit.
+func (b *Builder) Build(cfg Config) (*Circuit, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	if cfg.Env == nil {
+		cfg.Env = &expr.Env{}
+	}
+	c := &Circuit{cfg: cfg, sources: map[SourceID]int{}}
+	for i, spec := range b.nodes {
+		id := arrange.MakeID(cfg.ID, uint64(i+1))
+		if spec.id != nil {
+			id = *spec.id
+		}
+		o, err := spec.make(op.State{ID: id, CacheEntriesMax: cfg.CacheEntriesMax})
+		if err != nil {
+			return nil, fmt.Errorf("circuit: %s: %w", spec.label, err)
+		}
+		c.nodes = append(c.nodes, &node{label: spec.label, inputs: spec.inputs, operator: o, id: id})
+		if spec.source != nil {
+			c.sources[*spec.source] = i
+		}
+	}
+	for _, s := range b.sinks {
+		c.sinks = append(c.sinks, &sink{
+			view:   s.view,
+			node:   s.node,
+			rows:   viewArrangement(s.view, arrange.KindViewRows),
+			errors: viewArrangement(s.view, arrange.KindViewErrors),
+		})
+	}
+	return c, nil
+}
+
+func viewArrangement(view ViewID, kind byte) *arrange.Arrangement {
+	return arrange.New(arrange.Config{
+		Namespace: kv.PrefixViewOutput, Kind: kind, ID: arrange.MakeID(0, uint64(view)),
+		// View outputs are written, not read, on the maintenance path.
+		CacheEntriesMax: -1,
+	})
+}
+
+// Step runs one epoch: inputs holds each source's delta (absent = empty).
+// All state writes go to txn; the caller commits txn.Batch() as the epoch's
+// one write batch (or calls DiscardCaches if it throws the batch away).
+// outputs holds each view's consolidated output delta.
+func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]zset.Batch, error) {
+	//lint:maprange validation only; the error names one unknown id, and any is a bug.
+	for id := range inputs {
+		if _, ok := c.sources[id]; !ok {
+			return nil, fmt.Errorf("circuit: delta for unknown source %d", id)
+		}
+	}
+	outs := make([]zset.Batch, len(c.nodes))
+	errs := make([]zset.Batch, len(c.nodes))
+	for i, n := range c.nodes {
+		var start int64
+		if c.cfg.Clock != nil {
+			start = c.cfg.Clock()
+		}
+		ins := make([]zset.Batch, len(n.inputs))
+		ctx := &op.Context{Txn: txn, Env: c.cfg.Env}
+		for j, in := range n.inputs {
+			ins[j] = outs[in]
+			n.stats.RowsIn += int64(outs[in].Len())
+			// Errors flow downstream unchanged: a view is in error while
+			// any upstream error row is live.
+			ctx.Errors.AddBatch(errs[in], 1)
+		}
+		if n.inputs == nil {
+			for id, idx := range c.sources { //lint:maprange finds the one id mapped to this node
+				if idx == i {
+					ins = []zset.Batch{inputs[id]}
+					n.stats.RowsIn += int64(inputs[id].Len())
+				}
+			}
+		}
+		out, err := n.operator.Step(ctx, ins)
+		if err != nil {
+			c.DiscardCaches()
+			return nil, fmt.Errorf("circuit: %s: %w", n.label, err)
+		}
+		outs[i], errs[i] = out, ctx.Errors
+		n.stats.RowsOut += int64(out.Len())
+		n.stats.Steps++
+		if err := c.updateStateStats(txn, n); err != nil {
+			return nil, err
+		}
+		if c.cfg.Clock != nil {
+			n.stats.StepNanos += c.cfg.Clock() - start
+		}
+	}
+	results := make(map[ViewID]zset.Batch, len(c.sinks))
+	for _, s := range c.sinks {
+		delta := zset.Consolidate(outs[s.node])
+		if err := addToArrangement(txn, s.rows, delta); err != nil {
+			return nil, err
+		}
+		if err := addToArrangement(txn, s.errors, zset.Consolidate(errs[s.node])); err != nil {
+			return nil, err
+		}
+		results[s.view] = delta
+	}
+	return results, nil
+}
+
+func addToArrangement(txn kv.Txn, a *arrange.Arrangement, delta zset.Batch) error {
+	var key []byte
+	for i, row := range delta.Rows {
+		key = zset.EncodeRow(key[:0], row)
+		if _, _, err := a.AddWeight(txn, key, delta.Weights[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statsKey is where a node's state counters persist (shard_meta namespace).
+func statsKey(id arrange.ID) []byte {
+	return append([]byte{kv.PrefixShardMeta, 'S'}, id[:]...)
+}
+
+func (c *Circuit) updateStateStats(txn kv.Txn, n *node) error {
+	st, ok := n.operator.(op.Stateful)
+	if !ok {
+		return nil
+	}
+	var rows, bytes int64
+	for _, a := range st.Arrangements() {
+		s := a.TakeStats()
+		rows += s.RowsDelta
+		bytes += s.BytesDelta
+	}
+	if !n.statsLoaded {
+		v, ok, err := txn.Get(statsKey(n.id))
+		if err != nil {
+			return err
+		}
+		if ok {
+			var r, b int64
+			if _, err := fmt.Sscanf(string(v), "%d %d", &r, &b); err != nil {
+				return fmt.Errorf("circuit: corrupt state statistics for %s: %w", n.label, err)
+			}
+			n.stats.StateRows, n.stats.StateBytes = r, b
+		}
+		n.statsLoaded = true
+	}
+	if rows == 0 && bytes == 0 {
+		return nil
+	}
+	n.stats.StateRows += rows
+	n.stats.StateBytes += bytes
+	return txn.Put(statsKey(n.id), fmt.Appendf(nil, "%d %d", n.stats.StateRows, n.stats.StateBytes))
+}
+
+// Stats returns every node's statistics in node order.
+func (c *Circuit) Stats() []NodeStats {
+	out := make([]NodeStats, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.stats
+		out[i].Label = n.label
+		out[i].ID = n.id
+	}
+	return out
+}
+
+// DiscardCaches drops every arrangement read cache. Call it when an
+// epoch's write batch was not committed.
+func (c *Circuit) DiscardCaches() {
+	for _, n := range c.nodes {
+		if st, ok := n.operator.(op.Stateful); ok {
+			for _, a := range st.Arrangements() {
+				a.DiscardCache()
+				a.TakeStats()
+			}
+		}
+		n.statsLoaded = false
+	}
+}
+
+// RunOnce is ad-hoc mode: the circuit run once over a snapshot as a single
+// delta from empty, with state in a throwaway in-memory store. It returns
+// each view's full result, or, if an expression failed on a row of the
+// snapshot, that evaluation error (RS-3501 with the expression's SQLSTATE
+// and the offending row) — the same error a view over the same data would
+// be in. A circuit used with RunOnce may be run again with RunOnce (each
+// run starts from empty state) but must not also be stepped over durable
+// state.
+func (c *Circuit) RunOnce(snapshot map[SourceID]zset.Batch) (map[ViewID]zset.Batch, error) {
+	c.DiscardCaches()
+	defer c.DiscardCaches()
+	txn := kv.NewTxn(kv.NewMemory())
+	outs, err := c.Step(txn, snapshot)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range c.sinks {
+		errs, err := ViewErrors(txn, s.view)
+		if err != nil {
+			return nil, err
+		}
+		if err := viewError(s.view, errs); err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
+}

@@ -1,0 +1,86 @@
+// Package circuit builds and runs IVM circuits: DAGs of incremental
+// operators (ivm/op) from sources (base-table deltas) to sinks (view
+// outputs), stepped once per epoch (spec §2, §6, §9).
+//
+// # Building (the compiler's API)
+//
+// A Builder declares nodes in topological order; every method returns a
+// Node handle and never fails — the first error is returned by Build, so a
+// compiler can chain calls:
+//
+//	b := circuit.NewBuilder()
+//	orders := b.Source(1, ordersSchema)          // SourceID 1: table "orders"
+//	paid := b.Filter(orders, predIsPaid)         // expr.Expr over orders' row
+//	byCustomer := b.Aggregate(paid, op.AggregateSpec{
+//		GroupBy: []int{0},                       // customer_id
+//		Calls: []op.AggregateCall{
+//			{Func: op.AggCountStar, Name: "n"},
+//			{Func: op.AggSum, Arg: amountExpr, Name: "total"},
+//		},
+//	})
+//	b.Sink(100, byCustomer)                      // ViewID 100
+//	big := b.Filter(byCustomer, totalOver1000)   // a view on the view:
+//	b.Sink(101, big)                             // shares the aggregate
+//	c, err := b.Build(circuit.Config{ID: 7, Clock: ctx.Now})
+//
+// Node constructors (see each op.* type's doc for formula and table):
+//
+//	Source(SourceID, types.Schema)            Filter(in, expr.Expr)
+//	Map(in, []expr.Expr, names []string)      Project(in, cols []int)
+//	Aggregate(in, op.AggregateSpec)           Join(left, right, op.JoinSpec)
+//	Distinct(in)                              UnionAll(ins...)   Union(ins...)
+//	SetOp(op.SetIntersect[All]|op.SetExcept[All], left, right)
+//	TopK(in, op.TopKSpec)                     Integrate(in) Differentiate(in) Delay(in)
+//	Sink(ViewID, in)                          Schema(n) SetID(n, arrange.ID)
+//
+// Scalar expressions are expr.Expr evaluated over the node's input row
+// (for Join's Residual: the concatenated left++right row). Keys (GroupBy,
+// join keys, PartitionBy, OrderBy) are column indexes: project computed
+// keys with Map first.
+//
+// # Running
+//
+// Incremental mode, one Step per epoch:
+//
+//	txn := kv.NewTxn(store)                      // the shard's epoch view
+//	outs, err := c.Step(txn, map[circuit.SourceID]zset.Batch{1: delta})
+//	store.Apply(txn.Batch())                     // ONE batch per epoch
+//	// outs[100] is view 100's output delta this epoch.
+//	snapshot, err := circuit.ReadView(store, 100) // the view as of now
+//
+// Every state write (arrangements, view outputs, statistics) goes to txn,
+// so committing txn.Batch() with the frontier makes the epoch atomic. A new
+// circuit built the same way over the same store continues from the stored
+// state (restart without recomputation). If the owner throws a batch away
+// instead of committing it, it calls c.DiscardCaches().
+//
+// Ad-hoc mode runs the same circuit once over a snapshot as a single delta
+// from empty, with throwaway in-memory state, so view and query semantics
+// cannot drift apart:
+//
+//	results, err := c.RunOnce(map[circuit.SourceID]zset.Batch{1: tableRows})
+//
+// # Evaluation errors are data
+//
+// An expression error (division by zero, overflow, bad cast) in a view's
+// operator drops the offending row and adds an error row (SQLSTATE, RS
+// code, message, offending row) with the row's weight to the node's error
+// Z-set; error Z-sets flow to every downstream sink and are integrated into
+// the view's error arrangement. While it is non-empty ReadView returns the
+// error (RS-3501 with the expression's SQLSTATE); retracting the offending
+// input retracts the error and the view is readable again. Other views are
+// unaffected; nothing is lost.
+//
+// # Statistics
+//
+// c.Stats() returns per node: rows in/out, state rows/bytes (persisted
+// under shard_meta so they survive restarts), steps and step time measured
+// with Config.Clock (ivm never reads the wall clock).
+//
+// # State layout
+//
+//	0x01 kind op_id(16) key          operator state (ivm/arrange)
+//	0x03 0xF1 view_id(16) row        view output row → weight
+//	0x03 0xF2 view_id(16) error_row  view error → weight
+//	0x06 'S' op_id(16)               node state statistics
+package circuit

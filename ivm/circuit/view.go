@@ -1,0 +1,66 @@
+package circuit
+
+import (
+	"fmt"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/arrange"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// ReadView returns a view's stored output as a snapshot (rows in encoding
+// order, weights = multiplicities). If the view is in the error state it
+// returns an *errcode.Error (RS-3501 with the failing expression's SQLSTATE
+// and the offending row in the detail) instead.
+func ReadView(r kv.Reader, view ViewID) (zset.Batch, error) {
+	errs, err := ViewErrors(r, view)
+	if err != nil {
+		return zset.Batch{}, err
+	}
+	if err := viewError(view, errs); err != nil {
+		return zset.Batch{}, err
+	}
+	return readArrangement(r, viewArrangement(view, arrange.KindViewRows))
+}
+
+// viewError turns a view's live errors into the error its readers get (nil
+// when there are none): the first error in encoding order, so every reader
+// sees the same one.
+func viewError(view ViewID, errs zset.Batch) error {
+	errs = zset.Consolidate(errs)
+	for i, row := range errs.Rows {
+		if errs.Weights[i] == 0 {
+			continue
+		}
+		e := errcode.New(errcode.ViewEvaluationError, "%s", row[2].(string))
+		e.SQLState = row[0].(string)
+		e.Detail = fmt.Sprintf("view %d is in the error state (%s); offending input row: %s", view, row[1], row[3])
+		return e
+	}
+	return nil
+}
+
+// ViewErrors returns a view's live evaluation errors (op.ErrorSchema rows);
+// empty means the view is healthy.
+func ViewErrors(r kv.Reader, view ViewID) (zset.Batch, error) {
+	return readArrangement(r, viewArrangement(view, arrange.KindViewErrors))
+}
+
+func readArrangement(r kv.Reader, a *arrange.Arrangement) (zset.Batch, error) {
+	var out zset.Batch
+	err := a.Scan(r, nil, func(k, v []byte) error {
+		row, rest, err := zset.DecodeRow(k)
+		if err != nil || len(rest) != 0 {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output row")
+		}
+		w, err := arrange.DecodeWeight(v)
+		if err != nil {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output weight")
+		}
+		out.Add(types.Row(row), w)
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,105 @@
+package kv
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestTxnMatchesModel checks the overlay Txn and Memory against a plain map
+// model: random puts/deletes on a base, then on a Txn, with Get and Scan
+// compared after every step, and the committed batch giving the same state.
+func TestTxnMatchesModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		keyGen := rapid.SampledFrom([]string{"", "a", "ab", "b", "ba", "c", "\xff"})
+		base := NewMemory()
+		model := map[string]string{}
+		for i, n := 0, rapid.IntRange(0, 8).Draw(t, "baseOps"); i < n; i++ {
+			k := keyGen.Draw(t, "k")
+			if rapid.Bool().Draw(t, "del") {
+				_ = base.Delete([]byte(k))
+				delete(model, k)
+			} else {
+				v := fmt.Sprint(i)
+				_ = base.Put([]byte(k), []byte(v))
+				model[k] = v
+			}
+		}
+		txn := NewTxn(base)
+		for i, n := 0, rapid.IntRange(0, 12).Draw(t, "txnOps"); i < n; i++ {
+			k := keyGen.Draw(t, "k")
+			if rapid.Bool().Draw(t, "del") {
+				_ = txn.Delete([]byte(k))
+				delete(model, k)
+			} else {
+				v := fmt.Sprint("t", i)
+				_ = txn.Put([]byte(k), []byte(v))
+				model[k] = v
+			}
+			check(t, txn, model)
+		}
+		if err := base.Apply(txn.Batch()); err != nil {
+			t.Fatal(err)
+		}
+		check(t, base, model)
+	})
+}
+
+func check(t *rapid.T, r Reader, model map[string]string) {
+	keys := make([]string, 0, len(model))
+	for k := range model { //lint:maprange sorted below
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, ok, err := r.Get([]byte(k))
+		if err != nil || !ok || string(v) != model[k] {
+			t.Fatalf("Get(%q) = %q,%v,%v want %q", k, v, ok, err, model[k])
+		}
+	}
+	for _, start := range []string{"", "a", "b"} {
+		for _, end := range []string{"", "b", "c"} {
+			var want, got []string
+			for _, k := range keys {
+				if k >= start && (end == "" || k < end) {
+					want = append(want, k+"="+model[k])
+				}
+			}
+			var e []byte
+			if end != "" {
+				e = []byte(end)
+			}
+			err := r.Scan([]byte(start), e, func(k, v []byte) error {
+				got = append(got, string(k)+"="+string(v))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("Scan(%q,%q) = %v want %v", start, end, got, want)
+			}
+			// Early stop after the first key.
+			var first [][]byte
+			_ = r.Scan([]byte(start), e, func(k, v []byte) error {
+				first = append(first, append([]byte(nil), k...))
+				return ErrStop
+			})
+			if len(want) > 0 && (len(first) != 1 || !bytes.HasPrefix([]byte(want[0]), first[0])) {
+				t.Fatalf("stop scan got %q want first of %v", first, want)
+			}
+		}
+	}
+}
+
+func TestPrefixEnd(t *testing.T) {
+	if got := PrefixEnd([]byte{1, 0xff}); !bytes.Equal(got, []byte{2}) {
+		t.Fatalf("got %x", got)
+	}
+	if got := PrefixEnd([]byte{0xff}); got != nil {
+		t.Fatalf("got %x", got)
+	}
+}

@@ -1,0 +1,298 @@
+package op
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/cockroachdb/apd/v3"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// sumKind is how a SUM/AVG accumulates its argument.
+type sumKind uint8
+
+const (
+	sumInt     sumKind = iota + 1 // int2/int4: int64 accumulator (PostgreSQL: int8)
+	sumDecimal                    // int8/numeric: exact decimal
+	sumFloat                      // float4/float8
+)
+
+func sumKindOf(t types.Type) (sumKind, error) {
+	switch t.Kind {
+	case types.KindInt2, types.KindInt4:
+		return sumInt, nil
+	case types.KindInt8, types.KindNumeric:
+		return sumDecimal, nil
+	case types.KindFloat4, types.KindFloat8:
+		return sumFloat, nil
+	}
+	return 0, fmt.Errorf("sum/avg of %s is not supported", t.SQLName())
+}
+
+// aggResultType is PostgreSQL's result type of an aggregate.
+func aggResultType(call AggregateCall) (types.Type, error) {
+	switch call.Func {
+	case AggCountStar, AggCount:
+		return types.TInt8, nil
+	case AggBoolAnd, AggBoolOr:
+		if call.Arg.Type().Kind != types.KindBool {
+			return types.Type{}, fmt.Errorf("%s of %s", call.Func, call.Arg.Type().SQLName())
+		}
+		return types.TBool, nil
+	case AggMin, AggMax:
+		return call.Arg.Type(), nil
+	case AggSum:
+		t := call.Arg.Type()
+		switch t.Kind {
+		case types.KindInt2, types.KindInt4:
+			return types.TInt8, nil
+		case types.KindInt8, types.KindNumeric:
+			return types.TNumeric, nil
+		case types.KindFloat4:
+			return types.TFloat4, nil
+		case types.KindFloat8:
+			return types.TFloat8, nil
+		}
+		return types.Type{}, fmt.Errorf("sum(%s) is not supported", t.SQLName())
+	case AggAvg:
+		t := call.Arg.Type()
+		switch t.Kind {
+		case types.KindInt2, types.KindInt4, types.KindInt8, types.KindNumeric:
+			return types.TNumeric, nil
+		case types.KindFloat4, types.KindFloat8:
+			return types.TFloat8, nil
+		}
+		return types.Type{}, fmt.Errorf("avg(%s) is not supported", t.SQLName())
+	}
+	return types.Type{}, fmt.Errorf("unknown aggregate %d", call.Func)
+}
+
+// decimalContext is wide enough that sums of int8 and numeric values are
+// exact.
+//
+//lint:immutable a constant arithmetic context; never assigned after init.
+var decimalContext = apd.Context{Precision: 2000, MaxExponent: apd.MaxExponent, MinExponent: apd.MinExponent, Traps: apd.DefaultTraps, Rounding: apd.RoundHalfUp}
+
+func toDecimal(d types.Datum) *apd.Decimal {
+	switch v := d.(type) {
+	case int64:
+		return apd.New(v, 0)
+	case *apd.Decimal:
+		return v
+	}
+	panic(fmt.Sprintf("op: %T is not an exact number", d))
+}
+
+func addDecimal(a, b *apd.Decimal) *apd.Decimal {
+	var out apd.Decimal
+	if _, err := decimalContext.Add(&out, a, b); err != nil {
+		panic(fmt.Sprintf("op: decimal add: %v", err)) // the context is wide enough
+	}
+	return &out
+}
+
+func mulDecimal(a *apd.Decimal, w int64) *apd.Decimal {
+	var out apd.Decimal
+	if _, err := decimalContext.Mul(&out, a, apd.New(w, 0)); err != nil {
+		panic(fmt.Sprintf("op: decimal mul: %v", err))
+	}
+	return &out
+}
+
+var errBigintOutOfRange = errcode.New(errcode.ViewEvaluationError, "bigint out of range").WithSQLState("22003")
+
+// addInt is checked int64 addition of a weighted value (22003 on overflow).
+func addInt(sum, v, w int64) (int64, error) {
+	p := v * w
+	if w != 0 && (p/w != v || (v == math.MinInt64 && w == -1)) {
+		return 0, errBigintOutOfRange
+	}
+	s := sum + p
+	if (p > 0 && s < sum) || (p < 0 && s > sum) {
+		return 0, errBigintOutOfRange
+	}
+	return s, nil
+}
+
+// numericDivide is PostgreSQL's numeric division x / y with the result
+// scale chosen by select_div_scale (numeric.c), rounded half away from
+// zero: avg(1, 2) = 1.5000000000000000, avg(1, 1) = 1.00000000000000000000.
+func numericDivide(x, y *apd.Decimal) *apd.Decimal {
+	w1, f1 := nbaseLeading(x)
+	w2, f2 := nbaseLeading(y)
+	qweight := w1 - w2
+	if f1 <= f2 {
+		qweight--
+	}
+	rscale := 16 - qweight*4
+	rscale = max(rscale, dscale(x), dscale(y), 0)
+	rscale = min(rscale, 1000)
+	var q apd.Decimal
+	ctx := decimalContext
+	ctx.Precision = uint32(rscale) + 2000
+	if _, err := ctx.Quo(&q, x, y); err != nil {
+		panic(fmt.Sprintf("op: decimal quo: %v", err))
+	}
+	var out apd.Decimal
+	if _, err := ctx.Quantize(&out, &q, int32(-rscale)); err != nil {
+		panic(fmt.Sprintf("op: decimal quantize: %v", err))
+	}
+	return &out
+}
+
+func dscale(d *apd.Decimal) int {
+	if d.Exponent < 0 {
+		return int(-d.Exponent)
+	}
+	return 0
+}
+
+// nbaseLeading returns PostgreSQL's base-10000 weight and first digit of d
+// (0, 0 for zero).
+func nbaseLeading(d *apd.Decimal) (int, int) {
+	if d.IsZero() {
+		return 0, 0
+	}
+	digits := d.Coeff.String()
+	p := len(digits) - 1 + int(d.Exponent)
+	w := p / 4
+	if p < 0 && p%4 != 0 {
+		w--
+	}
+	take := p - 4*w + 1 // decimal digits in the leading base-10000 digit
+	k := min(take, len(digits))
+	first, _ := strconv.Atoi(digits[:k])
+	for i := k; i < take; i++ {
+		first *= 10
+	}
+	return w, first
+}
+
+// finalizeSum turns a sum accumulator into the SUM result.
+func finalizeSum(kind sumKind, resultType types.Type, sum types.Datum, nonNull int64) types.Datum {
+	if nonNull == 0 {
+		return nil
+	}
+	if kind == sumFloat && resultType.Kind == types.KindFloat4 {
+		return float64(float32(sum.(float64)))
+	}
+	return sum
+}
+
+// finalizeAvg turns a sum accumulator into the AVG result.
+func finalizeAvg(kind sumKind, sum types.Datum, nonNull int64) types.Datum {
+	if nonNull == 0 {
+		return nil
+	}
+	switch kind {
+	case sumFloat:
+		return sum.(float64) / float64(nonNull)
+	case sumInt:
+		return numericDivide(apd.New(sum.(int64), 0), apd.New(nonNull, 0))
+	}
+	return numericDivide(toDecimal(sum), apd.New(nonNull, 0))
+}
+
+// weightedAdd adds value × weight to a sum accumulator (nil = zero).
+func weightedAdd(kind sumKind, sum, value types.Datum, w int64) (types.Datum, error) {
+	switch kind {
+	case sumInt:
+		s, _ := sum.(int64)
+		return addInt(s, value.(int64), w)
+	case sumFloat:
+		s, _ := sum.(float64)
+		return s + value.(float64)*float64(w), nil
+	}
+	s, ok := sum.(*apd.Decimal)
+	if !ok {
+		s = apd.New(0, 0)
+	}
+	return addDecimal(s, mulDecimal(toDecimal(value), w)), nil
+}
+
+// extremum returns the least (or greatest) value among values with positive
+// weight, or nil.
+func extremum(values []types.Datum, weights []int64, greatest bool) types.Datum {
+	var best types.Datum
+	for i, v := range values {
+		if weights[i] <= 0 {
+			continue
+		}
+		if best == nil {
+			best = v
+			continue
+		}
+		c := zset.CompareDatum(v, best)
+		if (greatest && c > 0) || (!greatest && c < 0) {
+			best = v
+		}
+	}
+	return best
+}
+
+// distinctValues finalizes a multiset-based aggregate (MIN, MAX and the
+// DISTINCT variants) from the group's values and weights.
+func finalizeMultiset(call AggregateCall, kind sumKind, resultType types.Type, values []types.Datum, weights []int64) (types.Datum, error) {
+	switch call.Func {
+	case AggMin:
+		return extremum(values, weights, false), nil
+	case AggMax:
+		return extremum(values, weights, true), nil
+	}
+	// DISTINCT: each value with positive weight counts once.
+	var count int64
+	var sum types.Datum
+	var trues, falses int64
+	for i, v := range values {
+		if weights[i] <= 0 {
+			continue
+		}
+		count++
+		switch call.Func {
+		case AggSum, AggAvg:
+			var err error
+			if sum, err = weightedAdd(kind, sum, v, 1); err != nil {
+				return nil, err
+			}
+		case AggBoolAnd, AggBoolOr:
+			if v.(bool) {
+				trues++
+			} else {
+				falses++
+			}
+		}
+	}
+	switch call.Func {
+	case AggCount:
+		return count, nil
+	case AggSum:
+		return finalizeSum(kind, resultType, sum, count), nil
+	case AggAvg:
+		return finalizeAvg(kind, sum, count), nil
+	case AggBoolAnd:
+		return finalizeBool(true, trues, falses), nil
+	case AggBoolOr:
+		return finalizeBool(false, trues, falses), nil
+	}
+	return nil, fmt.Errorf("aggregate %s has no multiset form", call.Func)
+}
+
+func finalizeBool(and bool, trues, falses int64) types.Datum {
+	if trues == 0 && falses == 0 {
+		return nil
+	}
+	if and {
+		return falses == 0
+	}
+	return trues > 0
+}
+
+// usesMultiset reports whether a call is computed from a per-group ordered
+// multiset of its argument values rather than from a linear accumulator.
+func usesMultiset(call AggregateCall) bool {
+	return call.Func == AggMin || call.Func == AggMax || (call.Distinct && call.Func != AggCountStar)
+}

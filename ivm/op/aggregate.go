@@ -1,0 +1,535 @@
+package op
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/arrange"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// Aggregate is GROUP BY with aggregate functions (spec §6.2, §6.3). For each
+// group g touched by the delta it updates g's accumulator and emits
+//
+//	Aggregate(Δ) = {(old_g, −1), (new_g, +1)}   for every changed group g
+//
+// where old_g is the row last emitted for g (stored with the accumulator)
+// and new_g is finalized from the updated state. Linear aggregates (COUNT,
+// SUM, AVG = SUM/COUNT, BOOL_AND/OR as true/false counts) keep weighted
+// accumulators; MIN, MAX and DISTINCT aggregates keep an ordered multiset
+// of argument values per group so retractions are exact. A global aggregate
+// (no GROUP BY) always has one row, as in PostgreSQL: count 0 and sum NULL
+// over empty input, replaced (−1/+1) as input arrives and leaves.
+//
+//	time | input (g, x)     | output (g, count(*), sum(x), max(x))
+//	-----|------------------|--------------------------------------
+//	0    | {(a,1):+1,(a,5):+1} | {(a,2,6,5):+1}
+//	1    | {(a,5):-1}       | {(a,2,6,5):-1, (a,1,1,1):+1}
+//	2    | {(a,1):-1}       | {(a,1,1,1):-1}
+//
+// State:
+//
+//	0x01 KindAggregate op_id group_key → accumulator row ++ last output row
+//	0x01 KindMultiset  op_id group_key call value → weight ++ value
+type Aggregate struct {
+	spec     AggregateSpec
+	schema   types.Schema
+	sumKinds []sumKind
+	types    []types.Type
+	acc      *arrange.Arrangement
+	multiset *arrange.Arrangement
+}
+
+// NewAggregate returns an incremental Aggregate over rows of schema in.
+func NewAggregate(state State, in types.Schema, spec AggregateSpec) (*Aggregate, error) {
+	if spec.GroupBy == nil {
+		// NB: zset.EncodeKey treats nil columns as "all columns".
+		spec.GroupBy = []int{}
+	}
+	a := &Aggregate{spec: spec, acc: state.arrangement(arrange.KindAggregate), multiset: state.arrangement(arrange.KindMultiset)}
+	for _, g := range spec.GroupBy {
+		if g < 0 || g >= len(in) {
+			return nil, fmt.Errorf("group-by column %d out of range", g)
+		}
+		a.schema = append(a.schema, in[g])
+	}
+	if len(spec.Calls) > 250 {
+		return nil, fmt.Errorf("too many aggregates (%d)", len(spec.Calls))
+	}
+	for _, call := range spec.Calls {
+		if call.Func != AggCountStar && call.Arg == nil {
+			return nil, fmt.Errorf("%s needs an argument", call.Func)
+		}
+		t, err := aggResultType(call)
+		if err != nil {
+			return nil, err
+		}
+		var kind sumKind
+		if call.Func == AggSum || call.Func == AggAvg {
+			if kind, err = sumKindOf(call.Arg.Type()); err != nil {
+				return nil, err
+			}
+		}
+		a.sumKinds = append(a.sumKinds, kind)
+		a.types = append(a.types, t)
+		a.schema = append(a.schema, types.Column{Name: call.Name, Type: t, Nullable: call.Func != AggCountStar && call.Func != AggCount})
+	}
+	return a, nil
+}
+
+// Schema implements Operator.
+func (a *Aggregate) Schema() types.Schema { return a.schema }
+
+// Arrangements implements Stateful.
+func (a *Aggregate) Arrangements() []*arrange.Arrangement {
+	return []*arrange.Arrangement{a.acc, a.multiset}
+}
+
+// aggInput is one input row's contribution: per call, whether the call sees
+// the row and its argument value.
+type aggInput struct {
+	weight int64
+	seen   []bool
+	values []types.Datum
+}
+
+// evalAggInput evaluates every call's filter and argument on row; ok is
+// false when an expression failed (the error was recorded).
+func evalAggInput(ctx *Context, calls []AggregateCall, row types.Row, weight int64) (aggInput, bool, error) {
+	in := aggInput{weight: weight, seen: make([]bool, len(calls)), values: make([]types.Datum, len(calls))}
+	for i, call := range calls {
+		if call.Filter != nil {
+			ok, err := evalBool(ctx.Env, call.Filter, row)
+			if err != nil {
+				return in, false, ctx.Fail(err, row, weight)
+			}
+			if !ok {
+				continue
+			}
+		}
+		if call.Func == AggCountStar {
+			in.seen[i] = true
+			continue
+		}
+		v, err := call.Arg.Eval(ctx.Env, row)
+		if err != nil {
+			return in, false, ctx.Fail(err, row, weight)
+		}
+		// Aggregates other than COUNT(*) ignore NULL arguments.
+		in.seen[i] = v != nil
+		in.values[i] = v
+	}
+	return in, true, nil
+}
+
+type aggGroup struct {
+	key    []byte
+	keyRow types.Row
+	inputs []aggInput
+}
+
+// Step implements Operator.
+func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
+	delta := inputs[0]
+	index := map[string]int{}
+	var groups []*aggGroup
+	var keyBuf []byte
+	global := len(a.spec.GroupBy) == 0
+	if global {
+		// The global group is visited every step so that its row exists
+		// from the first step on, even before any input.
+		keyBuf = zset.EncodeKey(keyBuf[:0], nil, []int{})
+		index[string(keyBuf)] = 0
+		groups = append(groups, &aggGroup{key: append([]byte(nil), keyBuf...), keyRow: types.Row{}})
+	}
+	for i, row := range delta.Rows {
+		in, ok, err := evalAggInput(ctx, a.spec.Calls, row, delta.Weights[i])
+		if err != nil {
+			return zset.Batch{}, err
+		}
+		if !ok {
+			continue
+		}
+		keyBuf = zset.EncodeKey(keyBuf[:0], row, a.spec.GroupBy)
+		j, found := index[string(keyBuf)]
+		if !found {
+			j = len(groups)
+			index[string(keyBuf)] = j
+			groups = append(groups, &aggGroup{key: append([]byte(nil), keyBuf...), keyRow: project(row, a.spec.GroupBy)})
+		}
+		groups[j].inputs = append(groups[j].inputs, in)
+	}
+	var out zset.Batch
+	for _, g := range groups {
+		if err := a.stepGroup(ctx, g, global, &out); err != nil {
+			return zset.Batch{}, err
+		}
+	}
+	return out, nil
+}
+
+// The accumulator row is [rowCount, per call: linear state...]; linear
+// state per call: COUNT: [count]; SUM/AVG: [sum, nonNull];
+// BOOL_AND/OR: [trues, falses]; multiset calls: [].
+func (a *Aggregate) emptyState() types.Row {
+	st := types.Row{int64(0)}
+	for _, call := range a.spec.Calls {
+		if usesMultiset(call) {
+			continue
+		}
+		switch call.Func {
+		case AggCountStar, AggCount:
+			st = append(st, int64(0))
+		case AggSum, AggAvg:
+			st = append(st, nil, int64(0))
+		case AggBoolAnd, AggBoolOr:
+			st = append(st, int64(0), int64(0))
+		}
+	}
+	return st
+}
+
+func (a *Aggregate) stepGroup(ctx *Context, g *aggGroup, global bool, out *zset.Batch) error {
+	stored, found, err := a.acc.Get(ctx.Txn, g.key)
+	if err != nil {
+		return err
+	}
+	oldLen := -1
+	state := a.emptyState()
+	var lastOutput types.Row
+	if found {
+		oldLen = len(stored)
+		var rest []byte
+		if state, rest, err = zset.DecodeRow(stored); err != nil {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt aggregate state")
+		}
+		if len(rest) > 0 {
+			if lastOutput, _, err = zset.DecodeRow(rest); err != nil {
+				return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt aggregate output")
+			}
+		}
+	}
+	if len(g.inputs) == 0 && found {
+		return nil
+	}
+	// Apply the inputs.
+	var valueBuf []byte
+	for _, in := range g.inputs {
+		state[0] = state[0].(int64) + in.weight
+		slot := 1
+		for i, call := range a.spec.Calls {
+			if usesMultiset(call) {
+				if in.seen[i] {
+					if err := a.addToMultiset(ctx, g.key, i, in.values[i], in.weight, &valueBuf); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			switch call.Func {
+			case AggCountStar, AggCount:
+				if in.seen[i] {
+					state[slot] = state[slot].(int64) + in.weight
+				}
+				slot++
+			case AggSum, AggAvg:
+				if in.seen[i] {
+					sum, err := weightedAdd(a.sumKinds[i], state[slot], in.values[i], in.weight)
+					if err != nil {
+						// NB: a state-level overflow is recorded against the
+						// group's key with the input's weight, so it is
+						// retracted with the input.
+						if err := ctx.Fail(err, g.keyRow, in.weight); err != nil {
+							return err
+						}
+					} else {
+						state[slot] = sum
+						state[slot+1] = state[slot+1].(int64) + in.weight
+						if state[slot+1] == int64(0) {
+							// No non-NULL input left: forget the sum (and any
+							// float rounding residue).
+							state[slot] = nil
+						}
+					}
+				}
+				slot += 2
+			case AggBoolAnd, AggBoolOr:
+				if in.seen[i] {
+					if in.values[i].(bool) {
+						state[slot] = state[slot].(int64) + in.weight
+					} else {
+						state[slot+1] = state[slot+1].(int64) + in.weight
+					}
+				}
+				slot += 2
+			}
+		}
+	}
+	rowCount := state[0].(int64)
+	var newOutput types.Row
+	if global || rowCount != 0 {
+		if newOutput, err = a.finalize(ctx, g, state); err != nil {
+			return err
+		}
+	}
+	var oldEnc, newEnc []byte
+	if lastOutput != nil {
+		oldEnc = zset.EncodeRow(nil, lastOutput)
+	}
+	if newOutput != nil {
+		newEnc = zset.EncodeRow(nil, newOutput)
+	}
+	if !bytes.Equal(oldEnc, newEnc) {
+		if lastOutput != nil {
+			out.Add(lastOutput, -1)
+		}
+		if newOutput != nil {
+			out.Add(newOutput, +1)
+		}
+	}
+	if !global && rowCount == 0 && allZero(state) {
+		return a.acc.Delete(ctx.Txn, g.key, oldLen)
+	}
+	value := zset.EncodeRow(nil, state)
+	if newOutput != nil {
+		value = append(value, newEnc...)
+	}
+	return a.acc.Set(ctx.Txn, g.key, value, oldLen)
+}
+
+// allZero reports whether a state row holds no contributions at all (so
+// the group can be forgotten).
+func allZero(state types.Row) bool {
+	for _, v := range state {
+		switch x := v.(type) {
+		case nil:
+		case int64:
+			if x != 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (a *Aggregate) addToMultiset(ctx *Context, groupKey []byte, call int, value types.Datum, weight int64, buf *[]byte) error {
+	key := append(append(append((*buf)[:0], groupKey...), byte(call)), zset.EncodeDatum(nil, value)...)
+	*buf = key
+	old, ok, err := a.multiset.Get(ctx.Txn, key)
+	if err != nil {
+		return err
+	}
+	oldLen := -1
+	var w int64
+	stored := value
+	if ok {
+		oldLen = len(old)
+		var n int
+		w, n = binary.Varint(old)
+		if n <= 0 {
+			return errcode.New(errcode.ArrangementCorrupt, "corrupt multiset weight")
+		}
+		// Keep the first-seen representation (e.g. numeric scale).
+		if stored, _, err = zset.DecodeDatum(old[n:]); err != nil {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt multiset value")
+		}
+	}
+	w += weight
+	if w == 0 {
+		return a.multiset.Delete(ctx.Txn, key, oldLen)
+	}
+	v := appendDatumLossless(binary.AppendVarint(nil, w), stored)
+	return a.multiset.Set(ctx.Txn, key, v, oldLen)
+}
+
+func appendDatumLossless(buf []byte, d types.Datum) []byte {
+	// EncodeRow of a one-column row is a 1-byte header plus the lossless
+	// datum; strip the header.
+	enc := zset.EncodeRow(nil, types.Row{d})
+	return append(buf, enc[1:]...)
+}
+
+// finalize computes a group's output row from its state and multisets.
+func (a *Aggregate) finalize(ctx *Context, g *aggGroup, state types.Row) (types.Row, error) {
+	row := append(types.Row{}, g.keyRow...)
+	slot := 1
+	for i, call := range a.spec.Calls {
+		if usesMultiset(call) {
+			var values []types.Datum
+			var weights []int64
+			prefix := append(append([]byte(nil), g.key...), byte(i))
+			err := a.multiset.Scan(ctx.Txn, prefix, func(_, v []byte) error {
+				w, n := binary.Varint(v)
+				if n <= 0 {
+					return errcode.New(errcode.ArrangementCorrupt, "corrupt multiset weight")
+				}
+				d, _, err := zset.DecodeDatum(v[n:])
+				if err != nil {
+					return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt multiset value")
+				}
+				values = append(values, d)
+				weights = append(weights, w)
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			v, err := finalizeMultiset(call, a.sumKinds[i], a.types[i], values, weights)
+			if err != nil {
+				if err := ctx.Fail(err, g.keyRow, 1); err != nil {
+					return nil, err
+				}
+			}
+			row = append(row, v)
+			continue
+		}
+		switch call.Func {
+		case AggCountStar, AggCount:
+			row = append(row, state[slot])
+			slot++
+		case AggSum:
+			row = append(row, finalizeSum(a.sumKinds[i], a.types[i], state[slot], state[slot+1].(int64)))
+			slot += 2
+		case AggAvg:
+			row = append(row, finalizeAvg(a.sumKinds[i], state[slot], state[slot+1].(int64)))
+			slot += 2
+		case AggBoolAnd, AggBoolOr:
+			row = append(row, finalizeBool(call.Func == AggBoolAnd, state[slot].(int64), state[slot+1].(int64)))
+			slot += 2
+		}
+	}
+	return row, nil
+}
+
+// StreamAggregate is the non-incremental Aggregate over a whole Z-set: each
+// group with non-zero total weight (every group for a global aggregate)
+// gives one row.
+func StreamAggregate(ctx *Context, in types.Schema, spec AggregateSpec, batch zset.Batch) (zset.Batch, error) {
+	a, err := NewAggregate(State{}, in, spec)
+	if err != nil {
+		return zset.Batch{}, err
+	}
+	type group struct {
+		keyRow   types.Row
+		rowCount int64
+		values   [][]types.Datum
+		weights  [][]int64
+	}
+	index := map[string]int{}
+	var groups []*group
+	if len(spec.GroupBy) == 0 {
+		index[""] = 0
+		groups = append(groups, &group{keyRow: types.Row{}})
+	}
+	var keyBuf []byte
+	for i, row := range batch.Rows {
+		input, ok, err := evalAggInput(ctx, spec.Calls, row, batch.Weights[i])
+		if err != nil {
+			return zset.Batch{}, err
+		}
+		if !ok {
+			continue
+		}
+		key := ""
+		if len(spec.GroupBy) > 0 {
+			keyBuf = zset.EncodeKey(keyBuf[:0], row, spec.GroupBy)
+			key = string(keyBuf)
+		}
+		j, found := index[key]
+		if !found {
+			j = len(groups)
+			index[key] = j
+			groups = append(groups, &group{keyRow: project(row, spec.GroupBy)})
+		}
+		g := groups[j]
+		if g.values == nil {
+			g.values = make([][]types.Datum, len(spec.Calls))
+			g.weights = make([][]int64, len(spec.Calls))
+		}
+		g.rowCount += input.weight
+		for c := range spec.Calls {
+			if input.seen[c] {
+				g.values[c] = append(g.values[c], input.values[c])
+				g.weights[c] = append(g.weights[c], input.weight)
+			}
+		}
+	}
+	var out zset.Batch
+	for _, g := range groups {
+		if len(spec.GroupBy) > 0 && g.rowCount == 0 {
+			continue
+		}
+		row := append(types.Row{}, g.keyRow...)
+		for c, call := range spec.Calls {
+			var values []types.Datum
+			var weights []int64
+			if g.values != nil {
+				values, weights = g.values[c], g.weights[c]
+			}
+			v, err := streamAggregateCall(call, a.sumKinds[c], a.types[c], values, weights)
+			if err != nil {
+				if err := ctx.Fail(err, g.keyRow, 1); err != nil {
+					return zset.Batch{}, err
+				}
+			}
+			row = append(row, v)
+		}
+		out.Add(row, 1)
+	}
+	return out, nil
+}
+
+// streamAggregateCall computes one aggregate directly from the weighted
+// values it sees.
+func streamAggregateCall(call AggregateCall, kind sumKind, resultType types.Type, values []types.Datum, weights []int64) (types.Datum, error) {
+	if usesMultiset(call) {
+		// Consolidate equal values first.
+		index := map[string]int{}
+		var vs []types.Datum
+		var ws []int64
+		for i, v := range values {
+			k := string(zset.EncodeDatum(nil, v))
+			j, ok := index[k]
+			if !ok {
+				j = len(vs)
+				index[k] = j
+				vs = append(vs, v)
+				ws = append(ws, 0)
+			}
+			ws[j] += weights[i]
+		}
+		return finalizeMultiset(call, kind, resultType, vs, ws)
+	}
+	var count, trues, falses int64
+	var sum types.Datum
+	for i, v := range values {
+		count += weights[i]
+		switch call.Func {
+		case AggSum, AggAvg:
+			var err error
+			if sum, err = weightedAdd(kind, sum, v, weights[i]); err != nil {
+				return nil, err
+			}
+		case AggBoolAnd, AggBoolOr:
+			if v.(bool) {
+				trues += weights[i]
+			} else {
+				falses += weights[i]
+			}
+		}
+	}
+	switch call.Func {
+	case AggCountStar, AggCount:
+		return count, nil
+	case AggSum:
+		return finalizeSum(kind, resultType, sum, count), nil
+	case AggAvg:
+		return finalizeAvg(kind, sum, count), nil
+	}
+	return finalizeBool(call.Func == AggBoolAnd, trues, falses), nil
+}

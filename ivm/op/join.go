@@ -1,0 +1,523 @@
+package op
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/arrange"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// Join is the incremental join of two Z-sets (spec §6.4, §6.4.1). The inner
+// part is bilinear:
+//
+//	Δ(L ⋈ R) = ΔL ⋈ R + L' ⋈ ΔR        (L' = L + ΔL)
+//
+// computed as phase 1 (ΔL probes the right arrangement before it changes)
+// and phase 2 (ΔR probes the left arrangement after ΔL was added). Outer,
+// semi and anti joins additionally keep, per arranged row, its match count
+// m = Σ weights of matching rows on the other side; a row's NULL-padded
+// (outer), kept (semi) or kept (anti) output flips exactly when m crosses
+// zero. A NOT IN anti join (NullAware) also tracks the right side's total
+// and NULL-key weights; when "right is empty" or "right has a NULL" flips,
+// every left row's output is recomputed.
+//
+//	LEFT JOIN on k      time | left      | right     | output
+//	                    -----|-----------|-----------|--------------------------
+//	                    0    | {(1,a):+1}| {}        | {(1,a,∅,∅):+1}
+//	                    1    | {}        | {(1,x):+1}| {(1,a,∅,∅):-1, (1,a,1,x):+1}
+//	                    2    | {}        | {(1,x):-1}| {(1,a,1,x):-1, (1,a,∅,∅):+1}
+//
+// State:
+//
+//	0x01 KindJoinLeft  op_id join_key row → varint weight, varint match_count
+//	0x01 KindJoinRight op_id join_key row → varint weight, varint match_count
+//	0x01 KindJoinMeta  op_id              → right total, right NULL-key total
+type Join struct {
+	spec                  JoinSpec
+	schema                types.Schema
+	leftWidth, rightWidth int
+	left, right, meta     *arrange.Arrangement
+}
+
+// NewJoin returns an incremental join of rows of schemas left and right.
+func NewJoin(state State, left, right types.Schema, spec JoinSpec) (*Join, error) {
+	if len(spec.LeftKeys) != len(spec.RightKeys) {
+		return nil, fmt.Errorf("join has %d left keys and %d right keys", len(spec.LeftKeys), len(spec.RightKeys))
+	}
+	for i := range spec.LeftKeys {
+		if spec.LeftKeys[i] < 0 || spec.LeftKeys[i] >= len(left) || spec.RightKeys[i] < 0 || spec.RightKeys[i] >= len(right) {
+			return nil, fmt.Errorf("join key column out of range")
+		}
+	}
+	if spec.LeftKeys == nil {
+		// NB: zset.EncodeKey treats nil columns as "all columns".
+		spec.LeftKeys, spec.RightKeys = []int{}, []int{}
+	}
+	if spec.NullAware && (spec.Kind != JoinAnti || len(spec.LeftKeys) != 1 || spec.Residual != nil || spec.NullSafe) {
+		return nil, fmt.Errorf("a null-aware (NOT IN) join must be an anti join on one key column without residual")
+	}
+	j := &Join{
+		spec: spec, leftWidth: len(left), rightWidth: len(right),
+		left:  state.arrangement(arrange.KindJoinLeft),
+		right: state.arrangement(arrange.KindJoinRight),
+		meta:  state.arrangement(arrange.KindJoinMeta),
+	}
+	switch spec.Kind {
+	case JoinInner, JoinLeft, JoinRight, JoinFull:
+		for _, c := range left {
+			c.Nullable = c.Nullable || spec.Kind == JoinRight || spec.Kind == JoinFull
+			j.schema = append(j.schema, c)
+		}
+		for _, c := range right {
+			c.Nullable = c.Nullable || spec.Kind == JoinLeft || spec.Kind == JoinFull
+			j.schema = append(j.schema, c)
+		}
+	case JoinSemi, JoinAnti:
+		j.schema = left
+	default:
+		return nil, fmt.Errorf("unknown join kind %d", spec.Kind)
+	}
+	return j, nil
+}
+
+// Schema implements Operator.
+func (j *Join) Schema() types.Schema { return j.schema }
+
+// Arrangements implements Stateful.
+func (j *Join) Arrangements() []*arrange.Arrangement {
+	return []*arrange.Arrangement{j.left, j.right, j.meta}
+}
+
+func (j *Join) leftPadded() bool  { return j.spec.Kind == JoinLeft || j.spec.Kind == JoinFull }
+func (j *Join) rightPadded() bool { return j.spec.Kind == JoinRight || j.spec.Kind == JoinFull }
+func (j *Join) pairs() bool       { return j.spec.Kind != JoinSemi && j.spec.Kind != JoinAnti }
+
+// keyNull reports whether row's key columns make it unable to match.
+func (j *Join) keyNull(row types.Row, keys []int) bool {
+	return !j.spec.NullSafe && zset.HasNull(row, keys)
+}
+
+// matches evaluates the residual on l++r (true when there is none); an
+// evaluation error is recorded with weight w and counts as no match.
+func (j *Join) matches(ctx *Context, l, r types.Row, w int64) (bool, types.Row, error) {
+	joined := concatRows(l, r)
+	if j.spec.Residual == nil {
+		return true, joined, nil
+	}
+	ok, err := evalBool(ctx.Env, j.spec.Residual, joined)
+	if err != nil {
+		return false, joined, ctx.Fail(err, joined, w)
+	}
+	return ok, joined, nil
+}
+
+type joinEntry struct {
+	weight, matches int64
+}
+
+func decodeJoinEntry(v []byte) (joinEntry, error) {
+	w, m, err := decodeTwoWeights(v)
+	return joinEntry{weight: w, matches: m}, err
+}
+
+func (e joinEntry) encode() []byte {
+	return binary.AppendVarint(binary.AppendVarint(nil, e.weight), e.matches)
+}
+
+// indicator is [b] as a weight.
+func indicator(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// hasMatch is the semi/anti/padding predicate on a match count: "has a
+// match" is m > 0.
+func hasMatch(m int64) bool { return m > 0 }
+
+type pendingWrite struct {
+	key    []byte
+	entry  joinEntry
+	oldLen int
+}
+
+// Step implements Operator.
+func (j *Join) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
+	dl, dr := zset.Consolidate(inputs[0]), zset.Consolidate(inputs[1])
+	if j.spec.NullAware {
+		return j.stepNullAware(ctx, dl, dr)
+	}
+	var out zset.Batch
+	if err := j.phaseLeft(ctx, dl, &out); err != nil {
+		return zset.Batch{}, err
+	}
+	if err := j.phaseRight(ctx, dr, &out); err != nil {
+		return zset.Batch{}, err
+	}
+	return out, nil
+}
+
+// leftOutput is a left row's own output (padding, semi or anti row) for
+// match count m: its weight factor and the row.
+func (j *Join) leftOutput(l types.Row, m int64, nullAwareMode int) (int64, types.Row) {
+	switch j.spec.Kind {
+	case JoinLeft, JoinFull:
+		return indicator(!hasMatch(m)), concatRows(l, nullRow(j.rightWidth))
+	case JoinSemi:
+		return indicator(hasMatch(m)), l
+	case JoinAnti:
+		switch nullAwareMode {
+		case modeAllPass:
+			return 1, l
+		case modeNonePass:
+			return 0, l
+		case modeAnti:
+			return indicator(l[j.spec.LeftKeys[0]] != nil && !hasMatch(m)), l
+		}
+		return indicator(!hasMatch(m)), l
+	}
+	return 0, nil
+}
+
+// phaseLeft processes ΔL against the right arrangement before ΔR.
+func (j *Join) phaseLeft(ctx *Context, dl zset.Batch, out *zset.Batch) error {
+	return j.phaseLeftMode(ctx, dl, out, modeNotNullAware)
+}
+
+func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode int) error {
+	var keyBuf []byte
+	for i, l := range dl.Rows {
+		dw := dl.Weights[i]
+		if j.keyNull(l, j.spec.LeftKeys) && mode == modeNotNullAware {
+			// Never matches: its only output is its own padding/anti row.
+			if w, row := j.leftOutput(l, 0, mode); w != 0 {
+				out.Add(row, w*dw)
+			}
+			continue
+		}
+		keyBuf = zset.EncodeKey(keyBuf[:0], l, j.spec.LeftKeys)
+		joinKey := append([]byte(nil), keyBuf...)
+		var m int64
+		var writes []pendingWrite
+		if !zset.HasNull(l, j.spec.LeftKeys) || j.spec.NullSafe {
+			err := j.right.Scan(ctx.Txn, joinKey, func(k, v []byte) error {
+				r, _, err := zset.DecodeRow(k[len(joinKey):])
+				if err != nil {
+					return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join row")
+				}
+				e, err := decodeJoinEntry(v)
+				if err != nil {
+					return err
+				}
+				ok, joined, err := j.matches(ctx, l, r, dw*e.weight)
+				if err != nil || !ok {
+					return err
+				}
+				m += e.weight
+				if j.pairs() {
+					out.Add(joined, dw*e.weight)
+				}
+				if j.rightPadded() {
+					before := indicator(!hasMatch(e.matches))
+					e.matches += dw
+					if d := indicator(!hasMatch(e.matches)) - before; d != 0 {
+						out.Add(concatRows(nullRow(j.leftWidth), r), d*e.weight)
+					}
+					writes = append(writes, pendingWrite{key: append([]byte(nil), k...), entry: e, oldLen: len(v)})
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		for _, w := range writes {
+			if err := j.right.Set(ctx.Txn, w.key, w.entry.encode(), w.oldLen); err != nil {
+				return err
+			}
+		}
+		if w, row := j.leftOutput(l, m, mode); w != 0 {
+			out.Add(row, w*dw)
+		}
+		if err := j.addEntry(ctx, j.left, zset.EncodeRow(joinKey, l), dw, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addEntry adds dw to an arranged row's weight, setting its match count.
+func (j *Join) addEntry(ctx *Context, a *arrange.Arrangement, key []byte, dw, matches int64) error {
+	old, ok, err := a.Get(ctx.Txn, key)
+	if err != nil {
+		return err
+	}
+	oldLen := -1
+	var e joinEntry
+	if ok {
+		oldLen = len(old)
+		if e, err = decodeJoinEntry(old); err != nil {
+			return err
+		}
+	}
+	e.weight += dw
+	e.matches = matches
+	if e.weight == 0 {
+		return a.Delete(ctx.Txn, key, oldLen)
+	}
+	return a.Set(ctx.Txn, key, e.encode(), oldLen)
+}
+
+// phaseRight processes ΔR against the left arrangement after ΔL.
+func (j *Join) phaseRight(ctx *Context, dr zset.Batch, out *zset.Batch) error {
+	return j.phaseRightMode(ctx, dr, out, modeNotNullAware)
+}
+
+func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode int) error {
+	var keyBuf []byte
+	for i, r := range dr.Rows {
+		dw := dr.Weights[i]
+		if j.keyNull(r, j.spec.RightKeys) {
+			if j.rightPadded() {
+				out.Add(concatRows(nullRow(j.leftWidth), r), dw)
+			}
+			continue
+		}
+		keyBuf = zset.EncodeKey(keyBuf[:0], r, j.spec.RightKeys)
+		joinKey := append([]byte(nil), keyBuf...)
+		var m int64
+		var writes []pendingWrite
+		err := j.left.Scan(ctx.Txn, joinKey, func(k, v []byte) error {
+			l, _, err := zset.DecodeRow(k[len(joinKey):])
+			if err != nil {
+				return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join row")
+			}
+			e, err := decodeJoinEntry(v)
+			if err != nil {
+				return err
+			}
+			ok, joined, err := j.matches(ctx, l, r, e.weight*dw)
+			if err != nil || !ok {
+				return err
+			}
+			m += e.weight
+			if j.pairs() {
+				out.Add(joined, e.weight*dw)
+			}
+			if j.spec.Kind != JoinInner && j.spec.Kind != JoinRight {
+				before, row := j.leftOutput(l, e.matches, mode)
+				e.matches += dw
+				after, _ := j.leftOutput(l, e.matches, mode)
+				if after != before {
+					out.Add(row, (after-before)*e.weight)
+				}
+				writes = append(writes, pendingWrite{key: append([]byte(nil), k...), entry: e, oldLen: len(v)})
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, w := range writes {
+			if err := j.left.Set(ctx.Txn, w.key, w.entry.encode(), w.oldLen); err != nil {
+				return err
+			}
+		}
+		if j.rightPadded() {
+			if !hasMatch(m) {
+				out.Add(concatRows(nullRow(j.leftWidth), r), dw)
+			}
+		}
+		if err := j.addEntry(ctx, j.right, zset.EncodeRow(joinKey, r), dw, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Null-aware (NOT IN) modes: how the right side's global state decides the
+// output.
+const (
+	modeNotNullAware = iota
+	modeAllPass      // right side empty: every left row passes
+	modeNonePass     // right side has a NULL key: no left row passes
+	modeAnti         // otherwise: non-NULL left rows without a match pass
+)
+
+func nullAwareMode(total, nulls int64) int {
+	switch {
+	case total <= 0:
+		return modeAllPass
+	case nulls > 0:
+		return modeNonePass
+	}
+	return modeAnti
+}
+
+var nullAwareMetaKey = []byte("n")
+
+func (j *Join) stepNullAware(ctx *Context, dl, dr zset.Batch) (zset.Batch, error) {
+	old, ok, err := j.meta.Get(ctx.Txn, nullAwareMetaKey)
+	if err != nil {
+		return zset.Batch{}, err
+	}
+	oldLen := -1
+	var total, nulls int64
+	if ok {
+		oldLen = len(old)
+		if total, nulls, err = decodeTwoWeights(old); err != nil {
+			return zset.Batch{}, err
+		}
+	}
+	newTotal, newNulls := total, nulls
+	for i, r := range dr.Rows {
+		newTotal += dr.Weights[i]
+		if r[j.spec.RightKeys[0]] == nil {
+			newNulls += dr.Weights[i]
+		}
+	}
+	before, after := nullAwareMode(total, nulls), nullAwareMode(newTotal, newNulls)
+	var out zset.Batch
+	if before != after {
+		// The global condition flipped: retract every left row's old
+		// output, update state silently, then emit every new output.
+		if err := j.emitAllLeft(ctx, before, -1, &out); err != nil {
+			return zset.Batch{}, err
+		}
+		var discard zset.Batch
+		if err := j.phaseLeftMode(ctx, dl, &discard, before); err != nil {
+			return zset.Batch{}, err
+		}
+		if err := j.phaseRightMode(ctx, dr, &discard, before); err != nil {
+			return zset.Batch{}, err
+		}
+		if err := j.emitAllLeft(ctx, after, +1, &out); err != nil {
+			return zset.Batch{}, err
+		}
+	} else {
+		if err := j.phaseLeftMode(ctx, dl, &out, before); err != nil {
+			return zset.Batch{}, err
+		}
+		if err := j.phaseRightMode(ctx, dr, &out, before); err != nil {
+			return zset.Batch{}, err
+		}
+	}
+	if newTotal != total || newNulls != nulls {
+		if newTotal == 0 && newNulls == 0 {
+			err = j.meta.Delete(ctx.Txn, nullAwareMetaKey, oldLen)
+		} else {
+			err = j.meta.Set(ctx.Txn, nullAwareMetaKey, binary.AppendVarint(binary.AppendVarint(nil, newTotal), newNulls), oldLen)
+		}
+	}
+	return out, err
+}
+
+func (j *Join) emitAllLeft(ctx *Context, mode int, sign int64, out *zset.Batch) error {
+	return j.left.Scan(ctx.Txn, nil, func(k, v []byte) error {
+		// The key is join_key ++ row; both are self-delimiting.
+		_, rest, err := zset.DecodeRow(k)
+		if err != nil {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join key")
+		}
+		l, _, err := zset.DecodeRow(rest)
+		if err != nil {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join row")
+		}
+		e, err := decodeJoinEntry(v)
+		if err != nil {
+			return err
+		}
+		if w, row := j.leftOutput(l, e.matches, mode); w != 0 {
+			out.Add(row, sign*w*e.weight)
+		}
+		return nil
+	})
+}
+
+// StreamJoin is the non-incremental join of whole Z-sets by nested loops.
+func StreamJoin(ctx *Context, spec JoinSpec, leftWidth, rightWidth int, left, right zset.Batch) (zset.Batch, error) {
+	left, right = zset.Consolidate(left), zset.Consolidate(right)
+	keyEqual := func(l, r types.Row) bool {
+		for i := range spec.LeftKeys {
+			a, b := l[spec.LeftKeys[i]], r[spec.RightKeys[i]]
+			if a == nil || b == nil {
+				if !spec.NullSafe || a != nil || b != nil {
+					return false
+				}
+				continue
+			}
+			if zset.CompareDatum(a, b) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	var out zset.Batch
+	rightMatches := make([]int64, len(right.Rows))
+	var rightTotal, rightNulls int64
+	for i, r := range right.Rows {
+		rightTotal += right.Weights[i]
+		if spec.NullAware && r[spec.RightKeys[0]] == nil {
+			rightNulls += right.Weights[i]
+		}
+	}
+	for i, l := range left.Rows {
+		wl := left.Weights[i]
+		var m int64
+		for k, r := range right.Rows {
+			if !keyEqual(l, r) {
+				continue
+			}
+			joined := concatRows(l, r)
+			if spec.Residual != nil {
+				ok, err := evalBool(ctx.Env, spec.Residual, joined)
+				if err != nil {
+					if err := ctx.Fail(err, joined, wl*right.Weights[k]); err != nil {
+						return zset.Batch{}, err
+					}
+					continue
+				}
+				if !ok {
+					continue
+				}
+			}
+			m += right.Weights[k]
+			rightMatches[k] += wl
+			if spec.Kind != JoinSemi && spec.Kind != JoinAnti {
+				out.Add(joined, wl*right.Weights[k])
+			}
+		}
+		switch spec.Kind {
+		case JoinLeft, JoinFull:
+			if m <= 0 {
+				out.Add(concatRows(l, nullRow(rightWidth)), wl)
+			}
+		case JoinSemi:
+			if m > 0 {
+				out.Add(l, wl)
+			}
+		case JoinAnti:
+			if spec.NullAware {
+				// l.k NOT IN (right): true iff right is empty, or l.k is
+				// not NULL, right has no NULL and no match.
+				if rightTotal <= 0 || (l[spec.LeftKeys[0]] != nil && rightNulls <= 0 && m <= 0) {
+					out.Add(l, wl)
+				}
+			} else if m <= 0 {
+				out.Add(l, wl)
+			}
+		}
+	}
+	if spec.Kind == JoinRight || spec.Kind == JoinFull {
+		for k, r := range right.Rows {
+			if rightMatches[k] <= 0 {
+				out.Add(concatRows(nullRow(leftWidth), r), right.Weights[k])
+			}
+		}
+	}
+	return out, nil
+}

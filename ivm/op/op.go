@@ -1,0 +1,125 @@
+// Package op holds RockStream's IVM operators, one per file, in DBSP naming
+// (STYLE.md 15): the incremental operator is unprefixed (Distinct) and its
+// non-incremental reference is prefixed Stream (StreamDistinct). For every
+// operator f the incremental form computes
+//
+//	f^Δ(ΔC) = f(C ⊎ ΔC) − f(C)
+//
+// where C is the integral of its past inputs (spec §2); tests check
+// Integrate(f^Δ(Δ)) = f(Integrate(Δ)) at every step.
+//
+// An incremental operator implements Operator: Step consumes one delta per
+// input for one epoch and returns the output delta. Stateful operators keep
+// their state in arrangements (ivm/arrange) written through the epoch's
+// kv.Txn, so their state survives a restart. Stream forms are plain
+// functions over whole (integrated) Z-sets, used as test oracles and never
+// on the hot path.
+//
+// Evaluation errors are data (Materialize's rule): when an expression fails
+// on a row, the operator drops the row and records an error row with the
+// row's weight in ctx.Errors (see EvalErrors). Retracting the row retracts
+// the error again, so the integrated error Z-set of a view is empty exactly
+// when no live input makes it fail. Step's own error result is reserved for
+// storage failures and corrupt state.
+package op
+
+import (
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/arrange"
+	"github.com/rockstream/rockstream/ivm/expr"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// Operator is one incremental operator instance in a circuit.
+type Operator interface {
+	// Step consumes one delta per input and returns this epoch's output
+	// delta (not necessarily consolidated).
+	Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error)
+	// Schema is the output schema.
+	Schema() types.Schema
+}
+
+// Stateful is implemented by operators that keep arrangements.
+type Stateful interface {
+	Operator
+	// Arrangements lists the operator's arrangements (for statistics and
+	// cache management).
+	Arrangements() []*arrange.Arrangement
+}
+
+// State configures a stateful operator's arrangements.
+type State struct {
+	// ID is the operator's stable id; its arrangements' keys start with it.
+	ID arrange.ID
+	// CacheEntriesMax bounds each arrangement's read cache (0: default,
+	// negative: no cache).
+	CacheEntriesMax int
+}
+
+func (s State) arrangement(kind byte) *arrange.Arrangement {
+	return arrange.New(arrange.Config{Namespace: kv.PrefixOpState, Kind: kind, ID: s.ID, CacheEntriesMax: s.CacheEntriesMax})
+}
+
+// Context is what one Step may use.
+type Context struct {
+	// Txn is the epoch's read-write view; all state writes go here.
+	Txn kv.Txn
+	// Env is the expression environment (fixed for views).
+	Env *expr.Env
+	// Errors collects evaluation errors raised this step as a Z-set of
+	// ErrorSchema rows.
+	Errors zset.Batch
+}
+
+// ErrorSchema is the schema of evaluation-error rows: the SQLSTATE, the RS
+// code, the message and the offending input row rendered as text.
+//
+//lint:immutable a constant schema; never assigned after init.
+var ErrorSchema = types.Schema{
+	{Name: "sqlstate", Type: types.TText},
+	{Name: "code", Type: types.TText},
+	{Name: "message", Type: types.TText},
+	{Name: "key", Type: types.TText},
+}
+
+// Fail records an evaluation error for row with the row's weight. Errors
+// that are not user-visible *errcode.Error values are returned instead: they
+// are bugs or storage failures, not data.
+func (c *Context) Fail(err error, row types.Row, weight int64) error {
+	e, ok := errcode.As(err)
+	if !ok {
+		return err
+	}
+	c.Errors.Add(types.Row{e.State(), e.Code.ID, e.Message, zset.FormatRow(row)}, weight)
+	return nil
+}
+
+// evalBool evaluates a predicate; NULL counts as false (SQL WHERE).
+func evalBool(env *expr.Env, pred expr.Expr, row types.Row) (bool, error) {
+	v, err := pred.Eval(env, row)
+	if err != nil {
+		return false, err
+	}
+	b, _ := v.(bool)
+	return b, nil
+}
+
+// concatRows returns left ++ right.
+func concatRows(left, right types.Row) types.Row {
+	out := make(types.Row, 0, len(left)+len(right))
+	return append(append(out, left...), right...)
+}
+
+// nullRow returns n NULLs.
+func nullRow(n int) types.Row { return make(types.Row, n) }
+
+// project returns the columns cols of row.
+func project(row types.Row, cols []int) types.Row {
+	out := make(types.Row, len(cols))
+	for i, c := range cols {
+		out[i] = row[c]
+	}
+	return out
+}

@@ -1,0 +1,152 @@
+package op
+
+import "github.com/rockstream/rockstream/ivm/expr"
+
+// AggFunc is an aggregate function.
+type AggFunc uint8
+
+// Aggregate functions. Result types follow PostgreSQL: count → int8;
+// sum(int2/int4) → int8, sum(int8/numeric) → numeric, sum(float4) → float4,
+// sum(float8) → float8, sum(interval) → interval; avg(int*/numeric) →
+// numeric, avg(float*) → float8; min/max → argument type; bool_and/or → bool.
+const (
+	AggCountStar AggFunc = iota + 1 // COUNT(*): Arg is nil
+	AggCount
+	AggSum
+	AggAvg
+	AggMin
+	AggMax
+	AggBoolAnd
+	AggBoolOr
+)
+
+func (f AggFunc) String() string {
+	switch f {
+	case AggCountStar:
+		return "count(*)"
+	case AggCount:
+		return "count"
+	case AggSum:
+		return "sum"
+	case AggAvg:
+		return "avg"
+	case AggMin:
+		return "min"
+	case AggMax:
+		return "max"
+	case AggBoolAnd:
+		return "bool_and"
+	case AggBoolOr:
+		return "bool_or"
+	}
+	return "?"
+}
+
+// AggregateCall is one aggregate in a SELECT list:
+// Func([DISTINCT] Arg) [FILTER (WHERE Filter)].
+type AggregateCall struct {
+	Func AggFunc
+	// Arg is the argument, evaluated per input row; nil for COUNT(*).
+	Arg expr.Expr
+	// Distinct aggregates over distinct non-NULL argument values.
+	Distinct bool
+	// Filter, when set, restricts the rows the aggregate sees.
+	Filter expr.Expr
+	// Name is the output column name.
+	Name string
+}
+
+// AggregateSpec is GROUP BY GroupBy with Calls. The output row is the
+// group-by columns followed by one column per call. With no GroupBy the
+// aggregate is global: it always has exactly one output row, as in
+// PostgreSQL (count 0, sum NULL on empty input).
+type AggregateSpec struct {
+	GroupBy []int
+	Calls   []AggregateCall
+}
+
+// JoinKind is the kind of join.
+type JoinKind uint8
+
+// Join kinds.
+const (
+	JoinInner JoinKind = iota + 1
+	JoinLeft
+	JoinRight
+	JoinFull
+	// JoinSemi outputs each left row (with its weight) that has at least one
+	// match: EXISTS / IN.
+	JoinSemi
+	// JoinAnti outputs each left row that has no match: NOT EXISTS, or
+	// NOT IN when NullAware is set.
+	JoinAnti
+)
+
+func (k JoinKind) String() string {
+	switch k {
+	case JoinInner:
+		return "inner"
+	case JoinLeft:
+		return "left"
+	case JoinRight:
+		return "right"
+	case JoinFull:
+		return "full"
+	case JoinSemi:
+		return "semi"
+	case JoinAnti:
+		return "anti"
+	}
+	return "?"
+}
+
+// JoinSpec describes a join of a left and a right input. Rows match when
+// their key columns are equal (NULL never equals anything unless NullSafe)
+// and Residual (over the concatenated left++right row) is true. With no
+// keys the join is a cross or theta join. The output row is left++right
+// (NULL-padded for outer joins); semi and anti joins output left rows.
+type JoinSpec struct {
+	Kind      JoinKind
+	LeftKeys  []int
+	RightKeys []int
+	// Residual is an extra predicate over left++right; nil means true.
+	Residual expr.Expr
+	// NullSafe makes key equality IS NOT DISTINCT FROM (decorrelation).
+	NullSafe bool
+	// NullAware gives JoinAnti the semantics of `left.k NOT IN (SELECT
+	// right.k ...)`: a NULL on either side makes the predicate NULL, and an
+	// empty right side passes every left row. Requires exactly one key
+	// column and no Residual.
+	NullAware bool
+}
+
+// SortKey is one ORDER BY item over a column.
+type SortKey struct {
+	Column     int
+	Descending bool
+	// NullsFirst places NULLs first; PostgreSQL's default is NULLS LAST
+	// for ASC and NULLS FIRST for DESC (set it accordingly).
+	NullsFirst bool
+}
+
+// TopKSpec is ORDER BY OrderBy LIMIT Limit OFFSET Offset, per partition of
+// PartitionBy columns (none: one partition). Limit < 0 means no limit. Ties
+// are broken by the whole row so the result is deterministic.
+type TopKSpec struct {
+	PartitionBy []int
+	OrderBy     []SortKey
+	Limit       int64
+	Offset      int64
+}
+
+// SetOpKind is a set operation over two inputs of the same schema.
+type SetOpKind uint8
+
+// Set operations (UNION ALL is linear and is UnionAll; UNION is
+// Distinct(UnionAll)).
+const (
+	SetIntersect SetOpKind = iota + 1
+	SetIntersectAll
+	SetExcept
+	SetExceptAll
+)

@@ -1,0 +1,281 @@
+package types
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Interval input: PostgreSQL's postgres style ("1 year 2 mons 3 days
+// 04:05:06", "-1 days +02:00:00", "3 hours", "@ 1 day ago", "1.5 days"),
+// bare seconds ("90"), and ISO 8601 durations ("P1Y2M3DT4H5M6S", "PT1H",
+// "P1W"). Fractional units cascade down as in PostgreSQL (1.5 months = 1
+// month 15 days).
+
+type intervalAcc struct {
+	months int64
+	days   int64
+	micros float64 // accumulated exactly enough: integers below 2^53 are exact
+	usInt  int64
+}
+
+func (a *intervalAcc) addMicros(v float64) {
+	whole := math.Trunc(v)
+	a.usInt += int64(whole)
+	a.micros += v - whole
+}
+
+// addUnit adds value (with fraction) of a unit, cascading fractions.
+func (a *intervalAcc) addUnit(unit string, val float64) bool {
+	whole := math.Trunc(val)
+	frac := val - whole
+	switch unit {
+	case "microsecond":
+		a.addMicros(val)
+	case "millisecond":
+		a.addMicros(val * 1000)
+	case "second":
+		a.addMicros(val * 1e6)
+	case "minute":
+		a.addMicros(val * 6e7)
+	case "hour":
+		a.addMicros(val * 3.6e9)
+	case "day":
+		a.days += int64(whole)
+		a.addMicros(frac * float64(MicrosPerDay))
+	case "week":
+		a.days += int64(whole) * 7
+		d := frac * 7
+		dw := math.Trunc(d)
+		a.days += int64(dw)
+		a.addMicros((d - dw) * float64(MicrosPerDay))
+	case "month":
+		a.months += int64(whole)
+		d := frac * DaysPerMonth
+		dw := math.Trunc(d)
+		a.days += int64(dw)
+		a.addMicros((d - dw) * float64(MicrosPerDay))
+	case "year":
+		a.months += int64(whole)*12 + int64(math.Round(frac*12))
+	case "decade":
+		a.months += int64(whole)*120 + int64(math.Round(frac*120))
+	case "century":
+		a.months += int64(whole)*1200 + int64(math.Round(frac*1200))
+	case "millennium":
+		a.months += int64(whole)*12000 + int64(math.Round(frac*12000))
+	default:
+		return false
+	}
+	return true
+}
+
+//lint:immutable a constant table.
+var intervalUnits = map[string]string{
+	"microsecond": "microsecond", "microseconds": "microsecond", "microsecon": "microsecond", "us": "microsecond", "usec": "microsecond", "usecs": "microsecond", "useconds": "microsecond", "usecond": "microsecond",
+	"millisecond": "millisecond", "milliseconds": "millisecond", "ms": "millisecond", "msec": "millisecond", "msecs": "millisecond", "mseconds": "millisecond", "millisecon": "millisecond",
+	"second": "second", "seconds": "second", "sec": "second", "secs": "second", "s": "second",
+	"minute": "minute", "minutes": "minute", "min": "minute", "mins": "minute", "m": "minute",
+	"hour": "hour", "hours": "hour", "hr": "hour", "hrs": "hour", "h": "hour",
+	"day": "day", "days": "day", "d": "day",
+	"week": "week", "weeks": "week", "w": "week",
+	"month": "month", "months": "month", "mon": "month", "mons": "month",
+	"year": "year", "years": "year", "yr": "year", "yrs": "year", "y": "year",
+	"decade": "decade", "decades": "decade", "dec": "decade", "decs": "decade",
+	"century": "century", "centuries": "century", "cent": "century", "c": "century",
+	"millennium": "millennium", "millennia": "millennium", "millenniums": "millennium", "mil": "millennium", "mils": "millennium",
+}
+
+// ParseInterval reads interval input.
+func ParseInterval(s string) (Datum, error) {
+	bad := func() error {
+		return InputError(StateInvalidDatetimeFormat, "invalid input syntax for type interval: \"%s\"", s)
+	}
+	v := trimSpace(s)
+	if v == "" {
+		return nil, bad()
+	}
+	var acc intervalAcc
+	var ok bool
+	if v[0] == 'P' || v[0] == 'p' {
+		ok = parseISOInterval(&acc, v[1:])
+	} else {
+		ok = parsePostgresInterval(&acc, v)
+	}
+	if !ok {
+		return nil, bad()
+	}
+	us := acc.usInt + int64(math.RoundToEven(acc.micros))
+	if acc.months > math.MaxInt32 || acc.months < math.MinInt32 || acc.days > math.MaxInt32 || acc.days < math.MinInt32 {
+		return nil, InputError(StateIntervalFieldOverflow, "interval field value out of range: \"%s\"", s)
+	}
+	return Interval{Months: int32(acc.months), Days: int32(acc.days), Micros: us}, nil
+}
+
+// tokenizeInterval splits "1day", "-2 hours" etc. into numbers, words and
+// clock fields.
+func tokenizeInterval(v string) []string {
+	var out []string
+	for _, f := range strings.Fields(v) {
+		// Split a number glued to a unit ("1day", "3h").
+		i := 0
+		if i < len(f) && (f[i] == '+' || f[i] == '-') {
+			i++
+		}
+		j := i
+		for j < len(f) && (isDigit(f[j]) || f[j] == '.' || f[j] == ':') {
+			j++
+		}
+		if j > i && j < len(f) && isLetter(f[j]) && !strings.Contains(f[:j], ":") {
+			out = append(out, f[:j], f[j:])
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+func parsePostgresInterval(acc *intervalAcc, v string) bool {
+	toks := tokenizeInterval(v)
+	ago := false
+	for i := 0; i < len(toks); i++ {
+		tok := toks[i]
+		lower := strings.ToLower(tok)
+		if lower == "@" {
+			continue
+		}
+		if lower == "ago" {
+			if i != len(toks)-1 {
+				return false
+			}
+			ago = true
+			continue
+		}
+		if strings.Contains(tok, ":") {
+			if !parseIntervalClock(acc, tok) {
+				return false
+			}
+			continue
+		}
+		val, err := strconv.ParseFloat(tok, 64)
+		if err != nil || strings.ContainsAny(lower, "xpn_i") {
+			return false
+		}
+		if i+1 < len(toks) {
+			if unit, ok := intervalUnits[strings.ToLower(toks[i+1])]; ok {
+				acc.addUnit(unit, val)
+				i++
+				continue
+			}
+		}
+		// A bare number is seconds.
+		acc.addUnit("second", val)
+	}
+	if ago {
+		acc.months, acc.days, acc.usInt, acc.micros = -acc.months, -acc.days, -acc.usInt, -acc.micros
+	}
+	return true
+}
+
+// parseIntervalClock reads [+-]H:M[:S[.f]] (hours may exceed 24).
+func parseIntervalClock(acc *intervalAcc, tok string) bool {
+	neg := false
+	if tok[0] == '+' || tok[0] == '-' {
+		neg = tok[0] == '-'
+		tok = tok[1:]
+	}
+	parts := strings.Split(tok, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return false
+	}
+	h, err1 := strconv.ParseInt(parts[0], 10, 64)
+	m, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || !allDigits(parts[0]) || !allDigits(parts[1]) || m > 59 {
+		return false
+	}
+	us := h*MicrosPerHour + m*MicrosPerMinute
+	if len(parts) == 3 {
+		secText := parts[2]
+		frac := ""
+		if i := strings.IndexByte(secText, '.'); i >= 0 {
+			secText, frac = secText[:i], secText[i+1:]
+		}
+		if !allDigits(secText) || (frac != "" && !allDigits(frac)) {
+			return false
+		}
+		sec, _ := strconv.ParseInt(secText, 10, 64)
+		if sec > 59 {
+			return false
+		}
+		us += sec * MicrosPerSecond
+		if frac != "" {
+			f, _ := strconv.ParseFloat("0."+frac, 64)
+			us += int64(math.RoundToEven(f * 1e6))
+		}
+	}
+	if neg {
+		us = -us
+	}
+	acc.usInt += us
+	return true
+}
+
+// parseISOInterval reads the part after "P" of an ISO 8601 duration.
+func parseISOInterval(acc *intervalAcc, v string) bool {
+	if v == "" {
+		return false
+	}
+	inTime := false
+	for len(v) > 0 {
+		if v[0] == 'T' || v[0] == 't' {
+			if inTime {
+				return false
+			}
+			inTime = true
+			v = v[1:]
+			continue
+		}
+		j := 0
+		if j < len(v) && (v[j] == '+' || v[j] == '-') {
+			j++
+		}
+		for j < len(v) && (isDigit(v[j]) || v[j] == '.') {
+			j++
+		}
+		if j == 0 || j >= len(v) {
+			return false
+		}
+		val, err := strconv.ParseFloat(v[:j], 64)
+		if err != nil {
+			return false
+		}
+		var unit string
+		switch v[j] {
+		case 'Y', 'y':
+			unit = "year"
+		case 'M', 'm':
+			if inTime {
+				unit = "minute"
+			} else {
+				unit = "month"
+			}
+		case 'W', 'w':
+			unit = "week"
+		case 'D', 'd':
+			unit = "day"
+		case 'H', 'h':
+			unit = "hour"
+		case 'S', 's':
+			unit = "second"
+		default:
+			return false
+		}
+		if inTime != (unit == "hour" || unit == "minute" || unit == "second") {
+			return false
+		}
+		acc.addUnit(unit, val)
+		v = v[j+1:]
+	}
+	return true
+}

@@ -1,0 +1,562 @@
+package slate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rockstream/rockstream/slate/objstore"
+)
+
+// DB is the single writer of one database. It is not safe for concurrent use:
+// one owner (a shard actor) calls it; background work happens only inside the
+// owner's calls (FlushWAL, FlushMemtable, Compact, GC, Tick). See doc.go.
+type DB struct {
+	store    objstore.Store
+	opts     Options
+	instance string
+	epoch    uint64
+	manifest *Manifest
+	tables   *tableReader
+
+	memtable   *memtable
+	immutables []immutableMemtable // oldest first
+
+	walBuffer      []row
+	walBufferBytes int64
+	sealed         []sealedWAL // oldest first; flushed strictly in order
+	sealedBytes    int64
+	nextWALID      uint64
+
+	lastSeq    uint64 // committed: visible to default reads
+	durableSeq uint64 // in a WAL object or SST in the store
+
+	snapshots map[uint64]int // seq -> open snapshot count
+
+	now        time.Time
+	lastGC     time.Time
+	sstCounter uint64
+	putCounter uint64
+	compactor  *Compactor
+
+	// failed is terminal (fenced or closed).
+	failed error
+
+	stats Stats
+}
+
+type immutableMemtable struct {
+	mt *memtable
+	// lastWALID: every row of mt is in a WAL object at or below this id.
+	lastWALID uint64
+}
+
+type sealedWAL struct {
+	id     uint64
+	data   []byte
+	maxSeq uint64
+}
+
+// Stats are counters for tests, benchmarks and `debug slate`.
+type Stats struct {
+	WALObjectsWritten int64
+	WALBytesWritten   int64
+	SSTsWritten       int64
+	SSTBytesWritten   int64
+	ManifestsWritten  int64
+	BytesWritten      int64 // user key+value bytes accepted by Write
+}
+
+// Open opens (creating if needed) the database stored under path in store,
+// becoming its single writer: it claims a new writer epoch, fences the WAL,
+// and replays the WAL above the L0 watermark. An older writer of the same
+// database is fenced by this (its next WAL flush or manifest commit fails
+// with ErrFenced).
+func Open(ctx context.Context, store objstore.Store, path string, opts Options) (*DB, error) {
+	opts = opts.withDefaults()
+	store = objstore.Prefixed(store, path)
+	d := &DB{
+		store:     store,
+		opts:      opts,
+		memtable:  newMemtable(),
+		snapshots: map[uint64]int{},
+	}
+	d.tables = &tableReader{store: store, cache: newBlockCache(opts.BlockCacheBytes)}
+	d.instance = opts.InstanceID
+	if d.instance == "" {
+		id, err := allocateInstanceID(ctx, store)
+		if err != nil {
+			return nil, err
+		}
+		d.instance = id
+	}
+	m, err := initManifest(ctx, store, "init/"+d.instance, d.nowMillis())
+	if err != nil {
+		return nil, err
+	}
+	// 1. Claim a writer epoch.
+	m, err = commitManifest(ctx, store, m, manifestUpdate{
+		putID:     d.putID("epoch"),
+		nowMillis: d.nowMillis(),
+		mutate: func(m *Manifest) error {
+			m.WriterEpoch++
+			d.epoch = m.WriterEpoch
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.manifest = m
+	// 2. Fence the WAL at the first free id.
+	fenceID, err := d.fenceWAL(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// 3. Replay (replay_after_wal_id, fence).
+	if err := d.replay(ctx, fenceID); err != nil {
+		return nil, err
+	}
+	d.nextWALID = fenceID + 1
+	// 4. Confirm the epoch is still ours.
+	if err := d.RefreshManifest(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *DB) nowTime() time.Time {
+	if d.opts.Clock != nil {
+		return d.opts.Clock()
+	}
+	return d.now
+}
+
+func (d *DB) nowMillis() int64 { return d.nowTime().UnixMilli() }
+
+func (d *DB) putID(what string) string {
+	d.putCounter++
+	return fmt.Sprintf("w%d/%s/%s/%d", d.epoch, d.instance, what, d.putCounter)
+}
+
+func (d *DB) fenceWAL(ctx context.Context) (uint64, error) {
+	infos, err := d.store.List(ctx, "wal/")
+	if err != nil {
+		return 0, storeErr(err, "list WAL")
+	}
+	candidate := d.manifest.ReplayAfterWALID + 1
+	for _, o := range infos {
+		if id, ok := parseWALKey(o.Key); ok && id >= candidate {
+			candidate = id + 1
+		}
+	}
+	for attempt := 0; attempt < manifestCommitAttemptsMax; attempt++ {
+		_, err := objstore.PutIfAbsentVerified(ctx, d.store, walKey(candidate), encodeWAL(walKindFence, d.epoch, candidate, nil))
+		if err == nil {
+			return candidate, nil
+		}
+		if !errors.Is(err, objstore.ErrPreconditionFailed) {
+			return 0, storeErr(err, "write WAL fence %s", walKey(candidate))
+		}
+		// The old writer took the slot: refresh (fails if someone newer
+		// claimed the epoch) and try the next one.
+		if err := d.RefreshManifest(ctx); err != nil {
+			return 0, err
+		}
+		candidate = max(candidate+1, d.manifest.ReplayAfterWALID+1)
+	}
+	return 0, storeErr(fmt.Errorf("no free WAL slot after %d attempts", manifestCommitAttemptsMax), "fence WAL")
+}
+
+// replay loads WAL objects (ReplayAfterWALID, fenceID) into memtables,
+// skipping rows already in L0 (seq <= LastL0Seq).
+func (d *DB) replay(ctx context.Context, fenceID uint64) error {
+	d.lastSeq = d.manifest.LastL0Seq
+	for id := d.manifest.ReplayAfterWALID + 1; id < fenceID; id++ {
+		key := walKey(id)
+		obj, err := d.store.Get(ctx, key)
+		if err != nil {
+			if isNotFound(err) {
+				return corruptErr(key, "WAL object missing below the fence (ids must be dense)")
+			}
+			return storeErr(err, "read %s", key)
+		}
+		w, err := decodeWAL(key, id, obj.Data)
+		if err != nil {
+			return err
+		}
+		for _, r := range w.rows {
+			if r.seq <= d.manifest.LastL0Seq {
+				continue
+			}
+			d.memtable.add(r)
+			d.lastSeq = max(d.lastSeq, r.seq)
+		}
+		if d.memtable.bytes >= d.opts.MemtableBytesMax {
+			d.immutables = append(d.immutables, immutableMemtable{mt: d.memtable, lastWALID: id})
+			d.memtable = newMemtable()
+		}
+	}
+	d.durableSeq = d.lastSeq
+	return nil
+}
+
+func (d *DB) check() error {
+	if d.failed != nil {
+		return d.failed
+	}
+	return nil
+}
+
+// fail makes err terminal when it is a fencing error.
+func (d *DB) noteErr(err error) error {
+	if errors.Is(err, ErrFenced) && d.failed == nil {
+		d.failed = err
+	}
+	return err
+}
+
+// Write applies batch atomically with one new sequence number, which it
+// returns. The batch is visible to reads immediately. With AwaitDurable,
+// Write returns only once the batch's WAL object is in the store; if that
+// flush fails the batch stays applied in memory (it will be flushed by a
+// later FlushWAL) and Write returns the seq with the error, so the caller
+// must not acknowledge it as durable.
+//
+// ErrBackpressure (nothing applied): memtables and unflushed WAL exceed
+// Options.UnflushedBytesMax; run FlushMemtable and retry.
+func (d *DB) Write(ctx context.Context, b *Batch, opts WriteOptions) (uint64, error) {
+	if err := d.check(); err != nil {
+		return 0, err
+	}
+	if b == nil || len(b.ops) == 0 {
+		if opts.AwaitDurable {
+			return d.lastSeq, d.FlushWAL(ctx)
+		}
+		return d.lastSeq, nil
+	}
+	if unflushed := d.unflushedBytes(); unflushed+b.bytes > d.opts.UnflushedBytesMax && unflushed > 0 {
+		return 0, backpressureErr("unflushed bytes %d + batch %d exceed budget %d", unflushed, b.bytes, d.opts.UnflushedBytesMax)
+	}
+	seq := d.lastSeq + 1
+	rows, err := b.resolve(d.opts.MergeOperator, seq)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rows {
+		d.memtable.add(r)
+		d.walBuffer = append(d.walBuffer, r)
+		d.walBufferBytes += int64(r.encodedSize())
+	}
+	d.lastSeq = seq
+	d.stats.BytesWritten += b.bytes
+	if d.memtable.bytes >= d.opts.MemtableBytesMax {
+		d.freeze()
+	}
+	if opts.AwaitDurable || d.walBufferBytes+d.sealedBytes >= d.opts.WALBufferBytesMax {
+		if err := d.FlushWAL(ctx); err != nil && opts.AwaitDurable {
+			return seq, err
+		}
+	}
+	return seq, nil
+}
+
+// Put, Delete and Merge are one-operation batches.
+func (d *DB) Put(ctx context.Context, key, value []byte, opts WriteOptions) (uint64, error) {
+	var b Batch
+	b.Put(key, value)
+	return d.Write(ctx, &b, opts)
+}
+
+// Delete removes key.
+func (d *DB) Delete(ctx context.Context, key []byte, opts WriteOptions) (uint64, error) {
+	var b Batch
+	b.Delete(key)
+	return d.Write(ctx, &b, opts)
+}
+
+// Merge applies a merge operand to key.
+func (d *DB) Merge(ctx context.Context, key, operand []byte, opts WriteOptions) (uint64, error) {
+	var b Batch
+	b.Merge(key, operand)
+	return d.Write(ctx, &b, opts)
+}
+
+func (d *DB) unflushedBytes() int64 {
+	n := d.memtable.bytes + d.sealedBytes
+	for _, im := range d.immutables {
+		n += im.mt.bytes
+	}
+	return n
+}
+
+// seal turns the WAL buffer into the next WAL object (fixed id and bytes).
+func (d *DB) seal() {
+	if len(d.walBuffer) == 0 {
+		return
+	}
+	id := d.nextWALID
+	d.nextWALID++
+	data := encodeWAL(walKindData, d.epoch, id, d.walBuffer)
+	d.sealed = append(d.sealed, sealedWAL{id: id, data: data, maxSeq: d.walBuffer[len(d.walBuffer)-1].seq})
+	d.sealedBytes += int64(len(data))
+	d.walBuffer, d.walBufferBytes = nil, 0
+}
+
+// freeze makes the active memtable immutable.
+func (d *DB) freeze() {
+	if d.memtable.rows == 0 {
+		return
+	}
+	d.seal()
+	d.immutables = append(d.immutables, immutableMemtable{mt: d.memtable, lastWALID: d.nextWALID - 1})
+	d.memtable = newMemtable()
+}
+
+// FlushWAL writes every buffered batch to WAL objects, strictly in id order,
+// one at a time. A failed object is retried with the same id and bytes by
+// the next call (never skipped). "Already exists" with other bytes means a
+// newer writer fenced this one: ErrFenced, terminal.
+func (d *DB) FlushWAL(ctx context.Context) error {
+	if err := d.check(); err != nil {
+		return err
+	}
+	d.seal()
+	for len(d.sealed) > 0 {
+		s := d.sealed[0]
+		key := walKey(s.id)
+		if _, err := objstore.PutIfAbsentVerified(ctx, d.store, key, s.data); err != nil {
+			if errors.Is(err, objstore.ErrPreconditionFailed) {
+				return d.noteErr(fencedErr("WAL slot %s was taken by a newer writer (this writer's epoch is %d)", key, d.epoch))
+			}
+			return storeErr(err, "write %s", key)
+		}
+		d.stats.WALObjectsWritten++
+		d.stats.WALBytesWritten += int64(len(s.data))
+		d.durableSeq = max(d.durableSeq, s.maxSeq)
+		d.sealed = d.sealed[1:]
+		d.sealedBytes -= int64(len(s.data))
+	}
+	return nil
+}
+
+// DurableSeq is the highest sequence number known to be in the store.
+func (d *DB) DurableSeq() uint64 { return d.durableSeq }
+
+// LastSeq is the highest committed (visible) sequence number.
+func (d *DB) LastSeq() uint64 { return d.lastSeq }
+
+// Epoch is this writer's epoch.
+func (d *DB) Epoch() uint64 { return d.epoch }
+
+// Stats returns counters.
+func (d *DB) Stats() Stats { return d.stats }
+
+// Manifest returns (a copy of) the writer's current view of the manifest.
+func (d *DB) Manifest() *Manifest { return d.manifest.clone() }
+
+func (d *DB) sstKey(role string) string {
+	d.sstCounter++
+	return fmt.Sprintf("compacted/%013d-%s%d-%s-%d.sst", max(d.nowMillis(), 0), role, d.epoch, d.instance, d.sstCounter)
+}
+
+func (d *DB) minSnapshotSeq(def uint64) uint64 {
+	m := def
+	//lint:maprange taking a minimum is independent of order.
+	for seq := range d.snapshots {
+		m = min(m, seq)
+	}
+	return m
+}
+
+// FlushMemtable freezes the active memtable and writes every immutable
+// memtable to an L0 SST (oldest first), publishing each with a manifest
+// commit that advances ReplayAfterWALID and LastL0Seq. The WAL is flushed
+// first so the manifest never points past durable WAL.
+func (d *DB) FlushMemtable(ctx context.Context) error {
+	if err := d.check(); err != nil {
+		return err
+	}
+	d.freeze()
+	if err := d.FlushWAL(ctx); err != nil {
+		return err
+	}
+	for len(d.immutables) > 0 {
+		im := d.immutables[0]
+		retention := d.minSnapshotSeq(im.mt.maxSeq)
+		b := newSSTBuilder(d.opts.BlockBytes, d.opts.BloomBitsPerKey)
+		groups := groupIter{src: im.mt.iter([]byte{}, nil)}
+		for {
+			key, versions, ok, err := groups.nextGroup()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			out, err := collapseVersions(d.opts.MergeOperator, key, versions, retention, false)
+			if err != nil {
+				return err
+			}
+			for _, r := range out {
+				b.add(r)
+			}
+		}
+		data, info := b.finish()
+		info.Key = d.sstKey("w")
+		if _, err := d.store.Put(ctx, info.Key, data); err != nil {
+			return storeErr(err, "write L0 SST %s", info.Key)
+		}
+		d.stats.SSTsWritten++
+		d.stats.SSTBytesWritten += int64(len(data))
+		watermark := d.nowMillis()
+		lastWAL := d.nextWALID - 1
+		m, err := commitManifest(ctx, d.store, d.manifest, manifestUpdate{
+			putID:     d.putID("l0"),
+			nowMillis: d.nowMillis(),
+			mutate: func(m *Manifest) error {
+				if m.WriterEpoch != d.epoch {
+					return fencedErr("manifest writer epoch is %d, this writer's is %d", m.WriterEpoch, d.epoch)
+				}
+				m.L0 = append([]SSTInfo{info}, m.L0...)
+				m.ReplayAfterWALID = max(m.ReplayAfterWALID, im.lastWALID)
+				m.WALIDLastSeen = max(m.WALIDLastSeen, lastWAL)
+				m.LastL0Seq = max(m.LastL0Seq, im.mt.maxSeq)
+				m.L0WatermarkMillis = max(m.L0WatermarkMillis, watermark)
+				m.RecentSnapshotMinSeq = max(m.RecentSnapshotMinSeq, d.minSnapshotSeq(m.LastL0Seq))
+				return nil
+			},
+		})
+		if err != nil {
+			return d.noteErr(err)
+		}
+		d.stats.ManifestsWritten++
+		d.manifest = m
+		d.immutables = d.immutables[1:]
+	}
+	return nil
+}
+
+// RefreshManifest re-reads the newest manifest (to see the compactor's and
+// readers' changes) and fails with ErrFenced if a newer writer exists.
+func (d *DB) RefreshManifest(ctx context.Context) error {
+	if err := d.check(); err != nil {
+		return err
+	}
+	m, err := latestManifest(ctx, d.store)
+	if err != nil {
+		return err
+	}
+	if m.WriterEpoch != d.epoch {
+		return d.noteErr(fencedErr("manifest %d has writer epoch %d, this writer's is %d", m.ID, m.WriterEpoch, d.epoch))
+	}
+	d.manifest = m
+	return nil
+}
+
+func (d *DB) view(opts ReadOptions) *view {
+	seq := d.lastSeq
+	if opts.Snapshot != nil {
+		seq = opts.Snapshot.seq
+	}
+	if opts.DurableOnly {
+		seq = min(seq, d.durableSeq)
+	}
+	mts := []*memtable{d.memtable}
+	for i := len(d.immutables) - 1; i >= 0; i-- {
+		mts = append(mts, d.immutables[i].mt)
+	}
+	return &view{memtables: mts, l0: d.manifest.L0, runs: d.manifest.SortedRuns, tables: d.tables, op: d.opts.MergeOperator, readSeq: seq}
+}
+
+// Get returns key's value; ok is false if the key does not exist.
+func (d *DB) Get(ctx context.Context, key []byte, opts ReadOptions) (value []byte, ok bool, err error) {
+	if err := d.check(); err != nil {
+		return nil, false, err
+	}
+	return d.view(opts).get(ctx, key)
+}
+
+// Scan iterates live keys in [start, end) in ascending order (end nil =
+// unbounded). For a prefix: Scan(ctx, p, PrefixEnd(p), opts).
+func (d *DB) Scan(ctx context.Context, start, end []byte, opts ReadOptions) *Iterator {
+	if err := d.check(); err != nil {
+		return &Iterator{err: err}
+	}
+	return d.view(opts).scan(ctx, start, end, !opts.NoCacheFill)
+}
+
+// Snapshot pins the current sequence number: reads with it see exactly the
+// writes up to now. While open, flush and compaction keep the versions it
+// needs. Release it when done.
+type Snapshot struct {
+	db       *DB
+	seq      uint64
+	released bool
+}
+
+// Snapshot opens a snapshot at the last committed seq.
+func (d *DB) Snapshot() *Snapshot {
+	s := &Snapshot{db: d, seq: d.lastSeq}
+	d.snapshots[s.seq]++
+	return s
+}
+
+// Seq is the snapshot's sequence number.
+func (s *Snapshot) Seq() uint64 { return s.seq }
+
+// Release unpins the snapshot. Idempotent.
+func (s *Snapshot) Release() {
+	if s.released || s.db == nil {
+		return
+	}
+	s.released = true
+	if s.db.snapshots[s.seq]--; s.db.snapshots[s.seq] <= 0 {
+		delete(s.db.snapshots, s.seq)
+	}
+}
+
+// Tick runs due background work at time now: flushes the WAL, writes
+// immutable memtables to L0, runs the embedded compactor when
+// Options.AutoCompact, and GC every Options.GCInterval. The owner calls it
+// from a timer (e.g. every 100 ms); everything is synchronous.
+func (d *DB) Tick(ctx context.Context, now time.Time) error {
+	if err := d.check(); err != nil {
+		return err
+	}
+	if now.After(d.now) {
+		d.now = now
+	}
+	if err := d.FlushWAL(ctx); err != nil {
+		return err
+	}
+	if len(d.immutables) > 0 {
+		if err := d.FlushMemtable(ctx); err != nil {
+			return err
+		}
+	}
+	if d.opts.AutoCompact {
+		if _, err := d.Compact(ctx); err != nil {
+			return err
+		}
+	}
+	if d.opts.GCInterval > 0 && !now.Before(d.lastGC.Add(d.opts.GCInterval)) {
+		d.lastGC = now
+		if _, err := d.GC(ctx, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close flushes the WAL and releases the handle. Unflushed memtables need no
+// flush: reopening replays the WAL.
+func (d *DB) Close(ctx context.Context) error {
+	if d.failed != nil {
+		return d.failed
+	}
+	err := d.FlushWAL(ctx)
+	d.failed = closedErr(nil)
+	return err
+}

@@ -1,0 +1,158 @@
+package slate
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// Manifest is one full snapshot of a database's durable state, stored as
+// manifest/<20-digit id>.manifest. The highest id is current. Several roles
+// write manifests concurrently; each owns disjoint fields (see doc.go) and
+// re-applies its own mutation to the newest manifest after a lost race.
+//
+// Encoding: "RSMF" | u16 format version | u32 crc32c(json) | json.
+type Manifest struct {
+	// ID is the manifest's own number (also in its key); checked on read.
+	ID uint64 `json:"id"`
+	// WriterEpoch and CompactorEpoch: fencing (owned by the writer and the
+	// compactor respectively).
+	WriterEpoch    uint64 `json:"writer_epoch"`
+	CompactorEpoch uint64 `json:"compactor_epoch"`
+	// ReplayAfterWALID: every WAL object at or below it is reflected in L0
+	// and below; recovery replays from ReplayAfterWALID+1 (writer-owned).
+	ReplayAfterWALID uint64 `json:"replay_after_wal_id"`
+	// WALIDLastSeen: the highest WAL id the writer had flushed when it wrote
+	// this manifest (writer-owned; bounds a checkpoint's WAL range).
+	WALIDLastSeen uint64 `json:"wal_id_last_seen"`
+	// LastL0Seq: the highest seq in L0 and below (writer-owned).
+	LastL0Seq uint64 `json:"last_l0_seq"`
+	// L0WatermarkMillis: creation time of the newest L0 SST the writer
+	// flushed; GC never deletes SSTs created at or after it, which protects
+	// an L0 uploaded but not yet published (writer-owned).
+	L0WatermarkMillis int64 `json:"l0_watermark_millis"`
+	// RecentSnapshotMinSeq: compaction keeps every version above it
+	// (writer-owned, published at L0 flush).
+	RecentSnapshotMinSeq uint64 `json:"recent_snapshot_min_seq"`
+	// L0 SSTs, newest first (writer prepends; compactor removes).
+	L0 []SSTInfo `json:"l0"`
+	// SortedRuns, newest (highest id) first (compactor-owned).
+	SortedRuns []SortedRun `json:"sorted_runs"`
+	// Compactions in progress (compactor-owned); GC keeps SSTs created at or
+	// after the oldest one's start.
+	Compactions []CompactionJob `json:"compactions,omitempty"`
+	// Checkpoints pin manifests (added/removed by anyone, by id).
+	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+	// CreatedMillis: when this manifest was written (by the writer's clock).
+	CreatedMillis int64 `json:"created_millis"`
+	// PutID makes every manifest's bytes unique, so an ambiguous create can be
+	// verified by reading it back.
+	PutID string `json:"put_id"`
+}
+
+// SSTInfo describes one SST object.
+type SSTInfo struct {
+	Key        string `json:"key"`
+	Size       int64  `json:"size"`
+	Rows       int    `json:"rows"`
+	Tombstones int    `json:"tombstones,omitempty"`
+	Merges     int    `json:"merges,omitempty"`
+	FirstKey   []byte `json:"first_key"`
+	LastKey    []byte `json:"last_key"`
+	MinSeq     uint64 `json:"min_seq"`
+	MaxSeq     uint64 `json:"max_seq"`
+}
+
+// SortedRun is a list of SSTs with disjoint, ascending key ranges.
+type SortedRun struct {
+	ID   uint32    `json:"id"`
+	SSTs []SSTInfo `json:"ssts"`
+}
+
+// Bytes is the run's total size.
+func (r SortedRun) Bytes() int64 {
+	var n int64
+	for _, s := range r.SSTs {
+		n += s.Size
+	}
+	return n
+}
+
+// CompactionJob records a compaction whose outputs may be uploaded but not
+// yet published.
+type CompactionJob struct {
+	ID            string `json:"id"`
+	StartedMillis int64  `json:"started_millis"`
+}
+
+// Checkpoint pins manifest ManifestID (and everything it references) against
+// GC until ExpireMillis (0 = never; delete explicitly).
+type Checkpoint struct {
+	ID            string `json:"id"`
+	Name          string `json:"name,omitempty"`
+	ManifestID    uint64 `json:"manifest_id"`
+	CreatedMillis int64  `json:"created_millis"`
+	ExpireMillis  int64  `json:"expire_millis"`
+}
+
+const (
+	manifestMagic         = "RSMF"
+	manifestFormatVersion = 1
+)
+
+func manifestKey(id uint64) string { return fmt.Sprintf("manifest/%020d.manifest", id) }
+
+func encodeManifest(m *Manifest) []byte {
+	js, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("slate: manifest does not marshal: %v", err)) // plain data: cannot happen
+	}
+	out := make([]byte, 0, len(js)+10)
+	out = append(out, manifestMagic...)
+	out = binary.BigEndian.AppendUint16(out, manifestFormatVersion)
+	out = binary.BigEndian.AppendUint32(out, checksum(js))
+	return append(out, js...)
+}
+
+func decodeManifest(key string, id uint64, data []byte) (*Manifest, error) {
+	if len(data) < 10 || string(data[:4]) != manifestMagic {
+		return nil, corruptErr(key, "not a manifest (bad magic)")
+	}
+	if v := binary.BigEndian.Uint16(data[4:6]); v != manifestFormatVersion {
+		return nil, formatErr(key, "manifest format version %d, this build reads %d", v, manifestFormatVersion)
+	}
+	js := data[10:]
+	if checksum(js) != binary.BigEndian.Uint32(data[6:10]) {
+		return nil, corruptErr(key, "manifest checksum mismatch")
+	}
+	var m Manifest
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, corruptErr(key, "manifest does not decode: %v", err)
+	}
+	if m.ID != id {
+		return nil, corruptErr(key, "manifest says id %d", m.ID)
+	}
+	return &m, nil
+}
+
+func (m *Manifest) clone() *Manifest {
+	out, err := decodeManifest("clone", m.ID, encodeManifest(m))
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+func (m *Manifest) sortRuns() {
+	sort.Slice(m.SortedRuns, func(i, j int) bool { return m.SortedRuns[i].ID > m.SortedRuns[j].ID })
+}
+
+// allSSTs lists every SST the manifest references.
+func (m *Manifest) allSSTs() []SSTInfo {
+	out := append([]SSTInfo(nil), m.L0...)
+	for _, r := range m.SortedRuns {
+		out = append(out, r.SSTs...)
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package slate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rockstream/rockstream/slate/objstore"
+)
+
+// manifestBoundaryKey holds the highest manifest id GC may have deleted. A
+// manifest created at or below it is a stale commit (its creator raced GC
+// with an old view) and does not count.
+const manifestBoundaryKey = "gc/manifest.boundary"
+
+// manifestCommitAttemptsMax bounds the CAS retry loop of one manifest update.
+// Each lost race means another role committed, so progress is being made; the
+// bound turns a livelock into an error instead of a hang.
+const manifestCommitAttemptsMax = 64
+
+// manifestListAttemptsMax bounds re-listing when the newest listed manifest
+// vanishes before it is read (GC raced the read).
+const manifestListAttemptsMax = 8
+
+func parseManifestKey(key string) (uint64, bool) {
+	if !strings.HasPrefix(key, "manifest/") || !strings.HasSuffix(key, ".manifest") {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(key, "manifest/"), ".manifest"), 10, 64)
+	return id, err == nil
+}
+
+// readManifest reads manifest id.
+func readManifest(ctx context.Context, store objstore.Store, id uint64) (*Manifest, error) {
+	key := manifestKey(id)
+	obj, err := store.Get(ctx, key)
+	if err != nil {
+		return nil, storeErr(err, "read manifest %s", key)
+	}
+	return decodeManifest(key, id, obj.Data)
+}
+
+// latestManifest returns the newest manifest, or nil if the database has none.
+func latestManifest(ctx context.Context, store objstore.Store) (*Manifest, error) {
+	var lastErr error
+	for attempt := 0; attempt < manifestListAttemptsMax; attempt++ {
+		infos, err := store.List(ctx, "manifest/")
+		if err != nil {
+			return nil, storeErr(err, "list manifests")
+		}
+		var newest uint64
+		for _, o := range infos {
+			if id, ok := parseManifestKey(o.Key); ok && id > newest {
+				newest = id
+			}
+		}
+		if newest == 0 {
+			return nil, nil
+		}
+		m, err := readManifest(ctx, store, newest)
+		if err == nil {
+			return m, nil
+		}
+		if !isNotFound(err) {
+			return nil, err
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func readBoundary(ctx context.Context, store objstore.Store, key string) (uint64, objstore.Version, error) {
+	obj, err := store.Get(ctx, key)
+	if err != nil {
+		if isNotFound(err) {
+			return 0, "", nil
+		}
+		return 0, "", storeErr(err, "read %s", key)
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(obj.Data)), 10, 64)
+	if err != nil {
+		return 0, "", corruptErr(key, "boundary is not a number")
+	}
+	return n, obj.Version, nil
+}
+
+// advanceBoundary raises the boundary file to at least to (never lowers it).
+func advanceBoundary(ctx context.Context, store objstore.Store, key string, to uint64) error {
+	for attempt := 0; attempt < manifestCommitAttemptsMax; attempt++ {
+		cur, version, err := readBoundary(ctx, store, key)
+		if err != nil {
+			return err
+		}
+		if cur >= to {
+			return nil
+		}
+		data := []byte(strconv.FormatUint(to, 10))
+		if version == "" {
+			_, err = store.PutIfAbsent(ctx, key, data)
+		} else {
+			_, err = store.PutIfMatch(ctx, key, data, version)
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, objstore.ErrPreconditionFailed) && !errors.Is(err, objstore.ErrNotFound) &&
+			!errors.Is(err, objstore.ErrAmbiguous) && !errors.Is(err, objstore.ErrTransient) {
+			return storeErr(err, "advance %s", key)
+		}
+	}
+	return storeErr(fmt.Errorf("gave up after %d attempts", manifestCommitAttemptsMax), "advance %s", key)
+}
+
+// manifestUpdate describes one role's change to the manifest.
+type manifestUpdate struct {
+	// putID makes the new manifest's bytes unique to this commit attempt.
+	putID string
+	// nowMillis stamps CreatedMillis.
+	nowMillis int64
+	// mutate applies the role's change to a fresh copy of the newest
+	// manifest. It must touch only the role's own fields, and returns an
+	// error (e.g. fenced) to abort.
+	mutate func(m *Manifest) error
+}
+
+// commitManifest applies u on top of cur (the caller's latest view, nil to
+// list) and creates the next manifest with put-if-absent. On a lost race it
+// refreshes and re-applies u, which merges by field ownership.
+func commitManifest(ctx context.Context, store objstore.Store, cur *Manifest, u manifestUpdate) (*Manifest, error) {
+	var err error
+	for attempt := 0; attempt < manifestCommitAttemptsMax; attempt++ {
+		if cur == nil {
+			if cur, err = latestManifest(ctx, store); err != nil {
+				return nil, err
+			}
+			if cur == nil {
+				return nil, fmt.Errorf("slate: no manifest (database not initialized)")
+			}
+		}
+		next := cur.clone()
+		if err := u.mutate(next); err != nil {
+			return nil, err
+		}
+		next.ID = cur.ID + 1
+		next.PutID = fmt.Sprintf("%s/%d", u.putID, attempt)
+		next.CreatedMillis = u.nowMillis
+		key := manifestKey(next.ID)
+		_, perr := objstore.PutIfAbsentVerified(ctx, store, key, encodeManifest(next))
+		if perr != nil {
+			if errors.Is(perr, objstore.ErrPreconditionFailed) {
+				cur = nil // lost the race: refresh and re-apply
+				continue
+			}
+			return nil, storeErr(perr, "create %s", key)
+		}
+		boundary, _, berr := readBoundary(ctx, store, manifestBoundaryKey)
+		if berr != nil {
+			return nil, berr
+		}
+		if next.ID <= boundary {
+			// INVARIANT: GC never deletes the newest manifest, so a newer
+			// one exists: our create filled a hole GC left behind.
+			cur = nil
+			continue
+		}
+		return next, nil
+	}
+	return nil, storeErr(fmt.Errorf("manifest commit: %d lost races in a row", manifestCommitAttemptsMax), "commit manifest")
+}
+
+// initManifest returns the newest manifest, creating manifest 1 if the
+// database is new.
+func initManifest(ctx context.Context, store objstore.Store, putID string, nowMillis int64) (*Manifest, error) {
+	for attempt := 0; attempt < manifestCommitAttemptsMax; attempt++ {
+		m, err := latestManifest(ctx, store)
+		if err != nil || m != nil {
+			return m, err
+		}
+		first := &Manifest{ID: 1, CreatedMillis: nowMillis, PutID: putID}
+		if _, err := objstore.PutIfAbsentVerified(ctx, store, manifestKey(1), encodeManifest(first)); err != nil {
+			if errors.Is(err, objstore.ErrPreconditionFailed) {
+				continue
+			}
+			return nil, storeErr(err, "create first manifest")
+		}
+		return first, nil
+	}
+	return nil, storeErr(fmt.Errorf("could not create or read manifest 1"), "init manifest")
+}

@@ -1,0 +1,382 @@
+package objstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// FS is a Store on a local (POSIX) filesystem. Every object is one file under
+// Root whose path is the key. The file starts with a small header holding the
+// object's version, then the object's bytes:
+//
+//	"RSOBJ1\n" | u16 versionLen | version | data
+//
+// Atomicity, across processes sharing the directory:
+//   - every write goes to a temporary file in Root/.tmp, is fsynced, and then
+//     becomes visible in one step: link(2) for PutIfAbsent (fails with EEXIST
+//     if the key exists, so of N racing creators exactly one wins, even across
+//     processes), rename(2) for Put and PutIfMatch; the key's directory is
+//     fsynced afterwards so the new name survives a power loss;
+//   - Put, PutIfMatch and Delete hold an exclusive flock(2) on a per-key lock
+//     file in Root/.locks, so PutIfMatch's compare-and-rename is atomic with
+//     respect to every other mutation of the key in any process.
+//
+// A version is "<content hash>-<write id>": the write id combines this
+// process's id, a per-store counter and the temporary file's unique name, so
+// two writes of identical bytes still get distinct versions (CAS needs this).
+//
+// NB: keys are file paths, so one key cannot be a '/'-prefix of another ("a"
+// and "a/b" cannot both exist). slate's bucket layout never does that.
+type FS struct {
+	root string
+	mu   sync.Mutex
+	// writeCounter makes write ids unique within this process and store.
+	writeCounter uint64
+}
+
+const (
+	fsMagic     = "RSOBJ1\n"
+	fsTmpDir    = ".tmp"
+	fsLocksDir  = ".locks"
+	fsHeaderMin = len(fsMagic) + 2
+)
+
+// NewFS opens (creating if needed) a filesystem store rooted at dir.
+func NewFS(dir string) (*FS, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("objstore fs: %w", err)
+	}
+	for _, d := range []string{abs, filepath.Join(abs, fsTmpDir), filepath.Join(abs, fsLocksDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("objstore fs: create %s: %w", d, err)
+		}
+	}
+	return &FS{root: abs}, nil
+}
+
+// Root is the directory the store lives in.
+func (s *FS) Root() string { return s.root }
+
+func (s *FS) path(key string) (string, error) {
+	if key == "" || strings.HasPrefix(key, "/") || strings.HasPrefix(key, ".") {
+		return "", fmt.Errorf("objstore fs: invalid key %q", key)
+	}
+	for _, part := range strings.Split(key, "/") {
+		if part == "" || part == "." || part == ".." {
+			return "", fmt.Errorf("objstore fs: invalid key %q", key)
+		}
+	}
+	return filepath.Join(s.root, filepath.FromSlash(key)), nil
+}
+
+// lockKey takes an exclusive flock on the key's lock file. The lock file name
+// is a hash of the key so that keys of any shape map to one flat directory.
+func (s *FS) lockKey(key string) (unlock func(), err error) {
+	sum := sha256.Sum256([]byte(key))
+	name := filepath.Join(s.root, fsLocksDir, hex.EncodeToString(sum[:16])+".lock")
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("objstore fs: lock %q: %w", key, err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("objstore fs: lock %q: %w", key, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// writeTemp writes header+data to a fresh fsynced temporary file and returns
+// its path and the object's version.
+func (s *FS) writeTemp(data []byte) (tmpPath string, version Version, err error) {
+	f, err := os.CreateTemp(filepath.Join(s.root, fsTmpDir), "put-*")
+	if err != nil {
+		return "", "", fmt.Errorf("objstore fs: temp file: %w", err)
+	}
+	tmpPath = f.Name()
+	fail := func(e error) (string, Version, error) {
+		f.Close()
+		os.Remove(tmpPath)
+		return "", "", fmt.Errorf("objstore fs: write temp: %w", e)
+	}
+	s.mu.Lock()
+	s.writeCounter++
+	counter := s.writeCounter
+	s.mu.Unlock()
+	sum := sha256.Sum256(data)
+	version = Version(fmt.Sprintf("%s-%x-%x-%s", hex.EncodeToString(sum[:8]), os.Getpid(), counter,
+		strings.TrimPrefix(filepath.Base(tmpPath), "put-")))
+	header := make([]byte, 0, fsHeaderMin+len(version))
+	header = append(header, fsMagic...)
+	header = binary.BigEndian.AppendUint16(header, uint16(len(version)))
+	header = append(header, version...)
+	if _, err := f.Write(header); err != nil {
+		return fail(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmpPath)
+		return "", "", fmt.Errorf("objstore fs: close temp: %w", err)
+	}
+	return tmpPath, version, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// readHeader opens key's file and positions it after the header.
+func (s *FS) open(key string) (*os.File, Version, int64, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, "", 0, fmt.Errorf("get %q: %w", key, ErrNotFound)
+		}
+		return nil, "", 0, fmt.Errorf("objstore fs: open %q: %w", key, err)
+	}
+	var fixed [fsHeaderMin]byte
+	if _, err := io.ReadFull(f, fixed[:]); err != nil || string(fixed[:len(fsMagic)]) != fsMagic {
+		f.Close()
+		return nil, "", 0, fmt.Errorf("objstore fs: %q is not an object file (bad header)", key)
+	}
+	n := int(binary.BigEndian.Uint16(fixed[len(fsMagic):]))
+	vb := make([]byte, n)
+	if _, err := io.ReadFull(f, vb); err != nil {
+		f.Close()
+		return nil, "", 0, fmt.Errorf("objstore fs: %q: truncated header: %w", key, err)
+	}
+	return f, Version(vb), int64(fsHeaderMin + n), nil
+}
+
+// Get implements Store.
+func (s *FS) Get(_ context.Context, key string) (Object, error) {
+	f, v, _, err := s.open(key)
+	if err != nil {
+		return Object{}, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return Object{}, fmt.Errorf("objstore fs: read %q: %w", key, err)
+	}
+	return Object{Data: data, Version: v}, nil
+}
+
+// GetRange implements Store.
+func (s *FS) GetRange(_ context.Context, key string, offset, length int64) ([]byte, error) {
+	if offset < 0 || length < 0 {
+		return nil, fmt.Errorf("get range %q: negative offset %d or length %d", key, offset, length)
+	}
+	f, _, headerLen, err := s.open(key)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, length)
+	n, err := f.ReadAt(buf, headerLen+offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("objstore fs: read %q: %w", key, err)
+	}
+	return buf[:n], nil
+}
+
+func (s *FS) install(key string, data []byte, check func(current Version, exists bool) error) (Version, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", fmt.Errorf("objstore fs: mkdir for %q: %w", key, err)
+	}
+	tmp, v, err := s.writeTemp(data)
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp)
+	unlock, err := s.lockKey(key)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if check != nil {
+		f, cur, _, err := s.open(key)
+		exists := err == nil
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return "", err
+		}
+		if exists {
+			f.Close()
+		}
+		if err := check(cur, exists); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return "", fmt.Errorf("objstore fs: rename into %q: %w", key, err)
+	}
+	if err := syncDir(filepath.Dir(p)); err != nil {
+		return "", fmt.Errorf("objstore fs: fsync dir of %q: %w", key, err)
+	}
+	return v, nil
+}
+
+// Put implements Store.
+func (s *FS) Put(_ context.Context, key string, data []byte) (Version, error) {
+	return s.install(key, data, nil)
+}
+
+// PutIfMatch implements Store.
+func (s *FS) PutIfMatch(_ context.Context, key string, data []byte, match Version) (Version, error) {
+	return s.install(key, data, func(cur Version, exists bool) error {
+		if !exists {
+			return fmt.Errorf("put-if-match %q: %w", key, ErrNotFound)
+		}
+		if cur != match {
+			return fmt.Errorf("put-if-match %q: version %s, want %s: %w", key, cur, match, ErrPreconditionFailed)
+		}
+		return nil
+	})
+}
+
+// PutIfAbsent implements Store. link(2) refuses to replace an existing name,
+// which makes the create atomic across processes without a lock.
+func (s *FS) PutIfAbsent(_ context.Context, key string, data []byte) (Version, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", fmt.Errorf("objstore fs: mkdir for %q: %w", key, err)
+	}
+	tmp, v, err := s.writeTemp(data)
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, p); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("put-if-absent %q: %w", key, ErrPreconditionFailed)
+		}
+		return "", fmt.Errorf("objstore fs: link into %q: %w", key, err)
+	}
+	if err := syncDir(filepath.Dir(p)); err != nil {
+		return "", fmt.Errorf("objstore fs: fsync dir of %q: %w", key, err)
+	}
+	return v, nil
+}
+
+// Delete implements Store.
+func (s *FS) Delete(_ context.Context, key string) error {
+	p, err := s.path(key)
+	if err != nil {
+		return err
+	}
+	unlock, err := s.lockKey(key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("objstore fs: delete %q: %w", key, err)
+	}
+	if err := syncDir(filepath.Dir(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("objstore fs: fsync dir of %q: %w", key, err)
+	}
+	return nil
+}
+
+// List implements Store.
+func (s *FS) List(_ context.Context, prefix string) ([]ObjectInfo, error) {
+	// Walk only the deepest directory the prefix fully names.
+	dirKey := ""
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		dirKey = prefix[:i]
+	}
+	start := s.root
+	if dirKey != "" {
+		p, err := s.path(dirKey)
+		if err != nil {
+			return nil, err
+		}
+		start = p
+	}
+	var out []ObjectInfo
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		rel, rerr := filepath.Rel(s.root, p)
+		if rerr != nil {
+			return rerr
+		}
+		key := filepath.ToSlash(rel)
+		if d.IsDir() {
+			if p != start && (key == fsTmpDir || key == fsLocksDir) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasPrefix(key, prefix) || strings.HasPrefix(key, ".") {
+			return nil
+		}
+		f, v, headerLen, oerr := s.open(key)
+		if oerr != nil {
+			if errors.Is(oerr, ErrNotFound) {
+				return nil // deleted while listing
+			}
+			return oerr
+		}
+		st, serr := f.Stat()
+		f.Close()
+		if serr != nil {
+			return serr
+		}
+		out = append(out, ObjectInfo{Key: key, Size: st.Size() - headerLen, Version: v})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("objstore fs: list %q: %w", prefix, err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+var _ Store = (*FS)(nil)

@@ -1,0 +1,409 @@
+package slate
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"sort"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/rockstream/rockstream/slate/objstore"
+)
+
+// SST layout (format version 1):
+//
+//	data block 0 | crc32c   ...   data block n | crc32c
+//	filter block (bloom over distinct keys) | crc32c
+//	index block (per data block: lastKey, offset, length) | crc32c
+//	footer (sstFooterBytes): filterOff u64 | filterLen u64 | indexOff u64 |
+//	        indexLen u64 | rows u64 | format u16 | magic u32 | crc32c u32
+//
+// Lengths include each block's trailing checksum. Every block is verified
+// before it is decoded, and the error names the object.
+
+const (
+	sstMagic         = 0x52535354 // "RSST"
+	sstFormatVersion = 1
+	sstFooterBytes   = 8*5 + 2 + 4 + 4
+)
+
+//lint:immutable the CRC table is computed once and only read.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+func checksum(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
+
+func appendBlock(dst, payload []byte) []byte {
+	dst = append(dst, payload...)
+	return binary.BigEndian.AppendUint32(dst, checksum(payload))
+}
+
+// verifyBlock checks and strips a block's checksum.
+func verifyBlock(objectKey string, what string, b []byte) ([]byte, error) {
+	if len(b) < 4 {
+		return nil, corruptErr(objectKey, "%s block truncated (%d bytes)", what, len(b))
+	}
+	payload := b[:len(b)-4]
+	if checksum(payload) != binary.BigEndian.Uint32(b[len(b)-4:]) {
+		return nil, corruptErr(objectKey, "%s block checksum mismatch", what)
+	}
+	return payload, nil
+}
+
+// sstBuilder accumulates rows (in key asc, seq desc order) into an SST.
+type sstBuilder struct {
+	blockBytesTarget int
+	bloomBitsPerKey  int
+	buf              []byte
+	block            []byte
+	blockLastKey     []byte
+	index            []byte
+	keyHashes        []uint64
+	lastKey          []byte
+	info             SSTInfo
+}
+
+func newSSTBuilder(blockBytes, bloomBitsPerKey int) *sstBuilder {
+	return &sstBuilder{blockBytesTarget: blockBytes, bloomBitsPerKey: bloomBitsPerKey}
+}
+
+func (b *sstBuilder) add(r row) {
+	if b.info.Rows == 0 {
+		b.info.FirstKey = append([]byte(nil), r.key...)
+		b.info.MinSeq, b.info.MaxSeq = r.seq, r.seq
+	}
+	if b.info.Rows == 0 || !bytes.Equal(r.key, b.lastKey) {
+		b.keyHashes = append(b.keyHashes, xxhash.Sum64(r.key))
+		b.lastKey = append(b.lastKey[:0], r.key...)
+	}
+	b.info.Rows++
+	b.info.MinSeq = min(b.info.MinSeq, r.seq)
+	b.info.MaxSeq = max(b.info.MaxSeq, r.seq)
+	switch r.kind {
+	case KindTombstone:
+		b.info.Tombstones++
+	case KindMerge:
+		b.info.Merges++
+	}
+	b.block = appendRow(b.block, r)
+	b.blockLastKey = append(b.blockLastKey[:0], r.key...)
+	if len(b.block) >= b.blockBytesTarget {
+		b.finishBlock()
+	}
+}
+
+func (b *sstBuilder) estimatedBytes() int { return len(b.buf) + len(b.block) }
+
+func (b *sstBuilder) finishBlock() {
+	if len(b.block) == 0 {
+		return
+	}
+	off := len(b.buf)
+	b.buf = appendBlock(b.buf, b.block)
+	b.index = binary.AppendUvarint(b.index, uint64(len(b.blockLastKey)))
+	b.index = append(b.index, b.blockLastKey...)
+	b.index = binary.AppendUvarint(b.index, uint64(off))
+	b.index = binary.AppendUvarint(b.index, uint64(len(b.buf)-off))
+	b.block = b.block[:0]
+}
+
+// finish returns the SST bytes; info.Key and info.Size are set by the caller.
+func (b *sstBuilder) finish() ([]byte, SSTInfo) {
+	b.finishBlock()
+	b.info.LastKey = append([]byte(nil), b.lastKey...)
+	filterOff := len(b.buf)
+	b.buf = appendBlock(b.buf, buildBloom(b.keyHashes, b.bloomBitsPerKey))
+	indexOff := len(b.buf)
+	b.buf = appendBlock(b.buf, b.index)
+	var footer []byte
+	footer = binary.BigEndian.AppendUint64(footer, uint64(filterOff))
+	footer = binary.BigEndian.AppendUint64(footer, uint64(indexOff-filterOff))
+	footer = binary.BigEndian.AppendUint64(footer, uint64(indexOff))
+	footer = binary.BigEndian.AppendUint64(footer, uint64(len(b.buf)-indexOff))
+	footer = binary.BigEndian.AppendUint64(footer, uint64(b.info.Rows))
+	footer = binary.BigEndian.AppendUint16(footer, sstFormatVersion)
+	footer = binary.BigEndian.AppendUint32(footer, sstMagic)
+	footer = binary.BigEndian.AppendUint32(footer, checksum(footer))
+	b.buf = append(b.buf, footer...)
+	b.info.Size = int64(len(b.buf))
+	return b.buf, b.info
+}
+
+// Bloom filter: k probes by double hashing over an m-bit array.
+// Layout: u32 k | bits.
+func buildBloom(hashes []uint64, bitsPerKey int) []byte {
+	if bitsPerKey <= 0 || len(hashes) == 0 {
+		return []byte{0, 0, 0, 0}
+	}
+	k := max(1, min(30, int(float64(bitsPerKey)*0.69)))
+	nbits := max(64, len(hashes)*bitsPerKey)
+	nbytes := (nbits + 7) / 8
+	nbits = nbytes * 8
+	out := make([]byte, 4+nbytes)
+	binary.BigEndian.PutUint32(out, uint32(k))
+	bits := out[4:]
+	for _, h := range hashes {
+		delta := h>>33 | h<<31
+		for i := 0; i < k; i++ {
+			pos := h % uint64(nbits)
+			bits[pos/8] |= 1 << (pos % 8)
+			h += delta
+		}
+	}
+	return out
+}
+
+// bloomMayContain reports whether key may be in the filter.
+func bloomMayContain(filter []byte, h uint64) bool {
+	if len(filter) < 4 {
+		return true
+	}
+	k := int(binary.BigEndian.Uint32(filter))
+	bits := filter[4:]
+	if k == 0 || len(bits) == 0 {
+		return true
+	}
+	nbits := uint64(len(bits) * 8)
+	delta := h>>33 | h<<31
+	for i := 0; i < k; i++ {
+		pos := h % nbits
+		if bits[pos/8]&(1<<(pos%8)) == 0 {
+			return false
+		}
+		h += delta
+	}
+	return true
+}
+
+// sstIndexEntry locates one data block.
+type sstIndexEntry struct {
+	lastKey []byte
+	offset  int64
+	length  int64
+}
+
+// sstMeta is an SST's decoded footer, filter and index: what a lookup needs
+// before it reads a data block. Cached in the block cache.
+type sstMeta struct {
+	filter []byte
+	index  []sstIndexEntry
+	rows   uint64
+}
+
+func (m *sstMeta) cacheBytes() int64 {
+	n := int64(len(m.filter)) + 64
+	for _, e := range m.index {
+		n += int64(len(e.lastKey)) + 32
+	}
+	return n
+}
+
+// tableReader reads SSTs from the store through the block cache.
+type tableReader struct {
+	store objstore.Store
+	cache *blockCache
+}
+
+func (t *tableReader) meta(ctx context.Context, info SSTInfo) (*sstMeta, error) {
+	cacheKey := info.Key + "#meta"
+	if v, ok := t.cache.get(cacheKey); ok {
+		return v.(*sstMeta), nil
+	}
+	if info.Size < sstFooterBytes {
+		return nil, corruptErr(info.Key, "object of %d bytes is smaller than an SST footer", info.Size)
+	}
+	footer, err := t.store.GetRange(ctx, info.Key, info.Size-sstFooterBytes, sstFooterBytes)
+	if err != nil {
+		return nil, storeErr(err, "read SST footer of %s", info.Key)
+	}
+	if len(footer) != sstFooterBytes {
+		return nil, corruptErr(info.Key, "SST footer truncated (object shorter than the manifest's size %d)", info.Size)
+	}
+	if checksum(footer[:sstFooterBytes-4]) != binary.BigEndian.Uint32(footer[sstFooterBytes-4:]) {
+		return nil, corruptErr(info.Key, "SST footer checksum mismatch")
+	}
+	if binary.BigEndian.Uint32(footer[42:46]) != sstMagic {
+		return nil, corruptErr(info.Key, "not an SST (bad magic)")
+	}
+	if v := binary.BigEndian.Uint16(footer[40:42]); v != sstFormatVersion {
+		return nil, formatErr(info.Key, "SST format version %d, this build reads %d", v, sstFormatVersion)
+	}
+	filterOff := int64(binary.BigEndian.Uint64(footer[0:]))
+	filterLen := int64(binary.BigEndian.Uint64(footer[8:]))
+	indexOff := int64(binary.BigEndian.Uint64(footer[16:]))
+	indexLen := int64(binary.BigEndian.Uint64(footer[24:]))
+	rows := binary.BigEndian.Uint64(footer[32:])
+	end := info.Size - sstFooterBytes
+	if filterOff < 0 || filterOff+filterLen != indexOff || indexOff+indexLen != end {
+		return nil, corruptErr(info.Key, "SST footer offsets out of range")
+	}
+	tail, err := t.store.GetRange(ctx, info.Key, filterOff, end-filterOff)
+	if err != nil {
+		return nil, storeErr(err, "read SST index of %s", info.Key)
+	}
+	if int64(len(tail)) != end-filterOff {
+		return nil, corruptErr(info.Key, "SST index truncated")
+	}
+	filter, err := verifyBlock(info.Key, "filter", tail[:filterLen])
+	if err != nil {
+		return nil, err
+	}
+	indexPayload, err := verifyBlock(info.Key, "index", tail[filterLen:])
+	if err != nil {
+		return nil, err
+	}
+	m := &sstMeta{filter: append([]byte(nil), filter...), rows: rows}
+	for p := indexPayload; len(p) > 0; {
+		n, w := binary.Uvarint(p)
+		if w <= 0 || uint64(len(p)-w) < n {
+			return nil, corruptErr(info.Key, "bad index entry")
+		}
+		var e sstIndexEntry
+		e.lastKey = append([]byte(nil), p[w:w+int(n)]...)
+		p = p[w+int(n):]
+		off, w1 := binary.Uvarint(p)
+		if w1 <= 0 {
+			return nil, corruptErr(info.Key, "bad index entry")
+		}
+		p = p[w1:]
+		length, w2 := binary.Uvarint(p)
+		if w2 <= 0 {
+			return nil, corruptErr(info.Key, "bad index entry")
+		}
+		p = p[w2:]
+		e.offset, e.length = int64(off), int64(length)
+		if e.offset < 0 || e.offset+e.length > filterOff {
+			return nil, corruptErr(info.Key, "index entry out of range")
+		}
+		m.index = append(m.index, e)
+	}
+	t.cache.put(cacheKey, m, m.cacheBytes())
+	return m, nil
+}
+
+// block reads, verifies and decodes data block i of an SST.
+func (t *tableReader) block(ctx context.Context, info SSTInfo, m *sstMeta, i int, fill bool) ([]row, error) {
+	cacheKey := fmt.Sprintf("%s#%d", info.Key, i)
+	if v, ok := t.cache.get(cacheKey); ok {
+		return v.([]row), nil
+	}
+	e := m.index[i]
+	raw, err := t.store.GetRange(ctx, info.Key, e.offset, e.length)
+	if err != nil {
+		return nil, storeErr(err, "read block %d of %s", i, info.Key)
+	}
+	if int64(len(raw)) != e.length {
+		return nil, corruptErr(info.Key, "block %d truncated", i)
+	}
+	payload, err := verifyBlock(info.Key, fmt.Sprintf("data %d", i), raw)
+	if err != nil {
+		return nil, err
+	}
+	var rows []row
+	for p := payload; len(p) > 0; {
+		r, rest, err := decodeRow(p)
+		if err != nil {
+			return nil, corruptErr(info.Key, "block %d: %v", i, err)
+		}
+		rows = append(rows, r)
+		p = rest
+	}
+	if fill {
+		t.cache.put(cacheKey, rows, int64(len(payload))+int64(len(rows))*64)
+	}
+	return rows, nil
+}
+
+// sstIter iterates an SST's rows with key in [start, end).
+type sstIter struct {
+	ctx   context.Context
+	t     *tableReader
+	info  SSTInfo
+	start []byte
+	end   []byte
+	fill  bool
+
+	meta     *sstMeta
+	blockIdx int
+	rows     []row
+	pos      int
+	done     bool
+}
+
+func (t *tableReader) iter(ctx context.Context, info SSTInfo, start, end []byte, fillCache bool) *sstIter {
+	it := &sstIter{ctx: ctx, t: t, info: info, start: start, end: end, fill: fillCache}
+	if (end != nil && bytes.Compare(info.FirstKey, end) >= 0) || bytes.Compare(info.LastKey, start) < 0 {
+		it.done = true
+	}
+	return it
+}
+
+func (it *sstIter) next() (row, bool, error) {
+	for !it.done {
+		if it.meta == nil {
+			m, err := it.t.meta(it.ctx, it.info)
+			if err != nil {
+				return row{}, false, err
+			}
+			it.meta = m
+			it.blockIdx = sort.Search(len(m.index), func(i int) bool { return bytes.Compare(m.index[i].lastKey, it.start) >= 0 })
+			it.blockIdx--
+		}
+		if it.pos >= len(it.rows) {
+			it.blockIdx++
+			if it.blockIdx >= len(it.meta.index) {
+				it.done = true
+				break
+			}
+			rows, err := it.t.block(it.ctx, it.info, it.meta, it.blockIdx, it.fill)
+			if err != nil {
+				return row{}, false, err
+			}
+			it.rows, it.pos = rows, 0
+			continue
+		}
+		r := it.rows[it.pos]
+		it.pos++
+		if bytes.Compare(r.key, it.start) < 0 {
+			continue
+		}
+		if it.end != nil && bytes.Compare(r.key, it.end) >= 0 {
+			it.done = true
+			break
+		}
+		return r, true, nil
+	}
+	return row{}, false, nil
+}
+
+// versions returns the rows for key (newest first) in one SST, using the
+// bloom filter to skip SSTs that cannot hold it.
+func (t *tableReader) versions(ctx context.Context, info SSTInfo, key []byte, keyHash uint64) ([]row, error) {
+	if bytes.Compare(key, info.FirstKey) < 0 || bytes.Compare(key, info.LastKey) > 0 {
+		return nil, nil
+	}
+	m, err := t.meta(ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	if !bloomMayContain(m.filter, keyHash) {
+		return nil, nil
+	}
+	i := sort.Search(len(m.index), func(i int) bool { return bytes.Compare(m.index[i].lastKey, key) >= 0 })
+	var out []row
+	for ; i < len(m.index); i++ {
+		rows, err := t.block(ctx, info, m, i, true)
+		if err != nil {
+			return nil, err
+		}
+		j := sort.Search(len(rows), func(j int) bool { return bytes.Compare(rows[j].key, key) >= 0 })
+		for ; j < len(rows) && bytes.Equal(rows[j].key, key); j++ {
+			out = append(out, rows[j])
+		}
+		if j < len(rows) {
+			break // the key's versions ended inside this block
+		}
+	}
+	return out, nil
+}
