@@ -315,7 +315,7 @@ func (c *Compactor) merge(ctx context.Context, p *compactionPlan, retention uint
 			}
 		}
 		if b == nil {
-			b = newSSTBuilder(c.opts.BlockBytes, c.opts.BloomBitsPerKey)
+			b = newSSTBuilder(c.opts.BlockBytes, c.opts.BloomBitsPerKey, min(c.opts.SSTBytesTarget, 8<<20))
 		}
 		for _, r := range out {
 			b.add(r)
