@@ -455,13 +455,16 @@ func (c *conn) cancelRunning() {
 
 // canceledError maps a cancelled statement context to 57014.
 func canceledError(ctx context.Context, err error) error {
-	if ctx.Err() == nil {
+	if err == nil || ctx.Err() == nil {
 		return err
 	}
-	if errors.Is(context.Cause(ctx), errStatementTimeout) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errStatementTimeout):
 		return errcode.New(errcode.QueryCanceled, "canceling statement due to statement timeout")
+	case errors.Is(cause, errCanceledByUser):
+		return errcode.New(errcode.QueryCanceled, "canceling statement due to user request")
 	}
-	return errcode.New(errcode.QueryCanceled, "canceling statement due to user request")
+	return err
 }
 
 // fail reports err and moves the transaction state machine: a failure inside
@@ -476,6 +479,9 @@ func (c *conn) fail(err error) {
 
 // abortTx rolls back the engine's transaction after an error.
 func (c *conn) abortTx() {
+	// Portals end with their transaction; their cursors close before the
+	// engine's transaction does.
+	c.closeAllPortals()
 	if c.engineTx {
 		if rbErr := c.session.Rollback(context.Background()); rbErr != nil {
 			c.log.Warn("gateway: rollback after error failed", "err", rbErr)
@@ -507,6 +513,7 @@ func (c *conn) endImplicit(ctx context.Context) {
 	if c.state != txIdle {
 		return
 	}
+	c.closeAllPortals()
 	if c.engineTx && c.engineImplicit {
 		c.engineTx = false
 		if err := c.session.Commit(ctx); err != nil {

@@ -43,9 +43,10 @@ func (c *conn) runSimple(ctx context.Context, st *statement) bool {
 	if st.kind == kindEngine {
 		sctx, done := c.statementContext(ctx)
 		stmt, err := c.session.Prepare(sctx, PrepareRequest{SQL: st.sql, Settings: c.settings})
+		err = canceledError(sctx, err)
 		done()
 		if err != nil {
-			c.fail(canceledError(sctx, err))
+			c.fail(err)
 			return false
 		}
 		if len(stmt.ParamTypes) > 0 {
@@ -363,6 +364,7 @@ func (c *conn) commit(ctx context.Context) (string, error) {
 		return "ROLLBACK", nil
 	}
 	var err error
+	c.closeAllPortals()
 	if c.engineTx {
 		c.engineTx = false
 		err = c.session.Commit(ctx)
@@ -379,6 +381,7 @@ func (c *conn) rollback(ctx context.Context) error {
 		c.warn(errcode.NoTransactionInProgress, "there is no transaction in progress")
 		return nil
 	}
+	c.closeAllPortals()
 	if c.engineTx {
 		c.engineTx = false
 		if err := c.session.Rollback(ctx); err != nil {
