@@ -82,7 +82,7 @@ func Open(ctx context.Context, store objstore.Store, path string, opts Options) 
 		memtable:  newMemtable(),
 		snapshots: map[uint64]int{},
 	}
-	d.tables = &tableReader{store: store, cache: newBlockCache(opts.BlockCacheBytes)}
+	d.tables = newTableReader(store, opts.BlockCacheBytes, opts.MetaCacheBytes)
 	d.instance = opts.InstanceID
 	if d.instance == "" {
 		id, err := allocateInstanceID(ctx, store)
