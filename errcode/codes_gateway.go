@@ -47,6 +47,8 @@ var (
 		"Bind exactly as many parameters as the statement has placeholders.")
 	MultipleStatementsInPrepare = Register("RS-2432", "protocol.multiple_statements_in_prepare", "42601",
 		"Send one statement per Parse; use a simple query for several statements at once.")
+	ReadOnlyTransaction = Register("RS-2434", "transaction.read_only", "25006",
+		"The transaction was started READ ONLY (or default_transaction_read_only is on); start a read-write transaction for writes.")
 	GatewayUnsupported = Register("RS-2433", "gateway.unsupported_feature", "0A000",
 		"This PostgreSQL feature is not supported by RockStream's gateway; see docs/sql.md for what is.")
 

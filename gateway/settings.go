@@ -284,6 +284,9 @@ func (s *Settings) set(name, value string) (*Settings, error) {
 		return nil, errcode.New(errcode.InvalidParameterValue, "parameter %q cannot be changed", def.name).WithSQLState("55P02")
 	}
 	normalized, err := def.normalize(value)
+	if e, ok := errcode.As(err); ok {
+		return nil, e
+	}
 	if err != nil {
 		return nil, errcode.New(errcode.InvalidParameterValue, "invalid value for parameter %q: %q", def.name, value).WithDetail("%v", err)
 	}

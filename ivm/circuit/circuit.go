@@ -250,11 +250,28 @@ func (c *Circuit) DiscardCaches() {
 
 // RunOnce is ad-hoc mode: the circuit run once over a snapshot as a single
 // delta from empty, with state in a throwaway in-memory store. It returns
-// each view's full result. A circuit used with RunOnce may be run again
-// with RunOnce (each run starts from empty state) but must not also be
-// stepped over durable state.
+// each view's full result, or, if an expression failed on a row of the
+// snapshot, that evaluation error (RS-3501 with the expression's SQLSTATE
+// and the offending row) — the same error a view over the same data would
+// be in. A circuit used with RunOnce may be run again with RunOnce (each
+// run starts from empty state) but must not also be stepped over durable
+// state.
 func (c *Circuit) RunOnce(snapshot map[SourceID]zset.Batch) (map[ViewID]zset.Batch, error) {
 	c.DiscardCaches()
 	defer c.DiscardCaches()
-	return c.Step(kv.NewTxn(kv.NewMemory()), snapshot)
+	txn := kv.NewTxn(kv.NewMemory())
+	outs, err := c.Step(txn, snapshot)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range c.sinks {
+		errs, err := ViewErrors(txn, s.view)
+		if err != nil {
+			return nil, err
+		}
+		if err := viewError(s.view, errs); err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
 }

@@ -19,14 +19,27 @@ func ReadView(r kv.Reader, view ViewID) (zset.Batch, error) {
 	if err != nil {
 		return zset.Batch{}, err
 	}
-	if errs.Len() > 0 {
-		row := errs.Rows[0]
+	if err := viewError(view, errs); err != nil {
+		return zset.Batch{}, err
+	}
+	return readArrangement(r, viewArrangement(view, arrange.KindViewRows))
+}
+
+// viewError turns a view's live errors into the error its readers get (nil
+// when there are none): the first error in encoding order, so every reader
+// sees the same one.
+func viewError(view ViewID, errs zset.Batch) error {
+	errs = zset.Consolidate(errs)
+	for i, row := range errs.Rows {
+		if errs.Weights[i] == 0 {
+			continue
+		}
 		e := errcode.New(errcode.ViewEvaluationError, "%s", row[2].(string))
 		e.SQLState = row[0].(string)
 		e.Detail = fmt.Sprintf("view %d is in the error state (%s); offending input row: %s", view, row[1], row[3])
-		return zset.Batch{}, e
+		return e
 	}
-	return readArrangement(r, viewArrangement(view, arrange.KindViewRows))
+	return nil
 }
 
 // ViewErrors returns a view's live evaluation errors (op.ErrorSchema rows);

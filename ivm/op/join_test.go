@@ -5,7 +5,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/rockstream/rockstream/ivm/op/internal/testexpr"
+	"github.com/rockstream/rockstream/ivm/op/testexpr"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 

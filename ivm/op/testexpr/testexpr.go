@@ -1,4 +1,5 @@
-// Package testexpr has a few tiny expr.Expr nodes for operator tests, so the
+// Package testexpr has a few tiny expr.Expr nodes for operator and circuit
+// tests (test support only; never used by production code), so the
 // operator tests do not depend on the full expression engine.
 package testexpr
 

@@ -1,0 +1,296 @@
+package gateway
+
+import (
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/rockstream/rockstream/errcode"
+)
+
+// stmtKind says who answers a statement: the gateway itself (session and
+// transaction control, COPY framing) or the engine.
+type stmtKind uint8
+
+const (
+	kindEngine stmtKind = iota
+	kindEmpty
+	kindBegin
+	kindCommit
+	kindRollback
+	kindSet
+	kindReset
+	kindResetAll
+	kindSetTransaction // SET TRANSACTION / SET SESSION CHARACTERISTICS
+	kindShow
+	kindShowAll
+	kindDiscard
+	kindDeallocate
+	kindCopyFrom
+	kindCopyTo
+	kindUnsupported
+)
+
+// statement is one classified SQL statement.
+type statement struct {
+	kind stmtKind
+	sql  string
+	// Transaction options for BEGIN / SET TRANSACTION.
+	tx txRequest
+	// sessionCharacteristics marks SET SESSION CHARACTERISTICS (changes the
+	// defaults) as opposed to SET TRANSACTION (changes the current one).
+	sessionCharacteristics bool
+	// SET/SHOW/RESET/DEALLOCATE: parameter or statement name, value.
+	name, value string
+	setDefault  bool
+	isLocal     bool
+	discardAll  bool
+	// copy is the parsed COPY statement.
+	copy *copySpec
+	// err is the error to report (kindUnsupported, bad COPY).
+	err *errcode.Error
+}
+
+// txRequest is what BEGIN / SET TRANSACTION asked for; nil fields were not
+// mentioned.
+type txRequest struct {
+	isolation *Isolation
+	readOnly  *bool
+	// serializable records a request for SERIALIZABLE (rejected, RS-2003).
+	serializable bool
+}
+
+// splitStatements splits a Query message into statements. Pieces that hold
+// only comments or whitespace are dropped. If the scanner cannot split the
+// text (e.g. an unterminated quote) the whole text is one statement, and the
+// engine reports the syntax error.
+func splitStatements(sql string) []string {
+	pieces, err := pg_query.SplitWithScanner(sql, true)
+	if err != nil {
+		if strings.TrimSpace(sql) == "" {
+			return nil
+		}
+		return []string{sql}
+	}
+	out := pieces[:0]
+	for _, p := range pieces {
+		if !onlyComments(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// onlyComments reports whether text has no tokens besides comments.
+func onlyComments(text string) bool {
+	if strings.TrimSpace(text) == "" {
+		return true
+	}
+	res, err := pg_query.Scan(text)
+	if err != nil {
+		return false
+	}
+	for _, tok := range res.Tokens {
+		if tok.Token != pg_query.Token_SQL_COMMENT && tok.Token != pg_query.Token_C_COMMENT && tok.Token != pg_query.Token_ASCII_59 {
+			return false
+		}
+	}
+	return true
+}
+
+// classify parses one statement and decides who answers it. Statements
+// PostgreSQL's grammar does not know (RockStream extensions) and all
+// ordinary SQL go to the engine unchanged.
+func classify(sql string) statement {
+	st := statement{kind: kindEngine, sql: sql}
+	if onlyComments(sql) {
+		st.kind = kindEmpty
+		return st
+	}
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return st
+	}
+	node := tree.Stmts[0].Stmt
+	switch {
+	case node.GetTransactionStmt() != nil:
+		classifyTransaction(node.GetTransactionStmt(), &st)
+	case node.GetVariableSetStmt() != nil:
+		classifySet(node.GetVariableSetStmt(), &st)
+	case node.GetVariableShowStmt() != nil:
+		name := node.GetVariableShowStmt().Name
+		if strings.EqualFold(name, "all") {
+			st.kind = kindShowAll
+		} else {
+			st.kind, st.name = kindShow, name
+		}
+	case node.GetDiscardStmt() != nil:
+		st.kind = kindDiscard
+		st.discardAll = node.GetDiscardStmt().Target == pg_query.DiscardMode_DISCARD_ALL
+	case node.GetDeallocateStmt() != nil:
+		st.kind, st.name = kindDeallocate, node.GetDeallocateStmt().Name
+	case node.GetCopyStmt() != nil:
+		classifyCopy(node.GetCopyStmt(), &st)
+	case node.GetListenStmt() != nil, node.GetNotifyStmt() != nil, node.GetUnlistenStmt() != nil:
+		st.kind = kindUnsupported
+		st.err = errcode.New(errcode.GatewayUnsupported, "LISTEN/NOTIFY is not supported")
+	case node.GetPrepareStmt() != nil, node.GetExecuteStmt() != nil:
+		st.kind = kindUnsupported
+		st.err = errcode.New(errcode.GatewayUnsupported, "SQL-level PREPARE/EXECUTE is not supported; use the extended query protocol (driver-side prepared statements)")
+	}
+	return st
+}
+
+func classifyTransaction(ts *pg_query.TransactionStmt, st *statement) {
+	switch ts.Kind {
+	case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
+		st.kind = kindBegin
+		st.tx = transactionOptions(ts.Options)
+	case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
+		st.kind = kindCommit
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+		st.kind = kindRollback
+	default:
+		st.kind = kindUnsupported
+		st.err = errcode.New(errcode.GatewayUnsupported, "savepoints and two-phase commit are not supported")
+	}
+	if ts.Chain {
+		st.kind = kindUnsupported
+		st.err = errcode.New(errcode.GatewayUnsupported, "COMMIT/ROLLBACK AND CHAIN is not supported")
+	}
+}
+
+// transactionOptions reads BEGIN/SET TRANSACTION's mode list.
+func transactionOptions(options []*pg_query.Node) txRequest {
+	var req txRequest
+	for _, o := range options {
+		def := o.GetDefElem()
+		if def == nil {
+			continue
+		}
+		switch def.Defname {
+		case "transaction_isolation":
+			switch strings.ToLower(constString(def.Arg)) {
+			case "serializable":
+				req.serializable = true
+			case "repeatable read":
+				iso := RepeatableRead
+				req.isolation = &iso
+			default: // read committed, read uncommitted (PostgreSQL maps it to read committed)
+				iso := ReadCommitted
+				req.isolation = &iso
+			}
+		case "transaction_read_only":
+			ro := constString(def.Arg) == "1"
+			req.readOnly = &ro
+		}
+	}
+	return req
+}
+
+// constString renders an A_Const (or a cast of one) as SET would see it.
+func constString(n *pg_query.Node) string {
+	if n == nil {
+		return ""
+	}
+	if tc := n.GetTypeCast(); tc != nil {
+		return constString(tc.Arg)
+	}
+	c := n.GetAConst()
+	if c == nil {
+		return ""
+	}
+	switch {
+	case c.GetSval() != nil:
+		return c.GetSval().Sval
+	case c.GetIval() != nil:
+		return strconv.FormatInt(int64(c.GetIval().Ival), 10)
+	case c.GetFval() != nil:
+		return c.GetFval().Fval
+	case c.GetBoolval() != nil:
+		if c.GetBoolval().Boolval {
+			return "on"
+		}
+		return "off"
+	}
+	return ""
+}
+
+func classifySet(vs *pg_query.VariableSetStmt, st *statement) {
+	st.isLocal = vs.IsLocal
+	switch vs.Kind {
+	case pg_query.VariableSetKind_VAR_SET_VALUE:
+		st.kind, st.name = kindSet, vs.Name
+		parts := make([]string, 0, len(vs.Args))
+		for _, a := range vs.Args {
+			v := constString(a)
+			if strings.EqualFold(vs.Name, "search_path") && needsIdentQuote(v) {
+				v = `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
+			}
+			parts = append(parts, v)
+		}
+		st.value = strings.Join(parts, ", ")
+	case pg_query.VariableSetKind_VAR_SET_DEFAULT, pg_query.VariableSetKind_VAR_RESET:
+		st.kind, st.name = kindReset, vs.Name
+	case pg_query.VariableSetKind_VAR_RESET_ALL:
+		st.kind = kindResetAll
+	case pg_query.VariableSetKind_VAR_SET_MULTI:
+		st.kind = kindSetTransaction
+		st.sessionCharacteristics = vs.Name == "SESSION CHARACTERISTICS"
+		st.tx = transactionOptions(vs.Args)
+	default:
+		st.kind = kindUnsupported
+		st.err = errcode.New(errcode.GatewayUnsupported, "SET ... FROM CURRENT is not supported")
+	}
+}
+
+// needsIdentQuote reports whether an identifier must be double-quoted to
+// survive PostgreSQL's list parsing (as "$user" is).
+func needsIdentQuote(s string) bool {
+	if s == "" {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c == '_' || (i > 0 && (c >= '0' && c <= '9' || c == '$'))) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandTag is the CommandComplete tag of a gateway-answered statement.
+func (st *statement) commandTag() string {
+	switch st.kind {
+	case kindBegin:
+		return "BEGIN"
+	case kindCommit:
+		return "COMMIT"
+	case kindRollback:
+		return "ROLLBACK"
+	case kindSet, kindSetTransaction:
+		return "SET"
+	case kindReset, kindResetAll:
+		return "RESET"
+	case kindShow, kindShowAll:
+		return "SHOW"
+	case kindDiscard:
+		if st.discardAll {
+			return "DISCARD ALL"
+		}
+		return "DISCARD"
+	case kindDeallocate:
+		if st.name == "" {
+			return "DEALLOCATE ALL"
+		}
+		return "DEALLOCATE"
+	}
+	return ""
+}
+
+// allowedWhenFailed reports statements PostgreSQL runs in a failed
+// transaction block (everything else gets 25P02).
+func (st *statement) allowedWhenFailed() bool {
+	return st.kind == kindCommit || st.kind == kindRollback || st.kind == kindEmpty
+}

@@ -1,0 +1,219 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// copyIn runs COPY ... FROM STDIN: CopyInResponse, then CopyData until
+// CopyDone, parsing records into typed rows and handing them to the engine
+// in chunks of at most copyChunkRowsMax rows. Any bad record aborts the sink
+// and returns an error naming the line; the caller then rolls back the
+// transaction, so nothing of the COPY is committed.
+func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
+	if c.txReadOnly {
+		return errcode.New(errcode.ReadOnlyTransaction, "cannot execute COPY FROM in a read-only transaction")
+	}
+	if err := c.ensureTx(ctx); err != nil {
+		return canceledError(ctx, err)
+	}
+	sink, err := c.session.CopyIn(ctx, CopyInRequest{Schema: spec.schema, Table: spec.table, Columns: spec.columns, Settings: c.settings})
+	if err != nil {
+		return canceledError(ctx, err)
+	}
+	finished := false
+	defer func() {
+		if !finished {
+			if abortErr := sink.Abort(context.WithoutCancel(ctx)); abortErr != nil {
+				c.log.Warn("gateway: aborting COPY failed", "err", abortErr)
+			}
+		}
+	}()
+	cols := sink.Columns()
+	c.backend.Send(&pgproto3.CopyInResponse{OverallFormat: 0, ColumnFormatCodes: make([]uint16, len(cols))})
+	if err := c.flush(); err != nil {
+		return err
+	}
+	dec := &copyDecoder{spec: spec}
+	chunk := make([]types.Row, 0, 64)
+	chunkBytes := 0
+	writeChunk := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		if err := sink.Write(ctx, chunk); err != nil {
+			return canceledError(ctx, err)
+		}
+		chunk, chunkBytes = chunk[:0], 0
+		return nil
+	}
+	convert := func(records [][]*string) error {
+		for i, rec := range records {
+			// The decoder's line counter is at the last record handed out.
+			line := dec.line - int64(len(records)-1-i)
+			row, err := c.copyRow(spec, cols, rec, line)
+			if err != nil {
+				return err
+			}
+			chunk = append(chunk, row)
+			for _, f := range rec {
+				if f != nil {
+					chunkBytes += len(*f)
+				}
+			}
+			if len(chunk) >= copyChunkRowsMax || chunkBytes >= copyChunkBytesMax {
+				if err := writeChunk(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for {
+		if ctx.Err() != nil {
+			return canceledError(ctx, ctx.Err())
+		}
+		msg, err := c.backend.Receive()
+		if err != nil {
+			return err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			records, err := dec.feed(m.Data, false)
+			if err != nil {
+				return err
+			}
+			if err := convert(records); err != nil {
+				return err
+			}
+		case *pgproto3.CopyDone:
+			records, err := dec.feed(nil, true)
+			if err != nil {
+				return err
+			}
+			if err := convert(records); err != nil {
+				return err
+			}
+			if err := writeChunk(); err != nil {
+				return err
+			}
+			n, err := sink.Finish(ctx)
+			if err != nil {
+				return canceledError(ctx, err)
+			}
+			finished = true
+			c.backend.Send(&pgproto3.CommandComplete{CommandTag: []byte("COPY " + strconv.FormatInt(n, 10))})
+			return nil
+		case *pgproto3.CopyFail:
+			return errcode.New(errcode.CopyClientFailed, "COPY from stdin failed: %s", m.Message)
+		case *pgproto3.Flush, *pgproto3.Sync:
+			// Ignored during COPY IN, as PostgreSQL does.
+		case *pgproto3.Terminate:
+			return errors.New("client terminated during COPY")
+		default:
+			return errcode.New(errcode.ProtocolViolation, "unexpected message type %T during COPY from stdin", msg)
+		}
+	}
+}
+
+// copyRow converts one record's fields to a typed row.
+func (c *conn) copyRow(spec *copySpec, cols types.Schema, rec []*string, line int64) (types.Row, error) {
+	where := func() string { return fmt.Sprintf("COPY %s, line %d", spec.table, line) }
+	if len(rec) > len(cols) {
+		e := errcode.New(errcode.CopyColumnCountMismatch, "extra data after last expected column")
+		e.Detail = where()
+		return nil, e
+	}
+	if len(rec) < len(cols) {
+		e := errcode.New(errcode.CopyColumnCountMismatch, "missing data for column %q", cols[len(rec)].Name)
+		e.Detail = where()
+		return nil, e
+	}
+	row := make(types.Row, len(cols))
+	for i, f := range rec {
+		if f == nil {
+			continue
+		}
+		v, err := parseText(cols[i].Type, *f, c.settings)
+		if err != nil {
+			e := errcode.New(errcode.CopyInvalidValue, "%v", err)
+			e.Detail = fmt.Sprintf("%s, column %s: %q", where(), cols[i].Name, *f)
+			return nil, e
+		}
+		row[i] = v
+	}
+	return row, nil
+}
+
+// copyOut runs COPY ... TO STDOUT: the query runs through the engine and
+// each row is sent as one CopyData message.
+func (c *conn) copyOut(ctx context.Context, spec *copySpec) error {
+	stmt, err := c.session.Prepare(ctx, PrepareRequest{SQL: spec.query, Settings: c.settings})
+	if err != nil {
+		return canceledError(ctx, err)
+	}
+	if stmt.Columns == nil {
+		return errcode.New(errcode.CopyMalformedStatement, "COPY query must return rows")
+	}
+	if err := c.ensureTx(ctx); err != nil {
+		return canceledError(ctx, err)
+	}
+	cur, err := c.session.Execute(ctx, ExecuteRequest{Statement: stmt, Settings: c.settings})
+	if err != nil {
+		return canceledError(ctx, err)
+	}
+	defer func() {
+		if cerr := cur.Close(); cerr != nil {
+			c.log.Warn("gateway: closing COPY cursor failed", "err", cerr)
+		}
+	}()
+	c.backend.Send(&pgproto3.CopyOutResponse{OverallFormat: 0, ColumnFormatCodes: make([]uint16, len(stmt.Columns))})
+	var buf []byte
+	if spec.header {
+		for i, col := range stmt.Columns {
+			if i > 0 {
+				buf = append(buf, spec.delimiter)
+			}
+			if spec.format == copyCSV {
+				buf = appendCopyCSVField(buf, []byte(col.Name), spec)
+			} else {
+				buf = appendCopyTextField(buf, []byte(col.Name), spec.delimiter)
+			}
+		}
+		buf = append(buf, '\n')
+		c.backend.Send(&pgproto3.CopyData{Data: buf})
+	}
+	var n int64
+	for {
+		row, err := cur.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return canceledError(ctx, err)
+		}
+		buf, err = appendCopyRow(buf[:0], row, stmt.Columns, spec, c.settings)
+		if err != nil {
+			return errcode.Wrap(errcode.InternalError, err, "cannot encode COPY row")
+		}
+		c.backend.Send(&pgproto3.CopyData{Data: buf})
+		c.unflushedBytes += len(buf)
+		n++
+		if c.unflushedBytes > copyOutFlushBytes {
+			if err := c.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	c.backend.Send(&pgproto3.CopyDone{})
+	c.backend.Send(&pgproto3.CommandComplete{CommandTag: []byte("COPY " + strconv.FormatInt(n, 10))})
+	return nil
+}

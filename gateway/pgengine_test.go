@@ -1,0 +1,443 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// This file holds the PROTOCOL-TEST-ONLY engine: pgProtocolTestEngine
+// implements the gateway's Engine seam by forwarding every statement to a
+// throwaway real PostgreSQL 15 server. It is not RockStream's engine; it lets
+// the protocol tests drive real clients through the gateway against a
+// complete SQL implementation, and doubles as an oracle for the gateway's
+// value encodings (rows arrive from PostgreSQL in binary, are decoded into
+// Datums by decodeBinary, and re-encoded by the gateway).
+
+// testPostgresError carries a PostgreSQL error through the seam (tests only).
+var testPostgresError = errcode.Register("RS-2499", "test.postgres_error", "XX000",
+	"Test-only: an error reported by the PostgreSQL server behind the protocol-test engine.")
+
+const pgBinDir = "/usr/lib/postgresql/15/bin"
+
+// testPostgres is a PostgreSQL 15 server in a temporary directory, listening
+// only on a Unix socket.
+type testPostgres struct {
+	dir, socketDir string
+	cmd            *exec.Cmd
+}
+
+func (p *testPostgres) connString() string {
+	return fmt.Sprintf("host=%s port=5432 user=postgres dbname=postgres sslmode=disable", p.socketDir)
+}
+
+// startTestPostgres runs initdb and postgres as the `postgres` user (initdb
+// refuses root).
+func startTestPostgres() (*testPostgres, error) {
+	if _, err := os.Stat(filepath.Join(pgBinDir, "initdb")); err != nil {
+		return nil, fmt.Errorf("PostgreSQL 15 server binaries are missing; install them with: apt-get install -y postgresql-15")
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("no postgres OS user (install postgresql-15): %v", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	root, err := os.MkdirTemp("", "rs-gateway-pg-")
+	if err != nil {
+		return nil, err
+	}
+	p := &testPostgres{dir: filepath.Join(root, "data"), socketDir: filepath.Join(root, "sock")}
+	for _, d := range []string{root, p.socketDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.Chown(d, uid, gid); err != nil {
+			return nil, err
+		}
+	}
+	cred := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	initdb := exec.Command(filepath.Join(pgBinDir, "initdb"), "-D", p.dir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	initdb.SysProcAttr = cred
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
+	}
+	p.cmd = exec.Command(filepath.Join(pgBinDir, "postgres"), "-D", p.dir, "-k", p.socketDir, "-c", "listen_addresses=",
+		"-c", "fsync=off", "-c", "TimeZone=Etc/UTC", "-c", "max_connections=50", "-c", "shared_buffers=16MB")
+	p.cmd.SysProcAttr = cred
+	var logs bytes.Buffer
+	p.cmd.Stdout, p.cmd.Stderr = &logs, &logs
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := pgconn.Connect(context.Background(), p.connString())
+		if err == nil {
+			c.Close(context.Background())
+			return p, nil
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, fmt.Errorf("postgres did not start: %v\n%s", err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *testPostgres) stop() {
+	if p.cmd != nil && p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGINT)
+		_ = p.cmd.Wait()
+	}
+	os.RemoveAll(filepath.Dir(p.dir))
+}
+
+// pgProtocolTestEngine is the protocol-test engine (see the file comment).
+type pgProtocolTestEngine struct {
+	connString string
+	mu         sync.Mutex
+	// sessions counts sessions opened, for tests.
+	sessions int
+	// copyChunks records the sizes of COPY chunks received, for tests.
+	copyChunks []int
+}
+
+func (e *pgProtocolTestEngine) NewSession(ctx context.Context, info SessionInfo) (Session, error) {
+	c, err := pgconn.Connect(ctx, e.connString)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.sessions++
+	e.mu.Unlock()
+	return &pgTestSession{engine: e, conn: c, timeZone: "Etc/UTC"}, nil
+}
+
+type pgTestSession struct {
+	engine   *pgProtocolTestEngine
+	conn     *pgconn.PgConn
+	seq      int
+	timeZone string
+}
+
+type pgTestHandle struct {
+	name          string
+	resultFormats []int16
+	columns       types.Schema
+}
+
+// pgErr converts a PostgreSQL error into an *errcode.Error with the same
+// SQLSTATE, message and position.
+func pgErr(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		e := errcode.New(testPostgresError, "%s", pe.Message).WithSQLState(pe.Code)
+		e.Position = int(pe.Position)
+		if pe.Detail != "" {
+			e.Detail = pe.Detail
+		}
+		return e
+	}
+	return err
+}
+
+func (s *pgTestSession) syncSettings(ctx context.Context, settings *Settings) error {
+	if settings == nil {
+		return nil
+	}
+	tz, _ := settings.Get("TimeZone")
+	if tz == s.timeZone {
+		return nil
+	}
+	if _, err := s.conn.Exec(ctx, "SET TimeZone = '"+strings.ReplaceAll(tz, "'", "''")+"'").ReadAll(); err != nil {
+		return pgErr(err)
+	}
+	s.timeZone = tz
+	return nil
+}
+
+func (s *pgTestSession) Prepare(ctx context.Context, req PrepareRequest) (*Statement, error) {
+	if strings.Contains(req.SQL, "/*panic*/") {
+		panic("protocol-test engine: panic requested by the test")
+	}
+	if err := s.syncSettings(ctx, req.Settings); err != nil {
+		return nil, err
+	}
+	s.seq++
+	name := fmt.Sprintf("rs_%d", s.seq)
+	oids := make([]uint32, len(req.ParamTypes))
+	for i, t := range req.ParamTypes {
+		if t.Kind != types.KindUnknown {
+			oids[i] = t.OID()
+		}
+	}
+	sd, err := s.conn.Prepare(ctx, name, req.SQL, oids)
+	if err != nil {
+		return nil, pgErr(err)
+	}
+	st := &Statement{}
+	for _, oid := range sd.ParamOIDs {
+		t, ok := types.FromOID(oid)
+		if !ok {
+			t = types.TText
+		}
+		st.ParamTypes = append(st.ParamTypes, t)
+	}
+	h := &pgTestHandle{name: name}
+	if len(sd.Fields) > 0 {
+		for _, f := range sd.Fields {
+			t, ok := types.FromOID(f.DataTypeOID)
+			format := int16(1)
+			if !ok || t.Kind == types.KindArray && t.Elem.Kind == types.KindUnknown {
+				t, format = types.TText, 0
+			}
+			if t.Kind != types.KindArray {
+				t.Typmod = f.TypeModifier
+			}
+			st.Columns = append(st.Columns, types.Column{Name: f.Name, Type: t, Nullable: true})
+			h.resultFormats = append(h.resultFormats, format)
+		}
+		h.columns = st.Columns
+	}
+	st.Handle = h
+	return st, nil
+}
+
+func (s *pgTestSession) Execute(ctx context.Context, req ExecuteRequest) (Cursor, error) {
+	if err := s.syncSettings(ctx, req.Settings); err != nil {
+		return nil, err
+	}
+	h := req.Statement.Handle.(*pgTestHandle)
+	values := make([][]byte, len(req.Params))
+	for i, v := range req.Params {
+		if v == nil {
+			continue
+		}
+		text, err := appendText(nil, req.Statement.ParamTypes[i], v, req.Settings)
+		if err != nil {
+			return nil, err
+		}
+		values[i] = text
+	}
+	rr := s.conn.ExecPrepared(context.Background(), h.name, values, nil, h.resultFormats)
+	return &pgTestCursor{session: s, rr: rr, handle: h}, nil
+}
+
+type pgTestCursor struct {
+	session *pgTestSession
+	rr      *pgconn.ResultReader
+	handle  *pgTestHandle
+	tag     string
+	closed  bool
+}
+
+func (c *pgTestCursor) Next(ctx context.Context) (types.Row, error) {
+	if c.closed {
+		return nil, io.EOF
+	}
+	stop := context.AfterFunc(ctx, func() { _ = c.session.conn.CancelRequest(context.Background()) })
+	more := c.rr.NextRow()
+	stop()
+	if !more {
+		tag, err := c.rr.Close()
+		c.closed = true
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, pgErr(err)
+		}
+		c.tag = tag.String()
+		return nil, io.EOF
+	}
+	raw := c.rr.Values()
+	row := make(types.Row, len(raw))
+	for i, v := range raw {
+		if v == nil {
+			continue
+		}
+		col := c.handle.columns[i]
+		if c.handle.resultFormats[i] == 0 {
+			row[i] = string(v)
+			continue
+		}
+		d, err := decodeBinary(col.Type, v)
+		if err != nil {
+			return nil, fmt.Errorf("protocol-test engine: decoding %s: %w", col.Type.SQLName(), err)
+		}
+		row[i] = d
+	}
+	return row, nil
+}
+
+func (c *pgTestCursor) Tag() string               { return c.tag }
+func (c *pgTestCursor) Notices() []*errcode.Error { return nil }
+func (c *pgTestCursor) Close() error {
+	if !c.closed {
+		c.closed = true
+		_, err := c.rr.Close()
+		return pgErr(err)
+	}
+	return nil
+}
+
+func (s *pgTestSession) exec(ctx context.Context, sql string) error {
+	_, err := s.conn.Exec(ctx, sql).ReadAll()
+	return pgErr(err)
+}
+
+func (s *pgTestSession) Begin(ctx context.Context, opts TxOptions) error {
+	if err := s.syncSettings(ctx, opts.Settings); err != nil {
+		return err
+	}
+	sql := "BEGIN ISOLATION LEVEL " + strings.ToUpper(opts.Isolation.String())
+	if opts.ReadOnly {
+		sql += " READ ONLY"
+	}
+	return s.exec(ctx, sql)
+}
+
+func (s *pgTestSession) Commit(ctx context.Context) error {
+	// PostgreSQL answers COMMIT of a failed transaction with ROLLBACK;
+	// report that as the error it is.
+	res, err := s.conn.Exec(ctx, "COMMIT").ReadAll()
+	if err != nil {
+		return pgErr(err)
+	}
+	if len(res) == 1 && res[0].CommandTag.String() == "ROLLBACK" {
+		return errcode.New(testPostgresError, "transaction rolled back").WithSQLState("40000")
+	}
+	return nil
+}
+
+func (s *pgTestSession) Rollback(ctx context.Context) error { return s.exec(ctx, "ROLLBACK") }
+
+func (s *pgTestSession) CopyIn(ctx context.Context, req CopyInRequest) (CopyInSink, error) {
+	rel := quoteIdent(req.Table)
+	if req.Schema != "" {
+		rel = quoteIdent(req.Schema) + "." + rel
+	}
+	cols := "*"
+	if len(req.Columns) > 0 {
+		q := make([]string, len(req.Columns))
+		for i, c := range req.Columns {
+			q[i] = quoteIdent(c)
+		}
+		cols = strings.Join(q, ", ")
+	}
+	st, err := s.Prepare(ctx, PrepareRequest{SQL: "SELECT " + cols + " FROM " + rel + " LIMIT 0", Settings: req.Settings})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(st.Columns))
+	for i, c := range st.Columns {
+		names[i] = quoteIdent(c.Name)
+	}
+	return &pgTestCopySink{session: s, columns: st.Columns, target: rel + " (" + strings.Join(names, ", ") + ")", settings: req.Settings}, nil
+}
+
+type pgTestCopySink struct {
+	session  *pgTestSession
+	columns  types.Schema
+	target   string
+	settings *Settings
+	data     []byte
+	rows     int64
+}
+
+func (k *pgTestCopySink) Columns() types.Schema { return k.columns }
+
+func (k *pgTestCopySink) Write(ctx context.Context, rows []types.Row) error {
+	if len(rows) > copyChunkRowsMax {
+		return fmt.Errorf("protocol-test engine: chunk of %d rows exceeds copyChunkRowsMax", len(rows))
+	}
+	k.session.engine.mu.Lock()
+	k.session.engine.copyChunks = append(k.session.engine.copyChunks, len(rows))
+	k.session.engine.mu.Unlock()
+	spec := &copySpec{format: copyText, delimiter: '\t', null: `\N`}
+	var err error
+	for _, r := range rows {
+		if k.data, err = appendCopyRow(k.data, r, k.columns, spec, k.settings); err != nil {
+			return err
+		}
+		k.rows++
+	}
+	return nil
+}
+
+func (k *pgTestCopySink) Finish(ctx context.Context) (int64, error) {
+	_, err := k.session.conn.CopyFrom(ctx, bytes.NewReader(k.data), "COPY "+k.target+" FROM STDIN")
+	if err != nil {
+		return 0, pgErr(err)
+	}
+	return k.rows, nil
+}
+
+func (k *pgTestCopySink) Abort(ctx context.Context) error { k.data = nil; return nil }
+
+func (s *pgTestSession) Close() error { return s.conn.Close(context.Background()) }
+
+// Shared fixtures: one PostgreSQL and one gateway for the package's tests.
+
+var (
+	testPG      *testPostgres
+	testEngine  *pgProtocolTestEngine
+	testAddr    string
+	testCancel  context.CancelFunc
+	testSrvDone chan error
+)
+
+func TestMain(m *testing.M) {
+	pg, err := startTestPostgres()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gateway tests need PostgreSQL 15:", err)
+		os.Exit(1)
+	}
+	testPG = pg
+	testEngine = &pgProtocolTestEngine{connString: pg.connString()}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		pg.stop()
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testAddr = ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	testCancel = cancel
+	testSrvDone = make(chan error, 1)
+	go func() { testSrvDone <- Serve(ctx, ln, testEngine, Options{}) }()
+	code := m.Run()
+	cancel()
+	<-testSrvDone
+	pg.stop()
+	os.Exit(code)
+}
+
+// gatewayConnString is a libpq connection string for the shared gateway.
+func gatewayConnString(extra string) string {
+	host, port, _ := net.SplitHostPort(testAddr)
+	return fmt.Sprintf("host=%s port=%s user=postgres dbname=postgres sslmode=disable %s", host, port, extra)
+}
+
+func gatewayURL() string {
+	return "postgres://postgres@" + testAddr + "/postgres?sslmode=disable"
+}
