@@ -333,12 +333,27 @@ func (c *fileChecker) allSentinels(vs *ast.ValueSpec) bool {
 		if !ok {
 			return false
 		}
+		if c.isErrorValue(call) {
+			continue // an error sentinel, however it is built
+		}
 		fn := c.calledFunc(call.Fun)
 		if fn == nil || fn.Pkg() == nil || !sentinelConstructors[fn.Pkg().Path()+"."+fn.Name()] {
 			return false
 		}
 	}
 	return true
+}
+
+// isErrorValue reports whether expr's type implements error: error sentinels
+// (e.g. errcode.New(...).WithSQLState(...)) are never reassigned by
+// convention.
+func (c *fileChecker) isErrorValue(expr ast.Expr) bool {
+	t := c.info.Types[expr].Type
+	if t == nil {
+		return false
+	}
+	errorType := types.Universe.Lookup("error").Type().Underlying().(*types.Interface)
+	return types.Implements(t, errorType)
 }
 
 // calledFunc returns the package-level function an expression names, or nil.
