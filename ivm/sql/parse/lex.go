@@ -231,3 +231,27 @@ func tokenize(src string) ([]token, *lexErr) {
 		}
 	}
 }
+
+// Token is an exported lexical token for callers that need to locate
+// clauses in statement text (e.g. a view's defining query).
+type Token struct {
+	// Text is the folded identifier, literal value or punctuation.
+	Text string
+	// Offset is the byte offset in the input.
+	Offset int
+	// Word is set for unquoted identifiers and keywords.
+	Word bool
+}
+
+// Tokens lexes src; on a lexical error it returns the tokens before it.
+func Tokens(src string) []Token {
+	l := &lexer{src: src}
+	var out []Token
+	for {
+		t, err := l.next()
+		if err != nil || t.Kind == tokEOF {
+			return out
+		}
+		out = append(out, Token{Text: t.Text, Offset: t.Offset, Word: t.Kind == tokIdent})
+	}
+}

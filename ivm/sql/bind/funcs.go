@@ -1,0 +1,388 @@
+package bind
+
+import (
+	"fmt"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+func fmtType(v any) string { return fmt.Sprintf("%T", v) }
+
+// funcName returns the unqualified, lower-case function name.
+func funcName(names []*pg_query.Node) string {
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, n.GetString_().GetSval())
+	}
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		return parts[1]
+	}
+	return strings.Join(parts, ".")
+}
+
+// funcCall binds a function or aggregate call.
+func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Scalar, error) {
+	name := funcName(f.Funcname)
+	if f.Over != nil {
+		return nil, b.unsupported(f.Location, "window functions")
+	}
+	if f.AggWithinGroup {
+		return nil, b.unsupported(f.Location, "WITHIN GROUP")
+	}
+	if isUnsupportedAggregate(name) {
+		return nil, b.unsupported(f.Location, "aggregate function "+name+"()")
+	}
+	if isAggregate(name) {
+		return b.aggregate(name, f, sc, ctx)
+	}
+	if f.AggStar || f.AggDistinct || f.AggFilter != nil || len(f.AggOrder) > 0 {
+		return nil, b.semantic("42809", f.Location, "%s is not an aggregate function", name)
+	}
+	args := make([]plan.Scalar, len(f.Args))
+	for i, a := range f.Args {
+		s, err := b.expr(a, sc, ctx)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = s
+	}
+	switch name {
+	case "nullif":
+		if len(args) == 2 {
+			eq, err := b.binaryOp("=", args[0], args[1], f.Location)
+			if err != nil {
+				return nil, err
+			}
+			l := eq.(*plan.Func).Args[0]
+			return &plan.Case{Whens: []plan.When{{Cond: eq, Result: &plan.Const{Typ: l.Type()}}}, Else: l, Typ: l.Type()}, nil
+		}
+	case "greatest", "least", "coalesce":
+		ts := make([]types.Type, len(args))
+		for i, a := range args {
+			ts[i] = a.Type()
+		}
+		t, err := b.common(ts, strings.ToUpper(name), f.Location)
+		if err != nil {
+			return nil, err
+		}
+		for i := range args {
+			if args[i], err = b.coerce(args[i], t, f.Location); err != nil {
+				return nil, err
+			}
+		}
+		if name == "coalesce" {
+			return &plan.Coalesce{Args: args, Typ: t}, nil
+		}
+		return &plan.Func{Name: name, Args: args, Typ: t}, nil
+	}
+	sigs, known := scalarFuncs[name]
+	if !known {
+		return nil, b.noFunction(name, args, f.Location)
+	}
+	sig, ok := resolveOverload(sigs, args)
+	if !ok {
+		return nil, b.noFunction(name, args, f.Location)
+	}
+	out := &plan.Func{Name: name, Typ: sig.result, Volatile: sig.volatile || sig.stable}
+	for i, a := range args {
+		want := sig.args[min(i, len(sig.args)-1)]
+		c, err := b.coerce(a, want, f.Location)
+		if err != nil {
+			return nil, err
+		}
+		out.Args = append(out.Args, c)
+	}
+	if sig.sameAsArg && len(out.Args) > 0 {
+		out.Typ = baseType(out.Args[0].Type())
+	}
+	if out.Volatile && b.opts.ForView {
+		return nil, b.unsupported(f.Location, name+"() (its value changes over time)")
+	}
+	return out, nil
+}
+
+func (b *binder) noFunction(name string, args []plan.Scalar, loc int32) error {
+	ts := make([]string, len(args))
+	for i, a := range args {
+		ts[i] = a.Type().SQLName()
+	}
+	return errcode.New(errcode.SQLUndefinedFunction, "function %s(%s) does not exist", name, strings.Join(ts, ", ")).WithPosition(b.pos(loc))
+}
+
+// resolveOverload picks an overload PostgreSQL-style: arity must match and
+// every argument must cast implicitly; prefer the most exact matches, then
+// the candidates taking preferred types, then the first listed.
+func resolveOverload(sigs []funcSig, args []plan.Scalar) (funcSig, bool) {
+	best, bestExact, bestPref, found := funcSig{}, -1, -1, false
+	for _, s := range sigs {
+		if len(s.args) != len(args) && !(s.variadic && len(args) >= len(s.args)) {
+			continue
+		}
+		exact, pref, ok := 0, 0, true
+		for i, a := range args {
+			want := s.args[min(i, len(s.args)-1)]
+			at := a.Type()
+			if at.Kind == want.Kind {
+				exact++
+				continue
+			}
+			if !implicitCastOK(at, want) {
+				ok = false
+				break
+			}
+			if want.Equal(preferred(categoryOf(want.Kind))) {
+				pref++
+			}
+		}
+		if !ok {
+			continue
+		}
+		if exact > bestExact || exact == bestExact && pref > bestPref {
+			best, bestExact, bestPref, found = s, exact, pref, true
+		}
+	}
+	return best, found
+}
+
+// aggregate binds an aggregate call into ctx's collector.
+func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Scalar, error) {
+	if ctx.aggs == nil {
+		clause := ctx.clause
+		if clause == "" {
+			clause = "this context"
+		}
+		return nil, errcode.New(errcode.SQLGroupingError, "aggregate functions are not allowed in %s", clause).WithPosition(b.pos(f.Location))
+	}
+	if ctx.inAgg {
+		return nil, errcode.New(errcode.SQLGroupingError, "aggregate function calls cannot be nested").WithPosition(b.pos(f.Location))
+	}
+	if len(f.AggOrder) > 0 {
+		return nil, b.unsupported(f.Location, "ORDER BY inside aggregate calls")
+	}
+	inner := ctx
+	inner.inAgg = true
+	call := plan.AggCall{Func: name, Distinct: f.AggDistinct}
+	if name == "every" {
+		call.Func = "bool_and"
+	}
+	if f.AggStar {
+		if name != "count" {
+			return nil, b.semantic("42809", f.Location, "%s(*) must be used with an aggregate that takes no arguments", name)
+		}
+	} else {
+		for _, a := range f.Args {
+			s, err := b.expr(a, sc, inner)
+			if err != nil {
+				return nil, err
+			}
+			call.Args = append(call.Args, s)
+		}
+		if name == "count" && len(call.Args) == 0 {
+			return nil, b.noFunction(name, nil, f.Location)
+		}
+	}
+	ts := make([]types.Type, len(call.Args))
+	for i, a := range call.Args {
+		t := a.Type()
+		if t.Kind == types.KindUnknown {
+			var err error
+			if call.Args[i], err = b.coerce(a, types.TText, f.Location); err != nil {
+				return nil, err
+			}
+			t = types.TText
+		}
+		ts[i] = t
+	}
+	res, ok := aggResult(call.Func, ts)
+	if !ok {
+		return nil, b.noFunction(name, call.Args, f.Location)
+	}
+	// Arguments are cast to the aggregate's input type where PostgreSQL
+	// would (varchar → text for min/max/string_agg).
+	for i, a := range call.Args {
+		if a.Type().Kind.IsString() && a.Type().Kind != types.KindText && (call.Func == "min" || call.Func == "max" || call.Func == "string_agg") && a.Type().Kind != types.KindChar {
+			call.Args[i] = &plan.Cast{Arg: a, Typ: types.TText}
+		}
+	}
+	call.Typ = res
+	if f.AggFilter != nil {
+		filt, err := b.expr(f.AggFilter, sc, exprCtx{clause: "FILTER"})
+		if err != nil {
+			return nil, err
+		}
+		if filt, err = b.coerceBool(filt, "FILTER", f.Location); err != nil {
+			return nil, err
+		}
+		call.Filter = filt
+	}
+	for _, prev := range *ctx.aggs {
+		if aggCallEqual(prev.call, call) {
+			r := prev
+			return &r, nil
+		}
+	}
+	ref := &aggRef{index: len(*ctx.aggs), call: call}
+	*ctx.aggs = append(*ctx.aggs, *ref)
+	return ref, nil
+}
+
+// typeName resolves a pg_query TypeName to a types.Type, typmods included.
+func (b *binder) typeName(tn *pg_query.TypeName) (types.Type, error) {
+	return ResolveTypeName(tn, func(loc int32) int { return b.pos(loc) })
+}
+
+// ResolveTypeName maps a pg_query TypeName to a types.Type (varchar(n),
+// char(n), numeric(p,s), timestamp(p), arrays). pos converts locations.
+func ResolveTypeName(tn *pg_query.TypeName, pos func(int32) int) (types.Type, error) {
+	name := funcName(tn.Names)
+	if tn.Setof || tn.PctType {
+		return types.Type{}, errcode.New(errcode.SQLFeatureNotSupported, "type modifiers SETOF/%%TYPE are not supported").WithPosition(pos(tn.Location))
+	}
+	var kind types.Kind
+	switch name {
+	case "bool", "boolean":
+		kind = types.KindBool
+	case "int2", "smallint":
+		kind = types.KindInt2
+	case "int4", "int", "integer":
+		kind = types.KindInt4
+	case "int8", "bigint":
+		kind = types.KindInt8
+	case "float4", "real":
+		kind = types.KindFloat4
+	case "float8", "double precision":
+		kind = types.KindFloat8
+	case "numeric", "decimal":
+		kind = types.KindNumeric
+	case "text":
+		kind = types.KindText
+	case "varchar":
+		kind = types.KindVarchar
+	case "bpchar", "char", "character":
+		kind = types.KindChar
+	case "name":
+		kind = types.KindName
+	case "bytea":
+		kind = types.KindBytea
+	case "date":
+		kind = types.KindDate
+	case "time":
+		kind = types.KindTime
+	case "timestamp":
+		kind = types.KindTimestamp
+	case "timestamptz":
+		kind = types.KindTimestampTZ
+	case "interval":
+		kind = types.KindInterval
+	case "uuid":
+		kind = types.KindUUID
+	case "json":
+		kind = types.KindJSON
+	case "jsonb":
+		kind = types.KindJSONB
+	case "oid":
+		kind = types.KindOID
+	case "regclass":
+		kind = types.KindRegClass
+	case "regtype":
+		kind = types.KindRegType
+	case "regproc":
+		kind = types.KindRegProc
+	case "regnamespace":
+		kind = types.KindRegNamespace
+	default:
+		return types.Type{}, errcode.New(errcode.SQLSemanticError, "type \"%s\" does not exist", name).WithSQLState("42704").WithPosition(pos(tn.Location))
+	}
+	var mods []int64
+	for _, m := range tn.Typmods {
+		c := m.GetAConst()
+		if c == nil || c.GetIval() == nil {
+			return types.Type{}, errcode.New(errcode.SQLSemanticError, "type modifiers must be simple constants or identifiers").WithSQLState("22023").WithPosition(pos(tn.Location))
+		}
+		mods = append(mods, int64(c.GetIval().Ival))
+	}
+	t := types.Type{Kind: kind, Typmod: -1}
+	bad := func() (types.Type, error) {
+		return types.Type{}, errcode.New(errcode.SQLSemanticError, "invalid type modifier for type %s", name).WithSQLState("22023").WithPosition(pos(tn.Location))
+	}
+	switch kind {
+	case types.KindVarchar, types.KindChar:
+		switch len(mods) {
+		case 0:
+			if kind == types.KindChar {
+				t.Typmod = 1 + 4 // char means char(1)
+			}
+		case 1:
+			if mods[0] < 1 || mods[0] > 10485760 {
+				return types.Type{}, errcode.New(errcode.SQLSemanticError, "length for type %s must be at least 1", name).WithSQLState("22023").WithPosition(pos(tn.Location))
+			}
+			t.Typmod = int32(mods[0]) + 4
+		default:
+			return bad()
+		}
+	case types.KindNumeric:
+		switch len(mods) {
+		case 0:
+		case 1, 2:
+			p, s := mods[0], int64(0)
+			if len(mods) == 2 {
+				s = mods[1]
+			}
+			if p < 1 || p > 1000 {
+				return types.Type{}, errcode.New(errcode.SQLSemanticError, "NUMERIC precision %d must be between 1 and 1000", p).WithSQLState("22023").WithPosition(pos(tn.Location))
+			}
+			if s < -1000 || s > 1000 {
+				return types.Type{}, errcode.New(errcode.SQLSemanticError, "NUMERIC scale %d must be between -1000 and 1000", s).WithSQLState("22023").WithPosition(pos(tn.Location))
+			}
+			t.Typmod = int32((p<<16)|(s&0xffff)) + 4
+		default:
+			return bad()
+		}
+	case types.KindTimestamp, types.KindTimestampTZ, types.KindTime:
+		switch len(mods) {
+		case 0:
+		case 1:
+			p := mods[0]
+			if p < 0 {
+				return bad()
+			}
+			if p > 6 {
+				p = 6
+			}
+			t.Typmod = int32(p)
+		default:
+			return bad()
+		}
+	case types.KindInterval:
+		if len(mods) > 0 {
+			return types.Type{}, errcode.New(errcode.SQLFeatureNotSupported, "interval field restrictions are not supported").WithPosition(pos(tn.Location))
+		}
+	default:
+		if len(mods) > 0 {
+			return bad()
+		}
+	}
+	if len(tn.ArrayBounds) > 0 {
+		if len(tn.ArrayBounds) > 1 {
+			return types.Type{}, errcode.New(errcode.SQLFeatureNotSupported, "multidimensional arrays are not supported").WithPosition(pos(tn.Location))
+		}
+		return types.ArrayOf(t), nil
+	}
+	return t, nil
+}
+
+func aggCallEqual(a, b plan.AggCall) bool {
+	if a.Func != b.Func || a.Distinct != b.Distinct || len(a.Args) != len(b.Args) || !plan.Equal(a.Filter, b.Filter) {
+		return false
+	}
+	for i := range a.Args {
+		if !plan.Equal(a.Args[i], b.Args[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,142 @@
+package bind
+
+import (
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// funcSig is one overload of a scalar function. NB: a local adapter until
+// ivm/expr's function registry lands; the binder then asks the registry.
+type funcSig struct {
+	args []types.Type
+	// variadic repeats the last arg type.
+	variadic bool
+	result   types.Type
+	// sameAsArg makes the result the (resolved) type of argument 0.
+	sameAsArg bool
+	volatile  bool
+	// stable functions (now()) may not appear in materialized views.
+	stable bool
+}
+
+var (
+	tNum = types.TNumeric
+)
+
+// scalarFuncs lists the supported scalar functions and their overloads,
+// in PostgreSQL's preference order.
+//
+//lint:immutable a constant table; never assigned after init.
+var scalarFuncs = map[string][]funcSig{
+	"lower":            {{args: []types.Type{types.TText}, result: types.TText}},
+	"upper":            {{args: []types.Type{types.TText}, result: types.TText}},
+	"length":           {{args: []types.Type{types.TText}, result: types.TInt4}},
+	"char_length":      {{args: []types.Type{types.TText}, result: types.TInt4}},
+	"character_length": {{args: []types.Type{types.TText}, result: types.TInt4}},
+	"octet_length":     {{args: []types.Type{types.TText}, result: types.TInt4}},
+	"btrim":            {{args: []types.Type{types.TText}, result: types.TText}, {args: []types.Type{types.TText, types.TText}, result: types.TText}},
+	"ltrim":            {{args: []types.Type{types.TText}, result: types.TText}, {args: []types.Type{types.TText, types.TText}, result: types.TText}},
+	"rtrim":            {{args: []types.Type{types.TText}, result: types.TText}, {args: []types.Type{types.TText, types.TText}, result: types.TText}},
+	"substr":           {{args: []types.Type{types.TText, types.TInt4}, result: types.TText}, {args: []types.Type{types.TText, types.TInt4, types.TInt4}, result: types.TText}},
+	"substring":        {{args: []types.Type{types.TText, types.TInt4}, result: types.TText}, {args: []types.Type{types.TText, types.TInt4, types.TInt4}, result: types.TText}},
+	"replace":          {{args: []types.Type{types.TText, types.TText, types.TText}, result: types.TText}},
+	"concat":           {{args: []types.Type{types.TText}, variadic: true, result: types.TText}},
+	"left":             {{args: []types.Type{types.TText, types.TInt4}, result: types.TText}},
+	"right":            {{args: []types.Type{types.TText, types.TInt4}, result: types.TText}},
+	"strpos":           {{args: []types.Type{types.TText, types.TText}, result: types.TInt4}},
+	"abs": {
+		{args: []types.Type{types.TInt2}, result: types.TInt2}, {args: []types.Type{types.TInt4}, result: types.TInt4},
+		{args: []types.Type{types.TInt8}, result: types.TInt8}, {args: []types.Type{tNum}, result: tNum},
+		{args: []types.Type{types.TFloat4}, result: types.TFloat4}, {args: []types.Type{types.TFloat8}, result: types.TFloat8},
+	},
+	"round": {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{tNum}, result: tNum}, {args: []types.Type{tNum, types.TInt4}, result: tNum}},
+	"trunc": {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{tNum}, result: tNum}, {args: []types.Type{tNum, types.TInt4}, result: tNum}},
+	"floor": {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{tNum}, result: tNum}},
+	"ceil":  {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{tNum}, result: tNum}},
+	"sqrt":  {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{tNum}, result: tNum}},
+	"mod": {
+		{args: []types.Type{types.TInt2, types.TInt2}, result: types.TInt2}, {args: []types.Type{types.TInt4, types.TInt4}, result: types.TInt4},
+		{args: []types.Type{types.TInt8, types.TInt8}, result: types.TInt8}, {args: []types.Type{tNum, tNum}, result: tNum},
+	},
+	"date_trunc": {{args: []types.Type{types.TText, types.TTimestamp}, result: types.TTimestamp}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: types.TTimestampTZ, stable: true}, {args: []types.Type{types.TText, types.TInterval}, result: types.TInterval}},
+	"date_part":  {{args: []types.Type{types.TText, types.TTimestamp}, result: types.TFloat8}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: types.TFloat8, stable: true}, {args: []types.Type{types.TText, types.TInterval}, result: types.TFloat8}, {args: []types.Type{types.TText, types.TDate}, result: types.TFloat8}},
+	"extract":    {{args: []types.Type{types.TText, types.TTimestamp}, result: tNum}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: tNum, stable: true}, {args: []types.Type{types.TText, types.TInterval}, result: tNum}, {args: []types.Type{types.TText, types.TDate}, result: tNum}},
+	"now":        {{result: types.TTimestampTZ, stable: true}},
+	"random":     {{result: types.TFloat8, volatile: true}},
+	"md5":        {{args: []types.Type{types.TText}, result: types.TText}},
+	"nullif":     {},
+	"greatest":   {},
+	"least":      {},
+}
+
+// aggResult returns the result type of aggregate name over arg (PostgreSQL
+// 15's pg_aggregate); ok is false when there is no such aggregate for arg.
+func aggResult(name string, args []types.Type) (types.Type, bool) {
+	if name == "count" {
+		return types.TInt8, len(args) <= 1
+	}
+	if len(args) != 1 {
+		if name == "string_agg" && len(args) == 2 {
+			return types.TText, true
+		}
+		return types.Type{}, false
+	}
+	a := baseType(args[0])
+	switch name {
+	case "sum":
+		switch a.Kind {
+		case types.KindInt2, types.KindInt4:
+			return types.TInt8, true
+		case types.KindInt8, types.KindNumeric:
+			return types.TNumeric, true
+		case types.KindFloat4, types.KindFloat8, types.KindInterval:
+			return a, true
+		}
+	case "avg":
+		switch a.Kind {
+		case types.KindInt2, types.KindInt4, types.KindInt8, types.KindNumeric:
+			return types.TNumeric, true
+		case types.KindFloat4, types.KindFloat8:
+			return types.TFloat8, true
+		case types.KindInterval:
+			return types.TInterval, true
+		}
+	case "min", "max":
+		switch categoryOf(a.Kind) {
+		case catNumeric, catString, catDatetime, catTimespan, catBool:
+			if a.Kind == types.KindBool {
+				return types.Type{}, false
+			}
+			if a.Kind.IsString() && a.Kind != types.KindChar {
+				return types.TText, a.Kind == types.KindText || true
+			}
+			return a, true
+		}
+		if a.Kind == types.KindUUID {
+			return a, true
+		}
+	case "bool_and", "bool_or", "every":
+		return types.TBool, a.Kind == types.KindBool
+	}
+	return types.Type{}, false
+}
+
+// isAggregate reports the aggregate functions the binder knows.
+func isAggregate(name string) bool {
+	switch name {
+	case "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "string_agg":
+		return true
+	}
+	return false
+}
+
+// isUnsupportedAggregate names aggregates PostgreSQL has but RockStream does
+// not support yet (so they fail with a named RS-2001, not "no such function").
+func isUnsupportedAggregate(name string) bool {
+	switch name {
+	case "array_agg", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "percentile_cont", "percentile_disc",
+		"mode", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp", "corr", "covar_pop", "covar_samp",
+		"regr_slope", "bit_and", "bit_or", "xmlagg":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,72 @@
+package bind
+
+import (
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// scopeCol is one column visible to name resolution: column Index of the
+// current row, reachable as `table.name` and (unless qualifiedOnly) `name`.
+type scopeCol struct {
+	table    string
+	name     string
+	index    int
+	typ      types.Type
+	nullable bool
+	// qualifiedOnly hides the column from unqualified lookup (the input
+	// columns of a USING/NATURAL join, whose merged column takes the name).
+	qualifiedOnly bool
+	// unqualifiedOnly hides the column from qualified lookup (a merged
+	// USING column of an unnamed join).
+	unqualifiedOnly bool
+}
+
+// scope is the set of columns a FROM clause makes visible. star lists the
+// scopeCol positions `*` expands to, in order.
+type scope struct {
+	parent *scope
+	cols   []scopeCol
+	star   []int
+	// tables lists the range-table names (for `t.*` and error messages).
+	tables []string
+}
+
+// lookupColumn resolves a possibly qualified column reference in this
+// scope only. found=false means "not here" (try the parent).
+func (s *scope) lookupColumn(table, name string, pos int) (col scopeCol, found bool, err error) {
+	matches := 0
+	for _, c := range s.cols {
+		if c.name != name {
+			continue
+		}
+		if table == "" {
+			if c.qualifiedOnly {
+				continue
+			}
+		} else if c.table != table || c.unqualifiedOnly {
+			continue
+		}
+		matches++
+		col = c
+	}
+	switch {
+	case matches == 0:
+		return scopeCol{}, false, nil
+	case matches > 1:
+		ref := name
+		if table != "" {
+			ref = table + "." + name
+		}
+		return scopeCol{}, true, errcode.New(errcode.SQLAmbiguousColumn, "column reference \"%s\" is ambiguous", ref).WithPosition(pos)
+	}
+	return col, true, nil
+}
+
+func (s *scope) hasTable(table string) bool {
+	for _, t := range s.tables {
+		if t == table {
+			return true
+		}
+	}
+	return false
+}

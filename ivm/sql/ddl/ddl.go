@@ -1,0 +1,569 @@
+// Package ddl turns parsed DDL (pg_query trees and the front parser's
+// CREATE SOURCE) into plain structs the control plane consumes: CREATE
+// TABLE, CREATE [MATERIALIZED] VIEW, DROP, ALTER TABLE ADD COLUMN, CREATE
+// SOURCE. Types are resolved (typmods included), defaults are type-checked
+// and kept as SQL text, and everything RockStream does not support is
+// rejected with a named error.
+//
+// Walkthrough:
+//
+//	st, _ := parse.ParseOne("CREATE TABLE t (id int PRIMARY KEY, v text DEFAULT 'x')")
+//	d, err := ddl.Convert(st)   // d.(*ddl.CreateTable)
+package ddl
+
+import (
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/bind"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
+)
+
+// Statement is one converted DDL statement.
+type Statement interface{ ddl() }
+
+// CreateTable is CREATE TABLE.
+type CreateTable struct {
+	Name        string
+	IfNotExists bool
+	Columns     []catalog.Column
+	// PrimaryKey lists column indexes (primary key columns are NOT NULL).
+	PrimaryKey []int
+	// InsertOnly is WITH (insert_only = true).
+	InsertOnly bool
+}
+
+// CreateView is CREATE [OR REPLACE] [MATERIALIZED] VIEW name [(cols)] AS query.
+type CreateView struct {
+	Name         string
+	Materialized bool
+	OrReplace    bool
+	IfNotExists  bool
+	// ColumnNames renames the query's output columns (may be shorter).
+	ColumnNames []string
+	// Query is the defining query's SQL text, as written.
+	Query string
+	// Options are the WITH (...) options, lower-case names, values as text.
+	Options map[string]string
+}
+
+// DropKind is what a DROP statement drops.
+type DropKind uint8
+
+// Drop kinds.
+const (
+	DropTable DropKind = iota + 1
+	DropView
+	DropMaterializedView
+	DropSource
+)
+
+// Drop is DROP TABLE/VIEW/MATERIALIZED VIEW/SOURCE.
+type Drop struct {
+	Kind     DropKind
+	Names    []string
+	IfExists bool
+	Cascade  bool
+}
+
+// AddColumn is ALTER TABLE name ADD [COLUMN] [IF NOT EXISTS] coldef.
+type AddColumn struct {
+	Table       string
+	IfNotExists bool
+	Column      catalog.Column
+}
+
+// CreateSource is CREATE SOURCE name FROM GENERATE ROWS (spec §13.5.0),
+// with column types resolved.
+type CreateSource struct {
+	Name          string
+	Columns       []SourceColumn
+	RatePerSecond int64
+}
+
+// SourceColumn is one generated column.
+type SourceColumn struct {
+	Column    catalog.Column
+	Generator parse.GeneratorKind
+	Args      []parse.Literal
+}
+
+func (*CreateTable) ddl()  {}
+func (*CreateView) ddl()   {}
+func (*Drop) ddl()         {}
+func (*AddColumn) ddl()    {}
+func (*CreateSource) ddl() {}
+
+// IsDDL reports whether a parsed statement is DDL that Convert handles.
+func IsDDL(st parse.Statement) bool {
+	if _, ok := st.(*parse.CreateSource); ok {
+		return true
+	}
+	pg, ok := st.(*parse.PG)
+	if !ok {
+		return false
+	}
+	switch pg.Stmt.Node.(type) {
+	case *pg_query.Node_CreateStmt, *pg_query.Node_ViewStmt, *pg_query.Node_CreateTableAsStmt,
+		*pg_query.Node_DropStmt, *pg_query.Node_AlterTableStmt:
+		return true
+	}
+	return false
+}
+
+// Convert converts one DDL statement.
+func Convert(st parse.Statement) (Statement, error) {
+	if cs, ok := st.(*parse.CreateSource); ok {
+		return createSource(cs)
+	}
+	pg, ok := st.(*parse.PG)
+	if !ok {
+		return nil, errcode.New(errcode.SQLFeatureNotSupported, "not a DDL statement")
+	}
+	c := &converter{src: pg.SQL}
+	switch x := pg.Stmt.Node.(type) {
+	case *pg_query.Node_CreateStmt:
+		return c.createTable(x.CreateStmt)
+	case *pg_query.Node_ViewStmt:
+		return c.createView(x.ViewStmt)
+	case *pg_query.Node_CreateTableAsStmt:
+		return c.createMaterializedView(x.CreateTableAsStmt)
+	case *pg_query.Node_DropStmt:
+		return c.drop(x.DropStmt)
+	case *pg_query.Node_AlterTableStmt:
+		return c.alterTable(x.AlterTableStmt)
+	}
+	return nil, errcode.New(errcode.SQLFeatureNotSupported, "statement %s is not supported", bind.StatementTag(pg.Stmt))
+}
+
+type converter struct {
+	src string
+}
+
+func (c *converter) pos(loc int32) int {
+	if loc < 0 {
+		return 0
+	}
+	return parse.CharPosition(c.src, int(loc))
+}
+
+func (c *converter) unsupported(loc int32, what string) error {
+	return errcode.New(errcode.SQLFeatureNotSupported, "%s is not supported", what).WithPosition(c.pos(loc))
+}
+
+// relName validates a relation name (no schema other than public).
+func (c *converter) relName(rv *pg_query.RangeVar) (string, error) {
+	if rv.Catalogname != "" || (rv.Schemaname != "" && rv.Schemaname != "public") {
+		return "", errcode.New(errcode.SQLFeatureNotSupported, "schemas are not supported inside a namespace: %s.%s", rv.Schemaname, rv.Relname).WithPosition(c.pos(rv.Location))
+	}
+	if rv.Relpersistence == "t" {
+		return "", c.unsupported(rv.Location, "TEMPORARY tables")
+	}
+	return rv.Relname, nil
+}
+
+func (c *converter) createTable(s *pg_query.CreateStmt) (*CreateTable, error) {
+	name, err := c.relName(s.Relation)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.InhRelations) > 0 || s.Partspec != nil || s.Partbound != nil || s.OfTypename != nil {
+		return nil, c.unsupported(s.Relation.Location, "table inheritance, partitioning and typed tables")
+	}
+	t := &CreateTable{Name: name, IfNotExists: s.IfNotExists}
+	var tableConstraints []*pg_query.Constraint
+	for _, e := range s.TableElts {
+		switch x := e.Node.(type) {
+		case *pg_query.Node_ColumnDef:
+			col, pk, err := c.columnDef(x.ColumnDef)
+			if err != nil {
+				return nil, err
+			}
+			for _, prev := range t.Columns {
+				if prev.Name == col.Name {
+					return nil, errcode.New(errcode.SQLDuplicateColumn, "column \"%s\" specified more than once", col.Name).WithPosition(c.pos(x.ColumnDef.Location))
+				}
+			}
+			if pk {
+				if len(t.PrimaryKey) > 0 {
+					return nil, errcode.New(errcode.SQLSemanticError, "multiple primary keys for table \"%s\" are not allowed", name).WithSQLState("42P16").WithPosition(c.pos(x.ColumnDef.Location))
+				}
+				t.PrimaryKey = []int{len(t.Columns)}
+			}
+			t.Columns = append(t.Columns, col)
+		case *pg_query.Node_Constraint:
+			tableConstraints = append(tableConstraints, x.Constraint)
+		default:
+			return nil, c.unsupported(-1, "LIKE in CREATE TABLE")
+		}
+	}
+	for _, con := range append(tableConstraints, constraintsOf(s.Constraints)...) {
+		switch con.Contype {
+		case pg_query.ConstrType_CONSTR_PRIMARY:
+			if len(t.PrimaryKey) > 0 {
+				return nil, errcode.New(errcode.SQLSemanticError, "multiple primary keys for table \"%s\" are not allowed", name).WithSQLState("42P16").WithPosition(c.pos(con.Location))
+			}
+			for _, k := range con.Keys {
+				kn := k.GetString_().GetSval()
+				idx := -1
+				for i, col := range t.Columns {
+					if col.Name == kn {
+						idx = i
+					}
+				}
+				if idx < 0 {
+					return nil, errcode.New(errcode.SQLUndefinedColumn, "column \"%s\" named in key does not exist", kn).WithPosition(c.pos(con.Location))
+				}
+				for _, prev := range t.PrimaryKey {
+					if prev == idx {
+						return nil, errcode.New(errcode.SQLDuplicateColumn, "column \"%s\" appears twice in primary key constraint", kn).WithPosition(c.pos(con.Location))
+					}
+				}
+				t.PrimaryKey = append(t.PrimaryKey, idx)
+			}
+		default:
+			return nil, c.unsupported(con.Location, constraintName(con.Contype)+" constraints")
+		}
+	}
+	for _, k := range t.PrimaryKey {
+		t.Columns[k].NotNull = true
+	}
+	opts, err := c.options(s.Options)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range sortedKeys(opts) {
+		switch k {
+		case "insert_only":
+			v, err := parseBoolOption(k, opts[k])
+			if err != nil {
+				return nil, err
+			}
+			t.InsertOnly = v
+		default:
+			return nil, errcode.New(errcode.SQLInvalidParameterValue, "unrecognized parameter \"%s\"", k).WithSQLState("22023")
+		}
+	}
+	if t.InsertOnly && len(t.PrimaryKey) > 0 {
+		return nil, errcode.New(errcode.SQLInvalidParameterValue, "an insert_only table cannot have a PRIMARY KEY").WithSQLState("22023")
+	}
+	if len(t.Columns) == 0 {
+		return nil, errcode.New(errcode.SQLFeatureNotSupported, "tables with no columns are not supported")
+	}
+	return t, nil
+}
+
+func constraintsOf(nodes []*pg_query.Node) []*pg_query.Constraint {
+	var out []*pg_query.Constraint
+	for _, n := range nodes {
+		if c := n.GetConstraint(); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func constraintName(t pg_query.ConstrType) string {
+	switch t {
+	case pg_query.ConstrType_CONSTR_CHECK:
+		return "CHECK"
+	case pg_query.ConstrType_CONSTR_UNIQUE:
+		return "UNIQUE"
+	case pg_query.ConstrType_CONSTR_FOREIGN:
+		return "FOREIGN KEY"
+	case pg_query.ConstrType_CONSTR_EXCLUSION:
+		return "EXCLUDE"
+	case pg_query.ConstrType_CONSTR_IDENTITY:
+		return "GENERATED ... AS IDENTITY"
+	case pg_query.ConstrType_CONSTR_GENERATED:
+		return "GENERATED ... STORED"
+	}
+	return strings.TrimPrefix(t.String(), "CONSTR_")
+}
+
+// columnDef converts a column definition; pk reports a column-level
+// PRIMARY KEY.
+func (c *converter) columnDef(d *pg_query.ColumnDef) (col catalog.Column, pk bool, err error) {
+	t, err := bind.ResolveTypeName(d.TypeName, c.pos)
+	if err != nil {
+		return col, false, err
+	}
+	col = catalog.Column{Name: d.Colname, Type: t, NotNull: d.IsNotNull}
+	if d.CollClause != nil {
+		return col, false, c.unsupported(d.Location, "COLLATE")
+	}
+	defaultNode := d.RawDefault
+	for _, cn := range d.Constraints {
+		con := cn.GetConstraint()
+		switch con.Contype {
+		case pg_query.ConstrType_CONSTR_NOTNULL:
+			col.NotNull = true
+		case pg_query.ConstrType_CONSTR_NULL:
+			col.NotNull = false
+		case pg_query.ConstrType_CONSTR_DEFAULT:
+			defaultNode = con.RawExpr
+		case pg_query.ConstrType_CONSTR_PRIMARY:
+			pk = true
+		case pg_query.ConstrType_CONSTR_ATTR_DEFERRABLE, pg_query.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE,
+			pg_query.ConstrType_CONSTR_ATTR_DEFERRED, pg_query.ConstrType_CONSTR_ATTR_IMMEDIATE:
+		default:
+			return col, false, c.unsupported(con.Location, constraintName(con.Contype)+" constraints")
+		}
+	}
+	if defaultNode != nil {
+		text, err := bind.DeparseExpr(defaultNode)
+		if err != nil {
+			return col, false, err
+		}
+		if _, err := bind.DefaultExpr(text, t, d.Colname); err != nil {
+			return col, false, err
+		}
+		col.Default = text
+	}
+	return col, pk, nil
+}
+
+// options reads WITH (name = value, ...).
+func (c *converter) options(nodes []*pg_query.Node) (map[string]string, error) {
+	out := map[string]string{}
+	for _, n := range nodes {
+		d := n.GetDefElem()
+		if d == nil {
+			continue
+		}
+		name := strings.ToLower(d.Defname)
+		val := "true"
+		if d.Arg != nil {
+			switch a := d.Arg.Node.(type) {
+			case *pg_query.Node_String_:
+				val = a.String_.Sval
+			case *pg_query.Node_Integer:
+				val = strconv.Itoa(int(a.Integer.Ival))
+			case *pg_query.Node_Float:
+				val = a.Float.Fval
+			case *pg_query.Node_Boolean:
+				val = strconv.FormatBool(a.Boolean.Boolval)
+			case *pg_query.Node_TypeName:
+				val = funcNameOf(a.TypeName)
+			default:
+				return nil, errcode.New(errcode.SQLInvalidParameterValue, "invalid value for parameter \"%s\"", name).WithPosition(c.pos(d.Location))
+			}
+		}
+		out[name] = val
+	}
+	return out, nil
+}
+
+func funcNameOf(tn *pg_query.TypeName) string {
+	var parts []string
+	for _, n := range tn.Names {
+		parts = append(parts, n.GetString_().GetSval())
+	}
+	return strings.Join(parts, ".")
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m { //lint:maprange sorted below
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func parseBoolOption(name, v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "true", "on", "1", "yes":
+		return true, nil
+	case "false", "off", "0", "no":
+		return false, nil
+	}
+	return false, errcode.New(errcode.SQLInvalidParameterValue, "invalid value for boolean option \"%s\": %s", name, v).WithSQLState("22023")
+}
+
+func (c *converter) createView(v *pg_query.ViewStmt) (*CreateView, error) {
+	name, err := c.relName(v.View)
+	if err != nil {
+		return nil, err
+	}
+	if v.WithCheckOption != pg_query.ViewCheckOption_NO_CHECK_OPTION {
+		return nil, c.unsupported(v.View.Location, "WITH CHECK OPTION")
+	}
+	q, err := c.queryText(v.View.Location)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := c.options(v.Options)
+	if err != nil {
+		return nil, err
+	}
+	return &CreateView{Name: name, OrReplace: v.Replace, ColumnNames: aliasNames(v.Aliases), Query: q, Options: opts}, nil
+}
+
+func (c *converter) createMaterializedView(s *pg_query.CreateTableAsStmt) (*CreateView, error) {
+	if s.Objtype != pg_query.ObjectType_OBJECT_MATVIEW {
+		return nil, c.unsupported(-1, "CREATE TABLE AS")
+	}
+	name, err := c.relName(s.Into.Rel)
+	if err != nil {
+		return nil, err
+	}
+	if s.Into.SkipData {
+		return nil, c.unsupported(s.Into.Rel.Location, "WITH NO DATA")
+	}
+	q, err := c.queryText(s.Into.Rel.Location)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := c.options(s.Into.Options)
+	if err != nil {
+		return nil, err
+	}
+	return &CreateView{Name: name, Materialized: true, IfNotExists: s.IfNotExists, ColumnNames: aliasNames(s.Into.ColNames), Query: q, Options: opts}, nil
+}
+
+// queryText finds the defining query's text: everything after the first
+// top-level AS following the view name, minus a trailing WITH [NO] DATA.
+func (c *converter) queryText(nameLoc int32) (string, error) {
+	toks := parse.Tokens(c.src)
+	depth := 0
+	for i, t := range toks {
+		if t.Offset <= int(nameLoc) {
+			continue
+		}
+		switch t.Text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+		case "as":
+			if depth != 0 || !t.Word {
+				continue
+			}
+			end := len(c.src)
+			// Trailing WITH DATA / WITH NO DATA belongs to the DDL.
+			n := len(toks)
+			if n >= 2 && toks[n-1].Text == "data" && toks[n-2].Text == "with" {
+				end = toks[n-2].Offset
+			} else if n >= 3 && toks[n-1].Text == "data" && toks[n-2].Text == "no" && toks[n-3].Text == "with" {
+				end = toks[n-3].Offset
+			}
+			if i+1 >= len(toks) {
+				break
+			}
+			return strings.TrimSpace(c.src[toks[i+1].Offset:end]), nil
+		}
+	}
+	return "", errcode.New(errcode.InternalError, "cannot locate the view's query in %q", c.src)
+}
+
+func aliasNames(nodes []*pg_query.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.GetString_().GetSval())
+	}
+	return out
+}
+
+func (c *converter) drop(d *pg_query.DropStmt) (*Drop, error) {
+	out := &Drop{IfExists: d.MissingOk, Cascade: d.Behavior == pg_query.DropBehavior_DROP_CASCADE}
+	switch d.RemoveType {
+	case pg_query.ObjectType_OBJECT_TABLE:
+		out.Kind = DropTable
+	case pg_query.ObjectType_OBJECT_VIEW:
+		out.Kind = DropView
+	case pg_query.ObjectType_OBJECT_MATVIEW:
+		out.Kind = DropMaterializedView
+	default:
+		return nil, c.unsupported(-1, "DROP "+strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
+	}
+	for _, o := range d.Objects {
+		var parts []string
+		for _, p := range o.GetList().GetItems() {
+			parts = append(parts, p.GetString_().GetSval())
+		}
+		if len(parts) == 2 && parts[0] == "public" {
+			parts = parts[1:]
+		}
+		if len(parts) != 1 {
+			return nil, errcode.New(errcode.SQLFeatureNotSupported, "schemas are not supported inside a namespace: %s", strings.Join(parts, "."))
+		}
+		out.Names = append(out.Names, parts[0])
+	}
+	return out, nil
+}
+
+func (c *converter) alterTable(a *pg_query.AlterTableStmt) (*AddColumn, error) {
+	name, err := c.relName(a.Relation)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.Cmds) != 1 {
+		return nil, c.unsupported(a.Relation.Location, "ALTER TABLE with several actions")
+	}
+	cmd := a.Cmds[0].GetAlterTableCmd()
+	if cmd.Subtype != pg_query.AlterTableType_AT_AddColumn {
+		return nil, c.unsupported(a.Relation.Location, "ALTER TABLE "+strings.TrimPrefix(cmd.Subtype.String(), "AT_"))
+	}
+	def := cmd.Def.GetColumnDef()
+	col, pk, err := c.columnDef(def)
+	if err != nil {
+		return nil, err
+	}
+	if pk {
+		return nil, c.unsupported(def.Location, "adding a PRIMARY KEY column")
+	}
+	return &AddColumn{Table: name, IfNotExists: cmd.MissingOk, Column: col}, nil
+}
+
+// createSource resolves the generator source's column types.
+func createSource(cs *parse.CreateSource) (*CreateSource, error) {
+	name := cs.Name
+	if len(name) == 2 && name[0] == "public" {
+		name = name[1:]
+	}
+	out := &CreateSource{Name: strings.Join(name, "."), RatePerSecond: cs.RatePerSecond}
+	for _, gc := range cs.Columns {
+		st, err := parse.ParseOne("SELECT NULL::" + gc.TypeSQL)
+		if err != nil {
+			return nil, errcode.New(errcode.SQLSyntaxError, "invalid type for source column \"%s\": %s", gc.Name, gc.TypeSQL)
+		}
+		tc := st.(*parse.PG).Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.GetTypeCast()
+		if tc == nil {
+			return nil, errcode.New(errcode.SQLSyntaxError, "invalid type for source column \"%s\": %s", gc.Name, gc.TypeSQL)
+		}
+		t, err := bind.ResolveTypeName(tc.TypeName, func(int32) int { return 0 })
+		if err != nil {
+			return nil, err
+		}
+		switch gc.Generator {
+		case parse.GenSequence:
+			if !t.Kind.IsInteger() {
+				return nil, errcode.New(errcode.SQLDatatypeMismatch, "GENERATED column \"%s\" must be an integer type, not %s", gc.Name, t.SQLName())
+			}
+		case parse.GenUniform:
+			if !t.Kind.IsNumeric() {
+				return nil, errcode.New(errcode.SQLDatatypeMismatch, "UNIFORM column \"%s\" must be a numeric type, not %s", gc.Name, t.SQLName())
+			}
+		}
+		for _, a := range gc.Args {
+			if a.IsString == t.Kind.IsNumeric() && gc.Generator == parse.GenUniform {
+				return nil, errcode.New(errcode.SQLDatatypeMismatch, "UNIFORM bounds of column \"%s\" must be numbers", gc.Name)
+			}
+		}
+		for _, prev := range out.Columns {
+			if prev.Column.Name == gc.Name {
+				return nil, errcode.New(errcode.SQLDuplicateColumn, "column \"%s\" specified more than once", gc.Name)
+			}
+		}
+		out.Columns = append(out.Columns, SourceColumn{Column: catalog.Column{Name: gc.Name, Type: t, NotNull: true}, Generator: gc.Generator, Args: gc.Args})
+	}
+	return out, nil
+}
