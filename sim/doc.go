@@ -43,12 +43,12 @@
 //
 // Process life cycle:
 //
-//	        Crash (nemesis, crash-after-write, Crash)
-//	 ┌────┐ ────────────────────────────────────────► ┌──────┐
-//	 │ up │                                           │ down │
-//	 └────┘ ◄──────────────────────────────────────── └──────┘
-//	         restart (scheduled, Restart, Heal): roots re-created
-//	         from their Factory, each gets Started; durable store kept
+//	       Crash (nemesis, crash-after-write, Crash)
+//	┌────┐ ────────────────────────────────────────► ┌──────┐
+//	│ up │                                           │ down │
+//	└────┘ ◄──────────────────────────────────────── └──────┘
+//	        restart (scheduled, Restart, Heal): roots re-created
+//	        from their Factory, each gets Started; durable store kept
 //
 // A crash discards the actors' memory, inboxes and timers; pending Asks to
 // them fail with runtime.ErrActorGone. Messages in flight on the network

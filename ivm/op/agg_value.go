@@ -9,7 +9,6 @@ import (
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/types"
-	"github.com/rockstream/rockstream/ivm/zset"
 )
 
 // sumKind is how a SUM/AVG accumulates its argument.
@@ -216,7 +215,7 @@ func weightedAdd(kind sumKind, sum, value types.Datum, w int64) (types.Datum, er
 
 // extremum returns the least (or greatest) value among values with positive
 // weight, or nil.
-func extremum(values []types.Datum, weights []int64, greatest bool) types.Datum {
+func extremum(t types.Type, values []types.Datum, weights []int64, greatest bool) types.Datum {
 	var best types.Datum
 	for i, v := range values {
 		if weights[i] <= 0 {
@@ -226,7 +225,7 @@ func extremum(values []types.Datum, weights []int64, greatest bool) types.Datum 
 			best = v
 			continue
 		}
-		c := zset.CompareDatum(v, best)
+		c := types.Compare(t, v, best)
 		if (greatest && c > 0) || (!greatest && c < 0) {
 			best = v
 		}
@@ -234,14 +233,14 @@ func extremum(values []types.Datum, weights []int64, greatest bool) types.Datum 
 	return best
 }
 
-// distinctValues finalizes a multiset-based aggregate (MIN, MAX and the
+// finalizeMultiset finalizes a multiset-based aggregate (MIN, MAX and the
 // DISTINCT variants) from the group's values and weights.
-func finalizeMultiset(call AggregateCall, kind sumKind, resultType types.Type, values []types.Datum, weights []int64) (types.Datum, error) {
+func finalizeMultiset(call AggregateCall, argType types.Type, kind sumKind, resultType types.Type, values []types.Datum, weights []int64) (types.Datum, error) {
 	switch call.Func {
 	case AggMin:
-		return extremum(values, weights, false), nil
+		return extremum(argType, values, weights, false), nil
 	case AggMax:
-		return extremum(values, weights, true), nil
+		return extremum(argType, values, weights, true), nil
 	}
 	// DISTINCT: each value with positive weight counts once.
 	var count int64

@@ -7,6 +7,8 @@ import (
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/arrange"
+	"github.com/rockstream/rockstream/ivm/keyenc"
+	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
@@ -33,9 +35,13 @@ import (
 // State:
 //
 //	0x01 KindAggregate op_id group_key → accumulator row ++ last output row
-//	0x01 KindMultiset  op_id group_key call value → weight ++ value
+//	0x01 KindMultiset  op_id group_key call value_key → weight ++ value
+//
+// Keys are ivm/keyenc keys: a MIN multiset is ascending and a MAX multiset
+// descending, so the answer is the first live entry of a prefix scan.
 type Aggregate struct {
 	spec     AggregateSpec
+	keyTypes []types.Type
 	schema   types.Schema
 	sumKinds []sumKind
 	types    []types.Type
@@ -46,7 +52,7 @@ type Aggregate struct {
 // NewAggregate returns an incremental Aggregate over rows of schema in.
 func NewAggregate(state State, in types.Schema, spec AggregateSpec) (*Aggregate, error) {
 	if spec.GroupBy == nil {
-		// NB: zset.EncodeKey treats nil columns as "all columns".
+		// NB: appendKey needs a non-nil column list.
 		spec.GroupBy = []int{}
 	}
 	a := &Aggregate{spec: spec, acc: state.arrangement(arrange.KindAggregate), multiset: state.arrangement(arrange.KindMultiset)}
@@ -56,6 +62,7 @@ func NewAggregate(state State, in types.Schema, spec AggregateSpec) (*Aggregate,
 		}
 		a.schema = append(a.schema, in[g])
 	}
+	a.keyTypes = keyTypes(in, spec.GroupBy)
 	if len(spec.Calls) > 250 {
 		return nil, fmt.Errorf("too many aggregates (%d)", len(spec.Calls))
 	}
@@ -141,9 +148,8 @@ func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) 
 	if global {
 		// The global group is visited every step so that its row exists
 		// from the first step on, even before any input.
-		keyBuf = zset.EncodeKey(keyBuf[:0], nil, []int{})
-		index[string(keyBuf)] = 0
-		groups = append(groups, &aggGroup{key: append([]byte(nil), keyBuf...), keyRow: types.Row{}})
+		index[""] = 0
+		groups = append(groups, &aggGroup{key: []byte{}, keyRow: types.Row{}})
 	}
 	for i, row := range delta.Rows {
 		in, ok, err := evalAggInput(ctx, a.spec.Calls, row, delta.Weights[i])
@@ -153,7 +159,7 @@ func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) 
 		if !ok {
 			continue
 		}
-		keyBuf = zset.EncodeKey(keyBuf[:0], row, a.spec.GroupBy)
+		keyBuf = appendKey(keyBuf[:0], a.keyTypes, row, a.spec.GroupBy)
 		j, found := index[string(keyBuf)]
 		if !found {
 			j = len(groups)
@@ -317,8 +323,19 @@ func allZero(state types.Row) bool {
 	return true
 }
 
+// multisetDirection orders a call's multiset so that the answer of MIN and
+// MAX is the first live entry.
+func multisetDirection(call AggregateCall) keyenc.Direction {
+	if call.Func == AggMax {
+		return keyenc.Desc
+	}
+	return keyenc.Asc
+}
+
 func (a *Aggregate) addToMultiset(ctx *Context, groupKey []byte, call int, value types.Datum, weight int64, buf *[]byte) error {
-	key := append(append(append((*buf)[:0], groupKey...), byte(call)), zset.EncodeDatum(nil, value)...)
+	c := a.spec.Calls[call]
+	key := append(append((*buf)[:0], groupKey...), byte(call))
+	key = keyenc.EncodeColumn(key, c.Arg.Type(), value, multisetDirection(c))
 	*buf = key
 	old, ok, err := a.multiset.Get(ctx.Txn, key)
 	if err != nil {
@@ -348,10 +365,7 @@ func (a *Aggregate) addToMultiset(ctx *Context, groupKey []byte, call int, value
 }
 
 func appendDatumLossless(buf []byte, d types.Datum) []byte {
-	// EncodeRow of a one-column row is a 1-byte header plus the lossless
-	// datum; strip the header.
-	enc := zset.EncodeRow(nil, types.Row{d})
-	return append(buf, enc[1:]...)
+	return zset.AppendDatum(buf, d)
 }
 
 // finalize computes a group's output row from its state and multisets.
@@ -363,10 +377,14 @@ func (a *Aggregate) finalize(ctx *Context, g *aggGroup, state types.Row) (types.
 			var values []types.Datum
 			var weights []int64
 			prefix := append(append([]byte(nil), g.key...), byte(i))
+			extremumOnly := call.Func == AggMin || call.Func == AggMax
 			err := a.multiset.Scan(ctx.Txn, prefix, func(_, v []byte) error {
 				w, n := binary.Varint(v)
 				if n <= 0 {
 					return errcode.New(errcode.ArrangementCorrupt, "corrupt multiset weight")
+				}
+				if w <= 0 && extremumOnly {
+					return nil
 				}
 				d, _, err := zset.DecodeDatum(v[n:])
 				if err != nil {
@@ -374,12 +392,17 @@ func (a *Aggregate) finalize(ctx *Context, g *aggGroup, state types.Row) (types.
 				}
 				values = append(values, d)
 				weights = append(weights, w)
+				if extremumOnly {
+					// NB: entries are in MIN (or, for MAX, reversed) order,
+					// so the first live entry is the answer: a bounded scan.
+					return kv.ErrStop
+				}
 				return nil
 			})
 			if err != nil {
 				return nil, err
 			}
-			v, err := finalizeMultiset(call, a.sumKinds[i], a.types[i], values, weights)
+			v, err := finalizeMultiset(call, call.Arg.Type(), a.sumKinds[i], a.types[i], values, weights)
 			if err != nil {
 				if err := ctx.Fail(err, g.keyRow, 1); err != nil {
 					return nil, err
@@ -420,13 +443,14 @@ func StreamAggregate(ctx *Context, in types.Schema, spec AggregateSpec, batch zs
 		values   [][]types.Datum
 		weights  [][]int64
 	}
-	index := map[string]int{}
 	var groups []*group
 	if len(spec.GroupBy) == 0 {
-		index[""] = 0
 		groups = append(groups, &group{keyRow: types.Row{}})
 	}
-	var keyBuf []byte
+	groupTypes := make([]types.Type, len(spec.GroupBy))
+	for i, c := range spec.GroupBy {
+		groupTypes[i] = in[c].Type
+	}
 	for i, row := range batch.Rows {
 		input, ok, err := evalAggInput(ctx, spec.Calls, row, batch.Weights[i])
 		if err != nil {
@@ -435,16 +459,19 @@ func StreamAggregate(ctx *Context, in types.Schema, spec AggregateSpec, batch zs
 		if !ok {
 			continue
 		}
-		key := ""
-		if len(spec.GroupBy) > 0 {
-			keyBuf = zset.EncodeKey(keyBuf[:0], row, spec.GroupBy)
-			key = string(keyBuf)
+		// Quadratic on purpose: a direct reading of GROUP BY, independent
+		// of key encodings.
+		keyRow := project(row, spec.GroupBy)
+		j := -1
+		for k, g := range groups {
+			if types.EqualRows(groupTypes, g.keyRow, keyRow) {
+				j = k
+				break
+			}
 		}
-		j, found := index[key]
-		if !found {
+		if j < 0 {
 			j = len(groups)
-			index[key] = j
-			groups = append(groups, &group{keyRow: project(row, spec.GroupBy)})
+			groups = append(groups, &group{keyRow: keyRow})
 		}
 		g := groups[j]
 		if g.values == nil {
@@ -488,22 +515,26 @@ func StreamAggregate(ctx *Context, in types.Schema, spec AggregateSpec, batch zs
 // values it sees.
 func streamAggregateCall(call AggregateCall, kind sumKind, resultType types.Type, values []types.Datum, weights []int64) (types.Datum, error) {
 	if usesMultiset(call) {
-		// Consolidate equal values first.
-		index := map[string]int{}
+		// Consolidate SQL-equal values first.
+		argType := call.Arg.Type()
 		var vs []types.Datum
 		var ws []int64
 		for i, v := range values {
-			k := string(zset.EncodeDatum(nil, v))
-			j, ok := index[k]
-			if !ok {
+			j := -1
+			for k := range vs {
+				if types.Equal(argType, vs[k], v) {
+					j = k
+					break
+				}
+			}
+			if j < 0 {
 				j = len(vs)
-				index[k] = j
 				vs = append(vs, v)
 				ws = append(ws, 0)
 			}
 			ws[j] += weights[i]
 		}
-		return finalizeMultiset(call, kind, resultType, vs, ws)
+		return finalizeMultiset(call, argType, kind, resultType, vs, ws)
 	}
 	var count, trues, falses int64
 	var sum types.Datum

@@ -13,13 +13,22 @@ import (
 // counting is the shared engine of Distinct and the set operations: it
 // keeps, per distinct row, the integrated weight on each input (one or two)
 // and emits f(new weights) − f(old weights) for every row whose weights
-// changed. State (spec §6.6):
+// changed. Rows are identified by their keyenc key, so SQL-equal rows
+// (1.0 and 1.00) are one element; the first-seen representation is stored
+// and emitted. State (spec §6.6):
 //
-//	0x01 KindDistinct op_id row → varint wLeft, varint wRight
+//	0x01 KindDistinct op_id row_key → varint wLeft, varint wRight, row
 type counting struct {
 	schema types.Schema
+	types  []types.Type
+	cols   []int
 	state  *arrange.Arrangement
 	f      func(wLeft, wRight int64) int64
+}
+
+func newCounting(schema types.Schema, state *arrange.Arrangement, f func(wLeft, wRight int64) int64) counting {
+	cols := allColumns(len(schema))
+	return counting{schema: schema, types: keyTypes(schema, cols), cols: cols, state: state, f: f}
 }
 
 func (c *counting) Schema() types.Schema { return c.schema }
@@ -41,7 +50,7 @@ func (c *counting) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 	var buf []byte
 	for side, in := range inputs {
 		for i, row := range in.Rows {
-			buf = zset.EncodeRow(buf[:0], row)
+			buf = appendKey(buf[:0], c.types, row, c.cols)
 			j, ok := index[string(buf)]
 			if !ok {
 				j = len(deltas)
@@ -69,20 +78,26 @@ func (c *counting) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 		}
 		var wLeft, wRight int64
 		oldLen := -1
+		row := d.row
 		if ok {
 			oldLen = len(old)
-			if wLeft, wRight, err = decodeTwoWeights(old); err != nil {
+			var rest []byte
+			if wLeft, wRight, rest, err = decodeCounts(old); err != nil {
 				return zset.Batch{}, err
+			}
+			if row, _, err = zset.DecodeRow(rest); err != nil {
+				return zset.Batch{}, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt distinct row")
 			}
 		}
 		before := c.f(wLeft, wRight)
 		wLeft += d.dLeft
 		wRight += d.dRight
-		out.Add(d.row, c.f(wLeft, wRight)-before)
+		out.Add(row, c.f(wLeft, wRight)-before)
 		if wLeft == 0 && wRight == 0 {
 			err = c.state.Delete(ctx.Txn, key, oldLen)
 		} else {
 			value = binary.AppendVarint(binary.AppendVarint(value[:0], wLeft), wRight)
+			value = zset.EncodeRow(value, row)
 			err = c.state.Set(ctx.Txn, key, value, oldLen)
 		}
 		if err != nil {
@@ -90,6 +105,19 @@ func (c *counting) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 		}
 	}
 	return out, nil
+}
+
+// decodeCounts decodes two varint weights and returns the rest of v.
+func decodeCounts(v []byte) (int64, int64, []byte, error) {
+	a, n := binary.Varint(v)
+	if n <= 0 {
+		return 0, 0, nil, errcode.New(errcode.ArrangementCorrupt, "corrupt weights %x", v)
+	}
+	b, m := binary.Varint(v[n:])
+	if m <= 0 {
+		return 0, 0, nil, errcode.New(errcode.ArrangementCorrupt, "corrupt weights %x", v)
+	}
+	return a, b, v[n+m:], nil
 }
 
 func decodeTwoWeights(v []byte) (int64, int64, error) {
@@ -104,22 +132,31 @@ func decodeTwoWeights(v []byte) (int64, int64, error) {
 	return a, b, nil
 }
 
-// streamCounting applies f to the integrated weights of each distinct row.
-func streamCounting(f func(wLeft, wRight int64) int64, left, right zset.Batch) zset.Batch {
+// streamCounting applies f to the integrated weights of each distinct row
+// (rows equal under types.EqualRows are one row).
+func streamCounting(f func(wLeft, wRight int64) int64, schema types.Schema, left, right zset.Batch) zset.Batch {
+	ts := make([]types.Type, len(schema))
+	for i, c := range schema {
+		ts[i] = c.Type
+	}
 	type entry struct {
 		row           types.Row
 		wLeft, wRight int64
 	}
-	index := map[string]int{}
 	var entries []entry
-	var buf []byte
 	for side, in := range []zset.Batch{left, right} {
 		for i, row := range in.Rows {
-			buf = zset.EncodeRow(buf[:0], row)
-			j, ok := index[string(buf)]
-			if !ok {
+			// Quadratic on purpose: the reference is a direct reading of
+			// the definition, independent of key encodings.
+			j := -1
+			for k := range entries {
+				if types.EqualRows(ts, entries[k].row, row) {
+					j = k
+					break
+				}
+			}
+			if j < 0 {
 				j = len(entries)
-				index[string(buf)] = j
 				entries = append(entries, entry{row: row})
 			}
 			if side == 0 {

@@ -22,11 +22,11 @@ type Distinct struct{ counting }
 
 // NewDistinct returns an incremental Distinct.
 func NewDistinct(state State, in types.Schema) *Distinct {
-	return &Distinct{counting{schema: in, state: state.arrangement(arrange.KindDistinct), f: distinctWeight}}
+	return &Distinct{newCounting(in, state.arrangement(arrange.KindDistinct), distinctWeight)}
 }
 
 // StreamDistinct is the non-incremental Distinct: every row with positive
 // weight, with weight 1.
-func StreamDistinct(in zset.Batch) zset.Batch {
-	return streamCounting(distinctWeight, in, zset.Batch{})
+func StreamDistinct(schema types.Schema, in zset.Batch) zset.Batch {
+	return streamCounting(distinctWeight, schema, in, zset.Batch{})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/arrange"
+	"github.com/rockstream/rockstream/ivm/keyenc"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
@@ -33,10 +34,15 @@ import (
 // State:
 //
 //	0x01 KindJoinLeft  op_id join_key row → varint weight, varint match_count
+//
+// (join_key is the ivm/keyenc key of the join columns, row the lossless row
+// encoding that identifies the row).
+//
 //	0x01 KindJoinRight op_id join_key row → varint weight, varint match_count
 //	0x01 KindJoinMeta  op_id              → right total, right NULL-key total
 type Join struct {
 	spec                  JoinSpec
+	leftTypes, rightTypes []types.Type
 	schema                types.Schema
 	leftWidth, rightWidth int
 	left, right, meta     *arrange.Arrangement
@@ -53,14 +59,21 @@ func NewJoin(state State, left, right types.Schema, spec JoinSpec) (*Join, error
 		}
 	}
 	if spec.LeftKeys == nil {
-		// NB: zset.EncodeKey treats nil columns as "all columns".
+		// NB: appendKey needs a non-nil column list.
 		spec.LeftKeys, spec.RightKeys = []int{}, []int{}
+	}
+	leftTypes, rightTypes := keyTypes(left, spec.LeftKeys), keyTypes(right, spec.RightKeys)
+	for i := range leftTypes {
+		if !leftTypes[i].Equal(rightTypes[i]) {
+			return nil, fmt.Errorf("join key %d compares %s with %s: cast one side first", i, left[spec.LeftKeys[i]].Type.SQLName(), right[spec.RightKeys[i]].Type.SQLName())
+		}
 	}
 	if spec.NullAware && (spec.Kind != JoinAnti || len(spec.LeftKeys) != 1 || spec.Residual != nil || spec.NullSafe) {
 		return nil, fmt.Errorf("a null-aware (NOT IN) join must be an anti join on one key column without residual")
 	}
 	j := &Join{
 		spec: spec, leftWidth: len(left), rightWidth: len(right),
+		leftTypes: leftTypes, rightTypes: rightTypes,
 		left:  state.arrangement(arrange.KindJoinLeft),
 		right: state.arrangement(arrange.KindJoinRight),
 		meta:  state.arrangement(arrange.KindJoinMeta),
@@ -199,7 +212,7 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 			}
 			continue
 		}
-		keyBuf = zset.EncodeKey(keyBuf[:0], l, j.spec.LeftKeys)
+		keyBuf = appendKey(keyBuf[:0], j.leftTypes, l, j.spec.LeftKeys)
 		joinKey := append([]byte(nil), keyBuf...)
 		var m int64
 		var writes []pendingWrite
@@ -287,7 +300,7 @@ func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode
 			}
 			continue
 		}
-		keyBuf = zset.EncodeKey(keyBuf[:0], r, j.spec.RightKeys)
+		keyBuf = appendKey(keyBuf[:0], j.rightTypes, r, j.spec.RightKeys)
 		joinKey := append([]byte(nil), keyBuf...)
 		var m int64
 		var writes []pendingWrite
@@ -419,7 +432,7 @@ func (j *Join) stepNullAware(ctx *Context, dl, dr zset.Batch) (zset.Batch, error
 func (j *Join) emitAllLeft(ctx *Context, mode int, sign int64, out *zset.Batch) error {
 	return j.left.Scan(ctx.Txn, nil, func(k, v []byte) error {
 		// The key is join_key ++ row; both are self-delimiting.
-		_, rest, err := zset.DecodeRow(k)
+		_, rest, err := keyenc.DecodeKey(k, j.leftTypes, nil, nil)
 		if err != nil {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join key")
 		}
@@ -439,7 +452,8 @@ func (j *Join) emitAllLeft(ctx *Context, mode int, sign int64, out *zset.Batch) 
 }
 
 // StreamJoin is the non-incremental join of whole Z-sets by nested loops.
-func StreamJoin(ctx *Context, spec JoinSpec, leftWidth, rightWidth int, left, right zset.Batch) (zset.Batch, error) {
+func StreamJoin(ctx *Context, spec JoinSpec, leftSchema, rightSchema types.Schema, left, right zset.Batch) (zset.Batch, error) {
+	leftWidth, rightWidth := len(leftSchema), len(rightSchema)
 	left, right = zset.Consolidate(left), zset.Consolidate(right)
 	keyEqual := func(l, r types.Row) bool {
 		for i := range spec.LeftKeys {
@@ -450,7 +464,7 @@ func StreamJoin(ctx *Context, spec JoinSpec, leftWidth, rightWidth int, left, ri
 				}
 				continue
 			}
-			if zset.CompareDatum(a, b) != 0 {
+			if !types.Equal(leftSchema[spec.LeftKeys[i]].Type, a, b) {
 				return false
 			}
 		}

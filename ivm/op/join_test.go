@@ -44,7 +44,7 @@ func TestJoinIncremental(t *testing.T) {
 						return o
 					},
 					stream: func(ctx *Context, in []zset.Batch) (zset.Batch, error) {
-						return StreamJoin(ctx, spec, 2, 2, in[0], in[1])
+						return StreamJoin(ctx, spec, intSchema(2), intSchema(2), in[0], in[1])
 					},
 				})
 			})

@@ -33,14 +33,14 @@ func NewSetOp(state State, kind SetOpKind, left, right types.Schema) (*SetOp, er
 	if err != nil {
 		return nil, err
 	}
-	return &SetOp{counting{schema: left, state: state.arrangement(arrange.KindDistinct), f: f}}, nil
+	return &SetOp{newCounting(left, state.arrangement(arrange.KindDistinct), f)}, nil
 }
 
 // StreamSetOp is the non-incremental set operation over integrated inputs.
-func StreamSetOp(kind SetOpKind, left, right zset.Batch) zset.Batch {
+func StreamSetOp(kind SetOpKind, schema types.Schema, left, right zset.Batch) zset.Batch {
 	f, err := setOpWeight(kind)
 	if err != nil {
 		panic(err)
 	}
-	return streamCounting(f, left, right)
+	return streamCounting(f, schema, left, right)
 }

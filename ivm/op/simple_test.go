@@ -75,7 +75,7 @@ func TestDistinctIncremental(t *testing.T) {
 			widths: []int{2}, nulls: true,
 			make: func(s State) Operator { return NewDistinct(s, intSchema(2)) },
 			stream: func(_ *Context, in []zset.Batch) (zset.Batch, error) {
-				return StreamDistinct(in[0]), nil
+				return StreamDistinct(intSchema(2), in[0]), nil
 			},
 		})
 	})
@@ -92,7 +92,7 @@ func TestSetOpIncremental(t *testing.T) {
 						return o
 					},
 					stream: func(_ *Context, in []zset.Batch) (zset.Batch, error) {
-						return StreamSetOp(kind, in[0], in[1]), nil
+						return StreamSetOp(kind, intSchema(1), in[0], in[1]), nil
 					},
 				})
 			})
@@ -111,7 +111,7 @@ func TestSetOpTable(t *testing.T) {
 		SetExcept:       {Rows: []types.Row{{int64(2)}}, Weights: []int64{1}},
 	}
 	for _, kind := range []SetOpKind{SetIntersect, SetIntersectAll, SetExcept, SetExceptAll} {
-		if got := StreamSetOp(kind, left, right); !zset.Equal(got, cases[kind]) {
+		if got := StreamSetOp(kind, intSchema(1), left, right); !zset.Equal(got, cases[kind]) {
 			t.Errorf("kind %d: got %v want %v", kind, got, cases[kind])
 		}
 	}

@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/arrange"
+	"github.com/rockstream/rockstream/ivm/keyenc"
+	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 
 // TopK is ORDER BY … LIMIT … OFFSET …, optionally per partition (spec
-// §6.10). It keeps each partition's rows in an arrangement; for every
-// partition touched by the delta it computes the window before and after
-// and emits the difference:
+// §6.10). Each partition's rows are arranged in ORDER BY order (ivm/keyenc
+// keys), so the current window is a bounded prefix scan. For every
+// partition touched by the delta it emits
 //
 //	TopK(Δ)_p = window(P_p + Δ_p) − window(P_p)
 //
@@ -23,18 +26,22 @@ import (
 //	                     1    | {1:+1}       | {1:+1, 5:-1}
 //	                     2    | {1:-1}       | {1:-1, 5:+1}
 //
-// Rows equal under ORDER BY are ordered by their encoding, so the window is
-// deterministic. NB: a touched partition is read whole, so cost is
-// proportional to the partition's size; with memcomparable keys (ivm/keyenc)
-// this becomes a bounded prefix scan.
+// Rows equal under ORDER BY are ordered by their row encoding, so the
+// window is deterministic. A step reads at most OFFSET + LIMIT + (copies
+// the delta removes) entries of a touched partition: an arranged row beyond
+// that cannot enter the new window, because at most that many rows ahead
+// of it leave.
 //
 // State:
 //
-//	0x01 KindTopK op_id partition_key row → weight
+//	0x01 KindTopK op_id partition_key order_key row → weight
 type TopK struct {
-	spec   TopKSpec
-	schema types.Schema
-	state  *arrange.Arrangement
+	spec       TopKSpec
+	schema     types.Schema
+	partTypes  []types.Type
+	orderTypes []types.Type
+	orderDirs  []keyenc.Direction
+	state      *arrange.Arrangement
 }
 
 // NewTopK returns an incremental TopK over rows of schema in.
@@ -44,18 +51,18 @@ func NewTopK(state State, in types.Schema, spec TopKSpec) (*TopK, error) {
 			return nil, fmt.Errorf("partition column %d out of range", c)
 		}
 	}
+	o := &TopK{spec: spec, schema: in, partTypes: keyTypes(in, spec.PartitionBy), state: state.arrangement(arrange.KindTopK)}
 	for _, k := range spec.OrderBy {
 		if k.Column < 0 || k.Column >= len(in) {
 			return nil, fmt.Errorf("order-by column %d out of range", k.Column)
 		}
+		o.orderTypes = append(o.orderTypes, keyType(in[k.Column].Type))
+		o.orderDirs = append(o.orderDirs, keyenc.Direction{Descending: k.Descending, NullsFirst: k.NullsFirst})
 	}
 	if spec.Offset < 0 {
 		return nil, fmt.Errorf("negative OFFSET")
 	}
-	if spec.PartitionBy == nil {
-		spec.PartitionBy = []int{} // NB: nil means "all columns" to EncodeKey.
-	}
-	return &TopK{spec: spec, schema: in, state: state.arrangement(arrange.KindTopK)}, nil
+	return o, nil
 }
 
 // Schema implements Operator.
@@ -64,93 +71,117 @@ func (o *TopK) Schema() types.Schema { return o.schema }
 // Arrangements implements Stateful.
 func (o *TopK) Arrangements() []*arrange.Arrangement { return []*arrange.Arrangement{o.state} }
 
+// sortKey is order_key ++ row: the position of a row within its partition.
+func (o *TopK) sortKey(dst []byte, row types.Row) []byte {
+	for i, k := range o.spec.OrderBy {
+		dst = keyenc.EncodeColumn(dst, o.orderTypes[i], row[k.Column], o.orderDirs[i])
+	}
+	return zset.EncodeRow(dst, row)
+}
+
+type topKEntry struct {
+	key    []byte // sort key
+	row    types.Row
+	weight int64
+}
+
 // Step implements Operator.
 func (o *TopK) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 	index := map[string]int{}
-	var keys []string
+	var prefixes []string
 	var deltas []zset.Batch
 	var buf []byte
 	for i, row := range inputs[0].Rows {
-		buf = zset.EncodeKey(buf[:0], row, o.spec.PartitionBy)
+		buf = appendKey(buf[:0], o.partTypes, row, o.spec.PartitionBy)
 		j, ok := index[string(buf)]
 		if !ok {
 			j = len(deltas)
 			index[string(buf)] = j
-			keys = append(keys, string(buf))
+			prefixes = append(prefixes, string(buf))
 			deltas = append(deltas, zset.Batch{})
 		}
 		deltas[j].Add(row, inputs[0].Weights[i])
 	}
 	var out zset.Batch
 	for j, delta := range deltas {
-		prefix := []byte(keys[j])
-		before, err := readRows(ctx.Txn, o.state, prefix)
-		if err != nil {
-			return zset.Batch{}, err
-		}
-		delta = zset.Consolidate(delta)
-		after := zset.Consolidate(zset.Sum(before, delta))
-		out.AddBatch(topKWindow(o.spec, before), -1)
-		out.AddBatch(topKWindow(o.spec, after), +1)
-		if err := addRows(ctx.Txn, o.state, prefix, delta); err != nil {
+		if err := o.stepPartition(ctx, []byte(prefixes[j]), zset.Consolidate(delta), &out); err != nil {
 			return zset.Batch{}, err
 		}
 	}
 	return out, nil
 }
 
-// compareSortKeys orders two rows by ORDER BY keys.
-func compareSortKeys(keys []SortKey, a, b types.Row) int {
-	for _, k := range keys {
-		x, y := a[k.Column], b[k.Column]
-		var c int
-		switch {
-		case x == nil && y == nil:
-			c = 0
-		case x == nil:
-			c = 1
-			if k.NullsFirst {
-				c = -1
+func (o *TopK) stepPartition(ctx *Context, prefix []byte, delta zset.Batch, out *zset.Batch) error {
+	need := int64(-1) // -1: the whole partition
+	if o.spec.Limit >= 0 {
+		need = o.spec.Offset + o.spec.Limit
+		for _, w := range delta.Weights {
+			if w < 0 {
+				need -= w
 			}
-		case y == nil:
-			c = -1
-			if k.NullsFirst {
-				c = 1
-			}
-		default:
-			c = zset.CompareDatum(x, y)
-			if k.Descending {
-				c = -c
-			}
-		}
-		if c != 0 {
-			return c
 		}
 	}
-	return 0
+	var before []topKEntry
+	var copies int64
+	if need != 0 {
+		err := o.state.Scan(ctx.Txn, prefix, func(k, v []byte) error {
+			sortKey := k[len(prefix):]
+			_, rowBytes, err := keyenc.DecodeKey(sortKey, o.orderTypes, o.orderDirs, nil)
+			if err != nil {
+				return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt top-k order key")
+			}
+			row, _, err := zset.DecodeRow(rowBytes)
+			if err != nil {
+				return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt top-k row")
+			}
+			w, err := arrange.DecodeWeight(v)
+			if err != nil {
+				return err
+			}
+			before = append(before, topKEntry{key: append([]byte(nil), sortKey...), row: row, weight: w})
+			if w > 0 {
+				copies += w
+			}
+			if need >= 0 && copies >= need {
+				return kv.ErrStop
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// after = before + delta, in sort-key order.
+	after := append([]topKEntry(nil), before...)
+	keyBuf := append([]byte(nil), prefix...)
+	for i, row := range delta.Rows {
+		sortKey := o.sortKey(nil, row)
+		found := false
+		for e := range after {
+			if bytes.Equal(after[e].key, sortKey) {
+				after[e].weight += delta.Weights[i]
+				found = true
+				break
+			}
+		}
+		if !found {
+			after = append(after, topKEntry{key: sortKey, row: row, weight: delta.Weights[i]})
+		}
+		keyBuf = append(keyBuf[:len(prefix)], sortKey...)
+		if _, _, err := o.state.AddWeight(ctx.Txn, keyBuf, delta.Weights[i]); err != nil {
+			return err
+		}
+	}
+	sort.SliceStable(after, func(a, b int) bool { return bytes.Compare(after[a].key, after[b].key) < 0 })
+	out.AddBatch(windowOf(o.spec, before), -1)
+	out.AddBatch(windowOf(o.spec, after), +1)
+	return nil
 }
 
-// topKWindow returns the rows of one partition (a consolidated Z-set) at
-// positions [Offset, Offset+Limit) of the ORDER BY order, counting
-// multiplicities; rows with non-positive weight are absent.
-func topKWindow(spec TopKSpec, rows zset.Batch) zset.Batch {
-	type entry struct {
-		row    types.Row
-		enc    []byte
-		weight int64
-	}
-	entries := make([]entry, 0, len(rows.Rows))
-	for i, r := range rows.Rows {
-		if rows.Weights[i] > 0 {
-			entries = append(entries, entry{row: r, enc: zset.EncodeRow(nil, r), weight: rows.Weights[i]})
-		}
-	}
-	sort.Slice(entries, func(i, j int) bool {
-		if c := compareSortKeys(spec.OrderBy, entries[i].row, entries[j].row); c != 0 {
-			return c < 0
-		}
-		return bytes.Compare(entries[i].enc, entries[j].enc) < 0
-	})
+// windowOf returns the rows at positions [Offset, Offset+Limit) of entries
+// (sorted), counting multiplicities; entries with non-positive weight are
+// absent.
+func windowOf(spec TopKSpec, entries []topKEntry) zset.Batch {
 	var out zset.Batch
 	var position int64
 	end := int64(-1)
@@ -158,6 +189,9 @@ func topKWindow(spec TopKSpec, rows zset.Batch) zset.Batch {
 		end = spec.Offset + spec.Limit
 	}
 	for _, e := range entries {
+		if e.weight <= 0 {
+			continue
+		}
 		lo, hi := position, position+e.weight // this row's copies occupy [lo, hi)
 		position = hi
 		from := max(lo, spec.Offset)
@@ -175,24 +209,73 @@ func topKWindow(spec TopKSpec, rows zset.Batch) zset.Batch {
 	return out
 }
 
-// StreamTopK is the non-incremental TopK over a whole Z-set.
-func StreamTopK(spec TopKSpec, in zset.Batch) zset.Batch {
-	in = zset.Consolidate(in)
-	index := map[string]int{}
-	var parts []zset.Batch
-	for i, r := range in.Rows {
-		k := string(zset.EncodeKey(nil, r, append([]int{}, spec.PartitionBy...)))
-		j, ok := index[k]
-		if !ok {
-			j = len(parts)
-			index[k] = j
-			parts = append(parts, zset.Batch{})
+// compareSortKeys orders two rows by ORDER BY keys (types.Compare per
+// column, NULL placement per key).
+func compareSortKeys(schema types.Schema, keys []SortKey, a, b types.Row) int {
+	for _, k := range keys {
+		x, y := a[k.Column], b[k.Column]
+		var c int
+		switch {
+		case x == nil && y == nil:
+			c = 0
+		case x == nil:
+			c = 1
+			if k.NullsFirst {
+				c = -1
+			}
+		case y == nil:
+			c = -1
+			if k.NullsFirst {
+				c = 1
+			}
+		default:
+			c = types.Compare(schema[k.Column].Type, x, y)
+			if k.Descending {
+				c = -c
+			}
 		}
-		parts[j].Add(r, in.Weights[i])
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// StreamTopK is the non-incremental TopK over a whole Z-set: rows sorted
+// with types.Compare (ties by row encoding), windowed per partition.
+func StreamTopK(schema types.Schema, spec TopKSpec, in zset.Batch) zset.Batch {
+	in = zset.Consolidate(in)
+	partTypes := make([]types.Type, len(spec.PartitionBy))
+	for i, c := range spec.PartitionBy {
+		partTypes[i] = schema[c].Type
+	}
+	var keys []types.Row
+	var parts [][]topKEntry
+	for i, r := range in.Rows {
+		key := project(r, spec.PartitionBy)
+		j := -1
+		for k := range keys {
+			if types.EqualRows(partTypes, keys[k], key) {
+				j = k
+				break
+			}
+		}
+		if j < 0 {
+			j = len(keys)
+			keys = append(keys, key)
+			parts = append(parts, nil)
+		}
+		parts[j] = append(parts[j], topKEntry{key: zset.EncodeRow(nil, r), row: r, weight: in.Weights[i]})
 	}
 	var out zset.Batch
 	for _, p := range parts {
-		out.AddBatch(topKWindow(spec, p), 1)
+		sort.Slice(p, func(a, b int) bool {
+			if c := compareSortKeys(schema, spec.OrderBy, p[a].row, p[b].row); c != 0 {
+				return c < 0
+			}
+			return bytes.Compare(p[a].key, p[b].key) < 0
+		})
+		out.AddBatch(windowOf(spec, p), 1)
 	}
 	return out
 }

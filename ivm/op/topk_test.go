@@ -30,7 +30,7 @@ func TestTopKIncremental(t *testing.T) {
 						return o
 					},
 					stream: func(_ *Context, in []zset.Batch) (zset.Batch, error) {
-						return StreamTopK(spec, in[0]), nil
+						return StreamTopK(intSchema(2), spec, in[0]), nil
 					},
 				})
 			})
@@ -42,12 +42,12 @@ func TestTopKIncremental(t *testing.T) {
 // (ASC: NULLS LAST) and duplicates.
 func TestTopKOrder(t *testing.T) {
 	in := zset.Batch{Rows: []types.Row{{nil}, {int64(3)}, {int64(1)}}, Weights: []int64{1, 2, 1}}
-	got := StreamTopK(TopKSpec{OrderBy: []SortKey{{Column: 0}}, Limit: 2, Offset: 1}, in)
+	got := StreamTopK(intSchema(1), TopKSpec{OrderBy: []SortKey{{Column: 0}}, Limit: 2, Offset: 1}, in)
 	want := zset.Batch{Rows: []types.Row{{int64(3)}}, Weights: []int64{2}}
 	if !zset.Equal(got, want) {
 		t.Fatalf("got %v want %v", got, want)
 	}
-	got = StreamTopK(TopKSpec{OrderBy: []SortKey{{Column: 0, Descending: true, NullsFirst: true}}, Limit: 2}, in)
+	got = StreamTopK(intSchema(1), TopKSpec{OrderBy: []SortKey{{Column: 0, Descending: true, NullsFirst: true}}, Limit: 2}, in)
 	want = zset.Batch{Rows: []types.Row{{nil}, {int64(3)}}, Weights: []int64{1, 1}}
 	if !zset.Equal(got, want) {
 		t.Fatalf("desc: got %v want %v", got, want)
@@ -57,7 +57,7 @@ func TestTopKOrder(t *testing.T) {
 func TestDistinctTable(t *testing.T) {
 	in := zset.Batch{Rows: []types.Row{{int64(1)}, {int64(2)}, {int64(3)}}, Weights: []int64{3, -1, 1}}
 	want := zset.Batch{Rows: []types.Row{{int64(1)}, {int64(3)}}, Weights: []int64{1, 1}}
-	if got := StreamDistinct(in); !zset.Equal(got, want) {
+	if got := StreamDistinct(intSchema(1), in); !zset.Equal(got, want) {
 		t.Fatalf("got %v", got)
 	}
 }

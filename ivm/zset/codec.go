@@ -2,7 +2,6 @@ package zset
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -39,32 +38,15 @@ const microsPerDay = 86400 * 1000000
 func EncodeRow(buf []byte, row types.Row) []byte {
 	buf = binary.AppendUvarint(buf, uint64(len(row)))
 	for _, d := range row {
-		buf = appendDatum(buf, d, false)
+		buf = appendDatum(buf, d)
 	}
 	return buf
 }
 
-// EncodeKey appends the canonical encoding of row's columns cols (all
-// columns when cols is nil): SQL-equal values encode equally.
-func EncodeKey(buf []byte, row types.Row, cols []int) []byte {
-	if cols == nil {
-		buf = binary.AppendUvarint(buf, uint64(len(row)))
-		for _, d := range row {
-			buf = appendDatum(buf, d, true)
-		}
-		return buf
-	}
-	buf = binary.AppendUvarint(buf, uint64(len(cols)))
-	for _, c := range cols {
-		buf = appendDatum(buf, row[c], true)
-	}
-	return buf
-}
+// AppendDatum appends the lossless encoding of one datum.
+func AppendDatum(buf []byte, d types.Datum) []byte { return appendDatum(buf, d) }
 
-// EncodeDatum appends the canonical encoding of one datum.
-func EncodeDatum(buf []byte, d types.Datum) []byte { return appendDatum(buf, d, true) }
-
-// DecodeRow decodes one row produced by EncodeRow or EncodeKey and returns
+// DecodeRow decodes one row produced by EncodeRow and returns
 // the remaining bytes.
 func DecodeRow(b []byte) (types.Row, []byte, error) {
 	n, k := binary.Uvarint(b)
@@ -86,7 +68,7 @@ func DecodeRow(b []byte) (types.Row, []byte, error) {
 // DecodeDatum decodes one datum and returns the remaining bytes.
 func DecodeDatum(b []byte) (types.Datum, []byte, error) { return decodeDatum(b) }
 
-func appendDatum(buf []byte, d types.Datum, canonical bool) []byte {
+func appendDatum(buf []byte, d types.Datum) []byte {
 	switch v := d.(type) {
 	case nil:
 		return append(buf, tagNull)
@@ -98,22 +80,9 @@ func appendDatum(buf []byte, d types.Datum, canonical bool) []byte {
 	case int64:
 		return binary.BigEndian.AppendUint64(append(buf, tagInt), uint64(v))
 	case float64:
-		if canonical {
-			if v == 0 {
-				v = 0 // -0 = 0
-			} else if math.IsNaN(v) {
-				v = math.NaN()
-			}
-		}
 		return binary.BigEndian.AppendUint64(append(buf, tagFloat), math.Float64bits(v))
 	case *apd.Decimal:
-		s := v
-		if canonical && v.Form == apd.Finite {
-			var r apd.Decimal
-			r.Reduce(v)
-			s = &r
-		}
-		text := s.Text('f')
+		text := v.Text('f')
 		buf = binary.AppendUvarint(append(buf, tagNumeric), uint64(len(text)))
 		return append(buf, text...)
 	case string:
@@ -132,13 +101,6 @@ func appendDatum(buf []byte, d types.Datum, canonical bool) []byte {
 		return binary.BigEndian.AppendUint64(append(buf, tagTimestampTZ), uint64(v))
 	case types.Interval:
 		buf = append(buf, tagInterval)
-		if canonical {
-			// PostgreSQL compares intervals by their span with 30-day
-			// months and 24-hour days.
-			days, micros := intervalSpan(v)
-			buf = binary.BigEndian.AppendUint64(buf, uint64(days))
-			return binary.BigEndian.AppendUint64(buf, uint64(micros))
-		}
 		buf = binary.BigEndian.AppendUint32(buf, uint32(v.Months))
 		buf = binary.BigEndian.AppendUint32(buf, uint32(v.Days))
 		return binary.BigEndian.AppendUint64(buf, uint64(v.Micros))
@@ -147,23 +109,11 @@ func appendDatum(buf []byte, d types.Datum, canonical bool) []byte {
 	case types.Array:
 		buf = binary.AppendUvarint(append(buf, tagArray), uint64(len(v.Values)))
 		for _, e := range v.Values {
-			buf = appendDatum(buf, e, canonical)
+			buf = appendDatum(buf, e)
 		}
 		return buf
 	}
 	panic(fmt.Sprintf("zset: unsupported datum %T", d))
-}
-
-// intervalSpan normalises an interval to (days, micros in [0, day)).
-func intervalSpan(v types.Interval) (int64, int64) {
-	days := int64(v.Months)*30 + int64(v.Days)
-	days += v.Micros / microsPerDay
-	micros := v.Micros % microsPerDay
-	if micros < 0 {
-		micros += microsPerDay
-		days--
-	}
-	return days, micros
 }
 
 func decodeDatum(b []byte) (types.Datum, []byte, error) {
@@ -260,90 +210,6 @@ func decodeDatum(b []byte) (types.Datum, []byte, error) {
 		return arr, b, nil
 	}
 	return nil, nil, fmt.Errorf("zset: unknown datum tag %#x", tag)
-}
-
-// CompareDatum orders two non-NULL datums of the same type the way
-// PostgreSQL's default btree operator class does (NaN above every number,
-// text bytewise as in the C collation). NULL placement is the caller's.
-// NB: private fallback until types.Compare lands.
-func CompareDatum(a, b types.Datum) int {
-	switch x := a.(type) {
-	case bool:
-		y := b.(bool)
-		switch {
-		case x == y:
-			return 0
-		case !x:
-			return -1
-		}
-		return 1
-	case int64:
-		return cmp.Compare(x, b.(int64))
-	case float64:
-		y := b.(float64)
-		xn, yn := math.IsNaN(x), math.IsNaN(y)
-		switch {
-		case xn && yn:
-			return 0
-		case xn:
-			return 1
-		case yn:
-			return -1
-		}
-		return cmp.Compare(x, y)
-	case *apd.Decimal:
-		y := b.(*apd.Decimal)
-		xn, yn := x.Form == apd.NaN || x.Form == apd.NaNSignaling, y.Form == apd.NaN || y.Form == apd.NaNSignaling
-		switch {
-		case xn && yn:
-			return 0
-		case xn:
-			return 1
-		case yn:
-			return -1
-		}
-		return x.Cmp(y)
-	case string:
-		return cmp.Compare(x, b.(string))
-	case []byte:
-		return bytes.Compare(x, b.([]byte))
-	case types.Date:
-		return cmp.Compare(x, b.(types.Date))
-	case types.TimeOfDay:
-		return cmp.Compare(x, b.(types.TimeOfDay))
-	case types.Timestamp:
-		return cmp.Compare(x, b.(types.Timestamp))
-	case types.TimestampTZ:
-		return cmp.Compare(x, b.(types.TimestampTZ))
-	case types.Interval:
-		xd, xm := intervalSpan(x)
-		yd, ym := intervalSpan(b.(types.Interval))
-		if c := cmp.Compare(xd, yd); c != 0 {
-			return c
-		}
-		return cmp.Compare(xm, ym)
-	case types.UUID:
-		y := b.(types.UUID)
-		return bytes.Compare(x[:], y[:])
-	case types.Array:
-		y := b.(types.Array)
-		for i := 0; i < len(x.Values) && i < len(y.Values); i++ {
-			ex, ey := x.Values[i], y.Values[i]
-			switch {
-			case ex == nil && ey == nil:
-				continue
-			case ex == nil:
-				return 1
-			case ey == nil:
-				return -1
-			}
-			if c := CompareDatum(ex, ey); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(len(x.Values), len(y.Values))
-	}
-	panic(fmt.Sprintf("zset: cannot compare %T", a))
 }
 
 // HasNull reports whether any of row's columns cols is NULL.

@@ -12,12 +12,13 @@
 // a later switch to columnar evaluation changes this package and the
 // stateless operators, not the circuit API.
 //
-// Row encoding: codec.go holds a lossless, self-delimiting binary encoding of
-// rows (EncodeRow/DecodeRow) and a canonical key encoding of selected columns
-// (EncodeKey) in which equal SQL values encode equally (1.0 = 1.00, -0 = 0).
-// NB: these are a private fallback until ivm/keyenc (memcomparable) lands;
-// the encodings are only required to be deterministic and prefix-free, not
-// order-preserving, and nothing outside ivm/ depends on their bytes.
+// Row identity: codec.go holds a lossless, self-delimiting, schema-free
+// binary encoding of rows (EncodeRow/DecodeRow): two rows encode equally iff
+// they are the same Go values. It identifies Z-set elements where no schema
+// is at hand (Consolidate) and is the row part of arrangement keys. It is
+// not a key encoding: SQL equality and ORDER BY order come from ivm/keyenc
+// (memcomparable, typed), which the operators use for group, join, distinct
+// and order keys. Nothing outside ivm/ depends on these bytes.
 //
 //	b := zset.Batch{}
 //	b.Add(types.Row{int64(1), "a"}, +1)

@@ -73,28 +73,6 @@ func TestRowCodecRoundTrip(t *testing.T) {
 	})
 }
 
-func TestKeyEncodingCanonical(t *testing.T) {
-	pairs := [][2]types.Datum{
-		{dec("1.50"), dec("1.5")},
-		{math.Copysign(0, -1), 0.0},
-		{math.NaN(), -math.NaN()},
-		{types.Interval{Days: 30}, types.Interval{Months: 1}},
-		{types.Interval{Micros: 86400e6}, types.Interval{Days: 1}},
-	}
-	for _, p := range pairs {
-		a, b := EncodeKey(nil, types.Row{p[0]}, nil), EncodeKey(nil, types.Row{p[1]}, nil)
-		if string(a) != string(b) {
-			t.Errorf("%v and %v are equal in SQL but encode differently", p[0], p[1])
-		}
-		if CompareDatum(p[0], p[1]) != 0 {
-			t.Errorf("%v and %v compare unequal", p[0], p[1])
-		}
-	}
-	if string(EncodeKey(nil, types.Row{"a"}, nil)) == string(EncodeKey(nil, types.Row{"b"}, nil)) {
-		t.Error("distinct values encode equally")
-	}
-}
-
 func TestConsolidate(t *testing.T) {
 	b := Batch{}
 	b.Add(types.Row{int64(2), "b"}, 1)
