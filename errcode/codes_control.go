@@ -4,7 +4,7 @@ package errcode
 var (
 	CatalogCorruptCode = Register("RS-4003", "control.catalog_corrupt", "XX001",
 		"The control DB holds a catalog record this binary cannot read. Restore the storage directory from a backup or report the bug with `rockstream debug slate` output.")
-	CatalogFormatCode = Register("RS-5003", "storage.catalog_format_incompatible", "XX000",
+	CatalogFormatCode = Register("RS-5050", "storage.catalog_format_incompatible", "XX000",
 		"The catalog was written by a newer RockStream. Run the newer binary, or restore a backup taken with this version.")
 	DuplicateObject = Register("RS-1500", "ddl.duplicate_object", "42P07",
 		"Choose another name, DROP the existing object first, or use IF NOT EXISTS / OR REPLACE.")
@@ -20,4 +20,30 @@ var (
 		"Fix the column or constraint definition named in the message.")
 	IncompatibleEvolution = Register("RS-6001", "schema.incompatible_evolution", "0A000",
 		"Only compatible changes are supported: ADD COLUMN that is nullable or has a DEFAULT. Create a new table and copy the data for other changes.")
+)
+
+// Namespaces.
+var (
+	UndefinedDatabase = Register("RS-4004", "control.undefined_namespace", "3D000",
+		"Connect to the database \"default\" (the embedded server's namespace), e.g. psql -d default.")
+)
+
+// Notices.
+var (
+	DDLNotice = Register("RS-1506", "ddl.notice", "00000",
+		"Nothing to do: this is information about a DDL statement that was skipped or changed something implicitly.")
+)
+
+// Subscriptions (gateway range).
+var (
+	SubscriberTooSlow = Register("RS-2020", "subscribe.subscriber_too_slow", "53000",
+		"Read the subscription faster (or from a less busy view); reconnect and SUBSCRIBE again, WITH (SNAPSHOT) to resynchronise.")
+)
+
+// Process start-up.
+var (
+	StorageUnavailable = Register("RS-3101", "runtime.storage_unavailable", "58030",
+		"Check that --storage points to a writable directory (or a reachable bucket with valid credentials).")
+	ListenFailed = Register("RS-3102", "runtime.listen_failed", "08006",
+		"Another process may use the port: pick another with --listen/--http (or ROCKSTREAM_LISTEN/ROCKSTREAM_HTTP).")
 )

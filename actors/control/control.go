@@ -2,6 +2,7 @@ package control
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
@@ -17,7 +18,14 @@ type Config struct {
 	// OpenStore opens the control DB (called on Started, so a restart
 	// reopens it from durable state only). Apply must be durable on return.
 	OpenStore func(ctx runtime.Context) (kv.Store, error)
+	// TickEvery is how often the control plane runs its store's background
+	// work (stores with a Tick(time.Time) error method); 0 disables it.
+	// Simulation range: 1ms..1s.
+	TickEvery time.Duration
 }
+
+// storageTick runs the store's background work.
+type storageTick struct{}
 
 // Messages the control actor answers (all via Ask; the reply is the listed
 // type or an error).
@@ -86,6 +94,14 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		return
 	case runtime.Stopping:
 		return
+	case storageTick:
+		if t, ok := a.store.(interface{ Tick(time.Time) error }); ok {
+			if err := t.Tick(ctx.Now()); err != nil {
+				ctx.Logger().Error("storage background work failed", "err", err)
+			}
+		}
+		ctx.After(a.cfg.TickEvery, storageTick{})
+		return
 	}
 	if a.loadErr != nil {
 		ctx.Reply(a.loadErr)
@@ -119,6 +135,9 @@ func (a *Actor) load(ctx runtime.Context) error {
 		return errcode.Wrap(errcode.InternalError, err, "open control DB")
 	}
 	a.store = store
+	if _, ok := store.(interface{ Tick(time.Time) error }); ok && a.cfg.TickEvery > 0 {
+		ctx.After(a.cfg.TickEvery, storageTick{})
+	}
 	var ns catalog.NamespaceID
 	snap := newSnapshot(ns)
 	if v, ok, err := store.Get(nextIDKey(ns)); err != nil {

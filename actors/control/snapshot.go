@@ -154,3 +154,20 @@ func (s *Snapshot) Dependents(id catalog.ID) []*catalog.Relation {
 	}
 	return out
 }
+
+// NewSnapshot builds a snapshot from relations (ids are allocated for those
+// without one, in order). For tests and tools that need a catalog without a
+// control actor; deps maps a view's position in rels to the positions it
+// reads.
+func NewSnapshot(ns catalog.NamespaceID, version uint64, rels ...*catalog.Relation) *Snapshot {
+	s := newSnapshot(ns)
+	s.Version = version
+	for _, r := range rels {
+		if r.ID == (catalog.ID{}) {
+			r.ID = objectID(ns, s.NextObject)
+			s.NextObject++
+		}
+		s.put(r, nil)
+	}
+	return s
+}

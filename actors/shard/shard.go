@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/errcode"
@@ -29,7 +30,19 @@ type Config struct {
 	// consumes, so one step's batch stays bounded under a backlog; the rest
 	// wait for the next step. Simulation range: 1..64.
 	LogEntriesPerStepMax int
+	// TickEvery is how often the shard runs its store's background work
+	// (stores that implement Ticker); 0 disables it. Simulation range:
+	// 1ms..1s.
+	TickEvery time.Duration
 }
+
+// Ticker is implemented by stores with background work driven by the owner.
+type Ticker interface {
+	Tick(now time.Time) error
+}
+
+// storageTick runs the store's background work.
+type storageTick struct{}
 
 const logEntriesPerStepDefault = 256
 
@@ -108,6 +121,13 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case Unsubscribe:
 		a.unsubscribe(m.ID)
 		ctx.Reply(struct{}{})
+	case storageTick:
+		if t, ok := a.store.(Ticker); ok {
+			if err := t.Tick(ctx.Now()); err != nil {
+				ctx.Logger().Error("storage background work failed", "err", err)
+			}
+		}
+		ctx.After(a.cfg.TickEvery, storageTick{})
 	case epochTick:
 		a.stepScheduled = false
 		if err := a.step(ctx); err != nil {
@@ -137,6 +157,9 @@ func (a *Actor) open(ctx runtime.Context) error {
 	if a.frontier, err = getUint64(store, frontierKey()); err != nil {
 		return err
 	}
+	if _, ok := store.(Ticker); ok && a.cfg.TickEvery > 0 {
+		ctx.After(a.cfg.TickEvery, storageTick{})
+	}
 	// INVARIANT: the frontier never passes the last assigned epoch.
 	if a.frontier > a.lastEpoch {
 		return corrupt("frontier %d is past the last source epoch %d", a.frontier, a.lastEpoch)
@@ -154,16 +177,38 @@ func (a *Actor) adoptSnapshot(ctx runtime.Context, snap *control.Snapshot) error
 }
 
 // syncCatalog installs new materialized views and drops removed ones.
+//
+// Order matters for recovery: views whose state is stored are rebuilt first
+// (no recomputation), then the delta log above the frontier is applied to
+// them, and only then are new views backfilled from the (now current)
+// snapshot, so a backfill and the frontier describe the same point.
 func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtime.Message, error) {
 	if a.snap != nil && snap.Version < a.snap.Version {
 		return Synced{Version: a.snap.Version}, nil
 	}
-	// Bring existing views up to date first, so a backfill and the frontier
-	// describe the same point.
+	a.snap = snap
+	var fresh []*catalog.Relation
+	for _, rel := range snap.Relations() {
+		if rel.Kind != catalog.KindMaterializedView || a.installed(rel.ID) != nil {
+			continue
+		}
+		_, stored, err := a.store.Get(viewMarkerKey(rel.ID))
+		if err != nil {
+			return nil, err
+		}
+		if !stored {
+			fresh = append(fresh, rel)
+			continue
+		}
+		v, err := a.build(snap, rel)
+		if err != nil {
+			return nil, err
+		}
+		a.addView(v)
+	}
 	if err := a.stepAll(ctx); err != nil {
 		return nil, err
 	}
-	a.snap = snap
 	// Drop views that left the catalog.
 	kept := a.views[:0]
 	var dropped []*installedView
@@ -180,21 +225,21 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			return nil, err
 		}
 	}
-	// Install views that are new to this process (backfilling the ones that
-	// have no stored state yet).
-	for _, rel := range snap.Relations() {
-		if rel.Kind != catalog.KindMaterializedView || a.installed(rel.ID) != nil {
-			continue
-		}
+	for _, rel := range fresh {
 		if err := a.install(ctx, snap, rel); err != nil {
-			// A view that cannot be installed must not block the others;
-			// reads of it report this error.
 			ctx.Logger().Error("view install failed", "view", rel.Name, "err", err)
 			return nil, err
 		}
 	}
 	a.ready = true
 	return Synced{Version: snap.Version}, nil
+}
+
+func (a *Actor) addView(v *installedView) {
+	a.views = append(a.views, v)
+	sort.SliceStable(a.views, func(i, j int) bool {
+		return objectNumber(a.views[i].rel.ID) < objectNumber(a.views[j].rel.ID)
+	})
 }
 
 func (a *Actor) installed(id catalog.ID) *installedView {
@@ -234,11 +279,7 @@ func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalo
 	if err != nil {
 		return err
 	}
-	_, present, err := a.store.Get(viewMarkerKey(rel.ID))
-	if err != nil {
-		return err
-	}
-	if !present {
+	{
 		txn := kv.NewTxn(a.store)
 		inputs := map[circuit.SourceID]zset.Batch{}
 		for _, s := range v.sources {
@@ -261,10 +302,7 @@ func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalo
 		}
 		ctx.Logger().Info("view backfilled", "view", rel.Name, "frontier", a.frontier)
 	}
-	a.views = append(a.views, v)
-	sort.SliceStable(a.views, func(i, j int) bool {
-		return objectNumber(a.views[i].rel.ID) < objectNumber(a.views[j].rel.ID)
-	})
+	a.addView(v)
 	return nil
 }
 
