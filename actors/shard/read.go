@@ -113,4 +113,3 @@ func (a *Actor) unsubscribe(id uint64) {
 	}
 	a.subs = kept
 }
-

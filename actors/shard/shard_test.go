@@ -29,22 +29,22 @@ type testCtx struct {
 	now   time.Time
 }
 
-func (c *testCtx) Self() runtime.ActorID                  { return ActorID }
-func (c *testCtx) From() runtime.ActorID                  { return "" }
+func (c *testCtx) Self() runtime.ActorID { return ActorID }
+func (c *testCtx) From() runtime.ActorID { return "" }
 func (c *testCtx) Send(to runtime.ActorID, m runtime.Message) {
 	if to == ActorID {
 		c.self = append(c.self, m)
 	}
 }
-func (c *testCtx) Reply(m runtime.Message)                            { c.reply = m }
+func (c *testCtx) Reply(m runtime.Message)                              { c.reply = m }
 func (c *testCtx) After(time.Duration, runtime.Message) runtime.TimerID { return 0 }
-func (c *testCtx) CancelTimer(runtime.TimerID)                        {}
-func (c *testCtx) Now() time.Time                                     { c.now = c.now.Add(time.Millisecond); return c.now }
-func (c *testCtx) Rand(string) *rand.Rand                             { return rand.New(rand.NewPCG(1, 2)) }
-func (c *testCtx) Store() objstore.Store                              { return c.store }
-func (c *testCtx) Logger() *slog.Logger                               { return slog.New(slog.DiscardHandler) }
-func (c *testCtx) Spawn(runtime.ActorID, runtime.Factory)             {}
-func (c *testCtx) Stop(runtime.ActorID)                               {}
+func (c *testCtx) CancelTimer(runtime.TimerID)                          {}
+func (c *testCtx) Now() time.Time                                       { c.now = c.now.Add(time.Millisecond); return c.now }
+func (c *testCtx) Rand(string) *rand.Rand                               { return rand.New(rand.NewPCG(1, 2)) }
+func (c *testCtx) Store() objstore.Store                                { return c.store }
+func (c *testCtx) Logger() *slog.Logger                                 { return slog.New(slog.DiscardHandler) }
+func (c *testCtx) Spawn(runtime.ActorID, runtime.Factory)               {}
+func (c *testCtx) Stop(runtime.ActorID)                                 {}
 
 // sumPlanner plans every view as SELECT k, sum(v), count(*) FROM t GROUP BY k.
 type sumPlanner struct{ table *catalog.Relation }
@@ -68,7 +68,7 @@ type harness struct {
 	store kv.Store
 	// open, when set, opens the store at every (re)start, e.g. slate over
 	// an object store that outlives the "process".
-	open func() kv.Store
+	open  func() kv.Store
 	snap  *control.Snapshot
 	table *catalog.Relation
 	ctx   *testCtx
