@@ -15,11 +15,10 @@ var (
 		"Check the column name and its table qualifier; quoted identifiers are case sensitive.")
 	SQLAmbiguousColumn = Register("RS-2104", "sql.ambiguous_column", "42702",
 		"Qualify the column with its table name or alias.")
-	SQLDatatypeMismatch = Register("RS-2105", "sql.datatype_mismatch", "42804",
-		"Add an explicit CAST so both sides have compatible types.")
-	SQLUndefinedFunction = Register("RS-2106", "sql.undefined_function", "42883",
-		"Check the function or operator name and the argument types; add explicit casts if needed.")
-	SQLGroupingError = Register("RS-2107", "sql.grouping_error", "42803",
+	// The expression engine's codes (codes_expr.go) serve the binder too.
+	SQLDatatypeMismatch  = DatatypeMismatch
+	SQLUndefinedFunction = UndefinedFunction
+	SQLGroupingError     = Register("RS-2107", "sql.grouping_error", "42803",
 		"Add the column to GROUP BY or use it inside an aggregate function.")
 	SQLCardinalityViolation = Register("RS-2108", "sql.cardinality_violation", "21000",
 		"Make the subquery return at most one row (add a filter, an aggregate or LIMIT 1).")

@@ -131,7 +131,7 @@ func classify(sql string) statement {
 	case node.GetDeallocateStmt() != nil:
 		st.kind, st.name = kindDeallocate, node.GetDeallocateStmt().Name
 	case node.GetCopyStmt() != nil:
-		classifyCopy(node.GetCopyStmt(), &st)
+		classifyCopy(node.GetCopyStmt(), tree.Version, &st)
 	case node.GetListenStmt() != nil, node.GetNotifyStmt() != nil, node.GetUnlistenStmt() != nil:
 		st.kind = kindUnsupported
 		st.err = errcode.New(errcode.GatewayUnsupported, "LISTEN/NOTIFY is not supported")
@@ -196,6 +196,19 @@ func constString(n *pg_query.Node) string {
 	}
 	if tc := n.GetTypeCast(); tc != nil {
 		return constString(tc.Arg)
+	}
+	switch {
+	case n.GetString_() != nil:
+		return n.GetString_().Sval
+	case n.GetInteger() != nil:
+		return strconv.FormatInt(int64(n.GetInteger().Ival), 10)
+	case n.GetBoolean() != nil:
+		if n.GetBoolean().Boolval {
+			return "true"
+		}
+		return "false"
+	case n.GetFloat() != nil:
+		return n.GetFloat().Fval
 	}
 	c := n.GetAConst()
 	if c == nil {

@@ -455,13 +455,16 @@ func (c *conn) cancelRunning() {
 
 // canceledError maps a cancelled statement context to 57014.
 func canceledError(ctx context.Context, err error) error {
-	if ctx.Err() == nil {
+	if err == nil || ctx.Err() == nil {
 		return err
 	}
-	if errors.Is(context.Cause(ctx), errStatementTimeout) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errStatementTimeout):
 		return errcode.New(errcode.QueryCanceled, "canceling statement due to statement timeout")
+	case errors.Is(cause, errCanceledByUser):
+		return errcode.New(errcode.QueryCanceled, "canceling statement due to user request")
 	}
-	return errcode.New(errcode.QueryCanceled, "canceling statement due to user request")
+	return err
 }
 
 // fail reports err and moves the transaction state machine: a failure inside

@@ -55,7 +55,7 @@ type copySpec struct {
 	escape    byte
 }
 
-func classifyCopy(cs *pg_query.CopyStmt, st *statement) {
+func classifyCopy(cs *pg_query.CopyStmt, version int32, st *statement) {
 	bad := func(format string, args ...any) {
 		st.kind = kindUnsupported
 		st.err = errcode.New(errcode.CopyMalformedStatement, format, args...)
@@ -148,7 +148,7 @@ func classifyCopy(cs *pg_query.CopyStmt, st *statement) {
 	}
 	if !spec.from {
 		if cs.Query != nil {
-			q, err := pg_query.Deparse(&pg_query.ParseResult{Stmts: []*pg_query.RawStmt{{Stmt: cs.Query}}})
+			q, err := pg_query.Deparse(&pg_query.ParseResult{Version: version, Stmts: []*pg_query.RawStmt{{Stmt: cs.Query}}})
 			if err != nil {
 				bad("cannot read the query of COPY (...) TO: %v", err)
 				return

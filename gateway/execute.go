@@ -43,9 +43,10 @@ func (c *conn) runSimple(ctx context.Context, st *statement) bool {
 	if st.kind == kindEngine {
 		sctx, done := c.statementContext(ctx)
 		stmt, err := c.session.Prepare(sctx, PrepareRequest{SQL: st.sql, Settings: c.settings})
+		err = canceledError(sctx, err)
 		done()
 		if err != nil {
-			c.fail(canceledError(sctx, err))
+			c.fail(err)
 			return false
 		}
 		if len(stmt.ParamTypes) > 0 {

@@ -45,9 +45,10 @@ func (c *conn) handleParse(ctx context.Context, m *pgproto3.Parse) {
 	case kindEngine:
 		sctx, done := c.statementContext(ctx)
 		stmt, err := c.session.Prepare(sctx, PrepareRequest{SQL: st.sql, ParamTypes: declared, Settings: c.settings})
+		err = canceledError(sctx, err)
 		done()
 		if err != nil {
-			c.fail(canceledError(sctx, err))
+			c.fail(err)
 			return
 		}
 		p.engine, p.paramTypes, p.columns = stmt, stmt.ParamTypes, stmt.Columns

@@ -238,7 +238,11 @@ func (s *pgTestSession) Execute(ctx context.Context, req ExecuteRequest) (Cursor
 		}
 		values[i] = text
 	}
+	// ExecPrepared blocks until the first row; a cancelled ctx cancels the
+	// PostgreSQL statement without breaking the connection.
+	stop := context.AfterFunc(ctx, func() { _ = s.conn.CancelRequest(context.Background()) })
 	rr := s.conn.ExecPrepared(context.Background(), h.name, values, nil, h.resultFormats)
+	stop()
 	return &pgTestCursor{session: s, rr: rr, handle: h}, nil
 }
 

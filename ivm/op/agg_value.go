@@ -102,17 +102,20 @@ func mulDecimal(a *apd.Decimal, w int64) *apd.Decimal {
 	return &out
 }
 
-var errBigintOutOfRange = errcode.New(errcode.ViewEvaluationError, "bigint out of range").WithSQLState("22003")
+// errBigintOutOfRange is PostgreSQL's 22003 for an int8 accumulator.
+func errBigintOutOfRange() error {
+	return errcode.New(errcode.ViewEvaluationError, "bigint out of range").WithSQLState("22003")
+}
 
 // addInt is checked int64 addition of a weighted value (22003 on overflow).
 func addInt(sum, v, w int64) (int64, error) {
 	p := v * w
 	if w != 0 && (p/w != v || (v == math.MinInt64 && w == -1)) {
-		return 0, errBigintOutOfRange
+		return 0, errBigintOutOfRange()
 	}
 	s := sum + p
 	if (p > 0 && s < sum) || (p < 0 && s > sum) {
-		return 0, errBigintOutOfRange
+		return 0, errBigintOutOfRange()
 	}
 	return s, nil
 }

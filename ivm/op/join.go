@@ -371,10 +371,11 @@ func nullAwareMode(total, nulls int64) int {
 	return modeAnti
 }
 
-var nullAwareMetaKey = []byte("n")
+// nullAwareMetaKey is where a NOT IN join keeps its right-side totals.
+func nullAwareMetaKey() []byte { return []byte("n") }
 
 func (j *Join) stepNullAware(ctx *Context, dl, dr zset.Batch) (zset.Batch, error) {
-	old, ok, err := j.meta.Get(ctx.Txn, nullAwareMetaKey)
+	old, ok, err := j.meta.Get(ctx.Txn, nullAwareMetaKey())
 	if err != nil {
 		return zset.Batch{}, err
 	}
@@ -421,9 +422,9 @@ func (j *Join) stepNullAware(ctx *Context, dl, dr zset.Batch) (zset.Batch, error
 	}
 	if newTotal != total || newNulls != nulls {
 		if newTotal == 0 && newNulls == 0 {
-			err = j.meta.Delete(ctx.Txn, nullAwareMetaKey, oldLen)
+			err = j.meta.Delete(ctx.Txn, nullAwareMetaKey(), oldLen)
 		} else {
-			err = j.meta.Set(ctx.Txn, nullAwareMetaKey, binary.AppendVarint(binary.AppendVarint(nil, newTotal), newNulls), oldLen)
+			err = j.meta.Set(ctx.Txn, nullAwareMetaKey(), binary.AppendVarint(binary.AppendVarint(nil, newTotal), newNulls), oldLen)
 		}
 	}
 	return out, err

@@ -10,8 +10,8 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
-	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/sql/sqltest"
+	"github.com/rockstream/rockstream/ivm/types"
 )
 
 // describe computes a view's columns by binding its query.

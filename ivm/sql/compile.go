@@ -1,0 +1,364 @@
+// Package sql is the SQL compiler's front door: text in, compiled
+// statements out. It ties together parse (pg_query + the RockStream front
+// parser), bind (names and types against the catalog), opt (rule-based
+// rewrites of PlanIR) and incr (lowering PlanIR to an ivm/circuit).
+//
+// Walkthrough:
+//
+//	stmts, err := sql.Compile(cat, "SELECT a, sum(b) FROM t GROUP BY a", sql.Options{})
+//	q := stmts[0].(*sql.Query)      // q.Plan (optimized PlanIR), q.Columns, q.ParamTypes
+//	v, err := sql.CompileView(cat, "SELECT a, count(*) FROM t GROUP BY a")
+//	// v.Plan is ready for incr.Build into a circuit.
+package sql
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/bind"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/ddl"
+	"github.com/rockstream/rockstream/ivm/sql/opt"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// Options configure compilation of one script.
+type Options struct {
+	// ParamTypes are the client-declared types of $1..$n (0 = infer).
+	ParamTypes []types.Type
+}
+
+// Statement is one compiled statement.
+type Statement interface {
+	// Tag is the PostgreSQL command tag word (SELECT, INSERT, CREATE TABLE...).
+	Tag() string
+}
+
+// Query is a compiled SELECT / VALUES / set operation.
+type Query struct {
+	SQL string
+	// Plan is the optimized PlanIR producing the result rows (hidden ORDER
+	// BY columns may trail the visible ones).
+	Plan plan.Node
+	// Columns is the visible result schema (RowDescription).
+	Columns []plan.Column
+	// Order, Limit, Offset are applied after running Plan (Limit < 0: none).
+	Order  []plan.SortKey
+	Limit  int64
+	Offset int64
+	// ParamTypes are the types of $1..$n (ParameterDescription).
+	ParamTypes []types.Type
+}
+
+// Tag implements Statement.
+func (*Query) Tag() string { return "SELECT" }
+
+// Insert, Update and Delete wrap the bound DML plans (see bind.Insert).
+type Insert struct{ *bind.Insert }
+
+// Update is a compiled UPDATE.
+type Update struct{ *bind.Update }
+
+// Delete is a compiled DELETE.
+type Delete struct{ *bind.Delete }
+
+// Tag implements Statement.
+func (*Insert) Tag() string { return "INSERT" }
+
+// Tag implements Statement.
+func (*Update) Tag() string { return "UPDATE" }
+
+// Tag implements Statement.
+func (*Delete) Tag() string { return "DELETE" }
+
+// DDL is a converted DDL statement. For CREATE MATERIALIZED VIEW, View is
+// the compiled (validated) view; for CREATE VIEW, Columns is the view's
+// output schema.
+type DDL struct {
+	Stmt    ddl.Statement
+	View    *View
+	Columns []plan.Column
+}
+
+// Tag implements Statement.
+func (d *DDL) Tag() string {
+	switch x := d.Stmt.(type) {
+	case *ddl.CreateTable:
+		return "CREATE TABLE"
+	case *ddl.CreateView:
+		if x.Materialized {
+			return "CREATE MATERIALIZED VIEW"
+		}
+		return "CREATE VIEW"
+	case *ddl.Drop:
+		switch x.Kind {
+		case ddl.DropTable:
+			return "DROP TABLE"
+		case ddl.DropView:
+			return "DROP VIEW"
+		case ddl.DropMaterializedView:
+			return "DROP MATERIALIZED VIEW"
+		}
+		return "DROP SOURCE"
+	case *ddl.AddColumn:
+		return "ALTER TABLE"
+	case *ddl.CreateSource:
+		return "CREATE SOURCE"
+	}
+	return "DDL"
+}
+
+// Subscribe is SUBSCRIBE (see parse.Subscribe); the view is resolved.
+type Subscribe struct {
+	*parse.Subscribe
+	View *catalog.Relation
+}
+
+// Tag implements Statement.
+func (*Subscribe) Tag() string { return "SUBSCRIBE" }
+
+// ExplainIncremental is EXPLAIN INCREMENTAL: the view's (or query's)
+// compiled plan; Text renders it (spec §14.8 level 1, without runtime
+// statistics, which the caller may add).
+type ExplainIncremental struct {
+	Verbose bool
+	// Name is the view's name ("" for an explained query).
+	Name string
+	View *View
+}
+
+// Tag implements Statement.
+func (*ExplainIncremental) Tag() string { return "EXPLAIN" }
+
+// Explain is plain EXPLAIN of an ad-hoc query.
+type Explain struct {
+	Query *Query
+}
+
+// Tag implements Statement.
+func (*Explain) Tag() string { return "EXPLAIN" }
+
+// ShowViewStatus is SHOW VIEW STATUS [name].
+type ShowViewStatus struct{ *parse.ShowViewStatus }
+
+// Tag implements Statement.
+func (*ShowViewStatus) Tag() string { return "SHOW" }
+
+// Other is a statement the compiler does not compile (transaction
+// control, SET/SHOW, ...): the gateway or control plane handles it.
+type Other struct {
+	PG *parse.PG
+}
+
+// Tag implements Statement.
+func (o *Other) Tag() string { return otherTag(o.PG.Stmt) }
+
+// Compile parses and compiles every statement of a script.
+func Compile(cat catalog.Catalog, text string, opts Options) ([]Statement, error) {
+	stmts, err := parse.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Statement, 0, len(stmts))
+	for _, st := range stmts {
+		c, err := CompileStatement(cat, st, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// CompileStatement compiles one parsed statement.
+func CompileStatement(cat catalog.Catalog, st parse.Statement, opts Options) (Statement, error) {
+	switch x := st.(type) {
+	case *parse.CreateSource:
+		d, err := ddl.Convert(x)
+		if err != nil {
+			return nil, err
+		}
+		return &DDL{Stmt: d}, nil
+	case *parse.Subscribe:
+		rel, ok := cat.LookupRelation(x.Name)
+		if !ok {
+			return nil, errcode.New(errcode.SQLUndefinedTable, "relation \"%s\" does not exist", x.Name)
+		}
+		if rel.Kind != catalog.KindMaterializedView && rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource {
+			return nil, errcode.New(errcode.SQLFeatureNotSupported, "SUBSCRIBE needs a materialized view, table or source; \"%s\" is a %s", rel.Name, rel.Kind)
+		}
+		return &Subscribe{Subscribe: x, View: rel}, nil
+	case *parse.ExplainIncremental:
+		if x.Name != nil {
+			rel, ok := cat.LookupRelation(x.Name)
+			if !ok {
+				return nil, errcode.New(errcode.SQLUndefinedTable, "relation \"%s\" does not exist", x.Name)
+			}
+			if rel.Kind != catalog.KindMaterializedView && rel.Kind != catalog.KindView {
+				return nil, errcode.New(errcode.SQLFeatureNotSupported, "EXPLAIN INCREMENTAL needs a view; \"%s\" is a %s", rel.Name, rel.Kind)
+			}
+			v, err := CompileView(cat, rel.SQL)
+			if err != nil {
+				return nil, err
+			}
+			v.Name = rel.Name
+			return &ExplainIncremental{Verbose: x.Verbose, Name: rel.Name, View: v}, nil
+		}
+		q := x.Query
+		if cv := q.Stmt.GetCreateTableAsStmt(); cv != nil {
+			d, err := ddl.Convert(q)
+			if err != nil {
+				return nil, err
+			}
+			create := d.(*ddl.CreateView)
+			v, err := CompileView(cat, create.Query)
+			if err != nil {
+				return nil, err
+			}
+			v.Name = create.Name
+			return &ExplainIncremental{Verbose: x.Verbose, Name: create.Name, View: v}, nil
+		}
+		v, err := compileViewStmt(cat, q)
+		if err != nil {
+			return nil, err
+		}
+		return &ExplainIncremental{Verbose: x.Verbose, View: v}, nil
+	case *parse.ShowViewStatus:
+		return &ShowViewStatus{ShowViewStatus: x}, nil
+	case *parse.PG:
+		return compilePG(cat, x, opts)
+	}
+	return nil, errcode.New(errcode.InternalError, "unknown statement %T", st)
+}
+
+func compilePG(cat catalog.Catalog, st *parse.PG, opts Options) (Statement, error) {
+	bopts := bind.Options{ParamTypes: opts.ParamTypes}
+	switch n := st.Stmt.Node.(type) {
+	case *pg_query.Node_SelectStmt:
+		return compileQuery(cat, st, bopts)
+	case *pg_query.Node_InsertStmt, *pg_query.Node_UpdateStmt, *pg_query.Node_DeleteStmt:
+		d, err := bind.DML(cat, st, bopts)
+		if err != nil {
+			return nil, err
+		}
+		switch x := d.(type) {
+		case *bind.Insert:
+			x.Rows = opt.Optimize(x.Rows)
+			return &Insert{x}, nil
+		case *bind.Update:
+			x.Rows = opt.Optimize(x.Rows)
+			return &Update{x}, nil
+		case *bind.Delete:
+			x.Rows = opt.Optimize(x.Rows)
+			return &Delete{x}, nil
+		}
+	case *pg_query.Node_ExplainStmt:
+		inner := &parse.PG{Stmt: n.ExplainStmt.Query, SQL: st.SQL, Offset: st.Offset}
+		if inner.Stmt.GetSelectStmt() == nil {
+			return nil, errcode.New(errcode.SQLFeatureNotSupported, "EXPLAIN supports queries only")
+		}
+		for _, o := range n.ExplainStmt.Options {
+			if d := o.GetDefElem(); d != nil && d.Defname == "analyze" {
+				return nil, errcode.New(errcode.SQLFeatureNotSupported, "EXPLAIN ANALYZE is not supported")
+			}
+		}
+		q, err := compileQuery(cat, inner, bopts)
+		if err != nil {
+			return nil, err
+		}
+		return &Explain{Query: q}, nil
+	}
+	if ddl.IsDDL(st) {
+		d, err := ddl.Convert(st)
+		if err != nil {
+			return nil, err
+		}
+		out := &DDL{Stmt: d}
+		if cv, ok := d.(*ddl.CreateView); ok {
+			if cv.Materialized {
+				v, err := CompileView(cat, cv.Query)
+				if err != nil {
+					return nil, err
+				}
+				v.Name = cv.Name
+				if err := renameColumns(v.Columns, cv.ColumnNames); err != nil {
+					return nil, err
+				}
+				out.View = v
+				out.Columns = v.Columns
+			} else {
+				q, err := bind.QueryText(cat, cv.Query, bind.Options{})
+				if err != nil {
+					return nil, err
+				}
+				out.Columns = append([]plan.Column(nil), q.Columns...)
+				if err := renameColumns(out.Columns, cv.ColumnNames); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return out, nil
+	}
+	return &Other{PG: st}, nil
+}
+
+func renameColumns(cols []plan.Column, names []string) error {
+	if len(names) > len(cols) {
+		return errcode.New(errcode.SQLSemanticError, "CREATE VIEW specifies more column names than columns").WithSQLState("42601")
+	}
+	for i, n := range names {
+		cols[i].Name = n
+	}
+	return nil
+}
+
+func compileQuery(cat catalog.Catalog, st *parse.PG, opts bind.Options) (*Query, error) {
+	q, err := bind.Query(cat, st, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Query{
+		SQL:        st.SQL,
+		Plan:       opt.Optimize(q.Plan),
+		Columns:    q.Columns,
+		Order:      q.Order,
+		Limit:      q.Limit,
+		Offset:     q.Offset,
+		ParamTypes: q.ParamTypes,
+	}, nil
+}
+
+// CompileQuery compiles one ad-hoc query (SELECT / VALUES / set operation).
+func CompileQuery(cat catalog.Catalog, text string, opts Options) (*Query, error) {
+	st, err := parse.ParseOne(text)
+	if err != nil {
+		return nil, err
+	}
+	pg, ok := st.(*parse.PG)
+	if !ok || pg.Stmt.GetSelectStmt() == nil {
+		return nil, errcode.New(errcode.SQLFeatureNotSupported, "expected a query")
+	}
+	return compileQuery(cat, pg, bind.Options{ParamTypes: opts.ParamTypes})
+}
+
+// otherTag is the command tag of a passthrough statement.
+func otherTag(n *pg_query.Node) string {
+	switch x := n.Node.(type) {
+	case *pg_query.Node_TransactionStmt:
+		switch x.TransactionStmt.Kind {
+		case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
+			return "BEGIN"
+		case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
+			return "COMMIT"
+		case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+			return "ROLLBACK"
+		}
+		return "TRANSACTION"
+	case *pg_query.Node_VariableSetStmt:
+		return "SET"
+	case *pg_query.Node_VariableShowStmt:
+		return "SHOW"
+	}
+	return "UTILITY"
+}

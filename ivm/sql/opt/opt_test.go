@@ -1,0 +1,87 @@
+package opt_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/rockstream/rockstream/ivm/sql/bind"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/opt"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/sql/sqltest"
+)
+
+//lint:immutable a constant table of the rules under test.
+var rules = map[string]func(plan.Node) plan.Node{
+	"fold":        opt.FoldConstants,
+	"decorrelate": opt.Decorrelate,
+	"pushdown":    opt.PushFilters,
+	"joinkeys":    opt.ExtractJoinKeys,
+	"prune":       opt.PruneColumns,
+	"merge":       opt.MergeProjects,
+	"all":         opt.Optimize,
+}
+
+func describe(cat catalog.Catalog, query string) ([]catalog.Column, error) {
+	q, err := bind.QueryText(cat, query, bind.Options{})
+	if err != nil {
+		return nil, err
+	}
+	var cols []catalog.Column
+	for _, c := range q.Columns {
+		cols = append(cols, catalog.Column{Name: c.Name, Type: c.Type, NotNull: !c.Nullable})
+	}
+	return cols, nil
+}
+
+// TestRules runs each optimizer rule alone on golden plans: the `rule`
+// command binds the query, applies the rules named by its arguments in
+// order, and prints the plan before (`before` argument) and after.
+func TestRules(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		cat := catalog.NewMemory(catalog.NamespaceID{})
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			switch d.Cmd {
+			case "exec":
+				if err := sqltest.Exec(cat, d.Input, describe); err != nil {
+					return sqltest.FormatError(err)
+				}
+				return ""
+			case "rule":
+				q, err := bind.QueryText(cat, d.Input, bind.Options{})
+				if err != nil {
+					return sqltest.FormatError(err)
+				}
+				n := q.Plan
+				var b strings.Builder
+				if d.HasArg("before") {
+					b.WriteString(plan.Format(n))
+					b.WriteString("=>\n")
+				}
+				width := len(n.Schema())
+				for _, arg := range d.CmdArgs {
+					if arg.Key == "before" {
+						continue
+					}
+					rule, ok := rules[arg.Key]
+					if !ok {
+						t.Fatalf("unknown rule %s", arg.Key)
+					}
+					n = rule(n)
+				}
+				if got := len(n.Schema()); got != width {
+					fmt.Fprintf(&b, "SCHEMA WIDTH CHANGED: %d -> %d\n", width, got)
+				}
+				b.WriteString(plan.Format(n))
+				if err := opt.CheckMaintainable(n); err != nil {
+					b.WriteString(sqltest.FormatError(err))
+				}
+				return b.String()
+			}
+			t.Fatalf("unknown command %s", d.Cmd)
+			return ""
+		})
+	})
+}

@@ -1,0 +1,57 @@
+package sql
+
+import (
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/bind"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/opt"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+)
+
+// View is a compiled materialized-view definition: an optimized PlanIR
+// tree the engine can maintain incrementally (every construct in it is
+// supported; anything else failed with RS-2001 naming the construct).
+type View struct {
+	Name string
+	SQL  string
+	// Plan computes the view's rows; ORDER BY ... LIMIT became a TopK, a
+	// bare ORDER BY was dropped (a view is a set).
+	Plan    plan.Node
+	Columns []plan.Column
+}
+
+// CompileView compiles a materialized view's defining query.
+func CompileView(cat catalog.Catalog, query string) (*View, error) {
+	st, err := parse.ParseOne(query)
+	if err != nil {
+		return nil, err
+	}
+	pg, ok := st.(*parse.PG)
+	if !ok || pg.Stmt.GetSelectStmt() == nil {
+		return nil, errcode.New(errcode.UnsupportedSQLConstruct, "a materialized view must be defined by a query")
+	}
+	return compileViewStmt(cat, pg)
+}
+
+func compileViewStmt(cat catalog.Catalog, pg *parse.PG) (*View, error) {
+	q, err := bind.Query(cat, pg, bind.Options{ForView: true})
+	if err != nil {
+		return nil, err
+	}
+	if len(q.ParamTypes) > 0 {
+		return nil, errcode.New(errcode.UnsupportedSQLConstruct, "materialized views do not support parameters ($1)").WithDetail("construct: parameters")
+	}
+	node := q.Plan
+	if q.Limit >= 0 || q.Offset > 0 {
+		node = &plan.TopK{Input: node, Order: q.Order, Limit: q.Limit, Offset: q.Offset}
+	}
+	if len(node.Schema()) != len(q.Columns) {
+		node = &plan.Project{Input: node, Exprs: plan.ColumnRefs(node.Schema())[:len(q.Columns)], Cols: q.Columns}
+	}
+	node = opt.Optimize(node)
+	if err := opt.CheckMaintainable(node); err != nil {
+		return nil, err
+	}
+	return &View{SQL: pg.SQL, Plan: node, Columns: append([]plan.Column(nil), q.Columns...)}, nil
+}
