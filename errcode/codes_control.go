@@ -47,3 +47,11 @@ var (
 	ListenFailed = Register("RS-3102", "runtime.listen_failed", "08006",
 		"Another process may use the port: pick another with --listen/--http (or ROCKSTREAM_LISTEN/ROCKSTREAM_HTTP).")
 )
+
+// Columns.
+var (
+	UndefinedColumnCode = Register("RS-1507", "ddl.undefined_column", "42703",
+		"Check the column name (\\d table in psql lists the columns).")
+	DuplicateColumnCode = Register("RS-1508", "ddl.duplicate_column", "42701",
+		"Name each column once.")
+)
