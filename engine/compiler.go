@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/expr"
@@ -16,8 +17,8 @@ import (
 type planner struct{}
 
 // PlanView implements shard.Planner.
-func (planner) PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.Relation) ([]catalog.ID, error) {
-	return nil, errcode.New(errcode.InternalError, "view planning is not wired yet")
+func (planner) PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.Relation) (shard.PlannedView, error) {
+	return shard.PlannedView{}, errcode.New(errcode.InternalError, "view planning is not wired yet")
 }
 
 // runOnce runs a plan once over snapshots of the relations it scans (the

@@ -3,6 +3,7 @@ package shard
 import (
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/zset"
 )
 
 // Planner compiles a materialized view into circuit nodes. The compiler
@@ -10,8 +11,15 @@ import (
 type Planner interface {
 	// PlanView adds the view's operators to b: every relation it reads is a
 	// b.Source(SourceID(id), schema of that relation) and the result ends in
-	// b.Sink(ViewID(view.ID), …). It returns the relations read.
-	PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.Relation) ([]catalog.ID, error)
+	// b.Sink(ViewID(view.ID), …). It returns the relations read and the
+	// view's constant relations (VALUES), which are fed once, at backfill.
+	PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.Relation) (PlannedView, error)
+}
+
+// PlannedView is what PlanView reports about a planned view.
+type PlannedView struct {
+	Sources   []catalog.ID
+	Constants map[circuit.SourceID]zset.Batch
 }
 
 // SourceID is the circuit source id of a relation.

@@ -50,6 +50,8 @@ type installedView struct {
 	rel     *catalog.Relation
 	circuit *circuit.Circuit
 	sources []catalog.ID
+	// constants are the view's constant relations, fed once at backfill.
+	constants map[circuit.SourceID]zset.Batch
 	// widths is each source's column count when the view was planned, so
 	// rows of a table widened later by ADD COLUMN are trimmed to it.
 	widths map[catalog.ID]int
@@ -253,15 +255,16 @@ func (a *Actor) installed(id catalog.ID) *installedView {
 
 func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installedView, error) {
 	b := circuit.NewBuilder()
-	sources, err := a.cfg.Planner.PlanView(b, snap, rel)
+	planned, err := a.cfg.Planner.PlanView(b, snap, rel)
 	if err != nil {
 		return nil, err
 	}
+	sources := planned.Sources
 	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: &expr.Env{}, Clock: a.now})
 	if err != nil {
 		return nil, err
 	}
-	v := &installedView{rel: rel, circuit: c, sources: sources, widths: map[catalog.ID]int{}}
+	v := &installedView{rel: rel, circuit: c, sources: sources, constants: planned.Constants, widths: map[catalog.ID]int{}}
 	for _, s := range sources {
 		src, ok := snap.RelationByID(s)
 		if !ok {
@@ -282,6 +285,9 @@ func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalo
 	{
 		txn := kv.NewTxn(a.store)
 		inputs := map[circuit.SourceID]zset.Batch{}
+		for id, b := range v.constants { //lint:maprange copied into a map keyed the same way
+			inputs[id] = b
+		}
 		for _, s := range v.sources {
 			b, err := a.snapshotOf(txn, s)
 			if err != nil {

@@ -49,7 +49,7 @@ func (c *testCtx) Stop(runtime.ActorID)                                 {}
 // sumPlanner plans every view as SELECT k, sum(v), count(*) FROM t GROUP BY k.
 type sumPlanner struct{ table *catalog.Relation }
 
-func (p sumPlanner) PlanView(b *circuit.Builder, _ catalog.Catalog, view *catalog.Relation) ([]catalog.ID, error) {
+func (p sumPlanner) PlanView(b *circuit.Builder, _ catalog.Catalog, view *catalog.Relation) (PlannedView, error) {
 	src := b.Source(SourceID(p.table.ID), Schema(p.table))
 	agg := b.Aggregate(src, op.AggregateSpec{
 		GroupBy: []int{0},
@@ -59,7 +59,7 @@ func (p sumPlanner) PlanView(b *circuit.Builder, _ catalog.Catalog, view *catalo
 		},
 	})
 	b.Sink(ViewID(view.ID), agg)
-	return []catalog.ID{p.table.ID}, nil
+	return PlannedView{Sources: []catalog.ID{p.table.ID}}, nil
 }
 
 // memKV is a durable-by-construction kv.Store (the test's "slate").
