@@ -54,13 +54,19 @@ type Result struct {
 // random seeds, or 1..defaultCount.
 func Select(t testing.TB, defaultCount int) []uint64 {
 	t.Helper()
-	if *seedFlag != 0 {
-		return []uint64{*seedFlag}
-	}
-	if *seedsFlag > 0 {
-		base := uint64(time.Now().UnixNano())
+	base := uint64(time.Now().UnixNano())
+	if *seedsFlag > 0 && *seedFlag == 0 {
 		t.Logf("fresh seeds: %d seeds from base %d", *seedsFlag, base)
-		out := make([]uint64, *seedsFlag)
+	}
+	return selectSeeds(*seedFlag, *seedsFlag, defaultCount, base)
+}
+
+func selectSeeds(seed uint64, fresh, defaultCount int, base uint64) []uint64 {
+	if seed != 0 {
+		return []uint64{seed}
+	}
+	if fresh > 0 {
+		out := make([]uint64, fresh)
 		for i := range out {
 			out[i] = Mix(base + uint64(i))
 		}

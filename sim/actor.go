@@ -58,6 +58,7 @@ func (s *Sim) drop(reason string, to, from runtime.ActorID) {
 	s.trace.str(reason)
 	s.trace.str(string(to))
 	s.trace.str(string(from))
+	s.logEvent("drop %s -> %s (%s)", from, to, reason)
 }
 
 // runActor delivers the head of an actor's inbox.
@@ -82,6 +83,7 @@ func (s *Sim) runActor(e *event) {
 	s.trace.str(string(a.id))
 	s.trace.str(string(d.from))
 	s.trace.value(msg)
+	s.logEvent("deliver %s -> %s %T %+v", d.from, a.id, msg, msg)
 
 	ctx := &actorContext{sim: s, actor: a, from: d.from, ask: d.ask}
 	s.running, s.charged = a, 0
@@ -125,6 +127,7 @@ func (s *Sim) fireTimer(e *event) {
 	s.stats.Timers++
 	s.trace.record("timer", s.now)
 	s.trace.str(string(a.id))
+	s.logEvent("timer %s %T", a.id, e.msg)
 	s.enqueue(a, delivery{msg: e.msg, timer: e.timer}, true)
 }
 

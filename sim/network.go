@@ -99,6 +99,7 @@ func (s *Sim) Partition(side []string, oneWay bool) []Link {
 	for _, l := range links {
 		s.trace.str(l.From + ">" + l.To)
 	}
+	s.logEvent("partition %v", links)
 	return links
 }
 

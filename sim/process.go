@@ -194,7 +194,7 @@ func (s *Sim) Crash(name string) {
 	}
 	p.live = nil
 	s.failAsks(gone)
-	s.logger.Info("process crashed", "process", name, "at", s.now)
+	s.logEvent("crash %s", name)
 }
 
 func (s *Sim) isRoot(p *process, id runtime.ActorID) bool {
@@ -229,5 +229,5 @@ func (s *Sim) restart(name string) {
 	for _, r := range p.roots {
 		s.createActor(p, r.id, r.factory, true)
 	}
-	s.logger.Info("process restarted", "process", name, "at", s.now)
+	s.logEvent("restart %s", name)
 }

@@ -49,6 +49,10 @@ type Options struct {
 	Config *Config
 	// Logger receives the actors' logs. Defaults to discarding them.
 	Logger *slog.Logger
+	// EventLog, when set, receives one human-readable line per delivered
+	// message, timer, drop, crash and restart: the first thing to read when
+	// debugging a failing seed.
+	EventLog io.Writer
 	// AskTimeout bounds each Ask in virtual time. Simulation range: fixed;
 	// default one virtual minute, far beyond any healthy round trip.
 	AskTimeout time.Duration
@@ -63,11 +67,12 @@ type Stats struct {
 // runtime.Runtime. Not safe for concurrent use: everything, including Ask,
 // runs on the caller's goroutine.
 type Sim struct {
-	seed   uint64
-	cfg    Config
-	trace  Trace
-	logger *slog.Logger
-	plan   *buggify.Plan
+	seed     uint64
+	cfg      Config
+	trace    Trace
+	logger   *slog.Logger
+	eventLog io.Writer
+	plan     *buggify.Plan
 
 	now   time.Duration
 	seq   uint64
@@ -119,6 +124,7 @@ func New(opts Options) *Sim {
 		seed:         opts.Seed,
 		trace:        newTrace(),
 		logger:       opts.Logger,
+		eventLog:     opts.EventLog,
 		processes:    map[string]*process{},
 		actors:       map[runtime.ActorID]*simActor{},
 		actorProcess: map[runtime.ActorID]string{},
@@ -148,6 +154,15 @@ func New(opts Options) *Sim {
 	s.nemesisActive = true
 	s.schedule(&event{at: s.cfg.NemesisInterval, kind: eventNemesis})
 	return s
+}
+
+// logEvent writes one line to the event log, if there is one.
+func (s *Sim) logEvent(format string, args ...any) {
+	if s.eventLog != nil {
+		fmt.Fprintf(s.eventLog, "%12v ", s.now)
+		fmt.Fprintf(s.eventLog, format, args...)
+		fmt.Fprintln(s.eventLog)
+	}
 }
 
 // stream returns the simulator's own named random stream.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -395,4 +396,28 @@ func TestFaultyStoreAlone(t *testing.T) {
 			t.Fatalf("latency %v, stats %v", total, f.Stats().Latency)
 		}
 	})
+}
+
+func TestEventLog(t *testing.T) {
+	var log strings.Builder
+	cfg := QuietConfig()
+	s := New(Options{Seed: 1, Config: &cfg, EventLog: &log})
+	if err := s.Spawn("p", "a", func() runtime.Actor {
+		return funcActor(func(ctx runtime.Context, msg runtime.Message) {
+			if _, ok := msg.(echo); ok {
+				ctx.Reply(msg)
+			}
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Ask(context.Background(), "a", echo{N: 5}); err != nil {
+		t.Fatal(err)
+	}
+	s.Crash("p")
+	for _, want := range []string{"deliver  -> a runtime.Started", "deliver  -> a sim.echo {N:5}", "crash p"} {
+		if !strings.Contains(log.String(), want) {
+			t.Fatalf("event log lacks %q:\n%s", want, log.String())
+		}
+	}
 }

@@ -278,6 +278,13 @@ func (c *Compactor) merge(ctx context.Context, p *compactionPlan, retention uint
 		sources = append(sources, &runIter{ctx: ctx, t: c.tables, ssts: r.SSTs, start: []byte{}})
 	}
 	groups := groupIter{src: newMergingIter(sources)}
+	var inputBytes int64
+	for _, s := range p.l0 {
+		inputBytes += s.Size
+	}
+	for _, r := range p.runs {
+		inputBytes += r.Bytes()
+	}
 	var outputs []SSTInfo
 	var b *sstBuilder
 	finish := func() error {
@@ -315,7 +322,7 @@ func (c *Compactor) merge(ctx context.Context, p *compactionPlan, retention uint
 			}
 		}
 		if b == nil {
-			b = newSSTBuilder(c.opts.BlockBytes, c.opts.BloomBitsPerKey)
+			b = newSSTBuilder(c.opts.BlockBytes, c.opts.BloomBitsPerKey, min(c.opts.SSTBytesTarget, inputBytes))
 		}
 		for _, r := range out {
 			b.add(r)

@@ -385,7 +385,7 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 	for len(d.immutables) > 0 {
 		im := d.immutables[0]
 		retention := d.minSnapshotSeq(im.mt.maxSeq)
-		b := newSSTBuilder(d.opts.BlockBytes, d.opts.BloomBitsPerKey)
+		b := newSSTBuilder(d.opts.BlockBytes, d.opts.BloomBitsPerKey, im.mt.bytes)
 		groups := groupIter{src: im.mt.iter([]byte{}, nil)}
 		for {
 			key, versions, ok, err := groups.nextGroup()

@@ -64,8 +64,9 @@ type sstBuilder struct {
 	info             SSTInfo
 }
 
-func newSSTBuilder(blockBytes, bloomBitsPerKey int) *sstBuilder {
-	return &sstBuilder{blockBytesTarget: blockBytes, bloomBitsPerKey: bloomBitsPerKey}
+func newSSTBuilder(blockBytes, bloomBitsPerKey int, sizeHint int64) *sstBuilder {
+	return &sstBuilder{blockBytesTarget: blockBytes, bloomBitsPerKey: bloomBitsPerKey,
+		buf: make([]byte, 0, sizeHint+int64(blockBytes)), block: make([]byte, 0, 2*blockBytes)}
 }
 
 func (b *sstBuilder) add(r row) {

@@ -137,7 +137,9 @@ func (s *FS) writeTemp(data []byte) (tmpPath string, version Version, err error)
 	if _, err := f.Write(data); err != nil {
 		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
+	// fdatasync: the data and the size (needed to read it back) reach the
+	// disk; the name is made durable by the directory fsync after link/rename.
+	if err := syscall.Fdatasync(int(f.Fd())); err != nil {
 		return fail(err)
 	}
 	if err := f.Close(); err != nil {
