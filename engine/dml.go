@@ -13,7 +13,6 @@ import (
 	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
-	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -184,11 +183,10 @@ func (s *session) insert(ctx context.Context, snap *control.Snapshot, st *rsql.I
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.runPlan(ctx, snap, st.Rows, env)
+	rows, err := s.runPlan(ctx, snap, st.Rows, env)
 	if err != nil {
 		return nil, err
 	}
-	rows := expandRows(b)
 	n, err := w.insertRows(ctx, snap, rows, st.OnConflict, env, ret)
 	if err != nil {
 		return nil, err
@@ -331,13 +329,12 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.runPlan(ctx, snap, st.Rows, env)
+	pairs, err := s.runPlan(ctx, snap, st.Rows, env)
 	if err != nil {
 		return nil, err
 	}
 	width := len(st.Table.Columns)
 	var n int64
-	pairs := expandRows(b)
 	oldKeys := make([]types.Row, 0, len(pairs))
 	for _, p := range pairs {
 		oldKeys = append(oldKeys, pkOf(w.rel, p[:width]))
@@ -381,11 +378,10 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.runPlan(ctx, snap, st.Rows, env)
+	rows, err := s.runPlan(ctx, snap, st.Rows, env)
 	if err != nil {
 		return nil, err
 	}
-	rows := expandRows(b)
 	keys := make([]types.Row, len(rows))
 	for i, r := range rows {
 		keys[i] = pkOf(w.rel, r)
@@ -411,4 +407,3 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 	return ret.cursor(fmt.Sprintf("DELETE %d", n)), nil
 }
 
-var _ = plan.Format

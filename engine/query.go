@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
@@ -12,7 +11,6 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
-	"github.com/rockstream/rockstream/ivm/zset"
 )
 
 // env is the expression environment of one statement.
@@ -57,90 +55,22 @@ func scannedRelations(n plan.Node) []*catalog.Relation {
 }
 
 // runPlan runs a plan once over the current snapshot of what it reads.
-func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.Node, env *expr.Env) (zset.Batch, error) {
+func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.Node, env *expr.Env) ([]types.Row, error) {
 	inputs, err := s.readSnapshot(ctx, snap, scannedRelations(n))
 	if err != nil {
-		return zset.Batch{}, err
+		return nil, err
 	}
 	return runOnce(n, inputs, env)
 }
 
-// expandRows turns a consolidated Z-set into a row list (a row of weight w
-// appears w times; a negative weight is an engine bug).
-func expandRows(b zset.Batch) []types.Row {
-	b = zset.Consolidate(b)
-	var rows []types.Row
-	for i, r := range b.Rows {
-		// INVARIANT: a query result has no negative multiplicities.
-		if b.Weights[i] < 0 {
-			panic("engine: negative multiplicity in a query result")
-		}
-		for w := int64(0); w < b.Weights[i]; w++ {
-			rows = append(rows, r)
-		}
-	}
-	return rows
-}
-
 func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Query, env *expr.Env) ([]types.Row, error) {
-	b, err := s.runPlan(ctx, snap, q.Plan, env)
+	inputs, err := s.readSnapshot(ctx, snap, scannedRelations(q.Plan))
 	if err != nil {
 		return nil, err
 	}
-	rows := expandRows(b)
-	schema := q.Plan.Schema()
-	if len(q.Order) > 0 {
-		sortRows(rows, schema, q.Order)
+	res, err := rsql.RunQuery(q, snapshot{batches: inputs}, env)
+	if err != nil {
+		return nil, err
 	}
-	if q.Offset > 0 {
-		if q.Offset >= int64(len(rows)) {
-			rows = nil
-		} else {
-			rows = rows[q.Offset:]
-		}
-	}
-	if q.Limit >= 0 && q.Limit < int64(len(rows)) {
-		rows = rows[:q.Limit]
-	}
-	width := len(q.Columns)
-	for i, r := range rows {
-		if len(r) > width {
-			rows[i] = r[:width]
-		}
-	}
-	return rows, nil
-}
-
-// sortRows sorts by ORDER BY keys with PostgreSQL's NULL placement; rows
-// equal on every key keep their (deterministic, encoding) order.
-func sortRows(rows []types.Row, schema []plan.Column, keys []plan.SortKey) {
-	sort.SliceStable(rows, func(i, j int) bool {
-		for _, k := range keys {
-			a, b := rows[i][k.Col], rows[j][k.Col]
-			var c int
-			switch {
-			case a == nil && b == nil:
-				c = 0
-			case a == nil:
-				c = 1
-				if k.NullsFirst {
-					c = -1
-				}
-			case b == nil:
-				c = -1
-				if k.NullsFirst {
-					c = 1
-				}
-			default:
-				c = types.Compare(schema[k.Col].Type, a, b)
-				if k.Desc {
-					c = -c
-				}
-			}
-			if c != 0 {
-				return c < 0
-			}
-		}
-		return false
-	})
+	return res.Rows, nil
 }

@@ -160,7 +160,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.ExplainIncremental:
 		return s.explainIncremental(ctx, st)
 	case *rsql.Explain:
-		return textCursor(plan.Format(st.Query.Plan)), nil
+		return textCursor(rsql.ExplainQuery(st.Query)), nil
 	case *rsql.ShowViewStatus:
 		return s.showViewStatus(ctx, snap, st)
 	}
@@ -275,5 +275,5 @@ func textCursor(text string) *rowsCursor {
 }
 
 func (s *session) explainIncremental(_ context.Context, st *rsql.ExplainIncremental) (gateway.Cursor, error) {
-	return textCursor(plan.Format(st.View.Plan)), nil
+	return textCursor(rsql.ExplainIncrementalText(st)), nil
 }
