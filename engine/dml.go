@@ -406,4 +406,3 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 	}
 	return ret.cursor(fmt.Sprintf("DELETE %d", n)), nil
 }
-
