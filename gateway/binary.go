@@ -463,3 +463,19 @@ func decodeArrayBinary(elem types.Type, src []byte) (types.Datum, error) {
 	}
 	return out, nil
 }
+
+// checkIntRange enforces int2/int4 ranges on a widened integer parameter
+// (int8 is Go's int64).
+func checkIntRange(t types.Type, n int64) (types.Datum, error) {
+	switch t.Kind {
+	case types.KindInt2:
+		if n < math.MinInt16 || n > math.MaxInt16 {
+			return nil, fmt.Errorf("value %d is out of range for type smallint", n)
+		}
+	case types.KindInt4:
+		if n < math.MinInt32 || n > math.MaxInt32 {
+			return nil, fmt.Errorf("value %d is out of range for type integer", n)
+		}
+	}
+	return n, nil
+}
