@@ -364,7 +364,10 @@ func decodeBinary(t types.Type, src []byte) (types.Datum, error) {
 		}
 		return string(src[1:]), nil
 	case types.KindBytea:
-		return append([]byte(nil), src...), nil
+		// Never nil: a nil Datum is NULL, an empty bytea is not.
+		out := make([]byte, len(src))
+		copy(out, src)
+		return out, nil
 	case types.KindDate:
 		if err := need(4); err != nil {
 			return nil, err
@@ -462,4 +465,20 @@ func decodeArrayBinary(elem types.Type, src []byte) (types.Datum, error) {
 		return nil, bad
 	}
 	return out, nil
+}
+
+// checkIntRange enforces int2/int4 ranges on a widened integer parameter
+// (int8 is Go's int64).
+func checkIntRange(t types.Type, n int64) (types.Datum, error) {
+	switch t.Kind {
+	case types.KindInt2:
+		if n < math.MinInt16 || n > math.MaxInt16 {
+			return nil, fmt.Errorf("value %d is out of range for type smallint", n)
+		}
+	case types.KindInt4:
+		if n < math.MinInt32 || n > math.MaxInt32 {
+			return nil, fmt.Errorf("value %d is out of range for type integer", n)
+		}
+	}
+	return n, nil
 }

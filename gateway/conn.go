@@ -479,6 +479,9 @@ func (c *conn) fail(err error) {
 
 // abortTx rolls back the engine's transaction after an error.
 func (c *conn) abortTx() {
+	// Portals end with their transaction; their cursors close before the
+	// engine's transaction does.
+	c.closeAllPortals()
 	if c.engineTx {
 		if rbErr := c.session.Rollback(context.Background()); rbErr != nil {
 			c.log.Warn("gateway: rollback after error failed", "err", rbErr)
@@ -510,6 +513,7 @@ func (c *conn) endImplicit(ctx context.Context) {
 	if c.state != txIdle {
 		return
 	}
+	c.closeAllPortals()
 	if c.engineTx && c.engineImplicit {
 		c.engineTx = false
 		if err := c.session.Commit(ctx); err != nil {

@@ -145,6 +145,9 @@ func (c *conn) copyRow(spec *copySpec, cols types.Schema, rec []*string, line in
 		v, err := parseText(cols[i].Type, *f, c.settings)
 		if err != nil {
 			e := errcode.New(errcode.CopyInvalidValue, "%v", err)
+			if inner, ok := errcode.As(err); ok {
+				e.Message, e.SQLState = inner.Message, inner.State()
+			}
 			e.Detail = fmt.Sprintf("%s, column %s: %q", where(), cols[i].Name, *f)
 			return nil, e
 		}

@@ -16,8 +16,14 @@ import (
 //
 // Calling discipline: one connection is served by one goroutine, and that
 // goroutine is the only caller of a Session's methods, one call at a time (a
-// Session may therefore be a thin client of a session actor). A Cursor is
-// used only between the Execute that returned it and its Close.
+// Session may therefore be a thin client of a session actor).
+//
+// Cursors: several may be open at once (extended-protocol portals suspended
+// by an Execute row limit), and other statements may run between their Next
+// calls, so a Session must not assume one statement at a time. The ctx of
+// Execute covers that call only; each Next gets its own ctx (a later Execute
+// message), cancelled by CancelRequest or statement_timeout. The gateway
+// closes every cursor of a transaction before it calls Commit or Rollback.
 
 // Engine creates sessions. It is called once per authenticated connection.
 type Engine interface {

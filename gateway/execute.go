@@ -364,6 +364,7 @@ func (c *conn) commit(ctx context.Context) (string, error) {
 		return "ROLLBACK", nil
 	}
 	var err error
+	c.closeAllPortals()
 	if c.engineTx {
 		c.engineTx = false
 		err = c.session.Commit(ctx)
@@ -380,6 +381,7 @@ func (c *conn) rollback(ctx context.Context) error {
 		c.warn(errcode.NoTransactionInProgress, "there is no transaction in progress")
 		return nil
 	}
+	c.closeAllPortals()
 	if c.engineTx {
 		c.engineTx = false
 		if err := c.session.Rollback(ctx); err != nil {

@@ -116,11 +116,13 @@ func (c *conn) handleBind(m *pgproto3.Bind) {
 			v, err = parseText(t, string(raw), c.settings)
 		}
 		if err != nil {
-			state := "22P03"
-			if format == 0 {
-				state = "22P02"
+			if e, ok := errcode.As(err); ok && format == 0 {
+				// Text input errors carry PostgreSQL's SQLSTATE (22P02,
+				// 22003, 22007, ...) from the type's input function.
+				c.fail(e)
+				return
 			}
-			c.fail(errcode.New(errcode.InvalidParameterEncoding, "invalid value for parameter $%d (%s): %v", i+1, t.SQLName(), err).WithSQLState(state))
+			c.fail(errcode.New(errcode.InvalidParameterEncoding, "invalid value for parameter $%d (%s): %v", i+1, t.SQLName(), err))
 			return
 		}
 		params[i] = v

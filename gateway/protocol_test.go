@@ -513,6 +513,10 @@ func TestExtendedProtocol(t *testing.T) {
 	transcript(t, r.until('Z'), "E[42601] ZI")
 	r.send(&pgproto3.Bind{PreparedStatement: "s2", ParameterFormatCodes: []int16{1}, Parameters: [][]byte{{1, 2, 3}}}, &pgproto3.Sync{})
 	transcript(t, r.until('Z'), "E[22P03] ZI")
+	r.send(&pgproto3.Bind{PreparedStatement: "s2", Parameters: [][]byte{[]byte("abc")}}, &pgproto3.Sync{})
+	transcript(t, r.until('Z'), "E[22P02] ZI")
+	r.send(&pgproto3.Bind{PreparedStatement: "s2", Parameters: [][]byte{[]byte("99999999999")}}, &pgproto3.Sync{})
+	transcript(t, r.until('Z'), "E[22003] ZI")
 
 	// A failed block in the extended protocol: 25P02 until ROLLBACK.
 	r.send(&pgproto3.Query{String: "begin; select 1/0"})

@@ -434,6 +434,9 @@ func normalizeDateStyle(v string) (string, error) {
 
 func normalizeTimeZone(v string) (string, error) {
 	name := strings.TrimSpace(v)
+	if name == "" {
+		return "", fmt.Errorf("time zone must not be empty")
+	}
 	if strings.EqualFold(name, "local") || strings.EqualFold(name, "default") {
 		return "Etc/UTC", nil
 	}

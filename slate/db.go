@@ -82,7 +82,7 @@ func Open(ctx context.Context, store objstore.Store, path string, opts Options) 
 		memtable:  newMemtable(),
 		snapshots: map[uint64]int{},
 	}
-	d.tables = &tableReader{store: store, cache: newBlockCache(opts.BlockCacheBytes)}
+	d.tables = newTableReader(store, opts.BlockCacheBytes, opts.MetaCacheBytes)
 	d.instance = opts.InstanceID
 	if d.instance == "" {
 		id, err := allocateInstanceID(ctx, store)
@@ -283,8 +283,10 @@ func (d *DB) Merge(ctx context.Context, key, operand []byte, opts WriteOptions) 
 	return d.Write(ctx, &b, opts)
 }
 
+// unflushedBytes is the memory held until flushes: memtables, sealed WAL
+// objects, and the WAL buffer (which becomes a sealed copy when flushed).
 func (d *DB) unflushedBytes() int64 {
-	n := d.memtable.bytes + d.sealedBytes
+	n := d.memtable.bytes + d.sealedBytes + d.walBufferBytes
 	for _, im := range d.immutables {
 		n += im.mt.bytes
 	}

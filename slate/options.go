@@ -31,11 +31,15 @@ type Options struct {
 	// BlockCacheBytes bounds the decoded block and SST-index cache.
 	// Default 64 MiB. Simulation range: 0 – 64 MiB.
 	BlockCacheBytes int64
+	// MetaCacheBytes bounds the cache of SST indexes and bloom filters
+	// (kept apart so scans cannot evict them). Default 16 MiB.
+	MetaCacheBytes int64
 	// BlockBytes is the SST data block target. Default 4 KiB.
 	BlockBytes int
 	// BloomBitsPerKey sizes SST bloom filters (0 uses the default 10).
 	BloomBitsPerKey int
-	// SSTBytesTarget splits compaction output. Default 64 MiB.
+	// SSTBytesTarget splits compaction output (each output SST is built in
+	// memory before its PUT). Default 16 MiB.
 	SSTBytesTarget int64
 
 	// L0CompactionTrigger: compaction starts once L0 has this many SSTs.
@@ -77,6 +81,9 @@ func (o Options) withDefaults() Options {
 	} else if o.BlockCacheBytes == 0 {
 		o.BlockCacheBytes = 64 << 20
 	}
+	if o.MetaCacheBytes <= 0 {
+		o.MetaCacheBytes = 16 << 20
+	}
 	if o.BlockBytes <= 0 {
 		o.BlockBytes = 4 << 10
 	}
@@ -84,7 +91,7 @@ func (o Options) withDefaults() Options {
 		o.BloomBitsPerKey = 10
 	}
 	if o.SSTBytesTarget <= 0 {
-		o.SSTBytesTarget = 64 << 20
+		o.SSTBytesTarget = 16 << 20
 	}
 	if o.L0CompactionTrigger <= 0 {
 		o.L0CompactionTrigger = 4

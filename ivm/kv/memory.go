@@ -1,58 +1,75 @@
 package kv
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/RaduBerinde/btreemap"
+)
+
+// btreeDegree is the B-tree fan-out of the in-memory structures: wide nodes
+// keep lookups cache-friendly for millions of keys (a pointer-chasing
+// skiplist was memory-latency bound at that size).
+const btreeDegree = 32
+
+func newTree[V any]() *btreemap.BTreeMap[[]byte, V] {
+	return btreemap.New[[]byte, V](btreeDegree, bytes.Compare)
+}
 
 // Memory is an in-memory Store for tests, benchmarks and ad-hoc queries.
 // It is not safe for concurrent use (IVM runs in one goroutine per shard).
 type Memory struct {
-	list *skiplist
+	tree *btreemap.BTreeMap[[]byte, []byte]
 	// bytes is the total size of keys and values, for statistics.
 	bytes int
 }
 
 // NewMemory returns an empty in-memory store.
-func NewMemory() *Memory { return &Memory{list: newSkiplist()} }
+func NewMemory() *Memory { return &Memory{tree: newTree[[]byte]()} }
 
 // Get implements Reader.
 func (m *Memory) Get(key []byte) ([]byte, bool, error) {
-	n := m.list.get(key)
-	if n == nil {
-		return nil, false, nil
-	}
-	return n.value, true, nil
+	_, v, ok := m.tree.Get(key)
+	return v, ok, nil
 }
 
 // Scan implements Reader.
 func (m *Memory) Scan(start, end []byte, fn func(k, v []byte) error) error {
-	for n := m.list.first(start); n != nil; n = n.next[0] {
-		if end != nil && bytes.Compare(n.key, end) >= 0 {
-			break
-		}
-		if err := fn(n.key, n.value); err != nil {
-			if err == ErrStop {
-				return nil
-			}
-			return err
-		}
-	}
-	return nil
+	return scanTree(m.tree, start, end, func(k, v []byte) error { return fn(k, v) })
 }
 
-// Put writes one key directly (outside any batch).
-func (m *Memory) Put(key, value []byte) error {
-	if old := m.list.get(key); old != nil {
-		m.bytes -= len(old.key) + len(old.value)
+func scanTree[V any](tree *btreemap.BTreeMap[[]byte, V], start, end []byte, fn func(k []byte, v V) error) error {
+	upper := btreemap.Max[[]byte]()
+	if end != nil {
+		upper = btreemap.LT(end)
 	}
-	m.list.set(key, value, false)
+	var err error
+	tree.AscendFunc(btreemap.GE(start), upper, func(k []byte, v V) bool {
+		err = fn(k, v)
+		return err == nil
+	})
+	if err == ErrStop {
+		return nil
+	}
+	return err
+}
+
+// Put writes one key directly (outside any batch). Key and value are copied.
+func (m *Memory) Put(key, value []byte) error {
+	buf := make([]byte, len(key)+len(value))
+	copy(buf, key)
+	copy(buf[len(key):], value)
+	_, old, replaced := m.tree.ReplaceOrInsert(buf[:len(key):len(key)], buf[len(key):])
+	if replaced {
+		m.bytes -= len(key) + len(old)
+	}
 	m.bytes += len(key) + len(value)
 	return nil
 }
 
 // Delete removes one key directly.
 func (m *Memory) Delete(key []byte) error {
-	if old := m.list.get(key); old != nil {
-		m.bytes -= len(old.key) + len(old.value)
-		m.list.remove(key)
+	if _, old, ok := m.tree.Delete(key); ok {
+		m.bytes -= len(key) + len(old)
 	}
 	return nil
 }
@@ -70,7 +87,7 @@ func (m *Memory) Apply(b *WriteBatch) error {
 }
 
 // Len is the number of keys stored.
-func (m *Memory) Len() int { return m.list.length }
+func (m *Memory) Len() int { return m.tree.Len() }
 
 // Bytes is the total size of stored keys and values.
 func (m *Memory) Bytes() int { return m.bytes }

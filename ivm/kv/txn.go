@@ -1,56 +1,83 @@
 package kv
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/RaduBerinde/btreemap"
+)
+
+// pendingWrite is one buffered write; deleted marks a tombstone.
+type pendingWrite struct {
+	value   []byte
+	deleted bool
+}
 
 // overlayTxn is a Txn over a base Reader: pending writes live in an ordered
 // overlay (tombstones included) that reads merge over the base.
 type overlayTxn struct {
 	base    Reader
-	pending *skiplist
+	pending *btreemap.BTreeMap[[]byte, pendingWrite]
 }
 
 // NewTxn returns an epoch Txn reading base and buffering writes. The base
 // must not change while the Txn is in use.
 func NewTxn(base Reader) Txn {
-	return &overlayTxn{base: base, pending: newSkiplist()}
+	return &overlayTxn{base: base, pending: newTree[pendingWrite]()}
 }
 
 func (t *overlayTxn) Get(key []byte) ([]byte, bool, error) {
-	if n := t.pending.get(key); n != nil {
-		if n.deleted {
+	if _, p, ok := t.pending.Get(key); ok {
+		if p.deleted {
 			return nil, false, nil
 		}
-		return n.value, true, nil
+		return p.value, true, nil
 	}
 	return t.base.Get(key)
 }
 
+func (t *overlayTxn) set(key, value []byte, deleted bool) {
+	buf := make([]byte, len(key)+len(value))
+	copy(buf, key)
+	copy(buf[len(key):], value)
+	t.pending.ReplaceOrInsert(buf[:len(key):len(key)], pendingWrite{value: buf[len(key):], deleted: deleted})
+}
+
 func (t *overlayTxn) Put(key, value []byte) error {
-	t.pending.set(key, value, false)
+	t.set(key, value, false)
 	return nil
 }
 
 func (t *overlayTxn) Delete(key []byte) error {
-	t.pending.set(key, nil, true)
+	t.set(key, nil, true)
 	return nil
 }
 
-// Scan merges the base scan with the overlay in key order.
+type overlayEntry struct {
+	key []byte
+	pendingWrite
+}
+
+// Scan merges the base scan with the overlay in key order. The overlay's
+// entries in range are collected first (they are this epoch's writes, so
+// few compared with the base), then merged as the base is scanned.
 func (t *overlayTxn) Scan(start, end []byte, fn func(k, v []byte) error) error {
-	over := t.pending.first(start)
-	inRange := func(n *slNode) bool {
-		return n != nil && (end == nil || bytes.Compare(n.key, end) < 0)
-	}
+	var over []overlayEntry
+	_ = scanTree(t.pending, start, end, func(k []byte, p pendingWrite) error {
+		over = append(over, overlayEntry{key: k, pendingWrite: p})
+		return nil
+	})
+	next := 0
 	// emitOverlayBefore emits overlay entries strictly before key (all of
 	// them when all is set).
 	emitOverlayBefore := func(key []byte, all bool) error {
-		for inRange(over) && (all || bytes.Compare(over.key, key) < 0) {
-			if !over.deleted {
-				if err := fn(over.key, over.value); err != nil {
+		for next < len(over) && (all || bytes.Compare(over[next].key, key) < 0) {
+			e := over[next]
+			next++
+			if !e.deleted {
+				if err := fn(e.key, e.value); err != nil {
 					return err
 				}
 			}
-			over = over.next[0]
 		}
 		return nil
 	}
@@ -60,13 +87,13 @@ func (t *overlayTxn) Scan(start, end []byte, fn func(k, v []byte) error) error {
 			stopped = err == ErrStop
 			return err
 		}
-		if inRange(over) && bytes.Equal(over.key, k) {
-			n := over
-			over = over.next[0]
-			if n.deleted {
+		if next < len(over) && bytes.Equal(over[next].key, k) {
+			e := over[next]
+			next++
+			if e.deleted {
 				return nil
 			}
-			err := fn(n.key, n.value)
+			err := fn(e.key, e.value)
 			stopped = err == ErrStop
 			return err
 		}
@@ -84,9 +111,10 @@ func (t *overlayTxn) Scan(start, end []byte, fn func(k, v []byte) error) error {
 }
 
 func (t *overlayTxn) Batch() *WriteBatch {
-	b := &WriteBatch{Ops: make([]Op, 0, t.pending.length)}
-	for n := t.pending.head.next[0]; n != nil; n = n.next[0] {
-		b.Ops = append(b.Ops, Op{Key: n.key, Value: n.value, Delete: n.deleted})
-	}
+	b := &WriteBatch{Ops: make([]Op, 0, t.pending.Len())}
+	t.pending.AscendFunc(btreemap.Min[[]byte](), btreemap.Max[[]byte](), func(k []byte, p pendingWrite) bool {
+		b.Ops = append(b.Ops, Op{Key: k, Value: p.value, Delete: p.deleted})
+		return true
+	})
 	return b
 }

@@ -103,15 +103,21 @@ type aggInput struct {
 	values []types.Datum
 }
 
-// evalAggInput evaluates every call's filter and argument on row; ok is
-// false when an expression failed (the error was recorded).
-func evalAggInput(ctx *Context, calls []AggregateCall, row types.Row, weight int64) (aggInput, bool, error) {
-	in := aggInput{weight: weight, seen: make([]bool, len(calls)), values: make([]types.Datum, len(calls))}
+// evalAggInput evaluates every call's filter and argument on row into in
+// (reused across rows); ok is false when an expression failed (the error was
+// recorded).
+func evalAggInput(ctx *Context, calls []AggregateCall, row types.Row, weight int64, in *aggInput) (bool, error) {
+	if in.seen == nil {
+		in.seen = make([]bool, len(calls))
+		in.values = make([]types.Datum, len(calls))
+	}
+	in.weight = weight
 	for i, call := range calls {
+		in.seen[i], in.values[i] = false, nil
 		if call.Filter != nil {
 			ok, err := evalBool(ctx.Env, call.Filter, row)
 			if err != nil {
-				return in, false, ctx.Fail(err, row, weight)
+				return false, ctx.Fail(err, row, weight)
 			}
 			if !ok {
 				continue
@@ -123,36 +129,48 @@ func evalAggInput(ctx *Context, calls []AggregateCall, row types.Row, weight int
 		}
 		v, err := call.Arg.Eval(ctx.Env, row)
 		if err != nil {
-			return in, false, ctx.Fail(err, row, weight)
+			return false, ctx.Fail(err, row, weight)
 		}
 		// Aggregates other than COUNT(*) ignore NULL arguments.
 		in.seen[i] = v != nil
 		in.values[i] = v
 	}
-	return in, true, nil
+	return true, nil
 }
 
+// aggGroup is one group touched by a step: its state as loaded and as
+// updated by the step's rows.
 type aggGroup struct {
-	key    []byte
-	keyRow types.Row
-	inputs []aggInput
+	key        []byte
+	keyRow     types.Row
+	state      types.Row
+	lastOutput types.Row
+	found      bool
+	oldLen     int
+	inputs     int
 }
 
-// Step implements Operator.
+// Step implements Operator. Rows are applied to their group's state as they
+// come (no per-group buffering); each touched group is then finalized once.
 func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 	delta := inputs[0]
-	index := map[string]int{}
+	index := map[string]*aggGroup{}
 	var groups []*aggGroup
-	var keyBuf []byte
+	var keyBuf, valueBuf []byte
 	global := len(a.spec.GroupBy) == 0
 	if global {
 		// The global group is visited every step so that its row exists
 		// from the first step on, even before any input.
-		index[""] = 0
-		groups = append(groups, &aggGroup{key: []byte{}, keyRow: types.Row{}})
+		g, err := a.loadGroup(ctx, []byte{}, types.Row{})
+		if err != nil {
+			return zset.Batch{}, err
+		}
+		index[""] = g
+		groups = append(groups, g)
 	}
+	var in aggInput
 	for i, row := range delta.Rows {
-		in, ok, err := evalAggInput(ctx, a.spec.Calls, row, delta.Weights[i])
+		ok, err := evalAggInput(ctx, a.spec.Calls, row, delta.Weights[i], &in)
 		if err != nil {
 			return zset.Batch{}, err
 		}
@@ -160,17 +178,21 @@ func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) 
 			continue
 		}
 		keyBuf = appendKey(keyBuf[:0], a.keyTypes, row, a.spec.GroupBy)
-		j, found := index[string(keyBuf)]
-		if !found {
-			j = len(groups)
-			index[string(keyBuf)] = j
-			groups = append(groups, &aggGroup{key: append([]byte(nil), keyBuf...), keyRow: project(row, a.spec.GroupBy)})
+		g := index[string(keyBuf)]
+		if g == nil {
+			if g, err = a.loadGroup(ctx, append([]byte(nil), keyBuf...), project(row, a.spec.GroupBy)); err != nil {
+				return zset.Batch{}, err
+			}
+			index[string(g.key)] = g
+			groups = append(groups, g)
 		}
-		groups[j].inputs = append(groups[j].inputs, in)
+		if err := a.apply(ctx, g, &in, &valueBuf); err != nil {
+			return zset.Batch{}, err
+		}
 	}
 	var out zset.Batch
 	for _, g := range groups {
-		if err := a.stepGroup(ctx, g, global, &out); err != nil {
+		if err := a.finishGroup(ctx, g, global, &out); err != nil {
 			return zset.Batch{}, err
 		}
 	}
@@ -198,112 +220,126 @@ func (a *Aggregate) emptyState() types.Row {
 	return st
 }
 
-func (a *Aggregate) stepGroup(ctx *Context, g *aggGroup, global bool, out *zset.Batch) error {
-	stored, found, err := a.acc.Get(ctx.Txn, g.key)
+// loadGroup reads a group's stored state (or an empty one).
+func (a *Aggregate) loadGroup(ctx *Context, key []byte, keyRow types.Row) (*aggGroup, error) {
+	g := &aggGroup{key: key, keyRow: keyRow, oldLen: -1}
+	stored, found, err := a.acc.Get(ctx.Txn, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	oldLen := -1
-	state := a.emptyState()
-	var lastOutput types.Row
-	if found {
-		oldLen = len(stored)
-		var rest []byte
-		if state, rest, err = zset.DecodeRow(stored); err != nil {
-			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt aggregate state")
+	if !found {
+		g.state = a.emptyState()
+		return g, nil
+	}
+	g.found, g.oldLen = true, len(stored)
+	var rest []byte
+	if g.state, rest, err = zset.DecodeRow(stored); err != nil {
+		return nil, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt aggregate state")
+	}
+	if len(rest) > 0 {
+		if g.lastOutput, _, err = zset.DecodeRow(rest); err != nil {
+			return nil, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt aggregate output")
 		}
-		if len(rest) > 0 {
-			if lastOutput, _, err = zset.DecodeRow(rest); err != nil {
-				return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt aggregate output")
+	}
+	return g, nil
+}
+
+// apply adds one input row's contribution to its group.
+func (a *Aggregate) apply(ctx *Context, g *aggGroup, in *aggInput, valueBuf *[]byte) error {
+	g.inputs++
+	state := g.state
+	state[0] = state[0].(int64) + in.weight
+	slot := 1
+	for i, call := range a.spec.Calls {
+		if usesMultiset(call) {
+			if in.seen[i] {
+				if err := a.addToMultiset(ctx, g.key, i, in.values[i], in.weight, valueBuf); err != nil {
+					return err
+				}
 			}
+			continue
 		}
-	}
-	if len(g.inputs) == 0 && found {
-		return nil
-	}
-	// Apply the inputs.
-	var valueBuf []byte
-	for _, in := range g.inputs {
-		state[0] = state[0].(int64) + in.weight
-		slot := 1
-		for i, call := range a.spec.Calls {
-			if usesMultiset(call) {
-				if in.seen[i] {
-					if err := a.addToMultiset(ctx, g.key, i, in.values[i], in.weight, &valueBuf); err != nil {
+		switch call.Func {
+		case AggCountStar, AggCount:
+			if in.seen[i] {
+				state[slot] = state[slot].(int64) + in.weight
+			}
+			slot++
+		case AggSum, AggAvg:
+			if in.seen[i] {
+				sum, err := weightedAdd(a.sumKinds[i], state[slot], in.values[i], in.weight)
+				if err != nil {
+					// NB: a state-level overflow is recorded against the
+					// group's key with the input's weight, so it is
+					// retracted with the input.
+					if err := ctx.Fail(err, g.keyRow, in.weight); err != nil {
 						return err
 					}
+				} else {
+					state[slot] = sum
+					state[slot+1] = state[slot+1].(int64) + in.weight
+					if state[slot+1] == int64(0) {
+						// No non-NULL input left: forget the sum (and any
+						// float rounding residue).
+						state[slot] = nil
+					}
 				}
-				continue
 			}
-			switch call.Func {
-			case AggCountStar, AggCount:
-				if in.seen[i] {
+			slot += 2
+		case AggBoolAnd, AggBoolOr:
+			if in.seen[i] {
+				if in.values[i].(bool) {
 					state[slot] = state[slot].(int64) + in.weight
+				} else {
+					state[slot+1] = state[slot+1].(int64) + in.weight
 				}
-				slot++
-			case AggSum, AggAvg:
-				if in.seen[i] {
-					sum, err := weightedAdd(a.sumKinds[i], state[slot], in.values[i], in.weight)
-					if err != nil {
-						// NB: a state-level overflow is recorded against the
-						// group's key with the input's weight, so it is
-						// retracted with the input.
-						if err := ctx.Fail(err, g.keyRow, in.weight); err != nil {
-							return err
-						}
-					} else {
-						state[slot] = sum
-						state[slot+1] = state[slot+1].(int64) + in.weight
-						if state[slot+1] == int64(0) {
-							// No non-NULL input left: forget the sum (and any
-							// float rounding residue).
-							state[slot] = nil
-						}
-					}
-				}
-				slot += 2
-			case AggBoolAnd, AggBoolOr:
-				if in.seen[i] {
-					if in.values[i].(bool) {
-						state[slot] = state[slot].(int64) + in.weight
-					} else {
-						state[slot+1] = state[slot+1].(int64) + in.weight
-					}
-				}
-				slot += 2
 			}
+			slot += 2
 		}
 	}
-	rowCount := state[0].(int64)
+	return nil
+}
+
+// finishGroup finalizes a touched group, emits the change of its output
+// row and writes its state back.
+func (a *Aggregate) finishGroup(ctx *Context, g *aggGroup, global bool, out *zset.Batch) error {
+	if g.inputs == 0 && g.found {
+		return nil
+	}
+	rowCount := g.state[0].(int64)
 	var newOutput types.Row
+	var err error
 	if global || rowCount != 0 {
-		if newOutput, err = a.finalize(ctx, g, state); err != nil {
+		if newOutput, err = a.finalize(ctx, g, g.state); err != nil {
 			return err
 		}
 	}
 	var oldEnc, newEnc []byte
-	if lastOutput != nil {
-		oldEnc = zset.EncodeRow(nil, lastOutput)
+	if g.lastOutput != nil {
+		oldEnc = zset.EncodeRow(nil, g.lastOutput)
 	}
 	if newOutput != nil {
 		newEnc = zset.EncodeRow(nil, newOutput)
 	}
 	if !bytes.Equal(oldEnc, newEnc) {
-		if lastOutput != nil {
-			out.Add(lastOutput, -1)
+		if g.lastOutput != nil {
+			out.Add(g.lastOutput, -1)
 		}
 		if newOutput != nil {
 			out.Add(newOutput, +1)
 		}
 	}
-	if !global && rowCount == 0 && allZero(state) {
-		return a.acc.Delete(ctx.Txn, g.key, oldLen)
+	if !global && rowCount == 0 && allZero(g.state) {
+		if !g.found {
+			return nil
+		}
+		return a.acc.Delete(ctx.Txn, g.key, g.oldLen)
 	}
-	value := zset.EncodeRow(nil, state)
+	value := zset.EncodeRow(nil, g.state)
 	if newOutput != nil {
 		value = append(value, newEnc...)
 	}
-	return a.acc.Set(ctx.Txn, g.key, value, oldLen)
+	return a.acc.Set(ctx.Txn, g.key, value, g.oldLen)
 }
 
 // allZero reports whether a state row holds no contributions at all (so
@@ -452,7 +488,8 @@ func StreamAggregate(ctx *Context, in types.Schema, spec AggregateSpec, batch zs
 		groupTypes[i] = in[c].Type
 	}
 	for i, row := range batch.Rows {
-		input, ok, err := evalAggInput(ctx, spec.Calls, row, batch.Weights[i])
+		var input aggInput
+		ok, err := evalAggInput(ctx, spec.Calls, row, batch.Weights[i], &input)
 		if err != nil {
 			return zset.Batch{}, err
 		}

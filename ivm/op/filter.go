@@ -36,7 +36,7 @@ func (f *Filter) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 
 // StreamFilter is the non-incremental Filter: σ_p(in).
 func StreamFilter(ctx *Context, pred expr.Expr, in zset.Batch) (zset.Batch, error) {
-	var out zset.Batch
+	out := zset.Batch{Rows: make([]types.Row, 0, len(in.Rows)), Weights: make([]int64, 0, len(in.Rows))}
 	for i, row := range in.Rows {
 		ok, err := evalBool(ctx.Env, pred, row)
 		if err != nil {

@@ -68,7 +68,16 @@ func NewJoin(state State, left, right types.Schema, spec JoinSpec) (*Join, error
 			return nil, fmt.Errorf("join key %d compares %s with %s: cast one side first", i, left[spec.LeftKeys[i]].Type.SQLName(), right[spec.RightKeys[i]].Type.SQLName())
 		}
 	}
-	if spec.NullAware && (spec.Kind != JoinAnti || len(spec.LeftKeys) != 1 || spec.Residual != nil || spec.NullSafe) {
+	if spec.NullSafeKeys == nil {
+		spec.NullSafeKeys = make([]bool, len(spec.LeftKeys))
+		for i := range spec.NullSafeKeys {
+			spec.NullSafeKeys[i] = spec.NullSafe
+		}
+	}
+	if len(spec.NullSafeKeys) != len(spec.LeftKeys) {
+		return nil, fmt.Errorf("join has %d keys but %d null-safe flags", len(spec.LeftKeys), len(spec.NullSafeKeys))
+	}
+	if spec.NullAware && (spec.Kind != JoinAnti || len(spec.LeftKeys) != 1 || spec.Residual != nil || spec.NullSafeKeys[0]) {
 		return nil, fmt.Errorf("a null-aware (NOT IN) join must be an anti join on one key column without residual")
 	}
 	j := &Join{
@@ -110,7 +119,12 @@ func (j *Join) pairs() bool       { return j.spec.Kind != JoinSemi && j.spec.Kin
 
 // keyNull reports whether row's key columns make it unable to match.
 func (j *Join) keyNull(row types.Row, keys []int) bool {
-	return !j.spec.NullSafe && zset.HasNull(row, keys)
+	for i, c := range keys {
+		if row[c] == nil && !j.spec.NullSafeKeys[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // matches evaluates the residual on l++r (true when there is none); an
@@ -216,7 +230,7 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 		joinKey := append([]byte(nil), keyBuf...)
 		var m int64
 		var writes []pendingWrite
-		if !zset.HasNull(l, j.spec.LeftKeys) || j.spec.NullSafe {
+		if !j.keyNull(l, j.spec.LeftKeys) {
 			err := j.right.Scan(ctx.Txn, joinKey, func(k, v []byte) error {
 				r, _, err := zset.DecodeRow(k[len(joinKey):])
 				if err != nil {
@@ -460,7 +474,11 @@ func StreamJoin(ctx *Context, spec JoinSpec, leftSchema, rightSchema types.Schem
 		for i := range spec.LeftKeys {
 			a, b := l[spec.LeftKeys[i]], r[spec.RightKeys[i]]
 			if a == nil || b == nil {
-				if !spec.NullSafe || a != nil || b != nil {
+				nullSafe := spec.NullSafe
+				if spec.NullSafeKeys != nil {
+					nullSafe = spec.NullSafeKeys[i]
+				}
+				if !nullSafe || a != nil || b != nil {
 					return false
 				}
 				continue

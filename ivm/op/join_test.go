@@ -14,23 +14,24 @@ func TestJoinIncremental(t *testing.T) {
 	// b = d, so residual errors are exercised too.
 	residual := testexpr.Binary{Op: ">", L: testexpr.Binary{Op: "/", L: testexpr.Int(6), R: testexpr.Binary{Op: "-", L: testexpr.IntCol(1), R: testexpr.IntCol(3)}}, R: testexpr.Int(0)}
 	cases := map[string]JoinSpec{
-		"inner":          {Kind: JoinInner, LeftKeys: []int{0}, RightKeys: []int{0}},
-		"inner-residual": {Kind: JoinInner, LeftKeys: []int{0}, RightKeys: []int{0}, Residual: residual},
-		"inner-2keys":    {Kind: JoinInner, LeftKeys: []int{0, 1}, RightKeys: []int{0, 1}},
-		"cross":          {Kind: JoinInner},
-		"theta":          {Kind: JoinLeft, Residual: testexpr.Binary{Op: "<", L: testexpr.IntCol(0), R: testexpr.IntCol(2)}},
-		"left":           {Kind: JoinLeft, LeftKeys: []int{0}, RightKeys: []int{0}},
-		"left-residual":  {Kind: JoinLeft, LeftKeys: []int{0}, RightKeys: []int{0}, Residual: residual},
-		"right":          {Kind: JoinRight, LeftKeys: []int{0}, RightKeys: []int{0}},
-		"full":           {Kind: JoinFull, LeftKeys: []int{0}, RightKeys: []int{0}, Residual: residual},
-		"full-nullsafe":  {Kind: JoinFull, LeftKeys: []int{0}, RightKeys: []int{0}, NullSafe: true},
-		"semi":           {Kind: JoinSemi, LeftKeys: []int{0}, RightKeys: []int{0}},
-		"semi-residual":  {Kind: JoinSemi, LeftKeys: []int{0}, RightKeys: []int{0}, Residual: residual},
-		"anti":           {Kind: JoinAnti, LeftKeys: []int{0}, RightKeys: []int{0}},
-		"anti-residual":  {Kind: JoinAnti, LeftKeys: []int{0}, RightKeys: []int{0}, Residual: residual},
-		"not-in":         {Kind: JoinAnti, LeftKeys: []int{0}, RightKeys: []int{0}, NullAware: true},
+		"inner":               {Kind: JoinInner, LeftKeys: []int{0}, RightKeys: []int{0}},
+		"inner-residual":      {Kind: JoinInner, LeftKeys: []int{0}, RightKeys: []int{0}, Residual: residual},
+		"inner-2keys":         {Kind: JoinInner, LeftKeys: []int{0, 1}, RightKeys: []int{0, 1}},
+		"cross":               {Kind: JoinInner},
+		"theta":               {Kind: JoinLeft, Residual: testexpr.Binary{Op: "<", L: testexpr.IntCol(0), R: testexpr.IntCol(2)}},
+		"left":                {Kind: JoinLeft, LeftKeys: []int{0}, RightKeys: []int{0}},
+		"left-residual":       {Kind: JoinLeft, LeftKeys: []int{0}, RightKeys: []int{0}, Residual: residual},
+		"right":               {Kind: JoinRight, LeftKeys: []int{0}, RightKeys: []int{0}},
+		"full":                {Kind: JoinFull, LeftKeys: []int{0}, RightKeys: []int{0}, Residual: residual},
+		"full-nullsafe":       {Kind: JoinFull, LeftKeys: []int{0}, RightKeys: []int{0}, NullSafe: true},
+		"full-mixed-nullsafe": {Kind: JoinFull, LeftKeys: []int{0, 1}, RightKeys: []int{0, 1}, NullSafeKeys: []bool{false, true}},
+		"semi":                {Kind: JoinSemi, LeftKeys: []int{0}, RightKeys: []int{0}},
+		"semi-residual":       {Kind: JoinSemi, LeftKeys: []int{0}, RightKeys: []int{0}, Residual: residual},
+		"anti":                {Kind: JoinAnti, LeftKeys: []int{0}, RightKeys: []int{0}},
+		"anti-residual":       {Kind: JoinAnti, LeftKeys: []int{0}, RightKeys: []int{0}, Residual: residual},
+		"not-in":              {Kind: JoinAnti, LeftKeys: []int{0}, RightKeys: []int{0}, NullAware: true},
 	}
-	for _, name := range []string{"inner", "inner-residual", "inner-2keys", "cross", "theta", "left", "left-residual", "right", "full", "full-nullsafe", "semi", "semi-residual", "anti", "anti-residual", "not-in"} {
+	for _, name := range []string{"inner", "inner-residual", "inner-2keys", "cross", "theta", "left", "left-residual", "right", "full", "full-nullsafe", "full-mixed-nullsafe", "semi", "semi-residual", "anti", "anti-residual", "not-in"} {
 		spec := cases[name]
 		t.Run(name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {

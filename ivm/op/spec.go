@@ -111,8 +111,12 @@ type JoinSpec struct {
 	RightKeys []int
 	// Residual is an extra predicate over left++right; nil means true.
 	Residual expr.Expr
-	// NullSafe makes key equality IS NOT DISTINCT FROM (decorrelation).
+	// NullSafe makes every key's equality IS NOT DISTINCT FROM
+	// (decorrelation).
 	NullSafe bool
+	// NullSafeKeys, when set (one flag per key), makes only the flagged
+	// keys IS NOT DISTINCT FROM; it overrides NullSafe.
+	NullSafeKeys []bool
 	// NullAware gives JoinAnti the semantics of `left.k NOT IN (SELECT
 	// right.k ...)`: a NULL on either side makes the predicate NULL, and an
 	// empty right side passes every left row. Requires exactly one key

@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/apd/v3"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 )
@@ -269,7 +270,7 @@ func (b *binder) cast(s plan.Scalar, t types.Type, explicit bool, loc int32) (pl
 		if c, ok := s.(*plan.Const); ok && c.Value == nil {
 			return &plan.Const{Value: nil, Typ: t}, nil
 		}
-		return &plan.Cast{Arg: s, Typ: t}, nil
+		return &plan.Cast{Arg: s, Typ: t, Explicit: explicit}, nil
 	}
 	ok := implicitCastOK(from, t)
 	if explicit {
@@ -284,7 +285,7 @@ func (b *binder) cast(s plan.Scalar, t types.Type, explicit bool, loc int32) (pl
 	if c, isConst := s.(*plan.Const); isConst && c.Value == nil {
 		return &plan.Const{Value: nil, Typ: t}, nil
 	}
-	return &plan.Cast{Arg: s, Typ: t}, nil
+	return &plan.Cast{Arg: s, Typ: t, Explicit: explicit}, nil
 }
 
 // coerce implicitly casts s to t (unknown literals and parameters adopt t).
@@ -636,177 +637,26 @@ func (b *binder) binaryOp(op string, l, r plan.Scalar, loc int32) (plan.Scalar, 
 		}
 		lt, rt = types.TText, types.TText
 	}
-	mk := func(res types.Type, args ...plan.Scalar) plan.Scalar {
-		return &plan.Func{Name: op, Op: true, Args: args, Typ: res}
+	if op == "!=" {
+		op = "<>"
 	}
-	noOp := func() error {
-		return errcode.New(errcode.SQLUndefinedFunction, "operator does not exist: %s %s %s", lt.SQLName(), op, rt.SQLName()).WithPosition(b.pos(loc))
+	// Operator resolution is the expression engine's (PostgreSQL's
+	// pg_operator rules); the binder inserts the casts it asks for.
+	info, ok := expr.LookupBinaryOp(op, lt, rt)
+	if !ok {
+		return nil, errcode.New(errcode.SQLUndefinedFunction, "operator does not exist: %s %s %s", lt.SQLName(), op, rt.SQLName()).WithPosition(b.pos(loc))
 	}
-	// widen casts both numeric sides to their common type.
-	widen := func() (plan.Scalar, plan.Scalar, types.Type, error) {
-		t := arithmeticResult(lt, rt)
-		l2, err := b.coerce(l, t, loc)
-		if err != nil {
-			return nil, nil, t, err
-		}
-		r2, err := b.coerce(r, t, loc)
-		return l2, r2, t, err
-	}
-	switch op {
-	case "=", "<>", "!=", "<", "<=", ">", ">=":
-		if op == "!=" {
-			op = "<>"
-		}
-		switch {
-		case lt.Kind.IsNumeric() && rt.Kind.IsNumeric():
-			l2, r2, _, err := widen()
-			if err != nil {
-				return nil, err
-			}
-			return mk(types.TBool, l2, r2), nil
-		case lt.Kind.IsString() && rt.Kind.IsString():
-			if lt.Kind == rt.Kind && lt.Kind != types.KindVarchar {
-				return mk(types.TBool, l, r), nil
-			}
-			l2, _ := b.coerce(l, types.TText, loc)
-			r2, _ := b.coerce(r, types.TText, loc)
-			return mk(types.TBool, l2, r2), nil
-		case datetimeRank(lt.Kind) > 0 && datetimeRank(rt.Kind) > 0:
-			t := lt
-			if datetimeRank(rt.Kind) > datetimeRank(lt.Kind) {
-				t = rt
-			}
-			t = baseType(t)
-			l2, err := b.coerce(l, t, loc)
-			if err != nil {
-				return nil, err
-			}
-			r2, err := b.coerce(r, t, loc)
-			if err != nil {
-				return nil, err
-			}
-			return mk(types.TBool, l2, r2), nil
-		case lt.Kind == rt.Kind && lt.Kind != types.KindArray && lt.Kind != types.KindJSON:
-			return mk(types.TBool, l, r), nil
-		}
-		return nil, noOp()
-	case "+", "-", "*", "/", "%":
-		switch {
-		case lt.Kind.IsNumeric() && rt.Kind.IsNumeric():
-			if op == "%" && (lt.Kind.IsInteger() != rt.Kind.IsInteger() && (!lt.Kind.IsInteger() && lt.Kind != types.KindNumeric || !rt.Kind.IsInteger() && rt.Kind != types.KindNumeric)) {
-				return nil, noOp()
-			}
-			l2, r2, t, err := widen()
-			if err != nil {
-				return nil, err
-			}
-			if op == "%" && (t.Kind == types.KindFloat4 || t.Kind == types.KindFloat8) {
-				return nil, noOp()
-			}
-			return mk(t, l2, r2), nil
-		}
-		return b.datetimeArith(op, l, r, lt, rt, loc, mk, noOp)
-	case "||":
-		if lt.Kind.IsString() || rt.Kind.IsString() {
-			if lt.Kind == types.KindArray || rt.Kind == types.KindArray {
-				return nil, noOp()
-			}
-			l2, err := b.textOf(l, loc)
-			if err != nil {
-				return nil, err
-			}
-			r2, err := b.textOf(r, loc)
-			if err != nil {
-				return nil, err
-			}
-			return mk(types.TText, l2, r2), nil
-		}
-		return nil, noOp()
-	case "~~", "!~~", "~~*", "!~~*", "~", "!~", "~*", "!~*":
-		if lt.Kind.IsString() && rt.Kind.IsString() {
-			l2, _ := b.coerce(l, types.TText, loc)
-			r2, _ := b.coerce(r, types.TText, loc)
-			return mk(types.TBool, l2, r2), nil
-		}
-		return nil, noOp()
-	}
-	return nil, noOp()
-}
-
-// textOf casts a non-text operand of || to text (anynonarray || text).
-func (b *binder) textOf(s plan.Scalar, loc int32) (plan.Scalar, error) {
-	if s.Type().Kind == types.KindText {
-		return s, nil
-	}
-	return &plan.Cast{Arg: s, Typ: types.TText}, nil
-}
-
-// datetimeArith covers date/time +/- with PostgreSQL's result types.
-func (b *binder) datetimeArith(op string, l, r plan.Scalar, lt, rt types.Type, loc int32,
-	mk func(types.Type, ...plan.Scalar) plan.Scalar, noOp func() error) (plan.Scalar, error) {
-	lk, rk := lt.Kind, rt.Kind
-	toInt4 := func(s plan.Scalar) (plan.Scalar, error) { return b.coerce(s, types.TInt4, loc) }
-	switch {
-	case lk == types.KindDate && rk.IsInteger() && (op == "+" || op == "-"):
-		r2, err := toInt4(r)
-		if err != nil {
+	if info.Left.Kind != types.KindInvalid {
+		if l, err = b.coerce(l, info.Left, loc); err != nil {
 			return nil, err
 		}
-		return mk(types.TDate, l, r2), nil
-	case lk.IsInteger() && rk == types.KindDate && op == "+":
-		l2, err := toInt4(l)
-		if err != nil {
-			return nil, err
-		}
-		return mk(types.TDate, l2, r), nil
-	case lk == types.KindDate && rk == types.KindDate && op == "-":
-		return mk(types.TInt4, l, r), nil
-	case lk == types.KindDate && rk == types.KindInterval && (op == "+" || op == "-"):
-		return mk(types.TTimestamp, l, r), nil
-	case lk == types.KindInterval && rk == types.KindDate && op == "+":
-		return mk(types.TTimestamp, l, r), nil
-	case lk == types.KindDate && rk == types.KindTime && op == "+":
-		return mk(types.TTimestamp, l, r), nil
-	case (lk == types.KindTimestamp || lk == types.KindTimestampTZ) && rk == types.KindInterval && (op == "+" || op == "-"):
-		return mk(baseType(lt), l, r), nil
-	case lk == types.KindInterval && (rk == types.KindTimestamp || rk == types.KindTimestampTZ) && op == "+":
-		return mk(baseType(rt), l, r), nil
-	case (lk == types.KindTimestamp || lk == types.KindTimestampTZ || lk == types.KindDate) &&
-		(rk == types.KindTimestamp || rk == types.KindTimestampTZ || rk == types.KindDate) && op == "-":
-		t := lt
-		if datetimeRank(rk) > datetimeRank(lk) {
-			t = rt
-		}
-		if t.Kind == types.KindDate {
-			t = types.TTimestamp
-		}
-		l2, err := b.coerce(l, baseType(t), loc)
-		if err != nil {
-			return nil, err
-		}
-		r2, err := b.coerce(r, baseType(t), loc)
-		if err != nil {
-			return nil, err
-		}
-		return mk(types.TInterval, l2, r2), nil
-	case lk == types.KindInterval && rk == types.KindInterval && (op == "+" || op == "-"):
-		return mk(types.TInterval, l, r), nil
-	case lk == types.KindTime && rk == types.KindInterval && (op == "+" || op == "-"):
-		return mk(types.TTime, l, r), nil
-	case lk == types.KindInterval && rk.IsNumeric() && (op == "*" || op == "/"):
-		r2, err := b.coerce(r, types.TFloat8, loc)
-		if err != nil {
-			return nil, err
-		}
-		return mk(types.TInterval, l, r2), nil
-	case lk.IsNumeric() && rk == types.KindInterval && op == "*":
-		l2, err := b.coerce(l, types.TFloat8, loc)
-		if err != nil {
-			return nil, err
-		}
-		return mk(types.TInterval, l2, r), nil
 	}
-	return nil, noOp()
+	if info.Right.Kind != types.KindInvalid {
+		if r, err = b.coerce(r, info.Right, loc); err != nil {
+			return nil, err
+		}
+	}
+	return &plan.Func{Name: op, Op: true, Args: []plan.Scalar{l, r}, Typ: info.Result}, nil
 }
 
 // sqlValueFunction binds CURRENT_DATE, CURRENT_TIMESTAMP, LOCALTIMESTAMP...

@@ -6,6 +6,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 )
@@ -78,6 +79,9 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 			return &plan.Coalesce{Args: args, Typ: t}, nil
 		}
 		return &plan.Func{Name: name, Args: args, Typ: t}, nil
+	}
+	if out, ok, err := b.registryCall(name, args, f.Location); ok || err != nil {
+		return out, err
 	}
 	sigs, known := scalarFuncs[name]
 	if !known {
@@ -385,4 +389,52 @@ func aggCallEqual(a, b plan.AggCall) bool {
 		}
 	}
 	return true
+}
+
+// registryCall resolves a function in the expression engine's registry;
+// ok is false when the registry does not know the name.
+func (b *binder) registryCall(name string, args []plan.Scalar, loc int32) (plan.Scalar, bool, error) {
+	if len(expr.Overloads(name)) == 0 {
+		return nil, false, nil
+	}
+	ats := make([]types.Type, len(args))
+	for i, a := range args {
+		ats[i] = a.Type()
+	}
+	fn, err := expr.LookupFunc(name, ats)
+	if err != nil {
+		if e, ok := errcode.As(err); ok {
+			return nil, true, e.WithPosition(b.pos(loc))
+		}
+		return nil, true, err
+	}
+	out := &plan.Func{Name: name, Volatile: fn.Volatility != expr.Immutable}
+	for i, a := range args {
+		var p types.Type
+		if len(fn.Args) > 0 {
+			p = fn.Args[min(i, len(fn.Args)-1)]
+		}
+		switch {
+		case p.Kind == types.KindInvalid || (p.Kind == types.KindArray && p.Elem == nil):
+			if a.Type().Kind == types.KindUnknown {
+				if a, err = b.coerce(a, types.TText, loc); err != nil {
+					return nil, true, err
+				}
+			}
+		default:
+			if a, err = b.coerce(a, p, loc); err != nil {
+				return nil, true, err
+			}
+		}
+		out.Args = append(out.Args, a)
+		ats[i] = a.Type()
+	}
+	out.Typ = fn.Result
+	if fn.ResultOf != nil {
+		out.Typ = fn.ResultOf(ats)
+	}
+	if out.Volatile && b.opts.ForView {
+		return nil, true, b.unsupported(loc, name+"() (its value changes over time)")
+	}
+	return out, true, nil
 }

@@ -536,3 +536,33 @@ func MapScalars(n Node, fn func(Scalar) Scalar) Node {
 	}
 	return n
 }
+
+// Exchange repartitions its input: rows are routed to shards by a hash of
+// Keys, or gathered onto one shard when Keys is empty (Single). The
+// distribution pass inserts Exchanges where an operator needs a
+// partitioning its input does not already have; with one shard an
+// Exchange moves nothing and lowers to no operator.
+type Exchange struct {
+	Input  Node
+	Keys   []int
+	Single bool
+}
+
+func (e *Exchange) Schema() []Column { return e.Input.Schema() }
+func (e *Exchange) Inputs() []Node   { return []Node{e.Input} }
+func (e *Exchange) WithInputs(in []Node) Node {
+	f := *e
+	f.Input = in[0]
+	return &f
+}
+func (e *Exchange) Describe() string {
+	if e.Single {
+		return "Exchange single"
+	}
+	cols := e.Input.Schema()
+	names := make([]string, len(e.Keys))
+	for i, k := range e.Keys {
+		names[i] = cols[k].Name
+	}
+	return "Exchange hash(" + strings.Join(names, ", ") + ")"
+}

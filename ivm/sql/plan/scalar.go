@@ -105,12 +105,16 @@ func (p *Param) String() string                 { return fmt.Sprintf("$%d", p.In
 type Cast struct {
 	Arg Scalar
 	Typ types.Type
+	// Explicit is CAST / :: (explicit semantics: varchar(n) truncates);
+	// otherwise an implicit or assignment coercion (varchar(n) overflow
+	// is an error).
+	Explicit bool
 }
 
 func (c *Cast) Type() types.Type   { return c.Typ }
 func (c *Cast) Children() []Scalar { return []Scalar{c.Arg} }
 func (c *Cast) WithChildren(ch []Scalar) Scalar {
-	return &Cast{Arg: ch[0], Typ: c.Typ}
+	return &Cast{Arg: ch[0], Typ: c.Typ, Explicit: c.Explicit}
 }
 func (c *Cast) String() string { return fmt.Sprintf("%s::%s", c.Arg, c.Typ.SQLName()) }
 

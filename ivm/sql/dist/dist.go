@@ -1,0 +1,176 @@
+// Package dist is the distribution pass: it annotates a PlanIR tree with
+// the partitioning each operator needs and inserts Exchange nodes where an
+// input is not already partitioned that way (spec §4 step [5]). Exchanges
+// are elided when the input is co-partitioned: a join of two tables on
+// their primary keys, or an aggregate grouped by its input's partitioning
+// columns, needs none.
+//
+// Partitioning of a node's output:
+//
+//	Scan of a table with a PRIMARY KEY   hash(primary key)
+//	Scan of an insert-only relation      arbitrary (round robin)
+//	Filter                               as its input
+//	Project                              as its input, if the key columns survive
+//	Join (keys)                          hash(left keys) (= hash(right keys))
+//	Aggregate (group by)                 hash(group columns)
+//	Distinct / set operations            hash(all columns)
+//	TopK, global Aggregate, Values       single
+package dist
+
+import (
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+)
+
+// partitioning is how a node's rows are spread over shards.
+type partitioning struct {
+	// keys are the hash columns; nil with single=false means arbitrary.
+	keys   []int
+	single bool
+}
+
+func (p partitioning) satisfies(want partitioning) bool {
+	if want.single {
+		return p.single
+	}
+	if p.single || p.keys == nil {
+		return false
+	}
+	if len(p.keys) != len(want.keys) {
+		return false
+	}
+	for i := range p.keys {
+		if p.keys[i] != want.keys[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Distribute returns the plan with Exchange nodes inserted.
+func Distribute(n plan.Node) plan.Node {
+	out, _ := distribute(n)
+	return out
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// require wraps n in an Exchange unless it already has partitioning want.
+func require(n plan.Node, have, want partitioning) plan.Node {
+	if have.satisfies(want) {
+		return n
+	}
+	return &plan.Exchange{Input: n, Keys: want.keys, Single: want.single}
+}
+
+func distribute(n plan.Node) (plan.Node, partitioning) {
+	switch x := n.(type) {
+	case *plan.Scan:
+		if len(x.Relation.PrimaryKey) > 0 {
+			return x, partitioning{keys: append([]int(nil), x.Relation.PrimaryKey...)}
+		}
+		return x, partitioning{}
+	case *plan.Values:
+		return x, partitioning{single: true}
+	case *plan.Filter:
+		in, p := distribute(x.Input)
+		return &plan.Filter{Input: in, Pred: x.Pred}, p
+	case *plan.Project:
+		in, p := distribute(x.Input)
+		out := &plan.Project{Input: in, Exprs: x.Exprs, Cols: x.Cols}
+		if p.single || p.keys == nil {
+			return out, p
+		}
+		// Keys survive when each is passed through as a plain column.
+		var keys []int
+		for _, k := range p.keys {
+			found := -1
+			for i, e := range x.Exprs {
+				if c, ok := e.(*plan.ColRef); ok && c.Index == k {
+					found = i
+					break
+				}
+			}
+			if found < 0 {
+				return out, partitioning{}
+			}
+			keys = append(keys, found)
+		}
+		return out, partitioning{keys: keys}
+	case *plan.Join:
+		l, lp := distribute(x.Left)
+		r, rp := distribute(x.Right)
+		j := *x
+		if len(x.EquiKeys) == 0 {
+			// A theta or cross join sees every pair on one shard.
+			j.Left = require(l, lp, partitioning{single: true})
+			j.Right = require(r, rp, partitioning{single: true})
+			return &j, partitioning{single: true}
+		}
+		lk := make([]int, len(x.EquiKeys))
+		rk := make([]int, len(x.EquiKeys))
+		for i, k := range x.EquiKeys {
+			lk[i], rk[i] = k.Left, k.Right
+		}
+		j.Left = require(l, lp, partitioning{keys: lk})
+		j.Right = require(r, rp, partitioning{keys: rk})
+		return &j, partitioning{keys: lk}
+	case *plan.Aggregate:
+		in, p := distribute(x.Input)
+		a := *x
+		if len(x.GroupBy) == 0 {
+			a.Input = require(in, p, partitioning{single: true})
+			return &a, partitioning{single: true}
+		}
+		a.Input = require(in, p, partitioning{keys: x.GroupBy})
+		return &a, partitioning{keys: seq(len(x.GroupBy))}
+	case *plan.Distinct:
+		in, p := distribute(x.Input)
+		d := *x
+		keys := x.On
+		if len(keys) == 0 {
+			keys = seq(len(x.Schema()))
+		}
+		d.Input = require(in, p, partitioning{keys: keys})
+		return &d, partitioning{keys: keys}
+	case *plan.SetOp:
+		l, lp := distribute(x.Left)
+		r, rp := distribute(x.Right)
+		s := *x
+		all := partitioning{keys: seq(len(x.Cols))}
+		if x.Kind == plan.Union && x.All {
+			// UNION ALL is linear: no repartitioning needed.
+			s.Left, s.Right = l, r
+			return &s, partitioning{}
+		}
+		s.Left = require(l, lp, all)
+		s.Right = require(r, rp, all)
+		return &s, all
+	case *plan.TopK:
+		in, p := distribute(x.Input)
+		t := *x
+		t.Input = require(in, p, partitioning{single: true})
+		return &t, partitioning{single: true}
+	case *plan.Exchange:
+		in, _ := distribute(x.Input)
+		e := *x
+		e.Input = in
+		return &e, partitioning{keys: x.Keys, single: x.Single}
+	}
+	// Unknown nodes: gather their inputs (always correct).
+	ins := n.Inputs()
+	out := make([]plan.Node, len(ins))
+	for i, in := range ins {
+		d, p := distribute(in)
+		out[i] = require(d, p, partitioning{single: true})
+	}
+	if len(ins) > 0 {
+		n = n.WithInputs(out)
+	}
+	return n, partitioning{single: true}
+}
