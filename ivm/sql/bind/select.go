@@ -653,7 +653,11 @@ func (b *binder) buildAggregate(input plan.Node, groupExprs []plan.Scalar, aggs 
 			}
 			idx := len(pre)
 			pre = append(pre, arg)
-			preCols = append(preCols, plan.Column{Name: fmt.Sprintf("arg%d", idx), Type: arg.Type(), Nullable: true})
+			name := fmt.Sprintf("arg%d", idx)
+			if c, ok := arg.(*plan.ColRef); ok {
+				name = c.Name
+			}
+			preCols = append(preCols, plan.Column{Name: name, Type: arg.Type(), Nullable: true})
 			args[j] = &plan.ColRef{Index: idx, Typ: arg.Type(), Name: preCols[idx].Name}
 		}
 		call.Args = args
