@@ -33,8 +33,8 @@ func (c *Cast) Eval(env *Env, row types.Row) (types.Datum, error) {
 func (c *Cast) String() string { return "CAST(" + c.X.String() + " AS " + c.Typ.SQLName() + ")" }
 
 // NewCast is an explicit CAST(e AS to) / e::to. It fails with 42846 when no
-// conversion exists. Casting a constant folds it (errors surface here, as in
-// PostgreSQL, where literals are converted at parse time) unless the result
+// conversion exists. Casting an untyped literal converts it here (errors
+// surface at build time, as in PostgreSQL's parser) unless the result
 // depends on the session time zone.
 func NewCast(e Expr, to types.Type) (Expr, error) { return newCast(e, to, true) }
 
@@ -54,7 +54,10 @@ func newCast(e Expr, to types.Type, explicit bool) (Expr, error) {
 		return nil, errcode.New(errcode.CannotCoerce, "cannot cast type %s to %s", from.SQLName(), to.SQLName()).WithSQLState(StateCannotCoerce)
 	}
 	c := &Cast{X: e, Typ: to, Explicit: explicit}
-	if k, ok := e.(*Const); ok && !castDependsOnZone(from, to) {
+	// NB: like PostgreSQL's parser, an untyped literal is converted right
+	// away (so 'abc'::int fails here even in an unreachable branch); other
+	// constant casts are left to Fold, which follows the planner's order.
+	if k, ok := e.(*Const); ok && from.Kind == types.KindUnknown && !castDependsOnZone(from, to) {
 		if k.Value == nil {
 			return Null(to), nil
 		}
