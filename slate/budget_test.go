@@ -254,3 +254,29 @@ func TestBloomSkipsAndCacheIsBounded(t *testing.T) {
 		t.Fatalf("absent-key lookups made %d range reads: bloom filters not used", reads)
 	}
 }
+
+func TestL0Backpressure(t *testing.T) {
+	ctx := context.Background()
+	clock := newTestClock()
+	opts := testOptions(clock)
+	opts.L0CompactionTrigger = 2
+	opts.L0MaxSSTs = 3
+	d, _ := Open(ctx, objstore.NewMemory(), "db", opts)
+	var err error
+	for i := 0; i < 4 && err == nil; i++ {
+		d.Put(ctx, []byte{byte(i)}, i64(1), WriteOptions{})
+		err = d.FlushMemtable(ctx)
+	}
+	if !errors.Is(err, ErrBackpressure) || len(d.Manifest().L0) != 3 {
+		t.Fatalf("L0 limit not enforced: %v, %d L0 SSTs", err, len(d.Manifest().L0))
+	}
+	if _, err := d.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.FlushMemtable(ctx); err != nil {
+		t.Fatalf("flush after compaction: %v", err)
+	}
+	if n := len(scanAll(t, d.Scan(ctx, nil, nil, ReadOptions{}))); n != 4 {
+		t.Fatalf("%d keys", n)
+	}
+}

@@ -385,6 +385,14 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 		return err
 	}
 	for len(d.immutables) > 0 {
+		if len(d.manifest.L0) >= d.opts.L0MaxSSTs {
+			if err := d.RefreshManifest(ctx); err != nil {
+				return err
+			}
+			if len(d.manifest.L0) >= d.opts.L0MaxSSTs {
+				return backpressureErr("L0 holds %d SSTs (limit %d): compaction must catch up before the next memtable flush", len(d.manifest.L0), d.opts.L0MaxSSTs)
+			}
+		}
 		im := d.immutables[0]
 		retention := d.minSnapshotSeq(im.mt.maxSeq)
 		b := newSSTBuilder(d.opts.BlockBytes, d.opts.BloomBitsPerKey, im.mt.bytes)
@@ -532,6 +540,11 @@ func (d *DB) Tick(ctx context.Context, now time.Time) error {
 	}
 	if err := d.FlushWAL(ctx); err != nil {
 		return err
+	}
+	if d.opts.AutoCompact && len(d.manifest.L0) >= d.opts.L0MaxSSTs {
+		if _, err := d.Compact(ctx); err != nil {
+			return err
+		}
 	}
 	if len(d.immutables) > 0 {
 		if err := d.FlushMemtable(ctx); err != nil {

@@ -45,6 +45,11 @@ type Options struct {
 	// L0CompactionTrigger: compaction starts once L0 has this many SSTs.
 	// Default 4.
 	L0CompactionTrigger int
+	// L0MaxSSTs: FlushMemtable refuses (ErrBackpressure) to add an L0 SST
+	// beyond this many, so reads never fan out over an unbounded L0; writes
+	// then back up into UnflushedBytesMax until compaction catches up.
+	// Default 16; never below L0CompactionTrigger (no deadlock).
+	L0MaxSSTs int
 	// SizeTierRatio: a run joins a compaction group while its size is at most
 	// ratio × the group's size so far. Default 4.
 	SizeTierRatio float64
@@ -96,6 +101,10 @@ func (o Options) withDefaults() Options {
 	if o.L0CompactionTrigger <= 0 {
 		o.L0CompactionTrigger = 4
 	}
+	if o.L0MaxSSTs <= 0 {
+		o.L0MaxSSTs = 16
+	}
+	o.L0MaxSSTs = max(o.L0MaxSSTs, o.L0CompactionTrigger)
 	if o.SizeTierRatio <= 0 {
 		o.SizeTierRatio = 4
 	}

@@ -181,9 +181,7 @@ func LookupBinaryOp(op string, l, r types.Type) (OpInfo, bool) {
 		if !ok {
 			return OpInfo{}, false
 		}
-		return info(op, ct, ct, types.TBool, func(_ *Env, a, b types.Datum) (types.Datum, error) {
-			return cmpResult(op, types.Compare(ct, a, b)), nil
-		})
+		return info(op, ct, ct, types.TBool, comparisonFn(op, ct))
 	}
 	switch op {
 	case "~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*":
@@ -372,6 +370,39 @@ func numericOp(op string, t types.Type) (OpInfo, bool) {
 			return numericOp(op, types.TFloat8)
 		default:
 			return OpInfo{}, false
+		}
+		if bits == 64 {
+			switch op {
+			case "+":
+				return info(op, t, t, t, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+					x, y := a.(int64), b.(int64)
+					s := x + y
+					if (x >= 0) == (y >= 0) && (s >= 0) != (x >= 0) {
+						return nil, errIntOutOfRange(64)
+					}
+					return s, nil
+				})
+			}
+		} else if op == "+" || op == "-" || op == "*" {
+			// int2/int4 results always fit in int64: compute, then range-check.
+			sign := int64(1)
+			if op == "-" {
+				sign = -1
+			}
+			mul := op == "*"
+			return info(op, t, t, t, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+				x, y := a.(int64), b.(int64)
+				var r int64
+				if mul {
+					r = x * y
+				} else {
+					r = x + sign*y
+				}
+				if !intFits(r, bits) {
+					return nil, errIntOutOfRange(bits)
+				}
+				return r, nil
+			})
 		}
 		return info(op, t, t, t, func(_ *Env, a, b types.Datum) (types.Datum, error) { return fn(a.(int64), b.(int64)) })
 	case types.KindFloat4, types.KindFloat8:
@@ -594,4 +625,50 @@ func absFunc(t types.Type) (func(a types.Datum) (types.Datum, error), bool) {
 		}, true
 	}
 	return nil, false
+}
+
+// comparisonFn specializes a comparison operator for its type: integers
+// compare unboxed without the generic Compare dispatch (the hot path of
+// filters and joins).
+func comparisonFn(op string, ct types.Type) BinaryFn {
+	if ct.Kind.IsInteger() {
+		switch op {
+		case "=":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) == b.(int64), nil }
+		case "<>":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) != b.(int64), nil }
+		case "<":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) < b.(int64), nil }
+		case "<=":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) <= b.(int64), nil }
+		case ">":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) > b.(int64), nil }
+		case ">=":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) >= b.(int64), nil }
+		}
+	}
+	if ct.Kind == types.KindText || ct.Kind == types.KindVarchar {
+		switch op {
+		case "=":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(string) == b.(string), nil }
+		case "<>":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(string) != b.(string), nil }
+		}
+	}
+	var want func(c int) bool
+	switch op {
+	case "=":
+		want = func(c int) bool { return c == 0 }
+	case "<>":
+		want = func(c int) bool { return c != 0 }
+	case "<":
+		want = func(c int) bool { return c < 0 }
+	case "<=":
+		want = func(c int) bool { return c <= 0 }
+	case ">":
+		want = func(c int) bool { return c > 0 }
+	default:
+		want = func(c int) bool { return c >= 0 }
+	}
+	return func(_ *Env, a, b types.Datum) (types.Datum, error) { return want(types.Compare(ct, a, b)), nil }
 }
