@@ -67,8 +67,8 @@ type Generator struct {
 	// pending is the offset the in-flight commit will establish.
 	pending uint64
 	ready   bool
-	columns  []generatorColumn
-	failed   error
+	columns []generatorColumn
+	failed  error
 }
 
 // New returns a generator factory.
