@@ -5,6 +5,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -549,13 +550,9 @@ func (u *Unary) String() string { return "(" + u.Op + u.X.String() + ")" }
 func NewUnary(op string, x Expr) (Expr, error) {
 	t := x.Type()
 	if t.Kind == types.KindUnknown {
-		// PostgreSQL resolves -'1' as float8? No: unknown prefix operands
-		// are ambiguous there; pick numeric's preferred type float8.
-		var err error
-		if x, err = Coerce(x, types.TFloat8); err != nil {
-			return nil, err
-		}
-		t = types.TFloat8
+		// PostgreSQL cannot choose among the prefix operators for an
+		// untyped literal (-'1' fails with 42725).
+		return nil, errcode.New(errcode.UndefinedFunction, "operator is not unique: %s unknown", op).WithSQLState("42725")
 	}
 	t = noTypmod(t)
 	var fn func(a types.Datum) (types.Datum, error)
@@ -671,4 +668,14 @@ func comparisonFn(op string, ct types.Type) BinaryFn {
 		want = func(c int) bool { return c >= 0 }
 	}
 	return func(_ *Env, a, b types.Datum) (types.Datum, error) { return want(types.Compare(ct, a, b)), nil }
+}
+
+// LookupUnaryOp reports the result type of prefix operator op (-, +, ~, @)
+// applied to t; ok is false when PostgreSQL has no such operator.
+func LookupUnaryOp(op string, t types.Type) (types.Type, bool) {
+	e, err := NewUnary(op, &ColumnRef{Typ: t})
+	if err != nil {
+		return types.Type{}, false
+	}
+	return e.Type(), true
 }
