@@ -55,6 +55,7 @@ const (
 	ObjstoreAmbiguousWrite  = "objstore.ambiguous_write"
 	ObjstoreCrashAfterWrite = "objstore.crash_after_write"
 	ObjstoreStaleList       = "objstore.stale_list"
+	ObjstoreCorruptRead     = "objstore.corrupt_read"
 	NetworkDelay            = "network.delay"
 	NetworkDrop             = "network.drop"
 	NetworkDuplicate        = "network.duplicate"
@@ -62,6 +63,7 @@ const (
 	NetworkPartition        = "network.partition"
 	NetworkCongestion       = "network.congestion"
 	ProcessCrash            = "process.crash"
+	ProcessSlow             = "process.slow"
 	ClockSkew               = "clock.skew"
 	ClockDrift              = "clock.drift"
 	MailboxOverflow         = "mailbox.overflow"
@@ -113,6 +115,12 @@ var catalog = []Fault{
 			{Name: "probability", Unit: "probability", Min: 0, Max: 0.2},
 			{Name: "window", Unit: "count", Min: 1, Max: 8},
 		},
+	},
+	{
+		Name:        ObjstoreCorruptRead,
+		Description: "a read returns the object with one byte flipped (the stored object is intact); opt-in per test, since only checksummed formats can survive it",
+		Survives:    "checksums detect it: the reader fails (or its process crashes and recovers); corrupted bytes are never interpreted as valid state",
+		Params:      []Param{{Name: "probability", Unit: "probability", Min: 0, Max: 0.01}},
 	},
 	{
 		Name:        NetworkDelay,
@@ -174,6 +182,16 @@ var catalog = []Fault{
 		},
 	},
 	{
+		Name:        ProcessSlow,
+		Description: "the nemesis makes a process slow for a while: each message it handles takes up to receive_delay longer (a slow worker, a GC pause)",
+		Survives:    "correctness never depends on relative speed; timeouts and leases tolerate slow peers",
+		Params: []Param{
+			{Name: "probability", Unit: "probability", Min: 0, Max: 0.2},
+			{Name: "receive_delay", Unit: "ms", Min: 1, Max: 50},
+			{Name: "duration", Unit: "ms", Min: 20, Max: 1000},
+		},
+	},
+	{
 		Name:        ClockSkew,
 		Description: "each process's clock starts offset from true time by up to max",
 		Survives:    "no correctness decision compares clocks of different processes",
@@ -205,7 +223,8 @@ var catalog = []Fault{
 //lint:immutable a constant list.
 var outOfScope = []string{
 	"losing every copy of an acknowledged durable object (the object store's durability is trusted)",
-	"silent corruption of object bytes by the store (checksums detect it; detection is an assertion, not recovery)",
+	"corruption persisted in the store's copy of an object (objstore.corrupt_read covers corruption in transit; a corrupt stored copy is detected, not repaired)",
+	"partial objects visible after a crashed multipart upload (cold-tier sinks; v1 writes whole objects with single PUTs)",
 	"a non-atomic PUT becoming visible partially (object stores publish whole objects)",
 	"conditional writes (PutIfAbsent/PutIfMatch) that are not atomic",
 	"Byzantine processes: a process sends only what its code computes",

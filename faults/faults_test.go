@@ -34,8 +34,8 @@ func TestCatalog(t *testing.T) {
 		}
 	}
 	for _, name := range []string{ObjstoreLatency, ObjstoreTransient, ObjstoreAmbiguousWrite, ObjstoreCrashAfterWrite,
-		ObjstoreStaleList, NetworkDelay, NetworkDrop, NetworkDuplicate, NetworkReorder, NetworkPartition,
-		NetworkCongestion, ProcessCrash, ClockSkew, ClockDrift, MailboxOverflow, TimerJitter} {
+		ObjstoreStaleList, ObjstoreCorruptRead, NetworkDelay, NetworkDrop, NetworkDuplicate, NetworkReorder, NetworkPartition,
+		NetworkCongestion, ProcessCrash, ProcessSlow, ClockSkew, ClockDrift, MailboxOverflow, TimerJitter} {
 		if !seen[name] {
 			t.Errorf("constant %s has no catalog entry", name)
 		}

@@ -364,7 +364,10 @@ func decodeBinary(t types.Type, src []byte) (types.Datum, error) {
 		}
 		return string(src[1:]), nil
 	case types.KindBytea:
-		return append([]byte(nil), src...), nil
+		// Never nil: a nil Datum is NULL, an empty bytea is not.
+		out := make([]byte, len(src))
+		copy(out, src)
+		return out, nil
 	case types.KindDate:
 		if err := need(4); err != nil {
 			return nil, err

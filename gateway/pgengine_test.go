@@ -445,3 +445,15 @@ func gatewayConnString(extra string) string {
 func gatewayURL() string {
 	return "postgres://postgres@" + testAddr + "/postgres?sslmode=disable"
 }
+
+// connectDirect connects straight to the test PostgreSQL, bypassing the
+// gateway.
+func connectDirect(t *testing.T) *pgconn.PgConn {
+	t.Helper()
+	c, err := pgconn.Connect(context.Background(), testPG.connString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}

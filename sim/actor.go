@@ -87,6 +87,11 @@ func (s *Sim) runActor(e *event) {
 
 	ctx := &actorContext{sim: s, actor: a, from: d.from, ask: d.ask}
 	s.running, s.charged = a, 0
+	if p := a.process; s.phase == Safety && s.now < p.slowUntil && s.cfg.SlowReceiveDelay > 0 {
+		// NB: charged before Receive, so the actor's clock and effects
+		// are late too, as on a stalled machine.
+		s.charged += time.Duration(s.stream("process/slow").Float64() * float64(s.cfg.SlowReceiveDelay))
+	}
 	crashed := s.receive(a, ctx, msg)
 	ctx.done = true
 	a.busyUntil = s.now + s.charged

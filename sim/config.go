@@ -36,6 +36,9 @@ type Config struct {
 	CongestionDuration          time.Duration // faults.NetworkCongestion "duration" (uniform up to)
 	CrashProbability            float64       // faults.ProcessCrash "probability", per nemesis tick
 	RestartDelay                time.Duration // faults.ProcessCrash "restart_delay" (uniform up to)
+	SlowProbability             float64       // faults.ProcessSlow "probability", per nemesis tick
+	SlowReceiveDelay            time.Duration // faults.ProcessSlow "receive_delay" (uniform up to, per message)
+	SlowDuration                time.Duration // faults.ProcessSlow "duration" (uniform up to)
 
 	// Clocks.
 	ClockSkewMax     time.Duration // faults.ClockSkew
@@ -89,6 +92,9 @@ func DrawConfig(rnd *rand.Rand) Config {
 		CongestionDuration:          drawMillis(rnd, faults.NetworkCongestion, "duration"),
 		CrashProbability:            maybe(draw(rnd, faults.ProcessCrash, "probability")),
 		RestartDelay:                drawMillis(rnd, faults.ProcessCrash, "restart_delay"),
+		SlowProbability:             maybe(draw(rnd, faults.ProcessSlow, "probability")),
+		SlowReceiveDelay:            drawMillis(rnd, faults.ProcessSlow, "receive_delay"),
+		SlowDuration:                drawMillis(rnd, faults.ProcessSlow, "duration"),
 		ClockSkewMax:                drawMillis(rnd, faults.ClockSkew, "max"),
 		ClockDriftPPMMax:            draw(rnd, faults.ClockDrift, "max"),
 		TimerJitterMax:              drawMillis(rnd, faults.TimerJitter, "max"),
@@ -129,9 +135,10 @@ func (c Config) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "net: delay=%v+exp(%v) drop=%.3f dup=%.3f reorder=%.3f(+%v)\n",
 		c.NetDelayMin, c.NetDelayMean, c.NetDropProbability, c.NetDuplicateProbability, c.NetReorderProbability, c.NetReorderExtra)
-	fmt.Fprintf(&b, "nemesis: every %v partition=%.3f(asym %.2f, up to %v) congestion=%.3f(x%.1f, up to %v) crash=%.3f(restart up to %v)\n",
+	fmt.Fprintf(&b, "nemesis: every %v partition=%.3f(asym %.2f, up to %v) congestion=%.3f(x%.1f, up to %v) crash=%.3f(restart up to %v) slow=%.3f(+%v/msg, up to %v)\n",
 		c.NemesisInterval, c.PartitionProbability, c.PartitionAsymmetricFraction, c.PartitionDuration,
-		c.CongestionProbability, c.CongestionFactor, c.CongestionDuration, c.CrashProbability, c.RestartDelay)
+		c.CongestionProbability, c.CongestionFactor, c.CongestionDuration, c.CrashProbability, c.RestartDelay,
+		c.SlowProbability, c.SlowReceiveDelay, c.SlowDuration)
 	fmt.Fprintf(&b, "clock: skew<=%v drift<=%.0fppm timer-jitter<=%v mailbox=%d buggify=%t\n",
 		c.ClockSkewMax, c.ClockDriftPPMMax, c.TimerJitterMax, c.MailboxMessagesMax, c.Buggify)
 	fmt.Fprintf(&b, "store: %s\n", c.Store)

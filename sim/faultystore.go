@@ -31,6 +31,10 @@ type FaultConfig struct {
 	CrashAfterWriteProbability float64 // faults.ObjstoreCrashAfterWrite
 	StaleListProbability       float64 // faults.ObjstoreStaleList "probability"
 	StaleListWindow            int     // faults.ObjstoreStaleList "window" (writes)
+	// CorruptReadProbability flips one byte of a read's result. Opt-in:
+	// DrawFaultConfig leaves it 0, because only checksummed formats can
+	// survive it; tests of such formats set it.
+	CorruptReadProbability float64 // faults.ObjstoreCorruptRead
 }
 
 // DrawFaultConfig draws a fault configuration from the faults/ ranges.
@@ -50,9 +54,9 @@ func DrawFaultConfig(rnd *rand.Rand) FaultConfig {
 }
 
 func (c FaultConfig) String() string {
-	return fmt.Sprintf("latency=%v+exp(%v) spike=%.3f(up to %v) transient=%.3f ambiguous=%.3f(applied %.2f) crash-after-write=%.3f stale-list=%.3f(window %d)",
+	return fmt.Sprintf("latency=%v+exp(%v) spike=%.3f(up to %v) transient=%.3f ambiguous=%.3f(applied %.2f) crash-after-write=%.3f stale-list=%.3f(window %d) corrupt-read=%.4f",
 		c.LatencyBase, c.LatencyTailMean, c.LatencySpikeProbability, c.LatencySpike, c.TransientProbability,
-		c.AmbiguousProbability, c.AmbiguousAppliedFraction, c.CrashAfterWriteProbability, c.StaleListProbability, c.StaleListWindow)
+		c.AmbiguousProbability, c.AmbiguousAppliedFraction, c.CrashAfterWriteProbability, c.StaleListProbability, c.StaleListWindow, c.CorruptReadProbability)
 }
 
 // staleListWindowMax bounds the mutation history kept for stale LISTs; it is
@@ -61,8 +65,8 @@ const staleListWindowMax = 8
 
 // FaultStats counts the faults a FaultyStore injected.
 type FaultStats struct {
-	Calls, Transient, AmbiguousApplied, AmbiguousLost, CrashAfterWrite, StaleList int
-	Latency                                                                       time.Duration
+	Calls, Transient, AmbiguousApplied, AmbiguousLost, CrashAfterWrite, StaleList, CorruptRead int
+	Latency                                                                                    time.Duration
 }
 
 // mutation remembers what one applied write replaced, so a stale LIST can
@@ -176,7 +180,25 @@ func (f *FaultyStore) Get(ctx context.Context, key string) (objstore.Object, err
 	if f.begin() {
 		return objstore.Object{}, transientError("get", key)
 	}
-	return f.inner.Get(ctx, key)
+	obj, err := f.inner.Get(ctx, key)
+	if err == nil {
+		obj.Data = f.maybeCorrupt(obj.Data)
+	}
+	return obj, err
+}
+
+// maybeCorrupt returns data, or a copy with one byte flipped
+// (faults.ObjstoreCorruptRead). The stored object is never touched.
+// Called with f.mu held.
+func (f *FaultyStore) maybeCorrupt(data []byte) []byte {
+	if len(data) == 0 || !f.chance(f.cfg.CorruptReadProbability) {
+		return data
+	}
+	f.stats.CorruptRead++
+	out := append([]byte(nil), data...)
+	i := f.rnd.IntN(len(out))
+	out[i] ^= byte(1 + f.rnd.IntN(255))
+	return out
 }
 
 // GetRange implements objstore.Store.
@@ -186,7 +208,11 @@ func (f *FaultyStore) GetRange(ctx context.Context, key string, offset, length i
 	if f.begin() {
 		return nil, transientError("get range", key)
 	}
-	return f.inner.GetRange(ctx, key, offset, length)
+	data, err := f.inner.GetRange(ctx, key, offset, length)
+	if err == nil {
+		data = f.maybeCorrupt(data)
+	}
+	return data, err
 }
 
 // write runs one write with the write faults. apply performs it on inner.

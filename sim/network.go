@@ -114,8 +114,8 @@ func (s *Sim) HealPartition(links []Link) {
 }
 
 // nemesis is the safety phase's fault injector: every NemesisInterval it
-// may start a partition, congest a link, or crash a crashable process, each
-// undone after a drawn duration.
+// may start a partition, congest a link, slow a process down, or crash a
+// crashable process, each undone after a drawn duration.
 func (s *Sim) nemesis() {
 	if !s.nemesisActive {
 		return
@@ -151,6 +151,14 @@ func (s *Sim) nemesis() {
 				}
 			}
 		})
+	}
+	if len(names) > 0 && s.chance("nemesis", s.cfg.SlowProbability) {
+		p := s.processes[names[rnd.IntN(len(names))]]
+		p.slowUntil = max(p.slowUntil, s.now+time.Millisecond+time.Duration(rnd.Float64()*float64(s.cfg.SlowDuration)))
+		s.stats.Slowdowns++
+		s.trace.record("slow", s.now)
+		s.trace.str(p.name)
+		s.logEvent("slow %s until %v", p.name, p.slowUntil)
 	}
 	if s.chance("nemesis", s.cfg.CrashProbability) {
 		var candidates []string

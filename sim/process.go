@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/runtime"
 	"github.com/rockstream/rockstream/slate/objstore"
 )
@@ -40,6 +41,9 @@ type process struct {
 	durable     objstore.Store
 	store       *FaultyStore
 	clock       processClock
+	// slowUntil: until this true time, each message the process handles
+	// takes up to Config.SlowReceiveDelay longer (faults.ProcessSlow).
+	slowUntil time.Duration
 }
 
 type rootActor struct {
@@ -222,6 +226,7 @@ func (s *Sim) restart(name string) {
 	if !ok || p.up {
 		return
 	}
+	assert.That(len(p.live) == 0, "process %s restarting with %d live actors", name, len(p.live))
 	s.trace.record("restart", s.now)
 	s.trace.str(name)
 	s.stats.Restarts++

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/buggify"
+	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -60,7 +61,7 @@ type Options struct {
 
 // Stats counts what happened in a run.
 type Stats struct {
-	Delivered, Timers, Dropped, Duplicated, Crashes, Restarts, Partitions, Congestions int
+	Delivered, Timers, Dropped, Duplicated, Crashes, Restarts, Partitions, Congestions, Slowdowns int
 }
 
 // Sim is a whole simulated cluster in one goroutine. It implements
@@ -257,6 +258,8 @@ func (s *Sim) Step() bool {
 		return false
 	}
 	e := s.queue.pop()
+	// INVARIANT: virtual time never goes backwards (schedule clamps to now).
+	assert.That(e.at >= s.now, "event at %v popped at %v", e.at, s.now)
 	s.now = e.at
 	switch e.kind {
 	case eventArrive:

@@ -1,12 +1,12 @@
 package slate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,7 +22,10 @@ import (
 //
 //	go test ./slate -run '^$' -bench . -benchtime 3s
 //
-// Each engine runs with the same budgets: 64 MiB memtable, 64 MiB block cache.
+// Each engine runs with the same budgets: 64 MiB memtable, 128 MiB of
+// unflushed memtables, 64 MiB block cache, 16 MiB metadata cache; the Go
+// runtime gets a soft memory limit of their sum (benchBudgetBytes), as an
+// owner deploying slate would set, and peak RSS is reported against it.
 
 const (
 	benchValueBytes = 1024
@@ -30,6 +33,10 @@ const (
 	benchKeys       = 32_000
 	benchCacheBytes = 64 << 20
 	benchMemtable   = 64 << 20
+	benchUnflushed  = 128 << 20
+	benchMetaCache  = 16 << 20
+	// benchBudgetBytes is the configured memory budget of one engine.
+	benchBudgetBytes = benchUnflushed + benchCacheBytes + benchMetaCache
 )
 
 type benchKV interface {
@@ -71,6 +78,7 @@ func newSlateKV(b *testing.B, cacheBytes int64) *slateKV {
 	s := &slateKV{ctx: context.Background(), store: &countingStore{Store: fs}, now: time.Unix(1_700_000_000, 0)}
 	s.db, err = Open(s.ctx, s.store, "bench", Options{
 		InstanceID: "bench", MemtableBytesMax: benchMemtable, BlockCacheBytes: cacheBytes,
+		UnflushedBytesMax: benchUnflushed, MetaCacheBytes: benchMetaCache,
 		AutoCompact: true, Clock: func() time.Time { return s.now },
 	})
 	if err != nil {
@@ -241,10 +249,12 @@ func forEngines(b *testing.B, cacheBytes int64, f func(b *testing.B, kv benchKV)
 	for _, name := range []string{"slate", "pebble"} {
 		mk := engines(b, cacheBytes)[name]
 		b.Run(name, func(b *testing.B) {
+			debug.SetMemoryLimit(benchBudgetBytes)
 			kv := mk()
 			defer kv.close()
 			f(b, kv)
 			b.ReportMetric(peakRSSMiB(), "peakRSS-MiB")
+			b.ReportMetric(float64(benchBudgetBytes>>20), "budget-MiB")
 		})
 	}
 }
@@ -340,5 +350,3 @@ func BenchmarkMixed(b *testing.B) {
 		}
 	})
 }
-
-var _ = bytes.Equal

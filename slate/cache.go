@@ -9,21 +9,28 @@ type blockCache struct {
 	capacityBytes int64
 	usedBytes     int64
 	order         *list.List // front = most recent
-	entries       map[string]*list.Element
+	entries       map[blockKey]*list.Element
 	hits, misses  uint64
 }
 
+// blockKey names a cached item: data block `block` of an SST, or its
+// metadata (block -1).
+type blockKey struct {
+	sst   string
+	block int
+}
+
 type cacheEntry struct {
-	key   string
+	key   blockKey
 	value any
 	bytes int64
 }
 
 func newBlockCache(capacityBytes int64) *blockCache {
-	return &blockCache{capacityBytes: capacityBytes, order: list.New(), entries: map[string]*list.Element{}}
+	return &blockCache{capacityBytes: capacityBytes, order: list.New(), entries: map[blockKey]*list.Element{}}
 }
 
-func (c *blockCache) get(key string) (any, bool) {
+func (c *blockCache) get(key blockKey) (any, bool) {
 	if e, ok := c.entries[key]; ok {
 		c.order.MoveToFront(e)
 		c.hits++
@@ -33,7 +40,7 @@ func (c *blockCache) get(key string) (any, bool) {
 	return nil, false
 }
 
-func (c *blockCache) put(key string, value any, bytes int64) {
+func (c *blockCache) put(key blockKey, value any, bytes int64) {
 	if bytes > c.capacityBytes {
 		return
 	}
@@ -58,6 +65,6 @@ func (c *blockCache) put(key string, value any, bytes int64) {
 // clear drops everything (tests use it to measure cold reads).
 func (c *blockCache) clear() {
 	c.order.Init()
-	c.entries = map[string]*list.Element{}
+	c.entries = map[blockKey]*list.Element{}
 	c.usedBytes = 0
 }

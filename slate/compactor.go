@@ -49,7 +49,7 @@ func openCompactor(ctx context.Context, store objstore.Store, opts Options, tabl
 		c.instance = id
 	}
 	if tables == nil {
-		tables = &tableReader{store: store, cache: newBlockCache(opts.BlockCacheBytes)}
+		tables = newTableReader(store, opts.BlockCacheBytes, opts.MetaCacheBytes)
 	}
 	c.tables = tables
 	m, err := initManifest(ctx, store, "init/"+c.instance, c.nowMillis())

@@ -82,7 +82,7 @@ func Open(ctx context.Context, store objstore.Store, path string, opts Options) 
 		memtable:  newMemtable(),
 		snapshots: map[uint64]int{},
 	}
-	d.tables = &tableReader{store: store, cache: newBlockCache(opts.BlockCacheBytes)}
+	d.tables = newTableReader(store, opts.BlockCacheBytes, opts.MetaCacheBytes)
 	d.instance = opts.InstanceID
 	if d.instance == "" {
 		id, err := allocateInstanceID(ctx, store)
@@ -283,8 +283,10 @@ func (d *DB) Merge(ctx context.Context, key, operand []byte, opts WriteOptions) 
 	return d.Write(ctx, &b, opts)
 }
 
+// unflushedBytes is the memory held until flushes: memtables, sealed WAL
+// objects, and the WAL buffer (which becomes a sealed copy when flushed).
 func (d *DB) unflushedBytes() int64 {
-	n := d.memtable.bytes + d.sealedBytes
+	n := d.memtable.bytes + d.sealedBytes + d.walBufferBytes
 	for _, im := range d.immutables {
 		n += im.mt.bytes
 	}
@@ -383,6 +385,14 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 		return err
 	}
 	for len(d.immutables) > 0 {
+		if len(d.manifest.L0) >= d.opts.L0MaxSSTs {
+			if err := d.RefreshManifest(ctx); err != nil {
+				return err
+			}
+			if len(d.manifest.L0) >= d.opts.L0MaxSSTs {
+				return backpressureErr("L0 holds %d SSTs (limit %d): compaction must catch up before the next memtable flush", len(d.manifest.L0), d.opts.L0MaxSSTs)
+			}
+		}
 		im := d.immutables[0]
 		retention := d.minSnapshotSeq(im.mt.maxSeq)
 		b := newSSTBuilder(d.opts.BlockBytes, d.opts.BloomBitsPerKey, im.mt.bytes)
@@ -530,6 +540,11 @@ func (d *DB) Tick(ctx context.Context, now time.Time) error {
 	}
 	if err := d.FlushWAL(ctx); err != nil {
 		return err
+	}
+	if d.opts.AutoCompact && len(d.manifest.L0) >= d.opts.L0MaxSSTs {
+		if _, err := d.Compact(ctx); err != nil {
+			return err
+		}
 	}
 	if len(d.immutables) > 0 {
 		if err := d.FlushMemtable(ctx); err != nil {

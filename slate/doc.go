@@ -41,6 +41,12 @@
 // skipped. A full memtable is frozen; FlushMemtable writes frozen memtables to
 // L0 SSTs and commits a manifest advancing ReplayAfterWALID and LastL0Seq.
 //
+// Group commit: write several batches without AwaitDurable, then call
+// FlushWAL once; all of them share one WAL object and one PUT. A Write with
+// AwaitDurable that returns an error together with a seq has applied the
+// batch in memory but NOT made it durable: do not acknowledge it; the next
+// FlushWAL retries the same WAL object.
+//
 // Memory budgets: Options.MemtableBytesMax (freeze), UnflushedBytesMax (Write
 // returns ErrBackpressure, nothing applied: the owner flushes and retries) and
 // BlockCacheBytes (LRU).

@@ -20,11 +20,11 @@ const memtableLevelsMax = 16
 
 type skipNode struct {
 	r    row
-	next [memtableLevelsMax]*skipNode
+	next []*skipNode // one per level of this node (sized to its height)
 }
 
 func newMemtable() *memtable {
-	return &memtable{head: &skipNode{}, levels: 1, rng: 0x9E3779B97F4A7C15}
+	return &memtable{head: &skipNode{next: make([]*skipNode, memtableLevelsMax)}, levels: 1, rng: 0x9E3779B97F4A7C15}
 }
 
 func (m *memtable) randomLevel() int {
@@ -67,7 +67,7 @@ func (m *memtable) add(r row) {
 	if level > m.levels {
 		m.levels = level
 	}
-	n := &skipNode{r: r}
+	n := &skipNode{r: r, next: make([]*skipNode, level)}
 	for l := 0; l < level; l++ {
 		n.next[l] = prev[l].next[l]
 		prev[l].next[l] = n

@@ -109,6 +109,7 @@ func TestModel(t *testing.T) {
 			SizeTierMinRuns:     rapid.IntRange(2, 4).Draw(rt, "minRuns"),
 			BlockCacheBytes:     int64(rapid.IntRange(-1, 8192).Draw(rt, "cacheBytes")),
 			UnflushedBytesMax:   1 << 30,
+			L0MaxSSTs:           1 << 20,
 		}
 		d, err := Open(ctx, store, "db", opts)
 		if err != nil {

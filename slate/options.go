@@ -31,16 +31,25 @@ type Options struct {
 	// BlockCacheBytes bounds the decoded block and SST-index cache.
 	// Default 64 MiB. Simulation range: 0 – 64 MiB.
 	BlockCacheBytes int64
+	// MetaCacheBytes bounds the cache of SST indexes and bloom filters
+	// (kept apart so scans cannot evict them). Default 16 MiB.
+	MetaCacheBytes int64
 	// BlockBytes is the SST data block target. Default 4 KiB.
 	BlockBytes int
 	// BloomBitsPerKey sizes SST bloom filters (0 uses the default 10).
 	BloomBitsPerKey int
-	// SSTBytesTarget splits compaction output. Default 64 MiB.
+	// SSTBytesTarget splits compaction output (each output SST is built in
+	// memory before its PUT). Default 16 MiB.
 	SSTBytesTarget int64
 
 	// L0CompactionTrigger: compaction starts once L0 has this many SSTs.
 	// Default 4.
 	L0CompactionTrigger int
+	// L0MaxSSTs: FlushMemtable refuses (ErrBackpressure) to add an L0 SST
+	// beyond this many, so reads never fan out over an unbounded L0; writes
+	// then back up into UnflushedBytesMax until compaction catches up.
+	// Default 16; never below L0CompactionTrigger (no deadlock).
+	L0MaxSSTs int
 	// SizeTierRatio: a run joins a compaction group while its size is at most
 	// ratio × the group's size so far. Default 4.
 	SizeTierRatio float64
@@ -77,6 +86,9 @@ func (o Options) withDefaults() Options {
 	} else if o.BlockCacheBytes == 0 {
 		o.BlockCacheBytes = 64 << 20
 	}
+	if o.MetaCacheBytes <= 0 {
+		o.MetaCacheBytes = 16 << 20
+	}
 	if o.BlockBytes <= 0 {
 		o.BlockBytes = 4 << 10
 	}
@@ -84,11 +96,15 @@ func (o Options) withDefaults() Options {
 		o.BloomBitsPerKey = 10
 	}
 	if o.SSTBytesTarget <= 0 {
-		o.SSTBytesTarget = 64 << 20
+		o.SSTBytesTarget = 16 << 20
 	}
 	if o.L0CompactionTrigger <= 0 {
 		o.L0CompactionTrigger = 4
 	}
+	if o.L0MaxSSTs <= 0 {
+		o.L0MaxSSTs = 16
+	}
+	o.L0MaxSSTs = max(o.L0MaxSSTs, o.L0CompactionTrigger)
 	if o.SizeTierRatio <= 0 {
 		o.SizeTierRatio = 4
 	}

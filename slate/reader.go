@@ -58,7 +58,7 @@ func OpenReader(ctx context.Context, store objstore.Store, path string, now time
 	}
 	store = objstore.Prefixed(store, path)
 	r := &Reader{store: store, opts: opts, instance: opts.InstanceID}
-	r.tables = &tableReader{store: store, cache: newBlockCache(max(opts.BlockCacheBytes, 0))}
+	r.tables = newTableReader(store, max(opts.BlockCacheBytes, 0), 16<<20)
 	if opts.CheckpointID != "" {
 		latest, err := latestManifest(ctx, store)
 		if err != nil {

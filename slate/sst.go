@@ -200,15 +200,23 @@ func (m *sstMeta) cacheBytes() int64 {
 	return n
 }
 
-// tableReader reads SSTs from the store through the block cache.
+// tableReader reads SSTs from the store through two caches: data blocks in
+// cache (Options.BlockCacheBytes) and SST metadata (index and bloom filter)
+// in meta (Options.MetaCacheBytes), so scans cannot evict the metadata every
+// point lookup needs.
 type tableReader struct {
 	store objstore.Store
 	cache *blockCache
+	meta  *blockCache
 }
 
-func (t *tableReader) meta(ctx context.Context, info SSTInfo) (*sstMeta, error) {
-	cacheKey := info.Key + "#meta"
-	if v, ok := t.cache.get(cacheKey); ok {
+func newTableReader(store objstore.Store, blockBytes, metaBytes int64) *tableReader {
+	return &tableReader{store: store, cache: newBlockCache(blockBytes), meta: newBlockCache(metaBytes)}
+}
+
+func (t *tableReader) sstMeta(ctx context.Context, info SSTInfo) (*sstMeta, error) {
+	cacheKey := blockKey{sst: info.Key, block: -1}
+	if v, ok := t.meta.get(cacheKey); ok {
 		return v.(*sstMeta), nil
 	}
 	if info.Size < sstFooterBytes {
@@ -279,13 +287,13 @@ func (t *tableReader) meta(ctx context.Context, info SSTInfo) (*sstMeta, error) 
 		}
 		m.index = append(m.index, e)
 	}
-	t.cache.put(cacheKey, m, m.cacheBytes())
+	t.meta.put(cacheKey, m, m.cacheBytes())
 	return m, nil
 }
 
 // block reads, verifies and decodes data block i of an SST.
 func (t *tableReader) block(ctx context.Context, info SSTInfo, m *sstMeta, i int, fill bool) ([]row, error) {
-	cacheKey := fmt.Sprintf("%s#%d", info.Key, i)
+	cacheKey := blockKey{sst: info.Key, block: i}
 	if v, ok := t.cache.get(cacheKey); ok {
 		return v.([]row), nil
 	}
@@ -297,21 +305,12 @@ func (t *tableReader) block(ctx context.Context, info SSTInfo, m *sstMeta, i int
 	if int64(len(raw)) != e.length {
 		return nil, corruptErr(info.Key, "block %d truncated", i)
 	}
-	payload, err := verifyBlock(info.Key, fmt.Sprintf("data %d", i), raw)
+	rows, payloadBytes, err := decodeBlock(info.Key, i, raw)
 	if err != nil {
 		return nil, err
 	}
-	var rows []row
-	for p := payload; len(p) > 0; {
-		r, rest, err := decodeRow(p)
-		if err != nil {
-			return nil, corruptErr(info.Key, "block %d: %v", i, err)
-		}
-		rows = append(rows, r)
-		p = rest
-	}
 	if fill {
-		t.cache.put(cacheKey, rows, int64(len(payload))+int64(len(rows))*64)
+		t.cache.put(cacheKey, rows, int64(payloadBytes)+int64(len(rows))*64)
 	}
 	return rows, nil
 }
@@ -330,7 +329,17 @@ type sstIter struct {
 	rows     []row
 	pos      int
 	done     bool
+
+	// Read-ahead for sequential iteration: one GetRange fetches several
+	// consecutive blocks (up to sstReadAheadBytes) instead of one call per
+	// block. ahead holds raw bytes starting at aheadOff.
+	ahead    []byte
+	aheadOff int64
 }
+
+// sstReadAheadBytes bounds one read-ahead (scans and compaction). It trades
+// a little memory per open iterator for far fewer store calls.
+const sstReadAheadBytes = 1 << 20
 
 func (t *tableReader) iter(ctx context.Context, info SSTInfo, start, end []byte, fillCache bool) *sstIter {
 	it := &sstIter{ctx: ctx, t: t, info: info, start: start, end: end, fill: fillCache}
@@ -343,7 +352,7 @@ func (t *tableReader) iter(ctx context.Context, info SSTInfo, start, end []byte,
 func (it *sstIter) next() (row, bool, error) {
 	for !it.done {
 		if it.meta == nil {
-			m, err := it.t.meta(it.ctx, it.info)
+			m, err := it.t.sstMeta(it.ctx, it.info)
 			if err != nil {
 				return row{}, false, err
 			}
@@ -357,7 +366,7 @@ func (it *sstIter) next() (row, bool, error) {
 				it.done = true
 				break
 			}
-			rows, err := it.t.block(it.ctx, it.info, it.meta, it.blockIdx, it.fill)
+			rows, err := it.loadBlock()
 			if err != nil {
 				return row{}, false, err
 			}
@@ -378,13 +387,71 @@ func (it *sstIter) next() (row, bool, error) {
 	return row{}, false, nil
 }
 
+// loadBlock returns block blockIdx, from the cache, the read-ahead buffer,
+// or a new read-ahead.
+func (it *sstIter) loadBlock() ([]row, error) {
+	i := it.blockIdx
+	cacheKey := blockKey{sst: it.info.Key, block: i}
+	if v, ok := it.t.cache.get(cacheKey); ok {
+		return v.([]row), nil
+	}
+	e := it.meta.index[i]
+	if e.offset < it.aheadOff || e.offset+e.length > it.aheadOff+int64(len(it.ahead)) {
+		end := e.offset + e.length
+		for j := i + 1; j < len(it.meta.index); j++ {
+			next := it.meta.index[j]
+			if next.offset+next.length-e.offset > sstReadAheadBytes {
+				break
+			}
+			end = next.offset + next.length
+			if it.end != nil && bytes.Compare(next.lastKey, it.end) >= 0 {
+				break // this block reaches the scan's end
+			}
+		}
+		raw, err := it.t.store.GetRange(it.ctx, it.info.Key, e.offset, end-e.offset)
+		if err != nil {
+			return nil, storeErr(err, "read blocks of %s", it.info.Key)
+		}
+		if int64(len(raw)) != end-e.offset {
+			return nil, corruptErr(it.info.Key, "block %d truncated", i)
+		}
+		it.ahead, it.aheadOff = raw, e.offset
+	}
+	raw := it.ahead[e.offset-it.aheadOff : e.offset-it.aheadOff+e.length]
+	rows, payloadBytes, err := decodeBlock(it.info.Key, i, raw)
+	if err != nil {
+		return nil, err
+	}
+	if it.fill {
+		it.t.cache.put(cacheKey, rows, int64(payloadBytes)+int64(len(rows))*64)
+	}
+	return rows, nil
+}
+
+func decodeBlock(key string, i int, raw []byte) ([]row, int, error) {
+	payload, err := verifyBlock(key, fmt.Sprintf("data %d", i), raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	var rows []row
+	for p := payload; len(p) > 0; {
+		r, rest, err := decodeRow(p)
+		if err != nil {
+			return nil, 0, corruptErr(key, "block %d: %v", i, err)
+		}
+		rows = append(rows, r)
+		p = rest
+	}
+	return rows, len(payload), nil
+}
+
 // versions returns the rows for key (newest first) in one SST, using the
 // bloom filter to skip SSTs that cannot hold it.
 func (t *tableReader) versions(ctx context.Context, info SSTInfo, key []byte, keyHash uint64) ([]row, error) {
 	if bytes.Compare(key, info.FirstKey) < 0 || bytes.Compare(key, info.LastKey) > 0 {
 		return nil, nil
 	}
-	m, err := t.meta(ctx, info)
+	m, err := t.sstMeta(ctx, info)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,9 @@ func (v *view) get(ctx context.Context, key []byte) ([]byte, bool, error) {
 	}
 	add := func(rows []row) {
 		for _, r := range rows {
-			if r.seq <= v.readSeq && !done() {
+			// INVARIANT: versions strictly decrease in seq; a row seen in
+			// two sources (same key and seq) is the same row, kept once.
+			if r.seq <= v.readSeq && !done() && (len(versions) == 0 || r.seq < versions[len(versions)-1].seq) {
 				versions = append(versions, r)
 			}
 		}

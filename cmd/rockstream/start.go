@@ -1,30 +1,58 @@
 package main
 
 import (
-	"errors"
-	"fmt"
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rockstream/rockstream/engine"
 )
 
-// errServerNotBuilt is returned by `start` until the embedded server exists.
-// README.md promises that start says clearly what is missing; it must never
-// pretend to serve.
-var errServerNotBuilt = errors.New("the RockStream server is not built yet: `start` cannot serve SQL in this version")
+// envOr returns the ROCKSTREAM_* environment variable's value, or def.
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
 
 func newStartCommand() *cobra.Command {
-	var storage string
-	var listen string
+	var opts engine.ServerOptions
+	var logFormat string
 	cmd := &cobra.Command{
 		Use:   "start",
-		Short: "Start RockStream (embedded profile: one process, storage under --storage)",
+		Short: "Start RockStream (embedded profile: one process, state under --storage)",
+		Long: `Start RockStream in the embedded profile: the control plane, one shard and the
+PostgreSQL wire protocol gateway in this process, with all durable state in
+--storage (a directory, file:///path or s3://bucket/prefix).
+
+Every flag falls back to an environment variable (ROCKSTREAM_STORAGE,
+ROCKSTREAM_LISTEN, ROCKSTREAM_HTTP, ROCKSTREAM_LOG_FORMAT).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.ErrOrStderr(), "rockstream start: storage=%s listen=%s\n", storage, listen)
-			fmt.Fprintln(cmd.ErrOrStderr(), "rockstream start: NOT AVAILABLE YET: the pgwire gateway, SQL engine and storage are still being built; nothing is listening.")
-			return errServerNotBuilt
+			var handler slog.Handler
+			switch logFormat {
+			case "json":
+				handler = slog.NewJSONHandler(cmd.ErrOrStderr(), nil)
+			case "text", "":
+				handler = slog.NewTextHandler(cmd.ErrOrStderr(), nil)
+			default:
+				return usageError("--log-format must be text or json, not %q", logFormat)
+			}
+			opts.Logger = slog.New(handler)
+			opts.Out = cmd.OutOrStdout()
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return engine.Serve(ctx, opts)
 		},
 	}
-	cmd.Flags().StringVar(&storage, "storage", "./data", "directory holding all durable state")
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:5432", "PostgreSQL wire protocol address")
+	f := cmd.Flags()
+	f.StringVar(&opts.Storage, "storage", envOr("ROCKSTREAM_STORAGE", engine.DefaultStorage), "durable state: a directory, file:///path, s3://bucket/prefix or memory://")
+	f.StringVar(&opts.Listen, "listen", envOr("ROCKSTREAM_LISTEN", engine.DefaultListen), "PostgreSQL wire protocol address")
+	f.StringVar(&opts.HTTP, "http", envOr("ROCKSTREAM_HTTP", engine.DefaultHTTP), "HTTP address for /metrics, /healthz and /readyz (empty: off)")
+	f.StringVar(&logFormat, "log-format", envOr("ROCKSTREAM_LOG_FORMAT", "text"), "log format: text or json")
 	return cmd
 }

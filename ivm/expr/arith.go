@@ -367,20 +367,3 @@ func numMod(a, b *apd.Decimal) (types.Datum, error) {
 	}
 	return numericResult(r)
 }
-
-// Comparison results.
-func cmpResult(op string, c int) bool {
-	switch op {
-	case "=":
-		return c == 0
-	case "<>":
-		return c != 0
-	case "<":
-		return c < 0
-	case "<=":
-		return c <= 0
-	case ">":
-		return c > 0
-	}
-	return c >= 0
-}

@@ -33,8 +33,8 @@ func (c *Cast) Eval(env *Env, row types.Row) (types.Datum, error) {
 func (c *Cast) String() string { return "CAST(" + c.X.String() + " AS " + c.Typ.SQLName() + ")" }
 
 // NewCast is an explicit CAST(e AS to) / e::to. It fails with 42846 when no
-// conversion exists. Casting a constant folds it (errors surface here, as in
-// PostgreSQL, where literals are converted at parse time) unless the result
+// conversion exists. Casting an untyped literal converts it here (errors
+// surface at build time, as in PostgreSQL's parser) unless the result
 // depends on the session time zone.
 func NewCast(e Expr, to types.Type) (Expr, error) { return newCast(e, to, true) }
 
@@ -54,7 +54,10 @@ func newCast(e Expr, to types.Type, explicit bool) (Expr, error) {
 		return nil, errcode.New(errcode.CannotCoerce, "cannot cast type %s to %s", from.SQLName(), to.SQLName()).WithSQLState(StateCannotCoerce)
 	}
 	c := &Cast{X: e, Typ: to, Explicit: explicit}
-	if k, ok := e.(*Const); ok && !castDependsOnZone(from, to) {
+	// NB: like PostgreSQL's parser, an untyped literal is converted right
+	// away (so 'abc'::int fails here even in an unreachable branch); other
+	// constant casts are left to Fold, which follows the planner's order.
+	if k, ok := e.(*Const); ok && from.Kind == types.KindUnknown && !castDependsOnZone(from, to) {
 		if k.Value == nil {
 			return Null(to), nil
 		}
@@ -232,7 +235,7 @@ func CastDatum(env *Env, v types.Datum, from, to types.Type, explicit bool) (typ
 			return types.ApplyTimestampTypmod(to, r)
 		case types.KindTime:
 			if !ts.IsFinite() {
-				return nil, EvalError(StateDatetimeFieldOverflow, "timestamp out of range")
+				return nil, nil // PostgreSQL: the time of an infinite timestamp is NULL
 			}
 			_, tod := types.SplitTimestamp(int64(ts))
 			return tod, nil
@@ -254,7 +257,7 @@ func CastDatum(env *Env, v types.Datum, from, to types.Type, explicit bool) (typ
 			return timestampToDate(int64(local.(types.Timestamp)))
 		case types.KindTime:
 			if !ts.IsFinite() {
-				return nil, EvalError(StateDatetimeFieldOverflow, "timestamp out of range")
+				return nil, nil
 			}
 			local, _ := tzToTimestamp(ts, loc)
 			_, tod := types.SplitTimestamp(int64(local.(types.Timestamp)))

@@ -223,13 +223,18 @@ func numCeilFloor(d *apd.Decimal, ceil bool) (types.Datum, error) {
 		return d, nil
 	}
 	ctx := numCtx()
-	ctx.Rounding = apd.RoundFloor
-	if ceil {
-		ctx.Rounding = apd.RoundCeiling
-	}
+	ctx.Rounding = apd.RoundDown
 	r := new(apd.Decimal)
 	if _, err := ctx.Quantize(r, d, 0); err != nil {
 		return nil, EvalError(StateNumericValueOutOfRange, "value overflows numeric format")
+	}
+	// NB: apd's ceiling/floor rounding modes do not apply when the result
+	// rounds to zero, so adjust the truncated value by hand.
+	switch c := d.Cmp(r); {
+	case ceil && c > 0:
+		ctx.Add(r, r, apd.New(1, 0))
+	case !ceil && c < 0:
+		ctx.Sub(r, r, apd.New(1, 0))
 	}
 	if r.IsZero() {
 		r.Negative = false

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -181,9 +182,7 @@ func LookupBinaryOp(op string, l, r types.Type) (OpInfo, bool) {
 		if !ok {
 			return OpInfo{}, false
 		}
-		return info(op, ct, ct, types.TBool, func(_ *Env, a, b types.Datum) (types.Datum, error) {
-			return cmpResult(op, types.Compare(ct, a, b)), nil
-		})
+		return info(op, ct, ct, types.TBool, comparisonFn(op, ct))
 	}
 	switch op {
 	case "~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*":
@@ -373,6 +372,39 @@ func numericOp(op string, t types.Type) (OpInfo, bool) {
 		default:
 			return OpInfo{}, false
 		}
+		if bits == 64 {
+			switch op {
+			case "+":
+				return info(op, t, t, t, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+					x, y := a.(int64), b.(int64)
+					s := x + y
+					if (x >= 0) == (y >= 0) && (s >= 0) != (x >= 0) {
+						return nil, errIntOutOfRange(64)
+					}
+					return s, nil
+				})
+			}
+		} else if op == "+" || op == "-" || op == "*" {
+			// int2/int4 results always fit in int64: compute, then range-check.
+			sign := int64(1)
+			if op == "-" {
+				sign = -1
+			}
+			mul := op == "*"
+			return info(op, t, t, t, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+				x, y := a.(int64), b.(int64)
+				var r int64
+				if mul {
+					r = x * y
+				} else {
+					r = x + sign*y
+				}
+				if !intFits(r, bits) {
+					return nil, errIntOutOfRange(bits)
+				}
+				return r, nil
+			})
+		}
 		return info(op, t, t, t, func(_ *Env, a, b types.Datum) (types.Datum, error) { return fn(a.(int64), b.(int64)) })
 	case types.KindFloat4, types.KindFloat8:
 		bits := 64
@@ -518,13 +550,9 @@ func (u *Unary) String() string { return "(" + u.Op + u.X.String() + ")" }
 func NewUnary(op string, x Expr) (Expr, error) {
 	t := x.Type()
 	if t.Kind == types.KindUnknown {
-		// PostgreSQL resolves -'1' as float8? No: unknown prefix operands
-		// are ambiguous there; pick numeric's preferred type float8.
-		var err error
-		if x, err = Coerce(x, types.TFloat8); err != nil {
-			return nil, err
-		}
-		t = types.TFloat8
+		// PostgreSQL cannot choose among the prefix operators for an
+		// untyped literal (-'1' fails with 42725).
+		return nil, errcode.New(errcode.UndefinedFunction, "operator is not unique: %s unknown", op).WithSQLState("42725")
 	}
 	t = noTypmod(t)
 	var fn func(a types.Datum) (types.Datum, error)
@@ -594,4 +622,60 @@ func absFunc(t types.Type) (func(a types.Datum) (types.Datum, error), bool) {
 		}, true
 	}
 	return nil, false
+}
+
+// comparisonFn specializes a comparison operator for its type: integers
+// compare unboxed without the generic Compare dispatch (the hot path of
+// filters and joins).
+func comparisonFn(op string, ct types.Type) BinaryFn {
+	if ct.Kind.IsInteger() {
+		switch op {
+		case "=":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) == b.(int64), nil }
+		case "<>":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) != b.(int64), nil }
+		case "<":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) < b.(int64), nil }
+		case "<=":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) <= b.(int64), nil }
+		case ">":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) > b.(int64), nil }
+		case ">=":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(int64) >= b.(int64), nil }
+		}
+	}
+	if ct.Kind == types.KindText || ct.Kind == types.KindVarchar {
+		switch op {
+		case "=":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(string) == b.(string), nil }
+		case "<>":
+			return func(_ *Env, a, b types.Datum) (types.Datum, error) { return a.(string) != b.(string), nil }
+		}
+	}
+	var want func(c int) bool
+	switch op {
+	case "=":
+		want = func(c int) bool { return c == 0 }
+	case "<>":
+		want = func(c int) bool { return c != 0 }
+	case "<":
+		want = func(c int) bool { return c < 0 }
+	case "<=":
+		want = func(c int) bool { return c <= 0 }
+	case ">":
+		want = func(c int) bool { return c > 0 }
+	default:
+		want = func(c int) bool { return c >= 0 }
+	}
+	return func(_ *Env, a, b types.Datum) (types.Datum, error) { return want(types.Compare(ct, a, b)), nil }
+}
+
+// LookupUnaryOp reports the result type of prefix operator op (-, +, ~, @)
+// applied to t; ok is false when PostgreSQL has no such operator.
+func LookupUnaryOp(op string, t types.Type) (types.Type, bool) {
+	e, err := NewUnary(op, &ColumnRef{Typ: t})
+	if err != nil {
+		return types.Type{}, false
+	}
+	return e.Type(), true
 }

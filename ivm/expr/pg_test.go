@@ -136,6 +136,9 @@ var pgExprs = []string{
 func evalSQL(sql string, env *Env) (text string, isNull bool, state string, err error) {
 	e, err := bindSQL(sql)
 	if err == nil {
+		e, err = Fold(e)
+	}
+	if err == nil {
 		var v types.Datum
 		v, err = e.Eval(env, nil)
 		if err == nil {
@@ -200,5 +203,46 @@ func TestResultTypesMatchPostgres(t *testing.T) {
 		if got != want {
 			t.Errorf("pg_typeof(%s): PostgreSQL %s, we %s", sql, want, got)
 		}
+	}
+}
+
+// TestTimeZoneExprsMatchPostgres evaluates session-time-zone dependent
+// expressions under several zones.
+func TestTimeZoneExprsMatchPostgres(t *testing.T) {
+	conn := pgtest.Connect(t)
+	ctx := context.Background()
+	exprs := []string{
+		"'2024-03-09 12:00'::timestamptz + '1 day'::interval", "'2024-03-09 12:00'::timestamptz + '24 hours'::interval",
+		"'2024-11-02 12:00'::timestamptz + '1 day'::interval", "'2024-01-31 12:00'::timestamptz + '1 mon'::interval",
+		"'2024-03-10 12:00'::timestamptz - '2024-03-09 12:00'::timestamptz", "'2024-03-10'::timestamp::timestamptz",
+		"'2024-03-10 02:30'::timestamp::timestamptz", "'2024-11-03 01:30'::timestamp::timestamptz", "'2024-03-10 12:00+00'::timestamptz::timestamp",
+		"'2024-03-10 03:00+00'::timestamptz::date", "'2024-03-10'::date::timestamptz", "'2024-03-10 12:00+00'::timestamptz::time",
+		"date_trunc('day', '2024-03-10 12:00+00'::timestamptz)", "date_trunc('month', '2024-03-31 23:30-05'::timestamptz)",
+		"date_trunc('hour', '2024-11-03 05:30+00'::timestamptz)", "date_trunc('day', '2024-03-10 12:00+00'::timestamptz, 'Asia/Tokyo')",
+		"extract(hour from '2024-03-10 12:00+00'::timestamptz)", "extract(timezone from '2024-07-01 12:00+00'::timestamptz)",
+		"extract(epoch from '2024-03-10 12:00+00'::timestamptz)", "extract(day from '2024-03-10 02:00+00'::timestamptz)",
+		"'2024-03-10 12:00+00'::timestamptz::text", "concat('2024-03-10 12:00+00'::timestamptz)",
+		"age('2024-03-10 12:00+00'::timestamptz, '2024-01-01 00:00+00'::timestamptz)", "to_timestamp(1700000000)",
+		"'{\"2024-01-01 00:00+00\"}'::timestamptz[]", "'2024-06-01 12:00'::timestamptz = '2024-06-01 12:00'::timestamp",
+	}
+	for _, zone := range []string{"UTC", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe", "Europe/London"} {
+		if _, _, _, err := pgtest.QueryText(ctx, conn, "SET TimeZone = '"+zone+"'"); err != nil {
+			t.Fatal(err)
+		}
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := &Env{TimeZone: loc}
+		for _, sql := range exprs {
+			want, wantNull, wantState, wantErr := pgtest.QueryText(ctx, conn, "SELECT "+sql)
+			got, gotNull, gotState, err := evalSQL(sql, env)
+			if (wantErr == nil) != (err == nil) || gotState != wantState || got != want || gotNull != wantNull {
+				t.Errorf("[%s] SELECT %s: PostgreSQL %q/%s/%v, we %q/%s/%v", zone, sql, want, wantState, wantErr, got, gotState, err)
+			}
+		}
+	}
+	if _, _, _, err := pgtest.QueryText(ctx, conn, "SET TimeZone = 'UTC'"); err != nil {
+		t.Fatal(err)
 	}
 }

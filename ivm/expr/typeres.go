@@ -137,11 +137,7 @@ func CommonType(context string, ts ...types.Type) (types.Type, error) {
 		if nt.Kind == types.KindUnknown || nt.Equal(ptype) {
 			continue
 		}
-		if nt.Kind == ptype.Kind {
-			// Same kind, different modifiers: the result has no modifier.
-			if nt.Typmod != ptype.Typmod {
-				ptype.Typmod = -1
-			}
+		if nt.Kind == ptype.Kind && nt.Kind != types.KindArray {
 			continue
 		}
 		ncat := TypeCategory(nt)
@@ -154,10 +150,18 @@ func CommonType(context string, ts ...types.Type) (types.Type, error) {
 			ppref = IsPreferred(nt)
 		}
 	}
-	// NB: PostgreSQL keeps varchar/char as the common type of (varchar,
-	// varchar) but typmods are dropped when they differ (handled above).
-	if ptype.Kind == types.KindArray {
-		return ptype, nil
+	// The modifier survives only if every input has exactly this type
+	// (PostgreSQL's select_common_typmod).
+	for _, t := range ts {
+		if t.Kind != types.KindUnknown && !t.Equal(ptype) {
+			ptype.Typmod = -1
+			if ptype.Kind == types.KindArray && ptype.Elem != nil {
+				e := *ptype.Elem
+				e.Typmod = -1
+				ptype.Elem = &e
+			}
+			break
+		}
 	}
 	return ptype, nil
 }

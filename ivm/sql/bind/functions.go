@@ -18,10 +18,6 @@ type funcSig struct {
 	stable bool
 }
 
-var (
-	tNum = types.TNumeric
-)
-
 // scalarFuncs lists the supported scalar functions and their overloads,
 // in PostgreSQL's preference order.
 //
@@ -45,21 +41,21 @@ var scalarFuncs = map[string][]funcSig{
 	"strpos":           {{args: []types.Type{types.TText, types.TText}, result: types.TInt4}},
 	"abs": {
 		{args: []types.Type{types.TInt2}, result: types.TInt2}, {args: []types.Type{types.TInt4}, result: types.TInt4},
-		{args: []types.Type{types.TInt8}, result: types.TInt8}, {args: []types.Type{tNum}, result: tNum},
+		{args: []types.Type{types.TInt8}, result: types.TInt8}, {args: []types.Type{types.TNumeric}, result: types.TNumeric},
 		{args: []types.Type{types.TFloat4}, result: types.TFloat4}, {args: []types.Type{types.TFloat8}, result: types.TFloat8},
 	},
-	"round": {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{tNum}, result: tNum}, {args: []types.Type{tNum, types.TInt4}, result: tNum}},
-	"trunc": {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{tNum}, result: tNum}, {args: []types.Type{tNum, types.TInt4}, result: tNum}},
-	"floor": {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{tNum}, result: tNum}},
-	"ceil":  {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{tNum}, result: tNum}},
-	"sqrt":  {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{tNum}, result: tNum}},
+	"round": {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{types.TNumeric}, result: types.TNumeric}, {args: []types.Type{types.TNumeric, types.TInt4}, result: types.TNumeric}},
+	"trunc": {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{types.TNumeric}, result: types.TNumeric}, {args: []types.Type{types.TNumeric, types.TInt4}, result: types.TNumeric}},
+	"floor": {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{types.TNumeric}, result: types.TNumeric}},
+	"ceil":  {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{types.TNumeric}, result: types.TNumeric}},
+	"sqrt":  {{args: []types.Type{types.TFloat8}, result: types.TFloat8}, {args: []types.Type{types.TNumeric}, result: types.TNumeric}},
 	"mod": {
 		{args: []types.Type{types.TInt2, types.TInt2}, result: types.TInt2}, {args: []types.Type{types.TInt4, types.TInt4}, result: types.TInt4},
-		{args: []types.Type{types.TInt8, types.TInt8}, result: types.TInt8}, {args: []types.Type{tNum, tNum}, result: tNum},
+		{args: []types.Type{types.TInt8, types.TInt8}, result: types.TInt8}, {args: []types.Type{types.TNumeric, types.TNumeric}, result: types.TNumeric},
 	},
 	"date_trunc": {{args: []types.Type{types.TText, types.TTimestamp}, result: types.TTimestamp}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: types.TTimestampTZ, stable: true}, {args: []types.Type{types.TText, types.TInterval}, result: types.TInterval}},
 	"date_part":  {{args: []types.Type{types.TText, types.TTimestamp}, result: types.TFloat8}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: types.TFloat8, stable: true}, {args: []types.Type{types.TText, types.TInterval}, result: types.TFloat8}, {args: []types.Type{types.TText, types.TDate}, result: types.TFloat8}},
-	"extract":    {{args: []types.Type{types.TText, types.TTimestamp}, result: tNum}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: tNum, stable: true}, {args: []types.Type{types.TText, types.TInterval}, result: tNum}, {args: []types.Type{types.TText, types.TDate}, result: tNum}},
+	"extract":    {{args: []types.Type{types.TText, types.TTimestamp}, result: types.TNumeric}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: types.TNumeric, stable: true}, {args: []types.Type{types.TText, types.TInterval}, result: types.TNumeric}, {args: []types.Type{types.TText, types.TDate}, result: types.TNumeric}},
 	"now":        {{result: types.TTimestampTZ, stable: true}},
 	"random":     {{result: types.TFloat8, volatile: true}},
 	"md5":        {{args: []types.Type{types.TText}, result: types.TText}},
@@ -107,7 +103,7 @@ func aggResult(name string, args []types.Type) (types.Type, bool) {
 				return types.Type{}, false
 			}
 			if a.Kind.IsString() && a.Kind != types.KindChar {
-				return types.TText, a.Kind == types.KindText || true
+				return types.TText, true
 			}
 			return a, true
 		}

@@ -1,0 +1,309 @@
+package control
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// ActorID is the control actor's id in an embedded process.
+const ActorID runtime.ActorID = "control/0"
+
+// Config configures the control actor.
+type Config struct {
+	// OpenStore opens the control DB (called on Started, so a restart
+	// reopens it from durable state only). Apply must be durable on return.
+	OpenStore func(ctx runtime.Context) (kv.Store, error)
+	// TickEvery is how often the control plane runs its store's background
+	// work (stores with a Tick(time.Time) error method); 0 disables it.
+	// Simulation range: 1ms..1s.
+	TickEvery time.Duration
+}
+
+// storageTick runs the store's background work.
+type storageTick struct{}
+
+// Messages the control actor answers (all via Ask; the reply is the listed
+// type or an error).
+type (
+	// GetSnapshot → *Snapshot.
+	GetSnapshot struct{}
+	// CreateRelation → DDLResult. Relation.ID must be zero (allocated here).
+	CreateRelation struct {
+		Relation *catalog.Relation
+		// Deps are the relations a view reads (for DROP RESTRICT/CASCADE).
+		Deps        []catalog.ID
+		IfNotExists bool
+		// OrReplace replaces an existing relation of the same name and kind
+		// keeping its id (CREATE OR REPLACE VIEW).
+		OrReplace bool
+	}
+	// DropRelation → DDLResult.
+	DropRelation struct {
+		Name     string
+		Kind     catalog.Kind
+		IfExists bool
+		Cascade  bool
+	}
+	// AddColumn → DDLResult (ALTER TABLE ... ADD COLUMN).
+	AddColumn struct {
+		Table       string
+		Column      catalog.Column
+		IfNotExists bool
+	}
+	// DDLResult reports a catalog change.
+	DDLResult struct {
+		Snapshot *Snapshot
+		// Changed is the created/altered relation (nil for drops or no-ops).
+		Changed *catalog.Relation
+		// Dropped lists dropped relations, dependents first.
+		Dropped []*catalog.Relation
+		// Notice is a PostgreSQL-style NOTICE (e.g. "relation already exists,
+		// skipping"), "" if none.
+		Notice string
+	}
+)
+
+// Actor is the control-plane actor.
+type Actor struct {
+	cfg   Config
+	store kv.Store
+	snap  *Snapshot
+	// loadErr is a catalog load failure: every request answers it, so the
+	// process stays up and says what is wrong instead of crashing.
+	loadErr error
+}
+
+// New returns a control actor factory.
+func New(cfg Config) runtime.Factory {
+	return func() runtime.Actor { return &Actor{cfg: cfg} }
+}
+
+// Receive implements runtime.Actor.
+func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
+	switch msg.(type) {
+	case runtime.Started:
+		a.loadErr = a.load(ctx)
+		if a.loadErr != nil {
+			ctx.Logger().Error("catalog load failed", "err", a.loadErr)
+		}
+		return
+	case runtime.Stopping:
+		return
+	case storageTick:
+		if t, ok := a.store.(interface{ Tick(time.Time) error }); ok {
+			if err := t.Tick(ctx.Now()); err != nil {
+				ctx.Logger().Error("storage background work failed", "err", err)
+			}
+		}
+		ctx.After(a.cfg.TickEvery, storageTick{})
+		return
+	}
+	if a.loadErr != nil {
+		ctx.Reply(a.loadErr)
+		return
+	}
+	switch m := msg.(type) {
+	case GetSnapshot:
+		ctx.Reply(a.snap)
+	case CreateRelation:
+		ctx.Reply(a.replyOf(a.create(m)))
+	case DropRelation:
+		ctx.Reply(a.replyOf(a.drop(m)))
+	case AddColumn:
+		ctx.Reply(a.replyOf(a.addColumn(m)))
+	default:
+		panic(fmt.Sprintf("control: unexpected message %T", msg))
+	}
+}
+
+func (a *Actor) replyOf(r DDLResult, err error) runtime.Message {
+	if err != nil {
+		return err
+	}
+	return r
+}
+
+// load reads the default namespace's catalog from the control DB.
+func (a *Actor) load(ctx runtime.Context) error {
+	store, err := a.cfg.OpenStore(ctx)
+	if err != nil {
+		return errcode.Wrap(errcode.InternalError, err, "open control DB")
+	}
+	a.store = store
+	if _, ok := store.(interface{ Tick(time.Time) error }); ok && a.cfg.TickEvery > 0 {
+		ctx.After(a.cfg.TickEvery, storageTick{})
+	}
+	var ns catalog.NamespaceID
+	snap := newSnapshot(ns)
+	if v, ok, err := store.Get(nextIDKey(ns)); err != nil {
+		return err
+	} else if ok {
+		n, err := decodeUint64(v)
+		if err != nil {
+			return errcode.Wrap(CatalogCorrupt, err, "catalog next-id counter")
+		}
+		snap.NextObject = n
+	}
+	for _, kind := range []byte{catalogTable, catalogView} {
+		err := kv.ScanPrefix(store, namespacePrefix(kind, ns), func(k, v []byte) error {
+			rel, deps, err := decodeRecord(k, v)
+			if err != nil {
+				return err
+			}
+			// INVARIANT: every stored id is below the stored counter.
+			if ObjectNumber(rel.ID) >= snap.NextObject {
+				return errcode.New(CatalogCorrupt, "relation %s has id %d at or above the next-id counter %d", rel.Name, ObjectNumber(rel.ID), snap.NextObject)
+			}
+			snap.put(rel, deps)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	a.snap = snap
+	return nil
+}
+
+// commit writes the changes durably, then publishes next.
+func (a *Actor) commit(next *Snapshot, puts []*catalog.Relation, deletes []*catalog.Relation) error {
+	var b kv.WriteBatch
+	for _, r := range puts {
+		v, err := encodeRecord(r, next.deps[r.ID])
+		if err != nil {
+			return errcode.Internal(err)
+		}
+		b.Ops = append(b.Ops, kv.Op{Key: relationKey(r), Value: v})
+	}
+	for _, r := range deletes {
+		b.Ops = append(b.Ops, kv.Op{Key: relationKey(r), Delete: true})
+	}
+	b.Ops = append(b.Ops, kv.Op{Key: nextIDKey(next.namespace), Value: encodeUint64(next.NextObject)})
+	sortOps(b.Ops)
+	if err := a.store.Apply(&b); err != nil {
+		return errcode.Wrap(errcode.InternalError, err, "write catalog")
+	}
+	a.snap = next
+	return nil
+}
+
+func (a *Actor) create(m CreateRelation) (DDLResult, error) {
+	rel := m.Relation
+	if rel == nil || rel.ID != (catalog.ID{}) {
+		panic("control: CreateRelation needs a relation without id")
+	}
+	if old, ok := a.snap.byName[rel.Name]; ok {
+		switch {
+		case m.OrReplace && old.Kind == rel.Kind:
+			next := a.snap.clone()
+			replaced := *rel
+			replaced.ID = old.ID
+			next.put(&replaced, m.Deps)
+			if err := a.commit(next, []*catalog.Relation{&replaced}, nil); err != nil {
+				return DDLResult{}, err
+			}
+			return DDLResult{Snapshot: next, Changed: &replaced}, nil
+		case m.IfNotExists:
+			return DDLResult{Snapshot: a.snap, Notice: fmt.Sprintf("relation %q already exists, skipping", rel.Name)}, nil
+		default:
+			return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", rel.Name)
+		}
+	}
+	next := a.snap.clone()
+	created := *rel
+	created.ID = objectID(next.namespace, next.NextObject)
+	next.NextObject++
+	next.put(&created, m.Deps)
+	if err := a.commit(next, []*catalog.Relation{&created}, nil); err != nil {
+		return DDLResult{}, err
+	}
+	return DDLResult{Snapshot: next, Changed: &created}, nil
+}
+
+func (a *Actor) drop(m DropRelation) (DDLResult, error) {
+	rel, ok := a.snap.byName[m.Name]
+	if !ok {
+		if m.IfExists {
+			return DDLResult{Snapshot: a.snap, Notice: fmt.Sprintf("%s %q does not exist, skipping", kindWord(m.Kind), m.Name)}, nil
+		}
+		return DDLResult{}, errcode.New(errcode.UndefinedObject, "%s %q does not exist", kindWord(m.Kind), m.Name)
+	}
+	if rel.Kind != m.Kind {
+		return DDLResult{}, errcode.New(errcode.WrongObjectType, "%q is not a %s", m.Name, kindWord(m.Kind)).
+			WithDetail("%q is a %s", m.Name, kindWord(rel.Kind))
+	}
+	// Collect the closure of dependents, dependents before what they read.
+	var order []*catalog.Relation
+	seen := map[catalog.ID]bool{}
+	var visit func(r *catalog.Relation)
+	visit = func(r *catalog.Relation) {
+		if seen[r.ID] {
+			return
+		}
+		seen[r.ID] = true
+		for _, d := range a.snap.Dependents(r.ID) {
+			visit(d)
+		}
+		order = append(order, r)
+	}
+	visit(rel)
+	if len(order) > 1 && !m.Cascade {
+		dep := order[0]
+		return DDLResult{}, errcode.New(errcode.DependentObjects, "cannot drop %s %s because other objects depend on it", kindWord(rel.Kind), rel.Name).
+			WithDetail("%s %s depends on %s %s", kindWord(dep.Kind), dep.Name, kindWord(rel.Kind), rel.Name)
+	}
+	next := a.snap.clone()
+	for _, r := range order {
+		next.remove(r.ID)
+	}
+	if err := a.commit(next, nil, order); err != nil {
+		return DDLResult{}, err
+	}
+	return DDLResult{Snapshot: next, Dropped: order}, nil
+}
+
+func (a *Actor) addColumn(m AddColumn) (DDLResult, error) {
+	rel, ok := a.snap.byName[m.Table]
+	if !ok {
+		return DDLResult{}, errcode.New(errcode.UndefinedObject, "relation %q does not exist", m.Table)
+	}
+	if rel.Kind != catalog.KindTable {
+		return DDLResult{}, errcode.New(errcode.WrongObjectType, "%q is not a table", m.Table)
+	}
+	if rel.ColumnIndex(m.Column.Name) >= 0 {
+		if m.IfNotExists {
+			return DDLResult{Snapshot: a.snap, Notice: fmt.Sprintf("column %q of relation %q already exists, skipping", m.Column.Name, m.Table)}, nil
+		}
+		return DDLResult{}, errcode.New(errcode.DuplicateObject, "column %q of relation %q already exists", m.Column.Name, m.Table).WithSQLState("42701")
+	}
+	if m.Column.NotNull && m.Column.Default == "" {
+		return DDLResult{}, errcode.New(errcode.IncompatibleEvolution, "column %q is NOT NULL without a DEFAULT", m.Column.Name)
+	}
+	altered := *rel
+	altered.Columns = append(append([]catalog.Column(nil), rel.Columns...), m.Column)
+	next := a.snap.clone()
+	next.put(&altered, a.snap.deps[rel.ID])
+	if err := a.commit(next, []*catalog.Relation{&altered}, nil); err != nil {
+		return DDLResult{}, err
+	}
+	return DDLResult{Snapshot: next, Changed: &altered}, nil
+}
+
+func kindWord(k catalog.Kind) string {
+	switch k {
+	case catalog.KindTable:
+		return "table"
+	case catalog.KindView:
+		return "view"
+	case catalog.KindMaterializedView:
+		return "materialized view"
+	case catalog.KindSource:
+		return "source"
+	}
+	return "relation"
+}

@@ -1,0 +1,20 @@
+// Package control is the control-plane actor of one RockStream process: it
+// owns the control DB (spec §5.2) and the catalog in it.
+//
+// The catalog is a sequence of immutable Snapshots. Every DDL statement
+// validates against the current snapshot, writes the changed catalog keys to
+// the control DB durably, then publishes the next snapshot (version + 1).
+// Readers (sessions compiling SQL, the shard reconciling its circuits) hold a
+// snapshot for as long as they like: it never changes under them.
+//
+//	session ──Ask(CreateRelation)──► control ──durable write──► control DB
+//	        ◄──Snapshot v+1────────┘
+//	session ──Ask(shard.SyncCatalog{v+1})──► shard (installs/backfills views)
+//
+// Keys (spec §5.2; namespace-scoped from day one):
+//
+//	0x01 0x01 ns(16) object(16)   a table or source        → relation record
+//	0x01 0x02 ns(16) object(16)   a view or materialized view → relation record
+//	0x01 0x00 ns(16)              the namespace's next object id (uint64 BE)
+//	0x0A 0x01 ns(16)              namespace definition (the default one is implicit)
+package control

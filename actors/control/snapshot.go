@@ -1,0 +1,173 @@
+package control
+
+import (
+	"sort"
+
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+)
+
+// Snapshot is one immutable version of a namespace's catalog. It implements
+// catalog.Catalog for the compiler.
+//
+// INVARIANT: a Snapshot is never mutated after it is published; DDL builds a
+// new one with with/without.
+type Snapshot struct {
+	namespace catalog.NamespaceID
+	// Version increases by one with every published change.
+	Version uint64
+	// NextObject is the next object id to allocate.
+	NextObject uint64
+	byName     map[string]*catalog.Relation
+	byID       map[catalog.ID]*catalog.Relation
+	// deps lists, per view, the relations its SQL reads.
+	deps map[catalog.ID][]catalog.ID
+}
+
+func newSnapshot(ns catalog.NamespaceID) *Snapshot {
+	return &Snapshot{
+		namespace:  ns,
+		NextObject: firstObjectID,
+		byName:     map[string]*catalog.Relation{},
+		byID:       map[catalog.ID]*catalog.Relation{},
+		deps:       map[catalog.ID][]catalog.ID{},
+	}
+}
+
+// firstObjectID leaves room below for well-known system objects.
+const firstObjectID = 1000
+
+// Namespace implements catalog.Catalog.
+func (s *Snapshot) Namespace() catalog.NamespaceID { return s.namespace }
+
+// LookupRelation implements catalog.Catalog: `t` or `public.t` (a namespace
+// has no schema layer, spec §5.2; `public` is accepted for clients).
+func (s *Snapshot) LookupRelation(name []string) (*catalog.Relation, bool) {
+	switch len(name) {
+	case 1:
+	case 2:
+		if name[0] != "public" {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	r, ok := s.byName[name[len(name)-1]]
+	return r, ok
+}
+
+// RelationByID implements catalog.Catalog.
+func (s *Snapshot) RelationByID(id catalog.ID) (*catalog.Relation, bool) {
+	r, ok := s.byID[id]
+	return r, ok
+}
+
+// Relations lists every relation sorted by id (creation order).
+func (s *Snapshot) Relations() []*catalog.Relation {
+	out := make([]*catalog.Relation, 0, len(s.byID))
+	//lint:maprange sorted below by id.
+	for _, r := range s.byID {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return ObjectNumber(out[i].ID) < ObjectNumber(out[j].ID) })
+	return out
+}
+
+// clone returns a shallow copy whose maps may be changed.
+func (s *Snapshot) clone() *Snapshot {
+	c := &Snapshot{
+		namespace:  s.namespace,
+		Version:    s.Version + 1,
+		NextObject: s.NextObject,
+		byName:     make(map[string]*catalog.Relation, len(s.byName)+1),
+		byID:       make(map[catalog.ID]*catalog.Relation, len(s.byID)+1),
+		deps:       make(map[catalog.ID][]catalog.ID, len(s.deps)+1),
+	}
+	//lint:maprange copying a map into a map; order cannot matter.
+	for k, v := range s.deps {
+		c.deps[k] = v
+	}
+	//lint:maprange copying a map into a map; order cannot matter.
+	for k, v := range s.byName {
+		c.byName[k] = v
+	}
+	//lint:maprange copying a map into a map; order cannot matter.
+	for k, v := range s.byID {
+		c.byID[k] = v
+	}
+	return c
+}
+
+func (s *Snapshot) put(r *catalog.Relation, deps []catalog.ID) {
+	if old, ok := s.byID[r.ID]; ok {
+		delete(s.byName, old.Name)
+	}
+	s.byName[r.Name] = r
+	s.byID[r.ID] = r
+	if len(deps) > 0 {
+		s.deps[r.ID] = deps
+	} else {
+		delete(s.deps, r.ID)
+	}
+}
+
+func (s *Snapshot) remove(id catalog.ID) {
+	if old, ok := s.byID[id]; ok {
+		delete(s.byName, old.Name)
+		delete(s.byID, id)
+		delete(s.deps, id)
+	}
+}
+
+// ObjectNumber is the sequential number inside an object id (ids are
+// allocated from a per-namespace counter, big-endian in the last 8 bytes).
+func ObjectNumber(id catalog.ID) uint64 {
+	var n uint64
+	for _, b := range id.Object[8:] {
+		n = n<<8 | uint64(b)
+	}
+	return n
+}
+
+// objectID makes the id of object number n in namespace ns.
+func objectID(ns catalog.NamespaceID, n uint64) catalog.ID {
+	var obj catalog.ObjectID
+	for i := 0; i < 8; i++ {
+		obj[15-i] = byte(n >> (8 * i))
+	}
+	return catalog.ID{Namespace: ns, Object: obj}
+}
+
+// Dependencies returns the relations a view's SQL reads.
+func (s *Snapshot) Dependencies(id catalog.ID) []catalog.ID { return s.deps[id] }
+
+// Dependents returns the views whose SQL reads relation id directly, sorted
+// by id.
+func (s *Snapshot) Dependents(id catalog.ID) []*catalog.Relation {
+	var out []*catalog.Relation
+	for _, r := range s.Relations() {
+		for _, d := range s.deps[r.ID] {
+			if d == id {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// NewSnapshot builds a snapshot from relations (ids are allocated for those
+// without one, in order). For tests and tools that need a catalog without a
+// control actor; deps maps a view's position in rels to the positions it
+// reads.
+func NewSnapshot(ns catalog.NamespaceID, version uint64, rels ...*catalog.Relation) *Snapshot {
+	s := newSnapshot(ns)
+	s.Version = version
+	for _, r := range rels {
+		if r.ID == (catalog.ID{}) {
+			r.ID = objectID(ns, s.NextObject)
+			s.NextObject++
+		}
+		s.put(r, nil)
+	}
+	return s
+}

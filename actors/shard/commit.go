@@ -1,0 +1,145 @@
+package shard
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// commit applies a transaction under the next source epoch: table rows and
+// the delta log entry in ONE durable batch, then schedules maintenance.
+func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
+	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
+		return nil, err
+	}
+	if len(m.Writes) == 0 {
+		return Committed{Epoch: a.lastEpoch}, nil
+	}
+	epoch := a.lastEpoch + 1
+	txn := kv.NewTxn(a.store)
+	deltas := map[catalog.ID]*zset.Batch{}
+	var order []catalog.ID
+	for i, w := range m.Writes {
+		rel, ok := a.snap.RelationByID(w.Table)
+		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
+			return nil, errcode.New(errcode.UndefinedObject, "table %s does not exist (dropped while the transaction ran)", w.Table)
+		}
+		ts := columnTypes(rel)
+		var key []byte
+		if len(rel.PrimaryKey) == 0 {
+			// INSERT_ONLY: a unique synthetic key (epoch, position).
+			if w.Row == nil {
+				return nil, errcode.New(errcode.InternalError, "delete from insert-only table %s", rel.Name)
+			}
+			key = binary.BigEndian.AppendUint64(tablePrefix(w.Table), epoch)
+			key = binary.BigEndian.AppendUint32(key, uint32(i))
+		} else {
+			keyRow := w.Key
+			if keyRow == nil {
+				keyRow = make(types.Row, len(rel.PrimaryKey))
+				for j, c := range rel.PrimaryKey {
+					keyRow[j] = w.Row[c]
+				}
+			}
+			key = keyOf(rel, ts, keyRow)
+		}
+		old, exists, err := txn.Get(key)
+		if err != nil {
+			return nil, err
+		}
+		d := deltas[w.Table]
+		if d == nil {
+			d = &zset.Batch{}
+			deltas[w.Table] = d
+			order = append(order, w.Table)
+		}
+		if exists {
+			if w.MustNotExist {
+				return nil, errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", rel.Name+"_pkey").
+					WithDetail("Key %s already exists.", describeKey(rel, w.Row))
+			}
+			oldRow, err := decodeStoredRow(old, ts)
+			if err != nil {
+				return nil, err
+			}
+			d.Add(oldRow, -1)
+		}
+		if w.Row == nil {
+			if exists {
+				if err := txn.Delete(key); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		// INVARIANT: the session validated widths against the same catalog.
+		if len(w.Row) != len(ts) {
+			return nil, errcode.New(errcode.InternalError, "row of width %d for table %s of %d columns", len(w.Row), rel.Name, len(ts))
+		}
+		if err := txn.Put(key, encodeStoredRow(nil, ts, w.Row)); err != nil {
+			return nil, err
+		}
+		d.Add(w.Row, 1)
+	}
+	entry := logEntry{}
+	for _, id := range order {
+		c := zset.Consolidate(*deltas[id])
+		if c.Len() > 0 {
+			entry.tables = append(entry.tables, tableDelta{table: id, delta: c})
+		}
+	}
+	if err := txn.Put(logKey(epoch), encodeLog(entry, a.typesOf)); err != nil {
+		return nil, err
+	}
+	if err := putUint64(txn, lastEpochKey(), epoch); err != nil {
+		return nil, err
+	}
+	if err := a.store.Apply(txn.Batch()); err != nil {
+		return nil, errcode.Wrap(errcode.ShardUnavailable, err, "commit was not made durable")
+	}
+	a.lastEpoch = epoch
+	a.stats.Commits++
+	a.scheduleStep(ctx)
+	return Committed{Epoch: epoch}, nil
+}
+
+func (a *Actor) typesOf(id catalog.ID) []types.Type {
+	rel, _ := a.snap.RelationByID(id)
+	return columnTypes(rel)
+}
+
+func (a *Actor) typesOfOK(id catalog.ID) ([]types.Type, bool) {
+	rel, ok := a.snap.RelationByID(id)
+	if !ok {
+		return nil, false
+	}
+	return columnTypes(rel), true
+}
+
+func (a *Actor) scheduleStep(ctx runtime.Context) {
+	if !a.stepScheduled {
+		a.stepScheduled = true
+		ctx.Send(ctx.Self(), epochTick{})
+	}
+}
+
+func describeKey(rel *catalog.Relation, row types.Row) string {
+	var names, vals bytes.Buffer
+	for i, c := range rel.PrimaryKey {
+		if i > 0 {
+			names.WriteString(", ")
+			vals.WriteString(", ")
+		}
+		names.WriteString(rel.Columns[c].Name)
+		if row != nil {
+			vals.WriteString(types.Format(rel.Columns[c].Type, row[c]))
+		}
+	}
+	return "(" + names.String() + ")=(" + vals.String() + ")"
+}

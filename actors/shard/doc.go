@@ -1,0 +1,35 @@
+// Package shard is the shard actor: it owns one shard DB (a slate database
+// behind kv.Store), the base tables stored in it, and the circuits of every
+// materialized view placed on it (the embedded profile has one shard).
+//
+// Two durable steps, each ONE atomic write batch (spec §9, §13.5):
+//
+//	Commit (a session's transaction)          Epoch step (maintenance)
+//	─────────────────────────────────         ─────────────────────────────
+//	table rows put/deleted                    every view circuit stepped on
+//	delta log entry under the next            the deltas (frontier, last],
+//	  source epoch                            op state + view outputs,
+//	last source epoch                         consumed log entries deleted,
+//	→ durable, then COMMIT returns            new frontier = last epoch
+//
+// A crash between the two replays the log from the frontier on restart, so a
+// committed transaction is never lost and never applied twice: the frontier
+// and the state it describes are written in the same batch.
+//
+// State diagram of a view on this shard:
+//
+//	          SyncCatalog (new mview)
+//	absent ───────────────────────────► backfilled ──epoch steps──► maintained
+//	   ▲                                                   │
+//	   └──────────────── SyncCatalog (dropped) ◄───────────┘  (state scan-deleted)
+//
+// Keys (spec §5.1):
+//
+//	0x01 'T' table(16) pk-key          base-table row (keyenc PK → row value)
+//	0x01 kind op(16) …                 operator state (ivm/arrange)
+//	0x03 kind view(16) …               view outputs (ivm/circuit)
+//	0x06 'E'                           last assigned source epoch
+//	0x06 'F'                           frontier: last epoch applied to views
+//	0x06 'L' epoch(8)                  delta log entry awaiting maintenance
+//	0x06 'V' view(16)                  view installed (backfilled) marker
+package shard

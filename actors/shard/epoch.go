@@ -1,0 +1,128 @@
+package shard
+
+import (
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/circuit"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// stepAll runs epoch steps until the frontier reaches the last epoch.
+func (a *Actor) stepAll(ctx runtime.Context) error {
+	for a.frontier < a.lastEpoch {
+		before := a.frontier
+		if err := a.step(ctx); err != nil {
+			return err
+		}
+		// INVARIANT: a step makes progress or fails.
+		if a.frontier <= before {
+			return errcode.New(errcode.InternalError, "epoch step made no progress at frontier %d", before)
+		}
+	}
+	return nil
+}
+
+// step consumes log entries (frontier, frontier+LogEntriesPerStepMax], steps
+// every view circuit once on their union, and commits operator state, view
+// outputs, the consumed entries' deletion and the new frontier as ONE batch.
+func (a *Actor) step(ctx runtime.Context) error {
+	if a.frontier >= a.lastEpoch {
+		return nil
+	}
+	if a.snap == nil {
+		// No catalog yet (still starting): nothing can be maintained; the
+		// startup SyncCatalog runs the step.
+		return nil
+	}
+	start := a.now()
+	txn := kv.NewTxn(a.store)
+	upTo := min(a.lastEpoch, a.frontier+uint64(a.cfg.LogEntriesPerStepMax))
+	tableDeltas := map[catalog.ID]*zset.Batch{}
+	for e := a.frontier + 1; e <= upTo; e++ {
+		v, ok, err := txn.Get(logKey(e))
+		if err != nil {
+			return err
+		}
+		// INVARIANT: every epoch in (frontier, last] has a log entry.
+		if !ok {
+			return corrupt("delta log entry for epoch %d is missing (frontier %d, last %d)", e, a.frontier, a.lastEpoch)
+		}
+		entry, err := decodeLog(v, a.snap.Namespace(), a.typesOfOK)
+		if err != nil {
+			return err
+		}
+		for _, td := range entry.tables {
+			d := tableDeltas[td.table]
+			if d == nil {
+				d = &zset.Batch{}
+				tableDeltas[td.table] = d
+			}
+			d.AddBatch(td.delta, 1)
+		}
+		if err := txn.Delete(logKey(e)); err != nil {
+			return err
+		}
+	}
+	viewDeltas := map[catalog.ID]zset.Batch{}
+	for _, v := range a.views {
+		inputs := map[circuit.SourceID]zset.Batch{}
+		for _, s := range v.sources {
+			if d, ok := tableDeltas[s]; ok {
+				inputs[SourceID(s)] = v.trim(s, *d)
+			} else if d, ok := viewDeltas[s]; ok {
+				inputs[SourceID(s)] = d
+			}
+		}
+		if len(inputs) == 0 {
+			continue
+		}
+		outs, err := v.circuit.Step(txn, inputs)
+		if err != nil {
+			a.discardCaches()
+			return errcode.Wrap(errcode.ShardUnavailable, err, "maintaining view %s", v.rel.Name)
+		}
+		if d, ok := outs[ViewID(v.rel.ID)]; ok {
+			viewDeltas[v.rel.ID] = d
+		}
+	}
+	if err := putUint64(txn, frontierKey(), upTo); err != nil {
+		return err
+	}
+	batch := txn.Batch()
+	if err := a.store.Apply(batch); err != nil {
+		a.discardCaches()
+		return errcode.Wrap(errcode.ShardUnavailable, err, "epoch %d was not made durable", upTo)
+	}
+	// INVARIANT: frontiers never go backwards.
+	if upTo < a.frontier {
+		panic("shard: frontier went backwards")
+	}
+	a.frontier = upTo
+	a.stats.EpochSteps++
+	a.stats.StateWrites += uint64(batch.Len())
+	a.stats.StepNanos = a.now() - start
+	a.publish(viewDeltas)
+	if a.frontier < a.lastEpoch {
+		a.scheduleStep(ctx)
+	}
+	return nil
+}
+
+func (a *Actor) discardCaches() {
+	for _, v := range a.views {
+		v.circuit.DiscardCaches()
+	}
+}
+
+// publish sends each subscriber its view's delta for the closed epoch.
+func (a *Actor) publish(viewDeltas map[catalog.ID]zset.Batch) {
+	kept := a.subs[:0]
+	for _, s := range a.subs {
+		if s.to(SubscriptionUpdate{Epoch: a.frontier, Delta: viewDeltas[s.view]}) {
+			kept = append(kept, s)
+		}
+	}
+	a.subs = kept
+}

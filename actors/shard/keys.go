@@ -1,0 +1,50 @@
+package shard
+
+import (
+	"encoding/binary"
+
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+)
+
+const (
+	kindTableRows  byte = 'T'
+	metaLastEpoch  byte = 'E'
+	metaFrontier   byte = 'F'
+	metaLog        byte = 'L'
+	metaViewMarker byte = 'V'
+)
+
+func tablePrefix(table catalog.ID) []byte {
+	k := make([]byte, 0, 2+16+16)
+	k = append(k, kv.PrefixOpState, kindTableRows)
+	return append(k, table.Object[:]...)
+}
+
+func lastEpochKey() []byte { return []byte{kv.PrefixShardMeta, metaLastEpoch} }
+func frontierKey() []byte  { return []byte{kv.PrefixShardMeta, metaFrontier} }
+
+func logKey(epoch uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{kv.PrefixShardMeta, metaLog}, epoch)
+}
+
+func logPrefix() []byte { return []byte{kv.PrefixShardMeta, metaLog} }
+
+func viewMarkerKey(view catalog.ID) []byte {
+	return append([]byte{kv.PrefixShardMeta, metaViewMarker}, view.Object[:]...)
+}
+
+func getUint64(r kv.Reader, key []byte) (uint64, error) {
+	v, ok, err := r.Get(key)
+	if err != nil || !ok {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, corrupt("key %x holds %d bytes, want 8", key, len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+func putUint64(w kv.Writer, key []byte, n uint64) error {
+	return w.Put(key, binary.BigEndian.AppendUint64(nil, n))
+}

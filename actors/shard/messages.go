@@ -1,0 +1,122 @@
+package shard
+
+import (
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/ivm/circuit"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// Messages the shard answers via Ask (the reply is the listed type or an
+// error). Ordering rule (STYLE.md 11): a Commit's reply is sent only after its
+// write batch is durable; a Read's reply reflects every epoch up to its
+// MinEpoch.
+type (
+	// SyncCatalog installs (backfilling) every materialized view of the
+	// snapshot that the shard lacks and drops the state of views no longer
+	// in it. → Synced.
+	SyncCatalog struct{ Snapshot *control.Snapshot }
+	// Synced reports the catalog version the shard now runs.
+	Synced struct{ Version uint64 }
+
+	// Commit applies a transaction's row writes atomically under the next
+	// source epoch. → Committed.
+	Commit struct {
+		Snapshot *control.Snapshot
+		Writes   []RowWrite
+	}
+	// Committed carries the transaction's source epoch (its freshness token).
+	Committed struct{ Epoch uint64 }
+
+	// Read returns consistent snapshots of relations (tables: their rows;
+	// materialized views: their outputs) after every epoch up to MinEpoch is
+	// applied. → ReadResult.
+	Read struct {
+		Snapshot  *control.Snapshot
+		Relations []catalog.ID
+		MinEpoch  uint64
+	}
+	// ReadResult holds one batch per requested relation, in request order.
+	ReadResult struct {
+		Frontier uint64
+		Batches  []zset.Batch
+	}
+
+	// Lookup returns the current rows of a table for primary keys. →
+	// LookupResult.
+	Lookup struct {
+		Snapshot *control.Snapshot
+		Table    catalog.ID
+		Keys     []types.Row // primary-key values, in PrimaryKey column order
+	}
+	// LookupResult has one entry per key: the row, or nil if absent.
+	LookupResult struct{ Rows []types.Row }
+
+	// GetStatus → Status.
+	GetStatus struct{}
+	// Status describes the shard for SHOW VIEW STATUS, metrics and /readyz.
+	Status struct {
+		Ready       bool
+		LastEpoch   uint64
+		Frontier    uint64
+		CatalogVer  uint64
+		Views       []ViewStatus
+		LastError   string
+		Commits     uint64
+		EpochSteps  uint64
+		StepNanos   int64
+		StateWrites uint64
+	}
+	// ViewStatus is one view's line in SHOW VIEW STATUS.
+	ViewStatus struct {
+		View       catalog.ID
+		Name       string
+		Rows       int64
+		StateRows  int64
+		StateBytes int64
+		Error      string
+		Nodes      []circuit.NodeStats
+	}
+
+	// Subscribe registers a subscriber for a view's deltas: every epoch step
+	// sends SubscriptionUpdate to To. → Subscribed (with the snapshot when
+	// asked).
+	Subscribe struct {
+		Snapshot     *control.Snapshot
+		View         catalog.ID
+		WithSnapshot bool
+		To           func(SubscriptionUpdate) bool
+	}
+	// Subscribed acknowledges a subscription.
+	Subscribed struct {
+		ID       uint64
+		Frontier uint64
+		Snapshot zset.Batch
+	}
+	// Unsubscribe removes a subscription.
+	Unsubscribe struct{ ID uint64 }
+	// SubscriptionUpdate is one closed epoch of a view: its delta (possibly
+	// empty) and the epoch that is now complete.
+	SubscriptionUpdate struct {
+		Epoch uint64
+		Delta zset.Batch
+	}
+)
+
+// RowWrite is one row change of a transaction, already validated by the
+// session against NOT NULL and CHECK constraints.
+type RowWrite struct {
+	Table catalog.ID
+	// Row is the new row; nil deletes the row with primary key Key.
+	Row types.Row
+	// Key is the primary key of the row to delete or replace (nil for
+	// inserts into INSERT_ONLY tables).
+	Key types.Row
+	// MustNotExist makes the commit fail with 23505 if a row with this key
+	// exists (a plain INSERT racing another session's INSERT).
+	MustNotExist bool
+}
+
+// epochTick asks the shard to run the maintenance step.
+type epochTick struct{}

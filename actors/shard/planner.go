@@ -1,0 +1,37 @@
+package shard
+
+import (
+	"github.com/rockstream/rockstream/ivm/circuit"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// Planner compiles a materialized view into circuit nodes. The compiler
+// implements it; the shard only needs this much of it.
+type Planner interface {
+	// PlanView adds the view's operators to b: every relation it reads is a
+	// b.Source(SourceID(id), schema of that relation) and the result ends in
+	// b.Sink(ViewID(view.ID), …). It returns the relations read and the
+	// view's constant relations (VALUES), which are fed once, at backfill.
+	PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.Relation) (PlannedView, error)
+}
+
+// PlannedView is what PlanView reports about a planned view.
+type PlannedView struct {
+	Sources   []catalog.ID
+	Constants map[circuit.SourceID]zset.Batch
+}
+
+// SourceID is the circuit source id of a relation.
+func SourceID(id catalog.ID) circuit.SourceID { return circuit.SourceID(objectNumber(id)) }
+
+// ViewID is the circuit view id of a materialized view.
+func ViewID(id catalog.ID) circuit.ViewID { return circuit.ViewID(objectNumber(id)) }
+
+func objectNumber(id catalog.ID) uint64 {
+	var n uint64
+	for _, b := range id.Object[8:] {
+		n = n<<8 | uint64(b)
+	}
+	return n
+}

@@ -1,0 +1,115 @@
+package shard
+
+import (
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/circuit"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// read returns consistent snapshots after maintenance caught up to MinEpoch
+// (read-your-writes, spec §12.8.1: the shard runs the pending step itself
+// rather than making the reader wait for a timer).
+func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
+	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
+		return nil, err
+	}
+	for a.frontier < m.MinEpoch && a.frontier < a.lastEpoch {
+		if err := a.step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	res := ReadResult{Frontier: a.frontier}
+	for _, id := range m.Relations {
+		b, err := a.snapshotOf(a.store, id)
+		if err != nil {
+			return nil, err
+		}
+		res.Batches = append(res.Batches, b)
+	}
+	return res, nil
+}
+
+func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
+	snap := a.snap
+	if m.Snapshot != nil && (snap == nil || m.Snapshot.Version > snap.Version) {
+		snap = m.Snapshot
+	}
+	rel, ok := snap.RelationByID(m.Table)
+	if !ok {
+		return nil, errcode.New(errcode.UndefinedObject, "table %s does not exist", m.Table)
+	}
+	ts := columnTypes(rel)
+	out := LookupResult{Rows: make([]types.Row, len(m.Keys))}
+	for i, k := range m.Keys {
+		v, ok, err := a.store.Get(keyOf(rel, ts, k))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if out.Rows[i], err = decodeStoredRow(v, ts); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func (a *Actor) status() Status {
+	st := a.stats
+	st.Ready = a.ready
+	st.LastEpoch = a.lastEpoch
+	st.Frontier = a.frontier
+	if a.snap != nil {
+		st.CatalogVer = a.snap.Version
+	}
+	for _, v := range a.views {
+		vs := ViewStatus{View: v.rel.ID, Name: v.rel.Name, Nodes: v.circuit.Stats()}
+		for _, n := range vs.Nodes {
+			vs.StateRows += n.StateRows
+			vs.StateBytes += n.StateBytes
+		}
+		if b, err := circuit.ReadView(a.store, ViewID(v.rel.ID)); err != nil {
+			vs.Error = err.Error()
+		} else {
+			for _, w := range b.Weights {
+				vs.Rows += w
+			}
+		}
+		st.Views = append(st.Views, vs)
+	}
+	return st
+}
+
+func (a *Actor) subscribe(ctx runtime.Context, m Subscribe) (runtime.Message, error) {
+	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
+		return nil, err
+	}
+	if err := a.stepAll(ctx); err != nil {
+		return nil, err
+	}
+	if a.installed(m.View) == nil {
+		return nil, errcode.New(errcode.UndefinedObject, "materialized view %s is not installed", m.View)
+	}
+	a.nextSub++
+	res := Subscribed{ID: a.nextSub, Frontier: a.frontier}
+	if m.WithSnapshot {
+		b, err := a.snapshotOf(a.store, m.View)
+		if err != nil {
+			return nil, err
+		}
+		res.Snapshot = b
+	}
+	a.subs = append(a.subs, subscription{id: a.nextSub, view: m.View, to: m.To})
+	return res, nil
+}
+
+func (a *Actor) unsubscribe(id uint64) {
+	kept := a.subs[:0]
+	for _, s := range a.subs {
+		if s.id != id {
+			kept = append(kept, s)
+		}
+	}
+	a.subs = kept
+}

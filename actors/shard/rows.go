@@ -1,0 +1,178 @@
+package shard
+
+import (
+	"encoding/binary"
+
+	"github.com/rockstream/rockstream/ivm/keyenc"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// columnTypes lists a relation's column types.
+func columnTypes(rel *catalog.Relation) []types.Type {
+	ts := make([]types.Type, len(rel.Columns))
+	for i, c := range rel.Columns {
+		ts[i] = c.Type
+	}
+	return ts
+}
+
+// Schema returns a relation's schema.
+func Schema(rel *catalog.Relation) types.Schema {
+	s := make(types.Schema, len(rel.Columns))
+	for i, c := range rel.Columns {
+		s[i] = types.Column{Name: c.Name, Type: c.Type, Nullable: !c.NotNull}
+	}
+	return s
+}
+
+// encodeStoredRow encodes a row with its width first, so rows written before
+// an ALTER TABLE ADD COLUMN still decode (the new columns read as NULL).
+func encodeStoredRow(dst []byte, ts []types.Type, row types.Row) []byte {
+	// INVARIANT: a stored row is never wider than its table.
+	if len(row) > len(ts) {
+		panic("shard: row wider than its table")
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(row)))
+	return keyenc.EncodeRow(dst, ts[:len(row)], row)
+}
+
+func decodeStoredRow(src []byte, ts []types.Type) (types.Row, error) {
+	n, used := binary.Uvarint(src)
+	if used <= 0 || n > uint64(len(ts)) {
+		return nil, corrupt("stored row has width %d for a table of %d columns", n, len(ts))
+	}
+	row, err := keyenc.DecodeRow(src[used:], ts[:n], make(types.Row, 0, len(ts)))
+	if err != nil {
+		return nil, err
+	}
+	for len(row) < len(ts) {
+		row = append(row, nil)
+	}
+	return row, nil
+}
+
+// encodePKColumn appends one primary-key column (memcomparable, so a table
+// scan is in primary-key order).
+func encodePKColumn(dst []byte, t types.Type, d types.Datum) []byte {
+	return keyenc.EncodeColumn(dst, t, d, keyenc.Asc)
+}
+
+// keyOf encodes the storage key of the row with primary-key values key.
+func keyOf(rel *catalog.Relation, ts []types.Type, key types.Row) []byte {
+	k := tablePrefix(rel.ID)
+	for j, c := range rel.PrimaryKey {
+		k = encodePKColumn(k, ts[c], key[j])
+	}
+	return k
+}
+
+// logEntry is one committed transaction's delta, per table.
+type logEntry struct {
+	tables []tableDelta
+}
+
+type tableDelta struct {
+	table catalog.ID
+	delta zset.Batch
+}
+
+// encodeLog encodes a log entry. Rows are typed by the catalog at commit
+// time; their widths are stored, so a later ADD COLUMN cannot misread them.
+func encodeLog(e logEntry, schemaOf func(catalog.ID) []types.Type) []byte {
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(e.tables)))
+	for _, t := range e.tables {
+		b = append(b, t.table.Object[:]...)
+		ts := schemaOf(t.table)
+		b = binary.AppendUvarint(b, uint64(t.delta.Len()))
+		for i, row := range t.delta.Rows {
+			b = binary.AppendVarint(b, t.delta.Weights[i])
+			enc := encodeStoredRow(nil, ts, row)
+			b = binary.AppendUvarint(b, uint64(len(enc)))
+			b = append(b, enc...)
+		}
+	}
+	return b
+}
+
+func decodeLog(src []byte, ns catalog.NamespaceID, schemaOf func(catalog.ID) ([]types.Type, bool)) (logEntry, error) {
+	var e logEntry
+	r := byteReader{src: src}
+	n := r.uvarint()
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		var id catalog.ID
+		id.Namespace = ns
+		copy(id.Object[:], r.bytes(16))
+		count := r.uvarint()
+		ts, ok := schemaOf(id)
+		td := tableDelta{table: id}
+		for j := uint64(0); j < count && r.err == nil; j++ {
+			w := r.varint()
+			enc := r.bytes(int(r.uvarint()))
+			if !ok || r.err != nil {
+				continue // the table was dropped since: its rows no longer matter
+			}
+			row, err := decodeStoredRow(enc, ts)
+			if err != nil {
+				return e, err
+			}
+			td.delta.Add(row, w)
+		}
+		if ok {
+			e.tables = append(e.tables, td)
+		}
+	}
+	if r.err != nil {
+		return e, r.err
+	}
+	if len(r.src) != 0 {
+		return e, corrupt("log entry has %d trailing bytes", len(r.src))
+	}
+	return e, nil
+}
+
+type byteReader struct {
+	src []byte
+	err error
+}
+
+func (r *byteReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.src)
+	if n <= 0 {
+		r.err = corrupt("bad uvarint in log entry")
+		return 0
+	}
+	r.src = r.src[n:]
+	return v
+}
+
+func (r *byteReader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.src)
+	if n <= 0 {
+		r.err = corrupt("bad varint in log entry")
+		return 0
+	}
+	r.src = r.src[n:]
+	return v
+}
+
+func (r *byteReader) bytes(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(r.src) {
+		r.err = corrupt("log entry truncated")
+		return nil
+	}
+	b := r.src[:n]
+	r.src = r.src[n:]
+	return b
+}

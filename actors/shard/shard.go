@@ -1,0 +1,408 @@
+package shard
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/circuit"
+	"github.com/rockstream/rockstream/ivm/expr"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// ActorID is the shard actor's id in an embedded process (shard 0).
+const ActorID runtime.ActorID = "shard/0"
+
+// Config configures the shard actor.
+type Config struct {
+	// OpenStore opens the shard DB on Started. Apply must be durable on
+	// return: Commit acknowledges after it.
+	OpenStore func(ctx runtime.Context) (kv.Store, error)
+	Planner   Planner
+	// LogEntriesPerStepMax bounds how many log entries one epoch step
+	// consumes, so one step's batch stays bounded under a backlog; the rest
+	// wait for the next step. Simulation range: 1..64.
+	LogEntriesPerStepMax int
+	// TickEvery is how often the shard runs its store's background work
+	// (stores that implement Ticker); 0 disables it. Simulation range:
+	// 1ms..1s.
+	TickEvery time.Duration
+}
+
+// Ticker is implemented by stores with background work driven by the owner.
+type Ticker interface {
+	Tick(now time.Time) error
+}
+
+// storageTick runs the store's background work.
+type storageTick struct{}
+
+const logEntriesPerStepDefault = 256
+
+type installedView struct {
+	rel     *catalog.Relation
+	circuit *circuit.Circuit
+	sources []catalog.ID
+	// constants are the view's constant relations, fed once at backfill.
+	constants map[circuit.SourceID]zset.Batch
+	// widths is each source's column count when the view was planned, so
+	// rows of a table widened later by ADD COLUMN are trimmed to it.
+	widths map[catalog.ID]int
+}
+
+type subscription struct {
+	id   uint64
+	view catalog.ID
+	to   func(SubscriptionUpdate) bool
+}
+
+// Actor is the shard actor.
+type Actor struct {
+	cfg       Config
+	store     kv.Store
+	ready     bool
+	openErr   error
+	snap      *control.Snapshot
+	lastEpoch uint64
+	frontier  uint64
+	// views are installed views in creation (= dependency) order.
+	views   []*installedView
+	subs    []subscription
+	nextSub uint64
+	now     func() int64
+	stats   Status
+	// stepScheduled avoids queueing a tick per commit.
+	stepScheduled bool
+}
+
+// New returns a shard actor factory.
+func New(cfg Config) runtime.Factory {
+	if cfg.LogEntriesPerStepMax <= 0 {
+		cfg.LogEntriesPerStepMax = logEntriesPerStepDefault
+	}
+	return func() runtime.Actor { return &Actor{cfg: cfg} }
+}
+
+// Receive implements runtime.Actor.
+func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
+	a.now = func() int64 { return ctx.Now().UnixNano() }
+	switch msg.(type) {
+	case runtime.Started:
+		if err := a.open(ctx); err != nil {
+			a.openErr = err
+			ctx.Logger().Error("shard open failed", "err", err)
+		}
+		return
+	case runtime.Stopping:
+		return
+	}
+	if a.openErr != nil {
+		ctx.Reply(errcode.Wrap(errcode.ShardUnavailable, a.openErr, "shard storage failed to open"))
+		return
+	}
+	switch m := msg.(type) {
+	case SyncCatalog:
+		ctx.Reply(a.replyOf(a.syncCatalog(ctx, m.Snapshot)))
+	case Commit:
+		ctx.Reply(a.replyOf(a.commit(ctx, m)))
+	case Read:
+		ctx.Reply(a.replyOf(a.read(ctx, m)))
+	case Lookup:
+		ctx.Reply(a.replyOf(a.lookup(m)))
+	case GetStatus:
+		ctx.Reply(a.status())
+	case Subscribe:
+		ctx.Reply(a.replyOf(a.subscribe(ctx, m)))
+	case Unsubscribe:
+		a.unsubscribe(m.ID)
+		ctx.Reply(struct{}{})
+	case storageTick:
+		if t, ok := a.store.(Ticker); ok {
+			if err := t.Tick(ctx.Now()); err != nil {
+				ctx.Logger().Error("storage background work failed", "err", err)
+			}
+		}
+		ctx.After(a.cfg.TickEvery, storageTick{})
+	case epochTick:
+		a.stepScheduled = false
+		if err := a.step(ctx); err != nil {
+			ctx.Logger().Error("epoch step failed", "err", err)
+		}
+	default:
+		panic(fmt.Sprintf("shard: unexpected message %T", msg))
+	}
+}
+
+func (a *Actor) replyOf(r runtime.Message, err error) runtime.Message {
+	if err != nil {
+		return err
+	}
+	return r
+}
+
+func (a *Actor) open(ctx runtime.Context) error {
+	store, err := a.cfg.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	a.store = store
+	if a.lastEpoch, err = getUint64(store, lastEpochKey()); err != nil {
+		return err
+	}
+	if a.frontier, err = getUint64(store, frontierKey()); err != nil {
+		return err
+	}
+	if _, ok := store.(Ticker); ok && a.cfg.TickEvery > 0 {
+		ctx.After(a.cfg.TickEvery, storageTick{})
+	}
+	// INVARIANT: the frontier never passes the last assigned epoch.
+	if a.frontier > a.lastEpoch {
+		return corrupt("frontier %d is past the last source epoch %d", a.frontier, a.lastEpoch)
+	}
+	return nil
+}
+
+// adoptSnapshot makes snap current if it is newer.
+func (a *Actor) adoptSnapshot(ctx runtime.Context, snap *control.Snapshot) error {
+	if snap == nil || (a.snap != nil && snap.Version <= a.snap.Version) {
+		return nil
+	}
+	_, err := a.syncCatalog(ctx, snap)
+	return err
+}
+
+// syncCatalog installs new materialized views and drops removed ones.
+//
+// Order matters for recovery: views whose state is stored are rebuilt first
+// (no recomputation), then the delta log above the frontier is applied to
+// them, and only then are new views backfilled from the (now current)
+// snapshot, so a backfill and the frontier describe the same point.
+func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtime.Message, error) {
+	if a.snap != nil && snap.Version < a.snap.Version {
+		return Synced{Version: a.snap.Version}, nil
+	}
+	a.snap = snap
+	var fresh []*catalog.Relation
+	for _, rel := range snap.Relations() {
+		if rel.Kind != catalog.KindMaterializedView || a.installed(rel.ID) != nil {
+			continue
+		}
+		_, stored, err := a.store.Get(viewMarkerKey(rel.ID))
+		if err != nil {
+			return nil, err
+		}
+		if !stored {
+			fresh = append(fresh, rel)
+			continue
+		}
+		v, err := a.build(snap, rel)
+		if err != nil {
+			return nil, err
+		}
+		a.addView(v)
+	}
+	if err := a.stepAll(ctx); err != nil {
+		return nil, err
+	}
+	// Drop views that left the catalog.
+	kept := a.views[:0]
+	var dropped []*installedView
+	for _, v := range a.views {
+		if rel, ok := snap.RelationByID(v.rel.ID); ok && rel.Kind == catalog.KindMaterializedView {
+			kept = append(kept, v)
+		} else {
+			dropped = append(dropped, v)
+		}
+	}
+	a.views = kept
+	for _, v := range dropped {
+		if err := a.dropState(v.rel.ID); err != nil {
+			return nil, err
+		}
+	}
+	for _, rel := range fresh {
+		if err := a.install(ctx, snap, rel); err != nil {
+			ctx.Logger().Error("view install failed", "view", rel.Name, "err", err)
+			return nil, err
+		}
+	}
+	a.ready = true
+	return Synced{Version: snap.Version}, nil
+}
+
+func (a *Actor) addView(v *installedView) {
+	a.views = append(a.views, v)
+	sort.SliceStable(a.views, func(i, j int) bool {
+		return objectNumber(a.views[i].rel.ID) < objectNumber(a.views[j].rel.ID)
+	})
+}
+
+func (a *Actor) installed(id catalog.ID) *installedView {
+	for _, v := range a.views {
+		if v.rel.ID == id {
+			return v
+		}
+	}
+	return nil
+}
+
+func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installedView, error) {
+	b := circuit.NewBuilder()
+	planned, err := a.cfg.Planner.PlanView(b, snap, rel)
+	if err != nil {
+		return nil, err
+	}
+	sources := planned.Sources
+	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: &expr.Env{}, Clock: a.now})
+	if err != nil {
+		return nil, err
+	}
+	v := &installedView{rel: rel, circuit: c, sources: sources, constants: planned.Constants, widths: map[catalog.ID]int{}}
+	for _, s := range sources {
+		src, ok := snap.RelationByID(s)
+		if !ok {
+			return nil, errcode.New(errcode.UndefinedObject, "view %s reads relation %s, which does not exist", rel.Name, s)
+		}
+		v.widths[s] = len(src.Columns)
+	}
+	return v, nil
+}
+
+// install builds a view's circuit; if its state is not stored yet, it
+// backfills from the current snapshot of its inputs in one durable batch.
+func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalog.Relation) error {
+	v, err := a.build(snap, rel)
+	if err != nil {
+		return err
+	}
+	{
+		txn := kv.NewTxn(a.store)
+		inputs := map[circuit.SourceID]zset.Batch{}
+		for id, b := range v.constants { //lint:maprange copied into a map keyed the same way
+			inputs[id] = b
+		}
+		for _, s := range v.sources {
+			b, err := a.snapshotOf(txn, s)
+			if err != nil {
+				return err
+			}
+			inputs[SourceID(s)] = v.trim(s, b)
+		}
+		if _, err := v.circuit.Step(txn, inputs); err != nil {
+			v.circuit.DiscardCaches()
+			return err
+		}
+		if err := txn.Put(viewMarkerKey(rel.ID), []byte{1}); err != nil {
+			return err
+		}
+		if err := a.store.Apply(txn.Batch()); err != nil {
+			v.circuit.DiscardCaches()
+			return err
+		}
+		ctx.Logger().Info("view backfilled", "view", rel.Name, "frontier", a.frontier)
+	}
+	a.addView(v)
+	return nil
+}
+
+// trim cuts rows of a source widened since the view was planned.
+func (v *installedView) trim(src catalog.ID, b zset.Batch) zset.Batch {
+	w, ok := v.widths[src]
+	if !ok {
+		return b
+	}
+	out := zset.Batch{Rows: make([]types.Row, len(b.Rows)), Weights: b.Weights}
+	for i, r := range b.Rows {
+		if len(r) > w {
+			r = r[:w]
+		}
+		out.Rows[i] = r
+	}
+	return out
+}
+
+// dropState deletes every key of a dropped view (scan-and-delete: slate has
+// no range delete).
+func (a *Actor) dropState(view catalog.ID) error {
+	circuitID := objectNumber(view)
+	var b kv.WriteBatch
+	for _, ns := range []byte{kv.PrefixOpState, kv.PrefixOpIndex, kv.PrefixViewOutput, kv.PrefixShardMeta} {
+		err := kv.ScanPrefix(a.store, []byte{ns}, func(k, _ []byte) error {
+			if ownedBy(k, circuitID) {
+				b.Ops = append(b.Ops, kv.Op{Key: append([]byte(nil), k...), Delete: true})
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Delete: true})
+	sort.SliceStable(b.Ops, func(i, j int) bool { return bytes.Compare(b.Ops[i].Key, b.Ops[j].Key) < 0 })
+	b.Ops = dedupOps(b.Ops)
+	return a.store.Apply(&b)
+}
+
+// ownedBy reports whether an IVM key (namespace, kind, op id(16), …) belongs
+// to circuit circuitID: op ids are arrange.MakeID(circuitID, node).
+func ownedBy(k []byte, circuitID uint64) bool {
+	if len(k) < 2+16 || k[1] == kindTableRows {
+		return false
+	}
+	if k[0] == kv.PrefixShardMeta && k[1] != 'S' {
+		return false
+	}
+	var id uint64
+	for _, c := range k[2:10] {
+		id = id<<8 | uint64(c)
+	}
+	return id == circuitID
+}
+
+func dedupOps(ops []kv.Op) []kv.Op {
+	out := ops[:0]
+	for i, op := range ops {
+		if i > 0 && bytes.Equal(op.Key, ops[i-1].Key) {
+			out[len(out)-1] = op
+			continue
+		}
+		out = append(out, op)
+	}
+	return out
+}
+
+// snapshotOf reads the current contents of a relation: a table's rows or a
+// materialized view's output.
+func (a *Actor) snapshotOf(r kv.Reader, id catalog.ID) (zset.Batch, error) {
+	rel, ok := a.snap.RelationByID(id)
+	if !ok {
+		return zset.Batch{}, errcode.New(errcode.UndefinedObject, "relation %s does not exist", id)
+	}
+	switch rel.Kind {
+	case catalog.KindTable, catalog.KindSource:
+		ts := columnTypes(rel)
+		var out zset.Batch
+		err := kv.ScanPrefix(r, tablePrefix(id), func(_, v []byte) error {
+			row, err := decodeStoredRow(v, ts)
+			if err != nil {
+				return err
+			}
+			out.Add(row, 1)
+			return nil
+		})
+		return out, err
+	case catalog.KindMaterializedView:
+		if a.installed(id) == nil {
+			return zset.Batch{}, errcode.New(errcode.ShardUnavailable, "materialized view %s is not installed on this shard yet", rel.Name)
+		}
+		return circuit.ReadView(r, ViewID(id))
+	}
+	return zset.Batch{}, errcode.New(errcode.WrongObjectType, "%s is a %s; it has no stored rows", rel.Name, rel.Kind)
+}

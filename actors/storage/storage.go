@@ -1,0 +1,116 @@
+// Package storage adapts a slate database to the kv.Store interface the IVM
+// engine, the shard and the control plane persist through, and owns the
+// settings both actors open their databases with.
+//
+// Every Apply is one slate write batch with AwaitDurable, so a caller that
+// got nil back knows the batch survives a crash (the COMMIT contract).
+package storage
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/slate"
+	"github.com/rockstream/rockstream/slate/objstore"
+)
+
+// Options are the slate settings of one database.
+type Options struct {
+	// MemtableBytesMax: see slate.Options. Simulation range 4 KiB – 64 MiB.
+	MemtableBytesMax int64
+	// UnflushedBytesMax: see slate.Options.
+	UnflushedBytesMax int64
+	// BlockCacheBytes: see slate.Options.
+	BlockCacheBytes int64
+	// InstanceID: see slate.Options.
+	InstanceID string
+}
+
+// backpressureRetriesMax bounds how often Apply flushes memtables and
+// retries a write refused for memory; past it the error reaches the caller.
+const backpressureRetriesMax = 4
+
+// KV is a slate database as a kv.Store.
+type KV struct {
+	db *slate.DB
+	// now is the time last passed to Tick (slate never reads the clock).
+	now time.Time
+}
+
+// Open opens (or creates) the slate database at path in store.
+func Open(ctx context.Context, store objstore.Store, path string, opts Options) (*KV, error) {
+	k := &KV{}
+	db, err := slate.Open(ctx, store, path, slate.Options{
+		InstanceID:        opts.InstanceID,
+		MemtableBytesMax:  opts.MemtableBytesMax,
+		UnflushedBytesMax: opts.UnflushedBytesMax,
+		BlockCacheBytes:   opts.BlockCacheBytes,
+		AutoCompact:       true,
+		GCInterval:        time.Minute,
+		GCMinAge:          10 * time.Minute,
+		Clock:             func() time.Time { return k.now },
+	})
+	if err != nil {
+		return nil, err
+	}
+	k.db = db
+	return k, nil
+}
+
+// DB is the underlying slate database (for diagnostics).
+func (k *KV) DB() *slate.DB { return k.db }
+
+// Get implements kv.Reader.
+func (k *KV) Get(key []byte) ([]byte, bool, error) {
+	return k.db.Get(context.Background(), key, slate.ReadOptions{})
+}
+
+// Scan implements kv.Reader.
+func (k *KV) Scan(start, end []byte, fn func(key, value []byte) error) error {
+	it := k.db.Scan(context.Background(), start, end, slate.ReadOptions{})
+	for it.Next() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			if errors.Is(err, kv.ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return it.Err()
+}
+
+// Apply implements kv.Store: one atomic, durable slate batch.
+func (k *KV) Apply(b *kv.WriteBatch) error {
+	var sb slate.Batch
+	for _, op := range b.Ops {
+		if op.Delete {
+			sb.Delete(op.Key)
+		} else {
+			sb.Put(op.Key, op.Value)
+		}
+	}
+	ctx := context.Background()
+	for attempt := 0; ; attempt++ {
+		_, err := k.db.Write(ctx, &sb, slate.WriteOptions{AwaitDurable: true})
+		if err == nil || !errors.Is(err, slate.ErrBackpressure) || attempt >= backpressureRetriesMax {
+			return err
+		}
+		if err := k.db.FlushMemtable(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// Tick runs slate's due background work (WAL/memtable flush, compaction,
+// GC). The owning actor calls it from a timer.
+func (k *KV) Tick(now time.Time) error {
+	k.now = now
+	return k.db.Tick(context.Background(), now)
+}
+
+// Close flushes and closes the database.
+func (k *KV) Close() error { return k.db.Close(context.Background()) }
+
+var _ kv.Store = (*KV)(nil)

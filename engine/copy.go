@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/gateway"
+	"github.com/rockstream/rockstream/ivm/expr"
+	"github.com/rockstream/rockstream/ivm/sql/bind"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// CopyIn implements gateway.Session: COPY t [(cols)] FROM STDIN. Rows are
+// checked and buffered per chunk; nothing is visible before the
+// transaction commits, and Abort leaves the transaction as it was.
+func (s *session) CopyIn(ctx context.Context, req gateway.CopyInRequest) (gateway.CopyInSink, error) {
+	snap, err := s.e.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := []string{req.Table}
+	if req.Schema != "" {
+		name = []string{req.Schema, req.Table}
+	}
+	rel, ok := snap.LookupRelation(name)
+	if !ok {
+		return nil, errcode.New(errcode.UndefinedObject, "relation %q does not exist", req.Table)
+	}
+	w, err := s.writerFor(rel, "COPY")
+	if err != nil {
+		return nil, err
+	}
+	sink := &copySink{s: s, snap: snap, w: w, env: s.env(req.Settings, nil)}
+	// positions[i] is the table column of COPY field i.
+	if len(req.Columns) == 0 {
+		for i := range rel.Columns {
+			sink.positions = append(sink.positions, i)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, c := range req.Columns {
+			i := rel.ColumnIndex(c)
+			if i < 0 {
+				return nil, errcode.New(errcode.UndefinedColumnCode, "column %q of relation %q does not exist", c, rel.Name)
+			}
+			if seen[i] {
+				return nil, errcode.New(errcode.DuplicateColumnCode, "column %q specified more than once", c)
+			}
+			seen[i] = true
+			sink.positions = append(sink.positions, i)
+		}
+	}
+	// Columns not in the COPY get their defaults.
+	sink.defaults = make([]expr.Expr, len(rel.Columns))
+	inCopy := map[int]bool{}
+	for _, p := range sink.positions {
+		inCopy[p] = true
+	}
+	for i, c := range rel.Columns {
+		if inCopy[i] || c.Default == "" {
+			continue
+		}
+		sc, err := bind.DefaultExpr(c.Default, c.Type, c.Name)
+		if err != nil {
+			return nil, err
+		}
+		if sink.defaults[i], err = lowerScalar(sc); err != nil {
+			return nil, err
+		}
+	}
+	// Remember the buffer so Abort can restore it.
+	sink.saved = s.txn.snapshotTable(rel.ID)
+	return sink, nil
+}
+
+type copySink struct {
+	s         *session
+	snap      *control.Snapshot
+	w         *writer
+	env       *expr.Env
+	positions []int
+	defaults  []expr.Expr
+	n         int64
+	saved     *tableWrites
+}
+
+func (c *copySink) Columns() types.Schema {
+	out := make(types.Schema, len(c.positions))
+	for i, p := range c.positions {
+		col := c.w.rel.Columns[p]
+		out[i] = types.Column{Name: col.Name, Type: col.Type, Nullable: !col.NotNull}
+	}
+	return out
+}
+
+func (c *copySink) Write(ctx context.Context, rows []types.Row) error {
+	full := make([]types.Row, len(rows))
+	for i, r := range rows {
+		row := make(types.Row, len(c.w.rel.Columns))
+		for j, p := range c.positions {
+			row[p] = r[j]
+		}
+		for j, d := range c.defaults {
+			if d != nil {
+				v, err := d.Eval(c.env, row)
+				if err != nil {
+					return err
+				}
+				row[j] = v
+			}
+		}
+		full[i] = row
+	}
+	n, err := c.w.insertRows(ctx, c.snap, full, nil, c.env, nil)
+	c.n += n
+	return err
+}
+
+func (c *copySink) Finish(context.Context) (int64, error) { return c.n, nil }
+
+func (c *copySink) Abort(context.Context) error {
+	c.s.txn.restoreTable(c.w.rel.ID, c.saved)
+	return nil
+}
+
+var _ = catalog.KindTable

@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/gateway"
+	rsql "github.com/rockstream/rockstream/ivm/sql"
+	"github.com/rockstream/rockstream/ivm/sql/bind"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/ddl"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+)
+
+// ddl runs a DDL statement: the catalog change is durable in the control DB,
+// then the shard installs (backfills) or drops view state before the
+// statement returns.
+func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL) (gateway.Cursor, error) {
+	tag := d.Tag()
+	var notices []*errcode.Error
+	notice := func(r control.DDLResult) {
+		if r.Notice != "" {
+			n := errcode.New(errcode.DDLNotice, "%s", r.Notice)
+			notices = append(notices, n)
+		}
+	}
+	switch st := d.Stmt.(type) {
+	case *ddl.CreateTable:
+		if len(st.PrimaryKey) == 0 && !st.InsertOnly {
+			return nil, errcode.New(errcode.PrimaryKeyRequired, "table %q needs a PRIMARY KEY", st.Name).
+				WithDetail("RockStream identifies rows by primary key so that UPDATE and DELETE become exact retractions (spec §6.4)")
+		}
+		r, err := s.control(ctx, control.CreateRelation{
+			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Columns: st.Columns, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly},
+			IfNotExists: st.IfNotExists,
+		})
+		if err != nil {
+			return nil, err
+		}
+		notice(r)
+	case *ddl.CreateView:
+		if err := s.createView(ctx, snap, d, st, notice); err != nil {
+			return nil, err
+		}
+	case *ddl.Drop:
+		kind := map[ddl.DropKind]catalog.Kind{
+			ddl.DropTable: catalog.KindTable, ddl.DropView: catalog.KindView,
+			ddl.DropMaterializedView: catalog.KindMaterializedView, ddl.DropSource: catalog.KindSource,
+		}[st.Kind]
+		for _, name := range st.Names {
+			r, err := s.control(ctx, control.DropRelation{Name: name, Kind: kind, IfExists: st.IfExists, Cascade: st.Cascade})
+			if err != nil {
+				return nil, err
+			}
+			notice(r)
+		}
+	case *ddl.AddColumn:
+		r, err := s.control(ctx, control.AddColumn{Table: st.Table, Column: st.Column, IfNotExists: st.IfNotExists})
+		if err != nil {
+			return nil, err
+		}
+		notice(r)
+	case *ddl.CreateSource:
+		return nil, errcode.New(errcode.GatewayUnsupported, "CREATE SOURCE ... FROM GENERATE ROWS is not available in this build yet")
+	default:
+		return nil, errcode.New(errcode.GatewayUnsupported, "%s is not supported", tag)
+	}
+	if err := s.syncShard(ctx); err != nil {
+		return nil, err
+	}
+	return &rowsCursor{tag: tag, notices: notices}, nil
+}
+
+func (s *session) control(ctx context.Context, msg any) (control.DDLResult, error) {
+	m, err := s.e.ask(ctx, control.ActorID, msg)
+	if err != nil {
+		return control.DDLResult{}, err
+	}
+	return m.(control.DDLResult), nil
+}
+
+// syncShard makes the shard run the current catalog (install/backfill new
+// views, drop removed ones).
+func (s *session) syncShard(ctx context.Context) error {
+	snap, err := s.e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = s.e.ask(ctx, shard.ActorID, shard.SyncCatalog{Snapshot: snap})
+	return err
+}
+
+func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, st *ddl.CreateView, notice func(control.DDLResult)) error {
+	rel := &catalog.Relation{Name: st.Name, SQL: st.Query}
+	var deps []catalog.ID
+	if st.Materialized {
+		if d.View == nil {
+			return errcode.New(errcode.InternalError, "materialized view %q was not compiled", st.Name)
+		}
+		rel.Kind = catalog.KindMaterializedView
+		rel.Columns = catalogColumns(d.View.Columns, st.ColumnNames)
+		for _, r := range scannedRelations(d.View.Plan) {
+			deps = append(deps, r.ID)
+		}
+	} else {
+		rel.Kind = catalog.KindView
+		rel.Columns = catalogColumns(d.Columns, st.ColumnNames)
+		if q, err := bind.QueryText(snap, st.Query, bind.Options{}); err == nil {
+			for _, r := range scannedRelations(q.Plan) {
+				deps = append(deps, r.ID)
+			}
+		}
+	}
+	r, err := s.control(ctx, control.CreateRelation{Relation: rel, Deps: deps, IfNotExists: st.IfNotExists, OrReplace: st.OrReplace})
+	if err != nil {
+		return err
+	}
+	notice(r)
+	if st.Materialized && r.Changed != nil {
+		if err := s.syncShard(ctx); err != nil {
+			// The view cannot be maintained: take it out of the catalog again
+			// so nothing half-made stays behind.
+			_, _ = s.control(ctx, control.DropRelation{Name: st.Name, Kind: catalog.KindMaterializedView, Cascade: true})
+			_ = s.syncShard(ctx)
+			return err
+		}
+	}
+	return nil
+}
+
+func catalogColumns(cols []plan.Column, names []string) []catalog.Column {
+	out := make([]catalog.Column, len(cols))
+	for i, c := range cols {
+		out[i] = catalog.Column{Name: c.Name, Type: c.Type}
+		if i < len(names) {
+			out[i].Name = names[i]
+		}
+	}
+	return out
+}

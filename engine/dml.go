@@ -1,0 +1,408 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/gateway"
+	"github.com/rockstream/rockstream/ivm/expr"
+	rsql "github.com/rockstream/rockstream/ivm/sql"
+	"github.com/rockstream/rockstream/ivm/sql/bind"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// writer applies one DML statement's row changes to the transaction.
+type writer struct {
+	s   *session
+	rel *catalog.Relation
+	tw  *tableWrites
+	// touched marks keys this statement already changed (ON CONFLICT DO
+	// UPDATE may not affect a row twice; UPDATE changes a row once).
+	touched map[string]bool
+}
+
+func (s *session) writerFor(rel *catalog.Relation, verb string) (*writer, error) {
+	if s.txn == nil {
+		s.txn = newTxn(false)
+	}
+	if s.txn.readOnly {
+		return nil, errcode.New(errcode.ReadOnlyTransaction, "cannot execute %s in a read-only transaction", verb)
+	}
+	if rel.Kind != catalog.KindTable {
+		return nil, errcode.New(errcode.WrongObjectType, "cannot change relation %q", rel.Name).
+			WithDetail("%q is a %s; only tables accept INSERT, UPDATE and DELETE", rel.Name, rel.Kind)
+	}
+	return &writer{s: s, rel: rel, tw: s.txn.table(rel), touched: map[string]bool{}}, nil
+}
+
+// current returns the row a key has as this transaction sees it, fetching
+// committed rows for the keys it has not touched in one request.
+func (w *writer) current(ctx context.Context, snap *control.Snapshot, keys []types.Row) ([]types.Row, error) {
+	out := make([]types.Row, len(keys))
+	var missing []types.Row
+	var at []int
+	for i, k := range keys {
+		if p, ok := w.tw.rows[encodePK(w.rel, k)]; ok {
+			out[i] = p.row
+			continue
+		}
+		missing = append(missing, k)
+		at = append(at, i)
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	m, err := w.s.e.ask(ctx, shard.ActorID, shard.Lookup{Snapshot: snap, Table: w.rel.ID, Keys: missing})
+	if err != nil {
+		return nil, err
+	}
+	rows := m.(shard.LookupResult).Rows
+	for j, i := range at {
+		out[i] = rows[j]
+		// Remember what was committed when the transaction first looked.
+		k := encodePK(w.rel, missing[j])
+		if _, ok := w.tw.rows[k]; !ok {
+			w.tw.rows[k] = &pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil}
+			w.tw.keys = append(w.tw.keys, k)
+			// NB: an untouched key's pending row equals the committed row;
+			// writes() skips entries that were never changed (see changed).
+		}
+	}
+	return out, nil
+}
+
+// set changes the row under key (nil deletes it).
+func (w *writer) set(key types.Row, row types.Row) error {
+	k := encodePK(w.rel, key)
+	p, ok := w.tw.rows[k]
+	if !ok {
+		panic("engine: set before current") // current() records every key first
+	}
+	p.row = row
+	p.changed = true
+	p.mustNotExist = !p.existedBefore
+	w.s.txn.count++
+	if w.s.txn.count > txnWritesMax {
+		return errcode.New(errcode.TransactionTooLarge, "transaction changes more than %d rows", txnWritesMax)
+	}
+	return nil
+}
+
+func (w *writer) checkNotNull(row types.Row) error {
+	for i, c := range w.rel.Columns {
+		if c.NotNull && row[i] == nil {
+			return errcode.New(errcode.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c.Name, w.rel.Name).
+				WithDetail("Failing row contains %s.", formatRow(w.rel, row))
+		}
+	}
+	return nil
+}
+
+func formatRow(rel *catalog.Relation, row types.Row) string {
+	parts := make([]string, len(row))
+	for i, d := range row {
+		if d == nil {
+			parts[i] = "null"
+		} else {
+			parts[i] = types.Format(rel.Columns[i].Type, d)
+		}
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func describeKey(rel *catalog.Relation, key types.Row) string {
+	names := make([]string, len(rel.PrimaryKey))
+	vals := make([]string, len(rel.PrimaryKey))
+	for i, c := range rel.PrimaryKey {
+		names[i] = rel.Columns[c].Name
+		vals[i] = types.Format(rel.Columns[c].Type, key[i])
+	}
+	return fmt.Sprintf("(%s)=(%s)", strings.Join(names, ", "), strings.Join(vals, ", "))
+}
+
+func (w *writer) duplicate(key types.Row) error {
+	return errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", w.rel.Name+"_pkey").
+		WithDetail("Key %s already exists.", describeKey(w.rel, key))
+}
+
+// returning evaluates a RETURNING list over affected rows.
+type returning struct {
+	exprs []expr.Expr
+	rows  []types.Row
+}
+
+func newReturning(r *bind.Returning) (*returning, error) {
+	if r == nil {
+		return nil, nil
+	}
+	out := &returning{}
+	for _, sc := range r.Exprs {
+		e, err := lowerScalar(sc)
+		if err != nil {
+			return nil, err
+		}
+		out.exprs = append(out.exprs, e)
+	}
+	return out, nil
+}
+
+func (r *returning) add(env *expr.Env, row types.Row) error {
+	if r == nil {
+		return nil
+	}
+	out := make(types.Row, len(r.exprs))
+	for i, e := range r.exprs {
+		v, err := e.Eval(env, row)
+		if err != nil {
+			return err
+		}
+		out[i] = v
+	}
+	r.rows = append(r.rows, out)
+	return nil
+}
+
+func (r *returning) cursor(tag string) gateway.Cursor {
+	if r == nil {
+		return &rowsCursor{tag: tag}
+	}
+	return &rowsCursor{rows: r.rows, tag: tag}
+}
+
+func (s *session) insert(ctx context.Context, snap *control.Snapshot, st *rsql.Insert, env *expr.Env) (gateway.Cursor, error) {
+	w, err := s.writerFor(st.Table, "INSERT")
+	if err != nil {
+		return nil, err
+	}
+	ret, err := newReturning(st.Returning)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.runPlan(ctx, snap, st.Rows, env)
+	if err != nil {
+		return nil, err
+	}
+	n, err := w.insertRows(ctx, snap, rows, st.OnConflict, env, ret)
+	if err != nil {
+		return nil, err
+	}
+	return ret.cursor(fmt.Sprintf("INSERT 0 %d", n)), nil
+}
+
+// insertRows inserts full rows (INSERT and COPY FROM), returning how many
+// rows were inserted or updated.
+func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []types.Row, oc *bind.OnConflict, env *expr.Env, ret *returning) (int64, error) {
+	for _, r := range rows {
+		if err := w.checkNotNull(r); err != nil {
+			return 0, err
+		}
+	}
+	if len(w.rel.PrimaryKey) == 0 {
+		for _, r := range rows {
+			w.tw.appended = append(w.tw.appended, r)
+			if err := ret.add(env, r); err != nil {
+				return 0, err
+			}
+		}
+		w.s.txn.count += len(rows)
+		if w.s.txn.count > txnWritesMax {
+			return 0, errcode.New(errcode.TransactionTooLarge, "transaction changes more than %d rows", txnWritesMax)
+		}
+		return int64(len(rows)), nil
+	}
+	keys := make([]types.Row, len(rows))
+	for i, r := range rows {
+		keys[i] = pkOf(w.rel, r)
+	}
+	if _, err := w.current(ctx, snap, keys); err != nil {
+		return 0, err
+	}
+	var set []expr.Expr
+	var where expr.Expr
+	if oc != nil && !oc.DoNothing {
+		set = make([]expr.Expr, len(oc.Set))
+		for i, a := range oc.Set {
+			e, err := lowerScalar(a.Expr)
+			if err != nil {
+				return 0, err
+			}
+			set[i] = e
+		}
+		if oc.Where != nil {
+			e, err := lowerScalar(oc.Where)
+			if err != nil {
+				return 0, err
+			}
+			where = e
+		}
+	}
+	var n int64
+	for i, r := range rows {
+		k := encodePK(w.rel, keys[i])
+		existing := w.tw.rows[k].row
+		if existing == nil {
+			if err := w.set(keys[i], r); err != nil {
+				return 0, err
+			}
+			w.touched[k] = true
+			n++
+			if err := ret.add(env, r); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		switch {
+		case oc == nil:
+			return 0, w.duplicate(keys[i])
+		case oc.DoNothing:
+			continue
+		}
+		if w.touched[k] {
+			return 0, errcode.New(errcode.CardinalityViolation, "ON CONFLICT DO UPDATE command cannot affect row a second time").
+				WithDetail("Ensure that no rows proposed for insertion within the same command have duplicate constrained values.")
+		}
+		combined := append(append(types.Row{}, existing...), r...)
+		if where != nil {
+			ok, err := where.Eval(env, combined)
+			if err != nil {
+				return 0, err
+			}
+			if ok != true {
+				continue
+			}
+		}
+		updated := append(types.Row{}, existing...)
+		for j, a := range oc.Set {
+			v, err := set[j].Eval(env, combined)
+			if err != nil {
+				return 0, err
+			}
+			updated[a.Column] = v
+		}
+		if err := w.checkNotNull(updated); err != nil {
+			return 0, err
+		}
+		if err := w.replace(ctx, snap, keys[i], updated); err != nil {
+			return 0, err
+		}
+		w.touched[k] = true
+		n++
+		if err := ret.add(env, updated); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// replace writes updated in place of the row under oldKey, moving it when
+// its primary key changed.
+func (w *writer) replace(ctx context.Context, snap *control.Snapshot, oldKey types.Row, updated types.Row) error {
+	newKey := pkOf(w.rel, updated)
+	if encodePK(w.rel, newKey) == encodePK(w.rel, oldKey) {
+		return w.set(oldKey, updated)
+	}
+	cur, err := w.current(ctx, snap, []types.Row{newKey})
+	if err != nil {
+		return err
+	}
+	if cur[0] != nil {
+		return w.duplicate(newKey)
+	}
+	if err := w.set(oldKey, nil); err != nil {
+		return err
+	}
+	w.touched[encodePK(w.rel, newKey)] = true
+	return w.set(newKey, updated)
+}
+
+func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.Update, env *expr.Env) (gateway.Cursor, error) {
+	w, err := s.writerFor(st.Table, "UPDATE")
+	if err != nil {
+		return nil, err
+	}
+	ret, err := newReturning(st.Returning)
+	if err != nil {
+		return nil, err
+	}
+	pairs, err := s.runPlan(ctx, snap, st.Rows, env)
+	if err != nil {
+		return nil, err
+	}
+	width := len(st.Table.Columns)
+	var n int64
+	oldKeys := make([]types.Row, 0, len(pairs))
+	for _, p := range pairs {
+		oldKeys = append(oldKeys, pkOf(w.rel, p[:width]))
+	}
+	if len(w.rel.PrimaryKey) == 0 {
+		return nil, errcode.New(errcode.InsertOnlyTable, "cannot update table %q because it is insert-only", w.rel.Name)
+	}
+	if _, err := w.current(ctx, snap, oldKeys); err != nil {
+		return nil, err
+	}
+	for i, p := range pairs {
+		k := encodePK(w.rel, oldKeys[i])
+		if w.touched[k] {
+			continue // the same row reached twice (UPDATE ... FROM): changed once, as PostgreSQL
+		}
+		newRow := append(types.Row{}, p[width:2*width]...)
+		if err := w.checkNotNull(newRow); err != nil {
+			return nil, err
+		}
+		if err := w.replace(ctx, snap, oldKeys[i], newRow); err != nil {
+			return nil, err
+		}
+		w.touched[k] = true
+		n++
+		if err := ret.add(env, newRow); err != nil {
+			return nil, err
+		}
+	}
+	return ret.cursor(fmt.Sprintf("UPDATE %d", n)), nil
+}
+
+func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.Delete, env *expr.Env) (gateway.Cursor, error) {
+	w, err := s.writerFor(st.Table, "DELETE")
+	if err != nil {
+		return nil, err
+	}
+	if len(w.rel.PrimaryKey) == 0 {
+		return nil, errcode.New(errcode.InsertOnlyTable, "cannot delete from table %q because it is insert-only", w.rel.Name)
+	}
+	ret, err := newReturning(st.Returning)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.runPlan(ctx, snap, st.Rows, env)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]types.Row, len(rows))
+	for i, r := range rows {
+		keys[i] = pkOf(w.rel, r)
+	}
+	if _, err := w.current(ctx, snap, keys); err != nil {
+		return nil, err
+	}
+	var n int64
+	for i, r := range rows {
+		k := encodePK(w.rel, keys[i])
+		if w.touched[k] || w.tw.rows[k].row == nil {
+			continue
+		}
+		if err := w.set(keys[i], nil); err != nil {
+			return nil, err
+		}
+		w.touched[k] = true
+		n++
+		if err := ret.add(env, r); err != nil {
+			return nil, err
+		}
+	}
+	return ret.cursor(fmt.Sprintf("DELETE %d", n)), nil
+}

@@ -1,0 +1,15 @@
+// Package engine is RockStream's embedded database: it wires the gateway's
+// sessions to the control-plane and shard actors and runs SQL on the IVM
+// engine.
+//
+//	pgwire conn goroutine ──gateway.Session──► engine.session
+//	    DDL  ──Ask──► control actor (catalog, durable) ──► shard.SyncCatalog
+//	    DML  ── bind, run on a snapshot, buffer in the transaction
+//	    COMMIT ──Ask──► shard.Commit (durable before the reply)
+//	    SELECT ──Ask──► shard.Read (after the session's own commits: read-your-writes)
+//	           └─ the bound plan runs once over the snapshot (the view engine, ad hoc)
+//
+// A session's transaction buffers its row writes (per table, per primary
+// key); its own reads of tables see them. Materialized views reflect
+// committed data only.
+package engine

@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/actors/storage"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/gateway"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/runtime"
+	"github.com/rockstream/rockstream/runtime/real"
+	"github.com/rockstream/rockstream/slate/objstore"
+)
+
+// Config configures an embedded engine.
+type Config struct {
+	// Store is the object store holding every database of this process.
+	Store objstore.Store
+	// Logger receives the engine's logs (nil: slog.Default()).
+	Logger *slog.Logger
+	// Storage tunes the slate databases.
+	Storage storage.Options
+	// StorageTickInterval is how often the actors run slate's background
+	// work (WAL/memtable flush, compaction, GC). Default 100ms.
+	StorageTickInterval time.Duration
+}
+
+// Engine is an embedded RockStream: one control plane and one shard in this
+// process. It implements gateway.Engine.
+type Engine struct {
+	cfg   Config
+	rt    *real.Runtime
+	log   *slog.Logger
+	ready atomic.Bool
+
+	mu       sync.Mutex
+	sessions int
+	nextSess uint64
+	metrics  Metrics
+}
+
+// Metrics are process-wide counters for /metrics.
+type Metrics struct {
+	Commits      atomic.Uint64
+	CommitErrors atomic.Uint64
+	Queries      atomic.Uint64
+	RowsWritten  atomic.Uint64
+}
+
+// Open starts the actors, loads the catalog and hydrates every view.
+func Open(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.StorageTickInterval <= 0 {
+		cfg.StorageTickInterval = 100 * time.Millisecond
+	}
+	e := &Engine{cfg: cfg, log: cfg.Logger}
+	e.rt = real.New(real.Options{Store: cfg.Store, Logger: cfg.Logger})
+	open := func(path string) func(runtime.Context) (kv.Store, error) {
+		return func(actx runtime.Context) (kv.Store, error) {
+			return storage.Open(ctx, actx.Store(), path, cfg.Storage)
+		}
+	}
+	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval})); err != nil {
+		return nil, err
+	}
+	if err := e.rt.Spawn("embedded", shard.ActorID, shard.New(shard.Config{
+		OpenStore: open("shards/0"),
+		Planner:   planner{},
+		TickEvery: cfg.StorageTickInterval,
+	})); err != nil {
+		return nil, err
+	}
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		e.Close(ctx)
+		return nil, err
+	}
+	if _, err := e.ask(ctx, shard.ActorID, shard.SyncCatalog{Snapshot: snap}); err != nil {
+		e.Close(ctx)
+		return nil, err
+	}
+	e.ready.Store(true)
+	return e, nil
+}
+
+// Ready reports whether the catalog is loaded and every view hydrated.
+func (e *Engine) Ready() bool { return e.ready.Load() }
+
+// Close stops the actors (flushing storage).
+func (e *Engine) Close(ctx context.Context) error {
+	e.ready.Store(false)
+	return e.rt.Shutdown(ctx)
+}
+
+// Metrics returns the process counters.
+func (e *Engine) Metrics() *Metrics { return &e.metrics }
+
+// Status returns the shard's status (views, frontier, counters).
+func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
+	m, err := e.ask(ctx, shard.ActorID, shard.GetStatus{})
+	if err != nil {
+		return shard.Status{}, err
+	}
+	return m.(shard.Status), nil
+}
+
+// Snapshot returns the current catalog.
+func (e *Engine) Snapshot(ctx context.Context) (*control.Snapshot, error) { return e.snapshot(ctx) }
+
+func (e *Engine) snapshot(ctx context.Context) (*control.Snapshot, error) {
+	m, err := e.ask(ctx, control.ActorID, control.GetSnapshot{})
+	if err != nil {
+		return nil, err
+	}
+	return m.(*control.Snapshot), nil
+}
+
+// ask sends a request to an actor and turns an error reply into an error.
+func (e *Engine) ask(ctx context.Context, to runtime.ActorID, msg runtime.Message) (runtime.Message, error) {
+	reply, err := e.rt.Ask(ctx, to, msg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, errcode.Wrap(errcode.QueryCanceled, err, "canceling statement due to user request")
+		}
+		return nil, errcode.Wrap(errcode.ShardUnavailable, err, "%s did not answer", to)
+	}
+	if err, ok := reply.(error); ok {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// NewSession implements gateway.Engine.
+func (e *Engine) NewSession(ctx context.Context, info gateway.SessionInfo) (gateway.Session, error) {
+	if !e.Ready() {
+		return nil, errcode.New(errcode.ShardUnavailable, "the database is starting up")
+	}
+	if info.Database != "" && info.Database != defaultNamespace && info.Database != info.User {
+		// Namespaces other than default are not yet provisioned (spec §5.2).
+		return nil, errcode.New(errcode.UndefinedDatabase, "database %q does not exist", info.Database).
+			WithDetail("this server has the namespace %q", defaultNamespace)
+	}
+	e.mu.Lock()
+	e.sessions++
+	e.nextSess++
+	id := e.nextSess
+	e.mu.Unlock()
+	return &session{e: e, id: id, info: info}, nil
+}
+
+const defaultNamespace = "default"
+
+func (e *Engine) sessionClosed() {
+	e.mu.Lock()
+	e.sessions--
+	e.mu.Unlock()
+}
+
+func (e *Engine) String() string { return fmt.Sprintf("engine(%d sessions)", e.sessions) }

@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/gateway"
+	"github.com/rockstream/rockstream/ivm/expr"
+	rsql "github.com/rockstream/rockstream/ivm/sql"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// env is the expression environment of one statement.
+func (s *session) env(settings *gateway.Settings, params []types.Datum) *expr.Env {
+	loc := time.UTC
+	if settings != nil {
+		loc = settings.Location()
+	}
+	now := time.Now()
+	micros := now.UnixMicro() - pgEpochMicros
+	return &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZ(micros), Params: params}
+}
+
+// pgEpochMicros is 2000-01-01 00:00:00 UTC in Unix microseconds.
+const pgEpochMicros = 946684800 * 1_000_000
+
+// scannedRelations lists the relations a plan reads, deduplicated, in
+// first-seen order.
+func scannedRelations(n plan.Node) []*catalog.Relation {
+	var out []*catalog.Relation
+	seen := map[catalog.ID]bool{}
+	var walk func(n plan.Node)
+	walk = func(n plan.Node) {
+		if sc, ok := n.(*plan.Scan); ok && !seen[sc.Relation.ID] {
+			seen[sc.Relation.ID] = true
+			out = append(out, sc.Relation)
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+		for _, sc := range plan.Scalars(n) {
+			plan.Walk(sc, func(x plan.Scalar) bool {
+				if sq, ok := x.(*plan.Subquery); ok {
+					walk(sq.Plan)
+				}
+				return true
+			})
+		}
+	}
+	walk(n)
+	return out
+}
+
+// runPlan runs a plan once over the current snapshot of what it reads.
+func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.Node, env *expr.Env) ([]types.Row, error) {
+	inputs, err := s.readSnapshot(ctx, snap, scannedRelations(n))
+	if err != nil {
+		return nil, err
+	}
+	return runOnce(n, inputs, env)
+}
+
+func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Query, env *expr.Env) ([]types.Row, error) {
+	inputs, err := s.readSnapshot(ctx, snap, scannedRelations(q.Plan))
+	if err != nil {
+		return nil, err
+	}
+	res, err := rsql.RunQuery(q, snapshot{batches: inputs}, env)
+	if err != nil {
+		return nil, err
+	}
+	return res.Rows, nil
+}

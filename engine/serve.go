@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/gateway"
+	"github.com/rockstream/rockstream/slate/objstore"
+)
+
+// Default addresses: pgwire on 6875 so it never clashes with a local
+// PostgreSQL on 5432; HTTP (metrics, health) one port above.
+const (
+	DefaultListen  = "127.0.0.1:6875"
+	DefaultHTTP    = "127.0.0.1:6876"
+	DefaultStorage = "./data"
+)
+
+// ServerOptions configure `rockstream start`.
+type ServerOptions struct {
+	// Storage is a directory, file:///path, s3://bucket/prefix or memory://.
+	Storage string
+	Listen  string
+	HTTP    string
+	Logger  *slog.Logger
+	// Out receives the human "ready" line.
+	Out io.Writer
+	// Ready, when set, is called with the bound pgwire address once the
+	// server accepts connections (tests use it to learn the port).
+	Ready func(pgAddr, httpAddr string)
+	// Gateway carries auth/TLS settings.
+	Gateway gateway.Options
+}
+
+// StorageURL turns a --storage value into an object-store URL: a plain path
+// means the local filesystem.
+func StorageURL(storage string) (string, error) {
+	if strings.Contains(storage, "://") {
+		return storage, nil
+	}
+	abs, err := filepath.Abs(storage)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", errcode.Wrap(errcode.StorageUnavailable, err, "cannot create the storage directory %s", abs)
+	}
+	return "file://" + abs, nil
+}
+
+// Serve runs the embedded server until ctx ends (SIGINT/SIGTERM in the
+// binary), then shuts down gracefully.
+func Serve(ctx context.Context, opts ServerOptions) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Out == nil {
+		opts.Out = os.Stdout
+	}
+	u, err := StorageURL(opts.Storage)
+	if err != nil {
+		return err
+	}
+	store, err := objstore.Open(ctx, u)
+	if err != nil {
+		return errcode.Wrap(errcode.StorageUnavailable, err, "cannot open storage %s", u)
+	}
+	// Health answers while recovering (readyz says 503 until hydrated).
+	var eng *Engine
+	readyFn := func() bool { return eng != nil && eng.Ready() }
+	var httpLn net.Listener
+	if opts.HTTP != "" {
+		httpLn, err = net.Listen("tcp", opts.HTTP)
+		if err != nil {
+			return errcode.Wrap(errcode.ListenFailed, err, "cannot listen on %s for HTTP", opts.HTTP)
+		}
+		reg := prometheus.NewRegistry()
+		mux := http.NewServeMux()
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+		mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			if !readyFn() {
+				http.Error(w, "recovering: catalog or views not hydrated yet", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintln(w, "ready")
+		})
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		reg.MustRegister(newCollector(func() *Engine { return eng }))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(httpLn) }()
+		defer srv.Close()
+	}
+	opts.Logger.Info("opening storage", "url", u)
+	eng, err = Open(ctx, Config{Store: store, Logger: opts.Logger})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		eng.Close(context.Background())
+		return errcode.Wrap(errcode.ListenFailed, err, "cannot listen on %s for pgwire", opts.Listen)
+	}
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	httpAddr := ""
+	if httpLn != nil {
+		httpAddr = httpLn.Addr().String()
+	}
+	fmt.Fprintf(opts.Out, "RockStream ready (storage %s). Connect with: psql \"postgres://rockstream@%s:%s/default\"\n", u, host, port)
+	if httpAddr != "" {
+		fmt.Fprintf(opts.Out, "Metrics and health on http://%s/metrics, /healthz, /readyz\n", httpAddr)
+	}
+	if opts.Ready != nil {
+		opts.Ready(ln.Addr().String(), httpAddr)
+	}
+	gwOpts := opts.Gateway
+	gwOpts.Logger = opts.Logger
+	serveErr := gateway.Serve(ctx, ln, eng, gwOpts)
+	closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	closeErr := eng.Close(closeCtx)
+	if serveErr != nil && !errors.Is(serveErr, context.Canceled) && ctx.Err() == nil {
+		return serveErr
+	}
+	return closeErr
+}

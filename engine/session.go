@@ -1,0 +1,279 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/gateway"
+	rsql "github.com/rockstream/rockstream/ivm/sql"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// session is one client session (gateway.Session). The gateway calls it from
+// one goroutine, one call at a time.
+type session struct {
+	e    *Engine
+	id   uint64
+	info gateway.SessionInfo
+	txn  *txnState
+	// lastWritten is the source epoch of this session's last commit: reads
+	// wait for it (read-your-writes, spec §12.8.1).
+	lastWritten uint64
+	// settings are the session parameters of the statement being run.
+	settings *gateway.Settings
+}
+
+// prepared is the engine's handle of a prepared statement.
+type prepared struct {
+	sql            string
+	paramTypes     []types.Type
+	catalogVersion uint64
+	stmt           rsql.Statement
+}
+
+// Prepare implements gateway.Session.
+func (s *session) Prepare(ctx context.Context, req gateway.PrepareRequest) (*gateway.Statement, error) {
+	snap, err := s.e.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.compile(snap, req.SQL, req.ParamTypes)
+	if err != nil {
+		return nil, err
+	}
+	st := &gateway.Statement{ParamTypes: p.paramTypes, Handle: p}
+	st.Columns = resultColumns(p.stmt)
+	return st, nil
+}
+
+func (s *session) compile(snap *control.Snapshot, sqlText string, paramTypes []types.Type) (*prepared, error) {
+	stmts, err := rsql.Compile(snap, sqlText, rsql.Options{ParamTypes: paramTypes})
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) != 1 {
+		return nil, errcode.New(errcode.MultipleStatementsInPrepare, "cannot insert multiple commands into a prepared statement")
+	}
+	p := &prepared{sql: sqlText, catalogVersion: snap.Version, stmt: stmts[0]}
+	p.paramTypes = paramTypesOf(stmts[0])
+	return p, nil
+}
+
+func paramTypesOf(st rsql.Statement) []types.Type {
+	switch x := st.(type) {
+	case *rsql.Query:
+		return x.ParamTypes
+	case *rsql.Insert:
+		return x.ParamTypes
+	case *rsql.Update:
+		return x.ParamTypes
+	case *rsql.Delete:
+		return x.ParamTypes
+	}
+	return nil
+}
+
+func schemaOf(cols []plan.Column) types.Schema {
+	out := make(types.Schema, len(cols))
+	for i, c := range cols {
+		out[i] = types.Column{Name: c.Name, Type: c.Type, Nullable: c.Nullable}
+	}
+	return out
+}
+
+func resultColumns(st rsql.Statement) types.Schema {
+	switch x := st.(type) {
+	case *rsql.Query:
+		return schemaOf(x.Columns)
+	case *rsql.Insert:
+		if x.Returning != nil {
+			return schemaOf(x.Returning.Columns)
+		}
+	case *rsql.Update:
+		if x.Returning != nil {
+			return schemaOf(x.Returning.Columns)
+		}
+	case *rsql.Delete:
+		if x.Returning != nil {
+			return schemaOf(x.Returning.Columns)
+		}
+	case *rsql.Subscribe:
+		cols := types.Schema{{Name: "mz_timestamp", Type: types.TNumeric}, {Name: "mz_progressed", Type: types.TBool}, {Name: "mz_diff", Type: types.TInt8}}
+		for _, c := range x.View.Columns {
+			cols = append(cols, types.Column{Name: c.Name, Type: c.Type, Nullable: true})
+		}
+		return cols
+	case *rsql.ExplainIncremental, *rsql.Explain:
+		return types.Schema{{Name: "QUERY PLAN", Type: types.TText}}
+	case *rsql.ShowViewStatus:
+		return viewStatusColumns
+	}
+	return nil
+}
+
+// Execute implements gateway.Session.
+func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gateway.Cursor, error) {
+	p := req.Statement.Handle.(*prepared)
+	snap, err := s.e.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if snap.Version != p.catalogVersion {
+		// The catalog changed since Prepare: bind again so plans never run
+		// against dropped or altered relations.
+		np, err := s.compile(snap, p.sql, p.paramTypes)
+		if err != nil {
+			return nil, err
+		}
+		if len(np.paramTypes) != len(p.paramTypes) {
+			return nil, errcode.New(errcode.ParameterCountMismatch, "cached plan must not change result type").WithSQLState("0A000")
+		}
+		p = np
+	}
+	s.settings = req.Settings
+	env := s.env(req.Settings, req.Params)
+	switch st := p.stmt.(type) {
+	case *rsql.Query:
+		s.e.metrics.Queries.Add(1)
+		rows, err := s.query(ctx, snap, st, env)
+		if err != nil {
+			return nil, err
+		}
+		return &rowsCursor{rows: rows, tag: ""}, nil
+	case *rsql.Insert:
+		return s.insert(ctx, snap, st, env)
+	case *rsql.Update:
+		return s.update(ctx, snap, st, env)
+	case *rsql.Delete:
+		return s.delete(ctx, snap, st, env)
+	case *rsql.DDL:
+		return s.ddl(ctx, snap, st)
+	case *rsql.Subscribe:
+		return s.subscribe(ctx, snap, st)
+	case *rsql.ExplainIncremental:
+		return s.explainIncremental(ctx, st)
+	case *rsql.Explain:
+		return textCursor(rsql.ExplainQuery(st.Query)), nil
+	case *rsql.ShowViewStatus:
+		return s.showViewStatus(ctx, snap, st)
+	}
+	return nil, errcode.New(errcode.GatewayUnsupported, "statement %s is not supported", p.stmt.Tag())
+}
+
+// Begin implements gateway.Session.
+func (s *session) Begin(_ context.Context, opts gateway.TxOptions) error {
+	s.txn = newTxn(opts.ReadOnly)
+	return nil
+}
+
+// Commit implements gateway.Session: the transaction's writes become one
+// durable source epoch on the shard before this returns.
+func (s *session) Commit(ctx context.Context) error {
+	t := s.txn
+	s.txn = nil
+	if t == nil {
+		return nil
+	}
+	writes := t.writes()
+	if len(writes) == 0 {
+		return nil
+	}
+	snap, err := s.e.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	m, err := s.e.ask(ctx, shard.ActorID, shard.Commit{Snapshot: snap, Writes: writes})
+	if err != nil {
+		s.e.metrics.CommitErrors.Add(1)
+		return err
+	}
+	s.lastWritten = m.(shard.Committed).Epoch
+	s.e.metrics.Commits.Add(1)
+	s.e.metrics.RowsWritten.Add(uint64(len(writes)))
+	return nil
+}
+
+// Rollback implements gateway.Session.
+func (s *session) Rollback(context.Context) error {
+	s.txn = nil
+	return nil
+}
+
+// Close implements gateway.Session.
+func (s *session) Close() error {
+	s.txn = nil
+	s.e.sessionClosed()
+	return nil
+}
+
+// readSnapshot fetches the committed contents of relations (after this
+// session's own commits, unless read-your-writes is switched off) and
+// overlays the open transaction's writes on tables.
+func (s *session) readSnapshot(ctx context.Context, snap *control.Snapshot, rels []*catalog.Relation) (map[catalog.ID]zset.Batch, error) {
+	out := map[catalog.ID]zset.Batch{}
+	if len(rels) == 0 {
+		return out, nil
+	}
+	ids := make([]catalog.ID, len(rels))
+	for i, r := range rels {
+		ids[i] = r.ID
+	}
+	minEpoch := s.lastWritten
+	if s.settings != nil {
+		if v, ok := s.settings.Get("rockstream.session_wait_for"); ok && strings.EqualFold(v, "off") {
+			minEpoch = 0
+		}
+	}
+	m, err := s.e.ask(ctx, shard.ActorID, shard.Read{Snapshot: snap, Relations: ids, MinEpoch: minEpoch})
+	if err != nil {
+		return nil, err
+	}
+	res := m.(shard.ReadResult)
+	for i, r := range rels {
+		b := res.Batches[i]
+		if r.Kind == catalog.KindTable {
+			b = s.txn.overlay(r, b)
+		}
+		out[r.ID] = b
+	}
+	return out, nil
+}
+
+// rowsCursor streams materialized rows.
+type rowsCursor struct {
+	rows    []types.Row
+	next    int
+	tag     string
+	notices []*errcode.Error
+}
+
+func (c *rowsCursor) Next(context.Context) (types.Row, error) {
+	if c.next >= len(c.rows) {
+		return nil, io.EOF
+	}
+	r := c.rows[c.next]
+	c.next++
+	return r, nil
+}
+func (c *rowsCursor) Tag() string               { return c.tag }
+func (c *rowsCursor) Notices() []*errcode.Error { return c.notices }
+func (c *rowsCursor) Close() error              { return nil }
+
+func textCursor(text string) *rowsCursor {
+	c := &rowsCursor{}
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		c.rows = append(c.rows, types.Row{line})
+	}
+	return c
+}
+
+func (s *session) explainIncremental(_ context.Context, st *rsql.ExplainIncremental) (gateway.Cursor, error) {
+	return textCursor(rsql.ExplainIncrementalText(st)), nil
+}

@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/gateway"
+	rsql "github.com/rockstream/rockstream/ivm/sql"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+type atomicBool = atomic.Bool
+
+// viewStatusColumns are SHOW VIEW STATUS's columns.
+var viewStatusColumns = types.Schema{
+	{Name: "name", Type: types.TText},
+	{Name: "state", Type: types.TText},
+	{Name: "frontier", Type: types.TInt8},
+	{Name: "lag_epochs", Type: types.TInt8},
+	{Name: "rows", Type: types.TInt8},
+	{Name: "state_rows", Type: types.TInt8},
+	{Name: "state_bytes", Type: types.TInt8},
+	{Name: "error", Type: types.TText, Nullable: true},
+}
+
+func (s *session) showViewStatus(ctx context.Context, _ *control.Snapshot, st *rsql.ShowViewStatus) (gateway.Cursor, error) {
+	status, err := s.e.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &rowsCursor{tag: ""}
+	for _, v := range status.Views {
+		if st.ShowViewStatus != nil && len(st.Name) > 0 && st.Name.Last() != v.Name {
+			continue
+		}
+		c.rows = append(c.rows, viewStatusRow(status, v))
+	}
+	return c, nil
+}
+
+func viewStatusRow(st shard.Status, v shard.ViewStatus) types.Row {
+	state := "running"
+	var errText types.Datum
+	if v.Error != "" {
+		state, errText = "error", v.Error
+	}
+	return types.Row{v.Name, state, int64(st.Frontier), int64(st.LastEpoch - st.Frontier), v.Rows, v.StateRows, v.StateBytes, errText}
+}

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"sort"
+
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/ivm/keyenc"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// txnWritesMax bounds the rows one transaction may buffer (STYLE.md 10);
+// past it the statement fails with RS-2009 rather than growing memory
+// without bound. COPY of larger files should commit in several transactions.
+const txnWritesMax = 5_000_000
+
+// txnState is a session's open transaction.
+type txnState struct {
+	readOnly bool
+	tables   map[catalog.ID]*tableWrites
+	order    []catalog.ID
+	count    int
+}
+
+// tableWrites are one table's pending row changes, by encoded primary key.
+type tableWrites struct {
+	rel  *catalog.Relation
+	rows map[string]*pendingRow
+	keys []string // first-write order, for a deterministic commit
+	// appended are rows of INSERT_ONLY tables (no key).
+	appended []types.Row
+}
+
+type pendingRow struct {
+	key types.Row // primary key values
+	row types.Row // nil = deleted
+	// existedBefore reports whether a committed row had this key when the
+	// transaction first touched it (nil row + existedBefore = delete).
+	existedBefore bool
+	mustNotExist  bool
+	// changed is false for rows only looked up (row = committed row).
+	changed bool
+}
+
+func newTxn(readOnly bool) *txnState {
+	return &txnState{readOnly: readOnly, tables: map[catalog.ID]*tableWrites{}}
+}
+
+func (t *txnState) table(rel *catalog.Relation) *tableWrites {
+	tw := t.tables[rel.ID]
+	if tw == nil {
+		tw = &tableWrites{rel: rel, rows: map[string]*pendingRow{}}
+		t.tables[rel.ID] = tw
+		t.order = append(t.order, rel.ID)
+	}
+	return tw
+}
+
+func pkTypes(rel *catalog.Relation) []types.Type {
+	ts := make([]types.Type, len(rel.PrimaryKey))
+	for i, c := range rel.PrimaryKey {
+		ts[i] = rel.Columns[c].Type
+	}
+	return ts
+}
+
+func pkOf(rel *catalog.Relation, row types.Row) types.Row {
+	k := make(types.Row, len(rel.PrimaryKey))
+	for i, c := range rel.PrimaryKey {
+		k[i] = row[c]
+	}
+	return k
+}
+
+func encodePK(rel *catalog.Relation, key types.Row) string {
+	return string(keyenc.EncodeKey(nil, pkTypes(rel), key, nil))
+}
+
+// writes turns the buffer into the shard's commit request.
+func (t *txnState) writes() []shard.RowWrite {
+	var out []shard.RowWrite
+	for _, id := range t.order {
+		tw := t.tables[id]
+		for _, k := range tw.keys {
+			p := tw.rows[k]
+			if !p.changed || (p.row == nil && !p.existedBefore) {
+				continue // only looked up, or inserted then deleted inside the transaction
+			}
+			out = append(out, shard.RowWrite{Table: id, Key: p.key, Row: p.row, MustNotExist: p.mustNotExist})
+		}
+		for _, r := range tw.appended {
+			out = append(out, shard.RowWrite{Table: id, Row: r})
+		}
+	}
+	return out
+}
+
+// overlay applies the transaction's pending writes to a committed snapshot
+// of a table, so the session reads its own writes.
+func (t *txnState) overlay(rel *catalog.Relation, committed zset.Batch) zset.Batch {
+	if t == nil {
+		return committed
+	}
+	tw := t.tables[rel.ID]
+	if tw == nil {
+		return committed
+	}
+	out := zset.Batch{}
+	for i, r := range committed.Rows {
+		if len(rel.PrimaryKey) > 0 {
+			if p, ok := tw.rows[encodePK(rel, pkOf(rel, r))]; ok && p.changed {
+				continue
+			}
+		}
+		out.Add(r, committed.Weights[i])
+	}
+	keys := append([]string(nil), tw.keys...)
+	sort.Strings(keys)
+	for _, k := range keys {
+		if p := tw.rows[k]; p.changed && p.row != nil {
+			out.Add(p.row, 1)
+		}
+	}
+	for _, r := range tw.appended {
+		out.Add(r, 1)
+	}
+	return out
+}
+
+// snapshotTable copies a table's pending writes (nil if none), so a failed
+// COPY can put them back.
+func (t *txnState) snapshotTable(id catalog.ID) *tableWrites {
+	tw := t.tables[id]
+	if tw == nil {
+		return nil
+	}
+	c := &tableWrites{rel: tw.rel, rows: make(map[string]*pendingRow, len(tw.rows)), keys: append([]string(nil), tw.keys...), appended: append([]types.Row(nil), tw.appended...)}
+	for k, p := range tw.rows { //lint:maprange copying a map into a map
+		cp := *p
+		c.rows[k] = &cp
+	}
+	return c
+}
+
+// restoreTable puts back what snapshotTable saved.
+func (t *txnState) restoreTable(id catalog.ID, saved *tableWrites) {
+	if saved == nil {
+		if tw := t.tables[id]; tw != nil {
+			t.count -= len(tw.appended)
+			tw.rows, tw.keys, tw.appended = map[string]*pendingRow{}, nil, nil
+		}
+		return
+	}
+	t.tables[id] = saved
+}

@@ -1,0 +1,57 @@
+package errcode
+
+// RS-4000–4099: control plane; RS-1500–1999: schema / DDL validation.
+var (
+	CatalogCorruptCode = Register("RS-4003", "control.catalog_corrupt", "XX001",
+		"The control DB holds a catalog record this binary cannot read. Restore the storage directory from a backup or report the bug with `rockstream debug slate` output.")
+	CatalogFormatCode = Register("RS-5050", "storage.catalog_format_incompatible", "XX000",
+		"The catalog was written by a newer RockStream. Run the newer binary, or restore a backup taken with this version.")
+	DuplicateObject = Register("RS-1500", "ddl.duplicate_object", "42P07",
+		"Choose another name, DROP the existing object first, or use IF NOT EXISTS / OR REPLACE.")
+	UndefinedObject = Register("RS-1501", "ddl.undefined_object", "42P01",
+		"Check the name (\\d in psql lists relations), or use IF EXISTS.")
+	DependentObjects = Register("RS-1502", "ddl.dependent_objects_exist", "2BP01",
+		"Drop the dependent views first, or add CASCADE to drop them too.")
+	WrongObjectType = Register("RS-1503", "ddl.wrong_object_type", "42809",
+		"Use the DROP/ALTER statement that matches the object's kind (TABLE, VIEW, MATERIALIZED VIEW, SOURCE).")
+	PrimaryKeyRequired = Register("RS-1504", "ddl.primary_key_required", "0A000",
+		"Declare a PRIMARY KEY, or create the table WITH (insert_only = true) if rows are never updated or deleted.")
+	InvalidTableDefinition = Register("RS-1505", "ddl.invalid_table_definition", "42P16",
+		"Fix the column or constraint definition named in the message.")
+	IncompatibleEvolution = Register("RS-6001", "schema.incompatible_evolution", "0A000",
+		"Only compatible changes are supported: ADD COLUMN that is nullable or has a DEFAULT. Create a new table and copy the data for other changes.")
+)
+
+// Namespaces.
+var (
+	UndefinedDatabase = Register("RS-4004", "control.undefined_namespace", "3D000",
+		"Connect to the database \"default\" (the embedded server's namespace), e.g. psql -d default.")
+)
+
+// Notices.
+var (
+	DDLNotice = Register("RS-1506", "ddl.notice", "00000",
+		"Nothing to do: this is information about a DDL statement that was skipped or changed something implicitly.")
+)
+
+// Subscriptions (gateway range).
+var (
+	SubscriberTooSlow = Register("RS-2020", "subscribe.subscriber_too_slow", "53000",
+		"Read the subscription faster (or from a less busy view); reconnect and SUBSCRIBE again, WITH (SNAPSHOT) to resynchronise.")
+)
+
+// Process start-up.
+var (
+	StorageUnavailable = Register("RS-3101", "runtime.storage_unavailable", "58030",
+		"Check that --storage points to a writable directory (or a reachable bucket with valid credentials).")
+	ListenFailed = Register("RS-3102", "runtime.listen_failed", "08006",
+		"Another process may use the port: pick another with --listen/--http (or ROCKSTREAM_LISTEN/ROCKSTREAM_HTTP).")
+)
+
+// Columns.
+var (
+	UndefinedColumnCode = Register("RS-1507", "ddl.undefined_column", "42703",
+		"Check the column name (\\d table in psql lists the columns).")
+	DuplicateColumnCode = Register("RS-1508", "ddl.duplicate_column", "42701",
+		"Name each column once.")
+)
