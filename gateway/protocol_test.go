@@ -441,6 +441,12 @@ func describeBackend(msg pgproto3.BackendMessage) (byte, string) {
 		return 'd', "d[" + string(m.Data) + "]"
 	case *pgproto3.CopyDone:
 		return 'c', "c"
+	case *pgproto3.NegotiateProtocolVersion:
+		return 'v', "v[" + itoa(int64(m.NewestMinorProtocol)) + " " + strings.Join(m.UnrecognizedOptions, ",") + "]"
+	case *pgproto3.AuthenticationOk:
+		return 'R', "R"
+	case *pgproto3.BackendKeyData:
+		return 'K', "K"
 	}
 	return '?', "?"
 }
@@ -533,4 +539,54 @@ func TestExtendedProtocol(t *testing.T) {
 	transcript(t, r.until('Z'), "I ZI")
 	r.send(&pgproto3.Query{String: "commit"})
 	transcript(t, r.until('Z'), "N[25P01] C[COMMIT] ZI")
+}
+
+func TestEngineNoticesAndConnectionLimit(t *testing.T) {
+	var notices []*pgconn.Notice
+	cfg, err := pgconn.ParseConfig(gatewayConnString(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notices = append(notices, n) }
+	c, err := pgconn.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if got := scalar(t, c, "select 1 /*notice*/"); got != "1" {
+		t.Fatal(got)
+	}
+	if len(notices) != 1 || notices[0].Code != "01000" || notices[0].Severity != "WARNING" || !strings.HasPrefix(notices[0].Detail, "RS-2498 test.warning") {
+		t.Errorf("notices: %+v", notices)
+	}
+
+	addr := startServer(t, Options{MaxConnections: 1})
+	first, err := pgconn.Connect(context.Background(), connTo(addr, "user=a sslmode=disable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close(context.Background())
+	_, err = pgconn.Connect(context.Background(), connTo(addr, "user=b sslmode=disable"))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "53300" {
+		t.Errorf("over the limit: %v", err)
+	}
+}
+
+func TestNegotiateProtocolVersionAndIgnoreTillSync(t *testing.T) {
+	nc, err := net.Dial("tcp", testAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	r := &rawConn{t: t, nc: nc, fe: pgproto3.NewFrontend(nc, nc)}
+	r.send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion32,
+		Parameters: map[string]string{"user": "postgres", "database": "postgres", "_pq_.future": "1"}})
+	got := r.until('Z')
+	if got[0] != "v[196608 _pq_.future]" || got[1] != "R" || got[len(got)-2] != "K" {
+		t.Errorf("startup: %v", got)
+	}
+	// A Query after an extended-protocol error is dropped until Sync.
+	r.send(&pgproto3.Parse{Query: "select 1/0"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Query{String: "select 1"}, &pgproto3.Sync{})
+	transcript(t, r.until('Z'), "1 2 E[22012] ZI")
 }
