@@ -18,8 +18,6 @@ var (
 		"Configure password users (SCRAM-SHA-256) before listening on a non-loopback address, listen on 127.0.0.1, or pass the explicit insecure flag if the network is trusted.")
 	TooManyConnections = Register("RS-2413", "server.too_many_connections", "53300",
 		"Close idle connections or use a connection pool; raise the server's connection limit if the machine has room.")
-	ServerShuttingDown = Register("RS-2414", "server.shutting_down", "57P01",
-		"The server is stopping; reconnect when it is back.")
 
 	UnknownParameter = Register("RS-2420", "session.unknown_parameter", "42704",
 		"Check the parameter name with SHOW ALL; RockStream accepts the parameters PostgreSQL clients commonly set.")

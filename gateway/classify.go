@@ -120,10 +120,15 @@ func classify(sql string) statement {
 		classifySet(node.GetVariableSetStmt(), &st)
 	case node.GetVariableShowStmt() != nil:
 		name := node.GetVariableShowStmt().Name
-		if strings.EqualFold(name, "all") {
+		_, known := paramIndex[canonicalKey(name)]
+		switch {
+		case strings.EqualFold(name, "all"):
 			st.kind = kindShowAll
-		} else {
+		case known || strings.Contains(name, "."):
 			st.kind, st.name = kindShow, name
+		default:
+			// Not a session parameter: the engine may know it (RockStream's
+			// own SHOW commands) or report 42704 itself.
 		}
 	case node.GetDiscardStmt() != nil:
 		st.kind = kindDiscard

@@ -23,6 +23,7 @@ import (
 // connected. A missing client tool fails the test with its install command.
 
 func TestClientPgx(t *testing.T) {
+	t.Parallel() // own tables; external client start-up dominates
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, gatewayURL())
 	if err != nil {
@@ -115,6 +116,7 @@ func TestClientPgx(t *testing.T) {
 }
 
 func TestClientLibPQ(t *testing.T) {
+	t.Parallel() // own tables; external client start-up dominates
 	db, err := sql.Open("postgres", gatewayConnString("application_name=libpq-test"))
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +201,7 @@ func psqlArgs(extra ...string) []string {
 }
 
 func TestClientPsql(t *testing.T) {
+	t.Parallel() // own tables; external client start-up dominates
 	requireTool(t, "psql", "apt-get install -y postgresql-client-15")
 	dir := t.TempDir()
 	// Simple query with several statements in one -c, and server_version
@@ -267,6 +270,7 @@ func runPython(t *testing.T, module, script string) string {
 }
 
 func TestClientPsycopg2(t *testing.T) {
+	t.Parallel() // own tables; external client start-up dominates
 	out := runPython(t, "psycopg2", `
 import os, psycopg2, decimal, datetime
 c = psycopg2.connect(host=os.environ["GW_HOST"], port=os.environ["GW_PORT"], user="postgres", dbname="postgres")
@@ -296,6 +300,7 @@ print("OK", cur.fetchone()[0])
 }
 
 func TestClientPsycopg3(t *testing.T) {
+	t.Parallel() // own tables; external client start-up dominates
 	out := runPython(t, "psycopg", `
 import os, psycopg, decimal, datetime
 with psycopg.connect(host=os.environ["GW_HOST"], port=os.environ["GW_PORT"], user="postgres", dbname="postgres") as c:
@@ -328,6 +333,7 @@ with psycopg.connect(host=os.environ["GW_HOST"], port=os.environ["GW_PORT"], use
 }
 
 func TestClientAsyncpg(t *testing.T) {
+	t.Parallel() // own tables; external client start-up dominates
 	out := runPython(t, "asyncpg", `
 import os, asyncio, asyncpg, decimal, datetime, uuid
 async def main():
@@ -368,6 +374,7 @@ func nodeModules() string {
 }
 
 func TestClientNodePostgres(t *testing.T) {
+	t.Parallel() // own tables; external client start-up dominates
 	requireTool(t, "node", "apt-get install -y nodejs npm")
 	mods := nodeModules()
 	if _, err := os.Stat(filepath.Join(mods, "pg")); err != nil {
@@ -396,5 +403,136 @@ const { Client } = require('pg');
 	}
 	if got := strings.TrimSpace(string(out)); got != "OK 3 SELECT 2" {
 		t.Errorf("node-postgres: %q", got)
+	}
+}
+
+func TestClientPgbench(t *testing.T) {
+	t.Parallel() // own tables; external client start-up dominates
+	const pgbench = "/usr/lib/postgresql/15/bin/pgbench"
+	requireTool(t, pgbench, "apt-get install -y postgresql-15")
+	c := connectGateway(t, "")
+	execOne(t, c, "drop table if exists bench_t; create table bench_t(id int primary key, n int8); insert into bench_t select g, 0 from generate_series(1, 10) g")
+	dir := t.TempDir()
+	script := "\\set id random(1, 10)\nupdate bench_t set n = n + 1 where id = :id;\nselect n from bench_t where id = :id;\n"
+	if err := os.WriteFile(filepath.Join(dir, "bench.sql"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := net.SplitHostPort(testAddr)
+	for _, mode := range []string{"simple", "extended", "prepared"} {
+		out := runTool(t, "", pgbench, "-n", "-h", host, "-p", port, "-U", "postgres", "-M", mode, "-t", "20", "-c", "2", "-f", filepath.Join(dir, "bench.sql"), "postgres")
+		if !strings.Contains(out, "number of transactions actually processed: 40/40") || !strings.Contains(out, "number of failed transactions: 0") {
+			t.Errorf("pgbench -M %s:\n%s", mode, out)
+		}
+	}
+	if got := scalar(t, c, "select sum(n) from bench_t"); got != "120" {
+		t.Errorf("updates applied: %s", got)
+	}
+}
+
+func TestClientPostgresJS(t *testing.T) {
+	t.Parallel() // own tables; external client start-up dominates
+	requireTool(t, "node", "apt-get install -y nodejs npm")
+	mods := nodeModules()
+	if _, err := os.Stat(filepath.Join(mods, "postgres")); err != nil {
+		t.Fatalf("postgres.js is not installed in %s; install it with: npm install --prefix %s postgres", mods, filepath.Dir(mods))
+	}
+	host, port, _ := net.SplitHostPort(testAddr)
+	script := `
+const postgres = require('postgres');
+(async () => {
+  const sql = postgres({ host: '` + host + `', port: ` + port + `, user: 'postgres', database: 'postgres', max: 1 });
+  await sql` + "`drop table if exists pjs_t`" + `;
+  await sql` + "`create table pjs_t(id int primary key, name text, ids int[])`" + `;
+  for (const i of [1, 2, 3]) await sql` + "`insert into pjs_t values (${i}, ${'n' + i}, ${[i, i + 1]})`" + `;
+  const rows = await sql` + "`select id, name, ids from pjs_t where id > ${1} order by id`" + `;
+  if (rows.length !== 2 || rows[0].name !== 'n2' || rows[1].ids[1] !== 4) throw new Error(JSON.stringify(rows));
+  await sql.begin(async tx => { await tx` + "`delete from pjs_t where id = 1`" + `; });
+  const [{ n }] = await sql` + "`select count(*)::int as n from pjs_t`" + `;
+  console.log('OK', n);
+  await sql.end();
+})().catch(e => { console.error(e); process.exit(1); });
+`
+	cmd := exec.Command("node", "-e", script)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+mods)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("postgres.js: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "OK 2" {
+		t.Errorf("postgres.js: %q", got)
+	}
+}
+
+func TestClientSQLAlchemy(t *testing.T) {
+	t.Parallel() // own tables; external client start-up dominates
+	c := connectGateway(t, "")
+	execOne(t, c, `drop materialized view if exists sa_mv; drop view if exists sa_v; drop table if exists sa_t;
+		create table sa_t(id int primary key, name text not null); create view sa_v as select id from sa_t;
+		create materialized view sa_mv as select count(*) as n from sa_t`)
+	out := runPython(t, "sqlalchemy", `
+import os, sqlalchemy as sa
+e = sa.create_engine("postgresql+psycopg2://postgres@%s:%s/postgres" % (os.environ["GW_HOST"], os.environ["GW_PORT"]))
+insp = sa.inspect(e)
+assert "sa_t" in insp.get_table_names(), insp.get_table_names()
+assert "sa_v" in insp.get_view_names(), insp.get_view_names()
+assert "sa_mv" in insp.get_view_names(include=("materialized",)), insp.get_view_names(include=("materialized",))
+cols = {c["name"]: c for c in insp.get_columns("sa_t")}
+assert str(cols["id"]["type"]) == "INTEGER" and cols["name"]["nullable"] is False, cols
+assert insp.get_pk_constraint("sa_t")["constrained_columns"] == ["id"]
+with e.connect() as conn:
+    print("OK", conn.execute(sa.text("select count(*) from sa_t")).scalar())
+`)
+	if out != "OK 0" {
+		t.Errorf("SQLAlchemy: %q", out)
+	}
+}
+
+func TestClientJDBC(t *testing.T) {
+	t.Parallel() // own tables; external client start-up dominates
+	requireTool(t, "java", "apt-get install -y default-jdk-headless")
+	const jar = "/usr/share/java/postgresql.jar"
+	if _, err := os.Stat(jar); err != nil {
+		t.Fatalf("pgjdbc is not installed; install it with: apt-get install -y libpostgresql-jdbc-java")
+	}
+	host, port, _ := net.SplitHostPort(testAddr)
+	dir := t.TempDir()
+	src := `import java.sql.*;
+public class JdbcCheck {
+  public static void main(String[] a) throws Exception {
+    Connection c = DriverManager.getConnection("jdbc:postgresql://` + host + `:` + port + `/postgres?user=postgres&sslmode=disable");
+    Statement s = c.createStatement();
+    s.execute("drop table if exists jdbc_t");
+    s.execute("create table jdbc_t(id int primary key, name text, amount numeric(10,2))");
+    PreparedStatement ins = c.prepareStatement("insert into jdbc_t values (?, ?, ?)");
+    for (int i = 1; i <= 6; i++) { ins.setInt(1, i); ins.setString(2, "n" + i); ins.setBigDecimal(3, new java.math.BigDecimal(i + ".25")); ins.executeUpdate(); }
+    PreparedStatement q = c.prepareStatement("select id, name, amount from jdbc_t where id = ?");
+    for (int i = 1; i <= 6; i++) {   // binary transfer after prepareThreshold (5)
+      q.setInt(1, i);
+      ResultSet rs = q.executeQuery();
+      if (!rs.next() || rs.getInt(1) != i || !rs.getString(2).equals("n" + i) || rs.getBigDecimal(3).compareTo(new java.math.BigDecimal(i + ".25")) != 0) throw new Exception("row " + i);
+    }
+    c.setAutoCommit(false);
+    s.execute("delete from jdbc_t");
+    c.rollback();
+    c.setAutoCommit(true);
+    c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+    DatabaseMetaData md = c.getMetaData();
+    ResultSet t = md.getTables(null, "public", "jdbc_t", null);
+    if (!t.next()) throw new Exception("getTables");
+    ResultSet cols = md.getColumns(null, "public", "jdbc_t", null);
+    int n = 0; while (cols.next()) n++;
+    ResultSet pk = md.getPrimaryKeys(null, "public", "jdbc_t");
+    if (!pk.next() || !pk.getString("COLUMN_NAME").equals("id")) throw new Exception("getPrimaryKeys");
+    ResultSet cnt = c.createStatement().executeQuery("select count(*) from jdbc_t");
+    cnt.next();
+    System.out.println("OK " + n + " " + cnt.getInt(1) + " " + md.getDatabaseProductVersion());
+  }
+}`
+	if err := os.WriteFile(filepath.Join(dir, "JdbcCheck.java"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.TrimSpace(runTool(t, "", "java", "-cp", jar, filepath.Join(dir, "JdbcCheck.java")))
+	if out != "OK 3 6 "+ServerVersion {
+		t.Errorf("pgjdbc: %q", out)
 	}
 }

@@ -140,10 +140,17 @@ type pgTestSession struct {
 }
 
 type pgTestHandle struct {
+	// notice makes the cursor report a warning (SQL containing /*notice*/).
+	notice        bool
 	name          string
 	resultFormats []int16
 	columns       types.Schema
 }
+
+// testPostgresWarning is the warning the protocol-test engine reports for
+// SQL containing /*notice*/ (tests only).
+var testPostgresWarning = errcode.Register("RS-2498", "test.warning", "01000",
+	"Test-only: a warning from the protocol-test engine.")
 
 // pgErr converts a PostgreSQL error into an *errcode.Error with the same
 // SQLSTATE, message and position.
@@ -202,7 +209,7 @@ func (s *pgTestSession) Prepare(ctx context.Context, req PrepareRequest) (*State
 		}
 		st.ParamTypes = append(st.ParamTypes, t)
 	}
-	h := &pgTestHandle{name: name}
+	h := &pgTestHandle{name: name, notice: strings.Contains(req.SQL, "/*notice*/")}
 	if len(sd.Fields) > 0 {
 		for _, f := range sd.Fields {
 			t, ok := types.FromOID(f.DataTypeOID)
@@ -243,10 +250,15 @@ func (s *pgTestSession) Execute(ctx context.Context, req ExecuteRequest) (Cursor
 	stop := context.AfterFunc(ctx, func() { _ = s.conn.CancelRequest(context.Background()) })
 	rr := s.conn.ExecPrepared(context.Background(), h.name, values, nil, h.resultFormats)
 	stop()
-	return &pgTestCursor{session: s, rr: rr, handle: h}, nil
+	cur := &pgTestCursor{session: s, rr: rr, handle: h}
+	if h.notice {
+		cur.notices = []*errcode.Error{errcode.New(testPostgresWarning, "the protocol-test engine warns as asked")}
+	}
+	return cur, nil
 }
 
 type pgTestCursor struct {
+	notices []*errcode.Error
 	session *pgTestSession
 	rr      *pgconn.ResultReader
 	handle  *pgTestHandle
@@ -294,7 +306,7 @@ func (c *pgTestCursor) Next(ctx context.Context) (types.Row, error) {
 }
 
 func (c *pgTestCursor) Tag() string               { return c.tag }
-func (c *pgTestCursor) Notices() []*errcode.Error { return nil }
+func (c *pgTestCursor) Notices() []*errcode.Error { return c.notices }
 func (c *pgTestCursor) Close() error {
 	if !c.closed {
 		c.closed = true

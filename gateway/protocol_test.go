@@ -534,3 +534,35 @@ func TestExtendedProtocol(t *testing.T) {
 	r.send(&pgproto3.Query{String: "commit"})
 	transcript(t, r.until('Z'), "N[25P01] C[COMMIT] ZI")
 }
+
+func TestEngineNoticesAndConnectionLimit(t *testing.T) {
+	var notices []*pgconn.Notice
+	cfg, err := pgconn.ParseConfig(gatewayConnString(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notices = append(notices, n) }
+	c, err := pgconn.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if got := scalar(t, c, "select 1 /*notice*/"); got != "1" {
+		t.Fatal(got)
+	}
+	if len(notices) != 1 || notices[0].Code != "01000" || notices[0].Severity != "WARNING" || !strings.HasPrefix(notices[0].Detail, "RS-2498 test.warning") {
+		t.Errorf("notices: %+v", notices)
+	}
+
+	addr := startServer(t, Options{MaxConnections: 1})
+	first, err := pgconn.Connect(context.Background(), connTo(addr, "user=a sslmode=disable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close(context.Background())
+	_, err = pgconn.Connect(context.Background(), connTo(addr, "user=b sslmode=disable"))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "53300" {
+		t.Errorf("over the limit: %v", err)
+	}
+}

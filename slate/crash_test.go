@@ -220,3 +220,42 @@ func TestCrashAtEveryStep(t *testing.T) {
 		}
 	}
 }
+
+// staleListStore answers every LIST with the answer of the previous LIST of
+// the same prefix (an eventually consistent store one step behind).
+type staleListStore struct {
+	objstore.Store
+	last map[string][]objstore.ObjectInfo
+}
+
+func (s *staleListStore) List(ctx context.Context, prefix string) ([]objstore.ObjectInfo, error) {
+	fresh, err := s.Store.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	old, seen := s.last[prefix]
+	s.last[prefix] = fresh
+	if !seen {
+		return fresh, nil
+	}
+	return old, nil
+}
+
+func TestStaleListings(t *testing.T) {
+	ctx := context.Background()
+	store := &staleListStore{Store: objstore.NewMemory(), last: map[string][]objstore.ObjectInfo{}}
+	clock := newTestClock()
+	m := &model{states: []modelState{{}}}
+	for round := 0; round < 3; round++ {
+		if _, err := crashWorkload(ctx, store, clock, m); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	d, err := Open(ctx, store, "db", testOptions(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := renderScan(t, d.Scan(ctx, nil, nil, ReadOptions{})); got != render(m.last()) {
+		t.Fatalf("scan %q, want %q", got, render(m.last()))
+	}
+}

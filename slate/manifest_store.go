@@ -20,6 +20,11 @@ const manifestBoundaryKey = "gc/manifest.boundary"
 // bound turns a livelock into an error instead of a hang.
 const manifestCommitAttemptsMax = 64
 
+// manifestProbesMax bounds how many ids past the newest listed manifest are
+// probed with GETs (a stale LIST); a longer miss is caught by the commit's
+// put-if-absent conflict and the next refresh.
+const manifestProbesMax = 8
+
 // manifestListAttemptsMax bounds re-listing when the newest listed manifest
 // vanishes before it is read (GC raced the read).
 const manifestListAttemptsMax = 8
@@ -56,12 +61,36 @@ func latestManifest(ctx context.Context, store objstore.Store) (*Manifest, error
 				newest = id
 			}
 		}
+		var boundary uint64
 		if newest == 0 {
-			return nil, nil
+			// NB: a stale LIST may miss every manifest. GC never deletes
+			// the newest, so the first id above the GC boundary exists if
+			// the database does: probe it.
+			b, _, err := readBoundary(ctx, store, manifestBoundaryKey)
+			if err != nil {
+				return nil, err
+			}
+			boundary = b
+			newest = b + 1
 		}
 		m, err := readManifest(ctx, store, newest)
 		if err == nil {
+			// A LIST may be stale (eventually consistent stores, the
+			// simulator): probe the following ids before trusting it.
+			for probe := 0; probe < manifestProbesMax; probe++ {
+				next, err := readManifest(ctx, store, m.ID+1)
+				if err != nil {
+					if isNotFound(err) {
+						break
+					}
+					return nil, err
+				}
+				m = next
+			}
 			return m, nil
+		}
+		if len(infos) == 0 && boundary == 0 && isNotFound(err) {
+			return nil, nil // a new database
 		}
 		if !isNotFound(err) {
 			return nil, err

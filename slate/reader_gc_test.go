@@ -19,7 +19,9 @@ type notFoundWatch struct {
 
 func (w *notFoundWatch) Get(ctx context.Context, key string) (objstore.Object, error) {
 	o, err := w.Store.Get(ctx, key)
-	if isNotFound(err) && (bytes.Contains([]byte(key), []byte("compacted/")) || bytes.Contains([]byte(key), []byte("manifest/"))) {
+	// Manifests are not watched: probing the id after the newest one is a
+	// normal NotFound; a vanished pinned manifest fails GC or a read instead.
+	if isNotFound(err) && bytes.Contains([]byte(key), []byte("compacted/")) {
 		w.t.Errorf("referenced object vanished: %s", key)
 	}
 	return o, err

@@ -235,7 +235,7 @@ func CastDatum(env *Env, v types.Datum, from, to types.Type, explicit bool) (typ
 			return types.ApplyTimestampTypmod(to, r)
 		case types.KindTime:
 			if !ts.IsFinite() {
-				return nil, EvalError(StateDatetimeFieldOverflow, "timestamp out of range")
+				return nil, nil // PostgreSQL: the time of an infinite timestamp is NULL
 			}
 			_, tod := types.SplitTimestamp(int64(ts))
 			return tod, nil
@@ -257,7 +257,7 @@ func CastDatum(env *Env, v types.Datum, from, to types.Type, explicit bool) (typ
 			return timestampToDate(int64(local.(types.Timestamp)))
 		case types.KindTime:
 			if !ts.IsFinite() {
-				return nil, EvalError(StateDatetimeFieldOverflow, "timestamp out of range")
+				return nil, nil
 			}
 			local, _ := tzToTimestamp(ts, loc)
 			_, tod := types.SplitTimestamp(int64(local.(types.Timestamp)))

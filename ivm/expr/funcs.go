@@ -349,6 +349,8 @@ func Children(e Expr) []Expr {
 		return []Expr{x.X}
 	case *Call:
 		return x.Args
+	case *AnyAll:
+		return []Expr{x.X, x.Arr}
 	}
 	return nil
 }

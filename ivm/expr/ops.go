@@ -5,6 +5,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -185,11 +186,37 @@ func LookupBinaryOp(op string, l, r types.Type) (OpInfo, bool) {
 	}
 	switch op {
 	case "~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*":
-		if l.Kind.IsString() && r.Kind.IsString() {
-			return info(op, types.TText, types.TText, types.TBool, nil)
+		ci := strings.Contains(op, "*")
+		negated := op[0] == '!'
+		// Fn compiles the pattern per call; NewBinary builds Like and
+		// RegexMatch nodes that compile a constant pattern once.
+		fn := func(_ *Env, a, b types.Datum) (types.Datum, error) {
+			if strings.Contains(op, "~~") {
+				p, err := compileLike(likeText(b), '\\', ci)
+				if err != nil {
+					return nil, err
+				}
+				s := likeText(a)
+				if ci {
+					s = asciiLower(s)
+				}
+				m, err := p.match(s)
+				if err != nil {
+					return nil, err
+				}
+				return m != negated, nil
+			}
+			re, err := compileRegex(b.(string), ci)
+			if err != nil {
+				return nil, err
+			}
+			return re.MatchString(a.(string)) != negated, nil
 		}
-		if l.Kind == types.KindBytea && r.Kind == types.KindBytea && !strings.Contains(op, "~*") && (op == "~~" || op == "!~~") {
-			return info(op, types.TBytea, types.TBytea, types.TBool, nil)
+		if l.Kind.IsString() && r.Kind.IsString() {
+			return info(op, types.TText, types.TText, types.TBool, fn)
+		}
+		if l.Kind == types.KindBytea && r.Kind == types.KindBytea && (op == "~~" || op == "!~~") {
+			return info(op, types.TBytea, types.TBytea, types.TBool, fn)
 		}
 		return OpInfo{}, false
 	}
@@ -549,13 +576,9 @@ func (u *Unary) String() string { return "(" + u.Op + u.X.String() + ")" }
 func NewUnary(op string, x Expr) (Expr, error) {
 	t := x.Type()
 	if t.Kind == types.KindUnknown {
-		// PostgreSQL resolves -'1' as float8? No: unknown prefix operands
-		// are ambiguous there; pick numeric's preferred type float8.
-		var err error
-		if x, err = Coerce(x, types.TFloat8); err != nil {
-			return nil, err
-		}
-		t = types.TFloat8
+		// PostgreSQL cannot choose among the prefix operators for an
+		// untyped literal (-'1' fails with 42725).
+		return nil, errcode.New(errcode.UndefinedFunction, "operator is not unique: %s unknown", op).WithSQLState("42725")
 	}
 	t = noTypmod(t)
 	var fn func(a types.Datum) (types.Datum, error)
@@ -671,4 +694,14 @@ func comparisonFn(op string, ct types.Type) BinaryFn {
 		want = func(c int) bool { return c >= 0 }
 	}
 	return func(_ *Env, a, b types.Datum) (types.Datum, error) { return want(types.Compare(ct, a, b)), nil }
+}
+
+// LookupUnaryOp reports the result type of prefix operator op (-, +, ~, @)
+// applied to t; ok is false when PostgreSQL has no such operator.
+func LookupUnaryOp(op string, t types.Type) (types.Type, bool) {
+	e, err := NewUnary(op, &ColumnRef{Typ: t})
+	if err != nil {
+		return types.Type{}, false
+	}
+	return e.Type(), true
 }

@@ -126,6 +126,10 @@ var pgExprs = []string{
 	"age('2023-01-31'::timestamp, '2024-03-01 10:00'::timestamp)", "age('2024-02-29 10:00'::timestamp, '2024-02-28 12:00'::timestamp)",
 	"to_timestamp(0)", "to_timestamp(1700000000.5)", "justify_hours('50 hours'::interval)", "justify_days('65 days'::interval)",
 	"justify_interval('1 mon -1 hour'::interval)", "isfinite('infinity'::date)", "isfinite('2024-01-01'::timestamp)",
+	// ANY / ALL.
+	"1 = ANY('{1,2}'::int4[])", "3 = ANY('{1,2}')", "3 = ANY('{1,NULL}'::int4[])", "1 = ANY('{1,NULL}'::int4[])", "NULL::int = ANY('{}'::int4[])",
+	"NULL::int = ALL('{}'::int4[])", "2 > ALL('{1,0}'::int4[])", "2 > ALL('{1,NULL}'::int4[])", "0 > ALL('{1,NULL}'::int4[])",
+	"1.5 = ANY('{1,2}'::int4[])", "'a' = ANY('{a,b}'::text[])", "1 = ANY(NULL::int4[])", "'a' LIKE ANY('{x%,a%}'::text[])",
 	// Misc.
 	"num_nulls(1, NULL, NULL)", "num_nonnulls(1, NULL, 'a')", "cardinality('{1,2,3}'::int4[])", "array_length('{1,2}'::int4[], 1)",
 	"'{1,2}'::int4[] || 3", "'{1,2}'::int4[] || '{3}'::int4[]", "'{1,2}'::int4[] = '{1,2}'::int4[]", "'{1,2}'::int4[] < '{1,3}'::int4[]",

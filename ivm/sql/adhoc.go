@@ -46,15 +46,43 @@ func RunQuery(q *Query, snap Snapshot, env *expr.Env) (*Result, error) {
 			return compareRows(cols, q.Order, rows[i], rows[j]) < 0
 		})
 	}
-	if q.Offset > 0 {
-		if q.Offset >= int64(len(rows)) {
+	limit, offset := q.Limit, q.Offset
+	paramValue := func(n int, what string) (int64, bool, error) {
+		if n == 0 {
+			return 0, false, nil
+		}
+		if env == nil || n > len(env.Params) {
+			return 0, false, errcode.New(errcode.SQLSemanticError, "there is no parameter $%d", n).WithSQLState("08P01")
+		}
+		v := env.Params[n-1]
+		if v == nil {
+			return -1, true, nil
+		}
+		i, ok := v.(int64)
+		if !ok || i < 0 {
+			return 0, false, errcode.New(errcode.SQLSemanticError, "%s must not be negative", what).WithSQLState(map[string]string{"LIMIT": "2201W", "OFFSET": "2201X"}[what])
+		}
+		return i, true, nil
+	}
+	if v, ok, err := paramValue(q.LimitParam, "LIMIT"); err != nil {
+		return nil, err
+	} else if ok {
+		limit = v
+	}
+	if v, ok, err := paramValue(q.OffsetParam, "OFFSET"); err != nil {
+		return nil, err
+	} else if ok {
+		offset = max(v, 0)
+	}
+	if offset > 0 {
+		if offset >= int64(len(rows)) {
 			rows = nil
 		} else {
-			rows = rows[q.Offset:]
+			rows = rows[offset:]
 		}
 	}
-	if q.Limit >= 0 && q.Limit < int64(len(rows)) {
-		rows = rows[:q.Limit]
+	if limit >= 0 && limit < int64(len(rows)) {
+		rows = rows[:limit]
 	}
 	width := len(q.Columns)
 	for i, r := range rows {

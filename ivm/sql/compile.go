@@ -47,6 +47,8 @@ type Query struct {
 	Order  []plan.SortKey
 	Limit  int64
 	Offset int64
+	// LimitParam / OffsetParam are N when LIMIT / OFFSET is $N (0: none).
+	LimitParam, OffsetParam int
 	// ParamTypes are the types of $1..$n (ParameterDescription).
 	ParamTypes []types.Type
 }
@@ -174,7 +176,7 @@ func Compile(cat catalog.Catalog, text string, opts Options) ([]Statement, error
 // CompileStatement compiles one parsed statement.
 func CompileStatement(cat catalog.Catalog, st parse.Statement, opts Options) (Statement, error) {
 	switch x := st.(type) {
-	case *parse.CreateSource:
+	case *parse.CreateSource, *parse.DropSource:
 		d, err := ddl.Convert(x)
 		if err != nil {
 			return nil, err
@@ -325,6 +327,7 @@ func compileQuery(cat catalog.Catalog, st *parse.PG, opts bind.Options) (*Query,
 		Order:      q.Order,
 		Limit:      q.Limit,
 		Offset:     q.Offset,
+		LimitParam: q.LimitParam, OffsetParam: q.OffsetParam,
 		ParamTypes: q.ParamTypes,
 	}, nil
 }

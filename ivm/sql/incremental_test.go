@@ -25,6 +25,8 @@ var incrementalViews = []string{
 	"SELECT a, b FROM t WHERE b > 1",
 	"SELECT b, count(*), sum(a), min(c), max(a) FROM t GROUP BY b",
 	"SELECT count(*), sum(b) FROM t",
+	"SELECT count(*) FROM (SELECT DISTINCT b FROM t) s",
+	"SELECT 1 AS one FROM t WHERE a > 100",
 	"SELECT t.a, u.v FROM t JOIN u ON t.b = u.k",
 	"SELECT t.a, u.v FROM t LEFT JOIN u ON t.b = u.k",
 	"SELECT t.a, u.k FROM t FULL JOIN u ON t.b = u.k",

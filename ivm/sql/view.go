@@ -42,6 +42,9 @@ func compileViewStmt(cat catalog.Catalog, pg *parse.PG) (*View, error) {
 	if len(q.ParamTypes) > 0 {
 		return nil, errcode.New(errcode.UnsupportedSQLConstruct, "materialized views do not support parameters ($1)").WithDetail("construct: parameters")
 	}
+	if q.LimitParam != 0 || q.OffsetParam != 0 {
+		return nil, errcode.New(errcode.UnsupportedSQLConstruct, "materialized views do not support parameters ($1)").WithDetail("construct: parameters")
+	}
 	node := q.Plan
 	if q.Limit >= 0 || q.Offset > 0 {
 		node = &plan.TopK{Input: node, Order: q.Order, Limit: q.Limit, Offset: q.Offset}

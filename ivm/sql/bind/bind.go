@@ -46,6 +46,9 @@ type BoundQuery struct {
 	Order  []plan.SortKey
 	Limit  int64
 	Offset int64
+	// LimitParam / OffsetParam are N when LIMIT / OFFSET is $N (0: none);
+	// the executor reads the value from the parameters.
+	LimitParam, OffsetParam int
 	// ParamTypes are the resolved types of $1..$n.
 	ParamTypes []types.Type
 }

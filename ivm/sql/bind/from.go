@@ -114,7 +114,11 @@ func (b *binder) rangeVar(rv *pg_query.RangeVar, outer *scope) (plan.Node, *scop
 	if err != nil {
 		return nil, nil, err
 	}
-	return node, relationScope(alias, cols, outer), nil
+	sc := relationScope(alias, cols, outer)
+	for i := range sc.cols {
+		sc.cols[i].rel, sc.cols[i].relCol = rel, i
+	}
+	return node, sc, nil
 }
 
 // expandView inlines an inline view's definition (spec §4.3).

@@ -2,6 +2,7 @@ package bind
 
 import (
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -19,6 +20,10 @@ type scopeCol struct {
 	// unqualifiedOnly hides the column from qualified lookup (a merged
 	// USING column of an unnamed join).
 	unqualifiedOnly bool
+	// rel and relCol identify the base-table column this is (nil for
+	// computed columns), for functional dependencies on primary keys.
+	rel    *catalog.Relation
+	relCol int
 }
 
 // scope is the set of columns a FROM clause makes visible. star lists the

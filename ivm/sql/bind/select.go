@@ -5,6 +5,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -128,12 +129,24 @@ func (b *binder) limit(sel *pg_query.SelectStmt, q *BoundQuery) error {
 	if sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES {
 		return b.unsupported(-1, "FETCH ... WITH TIES")
 	}
+	paramN := 0
 	get := func(n *pg_query.Node, what string) (int64, bool, error) {
+		paramN = 0
 		if n == nil {
 			return 0, false, nil
 		}
 		s, err := b.expr(n, nil, exprCtx{clause: what})
 		if err != nil {
+			return 0, false, err
+		}
+		if p, ok := s.(*plan.Param); ok {
+			if _, err := b.coerce(p, types.TInt8, -1); err != nil {
+				return 0, false, err
+			}
+			paramN = p.Index + 1
+			return 0, false, nil
+		}
+		if s, err = b.coerce(s, types.TInt8, -1); err != nil {
 			return 0, false, err
 		}
 		c, ok := s.(*plan.Const)
@@ -161,11 +174,13 @@ func (b *binder) limit(sel *pg_query.SelectStmt, q *BoundQuery) error {
 	} else if ok {
 		q.Limit = v
 	}
+	q.LimitParam = paramN
 	if v, ok, err := get(sel.LimitOffset, "OFFSET"); err != nil {
 		return err
 	} else if ok {
 		q.Offset = v
 	}
+	q.OffsetParam = paramN
 	return nil
 }
 
@@ -173,6 +188,9 @@ func (b *binder) limit(sel *pg_query.SelectStmt, q *BoundQuery) error {
 // exactly its visible columns, ORDER BY ... LIMIT becoming a TopK; column
 // aliases rename the output.
 func (b *binder) finishSubquery(q *BoundQuery, aliases []string, name string, loc int32) (plan.Node, []plan.Column, error) {
+	if q.LimitParam != 0 || q.OffsetParam != 0 {
+		return nil, nil, b.unsupported(loc, "LIMIT/OFFSET parameters in subqueries")
+	}
 	node := q.Plan
 	if q.Limit >= 0 || q.Offset > 0 {
 		node = &plan.TopK{Input: node, Order: q.Order, Limit: q.Limit, Offset: q.Offset}
@@ -423,6 +441,20 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 	}
 	grouped := len(aggs) > 0 || len(sel.GroupClause) > 0 || having != nil
 	if grouped {
+		var needed []*plan.ColRef
+		collect := func(x plan.Scalar) { ungroupedColumns(x, groupExprs, &needed) }
+		for _, t := range targets {
+			collect(t)
+		}
+		if having != nil {
+			collect(having)
+		}
+		for _, o := range order {
+			if o.expr != nil {
+				collect(o.expr)
+			}
+		}
+		groupExprs = functionallyDependent(sc, groupExprs, needed)
 		node, err = b.buildAggregate(node, groupExprs, aggs)
 		if err != nil {
 			return nil, err
@@ -621,7 +653,11 @@ func (b *binder) buildAggregate(input plan.Node, groupExprs []plan.Scalar, aggs 
 			}
 			idx := len(pre)
 			pre = append(pre, arg)
-			preCols = append(preCols, plan.Column{Name: fmt.Sprintf("arg%d", idx), Type: arg.Type(), Nullable: true})
+			name := fmt.Sprintf("arg%d", idx)
+			if c, ok := arg.(*plan.ColRef); ok {
+				name = c.Name
+			}
+			preCols = append(preCols, plan.Column{Name: name, Type: arg.Type(), Nullable: true})
 			args[j] = &plan.ColRef{Index: idx, Typ: arg.Type(), Name: preCols[idx].Name}
 		}
 		call.Args = args
@@ -856,4 +892,79 @@ func parseView(sql string) (*pg_query.SelectStmt, error) {
 		return nil, errcode.New(errcode.InternalError, "stored view definition is not a query: %s", sql)
 	}
 	return pg.Stmt.GetSelectStmt(), nil
+}
+
+// functionallyDependent adds to the group keys every column of a table
+// whose primary key is grouped on, as PostgreSQL allows (SELECT t.a, t.b
+// ... GROUP BY t.pk): those columns are determined by the key, so grouping
+// by them too changes nothing.
+func functionallyDependent(sc *scope, groupExprs []plan.Scalar, needed []*plan.ColRef) []plan.Scalar {
+	neededSet := map[int]bool{}
+	for _, c := range needed {
+		neededSet[c.Index] = true
+	}
+	grouped := map[int]bool{}
+	for _, g := range groupExprs {
+		if c, ok := g.(*plan.ColRef); ok {
+			grouped[c.Index] = true
+		}
+	}
+	type tableKey struct {
+		table string
+		rel   *catalog.Relation
+	}
+	var tables []tableKey
+	seen := map[tableKey]bool{}
+	for _, c := range sc.cols {
+		k := tableKey{c.table, c.rel}
+		if c.rel != nil && len(c.rel.PrimaryKey) > 0 && !seen[k] {
+			seen[k] = true
+			tables = append(tables, k)
+		}
+	}
+	out := groupExprs
+	for _, tk := range tables {
+		pkGrouped := true
+		for _, p := range tk.rel.PrimaryKey {
+			found := false
+			for _, c := range sc.cols {
+				if c.rel == tk.rel && c.table == tk.table && c.relCol == p && grouped[c.index] {
+					found = true
+				}
+			}
+			if !found {
+				pkGrouped = false
+			}
+		}
+		if !pkGrouped {
+			continue
+		}
+		for _, c := range sc.cols {
+			if c.rel == tk.rel && c.table == tk.table && !grouped[c.index] && neededSet[c.index] {
+				grouped[c.index] = true
+				out = append(out, &plan.ColRef{Index: c.index, Typ: c.typ, Name: c.name, Qualifier: c.table})
+			}
+		}
+	}
+	return out
+}
+
+// ungroupedColumns collects the column references of s that are neither
+// inside an aggregate nor part of a group expression.
+func ungroupedColumns(s plan.Scalar, groupExprs []plan.Scalar, out *[]*plan.ColRef) {
+	for _, g := range groupExprs {
+		if plan.Equal(s, g) {
+			return
+		}
+	}
+	switch x := s.(type) {
+	case *aggRef:
+		return
+	case *plan.ColRef:
+		*out = append(*out, x)
+		return
+	}
+	for _, c := range s.Children() {
+		ungroupedColumns(c, groupExprs, out)
+	}
 }

@@ -24,8 +24,23 @@ import (
 // partitioning is how a node's rows are spread over shards.
 type partitioning struct {
 	// keys are the hash columns; nil with single=false means arbitrary.
-	keys   []int
+	keys []int
+	// alts are other column lists holding the same values as keys (the
+	// other side of an inner equi-join), so hashing by them is the same.
+	alts   [][]int
 	single bool
+}
+
+func sameCols(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (p partitioning) satisfies(want partitioning) bool {
@@ -35,15 +50,35 @@ func (p partitioning) satisfies(want partitioning) bool {
 	if p.single || p.keys == nil {
 		return false
 	}
-	if len(p.keys) != len(want.keys) {
-		return false
+	if sameCols(p.keys, want.keys) {
+		return true
 	}
-	for i := range p.keys {
-		if p.keys[i] != want.keys[i] {
-			return false
+	for _, a := range p.alts {
+		if sameCols(a, want.keys) {
+			return true
 		}
 	}
-	return true
+	return false
+}
+
+// mapThrough maps partitioning columns through a projection's pass-through
+// columns; ok is false when a key column does not survive.
+func mapThrough(keys []int, exprs []plan.Scalar) ([]int, bool) {
+	var out []int
+	for _, k := range keys {
+		found := -1
+		for i, e := range exprs {
+			if c, ok := e.(*plan.ColRef); ok && c.Index == k {
+				found = i
+				break
+			}
+		}
+		if found < 0 {
+			return nil, false
+		}
+		out = append(out, found)
+	}
+	return out, true
 }
 
 // Distribute returns the plan with Exchange nodes inserted.
@@ -87,21 +122,16 @@ func distribute(n plan.Node) (plan.Node, partitioning) {
 			return out, p
 		}
 		// Keys survive when each is passed through as a plain column.
-		var keys []int
-		for _, k := range p.keys {
-			found := -1
-			for i, e := range x.Exprs {
-				if c, ok := e.(*plan.ColRef); ok && c.Index == k {
-					found = i
-					break
-				}
+		var mapped [][]int
+		for _, cand := range append([][]int{p.keys}, p.alts...) {
+			if m, ok := mapThrough(cand, x.Exprs); ok {
+				mapped = append(mapped, m)
 			}
-			if found < 0 {
-				return out, partitioning{}
-			}
-			keys = append(keys, found)
 		}
-		return out, partitioning{keys: keys}
+		if len(mapped) == 0 {
+			return out, partitioning{}
+		}
+		return out, partitioning{keys: mapped[0], alts: mapped[1:]}
 	case *plan.Join:
 		l, lp := distribute(x.Left)
 		r, rp := distribute(x.Right)
@@ -119,7 +149,23 @@ func distribute(n plan.Node) (plan.Node, partitioning) {
 		}
 		j.Left = require(l, lp, partitioning{keys: lk})
 		j.Right = require(r, rp, partitioning{keys: rk})
-		return &j, partitioning{keys: lk}
+		nLeft := len(x.Left.Schema())
+		shifted := make([]int, len(rk))
+		for i, k := range rk {
+			shifted[i] = k + nLeft
+		}
+		switch x.Kind {
+		case plan.InnerJoin:
+			// Matched rows carry equal values on both sides.
+			return &j, partitioning{keys: lk, alts: [][]int{shifted}}
+		case plan.LeftJoin, plan.SemiJoin, plan.AntiJoin:
+			return &j, partitioning{keys: lk}
+		case plan.RightJoin:
+			return &j, partitioning{keys: shifted}
+		}
+		// FULL JOIN: unmatched rows of either side have NULL keys on the
+		// other: neither side's keys place every row.
+		return &j, partitioning{}
 	case *plan.Aggregate:
 		in, p := distribute(x.Input)
 		a := *x
