@@ -17,7 +17,7 @@ import (
 // ddl runs a DDL statement: the catalog change is durable in the control DB,
 // then the shard installs (backfills) or drops view state before the
 // statement returns.
-func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL) (gateway.Cursor, error) {
+func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, sqlText string) (gateway.Cursor, error) {
 	tag := d.Tag()
 	var notices []*errcode.Error
 	notice := func(r control.DDLResult) {
@@ -55,6 +55,11 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL) 
 				return nil, err
 			}
 			notice(r)
+			for _, d := range r.Dropped {
+				if d.Kind == catalog.KindSource {
+					s.e.stopSource(d.ID)
+				}
+			}
 		}
 	case *ddl.AddColumn:
 		r, err := s.control(ctx, control.AddColumn{Table: st.Table, Column: st.Column, IfNotExists: st.IfNotExists})
@@ -63,7 +68,25 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL) 
 		}
 		notice(r)
 	case *ddl.CreateSource:
-		return nil, errcode.New(errcode.GatewayUnsupported, "CREATE SOURCE ... FROM GENERATE ROWS is not available in this build yet")
+		cols := make([]catalog.Column, len(st.Columns))
+		for i, c := range st.Columns {
+			cols[i] = c.Column
+		}
+		r, err := s.control(ctx, control.CreateRelation{
+			Relation: &catalog.Relation{Kind: catalog.KindSource, Name: st.Name, Columns: cols, InsertOnly: true, SQL: sqlText},
+		})
+		if err != nil {
+			return nil, err
+		}
+		notice(r)
+		if err := s.syncShard(ctx); err != nil {
+			return nil, err
+		}
+		if r.Changed != nil {
+			if err := s.e.startSource(r.Snapshot, r.Changed); err != nil {
+				return nil, err
+			}
+		}
 	default:
 		return nil, errcode.New(errcode.GatewayUnsupported, "%s is not supported", tag)
 	}

@@ -88,6 +88,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.Close(ctx)
 		return nil, err
 	}
+	if err := e.startSources(ctx, snap); err != nil {
+		e.Close(ctx)
+		return nil, err
+	}
 	e.ready.Store(true)
 	return e, nil
 }

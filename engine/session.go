@@ -105,7 +105,7 @@ func resultColumns(st rsql.Statement) types.Schema {
 			return schemaOf(x.Returning.Columns)
 		}
 	case *rsql.Subscribe:
-		cols := types.Schema{{Name: "mz_timestamp", Type: types.TNumeric}, {Name: "mz_progressed", Type: types.TBool}, {Name: "mz_diff", Type: types.TInt8}}
+		cols := types.Schema{{Name: "mz_timestamp", Type: types.TInt8}, {Name: "mz_progressed", Type: types.TBool}, {Name: "mz_diff", Type: types.TInt8}}
 		for _, c := range x.View.Columns {
 			cols = append(cols, types.Column{Name: c.Name, Type: c.Type, Nullable: true})
 		}
@@ -154,7 +154,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.Delete:
 		return s.delete(ctx, snap, st, env)
 	case *rsql.DDL:
-		return s.ddl(ctx, snap, st)
+		return s.ddl(ctx, snap, st, p.sql)
 	case *rsql.Subscribe:
 		return s.subscribe(ctx, snap, st)
 	case *rsql.ExplainIncremental:

@@ -108,3 +108,6 @@ func (c *subscribeCursor) Close() error {
 	_, err := c.s.e.ask(context.Background(), shard.ActorID, shard.Unsubscribe{ID: c.id})
 	return err
 }
+
+// Streaming implements gateway.StreamingCursor: every row is flushed.
+func (c *subscribeCursor) Streaming() bool { return true }

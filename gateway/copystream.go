@@ -210,7 +210,7 @@ func (c *conn) copyOut(ctx context.Context, spec *copySpec) error {
 		c.backend.Send(&pgproto3.CopyData{Data: buf})
 		c.unflushedBytes += len(buf)
 		n++
-		if c.unflushedBytes > copyOutFlushBytes {
+		if c.unflushedBytes > copyOutFlushBytes || isStreaming(cur) {
 			if err := c.flush(); err != nil {
 				return err
 			}

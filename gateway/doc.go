@@ -13,7 +13,42 @@
 //	                     │ answers itself: SET SHOW RESET DISCARD BEGIN COMMIT
 //	                     │ ROLLBACK, COPY framing and parsing, formats, cancel
 //
-// Start a server with Serve(ctx, listener, engine, Options{...}).
+// Start a server with
+//
+//	ln, _ := net.Listen("tcp", "127.0.0.1:6875")
+//	err := gateway.Serve(ctx, ln, engine, gateway.Options{
+//		Users: map[string]string{"alice": "secret"}, // SCRAM-SHA-256; empty = trust
+//		TLS:   tlsConfig,                            // nil: SSLRequest answered 'N'
+//	})
+//
+// Serve refuses a non-loopback listener without password users (RS-2412)
+// unless Options.AllowInsecureNonLoopback.
+//
+// # What the engine implements, per feature
+//
+//	Parse/Describe      Session.Prepare: bind SQL with the client's parameter
+//	                    types (KindUnknown = infer), report every parameter's
+//	                    type and the result columns (nil for no rows).
+//	Execute, portals    Session.Execute → Cursor (pulled row by row; several
+//	                    may be open; Tag after io.EOF; Notices for warnings).
+//	transactions        Begin(TxOptions{Isolation, ReadOnly, Implicit}),
+//	                    Commit, Rollback; every Execute runs inside one.
+//	                    READ ONLY is enforced by the engine for DML/DDL
+//	                    (25006); the gateway refuses COPY FROM itself.
+//	COPY FROM STDIN     Session.CopyIn → CopyInSink (Columns, Write chunks,
+//	                    Finish/Abort); the gateway parses text/CSV.
+//	COPY TO STDOUT      nothing new: the gateway Prepares and Executes the
+//	                    query (`SELECT cols FROM t` for the table form).
+//	session functions   read *Settings from each request: CurrentSetting,
+//	                    CurrentSchema, CurrentSchemas, User, Database,
+//	                    Version, All (pg_settings, SHOW ALL), Location
+//	                    (TimeZone), SearchPath.
+//	pg_catalog etc.     the engine's virtual tables; package gatewaytest has
+//	                    the psql 15 fixtures to test them.
+//	cancel, timeout     ctx of Prepare/Execute/Next/CopyIn is cancelled;
+//	                    return promptly (the gateway reports 57014).
+//	errors              return *errcode.Error (SQLSTATE, RS code, hint,
+//	                    Position); anything else becomes RS-9000.
 //
 // # Why not psql-wire
 //

@@ -141,6 +141,20 @@ type Cursor interface {
 	Close() error
 }
 
+// StreamingCursor is a Cursor whose rows arrive over time (SUBSCRIBE): the
+// gateway flushes after every row instead of buffering, so a client sees
+// each change as it happens.
+type StreamingCursor interface {
+	Cursor
+	Streaming() bool
+}
+
+// isStreaming reports whether rows of c must be flushed one by one.
+func isStreaming(c Cursor) bool {
+	s, ok := c.(StreamingCursor)
+	return ok && s.Streaming()
+}
+
 // Isolation is a transaction isolation level.
 type Isolation uint8
 

@@ -174,7 +174,7 @@ func (c *conn) streamRows(ctx context.Context, p *portal, maxRows int32) error {
 			return err
 		}
 		sent++
-		if c.unflushedBytes > flushBytesMax {
+		if c.unflushedBytes > flushBytesMax || (p.cursor != nil && isStreaming(p.cursor)) {
 			if err := c.flush(); err != nil {
 				return err
 			}

@@ -18,7 +18,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
 		return nil, err
 	}
-	if len(m.Writes) == 0 {
+	if len(m.Writes) == 0 && m.Offset == nil {
 		return Committed{Epoch: a.lastEpoch}, nil
 	}
 	epoch := a.lastEpoch + 1
@@ -96,6 +96,19 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 	}
 	if err := txn.Put(logKey(epoch), encodeLog(entry, a.typesOf)); err != nil {
 		return nil, err
+	}
+	if m.Offset != nil {
+		// INVARIANT: a connector's offset only moves forward.
+		prev, err := getUint64(txn, offsetKey(m.Offset.Source))
+		if err != nil {
+			return nil, err
+		}
+		if m.Offset.Offset < prev {
+			return nil, errcode.New(errcode.InternalError, "source %s offset went back from %d to %d", m.Offset.Source, prev, m.Offset.Offset)
+		}
+		if err := putUint64(txn, offsetKey(m.Offset.Source), m.Offset.Offset); err != nil {
+			return nil, err
+		}
 	}
 	if err := putUint64(txn, lastEpochKey(), epoch); err != nil {
 		return nil, err

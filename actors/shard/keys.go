@@ -13,7 +13,12 @@ const (
 	metaFrontier   byte = 'F'
 	metaLog        byte = 'L'
 	metaViewMarker byte = 'V'
+	metaOffset     byte = 'O'
 )
+
+func offsetKey(source catalog.ID) []byte {
+	return append([]byte{kv.PrefixShardMeta, metaOffset}, source.Object[:]...)
+}
 
 func tablePrefix(table catalog.ID) []byte {
 	k := make([]byte, 0, 2+16+16)

@@ -25,7 +25,18 @@ type (
 	Commit struct {
 		Snapshot *control.Snapshot
 		Writes   []RowWrite
+		// Offset, when set, records a source connector's position in the
+		// same batch as its rows, so a restarted connector resumes exactly
+		// where its last durable commit ended (exactly-once).
+		Offset *SourceOffset
 	}
+	// SourceOffset is a source connector's durable position.
+	SourceOffset struct {
+		Source catalog.ID
+		Offset uint64
+	}
+	// GetSourceOffset → SourceOffset (0 if the source never committed).
+	GetSourceOffset struct{ Source catalog.ID }
 	// Committed carries the transaction's source epoch (its freshness token).
 	Committed struct{ Epoch uint64 }
 

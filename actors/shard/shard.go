@@ -118,6 +118,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(a.replyOf(a.lookup(m)))
 	case GetStatus:
 		ctx.Reply(a.status())
+	case GetSourceOffset:
+		n, err := getUint64(a.store, offsetKey(m.Source))
+		ctx.Reply(a.replyOf(SourceOffset{Source: m.Source, Offset: n}, err))
 	case Subscribe:
 		ctx.Reply(a.replyOf(a.subscribe(ctx, m)))
 	case Unsubscribe:
@@ -188,7 +191,18 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	if a.snap != nil && snap.Version < a.snap.Version {
 		return Synced{Version: a.snap.Version}, nil
 	}
+	prev := a.snap
 	a.snap = snap
+	if prev != nil {
+		for _, rel := range prev.Relations() {
+			if _, still := snap.RelationByID(rel.ID); still || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
+				continue
+			}
+			if err := a.dropTable(rel.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var fresh []*catalog.Relation
 	for _, rel := range snap.Relations() {
 		if rel.Kind != catalog.KindMaterializedView || a.installed(rel.ID) != nil {
@@ -347,6 +361,21 @@ func (a *Actor) dropState(view catalog.ID) error {
 	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Delete: true})
 	sort.SliceStable(b.Ops, func(i, j int) bool { return bytes.Compare(b.Ops[i].Key, b.Ops[j].Key) < 0 })
 	b.Ops = dedupOps(b.Ops)
+	return a.store.Apply(&b)
+}
+
+// dropTable deletes a dropped table's (or source's) rows and offset.
+func (a *Actor) dropTable(id catalog.ID) error {
+	var b kv.WriteBatch
+	err := kv.ScanPrefix(a.store, tablePrefix(id), func(k, _ []byte) error {
+		b.Ops = append(b.Ops, kv.Op{Key: append([]byte(nil), k...), Delete: true})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b.Ops = append(b.Ops, kv.Op{Key: offsetKey(id), Delete: true})
+	sort.SliceStable(b.Ops, func(i, j int) bool { return bytes.Compare(b.Ops[i].Key, b.Ops[j].Key) < 0 })
 	return a.store.Apply(&b)
 }
 

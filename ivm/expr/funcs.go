@@ -93,6 +93,7 @@ func buildRegistry() map[string][]*Func {
 	registerString(add)
 	registerDateTime(add)
 	registerMisc(add)
+	registerToChar(add)
 	return r
 }
 
@@ -349,6 +350,8 @@ func Children(e Expr) []Expr {
 		return []Expr{x.X}
 	case *Call:
 		return x.Args
+	case *AnyAll:
+		return []Expr{x.X, x.Arr}
 	}
 	return nil
 }

@@ -186,11 +186,37 @@ func LookupBinaryOp(op string, l, r types.Type) (OpInfo, bool) {
 	}
 	switch op {
 	case "~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*":
-		if l.Kind.IsString() && r.Kind.IsString() {
-			return info(op, types.TText, types.TText, types.TBool, nil)
+		ci := strings.Contains(op, "*")
+		negated := op[0] == '!'
+		// Fn compiles the pattern per call; NewBinary builds Like and
+		// RegexMatch nodes that compile a constant pattern once.
+		fn := func(_ *Env, a, b types.Datum) (types.Datum, error) {
+			if strings.Contains(op, "~~") {
+				p, err := compileLike(likeText(b), '\\', ci)
+				if err != nil {
+					return nil, err
+				}
+				s := likeText(a)
+				if ci {
+					s = asciiLower(s)
+				}
+				m, err := p.match(s)
+				if err != nil {
+					return nil, err
+				}
+				return m != negated, nil
+			}
+			re, err := compileRegex(b.(string), ci)
+			if err != nil {
+				return nil, err
+			}
+			return re.MatchString(a.(string)) != negated, nil
 		}
-		if l.Kind == types.KindBytea && r.Kind == types.KindBytea && !strings.Contains(op, "~*") && (op == "~~" || op == "!~~") {
-			return info(op, types.TBytea, types.TBytea, types.TBool, nil)
+		if l.Kind.IsString() && r.Kind.IsString() {
+			return info(op, types.TText, types.TText, types.TBool, fn)
+		}
+		if l.Kind == types.KindBytea && r.Kind == types.KindBytea && (op == "~~" || op == "!~~") {
+			return info(op, types.TBytea, types.TBytea, types.TBool, fn)
 		}
 		return OpInfo{}, false
 	}

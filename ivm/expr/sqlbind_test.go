@@ -315,6 +315,10 @@ func bindAExpr(a *pg_query.A_Expr) (Expr, error) {
 		return NewDistinctFrom(l, r, true)
 	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
 		return NewNullIf(l, r)
+	case pg_query.A_Expr_Kind_AEXPR_OP_ANY:
+		return NewAnyAll(op, l, r, false)
+	case pg_query.A_Expr_Kind_AEXPR_OP_ALL:
+		return NewAnyAll(op, l, r, true)
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 		if l == nil {
 			return NewUnary(op, r)

@@ -130,16 +130,43 @@ func sumCountSpec() AggregateSpec {
 	}}
 }
 
+// benchGroupBy runs SUM/COUNT GROUP BY over groups keys with a read cache
+// large enough to hold every group's state ("while state fits in the
+// cache").
 func benchGroupBy(b *testing.B, groups int64) {
-	a, err := NewAggregate(State{ID: arrange.MakeID(1, 1)}, intSchema(2), sumCountSpec())
+	a, err := NewAggregate(State{ID: arrange.MakeID(1, 1), CacheEntriesMax: int(2 * groups)}, intSchema(2), sumCountSpec())
 	if err != nil {
 		b.Fatal(err)
 	}
-	runEpochs(b, kv.NewMemory(), a, groups)
+	store := kv.NewMemory()
+	// Warm up: every group exists and is cached before timing, so the
+	// timed epochs are updates of existing groups.
+	for start := int64(0); start < groups; start += benchBatchRows {
+		var warm zset.Batch
+		for k := start; k < min(start+benchBatchRows, groups); k++ {
+			warm.Add(types.Row{k, int64(1)}, 1)
+		}
+		txn := kv.NewTxn(store)
+		if _, err := a.Step(&Context{Txn: txn, Env: &expr.Env{}}, []zset.Batch{warm}); err != nil {
+			b.Fatal(err)
+		}
+		_ = store.Apply(txn.Batch())
+	}
+	runEpochs(b, store, a, groups)
 }
 
 func BenchmarkGroupBySumCount1K(b *testing.B) { benchGroupBy(b, 1000) }
 func BenchmarkGroupBySumCount1M(b *testing.B) { benchGroupBy(b, 1000000) }
+
+// BenchmarkGroupBySumCount1MSmallCache is 1M groups with the default
+// (64K-entry) cache: most group reads miss and go to the store.
+func BenchmarkGroupBySumCount1MSmallCache(b *testing.B) {
+	a, err := NewAggregate(State{ID: arrange.MakeID(1, 1)}, intSchema(2), sumCountSpec())
+	if err != nil {
+		b.Fatal(err)
+	}
+	runEpochs(b, kv.NewMemory(), a, 1000000)
+}
 
 func benchGroupByReference(b *testing.B, groups int64) {
 	type acc struct{ sum, count int64 }

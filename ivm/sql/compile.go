@@ -176,7 +176,7 @@ func Compile(cat catalog.Catalog, text string, opts Options) ([]Statement, error
 // CompileStatement compiles one parsed statement.
 func CompileStatement(cat catalog.Catalog, st parse.Statement, opts Options) (Statement, error) {
 	switch x := st.(type) {
-	case *parse.CreateSource:
+	case *parse.CreateSource, *parse.DropSource:
 		d, err := ddl.Convert(x)
 		if err != nil {
 			return nil, err

@@ -66,8 +66,12 @@ func Parse(t Type, s string, loc *time.Location) (Datum, error) {
 			return nil, err
 		}
 		return ApplyNumericTypmod(d, t.Typmod)
-	case KindText, KindUnknown, KindJSON, KindJSONB:
+	case KindText, KindUnknown:
 		return s, nil
+	case KindJSON:
+		return ParseJSON(s)
+	case KindJSONB:
+		return ParseJSONB(s)
 	case KindVarchar, KindChar:
 		return ApplyStringTypmod(t, s, false)
 	case KindName:

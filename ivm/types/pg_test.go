@@ -68,6 +68,9 @@ func inputCases() []inputCase {
 		"-1 days +02:00:00", "@ 1 day ago", "1.5 days", "1.5 months", "1.5 years", "90", "1:30", "-1:30", "10 seconds", "0", "1 mon -1 days",
 		"2 weeks", "1 decade", "1 century", "1 millennium", "100 ms", "7 us", "1day", "3h", "garbage", "", "1 day -01:00:00", "-00:00:01",
 		"1 year ago", "25:00:00", "1 week 2 days", "1.25 hours", "0.5 minutes", "PT0.5S", "P1.5D")
+	add("json", Type{Kind: KindJSON, Typmod: -1}, `{"b": 1,  "a":[1,2]}`, `[1, 2`, `"x"`, ` 1.50 `, `nul`)
+	add("jsonb", TJSONB, `{"b": 1,  "a":[1,2], "aa": {"z":null,"y":true}}`, `{"a":1,"a":2}`, `[1.50, 1e2, -0, "\n\u0001é"]`,
+		`{"bbb":1,"a":2,"cc":3,"b":4}`, `[1, 2`, `"x"`, `  true `, `{}`, `[]`, `12345678901234567890.5`)
 	add("int4[]", ArrayOf(TInt4), "{1,2,NULL}", "{}", "{ 1 , 2 }", "{1,x}", "1,2", "{null,NULL}")
 	add("text[]", ArrayOf(TText), "{a,b}", "{\"a b\",\"c,d\",\"\",\"NULL\"}", "{\"x\\\"y\",z}", "{a\\,b}")
 	add("numeric[]", ArrayOf(TNumeric), "{1.50,NaN}")

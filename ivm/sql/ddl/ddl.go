@@ -99,7 +99,8 @@ func (*CreateSource) ddl() {}
 
 // IsDDL reports whether a parsed statement is DDL that Convert handles.
 func IsDDL(st parse.Statement) bool {
-	if _, ok := st.(*parse.CreateSource); ok {
+	switch st.(type) {
+	case *parse.CreateSource, *parse.DropSource:
 		return true
 	}
 	pg, ok := st.(*parse.PG)
@@ -118,6 +119,13 @@ func IsDDL(st parse.Statement) bool {
 func Convert(st parse.Statement) (Statement, error) {
 	if cs, ok := st.(*parse.CreateSource); ok {
 		return createSource(cs)
+	}
+	if ds, ok := st.(*parse.DropSource); ok {
+		d := &Drop{Kind: DropSource, IfExists: ds.IfExists, Cascade: ds.Cascade}
+		for _, n := range ds.Names {
+			d.Names = append(d.Names, n.Last())
+		}
+		return d, nil
 	}
 	pg, ok := st.(*parse.PG)
 	if !ok {

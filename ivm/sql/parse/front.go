@@ -395,3 +395,34 @@ func (p *frontParser) showViewStatus() (*ShowViewStatus, error) {
 	}
 	return s, nil
 }
+
+// dropSource parses DROP SOURCE [IF EXISTS] name [, ...] [CASCADE | RESTRICT].
+func (p *frontParser) dropSource() (*DropSource, error) {
+	p.pos = 2 // DROP SOURCE
+	d := &DropSource{SQL: p.text}
+	if p.acceptKeyword("if") {
+		if err := p.expectKeyword("exists"); err != nil {
+			return nil, err
+		}
+		d.IfExists = true
+	}
+	for {
+		name, err := p.qualifiedName()
+		if err != nil {
+			return nil, err
+		}
+		d.Names = append(d.Names, name)
+		if !p.acceptPunct(",") {
+			break
+		}
+	}
+	switch {
+	case p.acceptKeyword("cascade"):
+		d.Cascade = true
+	case p.acceptKeyword("restrict"):
+	}
+	if err := p.expectEnd(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}

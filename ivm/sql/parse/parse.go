@@ -98,6 +98,17 @@ type CreateSource struct {
 // Text implements Statement.
 func (c *CreateSource) Text() string { return c.SQL }
 
+// DropSource is `DROP SOURCE [IF EXISTS] name [, ...] [CASCADE | RESTRICT]`.
+type DropSource struct {
+	SQL      string
+	Names    []QualifiedName
+	IfExists bool
+	Cascade  bool
+}
+
+// Text implements Statement.
+func (d *DropSource) Text() string { return d.SQL }
+
 // Subscribe is `SUBSCRIBE [TO] view [WITH (SNAPSHOT)] [AS OF NOW WITH
 // SNAPSHOT] [AS OF EPOCH n]`.
 type Subscribe struct {
@@ -209,6 +220,12 @@ func parseOne(src string, toks []token, end token) ([]Statement, error) {
 	switch {
 	case kw(0, "create") && kw(1, "source"):
 		s, err := p.createSource()
+		if err != nil {
+			return nil, err
+		}
+		return []Statement{s}, nil
+	case kw(0, "drop") && kw(1, "source"):
+		s, err := p.dropSource()
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/source"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/ddl"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// startSource spawns the generator of a GENERATE ROWS source.
+func (e *Engine) startSource(snap *control.Snapshot, rel *catalog.Relation) error {
+	st, err := parse.ParseOne(rel.SQL)
+	if err != nil {
+		return err
+	}
+	conv, err := ddl.Convert(st)
+	if err != nil {
+		return err
+	}
+	spec, ok := conv.(*ddl.CreateSource)
+	if !ok {
+		return errcode.New(errcode.InternalError, "source %s has no generator definition", rel.Name)
+	}
+	err = e.rt.Spawn("embedded", source.ActorID(rel.ID), source.New(source.Config{Snapshot: snap, Source: rel.ID, Spec: spec}))
+	if errors.Is(err, runtime.ErrDuplicateActor) {
+		return nil
+	}
+	return err
+}
+
+func (e *Engine) stopSource(id catalog.ID) {
+	_ = e.rt.Stop(source.ActorID(id))
+}
+
+// startSources starts the generators of every source in the catalog (at
+// start-up, after the shard is hydrated).
+func (e *Engine) startSources(_ context.Context, snap *control.Snapshot) error {
+	for _, rel := range snap.Relations() {
+		if rel.Kind == catalog.KindSource {
+			if err := e.startSource(snap, rel); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
