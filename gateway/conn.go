@@ -180,8 +180,19 @@ func (c *conn) startup(ctx context.Context) (bool, error) {
 		}
 	}
 	params := make(map[string]string, len(sm.Parameters))
+	var unrecognized []string
 	for k, v := range sm.Parameters {
 		params[k] = v
+		if strings.HasPrefix(k, "_pq_.") {
+			unrecognized = append(unrecognized, k)
+		}
+	}
+	if sm.ProtocolVersion != pgproto3.ProtocolVersion30 || len(unrecognized) > 0 {
+		// We speak protocol 3.0 and no _pq_ extensions; say so, as
+		// PostgreSQL does (the version is sent whole, as PostgreSQL 18 and
+		// libpq expect).
+		unrecognized = sortedStrings(unrecognized)
+		c.backend.Send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: pgproto3.ProtocolVersion30, UnrecognizedOptions: unrecognized})
 	}
 	user := params["user"]
 	if user == "" {
@@ -283,6 +294,10 @@ func sortedKeys(m map[string]string) []string {
 	for k := range m { //lint:maprange sorted below
 		keys = append(keys, k)
 	}
+	return sortedStrings(keys)
+}
+
+func sortedStrings(keys []string) []string {
 	for i := 1; i < len(keys); i++ {
 		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
 			keys[j], keys[j-1] = keys[j-1], keys[j]
@@ -356,13 +371,9 @@ func (c *conn) dispatch(ctx context.Context, msg pgproto3.FrontendMessage) (keep
 		}
 	}()
 	if c.ignoreTillSync {
-		switch msg.(type) {
-		case *pgproto3.Sync:
-		case *pgproto3.Query:
-			// PostgreSQL treats a Query as ending extended-protocol error
-			// recovery too.
-			c.ignoreTillSync = false
-		default:
+		// After an extended-protocol error everything up to Sync is
+		// dropped, a Query included, exactly as PostgreSQL does.
+		if _, sync := msg.(*pgproto3.Sync); !sync {
 			return true
 		}
 	}
@@ -545,12 +556,7 @@ func sortedPortalNames(m map[string]*portal) []string {
 	for k := range m { //lint:maprange sorted below
 		names = append(names, k)
 	}
-	for i := 1; i < len(names); i++ {
-		for j := i; j > 0 && names[j] < names[j-1]; j-- {
-			names[j], names[j-1] = names[j-1], names[j]
-		}
-	}
-	return names
+	return sortedStrings(names)
 }
 
 func (c *conn) closePortal(name string) {

@@ -441,6 +441,12 @@ func describeBackend(msg pgproto3.BackendMessage) (byte, string) {
 		return 'd', "d[" + string(m.Data) + "]"
 	case *pgproto3.CopyDone:
 		return 'c', "c"
+	case *pgproto3.NegotiateProtocolVersion:
+		return 'v', "v[" + itoa(int64(m.NewestMinorProtocol)) + " " + strings.Join(m.UnrecognizedOptions, ",") + "]"
+	case *pgproto3.AuthenticationOk:
+		return 'R', "R"
+	case *pgproto3.BackendKeyData:
+		return 'K', "K"
 	}
 	return '?', "?"
 }
@@ -565,4 +571,22 @@ func TestEngineNoticesAndConnectionLimit(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Code != "53300" {
 		t.Errorf("over the limit: %v", err)
 	}
+}
+
+func TestNegotiateProtocolVersionAndIgnoreTillSync(t *testing.T) {
+	nc, err := net.Dial("tcp", testAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	r := &rawConn{t: t, nc: nc, fe: pgproto3.NewFrontend(nc, nc)}
+	r.send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion32,
+		Parameters: map[string]string{"user": "postgres", "database": "postgres", "_pq_.future": "1"}})
+	got := r.until('Z')
+	if got[0] != "v[196608 _pq_.future]" || got[1] != "R" || got[len(got)-2] != "K" {
+		t.Errorf("startup: %v", got)
+	}
+	// A Query after an extended-protocol error is dropped until Sync.
+	r.send(&pgproto3.Parse{Query: "select 1/0"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Query{String: "select 1"}, &pgproto3.Sync{})
+	transcript(t, r.until('Z'), "1 2 E[22012] ZI")
 }

@@ -184,3 +184,12 @@ func (s *Server) cancel(pid uint32, secret []byte) {
 	}
 	c.cancelRunning()
 }
+
+// TLSFromFiles loads a PEM certificate and key for Options.TLS.
+func TLSFromFiles(certFile, keyFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: loading TLS certificate %s and key %s: %w", certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}

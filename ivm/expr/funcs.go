@@ -93,6 +93,7 @@ func buildRegistry() map[string][]*Func {
 	registerString(add)
 	registerDateTime(add)
 	registerMisc(add)
+	registerToChar(add)
 	return r
 }
 

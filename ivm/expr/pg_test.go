@@ -126,6 +126,13 @@ var pgExprs = []string{
 	"age('2023-01-31'::timestamp, '2024-03-01 10:00'::timestamp)", "age('2024-02-29 10:00'::timestamp, '2024-02-28 12:00'::timestamp)",
 	"to_timestamp(0)", "to_timestamp(1700000000.5)", "justify_hours('50 hours'::interval)", "justify_days('65 days'::interval)",
 	"justify_interval('1 mon -1 hour'::interval)", "isfinite('infinity'::date)", "isfinite('2024-01-01'::timestamp)",
+	// to_char, regexp_replace.
+	"to_char('2024-02-05 13:04:05.123456'::timestamp, 'YYYY-MM-DD HH24:MI:SS.US')", "to_char('2024-02-05 13:04:05'::timestamp, 'Day, DD Month YYYY HH12:MI AM')",
+	"to_char('2024-02-05 01:04:05'::timestamp, 'FMDay FMDD FMMonth Dy Mon MON mon day DAY')", "to_char('2024-02-05'::timestamp, 'Q WW IW DDD D J CC YY Y IYYY')",
+	"to_char('2024-02-05 13:04:05.5'::timestamp, 'HH:MI:SS.MS pm \"at\" \"quoted\"')", "to_char('0044-03-15'::timestamp, 'YYYY BC')",
+	"to_char('2024-02-05 13:04:05+00'::timestamptz, 'YYYY-MM-DD HH24:MI TZ OF')", "to_char('2024-12-30'::date, 'IYYY-IW-ID')",
+	"regexp_replace('hello world', 'o', '0')", "regexp_replace('hello world', 'o', '0', 'g')", "regexp_replace('abc', '(b)', '[\\1\\&]')",
+	"regexp_replace('ABC', 'b', 'x', 'gi')", "regexp_replace('a$b', '\\$', 'd')",
 	// ANY / ALL.
 	"1 = ANY('{1,2}'::int4[])", "3 = ANY('{1,2}')", "3 = ANY('{1,NULL}'::int4[])", "1 = ANY('{1,NULL}'::int4[])", "NULL::int = ANY('{}'::int4[])",
 	"NULL::int = ALL('{}'::int4[])", "2 > ALL('{1,0}'::int4[])", "2 > ALL('{1,NULL}'::int4[])", "0 > ALL('{1,NULL}'::int4[])",

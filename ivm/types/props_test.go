@@ -3,6 +3,7 @@ package types
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/apd/v3"
 	"pgregory.net/rapid"
@@ -95,5 +96,45 @@ func TestRowHelpers(t *testing.T) {
 	big, _, _ := apd.NewFromString("1.000000000000000000000000000000")
 	if Hash(TNumeric, big) != Hash(TNumeric, apd.New(1, 0)) || !Equal(TNumeric, big, apd.New(1, 0)) {
 		t.Fatal("1.000...0 and 1 must be equal and hash equal")
+	}
+}
+
+func TestParseAtRelativeWords(t *testing.T) {
+	loc, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2024-03-10 04:30 UTC is 2024-03-09 23:30 in New York (EST).
+	now, err := Parse(TTimestampTZ, "2024-03-10 04:30:00+00", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		t    Type
+		in   string
+		want string
+	}{
+		{TDate, "today", "2024-03-09"},
+		{TDate, "tomorrow", "2024-03-10"},
+		{TDate, " Yesterday ", "2024-03-08"},
+		{TTimestamp, "now", "2024-03-09 23:30:00"},
+		{TTimestamp, "today", "2024-03-09 00:00:00"},
+		{TTimestampTZ, "now", "2024-03-09 23:30:00-05"},
+		{TTimestampTZ, "tomorrow", "2024-03-10 00:00:00-05"},
+		{TTime, "now", "23:30:00"},
+		{TDate, "2024-01-01", "2024-01-01"},
+	}
+	for _, c := range cases {
+		v, err := ParseAt(c.t, c.in, loc, now.(TimestampTZ))
+		if err != nil {
+			t.Errorf("%s %q: %v", c.t, c.in, err)
+			continue
+		}
+		if got := FormatTZ(c.t, v, loc); got != c.want {
+			t.Errorf("%s %q = %q, want %q", c.t, c.in, got, c.want)
+		}
+	}
+	if _, err := Parse(TDate, "today", loc); err == nil {
+		t.Error("Parse without a clock must reject 'today'")
 	}
 }
