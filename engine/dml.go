@@ -14,6 +14,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/syscat"
 )
 
 // writer applies one DML statement's row changes to the transaction.
@@ -33,7 +34,7 @@ func (s *session) writerFor(rel *catalog.Relation, verb string) (*writer, error)
 	if s.txn.readOnly {
 		return nil, errcode.New(errcode.ReadOnlyTransaction, "cannot execute %s in a read-only transaction", verb)
 	}
-	if rel.Kind != catalog.KindTable {
+	if rel.Kind != catalog.KindTable || syscat.IsSystem(rel.ID) {
 		return nil, errcode.New(errcode.WrongObjectType, "cannot change relation %q", rel.Name).
 			WithDetail("%q is a %s; only tables accept INSERT, UPDATE and DELETE", rel.Name, rel.Kind)
 	}

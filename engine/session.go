@@ -14,6 +14,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/syscat"
 )
 
 // session is one client session (gateway.Session). The gateway calls it from
@@ -218,6 +219,22 @@ func (s *session) Close() error {
 // overlays the open transaction's writes on tables.
 func (s *session) readSnapshot(ctx context.Context, snap *control.Snapshot, rels []*catalog.Relation) (map[catalog.ID]zset.Batch, error) {
 	out := map[catalog.ID]zset.Batch{}
+	var user []*catalog.Relation
+	var env *syscat.Env
+	for _, r := range rels {
+		if !syscat.IsSystem(r.ID) {
+			user = append(user, r)
+			continue
+		}
+		if env == nil {
+			var err error
+			if env, err = s.systemEnv(ctx, snap); err != nil {
+				return nil, err
+			}
+		}
+		out[r.ID] = syscat.Rows(r.ID, env)
+	}
+	rels = user
 	if len(rels) == 0 {
 		return out, nil
 	}
@@ -276,4 +293,30 @@ func textCursor(text string) *rowsCursor {
 
 func (s *session) explainIncremental(_ context.Context, st *rsql.ExplainIncremental) (gateway.Cursor, error) {
 	return textCursor(rsql.ExplainIncrementalText(st)), nil
+}
+
+// systemEnv gathers what system relations are generated from.
+func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*syscat.Env, error) {
+	st, err := s.e.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	env := &syscat.Env{
+		Relations:    snap.Relations(),
+		Dependencies: snap.Dependencies,
+		Views:        map[catalog.ID]syscat.ViewStats{},
+		Frontier:     st.Frontier,
+		LastEpoch:    st.LastEpoch,
+		User:         s.info.User,
+		Database:     s.info.Database,
+	}
+	for _, v := range st.Views {
+		env.Views[v.View] = syscat.ViewStats{Rows: v.Rows, StateRows: v.StateRows, StateBytes: v.StateBytes, Error: v.Error}
+	}
+	if s.settings != nil {
+		for _, row := range s.settings.All() {
+			env.Settings = append(env.Settings, syscat.Setting{Name: row.Name, Value: row.Setting, Category: row.Category, Description: row.ShortDesc, VarType: row.Vartype})
+		}
+	}
+	return env, nil
 }

@@ -294,3 +294,39 @@ func TestSimulationFindsPlantedBug(t *testing.T) {
 	}
 	t.Fatal("acknowledging failed writes was not caught in 100 seeds")
 }
+
+// TestDeterminismCheckCatchesMapOrder: an actor that lets Go's randomised
+// map iteration order decide the order of its sends (what the lint's
+// maprange rule forbids) makes the same seed hash differently across runs.
+func TestDeterminismCheckCatchesMapOrder(t *testing.T) {
+	hashes := map[uint64]bool{}
+	for range 10 {
+		cfg := QuietConfig()
+		s := New(Options{Seed: 1, Config: &cfg})
+		if err := s.Spawn("p", "sink", func() runtime.Actor {
+			return funcActor(func(runtime.Context, runtime.Message) {})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Spawn("p", "leaky", func() runtime.Actor {
+			return funcActor(func(ctx runtime.Context, msg runtime.Message) {
+				if _, ok := msg.(runtime.Started); ok {
+					peers := map[string]int{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8}
+					//lint:maprange deliberately leaking map order (test of the determinism check).
+					for name, n := range peers {
+						ctx.Send("sink", fmt.Sprintf("%s%d", name, n))
+					}
+				}
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RunFor(time.Second); err != nil {
+			t.Fatal(err)
+		}
+		hashes[s.TraceHash()] = true
+	}
+	if len(hashes) < 2 {
+		t.Fatal("map iteration order reached message order, but 10 runs of one seed hashed the same")
+	}
+}

@@ -3,6 +3,8 @@ package control
 import (
 	"sort"
 
+	"github.com/rockstream/rockstream/syscat"
+
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 )
 
@@ -33,32 +35,40 @@ func newSnapshot(ns catalog.NamespaceID) *Snapshot {
 	}
 }
 
-// firstObjectID leaves room below for well-known system objects.
-const firstObjectID = 1000
+// firstObjectID leaves room below for the system relations (syscat).
+const firstObjectID = syscat.FirstUserObject
 
 // Namespace implements catalog.Catalog.
 func (s *Snapshot) Namespace() catalog.NamespaceID { return s.namespace }
 
 // LookupRelation implements catalog.Catalog: `t` or `public.t` (a namespace
 // has no schema layer, spec §5.2; `public` is accepted for clients).
+//
+// System relations (pg_catalog, information_schema, rockstream_catalog)
+// resolve through syscat; an unqualified name prefers a user relation.
 func (s *Snapshot) LookupRelation(name []string) (*catalog.Relation, bool) {
 	switch len(name) {
 	case 1:
+		if r, ok := s.byName[name[0]]; ok {
+			return r, true
+		}
 	case 2:
-		if name[0] != "public" {
-			return nil, false
+		if name[0] == syscat.SchemaPublic {
+			r, ok := s.byName[name[1]]
+			return r, ok
 		}
 	default:
 		return nil, false
 	}
-	r, ok := s.byName[name[len(name)-1]]
-	return r, ok
+	return syscat.Lookup(name)
 }
 
 // RelationByID implements catalog.Catalog.
 func (s *Snapshot) RelationByID(id catalog.ID) (*catalog.Relation, bool) {
-	r, ok := s.byID[id]
-	return r, ok
+	if r, ok := s.byID[id]; ok {
+		return r, true
+	}
+	return syscat.ByID(id)
 }
 
 // Relations lists every relation sorted by id (creation order).

@@ -384,14 +384,16 @@ func (c *fileChecker) visit(node ast.Node) bool {
 					fmt.Sprintf("range over a map; sort the keys, or mark the line above `%s <why order cannot leak>`", annotationMapRange))
 			}
 		}
-	case *ast.SelectorExpr:
-		c.checkSelector(n)
+	case *ast.Ident:
+		// NB: identifiers, not selectors, so `time.Now` and a dot-imported
+		// `Now` are both caught (a selector's Sel is an identifier too).
+		c.checkFuncUse(n)
 	}
 	return true
 }
 
-func (c *fileChecker) checkSelector(sel *ast.SelectorExpr) {
-	fn, ok := c.info.Uses[sel.Sel].(*types.Func)
+func (c *fileChecker) checkFuncUse(sel *ast.Ident) {
+	fn, ok := c.info.Uses[sel].(*types.Func)
 	if !ok || fn.Pkg() == nil {
 		return
 	}
