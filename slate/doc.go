@@ -10,6 +10,21 @@
 // Options.Clock. So the shard actor drives background work from timer
 // messages and the simulator runs it all in one goroutine.
 //
+// Supply Options.Clock (the runtime's ctx.Now) or call Tick regularly: SST
+// names carry their creation time, and GC's safety rules compare those times
+// with the manifest's L0 watermark, so a database that never learns the time
+// never has its SSTs garbage collected (safe, but it leaks).
+//
+// # Object-store faults
+//
+// Conditional creates embed a unique put id, so an ambiguous create is
+// resolved by reading the object back (objstore.PutIfAbsentVerified).
+// A failed WAL object is retried with the same id and bytes; a failed L0 or
+// compaction upload is redone under a new name (the orphan is collected by
+// GC). Stale LISTs are tolerated: the newest manifest is found by probing ids
+// past the listing (and above the GC boundary), and every create is a
+// put-if-absent that fails on an occupied id.
+//
 // # Walkthrough
 //
 //	db, err := slate.Open(ctx, store, "shards/7", slate.Options{MergeOperator: sum})

@@ -110,6 +110,29 @@ func TestReaderFollowsWithAggressiveGC(t *testing.T) {
 	if got := renderScan(t, r.Scan(ctx, nil, nil)); got != want {
 		t.Fatalf("reader scan %q\nwriter scan %q", got, want)
 	}
+	// The reader stalls past its lease: GC expires its checkpoint and
+	// collects what it pinned. Its next Poll re-establishes a lease on the
+	// newest state and converges again.
+	for i := 0; i < 5; i++ {
+		clock.advance(2 * time.Minute)
+		d.Put(ctx, []byte(fmt.Sprintf("late%d", i)), i64(1), WriteOptions{})
+		d.FlushMemtable(ctx)
+		d.CompactAll(ctx)
+		st, err := GC(ctx, store, "db", clock.now(), GCOptions{InstanceID: "gc"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 && st.CheckpointsExpired == 0 {
+			t.Fatal("the stalled reader's lease did not expire")
+		}
+	}
+	if err := r.Poll(ctx, clock.now()); err != nil {
+		t.Fatalf("poll after a lost lease: %v", err)
+	}
+	want = renderScan(t, d.Scan(ctx, nil, nil, ReadOptions{}))
+	if got := renderScan(t, r.Scan(ctx, nil, nil)); got != want {
+		t.Fatalf("after re-lease reader scan %q\nwriter scan %q", got, want)
+	}
 	if err := r.Close(ctx, clock.now()); err != nil {
 		t.Fatal(err)
 	}

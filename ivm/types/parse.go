@@ -230,6 +230,9 @@ func ParseFloat(s string, bits int) (Datum, error) {
 	if v == "" || strings.ContainsRune(v, '_') {
 		return nil, errSyntax(typeName, s)
 	}
+	if len(v) == 4 && (v[0] == '+' || v[0] == '-') && strings.EqualFold(v[1:], "nan") {
+		v = v[1:] // strtod accepts a signed NaN
+	}
 	f, err := strconv.ParseFloat(v, bits)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {

@@ -136,9 +136,65 @@ func tokenizeInterval(v string) []string {
 
 func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
 
+// Field bits: each unit may appear once (PostgreSQL's tmask check); a
+// clock field covers hours, minutes and seconds.
+const (
+	fieldMicrosecond = 1 << iota
+	fieldMillisecond
+	fieldSecond
+	fieldMinute
+	fieldHour
+	fieldDay
+	fieldWeek
+	fieldMonth
+	fieldYear
+	fieldDecade
+	fieldCentury
+	fieldMillennium
+)
+
+func unitField(unit string, fractional bool) int {
+	switch unit {
+	case "microsecond":
+		return fieldMicrosecond
+	case "millisecond":
+		return fieldMillisecond
+	case "second":
+		if fractional {
+			return fieldSecond | fieldMillisecond | fieldMicrosecond
+		}
+		return fieldSecond
+	case "minute":
+		return fieldMinute
+	case "hour":
+		return fieldHour
+	case "day":
+		return fieldDay
+	case "week":
+		return fieldWeek
+	case "month":
+		return fieldMonth
+	case "year":
+		return fieldYear
+	case "decade":
+		return fieldDecade
+	case "century":
+		return fieldCentury
+	}
+	return fieldMillennium
+}
+
 func parsePostgresInterval(acc *intervalAcc, v string) bool {
 	toks := tokenizeInterval(v)
 	ago := false
+	seen := 0
+	mark := func(bits int) bool {
+		if seen&bits != 0 {
+			return false
+		}
+		seen |= bits
+		return true
+	}
 	for i := 0; i < len(toks); i++ {
 		tok := toks[i]
 		lower := strings.ToLower(tok)
@@ -153,7 +209,7 @@ func parsePostgresInterval(acc *intervalAcc, v string) bool {
 			continue
 		}
 		if strings.Contains(tok, ":") {
-			if !parseIntervalClock(acc, tok) {
+			if !mark(fieldHour|fieldMinute|fieldSecond|fieldMillisecond|fieldMicrosecond) || !parseIntervalClock(acc, tok) {
 				return false
 			}
 			continue
@@ -164,12 +220,18 @@ func parsePostgresInterval(acc *intervalAcc, v string) bool {
 		}
 		if i+1 < len(toks) {
 			if unit, ok := intervalUnits[strings.ToLower(toks[i+1])]; ok {
+				if !mark(unitField(unit, strings.Contains(tok, "."))) {
+					return false
+				}
 				acc.addUnit(unit, val)
 				i++
 				continue
 			}
 		}
 		// A bare number is seconds.
+		if !mark(unitField("second", strings.Contains(tok, "."))) {
+			return false
+		}
 		acc.addUnit("second", val)
 	}
 	if ago {

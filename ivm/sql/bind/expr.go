@@ -267,8 +267,28 @@ func (b *binder) cast(s plan.Scalar, t types.Type, explicit bool, loc int32) (pl
 		}
 	}
 	if from.Kind == types.KindUnknown {
-		if c, ok := s.(*plan.Const); ok && c.Value == nil {
-			return &plan.Const{Value: nil, Typ: t}, nil
+		if c, ok := s.(*plan.Const); ok {
+			if c.Value == nil {
+				return &plan.Const{Value: nil, Typ: t}, nil
+			}
+			// PostgreSQL converts an untyped literal when it resolves its
+			// type: invalid input fails now, with the literal's position.
+			var e expr.Expr
+			var err error
+			if explicit {
+				e, err = expr.NewCast(expr.NewConst(types.TUnknown, c.Value), t)
+			} else {
+				e, err = expr.Coerce(expr.NewConst(types.TUnknown, c.Value), t)
+			}
+			if err != nil {
+				if ce, ok := errcode.As(err); ok {
+					return nil, ce.WithPosition(b.pos(loc))
+				}
+				return nil, err
+			}
+			if k, ok := e.(*expr.Const); ok {
+				return &plan.Const{Value: k.Value, Typ: t}, nil
+			}
 		}
 		return &plan.Cast{Arg: s, Typ: t, Explicit: explicit}, nil
 	}

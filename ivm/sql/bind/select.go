@@ -349,6 +349,11 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 				node, sc = n, s
 				continue
 			}
+			for _, t := range s.tables {
+				if sc.hasTable(t) {
+					return nil, b.semantic("42712", -1, "table name \"%s\" specified more than once", t)
+				}
+			}
 			node, sc = crossJoin(node, sc, n, s)
 		}
 	}
@@ -607,6 +612,16 @@ func (b *binder) groupItem(g *pg_query.Node, sc *scope, targets []plan.Scalar) (
 		i := int(c.GetIval().Ival)
 		if i < 1 || i > len(targets) {
 			return nil, b.semantic("42P10", c.Location, "GROUP BY position %d is not in select list", i)
+		}
+		hasAgg := false
+		plan.Walk(targets[i-1], func(x plan.Scalar) bool {
+			if _, ok := x.(*aggRef); ok {
+				hasAgg = true
+			}
+			return !hasAgg
+		})
+		if hasAgg {
+			return nil, errcode.New(errcode.SQLGroupingError, "aggregate functions are not allowed in GROUP BY").WithPosition(b.pos(c.Location))
 		}
 		return targets[i-1], nil
 	}
