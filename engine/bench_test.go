@@ -125,4 +125,3 @@ func BenchmarkCommitToVisible(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	}
 }
-
