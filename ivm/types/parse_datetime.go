@@ -270,6 +270,9 @@ func parseDateToken(f *dtFields, tok string) dtErr {
 }
 
 func decodeDateTime(s string) (dtFields, dtErr) {
+	if f, ok := fastISO(s); ok {
+		return f, dtOK
+	}
 	var f dtFields
 	toks := splitDateTimeTokens(s)
 	if len(toks) == 0 {
