@@ -385,12 +385,12 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 		return err
 	}
 	for len(d.immutables) > 0 {
-		if len(d.manifest.L0) >= d.opts.L0MaxSSTs {
+		if d.manifest.l0Groups() >= d.opts.L0MaxSSTs {
 			if err := d.RefreshManifest(ctx); err != nil {
 				return err
 			}
-			if len(d.manifest.L0) >= d.opts.L0MaxSSTs {
-				return backpressureErr("L0 holds %d SSTs (limit %d): compaction must catch up before the next memtable flush", len(d.manifest.L0), d.opts.L0MaxSSTs)
+			if d.manifest.l0Groups() >= d.opts.L0MaxSSTs {
+				return backpressureErr("L0 holds %d flushes (limit %d): compaction must catch up before the next memtable flush", d.manifest.l0Groups(), d.opts.L0MaxSSTs)
 			}
 		}
 		im := d.immutables[0]
@@ -404,6 +404,7 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 		upload := func() error {
 			data, info := b.finish()
 			info.Key = d.sstKey("w")
+			info.FlushGroup = im.mt.maxSeq
 			b = nil
 			if _, err := d.store.Put(ctx, info.Key, data); err != nil {
 				return storeErr(err, "write L0 SST %s", info.Key)
@@ -564,7 +565,7 @@ func (d *DB) Tick(ctx context.Context, now time.Time) error {
 	if err := d.FlushWAL(ctx); err != nil {
 		return err
 	}
-	if d.opts.AutoCompact && len(d.manifest.L0) >= d.opts.L0MaxSSTs {
+	if d.opts.AutoCompact && d.manifest.l0Groups() >= d.opts.L0MaxSSTs {
 		if _, err := d.Compact(ctx); err != nil {
 			return err
 		}
