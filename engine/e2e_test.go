@@ -27,6 +27,16 @@ type server struct {
 
 func startServer(t *testing.T, storage string) *server {
 	t.Helper()
+	return startServerTB(t, storage)
+}
+
+// startServerB starts a server for a benchmark and returns its URL.
+func startServerB(b *testing.B, storage string) string {
+	return startServerTB(b, storage).url
+}
+
+func startServerTB(t testing.TB, storage string) *server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	s := &server{cancel: cancel, done: make(chan error, 1)}
