@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/actors/storage"
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/slate/objstore"
 )
