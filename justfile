@@ -5,13 +5,17 @@
 test:
     bash .ci/run
 
-# Simulation: `just sim` runs fresh seeds; `just sim seed=123` replays one.
-sim seeds="200" seed="":
-    if [ -n "{{seed}}" ]; then go test ./sim/... -count=1 -run . -seed={{seed}} -v; else go test ./sim/... -count=1 -seeds={{seeds}}; fi
+# Simulation with fresh random seeds: `just sim` or `just sim 1000`.
+sim seeds="200":
+    go test ./sim/... -count=1 -seeds={{seeds}}
+
+# Replay one simulation seed, printing SEED=, the configuration and the trace hash: `just replay 123`.
+replay seed:
+    go test ./sim/... -count=1 -seed={{seed}} -v
 
 # Continuous simulation: fresh seeds until stopped; failures land in seeds/.
-soak:
-    go run ./soak
+soak duration="0":
+    go run ./soak -duration={{duration}}
 
 # The determinism lint (STYLE.md rules 1-3).
 lint:

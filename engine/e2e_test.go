@@ -27,6 +27,16 @@ type server struct {
 
 func startServer(t *testing.T, storage string) *server {
 	t.Helper()
+	return startServerTB(t, storage)
+}
+
+// startServerB starts a server for a benchmark and returns its URL.
+func startServerB(b *testing.B, storage string) string {
+	return startServerTB(b, storage).url
+}
+
+func startServerTB(t testing.TB, storage string) *server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	s := &server{cancel: cancel, done: make(chan error, 1)}
@@ -288,4 +298,21 @@ func TestSubscribe(t *testing.T) {
 	if got["a:1"] != -1 || got["a:2"] != 1 {
 		t.Fatalf("update diffs %v, want a:1 -1 and a:2 +1", got)
 	}
+}
+
+// TestNumericScaleAfterRetraction: PostgreSQL's numeric SUM/AVG show the
+// largest scale among the current inputs, so retracting the only 2-digit
+// value must drop the scale again.
+func TestNumericScaleAfterRetraction(t *testing.T) {
+	srv := startServer(t, t.TempDir())
+	o := newOracle(t, connect(t, srv.url))
+	o.both("CREATE TABLE n (id int PRIMARY KEY, g text, v numeric)")
+	o.view("n_sum", "SELECT g, sum(v) AS s, avg(v) AS a, sum(DISTINCT v) AS sd, min(v), max(v) FROM n GROUP BY g")
+	o.view("n_total", "SELECT sum(v) AS s, avg(v) AS a FROM n")
+	o.both("INSERT INTO n VALUES (1, 'a', 1.25), (2, 'a', 2), (3, 'a', 3.5), (4, 'b', NULL)")
+	o.check("inserted")
+	o.both("DELETE FROM n WHERE id = 1")
+	o.check("retracted the 2-digit value")
+	o.both("UPDATE n SET v = 4 WHERE id = 3")
+	o.check("only integers left")
 }

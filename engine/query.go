@@ -11,6 +11,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/syscat"
 )
 
 // env is the expression environment of one statement.
@@ -68,6 +69,7 @@ func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Que
 	if err != nil {
 		return nil, err
 	}
+	env.Catalog = syscat.Info(func() (*syscat.Env, error) { return s.systemEnv(ctx, snap) })
 	res, err := rsql.RunQuery(q, snapshot{batches: inputs}, env)
 	if err != nil {
 		return nil, err

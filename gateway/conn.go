@@ -484,6 +484,9 @@ func canceledError(ctx context.Context, err error) error {
 // the batch up to Sync is skipped.
 func (c *conn) fail(err error) {
 	c.backend.Send(errorResponse(err))
+	// PostgreSQL flushes every ErrorResponse at once: a client that sent
+	// Flush (not Sync) after the failing message waits for it.
+	_ = c.flush()
 	c.ignoreTillSync = true
 	c.abortTx()
 }

@@ -190,7 +190,7 @@ func (c *conn) completePortal(p *portal, sent int64) error {
 	tag := ""
 	if p.cursor != nil {
 		for _, n := range p.cursor.Notices() {
-			c.backend.Send(noticeResponse(n, "WARNING"))
+			c.notice(n, noticeSeverity(n))
 		}
 		tag = p.cursor.Tag()
 		if err := p.cursor.Close(); err != nil {
@@ -327,7 +327,31 @@ func (c *conn) runGateway(ctx context.Context, st *statement) (string, error) {
 }
 
 func (c *conn) warn(code *errcode.Code, format string, args ...any) {
-	c.backend.Send(noticeResponse(errcode.New(code, format, args...), "WARNING"))
+	c.notice(errcode.New(code, format, args...), "WARNING")
+}
+
+// noticeSeverity is PostgreSQL's severity for an engine notice: SQLSTATE
+// class 01 is a WARNING, everything else (00000 "does not exist, skipping"
+// and the like) a NOTICE.
+func noticeSeverity(e *errcode.Error) string {
+	if strings.HasPrefix(e.State(), "01") {
+		return "WARNING"
+	}
+	return "NOTICE"
+}
+
+// messageLevels orders client_min_messages' values.
+//
+//lint:immutable a constant table.
+var messageLevels = map[string]int{"debug5": 0, "debug4": 1, "debug3": 2, "debug2": 3, "debug1": 4, "log": 5, "notice": 6, "warning": 7, "error": 8}
+
+// notice sends a NoticeResponse unless client_min_messages filters it out.
+func (c *conn) notice(e *errcode.Error, severity string) {
+	minLevel, _ := c.settings.Get("client_min_messages")
+	if messageLevels[strings.ToLower(severity)] < messageLevels[minLevel] {
+		return
+	}
+	c.backend.Send(noticeResponse(e, severity))
 }
 
 func (c *conn) begin(st *statement) error {

@@ -559,6 +559,12 @@ func TestEngineNoticesAndConnectionLimit(t *testing.T) {
 	if len(notices) != 1 || notices[0].Code != "01000" || notices[0].Severity != "WARNING" || !strings.HasPrefix(notices[0].Detail, "RS-2498 test.warning") {
 		t.Errorf("notices: %+v", notices)
 	}
+	execOne(t, c, "set client_min_messages = error")
+	notices = nil
+	execOne(t, c, "select 1 /*notice*/; commit")
+	if len(notices) != 0 {
+		t.Errorf("client_min_messages = error let through %+v", notices)
+	}
 
 	addr := startServer(t, Options{MaxConnections: 1})
 	first, err := pgconn.Connect(context.Background(), connTo(addr, "user=a sslmode=disable"))
@@ -586,6 +592,12 @@ func TestNegotiateProtocolVersionAndIgnoreTillSync(t *testing.T) {
 	if got[0] != "v[196608 _pq_.future]" || got[1] != "R" || got[len(got)-2] != "K" {
 		t.Errorf("startup: %v", got)
 	}
+	// An error is flushed at once even when the client sent only Flush
+	// (asyncpg and postgres.js do), and Flush is honoured while skipping.
+	r.send(&pgproto3.Parse{Name: "bad", Query: "select * from no_such_table"}, &pgproto3.Describe{ObjectType: 'S', Name: "bad"}, &pgproto3.Flush{})
+	transcript(t, r.until('E'), "E[42P01]")
+	r.send(&pgproto3.Sync{})
+	transcript(t, r.until('Z'), "ZI")
 	// A Query after an extended-protocol error is dropped until Sync.
 	r.send(&pgproto3.Parse{Query: "select 1/0"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Query{String: "select 1"}, &pgproto3.Sync{})
 	transcript(t, r.until('Z'), "1 2 E[22012] ZI")

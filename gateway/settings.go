@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rockstream/rockstream/errcode"
@@ -462,12 +463,33 @@ func loadZone(name string) (*time.Location, error) {
 	if offset, ok := parseZoneOffset(name); ok {
 		return time.FixedZone(name, offset), nil
 	}
+	zoneCacheMu.Lock()
+	defer zoneCacheMu.Unlock()
+	if loc, ok := zoneCache[name]; ok {
+		return loc, nil
+	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
 		return nil, fmt.Errorf("time zone %q not recognized", name)
 	}
+	// NB: bounded by the number of distinct zone names sessions set; the
+	// tz database has a few hundred.
+	if len(zoneCache) < zoneCacheEntriesMax {
+		zoneCache[name] = loc
+	}
 	return loc, nil
 }
+
+// zoneCache keeps loaded time zones: time.LoadLocation reads the tz
+// database from disk on every call, and Location() is called per COPY row
+// and per statement.
+var (
+	zoneCacheMu sync.Mutex
+	zoneCache   = map[string]*time.Location{}
+)
+
+// zoneCacheEntriesMax bounds the zone cache (the tz database has ~600 names).
+const zoneCacheEntriesMax = 1024
 
 // parseZoneOffset reads "+hh", "-hh:mm", "+hhmm" or a bare "hh" as seconds
 // east of UTC.

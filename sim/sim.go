@@ -96,6 +96,9 @@ type Sim struct {
 	nemesisActive bool
 	stats         Stats
 
+	// stepping is set while an event runs: Ask must not be called then.
+	stepping bool
+
 	// running is the actor inside Receive, charged the latency of its
 	// object-store calls.
 	running *simActor
@@ -258,6 +261,8 @@ func (s *Sim) Step() bool {
 		return false
 	}
 	e := s.queue.pop()
+	s.stepping = true
+	defer func() { s.stepping = false }()
 	// INVARIANT: virtual time never goes backwards (schedule clamps to now).
 	assert.That(e.at >= s.now, "event at %v popped at %v", e.at, s.now)
 	s.now = e.at
@@ -347,7 +352,12 @@ func (s *Sim) Heal() {
 // outside every process, so no network faults apply) and runs the event
 // loop until the reply, the actor's end (runtime.ErrActorGone), goctx's
 // end, or AskTimeout of virtual time.
+//
+// Ask is for callers outside the simulation (a test driving it); inside an
+// actor or an At callback use AskAsync or Send, since a nested event loop
+// would run events out of order. Calling Ask there panics.
 func (s *Sim) Ask(goctx context.Context, to runtime.ActorID, msg runtime.Message) (runtime.Message, error) {
+	assert.That(!s.stepping, "sim: Ask(%s) called from inside the simulation; use AskAsync", to)
 	ask := s.startAsk(to, msg, nil)
 	deadline := s.now + s.askTimeout
 	for !ask.done {

@@ -421,3 +421,26 @@ func TestEventLog(t *testing.T) {
 		}
 	}
 }
+
+func TestAskFromInsideTheSimulationPanics(t *testing.T) {
+	s := quiet(1)
+	if err := s.Spawn("p", "a", func() runtime.Actor {
+		return funcActor(func(ctx runtime.Context, msg runtime.Message) { ctx.Reply(msg) })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var recovered any
+	s.At(time.Millisecond, func() {
+		defer func() { recovered = recover() }()
+		_, _ = s.Ask(context.Background(), "a", echo{})
+	})
+	if err := s.RunFor(10 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if recovered == nil {
+		t.Fatal("a nested Ask did not panic")
+	}
+	if got, err := s.Ask(context.Background(), "a", echo{N: 1}); err != nil || got != (echo{N: 1}) {
+		t.Fatalf("Ask from outside after the panic: %v %v", got, err)
+	}
+}

@@ -249,7 +249,9 @@ func forEngines(b *testing.B, cacheBytes int64, f func(b *testing.B, kv benchKV)
 	for _, name := range []string{"slate", "pebble"} {
 		mk := engines(b, cacheBytes)[name]
 		b.Run(name, func(b *testing.B) {
-			debug.SetMemoryLimit(benchBudgetBytes)
+			if os.Getenv("RS_BENCH_NO_MEMLIMIT") == "" {
+				debug.SetMemoryLimit(benchBudgetBytes)
+			}
 			kv := mk()
 			defer kv.close()
 			f(b, kv)

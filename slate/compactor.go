@@ -105,33 +105,30 @@ type compactionPlan struct {
 }
 
 func (c *Compactor) plan(m *Manifest) *compactionPlan {
-	ratio := c.opts.SizeTierRatio
-	if len(m.L0) >= c.opts.L0CompactionTrigger {
+	// L0 first: all of it becomes a new, newest sorted run.
+	if m.l0Groups() >= c.opts.L0CompactionTrigger {
 		p := &compactionPlan{l0: append([]SSTInfo(nil), m.L0...)}
-		var acc int64
-		for _, s := range m.L0 {
-			acc += s.Size
-		}
 		var maxID uint32
 		for _, r := range m.SortedRuns {
 			maxID = max(maxID, r.ID)
 		}
 		p.outputID = maxID + 1
-		for _, r := range m.SortedRuns {
-			if float64(r.Bytes()) > ratio*float64(acc) {
-				break
-			}
-			p.runs = append(p.runs, r)
-			acc += r.Bytes()
-		}
-		p.dropTombstones = len(p.runs) == len(m.SortedRuns)
+		p.dropTombstones = len(m.SortedRuns) == 0
 		return p
 	}
+	// Then size tiers: the newest window of at least SizeTierMinRuns
+	// consecutive runs whose sizes are within SizeTierRatio of each other.
+	maxRuns := 2 * c.opts.SizeTierMinRuns
 	for start := range m.SortedRuns {
-		acc := m.SortedRuns[start].Bytes()
+		lo, hi := m.SortedRuns[start].Bytes(), m.SortedRuns[start].Bytes()
 		end := start + 1
-		for end < len(m.SortedRuns) && float64(m.SortedRuns[end].Bytes()) <= ratio*float64(max(acc, 1)) {
-			acc += m.SortedRuns[end].Bytes()
+		for end < len(m.SortedRuns) && end-start < maxRuns {
+			size := m.SortedRuns[end].Bytes()
+			nlo, nhi := min(lo, size), max(hi, size)
+			if float64(nhi) > c.opts.SizeTierRatio*float64(max(nlo, 1)) {
+				break
+			}
+			lo, hi = nlo, nhi
 			end++
 		}
 		if end-start >= c.opts.SizeTierMinRuns {

@@ -385,17 +385,35 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 		return err
 	}
 	for len(d.immutables) > 0 {
-		if len(d.manifest.L0) >= d.opts.L0MaxSSTs {
+		if d.manifest.l0Groups() >= d.opts.L0MaxSSTs {
 			if err := d.RefreshManifest(ctx); err != nil {
 				return err
 			}
-			if len(d.manifest.L0) >= d.opts.L0MaxSSTs {
-				return backpressureErr("L0 holds %d SSTs (limit %d): compaction must catch up before the next memtable flush", len(d.manifest.L0), d.opts.L0MaxSSTs)
+			if d.manifest.l0Groups() >= d.opts.L0MaxSSTs {
+				return backpressureErr("L0 holds %d flushes (limit %d): compaction must catch up before the next memtable flush", d.manifest.l0Groups(), d.opts.L0MaxSSTs)
 			}
 		}
 		im := d.immutables[0]
 		retention := d.minSnapshotSeq(im.mt.maxSeq)
-		b := newSSTBuilder(d.opts.BlockBytes, d.opts.BloomBitsPerKey, im.mt.bytes)
+		// NB: the memtable is written as one or more L0 SSTs of at most
+		// SSTBytesTarget each, uploaded as they fill, so a flush holds one
+		// SST-sized buffer rather than a second copy of the memtable. The
+		// siblings do not overlap, so their order within L0 is irrelevant.
+		var infos []SSTInfo
+		var b *sstBuilder
+		upload := func() error {
+			data, info := b.finish()
+			info.Key = d.sstKey("w")
+			info.FlushGroup = im.mt.maxSeq
+			b = nil
+			if _, err := d.store.Put(ctx, info.Key, data); err != nil {
+				return storeErr(err, "write L0 SST %s", info.Key)
+			}
+			d.stats.SSTsWritten++
+			d.stats.SSTBytesWritten += int64(len(data))
+			infos = append([]SSTInfo{info}, infos...)
+			return nil
+		}
 		groups := groupIter{src: im.mt.iter([]byte{}, nil)}
 		for {
 			key, versions, ok, err := groups.nextGroup()
@@ -409,17 +427,23 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+			if b != nil && int64(b.estimatedBytes()) >= d.opts.SSTBytesTarget {
+				if err := upload(); err != nil {
+					return err
+				}
+			}
+			if b == nil {
+				b = newSSTBuilder(d.opts.BlockBytes, d.opts.BloomBitsPerKey, min(im.mt.bytes, d.opts.SSTBytesTarget))
+			}
 			for _, r := range out {
 				b.add(r)
 			}
 		}
-		data, info := b.finish()
-		info.Key = d.sstKey("w")
-		if _, err := d.store.Put(ctx, info.Key, data); err != nil {
-			return storeErr(err, "write L0 SST %s", info.Key)
+		if b != nil {
+			if err := upload(); err != nil {
+				return err
+			}
 		}
-		d.stats.SSTsWritten++
-		d.stats.SSTBytesWritten += int64(len(data))
 		watermark := d.nowMillis()
 		lastWAL := d.nextWALID - 1
 		m, err := commitManifest(ctx, d.store, d.manifest, manifestUpdate{
@@ -429,7 +453,7 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 				if m.WriterEpoch != d.epoch {
 					return fencedErr("manifest writer epoch is %d, this writer's is %d", m.WriterEpoch, d.epoch)
 				}
-				m.L0 = append([]SSTInfo{info}, m.L0...)
+				m.L0 = append(append([]SSTInfo(nil), infos...), m.L0...)
 				m.ReplayAfterWALID = max(m.ReplayAfterWALID, im.lastWALID)
 				m.WALIDLastSeen = max(m.WALIDLastSeen, lastWAL)
 				m.LastL0Seq = max(m.LastL0Seq, im.mt.maxSeq)
@@ -541,7 +565,7 @@ func (d *DB) Tick(ctx context.Context, now time.Time) error {
 	if err := d.FlushWAL(ctx); err != nil {
 		return err
 	}
-	if d.opts.AutoCompact && len(d.manifest.L0) >= d.opts.L0MaxSSTs {
+	if d.opts.AutoCompact && d.manifest.l0Groups() >= d.opts.L0MaxSSTs {
 		if _, err := d.Compact(ctx); err != nil {
 			return err
 		}

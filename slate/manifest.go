@@ -62,6 +62,10 @@ type SSTInfo struct {
 	LastKey    []byte `json:"last_key"`
 	MinSeq     uint64 `json:"min_seq"`
 	MaxSeq     uint64 `json:"max_seq"`
+	// FlushGroup (L0 only): the SSTs of one memtable flush share it (the
+	// flushed memtable's highest seq). They do not overlap one another, so
+	// L0 limits count groups, not SSTs.
+	FlushGroup uint64 `json:"flush_group,omitempty"`
 }
 
 // SortedRun is a list of SSTs with disjoint, ascending key ranges.
@@ -146,6 +150,17 @@ func (m *Manifest) clone() *Manifest {
 
 func (m *Manifest) sortRuns() {
 	sort.Slice(m.SortedRuns, func(i, j int) bool { return m.SortedRuns[i].ID > m.SortedRuns[j].ID })
+}
+
+// l0Groups counts the memtable flushes in L0.
+func (m *Manifest) l0Groups() int {
+	n := 0
+	for i, s := range m.L0 {
+		if i == 0 || s.FlushGroup == 0 || s.FlushGroup != m.L0[i-1].FlushGroup {
+			n++
+		}
+	}
+	return n
 }
 
 // allSSTs lists every SST the manifest references.

@@ -42,19 +42,20 @@ type Options struct {
 	// memory before its PUT). Default 16 MiB.
 	SSTBytesTarget int64
 
-	// L0CompactionTrigger: compaction starts once L0 has this many SSTs.
+	// L0CompactionTrigger: compaction starts once L0 holds this many memtable
+	// flushes (a flush may be several non-overlapping SSTs).
 	// Default 4.
 	L0CompactionTrigger int
-	// L0MaxSSTs: FlushMemtable refuses (ErrBackpressure) to add an L0 SST
-	// beyond this many, so reads never fan out over an unbounded L0; writes
+	// L0MaxSSTs: FlushMemtable refuses (ErrBackpressure) to add an L0 flush
+	// beyond this many flushes, so reads never fan out over an unbounded L0; writes
 	// then back up into UnflushedBytesMax until compaction catches up.
 	// Default 16; never below L0CompactionTrigger (no deadlock).
 	L0MaxSSTs int
-	// SizeTierRatio: a run joins a compaction group while its size is at most
-	// ratio × the group's size so far. Default 4.
+	// SizeTierRatio: sorted runs are "similar" (merged together) while the
+	// largest is at most ratio × the smallest. Default 4.
 	SizeTierRatio float64
-	// SizeTierMinRuns: the fewest sorted runs merged together without L0.
-	// Default 4.
+	// SizeTierMinRuns: the fewest similar sorted runs merged together.
+	// Default 4 (at most 2× that many per compaction).
 	SizeTierMinRuns int
 	// CompactionCheckpointLifetime: the compactor pins the pre-compaction
 	// manifest for this long so readers of it keep working. Default 15 min.

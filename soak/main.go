@@ -44,7 +44,8 @@ func main() {
 	}
 	fmt.Printf("soak: workload=register variant=%s base=%d\n", variant, *base)
 	start := time.Now()
-	for i := 0; ctx.Err() == nil && (*runs == 0 || i < *runs); i++ {
+	i := 0
+	for ; ctx.Err() == nil && (*runs == 0 || i < *runs); i++ {
 		seed := seeds.Mix(*base + uint64(i))
 		o := register.Run(register.Options{Seed: seed, Variant: variant})
 		if o.Err == nil {
@@ -80,7 +81,7 @@ func main() {
 		}
 		return
 	}
-	fmt.Printf("soak: stopped after %v, no failure\n", time.Since(start).Round(time.Second))
+	fmt.Printf("soak: stopped after %v and %d seeds, no failure\n", time.Since(start).Round(time.Second), i)
 }
 
 func variants() map[string]register.Variant {

@@ -13,6 +13,7 @@
 package syscat
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -159,3 +160,16 @@ func Rows(id catalog.ID, env *Env) zset.Batch {
 func All() []*Table { return tables().all }
 
 func lower(s string) string { return strings.ToLower(s) }
+
+// validate checks that every system table's generated rows match its
+// column count (a programming error otherwise).
+func validate(env *Env) error {
+	for _, t := range All() {
+		for _, r := range t.Rows(env) {
+			if len(r) != len(t.Rel.Columns) {
+				return fmt.Errorf("syscat: %s.%s: row has %d values, want %d", t.Schema, t.Rel.Name, len(r), len(t.Rel.Columns))
+			}
+		}
+	}
+	return nil
+}

@@ -86,8 +86,8 @@ func relkind(k catalog.Kind) string {
 }
 
 func definitions() []*Table {
-	t, i8, i4, i2, b, oid, name := types.TText, types.TInt8, types.TInt4, types.TInt2, types.TBool, types.TOID, types.TName
-	return []*Table{
+	t, i8, b, oid, name := types.TText, types.TInt8, types.TBool, types.TOID, types.TName
+	return append([]*Table{
 		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "tables", Columns: columns(
 			"name", t, "kind", t, "columns", i8, "primary_key", t, "insert_only", b)},
 			Rows: func(env *Env) []types.Row {
@@ -154,60 +154,7 @@ func definitions() []*Table {
 					{int64(OIDRockStream), SchemaRockStream, int64(ownerOID), nil},
 				}
 			}},
-		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_class", Columns: columns(
-			"oid", oid, "relname", name, "relnamespace", oid, "reltype", oid, "relowner", oid, "relam", oid,
-			"relkind", t, "relnatts", i2, "relhasindex", b, "relpersistence", t, "relispartition", b,
-			"reltuples", types.TFloat4, "relpages", i4, "relchecks", i2, "relhasrules", b, "relhastriggers", b,
-			"relrowsecurity", b, "relforcerowsecurity", b, "relispopulated", b, "relreplident", t,
-			"reloftype", oid, "reltablespace", oid, "relacl", t)},
-			Rows: func(env *Env) []types.Row {
-				var out []types.Row
-				add := func(r *catalog.Relation, schema string) {
-					hasIndex := len(r.PrimaryKey) > 0
-					out = append(out, types.Row{RelationOID(r.ID), r.Name, NamespaceOID(schema), int64(0), int64(ownerOID), int64(0),
-						relkind(r.Kind), int64(len(r.Columns)), hasIndex, "p", false,
-						float64(-1), int64(0), int64(0), false, false, false, false, true, "d", int64(0), int64(0), nil})
-				}
-				for _, st := range All() {
-					add(st.Rel, st.Schema)
-				}
-				for _, r := range env.Relations {
-					add(r, SchemaPublic)
-				}
-				return out
-			}},
-		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_attribute", Columns: columns(
-			"attrelid", oid, "attname", name, "atttypid", oid, "attnum", i2, "atttypmod", i4, "attnotnull", b,
-			"attisdropped", b, "atthasdef", b, "attidentity", t, "attgenerated", t, "attlen", i2, "attcollation", oid)},
-			Rows: func(env *Env) []types.Row {
-				var out []types.Row
-				add := func(r *catalog.Relation) {
-					for i, c := range r.Columns {
-						out = append(out, types.Row{RelationOID(r.ID), c.Name, int64(c.Type.OID()), int64(i + 1), int64(c.Type.Typmod),
-							c.NotNull, false, c.Default != "", "", "", int64(c.Type.TypLen()), int64(0)})
-					}
-				}
-				for _, st := range All() {
-					add(st.Rel)
-				}
-				for _, r := range env.Relations {
-					add(r)
-				}
-				return out
-			}},
-		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_type", Columns: columns(
-			"oid", oid, "typname", name, "typnamespace", oid, "typlen", i2, "typtype", t, "typelem", oid,
-			"typarray", oid, "typbasetype", oid, "typtypmod", i4, "typnotnull", b)},
-			Rows: func(*Env) []types.Row {
-				var out []types.Row
-				for _, ty := range builtinTypes() {
-					elem, arr := int64(0), int64(types.ArrayOf(ty).OID())
-					out = append(out, types.Row{int64(ty.OID()), pgTypeName(ty), int64(OIDPgCatalog), int64(ty.TypLen()), "b", elem, arr, int64(0), int64(-1), false})
-					out = append(out, types.Row{arr, "_" + pgTypeName(ty), int64(OIDPgCatalog), int64(-1), "b", int64(ty.OID()), int64(0), int64(0), int64(-1), false})
-				}
-				return out
-			}},
-	}
+	}, pgCatalogDefinitions()...)
 }
 
 // builtinTypes lists the scalar types pg_type describes.
@@ -245,4 +192,3 @@ func pgTypeName(t types.Type) string {
 	}
 	return lower(t.SQLName())
 }
-

@@ -82,7 +82,14 @@ func (k *KV) Scan(start, end []byte, fn func(key, value []byte) error) error {
 }
 
 // Apply implements kv.Store: one atomic, durable slate batch.
-func (k *KV) Apply(b *kv.WriteBatch) error {
+func (k *KV) Apply(b *kv.WriteBatch) error { return k.apply(b, true) }
+
+// ApplyNoWait applies one atomic batch without waiting for durability: it
+// becomes durable with the next durable write or WAL flush (slate flushes
+// WAL objects in order, so it is never durable after a later batch).
+func (k *KV) ApplyNoWait(b *kv.WriteBatch) error { return k.apply(b, false) }
+
+func (k *KV) apply(b *kv.WriteBatch, durable bool) error {
 	var sb slate.Batch
 	for _, op := range b.Ops {
 		if op.Delete {
@@ -93,7 +100,7 @@ func (k *KV) Apply(b *kv.WriteBatch) error {
 	}
 	ctx := context.Background()
 	for attempt := 0; ; attempt++ {
-		_, err := k.db.Write(ctx, &sb, slate.WriteOptions{AwaitDurable: true})
+		_, err := k.db.Write(ctx, &sb, slate.WriteOptions{AwaitDurable: durable})
 		if err == nil || !errors.Is(err, slate.ErrBackpressure) || attempt >= backpressureRetriesMax {
 			return err
 		}

@@ -95,14 +95,17 @@ var Clients = []Client{
 	{"node-postgres", CheckNodePostgres}, {"postgres.js", CheckPostgresJS}, {"pgjdbc", CheckJDBC},
 }
 
-// RunClients runs every client as a parallel subtest.
+// RunClients runs every client as a parallel subtest and returns when all
+// are done (so the caller may stop the server afterwards).
 func RunClients(t *testing.T, s Server) {
-	for _, c := range Clients {
-		t.Run(c.Name, func(t *testing.T) {
-			t.Parallel() // each client has its own tables; start-up dominates
-			c.Check(t, s)
-		})
-	}
+	t.Run("clients", func(t *testing.T) {
+		for _, c := range Clients {
+			t.Run(c.Name, func(t *testing.T) {
+				t.Parallel() // each client has its own tables; start-up dominates
+				c.Check(t, s)
+			})
+		}
+	})
 }
 
 func CheckPgx(t testing.TB, s Server) {
@@ -271,7 +274,8 @@ func runTool(t testing.TB, stdin string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10")
+	// Notices (DROP ... IF EXISTS) are not part of the expected output.
+	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS=-c client_min_messages=warning")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %v: %v\n%s", name, args, err, out)

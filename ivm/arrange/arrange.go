@@ -13,9 +13,10 @@
 // memory, so a new circuit over the same store continues where the old one
 // stopped (no recomputation after a restart).
 //
-// Reads go through a bounded per-arrangement cache (cacheEntriesMax). The
-// cache is write-through: it always equals the Txn's view for the keys it
-// holds. If the owner throws an epoch's write batch away instead of
+// Reads go through a bounded per-arrangement cache (cacheEntriesMax) of
+// values read from the store. Writes update cached keys (write-through for
+// what is cached, write-around for the rest), so the cache always equals the
+// Txn's view for the keys it holds. If the owner throws an epoch's write batch away instead of
 // committing it, it must call DiscardCache (circuit.Circuit.DiscardCaches).
 package arrange
 
@@ -117,9 +118,12 @@ func (a *Arrangement) Get(txn kv.Reader, key []byte) ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("arrange: get: %w", err)
 	}
 	if ok {
+		// NB: only values read from the store are cached (not absences,
+		// not fresh writes): a stream of new keys — a join's arrangement
+		// growing — then never churns the cache.
 		v = append([]byte(nil), v...)
+		a.cache.put(full, v, true)
 	}
-	a.cache.put(full, v, ok)
 	return v, ok, nil
 }
 
@@ -136,7 +140,7 @@ func (a *Arrangement) Set(txn kv.Writer, key, value []byte, oldLen int) error {
 	} else {
 		a.bytesDelta += int64(len(value) - oldLen)
 	}
-	a.cache.put(full, append([]byte(nil), value...), true)
+	a.cache.update(full, value, true)
 	return nil
 }
 
@@ -151,7 +155,7 @@ func (a *Arrangement) Delete(txn kv.Writer, key []byte, oldLen int) error {
 		a.rowsDelta--
 		a.bytesDelta -= int64(len(full) + oldLen)
 	}
-	a.cache.put(full, nil, false)
+	a.cache.update(full, nil, false)
 	return nil
 }
 

@@ -50,6 +50,17 @@ func (c *cache) put(key []byte, value []byte, present bool) {
 	c.entries[k] = cacheEntry{value: value, present: present}
 }
 
+// update changes the entry for key if it is cached (write-through); other
+// keys are not added (write-around).
+func (c *cache) update(key []byte, value []byte, present bool) {
+	if c.limit == 0 {
+		return
+	}
+	if _, ok := c.entries[string(key)]; ok {
+		c.entries[string(key)] = cacheEntry{value: append([]byte(nil), value...), present: present}
+	}
+}
+
 func (c *cache) clear() {
 	c.entries = make(map[string]cacheEntry)
 	c.ring = c.ring[:0]

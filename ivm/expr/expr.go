@@ -23,6 +23,9 @@ type Env struct {
 	StatementTime types.TimestampTZ
 	// Params are the values of $1..$n (index 0 is $1).
 	Params []types.Datum
+	// Catalog answers the system-catalog functions (func_catalog.go); nil
+	// outside ad-hoc queries.
+	Catalog CatalogInfo
 }
 
 // Expr is a typed scalar expression.

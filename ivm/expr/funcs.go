@@ -94,6 +94,7 @@ func buildRegistry() map[string][]*Func {
 	registerDateTime(add)
 	registerMisc(add)
 	registerToChar(add)
+	registerCatalog(add)
 	return r
 }
 

@@ -81,11 +81,15 @@ const (
 	likeFalse = iota
 	likeTrue
 	likeError // reached a trailing escape character with text left
+	// likeAbort: the text ran out before the pattern, so no later start
+	// position of an enclosing % can match either (PostgreSQL's
+	// LIKE_ABORT, which keeps matching O(text × pattern)).
+	likeAbort
 )
 
 // match reports whether s matches the pattern.
 func (p likePattern) match(s string) (bool, error) {
-	switch matchFrom(p, s) {
+	switch matchFrom(p, s) { // likeAbort is a non-match
 	case likeTrue:
 		return true, nil
 	case likeError:
@@ -105,13 +109,16 @@ func matchFrom(p likePattern, s string) int {
 			return likeFalse
 		case 'l':
 			if !strings.HasPrefix(s, t.lit) {
+				if strings.HasPrefix(t.lit, s) {
+					return likeAbort
+				}
 				return likeFalse
 			}
 			s = s[len(t.lit):]
 			p = p[1:]
 		case '_':
 			if s == "" {
-				return likeFalse
+				return likeAbort
 			}
 			_, size := utf8.DecodeRuneInString(s)
 			s = s[size:]
@@ -127,7 +134,7 @@ func matchFrom(p likePattern, s string) int {
 				for {
 					i := strings.Index(s, lit)
 					if i < 0 {
-						return likeFalse
+						return likeAbort
 					}
 					if r := matchFrom(p[1:], s[i+len(lit):]); r != likeFalse {
 						return r
@@ -141,7 +148,7 @@ func matchFrom(p likePattern, s string) int {
 					return r
 				}
 				if s == "" {
-					return likeFalse
+					return likeAbort
 				}
 				_, size := utf8.DecodeRuneInString(s)
 				s = s[size:]

@@ -257,3 +257,61 @@ func TestTimeZoneExprsMatchPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCommonTypeMatchesUnion resolves UNION column types like PostgreSQL.
+func TestCommonTypeMatchesUnion(t *testing.T) {
+	conn := pgtest.Connect(t)
+	ctx := context.Background()
+	lits := map[string]string{
+		"int2": "1::int2", "int4": "1", "int8": "1::int8", "numeric": "1.5", "float4": "1::float4", "float8": "1::float8",
+		"text": "'a'::text", "varchar": "'a'::varchar", "char": "'a'::char(2)", "unknown": "'a'", "date": "'2024-01-01'::date",
+		"timestamp": "'2024-01-01'::timestamp", "timestamptz": "'2024-01-01'::timestamptz", "interval": "'1 day'::interval",
+		"bool": "true", "time": "'10:00'::time", "varchar(3)": "'a'::varchar(3)", "numeric(5,2)": "1.5::numeric(5,2)",
+	}
+	tys := map[string]types.Type{
+		"int2": types.TInt2, "int4": types.TInt4, "int8": types.TInt8, "numeric": types.TNumeric, "float4": types.TFloat4,
+		"float8": types.TFloat8, "text": types.TText, "varchar": types.TVarchar, "char": {Kind: types.KindChar, Typmod: 6},
+		"unknown": types.TUnknown, "date": types.TDate, "timestamp": types.TTimestamp, "timestamptz": types.TTimestampTZ,
+		"interval": types.TInterval, "bool": types.TBool, "time": types.TTime, "varchar(3)": {Kind: types.KindVarchar, Typmod: 7},
+		"numeric(5,2)": {Kind: types.KindNumeric, Typmod: types.MakeNumericTypmod(5, 2)},
+	}
+	cases := [][]string{
+		{"int2", "int4"}, {"int4", "int8"}, {"int8", "numeric"}, {"numeric", "float4"}, {"float4", "float8"}, {"int4", "float4"},
+		{"int4", "unknown"}, {"unknown", "unknown"}, {"unknown", "int4"}, {"text", "varchar"}, {"varchar", "text"}, {"char", "varchar"},
+		{"varchar", "char"}, {"date", "timestamp"}, {"timestamp", "timestamptz"}, {"date", "timestamptz"}, {"int4", "text"},
+		{"bool", "int4"}, {"time", "interval"}, {"interval", "time"}, {"varchar(3)", "varchar(3)"}, {"varchar(3)", "varchar"},
+		{"numeric(5,2)", "numeric(5,2)"}, {"numeric(5,2)", "int4"}, {"int2", "int2", "numeric"}, {"date", "text"},
+		{"unknown", "date"}, {"char", "char"},
+	}
+	for _, c := range cases {
+		var sels []string
+		var ts []types.Type
+		for _, name := range c {
+			lit := lits[name]
+			if name == "unknown" {
+				// An untyped literal that every candidate type accepts.
+				lit = "'1'"
+				if strings.Contains(strings.Join(c, ","), "date") {
+					lit = "'2024-01-01'"
+				}
+			}
+			sels = append(sels, "SELECT "+lit+" AS x")
+			ts = append(ts, tys[name])
+		}
+		q := "SELECT format_type(pg_typeof(x)::oid, NULL) || coalesce('', '') FROM (" + strings.Join(sels, " UNION ALL ") + ") s LIMIT 1"
+		want, _, wantState, wantErr := pgtest.QueryText(ctx, conn, q)
+		got, err := CommonType("UNION", ts...)
+		switch {
+		case wantErr != nil && err == nil:
+			t.Errorf("%v: PostgreSQL fails (%s), we resolve %s", c, wantState, got)
+		case wantErr == nil && err != nil:
+			t.Errorf("%v: PostgreSQL %s, we fail: %v", c, want, err)
+		case wantErr != nil:
+			if ce, ok := errcode.As(err); !ok || ce.State() != wantState {
+				t.Errorf("%v: PostgreSQL SQLSTATE %s, we %v", c, wantState, err)
+			}
+		case types.Type{Kind: got.Kind, Typmod: -1}.SQLName() != want:
+			t.Errorf("%v: PostgreSQL %s, we %s", c, want, got)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package expr
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -257,4 +259,41 @@ func mustNumeric(s string) types.Datum {
 		panic(err)
 	}
 	return d
+}
+
+// TestLikeMatchesBruteForce compares the LIKE matcher with a regular
+// expression translation over tiny alphabets, and runs a pathological
+// pattern that needs PostgreSQL's abort rule to finish quickly.
+func TestLikeMatchesBruteForce(t *testing.T) {
+	rapid.Check(t, func(r *rapid.T) {
+		pat := rapid.StringOfN(rapid.SampledFrom([]rune{'a', 'b', '%', '_'}), 0, 6, -1).Draw(r, "pat")
+		s := rapid.StringOfN(rapid.SampledFrom([]rune{'a', 'b'}), 0, 8, -1).Draw(r, "s")
+		p, err := compileLike(pat, -1, false)
+		if err != nil {
+			r.Fatal(err)
+		}
+		got, err := p.match(s)
+		if err != nil {
+			r.Fatal(err)
+		}
+		re := "^"
+		for _, c := range pat {
+			switch c {
+			case '%':
+				re += ".*"
+			case '_':
+				re += "."
+			default:
+				re += string(c)
+			}
+		}
+		want := regexp.MustCompile(re + "$").MatchString(s)
+		if got != want {
+			r.Fatalf("%q LIKE %q = %v, want %v", s, pat, got, want)
+		}
+	})
+	p, _ := compileLike("%a%a%a%a%a%a%a%a%b", '\\', false)
+	if m, _ := p.match(strings.Repeat("a", 5000)); m {
+		t.Fatal("no b, no match")
+	}
 }

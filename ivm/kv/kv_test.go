@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -14,7 +15,8 @@ import (
 // compared after every step, and the committed batch giving the same state.
 func TestTxnMatchesModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		keyGen := rapid.SampledFrom([]string{"", "a", "ab", "b", "ba", "c", "\xff"})
+		long := strings.Repeat("k", 32)
+		keyGen := rapid.SampledFrom([]string{"", "a", "a\x00", "a\x00\x00", "ab", "b", "ba", "c", "\xff", long, long + "a", long + "\x00", long[:31] + "\x00"})
 		base := NewMemory()
 		model := map[string]string{}
 		for i, n := 0, rapid.IntRange(0, 8).Draw(t, "baseOps"); i < n; i++ {

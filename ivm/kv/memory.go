@@ -1,24 +1,11 @@
 package kv
 
-import (
-	"bytes"
-
-	"github.com/RaduBerinde/btreemap"
-)
-
-// btreeDegree is the B-tree fan-out of the in-memory structures: wide nodes
-// keep lookups cache-friendly for millions of keys (a pointer-chasing
-// skiplist was memory-latency bound at that size).
-const btreeDegree = 32
-
-func newTree[V any]() *btreemap.BTreeMap[[]byte, V] {
-	return btreemap.New[[]byte, V](btreeDegree, bytes.Compare)
-}
+import "github.com/RaduBerinde/btreemap"
 
 // Memory is an in-memory Store for tests, benchmarks and ad-hoc queries.
 // It is not safe for concurrent use (IVM runs in one goroutine per shard).
 type Memory struct {
-	tree *btreemap.BTreeMap[[]byte, []byte]
+	tree *btreemap.BTreeMap[treeKey, []byte]
 	// bytes is the total size of keys and values, for statistics.
 	bytes int
 }
@@ -28,7 +15,7 @@ func NewMemory() *Memory { return &Memory{tree: newTree[[]byte]()} }
 
 // Get implements Reader.
 func (m *Memory) Get(key []byte) ([]byte, bool, error) {
-	_, v, ok := m.tree.Get(key)
+	_, v, ok := m.tree.Get(makeTreeKey(key))
 	return v, ok, nil
 }
 
@@ -37,28 +24,12 @@ func (m *Memory) Scan(start, end []byte, fn func(k, v []byte) error) error {
 	return scanTree(m.tree, start, end, func(k, v []byte) error { return fn(k, v) })
 }
 
-func scanTree[V any](tree *btreemap.BTreeMap[[]byte, V], start, end []byte, fn func(k []byte, v V) error) error {
-	upper := btreemap.Max[[]byte]()
-	if end != nil {
-		upper = btreemap.LT(end)
-	}
-	var err error
-	tree.AscendFunc(btreemap.GE(start), upper, func(k []byte, v V) bool {
-		err = fn(k, v)
-		return err == nil
-	})
-	if err == ErrStop {
-		return nil
-	}
-	return err
-}
-
 // Put writes one key directly (outside any batch). Key and value are copied.
 func (m *Memory) Put(key, value []byte) error {
 	buf := make([]byte, len(key)+len(value))
 	copy(buf, key)
 	copy(buf[len(key):], value)
-	_, old, replaced := m.tree.ReplaceOrInsert(buf[:len(key):len(key)], buf[len(key):])
+	_, old, replaced := m.tree.ReplaceOrInsert(makeTreeKey(buf[:len(key):len(key)]), buf[len(key):])
 	if replaced {
 		m.bytes -= len(key) + len(old)
 	}
@@ -68,7 +39,7 @@ func (m *Memory) Put(key, value []byte) error {
 
 // Delete removes one key directly.
 func (m *Memory) Delete(key []byte) error {
-	if _, old, ok := m.tree.Delete(key); ok {
+	if _, old, ok := m.tree.Delete(makeTreeKey(key)); ok {
 		m.bytes -= len(key) + len(old)
 	}
 	return nil

@@ -16,7 +16,7 @@ type pendingWrite struct {
 // overlay (tombstones included) that reads merge over the base.
 type overlayTxn struct {
 	base    Reader
-	pending *btreemap.BTreeMap[[]byte, pendingWrite]
+	pending *btreemap.BTreeMap[treeKey, pendingWrite]
 }
 
 // NewTxn returns an epoch Txn reading base and buffering writes. The base
@@ -26,7 +26,7 @@ func NewTxn(base Reader) Txn {
 }
 
 func (t *overlayTxn) Get(key []byte) ([]byte, bool, error) {
-	if _, p, ok := t.pending.Get(key); ok {
+	if _, p, ok := t.pending.Get(makeTreeKey(key)); ok {
 		if p.deleted {
 			return nil, false, nil
 		}
@@ -39,7 +39,7 @@ func (t *overlayTxn) set(key, value []byte, deleted bool) {
 	buf := make([]byte, len(key)+len(value))
 	copy(buf, key)
 	copy(buf[len(key):], value)
-	t.pending.ReplaceOrInsert(buf[:len(key):len(key)], pendingWrite{value: buf[len(key):], deleted: deleted})
+	t.pending.ReplaceOrInsert(makeTreeKey(buf[:len(key):len(key)]), pendingWrite{value: buf[len(key):], deleted: deleted})
 }
 
 func (t *overlayTxn) Put(key, value []byte) error {
@@ -112,8 +112,8 @@ func (t *overlayTxn) Scan(start, end []byte, fn func(k, v []byte) error) error {
 
 func (t *overlayTxn) Batch() *WriteBatch {
 	b := &WriteBatch{Ops: make([]Op, 0, t.pending.Len())}
-	t.pending.AscendFunc(btreemap.Min[[]byte](), btreemap.Max[[]byte](), func(k []byte, p pendingWrite) bool {
-		b.Ops = append(b.Ops, Op{Key: k, Value: p.value, Delete: p.deleted})
+	t.pending.AscendFunc(btreemap.Min[treeKey](), btreemap.Max[treeKey](), func(k treeKey, p pendingWrite) bool {
+		b.Ops = append(b.Ops, Op{Key: k.full, Value: p.value, Delete: p.deleted})
 		return true
 	})
 	return b

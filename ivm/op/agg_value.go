@@ -3,7 +3,9 @@ package op
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/cockroachdb/apd/v3"
 
@@ -268,6 +270,15 @@ func finalizeMultiset(call AggregateCall, argType types.Type, kind sumKind, resu
 			}
 		}
 	}
+	if kind == sumDecimal {
+		var counts types.Datum
+		for i, v := range values {
+			if weights[i] > 0 {
+				counts = addScaleCount(counts, v, 1)
+			}
+		}
+		sum = rescale(sum, counts)
+	}
 	switch call.Func {
 	case AggCount:
 		return count, nil
@@ -297,4 +308,108 @@ func finalizeBool(and bool, trues, falses int64) types.Datum {
 // multiset of its argument values rather than from a linear accumulator.
 func usesMultiset(call AggregateCall) bool {
 	return call.Func == AggMin || call.Func == AggMax || (call.Distinct && call.Func != AggCountStar)
+}
+
+// scaleOf is the display scale of an exact SUM/AVG input (0 for integers).
+func scaleOf(v types.Datum) int32 {
+	if d, ok := v.(*apd.Decimal); ok && d.Form == apd.Finite {
+		return max(-d.Exponent, 0)
+	}
+	return 0
+}
+
+// addScaleCount adds weight w to the count of v's scale in counts, a
+// "scale:count,..." string sorted by scale (nil when empty). PostgreSQL's
+// numeric SUM shows the largest scale among its inputs; keeping a count per
+// scale lets a retraction lower it again.
+func addScaleCount(counts types.Datum, v types.Datum, w int64) types.Datum {
+	scale := scaleOf(v)
+	type entry struct {
+		scale int32
+		count int64
+	}
+	var entries []entry
+	if s, ok := counts.(string); ok && s != "" {
+		for _, part := range strings.Split(s, ",") {
+			var e entry
+			if _, err := fmt.Sscanf(part, "%d:%d", &e.scale, &e.count); err != nil {
+				panic(fmt.Sprintf("op: corrupt scale counts %q", s))
+			}
+			entries = append(entries, e)
+		}
+	}
+	found := false
+	for i := range entries {
+		if entries[i].scale == scale {
+			entries[i].count += w
+			found = true
+		}
+	}
+	if !found {
+		entries = append(entries, entry{scale, w})
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].scale < entries[j].scale })
+	var b strings.Builder
+	for _, e := range entries {
+		if e.count == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d:%d", e.scale, e.count)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return b.String()
+}
+
+// maxScale is the largest scale with a positive count.
+func maxScale(counts types.Datum) (int32, bool) {
+	s, ok := counts.(string)
+	if !ok || s == "" {
+		return 0, false
+	}
+	best, any := int32(0), false
+	for _, part := range strings.Split(s, ",") {
+		var scale int32
+		var count int64
+		if _, err := fmt.Sscanf(part, "%d:%d", &scale, &count); err != nil {
+			panic(fmt.Sprintf("op: corrupt scale counts %q", s))
+		}
+		if count > 0 && (!any || scale > best) {
+			best, any = scale, true
+		}
+	}
+	return best, any
+}
+
+// rescale sets an exact sum to the largest scale among its live inputs.
+func rescale(sum types.Datum, counts types.Datum) types.Datum {
+	d, ok := sum.(*apd.Decimal)
+	if !ok || d.Form != apd.Finite {
+		return sum
+	}
+	scale, ok := maxScale(counts)
+	if !ok {
+		return sum
+	}
+	var out apd.Decimal
+	ctx := decimalContext
+	if _, err := ctx.Quantize(&out, d, -scale); err != nil {
+		return sum
+	}
+	return &out
+}
+
+// streamScaleCounts is addScaleCount over a whole (integrated) input.
+func streamScaleCounts(values []types.Datum, weights []int64) types.Datum {
+	var counts types.Datum
+	for i, v := range values {
+		if v != nil {
+			counts = addScaleCount(counts, v, weights[i])
+		}
+	}
+	return counts
 }

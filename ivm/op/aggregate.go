@@ -200,7 +200,10 @@ func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) 
 }
 
 // The accumulator row is [rowCount, per call: linear state...]; linear
-// state per call: COUNT: [count]; SUM/AVG: [sum, nonNull];
+// state per call: COUNT: [count]; SUM/AVG: [sum, nonNull, scales] where
+// scales counts the exact inputs per display scale (PostgreSQL's numeric
+// sum has the largest scale among its inputs, which a retraction can
+// lower);
 // BOOL_AND/OR: [trues, falses]; multiset calls: [].
 func (a *Aggregate) emptyState() types.Row {
 	st := types.Row{int64(0)}
@@ -212,7 +215,7 @@ func (a *Aggregate) emptyState() types.Row {
 		case AggCountStar, AggCount:
 			st = append(st, int64(0))
 		case AggSum, AggAvg:
-			st = append(st, nil, int64(0))
+			st = append(st, nil, int64(0), nil)
 		case AggBoolAnd, AggBoolOr:
 			st = append(st, int64(0), int64(0))
 		}
@@ -278,14 +281,18 @@ func (a *Aggregate) apply(ctx *Context, g *aggGroup, in *aggInput, valueBuf *[]b
 				} else {
 					state[slot] = sum
 					state[slot+1] = state[slot+1].(int64) + in.weight
+					if a.sumKinds[i] == sumDecimal {
+						state[slot+2] = addScaleCount(state[slot+2], in.values[i], in.weight)
+					}
 					if state[slot+1] == int64(0) {
 						// No non-NULL input left: forget the sum (and any
 						// float rounding residue).
 						state[slot] = nil
+						state[slot+2] = nil
 					}
 				}
 			}
-			slot += 2
+			slot += 3
 		case AggBoolAnd, AggBoolOr:
 			if in.seen[i] {
 				if in.values[i].(bool) {
@@ -452,11 +459,11 @@ func (a *Aggregate) finalize(ctx *Context, g *aggGroup, state types.Row) (types.
 			row = append(row, state[slot])
 			slot++
 		case AggSum:
-			row = append(row, finalizeSum(a.sumKinds[i], a.types[i], state[slot], state[slot+1].(int64)))
-			slot += 2
+			row = append(row, finalizeSum(a.sumKinds[i], a.types[i], rescale(state[slot], state[slot+2]), state[slot+1].(int64)))
+			slot += 3
 		case AggAvg:
-			row = append(row, finalizeAvg(a.sumKinds[i], state[slot], state[slot+1].(int64)))
-			slot += 2
+			row = append(row, finalizeAvg(a.sumKinds[i], rescale(state[slot], state[slot+2]), state[slot+1].(int64)))
+			slot += 3
 		case AggBoolAnd, AggBoolOr:
 			row = append(row, finalizeBool(call.Func == AggBoolAnd, state[slot].(int64), state[slot+1].(int64)))
 			slot += 2
@@ -590,6 +597,9 @@ func streamAggregateCall(call AggregateCall, kind sumKind, resultType types.Type
 				falses += weights[i]
 			}
 		}
+	}
+	if kind == sumDecimal {
+		sum = rescale(sum, streamScaleCounts(values, weights))
 	}
 	switch call.Func {
 	case AggCountStar, AggCount:

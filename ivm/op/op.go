@@ -15,6 +15,23 @@
 // functions over whole (integrated) Z-sets, used as test oracles and never
 // on the hot path.
 //
+// Operators (incremental constructor / stream reference):
+//
+//	NewSource(schema)                          —
+//	NewFilter(in, pred)                        StreamFilter(ctx, pred, batch)
+//	NewMap(exprs, names) / NewProject(in, cols) StreamMap / StreamProject
+//	NewAggregate(state, in, AggregateSpec)     StreamAggregate(ctx, in, spec, batch)
+//	NewJoin(state, left, right, JoinSpec)      StreamJoin(ctx, spec, left, right, l, r)
+//	NewDistinct(state, in)                     StreamDistinct(in, batch)
+//	NewUnionAll(schemas)                       StreamUnionAll(batches...)
+//	NewSetOp(state, kind, left, right)         StreamSetOp(kind, schema, l, r)
+//	NewTopK(state, in, TopKSpec)               StreamTopK(in, spec, batch)
+//	NewIntegrate / NewDifferentiate / NewDelay StreamIntegrate / StreamDifferentiate / StreamDelay
+//
+// Keys (group, join, distinct, partition, ORDER BY) use ivm/keyenc, so
+// equality and order are PostgreSQL's; rows are identified by
+// zset.EncodeRow.
+//
 // Evaluation errors are data (Materialize's rule): when an expression fails
 // on a row, the operator drops the row and records an error row with the
 // row's weight in ctx.Errors (see EvalErrors). Retracting the row retracts

@@ -153,18 +153,17 @@ func (o *TopK) stepPartition(ctx *Context, prefix []byte, delta zset.Batch, out 
 	}
 	// after = before + delta, in sort-key order.
 	after := append([]topKEntry(nil), before...)
+	position := make(map[string]int, len(after)+len(delta.Rows))
+	for e := range after {
+		position[string(after[e].key)] = e
+	}
 	keyBuf := append([]byte(nil), prefix...)
 	for i, row := range delta.Rows {
 		sortKey := o.sortKey(nil, row)
-		found := false
-		for e := range after {
-			if bytes.Equal(after[e].key, sortKey) {
-				after[e].weight += delta.Weights[i]
-				found = true
-				break
-			}
-		}
-		if !found {
+		if e, ok := position[string(sortKey)]; ok {
+			after[e].weight += delta.Weights[i]
+		} else {
+			position[string(sortKey)] = len(after)
 			after = append(after, topKEntry{key: sortKey, row: row, weight: delta.Weights[i]})
 		}
 		keyBuf = append(keyBuf[:len(prefix)], sortKey...)

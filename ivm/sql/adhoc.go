@@ -124,6 +124,9 @@ func RunPlan(n plan.Node, snap Snapshot, env *expr.Env) ([]types.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n, err = evalCorrelated(n, snap, env); err != nil {
+		return nil, err
+	}
 	if err := opt.CheckMaintainable(stripVolatile(n)); err != nil {
 		e, _ := errcode.As(err)
 		return nil, errcode.New(errcode.SQLFeatureNotSupported, "%s", e.Message).WithDetail("%s", e.Detail)

@@ -156,7 +156,10 @@ type Other struct {
 // Tag implements Statement.
 func (o *Other) Tag() string { return otherTag(o.PG.Stmt) }
 
-// Compile parses and compiles every statement of a script.
+// Compile parses and compiles every statement of a script. Every statement
+// binds against the same catalog: a script that creates an object and then
+// uses it must be compiled one statement at a time (parse.Parse, then
+// CompileStatement after applying each DDL), as a session does.
 func Compile(cat catalog.Catalog, text string, opts Options) ([]Statement, error) {
 	stmts, err := parse.Parse(text)
 	if err != nil {

@@ -155,29 +155,53 @@ func hashNumeric(h uint64, d *apd.Decimal) uint64 {
 	// Strip trailing zeros so 1.0 and 1.00 hash alike. The common case (a
 	// coefficient that fits in 64 bits) avoids allocating.
 	exp := int64(d.Exponent)
+	// INVARIANT: a reduced coefficient of at most 18 digits is mixed as an
+	// integer, a longer one as its digit string, whichever path finds it.
 	if d.Coeff.IsInt64() {
 		c := d.Coeff.Int64()
+		if c < 0 {
+			c = -c
+		}
 		for c%10 == 0 {
 			c /= 10
 			exp++
 		}
-		if d.Negative {
+		if c < 1e18 {
+			if d.Negative {
+				c = -c
+			}
+			return mix(mix(h, uint64(c)), uint64(exp))
+		}
+	}
+	// NB: trailing zeros are stripped on the decimal string rather than
+	// with apd's Reduce, which divides by ten once per zero (quadratic on
+	// values like 1e100000).
+	exp = int64(d.Exponent)
+	digits := d.Coeff.String()
+	neg := d.Negative
+	if digits[0] == '-' {
+		digits = digits[1:]
+		neg = true
+	}
+	n := len(digits)
+	for n > 1 && digits[n-1] == '0' {
+		n--
+		exp++
+	}
+	digits = digits[:n]
+	if len(digits) <= 18 {
+		var c int64
+		for i := 0; i < len(digits); i++ {
+			c = c*10 + int64(digits[i]-'0')
+		}
+		if neg {
 			c = -c
 		}
 		return mix(mix(h, uint64(c)), uint64(exp))
 	}
-	var r apd.Decimal
-	r.Reduce(d)
-	if r.Coeff.IsInt64() {
-		c := r.Coeff.Int64()
-		if r.Negative {
-			c = -c
-		}
-		return mix(mix(h, uint64(c)), uint64(int64(r.Exponent)))
-	}
-	h = mix(h, uint64(int64(r.Exponent))+0x51)
-	if r.Negative {
+	h = mix(h, uint64(exp)+0x51)
+	if neg {
 		h = mix(h, 1)
 	}
-	return mixString(h, r.Coeff.String())
+	return mixString(h, digits)
 }

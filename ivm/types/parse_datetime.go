@@ -270,6 +270,9 @@ func parseDateToken(f *dtFields, tok string) dtErr {
 }
 
 func decodeDateTime(s string) (dtFields, dtErr) {
+	if f, ok := fastISO(s); ok {
+		return f, dtOK
+	}
 	var f dtFields
 	toks := splitDateTimeTokens(s)
 	if len(toks) == 0 {
@@ -316,7 +319,7 @@ func decodeDateTime(s string) (dtFields, dtErr) {
 			f.hasZone, f.zoneOffset = true, off
 			continue
 		}
-		if strings.Contains(tok, "/") && !isDigit(tok[0]) {
+		if strings.Contains(tok, "/") && isZoneName(tok) {
 			loc, err := time.LoadLocation(tok)
 			if err != nil {
 				return f, dtBadFormat
@@ -618,4 +621,20 @@ func roundMicrosTypmod(us int64, typmod int32) int64 {
 		return (us + offset) / scale * scale
 	}
 	return -((-us + offset) / scale * scale)
+}
+
+// isZoneName reports whether tok looks like an IANA zone name
+// ("America/New_York"), so that only plausible names reach the zone
+// database lookup.
+func isZoneName(tok string) bool {
+	if !isLetter(tok[0]) {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if !(isLetter(c) || isDigit(c) || c == '/' || c == '_' || c == '-' || c == '+') {
+			return false
+		}
+	}
+	return !strings.Contains(tok, "//")
 }

@@ -2,6 +2,7 @@ package types
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,4 +138,25 @@ func TestParseAtRelativeWords(t *testing.T) {
 	if _, err := Parse(TDate, "today", loc); err == nil {
 		t.Error("Parse without a clock must reject 'today'")
 	}
+}
+
+// TestNumericHashIgnoresTrailingZeros: a value and the same value with
+// extra trailing zeros (crossing the 18/19-digit boundary and the int64
+// range) hash and compare equal.
+func TestNumericHashIgnoresTrailingZeros(t *testing.T) {
+	rapid.Check(t, func(r *rapid.T) {
+		digits := rapid.StringMatching(`[1-9][0-9]{0,22}[1-9]`).Draw(r, "digits")
+		zeros := rapid.IntRange(0, 25).Draw(r, "zeros")
+		exp := rapid.Int32Range(-30, 0).Draw(r, "exp")
+		neg := rapid.Bool().Draw(r, "neg")
+		a := new(apd.Decimal)
+		a.Coeff.SetString(digits, 10)
+		a.Exponent, a.Negative = exp, neg
+		b := new(apd.Decimal)
+		b.Coeff.SetString(digits+strings.Repeat("0", zeros), 10)
+		b.Exponent, b.Negative = exp-int32(zeros), neg
+		if Compare(TNumeric, a, b) != 0 || Hash(TNumeric, a) != Hash(TNumeric, b) {
+			r.Fatalf("%s vs %s: compare %d, hashes %x %x", a, b, Compare(TNumeric, a, b), Hash(TNumeric, a), Hash(TNumeric, b))
+		}
+	})
 }

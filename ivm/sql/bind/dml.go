@@ -265,6 +265,19 @@ func (b *binder) insert(s *pg_query.InsertStmt) (*Insert, error) {
 		if len(qcols) < len(targets) && len(s.Cols) > 0 {
 			return nil, b.semantic("42601", -1, "INSERT has more target columns than expressions")
 		}
+		// A parameter selected into a column takes the column's type, as
+		// in PostgreSQL (INSERT INTO t SELECT $1, $2).
+		if p, ok := node.(*plan.Project); ok {
+			for j := range qcols {
+				if prm, isParam := p.Exprs[j].(*plan.Param); isParam && prm.Typ.Kind == types.KindUnknown {
+					t := cols[targets[j]].Type
+					b.params[prm.Index] = t
+					p.Exprs[j] = &plan.Param{Index: prm.Index, Typ: t}
+					p.Cols[j].Type = t
+					qcols[j].Type = t
+				}
+			}
+		}
 		exprs := make([]plan.Scalar, len(cols))
 		for i := range cols {
 			if exprs[i], err = b.defaultFor(rel, i); err != nil {

@@ -152,6 +152,11 @@ func (b *binder) expr(n *pg_query.Node, sc *scope, ctx exprCtx) (plan.Scalar, er
 	case *pg_query.Node_RowExpr:
 		return nil, b.unsupported(x.RowExpr.Location, "row constructors")
 	case *pg_query.Node_CollateClause:
+		if isDefaultCollation(x.CollateClause.Collname) {
+			// psql's pattern matches add COLLATE pg_catalog.default: the
+			// default collation is the only one, so it changes nothing.
+			return b.expr(x.CollateClause.Arg, sc, ctx)
+		}
 		return nil, b.unsupported(x.CollateClause.Location, "COLLATE")
 	case *pg_query.Node_AIndirection:
 		return nil, b.unsupported(-1, "subscripts and field selection")
@@ -733,4 +738,17 @@ func foldLiteralCast(c *plan.Const, t types.Type) (plan.Scalar, bool) {
 		}
 	}
 	return nil, false
+}
+
+// isDefaultCollation reports COLLATE "default", pg_catalog.default, "C" and
+// "POSIX": RockStream compares strings bytewise, which is what these mean.
+func isDefaultCollation(name []*pg_query.Node) bool {
+	if len(name) == 2 && name[0].GetString_().GetSval() != "pg_catalog" || len(name) == 0 || len(name) > 2 {
+		return false
+	}
+	switch name[len(name)-1].GetString_().GetSval() {
+	case "default", "C", "POSIX":
+		return true
+	}
+	return false
 }

@@ -98,6 +98,23 @@ func implicitCastOK(from, to types.Type) bool {
 	if datetimeRank(from.Kind) > 0 && datetimeRank(to.Kind) > 0 {
 		return datetimeRank(from.Kind) < datetimeRank(to.Kind)
 	}
+	// PostgreSQL: integers → oid/reg* and oid ↔ reg* are implicit, and
+	// oid → int8 (catalog queries compare c.reloftype = 0, oid = $1).
+	if isOIDFamily(to.Kind) {
+		return from.Kind.IsInteger() || isOIDFamily(from.Kind)
+	}
+	if isOIDFamily(from.Kind) && to.Kind == types.KindInt8 {
+		return true
+	}
+	return false
+}
+
+// isOIDFamily reports oid and the reg* alias types.
+func isOIDFamily(k types.Kind) bool {
+	switch k {
+	case types.KindOID, types.KindRegClass, types.KindRegType, types.KindRegProc, types.KindRegNamespace:
+		return true
+	}
 	return false
 }
 
@@ -122,6 +139,8 @@ func explicitCastOK(from, to types.Type) bool {
 	case from.Kind == types.KindTime && to.Kind == types.KindInterval, from.Kind == types.KindInterval && to.Kind == types.KindTime:
 		return true
 	case (from.Kind == types.KindJSON && to.Kind == types.KindJSONB) || (from.Kind == types.KindJSONB && to.Kind == types.KindJSON):
+		return true
+	case isOIDFamily(from.Kind) && to.Kind.IsInteger():
 		return true
 	}
 	return false

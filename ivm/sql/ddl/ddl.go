@@ -159,7 +159,7 @@ func (c *converter) pos(loc int32) int {
 }
 
 func (c *converter) unsupported(loc int32, what string) error {
-	return errcode.New(errcode.SQLFeatureNotSupported, "%s is not supported", what).WithPosition(c.pos(loc))
+	return errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support %s", what).WithPosition(c.pos(loc))
 }
 
 // relName validates a relation name (no schema other than public).
@@ -518,7 +518,7 @@ func (c *converter) alterTable(a *pg_query.AlterTableStmt) (*AddColumn, error) {
 	}
 	cmd := a.Cmds[0].GetAlterTableCmd()
 	if cmd.Subtype != pg_query.AlterTableType_AT_AddColumn {
-		return nil, c.unsupported(a.Relation.Location, "ALTER TABLE "+strings.TrimPrefix(cmd.Subtype.String(), "AT_"))
+		return nil, c.unsupported(a.Relation.Location, "ALTER TABLE "+words(strings.TrimPrefix(cmd.Subtype.String(), "AT_")))
 	}
 	def := cmd.Def.GetColumnDef()
 	col, pk, err := c.columnDef(def)
@@ -574,4 +574,17 @@ func createSource(cs *parse.CreateSource) (*CreateSource, error) {
 		out.Columns = append(out.Columns, SourceColumn{Column: catalog.Column{Name: gc.Name, Type: t, NotNull: true}, Generator: gc.Generator, Args: gc.Args})
 	}
 	return out, nil
+}
+
+// words turns pg_query's CamelCase enum names into upper-case words
+// ("DropColumn" → "DROP COLUMN").
+func words(camel string) string {
+	var b strings.Builder
+	for i, r := range camel {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToUpper(b.String())
 }

@@ -15,7 +15,7 @@ import (
 func ExtractJoinKeys(n plan.Node) plan.Node {
 	return plan.Transform(n, func(x plan.Node) plan.Node {
 		j, ok := x.(*plan.Join)
-		if !ok || j.Cond == nil {
+		if !ok || j.Cond == nil || plan.NodeHasCorrelatedSubquery(j) {
 			return x
 		}
 		return extractKeys(j)

@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/dist"
 	"github.com/rockstream/rockstream/ivm/sql/opt"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/sql/sqltest"
@@ -22,6 +23,7 @@ var rules = map[string]func(plan.Node) plan.Node{
 	"prune":       opt.PruneColumns,
 	"merge":       opt.MergeProjects,
 	"all":         opt.Optimize,
+	"distribute":  dist.Distribute,
 }
 
 func describe(cat catalog.Catalog, query string) ([]catalog.Column, error) {

@@ -51,6 +51,19 @@ func remap(s plan.Scalar, m []int) plan.Scalar {
 // prune returns n restricted to (at least) the required columns and the
 // mapping from n's old column indexes to new ones (-1 = dropped).
 func prune(n plan.Node, req []bool) (plan.Node, []int) {
+	if plan.NodeHasCorrelatedSubquery(n) {
+		// OuterRefs inside its subqueries index its input row: keep the
+		// input's columns where they are.
+		ins := n.Inputs()
+		out := make([]plan.Node, len(ins))
+		for i, in := range ins {
+			out[i], _ = prune(in, allRequired(len(in.Schema())))
+		}
+		if len(ins) > 0 {
+			n = n.WithInputs(out)
+		}
+		return n, identityMap(len(n.Schema()))
+	}
 	switch x := n.(type) {
 	case *plan.Project:
 		need := make([]bool, len(x.Input.Schema()))
@@ -213,7 +226,7 @@ func MergeProjects(n plan.Node) plan.Node {
 		if !ok {
 			return x
 		}
-		if inner, ok := p.Input.(*plan.Project); ok && canInline(p, inner) {
+		if inner, ok := p.Input.(*plan.Project); ok && canInline(p, inner) && !plan.NodeHasCorrelatedSubquery(p) {
 			exprs := make([]plan.Scalar, len(p.Exprs))
 			for i, e := range p.Exprs {
 				exprs[i] = plan.Rewrite(e, func(s plan.Scalar) plan.Scalar {

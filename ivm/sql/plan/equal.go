@@ -108,3 +108,28 @@ func maxOuterDepth(n Node, level int) int {
 }
 
 var _ = types.TBool
+
+// HasCorrelatedSubquery reports whether s holds a subquery that reads the
+// row s is evaluated over (OuterRefs reaching it). Rewrites that change a
+// node's input columns must leave such nodes alone: the OuterRefs index
+// that input row.
+func HasCorrelatedSubquery(s Scalar) bool {
+	found := false
+	Walk(s, func(x Scalar) bool {
+		if sq, ok := x.(*Subquery); ok && HasCorrelation(sq.Plan) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// NodeHasCorrelatedSubquery is HasCorrelatedSubquery over a node's scalars.
+func NodeHasCorrelatedSubquery(n Node) bool {
+	for _, s := range Scalars(n) {
+		if HasCorrelatedSubquery(s) {
+			return true
+		}
+	}
+	return false
+}

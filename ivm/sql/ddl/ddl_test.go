@@ -1,0 +1,61 @@
+package ddl_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/ddl"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
+	"github.com/rockstream/rockstream/ivm/sql/sqltest"
+)
+
+func formatColumn(c catalog.Column) string {
+	s := c.Name + " " + c.Type.SQLName()
+	if c.NotNull {
+		s += " NOT NULL"
+	}
+	if c.Default != "" {
+		s += " DEFAULT " + c.Default
+	}
+	return s
+}
+
+func describe(d ddl.Statement) string {
+	var b strings.Builder
+	switch x := d.(type) {
+	case *ddl.CreateTable:
+		fmt.Fprintf(&b, "create table %s if_not_exists=%v insert_only=%v pk=%v\n", x.Name, x.IfNotExists, x.InsertOnly, x.PrimaryKey)
+		for _, c := range x.Columns {
+			fmt.Fprintf(&b, "  %s\n", formatColumn(c))
+		}
+	case *ddl.CreateView:
+		fmt.Fprintf(&b, "create view %s materialized=%v or_replace=%v columns=%v options=%v\n  query: %s\n", x.Name, x.Materialized, x.OrReplace, x.ColumnNames, x.Options, x.Query)
+	case *ddl.Drop:
+		fmt.Fprintf(&b, "drop kind=%d names=%v if_exists=%v cascade=%v\n", x.Kind, x.Names, x.IfExists, x.Cascade)
+	case *ddl.AddColumn:
+		fmt.Fprintf(&b, "alter table %s add column if_not_exists=%v %s\n", x.Table, x.IfNotExists, formatColumn(x.Column))
+	case *ddl.CreateSource:
+		fmt.Fprintf(&b, "create source %s rate=%d\n", x.Name, x.RatePerSecond)
+		for _, c := range x.Columns {
+			fmt.Fprintf(&b, "  %s gen=%d args=%v\n", formatColumn(c.Column), c.Generator, c.Args)
+		}
+	}
+	return b.String()
+}
+
+func TestConvert(t *testing.T) {
+	datadriven.RunTest(t, "testdata/ddl", func(t *testing.T, d *datadriven.TestData) string {
+		st, err := parse.ParseOne(d.Input)
+		if err != nil {
+			return sqltest.FormatError(err)
+		}
+		out, err := ddl.Convert(st)
+		if err != nil {
+			return sqltest.FormatError(err)
+		}
+		return describe(out)
+	})
+}

@@ -1,0 +1,106 @@
+package syscat
+
+import (
+	"strings"
+
+	"github.com/rockstream/rockstream/ivm/expr"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+)
+
+// Info answers the catalog functions (expr.CatalogInfo) from the system
+// environment, built on first use by get (only queries that call such a
+// function pay for it).
+func Info(get func() (*Env, error)) expr.CatalogInfo { return &info{get: get} }
+
+type info struct {
+	get  func() (*Env, error)
+	env  *Env
+	done bool
+}
+
+func (i *info) load() *Env {
+	if !i.done {
+		i.done = true
+		if env, err := i.get(); err == nil {
+			i.env = env
+		}
+	}
+	return i.env
+}
+
+// relation finds a user relation by pg_class oid; index tells whether oid
+// named its primary-key index.
+func (i *info) relation(oid int64, offset int64) *catalog.Relation {
+	env := i.load()
+	if env == nil {
+		return nil
+	}
+	for _, r := range env.Relations {
+		if RelationOID(r.ID)+offset == oid {
+			return r
+		}
+	}
+	return nil
+}
+
+func (i *info) UserName(oid int64) (string, bool) {
+	if env := i.load(); env != nil && oid == ownerOID {
+		return userName(env), true
+	}
+	return "", false
+}
+
+func (i *info) IndexDef(oid int64) (string, bool) {
+	if r := i.relation(oid, indexOIDOffset); r != nil && len(r.PrimaryKey) > 0 {
+		return IndexDef(r), true
+	}
+	return "", false
+}
+
+func (i *info) ConstraintDef(oid int64) (string, bool) {
+	if r := i.relation(oid, constraintOIDOffset); r != nil && len(r.PrimaryKey) > 0 {
+		return ConstraintDef(r), true
+	}
+	return "", false
+}
+
+func (i *info) ViewDef(oid int64) (string, bool) {
+	if r := i.relation(oid, 0); r != nil && r.SQL != "" {
+		return r.SQL, true
+	}
+	return "", false
+}
+
+func (i *info) ViewDefByName(name string) (string, bool) {
+	env := i.load()
+	if env == nil {
+		return "", false
+	}
+	name = strings.TrimPrefix(name, SchemaPublic+".")
+	for _, r := range env.Relations {
+		if r.Name == name && r.SQL != "" {
+			return r.SQL, true
+		}
+	}
+	return "", false
+}
+
+// TableVisible: the search path is pg_catalog, public; information_schema
+// and rockstream_catalog relations are not visible unqualified.
+func (i *info) TableVisible(oid int64) bool {
+	if oid < firstNormalOID {
+		for _, t := range All() {
+			if RelationOID(t.Rel.ID) == oid {
+				return t.Schema == SchemaPgCatalog
+			}
+		}
+	}
+	return true
+}
+
+func (i *info) Database() string {
+	if env := i.load(); env != nil {
+		return databaseName(env)
+	}
+	return "default"
+}
