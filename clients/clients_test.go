@@ -154,6 +154,14 @@ func checkPsql(t *testing.T, s gatewaytest.Server) {
 	contains(t, `\df`, psqlMeta(t, s, `\df`), "Schema | Name | Result data type | Argument data types | Type", "(0 rows)")
 	contains(t, `\du`, psqlMeta(t, s, `\du`), u+" | Superuser, Create role, Create DB, Replication, Bypass RLS | {}")
 	contains(t, `\dT`, psqlMeta(t, s, `\dT`), "Schema | Name | Description", "(0 rows)")
+	// The verbose forms psql users reach for next.
+	contains(t, `\dt+`, psqlMeta(t, s, `\dt+`), "public | orders | table | "+u+" | permanent | heap | 0 bytes |")
+	contains(t, `\di+`, psqlMeta(t, s, `\di+`), "public | orders_pkey | index | "+u+" | orders | permanent | btree | 0 bytes |")
+	contains(t, `\dn+`, psqlMeta(t, s, `\dn+`), "public | "+u+" | |")
+	contains(t, `\l+`, psqlMeta(t, s, `\l+`), "default | "+u+" | UTF8 | C.UTF-8 | C.UTF-8 | | libc | | 0 bytes | pg_default |")
+	contains(t, `\d+ big_orders`, psqlMeta(t, s, `\d+ big_orders`), `View "public.big_orders"`, "amount | numeric(10,2) | | | | main |",
+		"SELECT id, customer, amount, ts FROM orders WHERE amount > 100")
+	contains(t, `\dx`, psqlMeta(t, s, `\dx`), "plpgsql | 1.0 | pg_catalog |")
 }
 
 // checkCatalogQueries asserts the relations drivers read directly.
