@@ -24,3 +24,8 @@ lint:
 # Benchmarks (testing.B only; never timing assertions in tests).
 bench pkg="./...":
     go test -run '^$' -bench . -benchmem {{pkg}}
+
+# Correctness (f7): the full differential campaign (2000 random cases) and
+# every query of every sqllogictest corpus file in both modes (hours).
+correctness-full:
+    ROCKSTREAM_CORRECTNESS_FULL=1 go test -count=1 -timeout 12h -v ./correctness/... -slt.report=/tmp/slt-report.tsv

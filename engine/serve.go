@@ -10,12 +10,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/rockstream/rockstream/actors/storage"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/slate/objstore"
@@ -43,6 +45,29 @@ type ServerOptions struct {
 	Ready func(pgAddr, httpAddr string)
 	// Gateway carries auth/TLS settings.
 	Gateway gateway.Options
+	// MemoryBudgetBytes bounds the process's memory: the Go heap limit and
+	// every slate budget are derived from it (0: DefaultMemoryBudget).
+	MemoryBudgetBytes int64
+}
+
+// DefaultMemoryBudget is the embedded server's default memory budget.
+const DefaultMemoryBudget = 2 << 30
+
+// memoryBudgetMin is the smallest budget that leaves room for the Go
+// runtime, the gateway and two databases' minimal memtables.
+const memoryBudgetMin = 64 << 20
+
+// budgets splits a memory budget: each of the two slate databases gets a
+// memtable of budget/16, unflushed data up to budget/8 and a block cache of
+// budget/16 (together at most half the budget); the Go heap limit is set
+// to the budget so the collector works harder before the process outgrows
+// it. The rest is for sessions, operator caches and the runtime.
+func budgets(budget int64) storage.Options {
+	return storage.Options{
+		MemtableBytesMax:  budget / 16,
+		UnflushedBytesMax: budget / 8,
+		BlockCacheBytes:   budget / 16,
+	}
 }
 
 // StorageURL turns a --storage value into an object-store URL: a plain path
@@ -103,8 +128,15 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		go func() { _ = srv.Serve(httpLn) }()
 		defer srv.Close()
 	}
-	opts.Logger.Info("opening storage", "url", u)
-	eng, err = Open(ctx, Config{Store: store, Logger: opts.Logger})
+	if opts.MemoryBudgetBytes == 0 {
+		opts.MemoryBudgetBytes = DefaultMemoryBudget
+	}
+	if opts.MemoryBudgetBytes < memoryBudgetMin {
+		return errcode.New(errcode.InvalidConfiguration, "--memory-budget %d is below the minimum of %d bytes", opts.MemoryBudgetBytes, memoryBudgetMin)
+	}
+	debug.SetMemoryLimit(opts.MemoryBudgetBytes)
+	opts.Logger.Info("opening storage", "url", u, "memory_budget_bytes", opts.MemoryBudgetBytes)
+	eng, err = Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes)})
 	if err != nil {
 		return err
 	}

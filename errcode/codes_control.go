@@ -55,3 +55,9 @@ var (
 	DuplicateColumnCode = Register("RS-1508", "ddl.duplicate_column", "42701",
 		"Name each column once.")
 )
+
+// Configuration.
+var (
+	InvalidConfiguration = Register("RS-5500", "resource.invalid_configuration", "22023",
+		"Fix the flag or ROCKSTREAM_* variable named in the message; `rockstream start --help` lists the accepted values.")
+)

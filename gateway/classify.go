@@ -108,11 +108,22 @@ func classify(sql string) statement {
 		st.kind = kindEmpty
 		return st
 	}
-	tree, err := pg_query.Parse(sql)
+	// COPY (<RockStream statement>) TO STDOUT, e.g. psql's way to stream a
+	// SUBSCRIBE: PostgreSQL's grammar cannot parse the inner statement, so
+	// parse the COPY around a placeholder and keep the inner text.
+	parseable, inner, isCopyOfExtension := copyOfExtension(sql)
+	tree, err := pg_query.Parse(parseable)
 	if err != nil || len(tree.Stmts) != 1 {
 		return st
 	}
 	node := tree.Stmts[0].Stmt
+	if isCopyOfExtension && node.GetCopyStmt() != nil {
+		classifyCopy(node.GetCopyStmt(), tree.Version, &st)
+		if st.copy != nil {
+			st.copy.query = inner
+		}
+		return st
+	}
 	switch {
 	case node.GetTransactionStmt() != nil:
 		classifyTransaction(node.GetTransactionStmt(), &st)
@@ -311,4 +322,44 @@ func (st *statement) commandTag() string {
 // transaction block (everything else gets 25P02).
 func (st *statement) allowedWhenFailed() bool {
 	return st.kind == kindCommit || st.kind == kindRollback || st.kind == kindEmpty
+}
+
+// copyOfExtension recognises `COPY (SUBSCRIBE ...) TO ...` (statements only
+// RockStream's parser knows, inside COPY) and returns the COPY with the
+// inner statement replaced by a placeholder PostgreSQL can parse, plus the
+// inner text. For anything else it returns sql unchanged and ok = false.
+func copyOfExtension(sql string) (parseable, inner string, ok bool) {
+	trimmed := strings.TrimLeft(sql, " \t\r\n")
+	if len(trimmed) < 5 || !strings.EqualFold(trimmed[:4], "copy") {
+		return sql, "", false
+	}
+	rest := strings.TrimLeft(trimmed[4:], " \t\r\n")
+	if !strings.HasPrefix(rest, "(") {
+		return sql, "", false
+	}
+	depth, quote := 0, byte(0)
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth == 0 {
+				body := strings.TrimSpace(rest[1:i])
+				words := strings.Fields(body)
+				if len(words) == 0 || !strings.EqualFold(words[0], "subscribe") {
+					return sql, "", false
+				}
+				return "COPY (SELECT 1) " + rest[i+1:], body, true
+			}
+		}
+	}
+	return sql, "", false
 }

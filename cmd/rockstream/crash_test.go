@@ -42,9 +42,10 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-func startProcess(t *testing.T, bin, storage string) *process {
+func startProcess(t *testing.T, bin, storage string, extra ...string) *process {
 	t.Helper()
-	cmd := exec.Command(bin, "start", "--storage="+storage, "--listen=127.0.0.1:0", "--http=")
+	args := append([]string{"start", "--storage=" + storage, "--listen=127.0.0.1:0", "--http="}, extra...)
+	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,8 @@ type CatalogInfo interface {
 	TableVisible(oid int64) bool
 	// Database is current_database().
 	Database() string
+	// Version is version().
+	Version() string
 }
 
 func catalogOf(env *Env) CatalogInfo {
@@ -230,6 +232,21 @@ func registerCatalog(add adder) {
 					return c.Database(), nil
 				}
 				return "default", nil
+			}},
+		&Func{Name: "version", Result: text, Volatility: Stable,
+			Eval: func(env *Env, _ []types.Type, _ []types.Datum) (types.Datum, error) {
+				if c := catalogOf(env); c != nil {
+					return c.Version(), nil
+				}
+				return nil, nil
+			}},
+		&Func{Name: "current_schema", Result: name, Volatility: Stable, Eval: constant("public")},
+		&Func{Name: "current_schemas", Args: []types.Type{b}, Result: types.ArrayOf(name), Strict: true, Volatility: Stable,
+			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
+				if a[0].(bool) {
+					return types.Array{Elem: name, Values: []types.Datum{"pg_catalog", "public"}}, nil
+				}
+				return types.Array{Elem: name, Values: []types.Datum{"public"}}, nil
 			}},
 		&Func{Name: "quote_ident", Args: []types.Type{text}, Result: text, Strict: true, Volatility: Immutable,
 			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {

@@ -1,0 +1,255 @@
+package differential
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/rockstream/rockstream/correctness/harness"
+	"github.com/rockstream/rockstream/internal/pgtest"
+)
+
+// ciChecks is the CI budget: random cases per `go test` run. The full
+// campaign (`just correctness-full`, or ROCKSTREAM_CORRECTNESS_FULL=1) runs
+// fullChecks; -rapid.checks=N overrides both.
+const (
+	ciChecks   = 60
+	fullChecks = 2000
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "rapid.checks" {
+			set = true
+		}
+	})
+	if !set {
+		n := ciChecks
+		if os.Getenv("ROCKSTREAM_CORRECTNESS_FULL") != "" {
+			n = fullChecks
+		}
+		if err := flag.Set("rapid.checks", fmt.Sprint(n)); err != nil {
+			panic(err)
+		}
+	}
+	pgtest.Main(m)
+}
+
+// pair holds one session on each system.
+type pair struct {
+	rs, pg *harness.Conn
+}
+
+// failure is a mismatch found by a case.
+type failure struct {
+	what string
+}
+
+// Case runs one generated case and returns its script and the first
+// mismatch, if any.
+type caseRun struct {
+	p       pair
+	script  []string
+	views   []string // names
+	queries map[string]string
+	stats   *Stats
+}
+
+// Stats counts what the campaign exercised.
+type Stats struct {
+	Cases, Views, ViewsUnsupported, Statements, StatementErrors, Checks int
+	Unsupported                                                         map[string]int
+}
+
+func (c *caseRun) log(sql string) { c.script = append(c.script, sql+";") }
+
+// both runs a statement on both systems; a mismatch in success or SQLSTATE
+// class is a failure.
+func (c *caseRun) both(sql string) (failed bool, f *failure) {
+	c.stats.Statements++
+	_, rerr := c.p.rs.Exec(sql)
+	_, perr := c.p.pg.Exec(sql)
+	c.log(sql)
+	switch {
+	case rerr == nil && perr == nil:
+		return false, nil
+	case rerr != nil && perr != nil:
+		c.stats.StatementErrors++
+		rc, pc := harness.SQLState(rerr), harness.SQLState(perr)
+		if len(rc) < 2 || len(pc) < 2 || rc[:2] != pc[:2] {
+			return true, &failure{fmt.Sprintf("both systems reject %q but with different SQLSTATE classes:\n-- rockstream: %s\n-- postgresql: %s", sql, harness.ErrorText(rerr), harness.ErrorText(perr))}
+		}
+		c.script[len(c.script)-1] += fmt.Sprintf(" -- error %s on both", pc)
+		return true, nil
+	case rerr != nil:
+		return true, &failure{fmt.Sprintf("rockstream rejects a statement PostgreSQL accepts:\n-- rockstream: %s", harness.ErrorText(rerr))}
+	default:
+		return true, &failure{fmt.Sprintf("rockstream accepts a statement PostgreSQL rejects:\n-- postgresql: %s", harness.ErrorText(perr))}
+	}
+}
+
+func (c *caseRun) createView(name, query string) *failure {
+	c.stats.Views++
+	_, rerr := c.p.rs.Exec("CREATE MATERIALIZED VIEW " + name + " AS " + query)
+	_, perr := c.p.pg.Exec(query)
+	switch {
+	case rerr == nil && perr == nil:
+		c.log("CREATE MATERIALIZED VIEW " + name + " AS " + query)
+		c.views = append(c.views, name)
+		c.queries[name] = query
+		return nil
+	case rerr != nil && perr != nil:
+		return nil // invalid SQL on both: not a view of this case
+	case rerr != nil && harness.SQLState(rerr) == "0A000":
+		c.stats.ViewsUnsupported++
+		msg := harness.ErrorText(rerr)
+		if i := strings.Index(msg, "("); i > 0 && strings.HasSuffix(msg, ")") {
+			msg = msg[i:]
+		}
+		c.stats.Unsupported[msg]++
+		return nil
+	case rerr != nil:
+		c.log("CREATE MATERIALIZED VIEW " + name + " AS " + query)
+		return &failure{fmt.Sprintf("rockstream rejects a view whose query PostgreSQL runs:\n-- rockstream: %s", harness.ErrorText(rerr))}
+	default:
+		c.log("CREATE MATERIALIZED VIEW " + name + " AS " + query)
+		return &failure{fmt.Sprintf("rockstream accepts a view whose query PostgreSQL rejects:\n-- postgresql: %s", harness.ErrorText(perr))}
+	}
+}
+
+func (c *caseRun) check(when string) *failure {
+	for _, v := range c.views {
+		c.stats.Checks++
+		got, rerr := c.p.rs.Exec("SELECT * FROM " + v)
+		want, perr := c.p.pg.Exec(c.queries[v])
+		if rerr != nil || perr != nil {
+			if rerr != nil && perr != nil {
+				continue
+			}
+			return &failure{fmt.Sprintf("%s: reading view %s: rockstream error %v, postgresql error %v", when, v, errText(rerr), errText(perr))}
+		}
+		g, w := harness.SortedLines(got.Rows), harness.SortedLines(want.Rows)
+		if strings.Join(g, "\n") != strings.Join(w, "\n") {
+			return &failure{fmt.Sprintf("%s: view %s differs from its query on PostgreSQL\nSELECT * FROM %s;\n-- rockstream: %q\n-- postgresql: %q", when, v, v, g, w)}
+		}
+	}
+	return nil
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return harness.ErrorText(err)
+}
+
+func (c *caseRun) report(rt *rapid.T, f *failure) {
+	rt.Fatalf("mismatch; self-contained reproduction (run on RockStream and on PostgreSQL 15):\n\n%s\n-- %s\n", strings.Join(c.script, "\n"), strings.ReplaceAll(f.what, "\n", "\n"))
+}
+
+// reset removes the previous case's objects on RockStream and moves
+// PostgreSQL into a fresh schema.
+func reset(t testing.TB, p pair) func() {
+	// A failed case may have stopped inside a transaction.
+	_, _ = p.rs.Exec("ROLLBACK")
+	_, _ = p.pg.Exec("ROLLBACK")
+	for _, v := range []string{"v3", "v2", "v1", "v0"} {
+		_, _ = p.rs.Exec("DROP MATERIALIZED VIEW IF EXISTS " + v + " CASCADE")
+	}
+	for _, tb := range []string{"t2", "t1", "t0"} {
+		if _, err := p.rs.Exec("DROP TABLE IF EXISTS " + tb + " CASCADE"); err != nil {
+			t.Fatalf("cannot reset rockstream: %v", err)
+		}
+	}
+	drop, err := p.pg.FreshSchema("diff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return drop
+}
+
+// runCase is the property: one schema, views, a transaction stream.
+func runCase(t *testing.T, p pair, stats *Stats) func(*rapid.T) {
+	return func(rt *rapid.T) {
+		stats.Cases++
+		drop := reset(t, p)
+		defer drop()
+		c := &caseRun{p: p, queries: map[string]string{}, stats: stats}
+		ts := genSchema(rt)
+		for _, tb := range ts {
+			if _, f := c.both(tb.DDL()); f != nil {
+				c.report(rt, f)
+			}
+		}
+		nv := rapid.IntRange(1, 3).Draw(rt, "views")
+		for i := 0; i < nv; i++ {
+			if f := c.createView(fmt.Sprintf("v%d", i), genView(rt, ts)); f != nil {
+				c.report(rt, f)
+			}
+		}
+		if f := c.check("after creating the views"); f != nil {
+			c.report(rt, f)
+		}
+		ntx := rapid.IntRange(1, 8).Draw(rt, "txns")
+		late := rapid.IntRange(-1, ntx-1).Draw(rt, "late")
+		for i := 0; i < ntx; i++ {
+			if i == late {
+				if f := c.createView("v3", genView(rt, ts)); f != nil {
+					c.report(rt, f)
+				}
+			}
+			stmts := rapid.IntRange(1, 3).Draw(rt, "stmts")
+			if stmts == 1 {
+				if _, f := c.both(genDML(rt, ts)); f != nil {
+					c.report(rt, f)
+				}
+			} else {
+				if _, f := c.both("BEGIN"); f != nil {
+					c.report(rt, f)
+				}
+				aborted := false
+				for j := 0; j < stmts; j++ {
+					failed, f := c.both(genDML(rt, ts))
+					if f != nil {
+						c.report(rt, f)
+					}
+					if failed {
+						aborted = true
+						break
+					}
+				}
+				end := "COMMIT"
+				if aborted {
+					end = "ROLLBACK"
+				}
+				if _, f := c.both(end); f != nil {
+					c.report(rt, f)
+				}
+			}
+			if f := c.check(fmt.Sprintf("after transaction %d", i+1)); f != nil {
+				c.report(rt, f)
+			}
+		}
+	}
+}
+
+// TestDifferential is the bounded campaign CI runs.
+func TestDifferential(t *testing.T) {
+	srv := harness.StartServer(t)
+	p := pair{rs: harness.ConnectRS(t, srv), pg: harness.ConnectPG(t)}
+	stats := &Stats{Unsupported: map[string]int{}}
+	defer func() {
+		t.Logf("cases=%d views=%d unsupported-views=%d statements=%d statement-errors(both)=%d view-checks=%d",
+			stats.Cases, stats.Views, stats.ViewsUnsupported, stats.Statements, stats.StatementErrors, stats.Checks)
+		for k, n := range stats.Unsupported {
+			t.Logf("  unsupported %dx: %s", n, k)
+		}
+	}()
+	rapid.Check(t, runCase(t, p, stats))
+}

@@ -1,0 +1,295 @@
+// Package differential runs random schemas, materialized views and DML
+// transaction streams against RockStream and PostgreSQL 15 and checks,
+// after every commit, that every view equals its defining query on
+// PostgreSQL. Generation uses pgregory.net/rapid, so a mismatch is shrunk
+// and printed as a self-contained SQL script.
+package differential
+
+import (
+	"fmt"
+	"strings"
+
+	"pgregory.net/rapid"
+)
+
+// Column types the generator uses.
+const (
+	tInt  = "int"
+	tText = "text"
+	tNum  = "numeric"
+	tBool = "bool"
+)
+
+// Table is a generated table: id int PRIMARY KEY plus typed columns.
+type Table struct {
+	Name string
+	Cols []Col // excluding id
+}
+
+// Col is one column.
+type Col struct {
+	Name, Type string
+}
+
+// DDL is the CREATE TABLE statement.
+func (t Table) DDL() string {
+	parts := []string{"id int PRIMARY KEY"}
+	for _, c := range t.Cols {
+		parts = append(parts, c.Name+" "+c.Type)
+	}
+	return fmt.Sprintf("CREATE TABLE %s (%s)", t.Name, strings.Join(parts, ", "))
+}
+
+// colOf returns an expression of type typ over alias's table: a column of
+// that type when there is one, else a conversion of id.
+func (t Table) colOf(rt *rapid.T, alias, typ, label string) string {
+	var cands []string
+	for _, c := range t.Cols {
+		if c.Type == typ {
+			cands = append(cands, alias+"."+c.Name)
+		}
+	}
+	if typ == tInt {
+		cands = append(cands, alias+".id")
+	}
+	if len(cands) == 0 {
+		switch typ {
+		case tText:
+			return "(" + alias + ".id)::text"
+		case tNum:
+			return "(" + alias + ".id)::numeric"
+		case tBool:
+			return "(" + alias + ".id > 2)"
+		}
+	}
+	return rapid.SampledFrom(cands).Draw(rt, label)
+}
+
+func genSchema(rt *rapid.T) []Table {
+	n := rapid.IntRange(2, 3).Draw(rt, "tables")
+	var ts []Table
+	for i := 0; i < n; i++ {
+		t := Table{Name: fmt.Sprintf("t%d", i)}
+		nc := rapid.IntRange(1, 3).Draw(rt, "cols")
+		for j := 0; j < nc; j++ {
+			typ := rapid.SampledFrom([]string{tInt, tInt, tText, tNum, tBool}).Draw(rt, "coltype")
+			t.Cols = append(t.Cols, Col{Name: fmt.Sprintf("c%d", j), Type: typ})
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+// literal draws a NULL-heavy boundary-aware literal of typ.
+func literal(rt *rapid.T, typ string) string {
+	switch typ {
+	case tInt:
+		return rapid.SampledFrom([]string{"NULL", "NULL", "0", "1", "2", "3", "-1", "2147483647", "-2147483648"}).Draw(rt, "int")
+	case tText:
+		return rapid.SampledFrom([]string{"NULL", "NULL", "''", "'a'", "'b'", "'ab'", "'A'", "' a'"}).Draw(rt, "text")
+	case tNum:
+		return rapid.SampledFrom([]string{"NULL", "NULL", "0", "1.5", "-2.25", "10", "0.001", "100.25"}).Draw(rt, "num")
+	default:
+		return rapid.SampledFrom([]string{"NULL", "true", "false"}).Draw(rt, "bool")
+	}
+}
+
+// smallLit is a non-NULL literal for predicates.
+func smallLit(rt *rapid.T, typ string) string {
+	switch typ {
+	case tInt:
+		return rapid.SampledFrom([]string{"0", "1", "2", "3"}).Draw(rt, "sint")
+	case tText:
+		return rapid.SampledFrom([]string{"''", "'a'", "'b'", "'ab'"}).Draw(rt, "stext")
+	case tNum:
+		return rapid.SampledFrom([]string{"0", "1.5", "-2.25", "10"}).Draw(rt, "snum")
+	default:
+		return rapid.SampledFrom([]string{"true", "false"}).Draw(rt, "sbool")
+	}
+}
+
+// pred draws a boolean predicate over alias's table.
+func pred(rt *rapid.T, t Table, alias string, depth int) string {
+	k := rapid.IntRange(0, 7).Draw(rt, "pred")
+	if depth > 1 && k >= 5 {
+		k = k % 5
+	}
+	typ := rapid.SampledFrom([]string{tInt, tText, tNum, tBool}).Draw(rt, "predtype")
+	switch k {
+	case 0:
+		c := t.colOf(rt, alias, typ, "pc")
+		if typ == tBool {
+			return c
+		}
+		op := rapid.SampledFrom([]string{"=", "<>", "<", "<=", ">", ">="}).Draw(rt, "cmp")
+		return fmt.Sprintf("%s %s %s", c, op, smallLit(rt, typ))
+	case 1:
+		return fmt.Sprintf("%s IS %sNULL", t.colOf(rt, alias, typ, "pc"), rapid.SampledFrom([]string{"", "NOT "}).Draw(rt, "not"))
+	case 2:
+		if typ == tBool {
+			typ = tInt
+		}
+		return fmt.Sprintf("%s IN (%s, %s)", t.colOf(rt, alias, typ, "pc"), smallLit(rt, typ), smallLit(rt, typ))
+	case 3:
+		return fmt.Sprintf("%s BETWEEN 0 AND 2", t.colOf(rt, alias, tInt, "pc"))
+	case 4:
+		return fmt.Sprintf("%s IS DISTINCT FROM %s", t.colOf(rt, alias, typ, "pc"), smallLit(rt, typ))
+	case 5:
+		return fmt.Sprintf("(%s AND %s)", pred(rt, t, alias, depth+1), pred(rt, t, alias, depth+1))
+	case 6:
+		return fmt.Sprintf("(%s OR %s)", pred(rt, t, alias, depth+1), pred(rt, t, alias, depth+1))
+	default:
+		return fmt.Sprintf("NOT (%s)", pred(rt, t, alias, depth+1))
+	}
+}
+
+// scalar draws a projected expression (with its alias name).
+func scalar(rt *rapid.T, t Table, alias string) string {
+	switch rapid.IntRange(0, 7).Draw(rt, "scalar") {
+	case 0:
+		return fmt.Sprintf("%s::bigint + %s", t.colOf(rt, alias, tInt, "sc"), smallLit(rt, tInt))
+	case 1:
+		return fmt.Sprintf("COALESCE(%s, %s)", t.colOf(rt, alias, tText, "sc"), "'-'")
+	case 2:
+		return fmt.Sprintf("CASE WHEN %s THEN 1 ELSE 0 END", pred(rt, t, alias, 2))
+	case 3:
+		return fmt.Sprintf("%s * 2", t.colOf(rt, alias, tNum, "sc"))
+	case 4:
+		return fmt.Sprintf("upper(%s)", t.colOf(rt, alias, tText, "sc"))
+	case 5:
+		return fmt.Sprintf("NULLIF(%s, %s)", t.colOf(rt, alias, tInt, "sc"), smallLit(rt, tInt))
+	case 6:
+		return fmt.Sprintf("%s || 'x'", t.colOf(rt, alias, tText, "sc"))
+	default:
+		return t.colOf(rt, alias, rapid.SampledFrom([]string{tInt, tText, tNum, tBool}).Draw(rt, "ct"), "sc")
+	}
+}
+
+func pick2(rt *rapid.T, ts []Table) (Table, Table) {
+	i := rapid.IntRange(0, len(ts)-1).Draw(rt, "ta")
+	j := rapid.IntRange(0, len(ts)-1).Draw(rt, "tb")
+	return ts[i], ts[j]
+}
+
+// genView draws a view definition; ordered reports a top-k shape whose
+// order key is unique (so its contents are determined).
+func genView(rt *rapid.T, ts []Table) string {
+	a, b := pick2(rt, ts)
+	where := func(t Table, alias string) string {
+		if rapid.Bool().Draw(rt, "where") {
+			return " WHERE " + pred(rt, t, alias, 0)
+		}
+		return ""
+	}
+	switch rapid.IntRange(0, 11).Draw(rt, "shape") {
+	case 0: // filter + projection
+		return fmt.Sprintf("SELECT x.id, %s AS e1, %s AS e2 FROM %s x%s", scalar(rt, a, "x"), scalar(rt, a, "x"), a.Name, where(a, "x"))
+	case 1, 2: // joins
+		kind := rapid.SampledFrom([]string{"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"}).Draw(rt, "join")
+		on := fmt.Sprintf("%s = %s", a.colOf(rt, "x", tInt, "jx"), b.colOf(rt, "y", tInt, "jy"))
+		if rapid.Bool().Draw(rt, "on2") {
+			on += " AND " + pred(rt, b, "y", 1)
+		}
+		return fmt.Sprintf("SELECT x.id AS xid, y.id AS yid, %s AS e1, %s AS e2 FROM %s x %s %s y ON %s", scalar(rt, a, "x"), scalar(rt, b, "y"), a.Name, kind, b.Name, on)
+	case 3, 4: // group by
+		g := a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tBool, tNum}).Draw(rt, "gt"), "g")
+		aggs := []string{"count(*) AS n"}
+		for _, f := range []string{
+			"sum(" + a.colOf(rt, "x", tInt, "ag") + ") AS s",
+			"avg(" + a.colOf(rt, "x", tNum, "ag") + ") AS av",
+			"min(" + a.colOf(rt, "x", tText, "ag") + ") AS mn",
+			"max(" + a.colOf(rt, "x", tInt, "ag") + ") AS mx",
+			"bool_and(" + pred(rt, a, "x", 2) + ") AS ba",
+			"count(DISTINCT " + a.colOf(rt, "x", tInt, "ag") + ") AS cd",
+			"bool_or(" + a.colOf(rt, "x", tBool, "ag") + ") AS bo",
+			"sum(" + a.colOf(rt, "x", tNum, "ag") + ") AS sn",
+		} {
+			if rapid.Bool().Draw(rt, "agg") {
+				aggs = append(aggs, f)
+			}
+		}
+		having := ""
+		if rapid.IntRange(0, 3).Draw(rt, "having") == 0 {
+			having = " HAVING count(*) > 1"
+		}
+		return fmt.Sprintf("SELECT %s AS g, %s FROM %s x%s GROUP BY %s%s", g, strings.Join(aggs, ", "), a.Name, where(a, "x"), g, having)
+	case 5: // join + group by
+		kind := rapid.SampledFrom([]string{"JOIN", "LEFT JOIN", "FULL JOIN"}).Draw(rt, "join")
+		g := b.colOf(rt, "y", tInt, "g")
+		return fmt.Sprintf("SELECT %s AS g, count(*) AS n, count(x.id) AS nx, sum(%s) AS s FROM %s x %s %s y ON %s = %s GROUP BY %s",
+			g, a.colOf(rt, "x", tInt, "sx"), a.Name, kind, b.Name, a.colOf(rt, "x", tInt, "jx"), b.colOf(rt, "y", tInt, "jy"), g)
+	case 6: // distinct
+		return fmt.Sprintf("SELECT DISTINCT %s AS d1, %s AS d2 FROM %s x%s", scalar(rt, a, "x"), a.colOf(rt, "x", tBool, "d"), a.Name, where(a, "x"))
+	case 7: // set operations
+		op := rapid.SampledFrom([]string{"UNION", "UNION ALL", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL"}).Draw(rt, "setop")
+		return fmt.Sprintf("SELECT %s AS v FROM %s x%s %s SELECT %s FROM %s y%s", a.colOf(rt, "x", tInt, "sa"), a.Name, where(a, "x"), op, b.colOf(rt, "y", tInt, "sb"), b.Name, where(b, "y"))
+	case 8: // subqueries
+		switch rapid.IntRange(0, 3).Draw(rt, "subq") {
+		case 0:
+			return fmt.Sprintf("SELECT x.id FROM %s x WHERE %s IN (SELECT %s FROM %s y%s)", a.Name, a.colOf(rt, "x", tInt, "ia"), b.colOf(rt, "y", tInt, "ib"), b.Name, where(b, "y"))
+		case 1:
+			return fmt.Sprintf("SELECT x.id FROM %s x WHERE %s NOT IN (SELECT %s FROM %s y%s)", a.Name, a.colOf(rt, "x", tInt, "ia"), b.colOf(rt, "y", tInt, "ib"), b.Name, where(b, "y"))
+		case 2:
+			return fmt.Sprintf("SELECT x.id FROM %s x WHERE %sEXISTS (SELECT 1 FROM %s y WHERE %s = %s)", a.Name, rapid.SampledFrom([]string{"", "NOT "}).Draw(rt, "not"), b.Name, b.colOf(rt, "y", tInt, "eb"), a.colOf(rt, "x", tInt, "ea"))
+		default:
+			return fmt.Sprintf("SELECT x.id, (SELECT count(*) FROM %s y WHERE %s = %s) AS n FROM %s x", b.Name, b.colOf(rt, "y", tInt, "eb"), a.colOf(rt, "x", tInt, "ea"), a.Name)
+		}
+	case 9: // CTE
+		c := a.colOf(rt, "x", tInt, "cte")
+		return fmt.Sprintf("WITH c AS (SELECT x.id, %s AS k FROM %s x%s) SELECT k, count(*) AS n FROM c GROUP BY k", c, a.Name, where(a, "x"))
+	case 10: // top-k with a unique order key (id last)
+		dir := rapid.SampledFrom([]string{"ASC", "DESC"}).Draw(rt, "dir")
+		nulls := rapid.SampledFrom([]string{"", " NULLS FIRST", " NULLS LAST"}).Draw(rt, "nulls")
+		off := ""
+		if rapid.Bool().Draw(rt, "offset") {
+			off = " OFFSET 1"
+		}
+		return fmt.Sprintf("SELECT x.id, %s AS k FROM %s x ORDER BY 2 %s%s, x.id LIMIT %d%s",
+			a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tNum}).Draw(rt, "kt"), "k"), a.Name, dir, nulls, rapid.IntRange(1, 3).Draw(rt, "limit"), off)
+	default: // global aggregate
+		return fmt.Sprintf("SELECT count(*) AS n, sum(%s) AS s, max(%s) AS m, min(%s) AS mn FROM %s x%s", a.colOf(rt, "x", tInt, "ga"), a.colOf(rt, "x", tText, "gm"), a.colOf(rt, "x", tNum, "gn"), a.Name, where(a, "x"))
+	}
+}
+
+func rowValues(rt *rapid.T, t Table) string {
+	vals := []string{rapid.SampledFrom([]string{"1", "2", "3", "4", "5"}).Draw(rt, "key")}
+	for _, c := range t.Cols {
+		vals = append(vals, literal(rt, c.Type))
+	}
+	return "(" + strings.Join(vals, ", ") + ")"
+}
+
+// genDML draws one data statement.
+func genDML(rt *rapid.T, ts []Table) string {
+	t := ts[rapid.IntRange(0, len(ts)-1).Draw(rt, "dmltable")]
+	key := rapid.SampledFrom([]string{"1", "2", "3", "4", "5"}).Draw(rt, "dmlkey")
+	switch rapid.IntRange(0, 9).Draw(rt, "dml") {
+	case 0, 1, 2:
+		rows := []string{rowValues(rt, t)}
+		if rapid.Bool().Draw(rt, "multi") {
+			rows = append(rows, rowValues(rt, t))
+		}
+		return fmt.Sprintf("INSERT INTO %s VALUES %s", t.Name, strings.Join(rows, ", "))
+	case 3:
+		if len(t.Cols) == 0 {
+			return fmt.Sprintf("DELETE FROM %s WHERE id = %s", t.Name, key)
+		}
+		c := t.Cols[0]
+		return fmt.Sprintf("INSERT INTO %s VALUES %s ON CONFLICT (id) DO UPDATE SET %s = EXCLUDED.%s", t.Name, rowValues(rt, t), c.Name, c.Name)
+	case 4, 5:
+		c := t.Cols[rapid.IntRange(0, len(t.Cols)-1).Draw(rt, "setcol")]
+		w := "id = " + key
+		if rapid.IntRange(0, 2).Draw(rt, "updwhere") == 0 {
+			w = pred(rt, t, t.Name, 1)
+		}
+		return fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s", t.Name, c.Name, literal(rt, c.Type), w)
+	case 6: // primary-key change of one row
+		return fmt.Sprintf("UPDATE %s SET id = %s WHERE id = %s", t.Name, rapid.SampledFrom([]string{"1", "2", "3", "4", "5", "6"}).Draw(rt, "newkey"), key)
+	case 7:
+		return fmt.Sprintf("DELETE FROM %s WHERE id = %s", t.Name, key)
+	case 8:
+		return fmt.Sprintf("DELETE FROM %s WHERE %s", t.Name, pred(rt, t, t.Name, 1))
+	default:
+		return fmt.Sprintf("INSERT INTO %s VALUES %s ON CONFLICT (id) DO NOTHING", t.Name, rowValues(rt, t))
+	}
+}
