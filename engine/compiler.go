@@ -6,6 +6,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/expr"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
+	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/incr"
 	"github.com/rockstream/rockstream/ivm/sql/lower"
@@ -82,3 +83,21 @@ func runOnce(n plan.Node, inputs map[catalog.ID]zset.Batch, env *expr.Env) ([]ty
 
 // lowerScalar turns a bound scalar into an evaluable expression.
 func lowerScalar(s plan.Scalar) (expr.Expr, error) { return lower.Scalar(s) }
+
+// ColumnDefault implements shard.Planner: a column's DEFAULT evaluated once
+// (only immutable defaults are accepted by ADD COLUMN, so the value is the
+// same for every existing row, as PostgreSQL fills them).
+func (planner) ColumnDefault(c catalog.Column) (types.Datum, error) {
+	if c.Default == "" {
+		return nil, nil
+	}
+	sc, err := bind.DefaultExpr(c.Default, c.Type, c.Name)
+	if err != nil {
+		return nil, err
+	}
+	e, err := lower.Scalar(sc)
+	if err != nil {
+		return nil, err
+	}
+	return e.Eval(&viewEnv, nil)
+}

@@ -7,10 +7,12 @@ import (
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
+	"github.com/rockstream/rockstream/ivm/expr"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
+	"github.com/rockstream/rockstream/ivm/sql/lower"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 )
 
@@ -62,6 +64,11 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			}
 		}
 	case *ddl.AddColumn:
+		if st.Column.Default != "" {
+			if err := immutableDefault(st.Column); err != nil {
+				return nil, err
+			}
+		}
 		r, err := s.control(ctx, control.AddColumn{Table: st.Table, Column: st.Column, IfNotExists: st.IfNotExists})
 		if err != nil {
 			return nil, err
@@ -162,4 +169,22 @@ func catalogColumns(cols []plan.Column, names []string) []catalog.Column {
 		}
 	}
 	return out
+}
+
+// immutableDefault accepts ADD COLUMN defaults that are the same for every
+// existing row (PostgreSQL would rewrite the table for a volatile one).
+func immutableDefault(c catalog.Column) error {
+	sc, err := bind.DefaultExpr(c.Default, c.Type, c.Name)
+	if err != nil {
+		return err
+	}
+	e, err := lower.Scalar(sc)
+	if err != nil {
+		return err
+	}
+	if expr.ExprVolatility(e) != expr.Immutable {
+		return errcode.New(errcode.IncompatibleEvolution, "ADD COLUMN %q with the non-immutable default %s is not supported", c.Name, c.Default).
+			WithDetail("existing rows would need a value computed per row")
+	}
+	return nil
 }

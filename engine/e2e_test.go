@@ -316,3 +316,38 @@ func TestNumericScaleAfterRetraction(t *testing.T) {
 	o.both("UPDATE n SET v = 4 WHERE id = 3")
 	o.check("only integers left")
 }
+
+// TestSchemaEvolutionAndViewsOnViews: ADD COLUMN fills existing rows with
+// the default as PostgreSQL does, views on views are maintained, and DROP
+// ... CASCADE / RESTRICT behave like PostgreSQL's.
+func TestSchemaEvolutionAndViewsOnViews(t *testing.T) {
+	srv := startServer(t, t.TempDir())
+	rs := connect(t, srv.url)
+	o := newOracle(t, rs)
+	o.both("CREATE TABLE e (id int PRIMARY KEY, v int)")
+	o.both("INSERT INTO e VALUES (1, 10), (2, 20), (3, NULL)")
+	o.both("ALTER TABLE e ADD COLUMN w int DEFAULT 7")
+	o.both("ALTER TABLE e ADD COLUMN note text")
+	o.both("INSERT INTO e VALUES (4, 40, 8, 'x')")
+	o.view("e_all", "SELECT id, v, w, note FROM e")
+	o.view("e_sum", "SELECT w, sum(v) AS s, count(*) AS n FROM e GROUP BY w")
+	exec(t, rs, "CREATE MATERIALIZED VIEW e_big AS SELECT w, s FROM e_sum WHERE n > 1")
+	o.views["e_big"] = "SELECT w, s FROM (SELECT w, sum(v) AS s, count(*) AS n FROM e GROUP BY w) x WHERE n > 1"
+	o.names = append(o.names, "e_big")
+	o.check("after ADD COLUMN")
+	o.both("UPDATE e SET w = 8 WHERE id = 1")
+	o.both("DELETE FROM e WHERE id = 2")
+	o.check("after changes through a view on a view")
+	if _, err := rs.Exec(context.Background(), "ALTER TABLE e ADD COLUMN t timestamptz DEFAULT now()"); err == nil {
+		t.Fatal("ADD COLUMN with a volatile default must be refused")
+	}
+	if _, err := rs.Exec(context.Background(), "DROP MATERIALIZED VIEW e_sum"); err == nil || !strings.Contains(err.Error(), "2BP01") {
+		t.Fatalf("DROP of a view with dependents: %v, want 2BP01", err)
+	}
+	exec(t, rs, "DROP MATERIALIZED VIEW e_sum CASCADE")
+	if _, err := rs.Exec(context.Background(), "SELECT * FROM e_big"); err == nil {
+		t.Fatal("e_big must be gone after CASCADE")
+	}
+	o.names = []string{"e_all"}
+	o.check("after DROP CASCADE")
+}

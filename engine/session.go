@@ -55,7 +55,7 @@ func (s *session) Prepare(ctx context.Context, req gateway.PrepareRequest) (*gat
 }
 
 func (s *session) compile(snap *control.Snapshot, sqlText string, paramTypes []types.Type) (*prepared, error) {
-	stmts, err := rsql.Compile(snap, syscat.Rewrite(sqlText), rsql.Options{ParamTypes: paramTypes})
+	stmts, err := rsql.Compile(snap, syscat.Rewrite(sqlText, snap), rsql.Options{ParamTypes: paramTypes})
 	if err != nil {
 		return nil, err
 	}

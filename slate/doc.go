@@ -54,7 +54,14 @@
 // the next WAL id and creates it with put-if-absent, strictly in id order, one
 // at a time; a failed object is retried with the same id and bytes, never
 // skipped. A full memtable is frozen; FlushMemtable writes frozen memtables to
-// L0 SSTs and commits a manifest advancing ReplayAfterWALID and LastL0Seq.
+// L0 (each as one or more non-overlapping SSTs of at most SSTBytesTarget, one
+// "flush group") and commits a manifest advancing ReplayAfterWALID and
+// LastL0Seq.
+//
+// Compaction is size-tiered: once L0 holds L0CompactionTrigger flush groups
+// they are merged into a new, newest sorted run; runs whose sizes are within
+// SizeTierRatio of each other merge once SizeTierMinRuns of them line up.
+// Tombstones are dropped only when the output is the oldest run.
 //
 // Group commit: write several batches without AwaitDurable, then call
 // FlushWAL once; all of them share one WAL object and one PUT. A Write with

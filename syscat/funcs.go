@@ -3,6 +3,7 @@ package syscat
 import (
 	"strings"
 
+	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 )
@@ -104,3 +105,5 @@ func (i *info) Database() string {
 	}
 	return "default"
 }
+
+func (i *info) Version() string { return gateway.VersionString }

@@ -177,10 +177,7 @@ func pgCatalogDefinitions() []*Table {
 						if c.Type.Kind.IsString() && c.Type.Kind != types.KindName {
 							coll = oidDefaultColl
 						}
-						storage := "p"
-						if c.Type.TypLen() < 0 {
-							storage = "x"
-						}
+						storage := typStorage(c.Type)
 						ndims := int64(0)
 						if c.Type.Kind == types.KindArray {
 							ndims = 1
@@ -217,7 +214,7 @@ func pgCatalogDefinitions() []*Table {
 					n := pgTypeName(ty)
 					byval := ty.TypLen() > 0 && ty.TypLen() <= 8
 					out = append(out, types.Row{int64(ty.OID()), n, int64(OIDPgCatalog), int64(ty.TypLen()), "b", int64(0), arr, int64(0), int64(-1), false,
-						int64(ownerOID), byval, typCategory(ty), false, true, ",", int64(0), n + "in", n + "out", n + "recv", n + "send", "i", "p", int64(0), coll, nil, nil})
+						int64(ownerOID), byval, typCategory(ty), false, true, ",", int64(0), n + "in", n + "out", n + "recv", n + "send", "i", typStorage(ty), int64(0), coll, nil, nil})
 					out = append(out, types.Row{arr, "_" + n, int64(OIDPgCatalog), int64(-1), "b", int64(ty.OID()), int64(0), int64(0), int64(-1), false,
 						int64(ownerOID), false, "A", false, true, ",", int64(0), "array_in", "array_out", "array_recv", "array_send", "i", "x", int64(0), coll, nil, nil})
 				}
@@ -374,6 +371,19 @@ func pgCatalogDefinitions() []*Table {
 		pg("pg_event_trigger", columns("oid", oid, "evtname", name, "evtevent", name, "evtowner", oid, "evtfoid", oid, "evtenabled", t), empty),
 		pg("pg_stat_activity", columns("datid", oid, "datname", name, "pid", i4, "usesysid", oid, "usename", name,
 			"application_name", t, "client_addr", t, "state", t, "query", t), empty),
+		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "index_columns", Columns: columns(
+			"indexrelid", oid, "indrelid", oid, "indisprimary", b, "attnum", i2, "ord", i4)},
+			// One row per index column: what unnest(indkey) with
+			// generate_subscripts gives, for drivers' primary-key queries.
+			Rows: func(env *Env) []types.Row {
+				var out []types.Row
+				for _, r := range env.Relations {
+					for i, a := range pkAttnums(r) {
+						out = append(out, types.Row{IndexOID(r.ID), RelationOID(r.ID), true, a, int64(i + 1)})
+					}
+				}
+				return out
+			}},
 		info("tables", columns("table_catalog", name, "table_schema", name, "table_name", name, "table_type", t,
 			"self_referencing_column_name", name, "reference_generation", t, "user_defined_type_catalog", name,
 			"user_defined_type_schema", name, "user_defined_type_name", name, "is_insertable_into", t, "is_typed", t, "commit_action", t),
@@ -548,4 +558,16 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// typStorage is pg_type.typstorage: plain for fixed-length types, main for
+// numeric, extended for the other variable-length ones.
+func typStorage(t types.Type) string {
+	switch {
+	case t.Kind == types.KindNumeric:
+		return "m"
+	case t.TypLen() < 0:
+		return "x"
+	}
+	return "p"
 }

@@ -1,6 +1,13 @@
 package syscat
 
-import "strings"
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+)
 
 // Rewrite adapts the catalog queries psql 15 sends for its meta-commands to
 // what RockStream's compiler supports, keeping their results: each rewrite
@@ -9,8 +16,21 @@ import "strings"
 // non-default collations, no TOAST tables, at most one default per column).
 // Other statements are returned unchanged. The rewrites key on psql 15's
 // literal query text (src/bin/psql/describe.c), which is stable per release.
-func Rewrite(sql string) string {
-	if !strings.Contains(sql, "pg_catalog.") {
+//
+// Rewrite also resolves 'name'::regclass literals (pgjdbc, SQLAlchemy) to
+// the relation's oid through cat, since casts from text to regclass are
+// evaluated without a catalog.
+func Rewrite(sql string, cat catalog.Catalog) string {
+	if strings.Contains(sql, "regclass") {
+		sql = regclassLiteral.ReplaceAllStringFunc(sql, func(m string) string {
+			lit := regclassLiteral.FindStringSubmatch(m)[1]
+			if oid, ok := resolveRegclass(lit, cat); ok {
+				return "'" + strconv.FormatInt(oid, 10) + "'::pg_catalog.regclass"
+			}
+			return m
+		})
+	}
+	if !strings.Contains(sql, "pg_") {
 		return sql
 	}
 	trimmed := strings.TrimSpace(sql)
@@ -19,17 +39,17 @@ func Rewrite(sql string) string {
 			return w.replacement
 		}
 	}
-	for _, f := range fragments {
-		if strings.Contains(sql, f.old) {
-			sql = strings.ReplaceAll(sql, f.old, f.new)
+	for _, r := range fragmentRules() {
+		if r.when.MatchString(sql) {
+			for _, f := range r.edits {
+				sql = f.re.ReplaceAllLiteralString(sql, f.new)
+			}
 		}
 	}
 	return sql
 }
 
 type wholeStatement struct{ prefix, contains, replacement string }
-
-type fragment struct{ old, new string }
 
 // wholeStatements read relations that are always empty in RockStream; the
 // replacement returns no rows with the same column count.
@@ -47,32 +67,109 @@ var wholeStatements = []wholeStatement{
 		"SELECT NULL::pg_catalog.name AS pubname, NULL::text AS qual, NULL::text AS attrs WHERE false"},
 }
 
-// fragments are replaced inside a statement.
-//
-//lint:immutable a constant table of rewrites.
-var fragments = []fragment{
-	// \d t: the column default as a LEFT JOIN (at most one pg_attrdef row
-	// per column) instead of a correlated scalar subquery.
-	{`  (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true)
-   FROM pg_catalog.pg_attrdef d
-   WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef),`, `  pg_catalog.pg_get_expr(d.adbin, d.adrelid, true),`},
-	{`FROM pg_catalog.pg_attribute a
-WHERE a.attrelid = '`, `FROM pg_catalog.pg_attribute a
-  LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef
-WHERE a.attrelid = '`},
-	// \d t: a column's non-default collation (there are none).
-	{`  (SELECT c.collname FROM pg_catalog.pg_collation c, pg_catalog.pg_type t
-   WHERE c.oid = a.attcollation AND t.oid = a.atttypid AND a.attcollation <> t.typcollation) AS attcollation,`,
-		`  NULL::pg_catalog.name AS attcollation,`},
-	// \d+ t: reloptions plus the TOAST table's (there is none).
-	{`pg_catalog.array_to_string(c.reloptions || array(select 'toast.' || x from pg_catalog.unnest(tc.reloptions) x), ', ')`,
-		`pg_catalog.array_to_string(c.reloptions, ', ')`},
-	// \du: role memberships (pg_auth_members is empty).
-	{`  ARRAY(SELECT b.rolname
-        FROM pg_catalog.pg_auth_members m
-        JOIN pg_catalog.pg_roles b ON (m.roleid = b.oid)
-        WHERE m.member = r.oid) as memberof`, `  '{}'::pg_catalog.name[] as memberof`},
-	// \dT: composite types (typrelid is always 0).
-	{`WHERE (t.typrelid = 0 OR (SELECT c.relkind = 'c' FROM pg_catalog.pg_class c WHERE c.oid = t.typrelid))`,
-		`WHERE (t.typrelid = 0)`},
+// fragment is one edit: a whitespace-insensitive pattern and its
+// replacement.
+type fragment struct {
+	re  *regexp.Regexp
+	new string
+}
+
+// rule applies its edits to statements its when pattern matches.
+type rule struct {
+	when  *regexp.Regexp
+	edits []fragment
+}
+
+// ws compiles literal SQL text into a pattern in which every run of
+// whitespace matches any run of whitespace.
+func ws(literal string) *regexp.Regexp {
+	return regexp.MustCompile(strings.Join(strings.Fields(regexp.QuoteMeta(literal)), `\s+`))
+}
+
+func edit(old, new string) fragment { return fragment{ws(old), new} }
+
+// attrdefJoin replaces a correlated default-expression subquery by a LEFT
+// JOIN on pg_attrdef (at most one row per column).
+func attrdefJoin(subquery, expr string) rule {
+	return rule{when: ws(subquery), edits: []fragment{
+		edit(subquery, expr),
+		{regexp.MustCompile(`FROM\s+pg_catalog\.pg_attribute\s+a\b`), "FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef"},
+	}}
+}
+
+func single(old, new string) rule { return rule{when: ws(old), edits: []fragment{edit(old, new)}} }
+
+// fragmentRules are the rewrites inside a statement.
+func fragmentRules() []rule {
+	rulesOnce.Do(func() {
+		theRules = []rule{
+			// psql \d t: the column default.
+			attrdefJoin(`(SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef)`,
+				`pg_catalog.pg_get_expr(d.adbin, d.adrelid, true)`),
+			// SQLAlchemy 1.4 get_columns: the column default.
+			attrdefJoin(`( SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef )`,
+				`pg_catalog.pg_get_expr(d.adbin, d.adrelid)`),
+			// SQLAlchemy 1.4 get_columns: identity options (pg_sequence is empty).
+			single(`(SELECT json_build_object( 'always', a.attidentity = 'a', 'start', s.seqstart, 'increment', s.seqincrement, 'minvalue', s.seqmin, 'maxvalue', s.seqmax, 'cache', s.seqcache, 'cycle', s.seqcycle) FROM pg_catalog.pg_sequence s JOIN pg_catalog.pg_class c on s.seqrelid = c."oid" WHERE c.relkind = 'S' AND a.attidentity != '' AND s.seqrelid = pg_catalog.pg_get_serial_sequence( a.attrelid::regclass::text, a.attname )::regclass::oid )`,
+				`NULL::text`),
+			// psql \d t: a column's non-default collation (there are none).
+			single(`(SELECT c.collname FROM pg_catalog.pg_collation c, pg_catalog.pg_type t WHERE c.oid = a.attcollation AND t.oid = a.atttypid AND a.attcollation <> t.typcollation) AS attcollation,`,
+				`NULL::pg_catalog.name AS attcollation,`),
+			// psql \d+ t: reloptions plus the TOAST table's (there is none).
+			single(`pg_catalog.array_to_string(c.reloptions || array(select 'toast.' || x from pg_catalog.unnest(tc.reloptions) x), ', ')`,
+				`pg_catalog.array_to_string(c.reloptions, ', ')`),
+			// psql \du: role memberships (pg_auth_members is empty).
+			single(`ARRAY(SELECT b.rolname FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles b ON (m.roleid = b.oid) WHERE m.member = r.oid) as memberof`,
+				`'{}'::pg_catalog.name[] as memberof`),
+			// psql \dT: composite types (typrelid is always 0).
+			single(`WHERE (t.typrelid = 0 OR (SELECT c.relkind = 'c' FROM pg_catalog.pg_class c WHERE c.oid = t.typrelid))`,
+				`WHERE (t.typrelid = 0)`),
+			// SQLAlchemy 1.4 get_pk_constraint: the primary key's columns in
+			// order, from index_columns instead of set-returning functions.
+			{when: ws(`SELECT unnest(ix.indkey) attnum, generate_subscripts(ix.indkey, 1) ord FROM pg_index ix`), edits: []fragment{
+				edit(`SELECT unnest(ix.indkey) attnum, generate_subscripts(ix.indkey, 1) ord FROM pg_index ix`,
+					`SELECT ix.attnum, ix.ord FROM rockstream_catalog.index_columns ix`)}},
+			// pgjdbc getPrimaryKeys: the same, for _pg_expandarray.
+			{when: ws(`information_schema._pg_expandarray(i.indkey) AS KEYS`), edits: []fragment{
+				edit(`(information_schema._pg_expandarray(i.indkey)).n AS KEY_SEQ`, `ik.ord AS KEY_SEQ`),
+				edit(`information_schema._pg_expandarray(i.indkey) AS KEYS`, `ik.attnum AS KEYS`),
+				edit(`JOIN pg_catalog.pg_index i ON ( a.attrelid = i.indrelid)`,
+					`JOIN pg_catalog.pg_index i ON ( a.attrelid = i.indrelid) JOIN rockstream_catalog.index_columns ik ON (ik.indexrelid = i.indexrelid)`),
+				edit(`(result.KEYS).x`, `result.KEYS`)}},
+			// pgjdbc getColumns: attnums are dense (no dropped columns), so
+			// the row number is the attnum.
+			single(`row_number() OVER (PARTITION BY a.attrelid ORDER BY a.attnum) AS attnum`, `a.attnum AS attnum`),
+		}
+	})
+	return theRules
+}
+
+var (
+	rulesOnce sync.Once
+	theRules  []rule
+)
+
+//lint:immutable a compiled constant pattern.
+var regclassLiteral = regexp.MustCompile(`'([A-Za-z_][A-Za-z0-9_."]*)'::(?:pg_catalog\.)?regclass`)
+
+// resolveRegclass maps a regclass literal ("t", "public.t", "pg_class",
+// `"T"`) to its pg_class oid.
+func resolveRegclass(lit string, cat catalog.Catalog) (int64, bool) {
+	var parts []string
+	for _, p := range strings.Split(lit, ".") {
+		if strings.HasPrefix(p, `"`) && strings.HasSuffix(p, `"`) && len(p) >= 2 {
+			parts = append(parts, p[1:len(p)-1])
+		} else {
+			parts = append(parts, strings.ToLower(p))
+		}
+	}
+	if cat != nil {
+		if r, ok := cat.LookupRelation(parts); ok {
+			return RelationOID(r.ID), true
+		}
+	}
+	if r, ok := Lookup(parts); ok {
+		return RelationOID(r.ID), true
+	}
+	return 0, false
 }

@@ -145,7 +145,7 @@ func definitions() []*Table {
 				return out
 			}},
 		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_namespace", Columns: columns(
-			"oid", oid, "nspname", name, "nspowner", oid, "nspacl", t)},
+			"oid", oid, "nspname", name, "nspowner", oid, "nspacl", types.ArrayOf(t))},
 			Rows: func(*Env) []types.Row {
 				return []types.Row{
 					{int64(OIDPgCatalog), SchemaPgCatalog, int64(ownerOID), nil},

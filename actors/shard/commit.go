@@ -30,7 +30,11 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
 			return nil, errcode.New(errcode.UndefinedObject, "table %s does not exist (dropped while the transaction ran)", w.Table)
 		}
-		ts := columnTypes(rel)
+		codec, err := a.codecOf(rel)
+		if err != nil {
+			return nil, err
+		}
+		ts := codec.ts
 		var key []byte
 		if len(rel.PrimaryKey) == 0 {
 			// INSERT_ONLY: a unique synthetic key (epoch, position).
@@ -64,7 +68,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 				return nil, errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", rel.Name+"_pkey").
 					WithDetail("Key %s already exists.", describeKey(rel, w.Row))
 			}
-			oldRow, err := decodeStoredRow(old, ts)
+			oldRow, err := codec.decode(old)
 			if err != nil {
 				return nil, err
 			}
@@ -127,12 +131,15 @@ func (a *Actor) typesOf(id catalog.ID) []types.Type {
 	return columnTypes(rel)
 }
 
-func (a *Actor) typesOfOK(id catalog.ID) ([]types.Type, bool) {
+// codecOfID is codecOf by id; ok is false for a relation that no longer
+// exists (its logged rows no longer matter) or whose defaults fail.
+func (a *Actor) codecOfID(id catalog.ID) (tableCodec, bool) {
 	rel, ok := a.snap.RelationByID(id)
 	if !ok {
-		return nil, false
+		return tableCodec{}, false
 	}
-	return columnTypes(rel), true
+	c, err := a.codecOf(rel)
+	return c, err == nil
 }
 
 func (a *Actor) scheduleStep(ctx runtime.Context) {

@@ -49,7 +49,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 		if !ok {
 			return corrupt("delta log entry for epoch %d is missing (frontier %d, last %d)", e, a.frontier, a.lastEpoch)
 		}
-		entry, err := decodeLog(v, a.snap.Namespace(), a.typesOfOK)
+		entry, err := decodeLog(v, a.snap.Namespace(), a.codecOfID)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package shard
 import (
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 
@@ -14,6 +15,9 @@ type Planner interface {
 	// b.Sink(ViewID(view.ID), …). It returns the relations read and the
 	// view's constant relations (VALUES), which are fed once, at backfill.
 	PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.Relation) (PlannedView, error)
+	// ColumnDefault evaluates a column's (immutable) DEFAULT; nil when the
+	// column has none.
+	ColumnDefault(c catalog.Column) (types.Datum, error)
 }
 
 // PlannedView is what PlanView reports about a planned view.

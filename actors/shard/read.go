@@ -39,7 +39,11 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 	if !ok {
 		return nil, errcode.New(errcode.UndefinedObject, "table %s does not exist", m.Table)
 	}
-	ts := columnTypes(rel)
+	codec, err := a.codecOf(rel)
+	if err != nil {
+		return nil, err
+	}
+	ts := codec.ts
 	out := LookupResult{Rows: make([]types.Row, len(m.Keys))}
 	for i, k := range m.Keys {
 		v, ok, err := a.store.Get(keyOf(rel, ts, k))
@@ -47,7 +51,7 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 			return nil, err
 		}
 		if ok {
-			if out.Rows[i], err = decodeStoredRow(v, ts); err != nil {
+			if out.Rows[i], err = codec.decode(v); err != nil {
 				return nil, err
 			}
 		}

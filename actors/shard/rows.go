@@ -38,7 +38,21 @@ func encodeStoredRow(dst []byte, ts []types.Type, row types.Row) []byte {
 	return keyenc.EncodeRow(dst, ts[:len(row)], row)
 }
 
+// tableCodec decodes a table's stored rows: its column types and, for
+// columns added by ALTER TABLE ADD COLUMN, the value rows stored before the
+// ALTER read for them (the column's constant default, or NULL) — as
+// PostgreSQL fills existing rows when a column with a default is added.
+type tableCodec struct {
+	ts   []types.Type
+	pads []types.Datum
+}
+
 func decodeStoredRow(src []byte, ts []types.Type) (types.Row, error) {
+	return tableCodec{ts: ts}.decode(src)
+}
+
+func (c tableCodec) decode(src []byte) (types.Row, error) {
+	ts := c.ts
 	n, used := binary.Uvarint(src)
 	if used <= 0 || n > uint64(len(ts)) {
 		return nil, corrupt("stored row has width %d for a table of %d columns", n, len(ts))
@@ -48,7 +62,11 @@ func decodeStoredRow(src []byte, ts []types.Type) (types.Row, error) {
 		return nil, err
 	}
 	for len(row) < len(ts) {
-		row = append(row, nil)
+		var pad types.Datum
+		if len(row) < len(c.pads) {
+			pad = c.pads[len(row)]
+		}
+		row = append(row, pad)
 	}
 	return row, nil
 }
@@ -97,7 +115,7 @@ func encodeLog(e logEntry, schemaOf func(catalog.ID) []types.Type) []byte {
 	return b
 }
 
-func decodeLog(src []byte, ns catalog.NamespaceID, schemaOf func(catalog.ID) ([]types.Type, bool)) (logEntry, error) {
+func decodeLog(src []byte, ns catalog.NamespaceID, codecOf func(catalog.ID) (tableCodec, bool)) (logEntry, error) {
 	var e logEntry
 	r := byteReader{src: src}
 	n := r.uvarint()
@@ -106,7 +124,7 @@ func decodeLog(src []byte, ns catalog.NamespaceID, schemaOf func(catalog.ID) ([]
 		id.Namespace = ns
 		copy(id.Object[:], r.bytes(16))
 		count := r.uvarint()
-		ts, ok := schemaOf(id)
+		codec, ok := codecOf(id)
 		td := tableDelta{table: id}
 		for j := uint64(0); j < count && r.err == nil; j++ {
 			w := r.varint()
@@ -114,7 +132,7 @@ func decodeLog(src []byte, ns catalog.NamespaceID, schemaOf func(catalog.ID) ([]
 			if !ok || r.err != nil {
 				continue // the table was dropped since: its rows no longer matter
 			}
-			row, err := decodeStoredRow(enc, ts)
+			row, err := codec.decode(enc)
 			if err != nil {
 				return e, err
 			}

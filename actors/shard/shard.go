@@ -80,6 +80,32 @@ type Actor struct {
 	stats   Status
 	// stepScheduled avoids queueing a tick per commit.
 	stepScheduled bool
+	// codecs caches each relation version's row codec (relations are
+	// immutable; ALTER makes a new one).
+	codecs map[*catalog.Relation]tableCodec
+}
+
+// codecOf returns the row codec of a table (or source).
+func (a *Actor) codecOf(rel *catalog.Relation) (tableCodec, error) {
+	if c, ok := a.codecs[rel]; ok {
+		return c, nil
+	}
+	c := tableCodec{ts: columnTypes(rel), pads: make([]types.Datum, len(rel.Columns))}
+	for i, col := range rel.Columns {
+		if col.Default == "" || a.cfg.Planner == nil {
+			continue
+		}
+		v, err := a.cfg.Planner.ColumnDefault(col)
+		if err != nil {
+			return tableCodec{}, err
+		}
+		c.pads[i] = v
+	}
+	if a.codecs == nil {
+		a.codecs = map[*catalog.Relation]tableCodec{}
+	}
+	a.codecs[rel] = c
+	return c, nil
 }
 
 // New returns a shard actor factory.
@@ -416,10 +442,13 @@ func (a *Actor) snapshotOf(r kv.Reader, id catalog.ID) (zset.Batch, error) {
 	}
 	switch rel.Kind {
 	case catalog.KindTable, catalog.KindSource:
-		ts := columnTypes(rel)
+		codec, err := a.codecOf(rel)
+		if err != nil {
+			return zset.Batch{}, err
+		}
 		var out zset.Batch
-		err := kv.ScanPrefix(r, tablePrefix(id), func(_, v []byte) error {
-			row, err := decodeStoredRow(v, ts)
+		err = kv.ScanPrefix(r, tablePrefix(id), func(_, v []byte) error {
+			row, err := codec.decode(v)
 			if err != nil {
 				return err
 			}

@@ -62,6 +62,8 @@ func (p sumPlanner) PlanView(b *circuit.Builder, _ catalog.Catalog, view *catalo
 	return PlannedView{Sources: []catalog.ID{p.table.ID}}, nil
 }
 
+func (sumPlanner) ColumnDefault(catalog.Column) (types.Datum, error) { return nil, nil }
+
 // memKV is a durable-by-construction kv.Store (the test's "slate").
 type harness struct {
 	t     *testing.T

@@ -25,6 +25,8 @@ type CatalogInfo interface {
 	TableVisible(oid int64) bool
 	// Database is current_database().
 	Database() string
+	// Version is version().
+	Version() string
 }
 
 func catalogOf(env *Env) CatalogInfo {
@@ -97,21 +99,33 @@ func quoteIdent(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
+// sizePretty is pg_size_pretty(bigint), with PostgreSQL 15's limits and
+// half-rounding.
 func sizePretty(n int64) string {
-	units := []string{"bytes", "kB", "MB", "GB", "TB", "PB"}
-	v, neg := n, n < 0
-	if neg {
-		v = -v
+	const limit, limit2 = 10 * 1024, 10*1024*2 - 1
+	abs := func(v int64) int64 {
+		if v < 0 {
+			return -v
+		}
+		return v
 	}
-	u := 0
-	for u < len(units)-1 && v >= 10*1024-512 {
-		v = (v + 512) / 1024
-		u++
+	half := func(v int64) int64 {
+		if v < 0 {
+			return (v - 1) / 2
+		}
+		return (v + 1) / 2
 	}
-	if neg {
-		v = -v
+	if abs(n) < limit {
+		return strconv.FormatInt(n, 10) + " bytes"
 	}
-	return strconv.FormatInt(v, 10) + " " + units[u]
+	n >>= 9 // one extra bit for rounding
+	for _, unit := range []string{"kB", "MB", "GB", "TB"} {
+		if abs(n) < limit2 {
+			return strconv.FormatInt(half(n), 10) + " " + unit
+		}
+		n >>= 10
+	}
+	return strconv.FormatInt(half(n), 10) + " PB"
 }
 
 func registerCatalog(add adder) {
@@ -230,6 +244,21 @@ func registerCatalog(add adder) {
 					return c.Database(), nil
 				}
 				return "default", nil
+			}},
+		&Func{Name: "version", Result: text, Volatility: Stable,
+			Eval: func(env *Env, _ []types.Type, _ []types.Datum) (types.Datum, error) {
+				if c := catalogOf(env); c != nil {
+					return c.Version(), nil
+				}
+				return nil, nil
+			}},
+		&Func{Name: "current_schema", Result: name, Volatility: Stable, Eval: constant("public")},
+		&Func{Name: "current_schemas", Args: []types.Type{b}, Result: types.ArrayOf(name), Strict: true, Volatility: Stable,
+			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
+				if a[0].(bool) {
+					return types.Array{Elem: name, Values: []types.Datum{"pg_catalog", "public"}}, nil
+				}
+				return types.Array{Elem: name, Values: []types.Datum{"public"}}, nil
 			}},
 		&Func{Name: "quote_ident", Args: []types.Type{text}, Result: text, Strict: true, Volatility: Immutable,
 			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
