@@ -28,7 +28,7 @@ func (s *session) CopyIn(ctx context.Context, req gateway.CopyInRequest) (gatewa
 	if !ok {
 		return nil, errcode.New(errcode.UndefinedObject, "relation %q does not exist", req.Table)
 	}
-	w, err := s.writerFor(rel, "COPY")
+	w, err := s.writerFor(snap, rel, "COPY")
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +115,11 @@ func (c *copySink) Write(ctx context.Context, rows []types.Row) error {
 	}
 	n, err := c.w.insertRows(ctx, c.snap, full, nil, c.env, nil)
 	c.n += n
+	if err != nil {
+		return err
+	}
+	err = c.w.verifyChecks(c.env)
+	c.w.written = c.w.written[:0]
 	return err
 }
 

@@ -35,7 +35,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 				WithDetail("RockStream identifies rows by primary key so that UPDATE and DELETE become exact retractions (spec §6.4)")
 		}
 		r, err := s.control(ctx, control.CreateRelation{
-			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Columns: st.Columns, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly},
+			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Columns: st.Columns, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Checks: st.Checks},
 			IfNotExists: st.IfNotExists,
 		})
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/syscat"
 )
 
@@ -25,9 +26,52 @@ type writer struct {
 	// touched marks keys this statement already changed (ON CONFLICT DO
 	// UPDATE may not affect a row twice; UPDATE changes a row once).
 	touched map[string]bool
+	// written are the new rows of this statement, for CHECK constraints.
+	written []types.Row
+	snap    *control.Snapshot
 }
 
-func (s *session) writerFor(rel *catalog.Relation, verb string) (*writer, error) {
+// verifyChecks evaluates the table's CHECK constraints over the rows this
+// statement wrote, in one run of the engine: SELECT *, (check)... over just
+// those rows. A false result fails the statement with 23514 (which aborts
+// the transaction, so its partial writes never commit).
+func (w *writer) verifyChecks(env *expr.Env) error {
+	if len(w.rel.Checks) == 0 || len(w.written) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	sb.WriteString("SELECT *")
+	for _, c := range w.rel.Checks {
+		sb.WriteString(", (" + c.Expr + ")::boolean")
+	}
+	sb.WriteString(" FROM " + quoteIdent(w.rel.Name))
+	q, err := rsql.CompileQuery(w.snap, sb.String(), rsql.Options{})
+	if err != nil {
+		return err
+	}
+	var batch zset.Batch
+	for _, r := range w.written {
+		batch.Add(r, 1)
+	}
+	rows, err := runOnce(q.Plan, map[catalog.ID]zset.Batch{w.rel.ID: batch}, env)
+	if err != nil {
+		return err
+	}
+	width := len(w.rel.Columns)
+	for _, r := range rows {
+		for i, c := range w.rel.Checks {
+			if r[width+i] == false {
+				return errcode.New(errcode.CheckViolation, "new row for relation %q violates check constraint %q", w.rel.Name, c.Name).
+					WithDetail("Failing row contains %s.", formatRow(w.rel, r[:width]))
+			}
+		}
+	}
+	return nil
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func (s *session) writerFor(snap *control.Snapshot, rel *catalog.Relation, verb string) (*writer, error) {
 	if s.txn == nil {
 		s.txn = newTxn(false)
 	}
@@ -38,7 +82,7 @@ func (s *session) writerFor(rel *catalog.Relation, verb string) (*writer, error)
 		return nil, errcode.New(errcode.WrongObjectType, "cannot change relation %q", rel.Name).
 			WithDetail("%q is a %s; only tables accept INSERT, UPDATE and DELETE", rel.Name, rel.Kind)
 	}
-	return &writer{s: s, rel: rel, tw: s.txn.table(rel), touched: map[string]bool{}}, nil
+	return &writer{s: s, rel: rel, tw: s.txn.table(rel), touched: map[string]bool{}, snap: snap}, nil
 }
 
 // current returns the row a key has as this transaction sees it, fetching
@@ -86,6 +130,9 @@ func (w *writer) set(key types.Row, row types.Row) error {
 	}
 	p.row = row
 	p.changed = true
+	if row != nil {
+		w.written = append(w.written, row)
+	}
 	p.mustNotExist = !p.existedBefore
 	w.s.txn.count++
 	if w.s.txn.count > txnWritesMax {
@@ -176,7 +223,7 @@ func (r *returning) cursor(tag string) gateway.Cursor {
 }
 
 func (s *session) insert(ctx context.Context, snap *control.Snapshot, st *rsql.Insert, env *expr.Env) (gateway.Cursor, error) {
-	w, err := s.writerFor(st.Table, "INSERT")
+	w, err := s.writerFor(snap, st.Table, "INSERT")
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +239,9 @@ func (s *session) insert(ctx context.Context, snap *control.Snapshot, st *rsql.I
 	if err != nil {
 		return nil, err
 	}
+	if err := w.verifyChecks(env); err != nil {
+		return nil, err
+	}
 	return ret.cursor(fmt.Sprintf("INSERT 0 %d", n)), nil
 }
 
@@ -204,6 +254,7 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 		}
 	}
 	if len(w.rel.PrimaryKey) == 0 {
+		w.written = append(w.written, rows...)
 		for _, r := range rows {
 			w.tw.appended = append(w.tw.appended, r)
 			if err := ret.add(env, r); err != nil {
@@ -322,7 +373,7 @@ func (w *writer) replace(ctx context.Context, snap *control.Snapshot, oldKey typ
 }
 
 func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.Update, env *expr.Env) (gateway.Cursor, error) {
-	w, err := s.writerFor(st.Table, "UPDATE")
+	w, err := s.writerFor(snap, st.Table, "UPDATE")
 	if err != nil {
 		return nil, err
 	}
@@ -364,11 +415,14 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 			return nil, err
 		}
 	}
+	if err := w.verifyChecks(env); err != nil {
+		return nil, err
+	}
 	return ret.cursor(fmt.Sprintf("UPDATE %d", n)), nil
 }
 
 func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.Delete, env *expr.Env) (gateway.Cursor, error) {
-	w, err := s.writerFor(st.Table, "DELETE")
+	w, err := s.writerFor(snap, st.Table, "DELETE")
 	if err != nil {
 		return nil, err
 	}

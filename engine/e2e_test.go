@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/rockstream/rockstream/engine"
 	"github.com/rockstream/rockstream/internal/pgtest"
@@ -350,4 +352,53 @@ func TestSchemaEvolutionAndViewsOnViews(t *testing.T) {
 	}
 	o.names = []string{"e_all"}
 	o.check("after DROP CASCADE")
+}
+
+// TestConstraints: NOT NULL, primary key and CHECK violations reject the
+// statement with PostgreSQL's SQLSTATE and message, and commit nothing.
+func TestConstraints(t *testing.T) {
+	srv := startServer(t, t.TempDir())
+	rs := connect(t, srv.url)
+	o := newOracle(t, rs)
+	o.both("CREATE TABLE c (id int PRIMARY KEY, v int CHECK (v > 0), lo int, hi int, name text NOT NULL, CHECK (lo < hi))")
+	o.both("INSERT INTO c VALUES (1, 5, 1, 2, 'a')")
+	o.view("c_all", "SELECT * FROM c")
+	for _, bad := range []string{
+		"INSERT INTO c VALUES (2, -1, 1, 2, 'b')",
+		"INSERT INTO c VALUES (2, 1, 3, 2, 'b')",
+		"INSERT INTO c VALUES (2, 1, 1, 2, NULL)",
+		"INSERT INTO c VALUES (1, 1, 1, 2, 'dup')",
+		"UPDATE c SET v = 0 WHERE id = 1",
+		"INSERT INTO c VALUES (1, 1, 1, 2, 'x') ON CONFLICT (id) DO UPDATE SET hi = 0",
+	} {
+		_, rsErr := rs.Exec(context.Background(), bad)
+		_, pgErr := o.pg.Exec(context.Background(), bad)
+		if rsErr == nil || pgErr == nil {
+			t.Fatalf("%s: RockStream error %v, PostgreSQL error %v (both must fail)", bad, rsErr, pgErr)
+		}
+		if got, want := sqlState(rsErr), sqlState(pgErr); got != want {
+			t.Fatalf("%s: SQLSTATE %s, PostgreSQL %s (%v)", bad, got, want, rsErr)
+		}
+		if got, want := message(rsErr), message(pgErr); got != want {
+			t.Fatalf("%s: message %q, PostgreSQL %q", bad, got, want)
+		}
+	}
+	o.both("INSERT INTO c VALUES (2, NULL, NULL, 1, 'null checks pass')")
+	o.check("after rejected statements")
+}
+
+func sqlState(err error) string {
+	var pgErr interface{ SQLState() string }
+	if errors.As(err, &pgErr) {
+		return pgErr.SQLState()
+	}
+	return ""
+}
+
+func message(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Message
+	}
+	return err.Error()
 }

@@ -118,6 +118,10 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 		return nil, err
 	}
 	if err := a.store.Apply(txn.Batch()); err != nil {
+		// NB: the store may hold the batch in memory without it being
+		// durable; continuing would let a later commit reuse this epoch.
+		// Stop serving until the shard is reopened from durable state.
+		a.poison(err)
 		return nil, errcode.Wrap(errcode.ShardUnavailable, err, "commit was not made durable")
 	}
 	a.lastEpoch = epoch

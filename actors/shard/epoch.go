@@ -98,6 +98,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 	// synchronous object-store writes per commit.
 	if err := a.applyNoWait(batch); err != nil {
 		a.discardCaches()
+		a.poison(err)
 		return errcode.Wrap(errcode.ShardUnavailable, err, "epoch %d was not made durable", upTo)
 	}
 	// INVARIANT: frontiers never go backwards.

@@ -198,6 +198,14 @@ func (a *Actor) open(ctx runtime.Context) error {
 	return nil
 }
 
+// poison stops the shard after a failed write whose outcome is uncertain:
+// every later request answers ShardUnavailable until the process reopens
+// the shard from durable state (a restart), which is always correct.
+func (a *Actor) poison(err error) {
+	a.openErr = err
+	a.ready = false
+}
+
 // adoptSnapshot makes snap current if it is newer.
 func (a *Actor) adoptSnapshot(ctx runtime.Context, snap *control.Snapshot) error {
 	if snap == nil || (a.snap != nil && snap.Version <= a.snap.Version) {

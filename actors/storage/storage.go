@@ -9,6 +9,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/rockstream/rockstream/ivm/kv"
@@ -31,6 +32,15 @@ type Options struct {
 // backpressureRetriesMax bounds how often Apply flushes memtables and
 // retries a write refused for memory; past it the error reaches the caller.
 const backpressureRetriesMax = 4
+
+// flushRetriesMax bounds the WAL flush retries after a durable write failed
+// half-way (applied in memory, not yet durable).
+const flushRetriesMax = 3
+
+// ErrUncertain: a write was applied in memory but could not be made
+// durable. The owner must stop using the database (its memory is ahead of
+// its durable state) and reopen it.
+var ErrUncertain = errors.New("storage: write applied in memory but not made durable")
 
 // KV is a slate database as a kv.Store.
 type KV struct {
@@ -100,7 +110,18 @@ func (k *KV) apply(b *kv.WriteBatch, durable bool) error {
 	}
 	ctx := context.Background()
 	for attempt := 0; ; attempt++ {
-		_, err := k.db.Write(ctx, &sb, slate.WriteOptions{AwaitDurable: durable})
+		seq, err := k.db.Write(ctx, &sb, slate.WriteOptions{AwaitDurable: durable})
+		if err != nil && seq != 0 {
+			// NB: the batch is applied in memory but its WAL object did not
+			// land. Retrying the flush writes the same WAL object again;
+			// re-writing the batch would apply it twice.
+			for retry := 0; retry < flushRetriesMax; retry++ {
+				if err = k.db.FlushWAL(ctx); err == nil {
+					return nil
+				}
+			}
+			return fmt.Errorf("%w: %w", ErrUncertain, err)
+		}
 		if err == nil || !errors.Is(err, slate.ErrBackpressure) || attempt >= backpressureRetriesMax {
 			return err
 		}

@@ -95,6 +95,16 @@ type Relation struct {
 	InsertOnly bool
 	// SQL is the defining query of a view or materialized view.
 	SQL string
+	// Checks are a table's CHECK constraints.
+	Checks []Check
+}
+
+// Check is a CHECK constraint: a boolean expression over the table's
+// columns that every row must not make false.
+type Check struct {
+	Name string
+	// Expr is the expression as SQL text.
+	Expr string
 }
 
 // ColumnIndex returns the index of the column named name, or -1.

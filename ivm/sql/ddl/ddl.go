@@ -12,6 +12,7 @@
 package ddl
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,8 @@ type CreateTable struct {
 	PrimaryKey []int
 	// InsertOnly is WITH (insert_only = true).
 	InsertOnly bool
+	// Checks are the CHECK constraints (column- and table-level).
+	Checks []catalog.Check
 }
 
 // CreateView is CREATE [OR REPLACE] [MATERIALIZED] VIEW name [(cols)] AS query.
@@ -149,6 +152,44 @@ func Convert(st parse.Statement) (Statement, error) {
 
 type converter struct {
 	src string
+	// table and checks collect CHECK constraints while converting CREATE TABLE.
+	table  string
+	checks []catalog.Check
+}
+
+// addCheck records a CHECK constraint, named as PostgreSQL names it when
+// the statement does not (<table>_<column>_check, <table>_check, then a
+// number to make it unique).
+func (c *converter) addCheck(con *pg_query.Constraint, column string) error {
+	if c.table == "" {
+		return c.unsupported(con.Location, "CHECK constraints in ALTER TABLE")
+	}
+	text, err := bind.DeparseExpr(con.RawExpr)
+	if err != nil {
+		return err
+	}
+	name := con.Conname
+	if name == "" {
+		base := c.table + "_check"
+		if column != "" {
+			base = c.table + "_" + column + "_check"
+		}
+		name = base
+		for n := 1; c.hasCheck(name); n++ {
+			name = fmt.Sprintf("%s%d", base, n)
+		}
+	}
+	c.checks = append(c.checks, catalog.Check{Name: name, Expr: text})
+	return nil
+}
+
+func (c *converter) hasCheck(name string) bool {
+	for _, ch := range c.checks {
+		if ch.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *converter) pos(loc int32) int {
@@ -182,6 +223,8 @@ func (c *converter) createTable(s *pg_query.CreateStmt) (*CreateTable, error) {
 		return nil, c.unsupported(s.Relation.Location, "table inheritance, partitioning and typed tables")
 	}
 	t := &CreateTable{Name: name, IfNotExists: s.IfNotExists}
+	c.table = name
+	defer func() { t.Checks = c.checks }()
 	var tableConstraints []*pg_query.Constraint
 	for _, e := range s.TableElts {
 		switch x := e.Node.(type) {
@@ -231,6 +274,10 @@ func (c *converter) createTable(s *pg_query.CreateStmt) (*CreateTable, error) {
 					}
 				}
 				t.PrimaryKey = append(t.PrimaryKey, idx)
+			}
+		case pg_query.ConstrType_CONSTR_CHECK:
+			if err := c.addCheck(con, ""); err != nil {
+				return nil, err
 			}
 		default:
 			return nil, c.unsupported(con.Location, constraintName(con.Contype)+" constraints")
@@ -315,6 +362,10 @@ func (c *converter) columnDef(d *pg_query.ColumnDef) (col catalog.Column, pk boo
 			defaultNode = con.RawExpr
 		case pg_query.ConstrType_CONSTR_PRIMARY:
 			pk = true
+		case pg_query.ConstrType_CONSTR_CHECK:
+			if err := c.addCheck(con, d.Colname); err != nil {
+				return col, false, err
+			}
 		case pg_query.ConstrType_CONSTR_ATTR_DEFERRABLE, pg_query.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE,
 			pg_query.ConstrType_CONSTR_ATTR_DEFERRED, pg_query.ConstrType_CONSTR_ATTR_IMMEDIATE:
 		default:
