@@ -1,9 +1,9 @@
 package engine_test
-// TestGenRandomUUIDDefault: a volatile DEFAULT (gen_random_uuid()) is
-// evaluated per inserted row.
 
 import "testing"
 
+// TestGenRandomUUIDDefault: a volatile DEFAULT (gen_random_uuid()) is
+// evaluated per inserted row.
 func TestGenRandomUUIDDefault(t *testing.T) {
 	srv := startServer(t, t.TempDir())
 	rs := connect(t, srv.url)
