@@ -27,7 +27,7 @@ var (
 	//lint:immutable set once by the flag package
 	skipFlag = flag.String("slt.skip", "", "skip files whose path contains this substring")
 	//lint:immutable set once by the flag package
-	reportFlag = flag.String("slt.report", "", "write every query outcome (TSV) to this file")
+	reportFlag = flag.String("slt.report", "", "write every query outcome (TSV) to this file + .adhoc / .ivm")
 )
 
 // ciFiles is the bounded CI sample: every corpus file except the big
@@ -146,7 +146,7 @@ func runCorpora(t *testing.T, mode Mode) {
 			if q.Class != Pass && q.Class != Skipped {
 				classes[q.Class+" "+causeKey(q.Detail)]++
 			}
-			if expected[key] && q.Class != Pass {
+			if expected[key] && q.Class != Pass && !(q.Class == Skipped && q.Detail == "sample") {
 				t.Errorf("%s (%s): listed as passing in %s, now %s: %s", key, mode, expectedPath(mode), q.Class, q.Detail)
 			}
 		}
@@ -196,7 +196,7 @@ func runCorpora(t *testing.T, mode Mode) {
 		}
 	}
 	if *reportFlag != "" {
-		if err := os.WriteFile(*reportFlag, []byte(strings.Join(report, "\n")+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(*reportFlag+"."+string(mode), []byte(strings.Join(report, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
