@@ -51,6 +51,10 @@ func newBenchNexmarkCommand() *cobra.Command {
 			} else {
 				o.Queries = strings.Split(queries, ",")
 			}
+			if o.Events > 0 {
+				g := nexmark.Generator{Seed: seed, Mode: o.Mode}
+				fmt.Fprintf(cmd.OutOrStdout(), "generator alone (COPY text, one goroutine): %.0f events/s\n", nexmark.GeneratorRate(g, min(o.Events, 200_000)))
+			}
 			res, err := nexmark.Run(ctx, o)
 			nexmark.WriteTable(cmd.OutOrStdout(), res)
 			if err == nil && out != "" {
