@@ -29,3 +29,11 @@ bench pkg="./...":
 # every query of every sqllogictest corpus file in both modes (hours).
 correctness-full:
     ROCKSTREAM_CORRECTNESS_FULL=1 go test -count=1 -timeout 12h -v ./correctness/... -slt.report=/tmp/slt-report.tsv
+
+# Nexmark (f9): per-query events/s, commit→visible p50/p99, RSS, state and storage bytes; CSV+SVG in bench-out/.
+bench-nexmark events="1000000" queries="q0,q1,q2":
+    go run ./cmd/rockstream bench nexmark --events={{events}} --queries={{queries}} --out=bench-out
+
+# IVM vs recompute (f9): RockStream view maintenance vs PostgreSQL 15 REFRESH and a hand upsert; CSV+SVG in bench-out/.
+bench-ivm rows="1000000":
+    go run ./cmd/rockstream bench ivm --rows={{rows}} --out=bench-out

@@ -215,6 +215,12 @@ func checkCatalogQueries(t *testing.T, c *pgconn.PgConn, ordersOID string) {
 	check(`SELECT pg_catalog.quote_ident('Orders'), pg_catalog.quote_ident('orders'), pg_catalog.format_type(1043, 14), pg_catalog.format_type(23, NULL)`,
 		`"Orders"|orders|character varying(10)|integer`)
 	check(`SELECT pg_catalog.pg_get_userbyid(10), pg_catalog.has_table_privilege('orders', 'SELECT'), pg_catalog.current_database()`, "rockstream|t|default")
+	check(`SELECT current_user, session_user, current_catalog, current_schema, pg_catalog.current_schemas(true)`,
+		"rockstream|rockstream|default|public|{pg_catalog,public}")
+	if res := execAll(t, c, `SELECT current_user, current_catalog`); string(res[0].FieldDescriptions[0].Name) != "current_user" ||
+		string(res[0].FieldDescriptions[1].Name) != "current_catalog" {
+		t.Errorf("column names: %v", res[0].FieldDescriptions)
+	}
 	check(`SELECT pg_catalog.pg_table_is_visible(`+ordersOID+`), pg_catalog.pg_get_viewdef(`+ordersOID+`) IS NULL`, "t|t")
 	check(`SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = '`+ordersOID+`'::pg_catalog.regclass::pg_catalog.oid`, "orders")
 	if n, _ := strconv.Atoi(rows(`SELECT count(*) FROM pg_catalog.pg_type WHERE typname IN ('int4', '_int4', 'text', 'numeric')`)); n != 4 {

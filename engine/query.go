@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
@@ -22,7 +23,7 @@ func (s *session) env(settings *gateway.Settings, params []types.Datum) *expr.En
 	}
 	now := time.Now()
 	micros := now.UnixMicro() - pgEpochMicros
-	return &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZ(micros), Params: params}
+	return &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZ(micros), Params: params, Random: rand.Uint64}
 }
 
 // pgEpochMicros is 2000-01-01 00:00:00 UTC in Unix microseconds.

@@ -103,6 +103,8 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	if err != nil {
 		return errcode.Wrap(errcode.StorageUnavailable, err, "cannot open storage %s", u)
 	}
+	reg := prometheus.NewRegistry()
+	store = newMeteredStore(store, reg)
 	// Health answers while recovering (readyz says 503 until hydrated).
 	var eng *Engine
 	readyFn := func() bool { return eng != nil && eng.Ready() }
@@ -112,7 +114,6 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		if err != nil {
 			return errcode.Wrap(errcode.ListenFailed, err, "cannot listen on %s for HTTP", opts.HTTP)
 		}
-		reg := prometheus.NewRegistry()
 		mux := http.NewServeMux()
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 		mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {

@@ -61,3 +61,9 @@ var (
 	InvalidConfiguration = Register("RS-5500", "resource.invalid_configuration", "22023",
 		"Fix the flag or ROCKSTREAM_* variable named in the message; `rockstream start --help` lists the accepted values.")
 )
+
+// Inline views (spec §4.3).
+var (
+	DependentInlineView = Register("RS-1010", "view.dependent_inline_view_exists", "2BP01",
+		"Drop or replace the inline view first (DROP VIEW, CREATE OR REPLACE VIEW), or add CASCADE to drop it too.")
+)

@@ -254,6 +254,12 @@ func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 	visit(rel)
 	if len(order) > 1 && !m.Cascade {
 		dep := order[0]
+		if dep.Kind == catalog.KindView {
+			// Spec §4.3: an inline view is expanded at query time, so
+			// dropping what it reads would break it silently later.
+			return DDLResult{}, errcode.New(errcode.DependentInlineView, "cannot drop %s %s because inline view %s depends on it", kindWord(rel.Kind), rel.Name, dep.Name).
+				WithDetail("view %s depends on %s %s", dep.Name, kindWord(rel.Kind), rel.Name)
+		}
 		return DDLResult{}, errcode.New(errcode.DependentObjects, "cannot drop %s %s because other objects depend on it", kindWord(rel.Kind), rel.Name).
 			WithDetail("%s %s depends on %s %s", kindWord(dep.Kind), dep.Name, kindWord(rel.Kind), rel.Name)
 	}

@@ -43,8 +43,11 @@ func encodeStoredRow(dst []byte, ts []types.Type, row types.Row) []byte {
 // ALTER read for them (the column's constant default, or NULL) — as
 // PostgreSQL fills existing rows when a column with a default is added.
 type tableCodec struct {
-	ts   []types.Type
-	pads []types.Datum
+	ts []types.Type
+	// pad returns the value of column i for rows stored before it existed
+	// (nil: NULL); called only for such rows, so volatile defaults of
+	// original columns are never evaluated here.
+	pad func(i int) (types.Datum, error)
 }
 
 func decodeStoredRow(src []byte, ts []types.Type) (types.Row, error) {
@@ -63,8 +66,10 @@ func (c tableCodec) decode(src []byte) (types.Row, error) {
 	}
 	for len(row) < len(ts) {
 		var pad types.Datum
-		if len(row) < len(c.pads) {
-			pad = c.pads[len(row)]
+		if c.pad != nil {
+			if pad, err = c.pad(len(row)); err != nil {
+				return nil, err
+			}
 		}
 		row = append(row, pad)
 	}

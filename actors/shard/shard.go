@@ -90,17 +90,20 @@ func (a *Actor) codecOf(rel *catalog.Relation) (tableCodec, error) {
 	if c, ok := a.codecs[rel]; ok {
 		return c, nil
 	}
-	c := tableCodec{ts: columnTypes(rel), pads: make([]types.Datum, len(rel.Columns))}
-	for i, col := range rel.Columns {
-		if col.Default == "" || a.cfg.Planner == nil {
-			continue
+	pads := make([]types.Datum, len(rel.Columns))
+	done := make([]bool, len(rel.Columns))
+	c := tableCodec{ts: columnTypes(rel), pad: func(i int) (types.Datum, error) {
+		col := rel.Columns[i]
+		if done[i] || col.Default == "" || a.cfg.Planner == nil {
+			return pads[i], nil
 		}
 		v, err := a.cfg.Planner.ColumnDefault(col)
 		if err != nil {
-			return tableCodec{}, err
+			return nil, err
 		}
-		c.pads[i] = v
-	}
+		pads[i], done[i] = v, true
+		return v, nil
+	}}
 	if a.codecs == nil {
 		a.codecs = map[*catalog.Relation]tableCodec{}
 	}

@@ -54,7 +54,9 @@ type failure struct {
 // Case runs one generated case and returns its script and the first
 // mismatch, if any.
 type caseRun struct {
+	t       *testing.T
 	p       pair
+	units   []unit // the script, grouped for minimization
 	script  []string
 	views   []string // names
 	queries map[string]string
@@ -67,7 +69,23 @@ type Stats struct {
 	Unsupported                                                         map[string]int
 }
 
-func (c *caseRun) log(sql string) { c.script = append(c.script, sql+";") }
+// unit is one step of a case: a DDL statement, a view, or a transaction.
+type unit struct {
+	sql         []string
+	view, query string // set for a CREATE MATERIALIZED VIEW unit
+}
+
+func (c *caseRun) log(sql string) {
+	c.script = append(c.script, sql+";")
+	if len(c.units) == 0 {
+		c.units = append(c.units, unit{})
+	}
+	u := &c.units[len(c.units)-1]
+	u.sql = append(u.sql, sql)
+}
+
+// begin starts a new unit.
+func (c *caseRun) begin() { c.units = append(c.units, unit{}) }
 
 // both runs a statement on both systems; a mismatch in success or SQLSTATE
 // class is a failure.
@@ -100,7 +118,9 @@ func (c *caseRun) createView(name, query string) *failure {
 	_, perr := c.p.pg.Exec(query)
 	switch {
 	case rerr == nil && perr == nil:
+		c.begin()
 		c.log("CREATE MATERIALIZED VIEW " + name + " AS " + query)
+		c.units[len(c.units)-1].view, c.units[len(c.units)-1].query = name, query
 		c.views = append(c.views, name)
 		c.queries[name] = query
 		return nil
@@ -150,7 +170,88 @@ func errText(err error) string {
 }
 
 func (c *caseRun) report(rt *rapid.T, f *failure) {
-	rt.Fatalf("mismatch; self-contained reproduction (run on RockStream and on PostgreSQL 15):\n\n%s\n-- %s\n", strings.Join(c.script, "\n"), strings.ReplaceAll(f.what, "\n", "\n"))
+	units, what := c.minimize(f)
+	var lines []string
+	for _, u := range units {
+		for _, s := range u.sql {
+			lines = append(lines, s+";")
+		}
+	}
+	rt.Fatalf("mismatch; self-contained reproduction (run on RockStream and on PostgreSQL 15), minimized from %d to %d statements:\n\n%s\n-- %s\n",
+		len(c.script), len(lines), strings.Join(lines, "\n"), what)
+}
+
+// replay runs units on fresh objects and returns the first mismatch
+// (checking every view after every unit), or "".
+func (c *caseRun) replay(units []unit) string {
+	drop := reset(c.t, c.p)
+	defer drop()
+	r := &caseRun{t: c.t, p: c.p, queries: map[string]string{}, stats: &Stats{Unsupported: map[string]int{}}}
+	for i, u := range units {
+		for _, s := range u.sql {
+			_, _ = c.p.rs.Exec(s)
+			_, _ = c.p.pg.Exec(s)
+		}
+		if u.view != "" {
+			r.views = append(r.views, u.view)
+			r.queries[u.view] = u.query
+		}
+		if f := r.check(fmt.Sprintf("after step %d", i+1)); f != nil {
+			return f.what
+		}
+	}
+	return ""
+}
+
+// minimize greedily drops units, then statements inside transactions,
+// while the replay still shows a mismatch (delta debugging on top of
+// rapid's shrinking, which cannot drop a whole transaction on its own).
+// Statement-level mismatches (errors) are reported unminimized.
+func (c *caseRun) minimize(f *failure) ([]unit, string) {
+	units := append([]unit(nil), c.units...)
+	what := c.replay(units)
+	if what == "" {
+		return c.units, f.what
+	}
+	budget := 300
+	fails := func(us []unit) bool {
+		if budget == 0 {
+			return false
+		}
+		budget--
+		if w := c.replay(us); w != "" {
+			what = w
+			return true
+		}
+		return false
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := len(units) - 1; i >= 0; i-- {
+			cand := append(append([]unit(nil), units[:i]...), units[i+1:]...)
+			if fails(cand) {
+				units, changed = cand, true
+			}
+		}
+		for i := range units {
+			for j := len(units[i].sql) - 1; j >= 0; j-- {
+				s := units[i].sql[j]
+				if units[i].view != "" || s == "BEGIN" || s == "COMMIT" || s == "ROLLBACK" {
+					continue
+				}
+				cand := append([]unit(nil), units...)
+				cand[i].sql = append(append([]string(nil), units[i].sql[:j]...), units[i].sql[j+1:]...)
+				if fails(cand) {
+					units, changed = cand, true
+				}
+			}
+		}
+	}
+	// Re-run once so what describes the final script.
+	if w := c.replay(units); w != "" {
+		what = w
+	}
+	return units, what
 }
 
 // reset removes the previous case's objects on RockStream and moves
@@ -180,9 +281,10 @@ func runCase(t *testing.T, p pair, stats *Stats) func(*rapid.T) {
 		stats.Cases++
 		drop := reset(t, p)
 		defer drop()
-		c := &caseRun{p: p, queries: map[string]string{}, stats: stats}
+		c := &caseRun{t: t, p: p, queries: map[string]string{}, stats: stats}
 		ts := genSchema(rt)
 		for _, tb := range ts {
+			c.begin()
 			if _, f := c.both(tb.DDL()); f != nil {
 				c.report(rt, f)
 			}
@@ -205,6 +307,7 @@ func runCase(t *testing.T, p pair, stats *Stats) func(*rapid.T) {
 				}
 			}
 			stmts := rapid.IntRange(1, 3).Draw(rt, "stmts")
+			c.begin()
 			if stmts == 1 {
 				if _, f := c.both(genDML(rt, ts)); f != nil {
 					c.report(rt, f)

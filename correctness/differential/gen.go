@@ -145,7 +145,11 @@ func pred(rt *rapid.T, t Table, alias string, depth int) string {
 
 // scalar draws a projected expression (with its alias name).
 func scalar(rt *rapid.T, t Table, alias string) string {
-	switch rapid.IntRange(0, 7).Draw(rt, "scalar") {
+	switch rapid.IntRange(0, 9).Draw(rt, "scalar") {
+	case 8: // may overflow at the int boundary: the view and the query must both fail
+		return fmt.Sprintf("%s + 1", t.colOf(rt, alias, tInt, "sc"))
+	case 9: // may divide by zero
+		return fmt.Sprintf("100 / %s", t.colOf(rt, alias, tInt, "sc"))
 	case 0:
 		return fmt.Sprintf("%s::bigint + %s", t.colOf(rt, alias, tInt, "sc"), smallLit(rt, tInt))
 	case 1:

@@ -32,6 +32,9 @@ const (
 	// WrongAfterStmt is a wrong result in a file where an earlier
 	// `statement ok` failed (the data differs from the file's intent).
 	WrongAfterStmt = "wrong-result-after-failed-statement"
+	// ErrorAfterStmt is a query error in a file where an earlier
+	// `statement ok` failed (typically the relation it reads is missing).
+	ErrorAfterStmt = "error-after-failed-statement"
 )
 
 // QueryResult is one query record's outcome.
@@ -392,6 +395,9 @@ func (r *runner) query(idx int, rec Record) QueryResult {
 	}
 	if err != nil {
 		qr.Class, qr.Detail = classifyErr(err, r.conn)
+		if qr.Class == QueryError && r.stmtFail {
+			qr.Class = ErrorAfterStmt
+		}
 		qr.Detail += " :: " + oneLine(rec.SQL)
 		return qr
 	}

@@ -26,6 +26,11 @@ type Env struct {
 	// Catalog answers the system-catalog functions (func_catalog.go); nil
 	// outside ad-hoc queries.
 	Catalog CatalogInfo
+	// Random returns random bits for the volatile functions random() and
+	// gen_random_uuid(); nil makes them fail (views never call them: they
+	// are rejected at DDL time as volatile). The engine supplies it; the
+	// simulator passes a seeded stream.
+	Random func() uint64
 }
 
 // Expr is a typed scalar expression.

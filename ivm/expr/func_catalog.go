@@ -253,6 +253,15 @@ func registerCatalog(add adder) {
 				return nil, nil
 			}},
 		&Func{Name: "current_schema", Result: name, Volatility: Stable, Eval: constant("public")},
+		&Func{Name: "current_user", Result: name, Volatility: Stable,
+			Eval: func(env *Env, _ []types.Type, _ []types.Datum) (types.Datum, error) {
+				if c := catalogOf(env); c != nil {
+					if s, ok := c.UserName(10); ok {
+						return s, nil
+					}
+				}
+				return nil, nil
+			}},
 		&Func{Name: "current_schemas", Args: []types.Type{b}, Result: types.ArrayOf(name), Strict: true, Volatility: Stable,
 			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
 				if a[0].(bool) {

@@ -695,6 +695,14 @@ func (b *binder) sqlValueFunction(f *pg_query.SQLValueFunction) (plan.Scalar, er
 		name, t = "current_timestamp", types.TTimestampTZ
 	case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
 		name, t = "localtimestamp", types.TTimestamp
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER,
+		pg_query.SQLValueFunctionOp_SVFOP_USER, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
+		// The session's one role (ivm/expr/func_catalog.go).
+		return b.sessionFunc(f, "current_user", types.TName)
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
+		return b.sessionFunc(f, "current_database", types.TName)
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
+		return b.sessionFunc(f, "current_schema", types.TName)
 	default:
 		return nil, b.unsupported(f.Location, "SQL value function "+f.Op.String())
 	}
@@ -751,4 +759,13 @@ func isDefaultCollation(name []*pg_query.Node) bool {
 		return true
 	}
 	return false
+}
+
+// sessionFunc binds CURRENT_USER, CURRENT_CATALOG and CURRENT_SCHEMA, which
+// depend on the session: ad-hoc queries only.
+func (b *binder) sessionFunc(f *pg_query.SQLValueFunction, name string, t types.Type) (plan.Scalar, error) {
+	if b.opts.ForView {
+		return nil, b.unsupported(f.Location, strings.ToUpper(name)+" (its value depends on the session)")
+	}
+	return &plan.Func{Name: name, Typ: t, Volatile: true}, nil
 }

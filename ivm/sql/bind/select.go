@@ -827,6 +827,16 @@ func columnName(n *pg_query.Node) string {
 			return "current_timestamp"
 		case pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
 			return "localtimestamp"
+		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg_query.SQLValueFunctionOp_SVFOP_USER:
+			return "current_user"
+		case pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER:
+			return "session_user"
+		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:
+			return "current_role"
+		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:
+			return "current_catalog"
+		case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:
+			return "current_schema"
 		}
 	case *pg_query.Node_AExpr:
 		if x.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {

@@ -1,0 +1,2 @@
+-- q9: winning bids (top-1 per auction; ROW_NUMBER() = 1 written as DISTINCT ON).
+CREATE MATERIALIZED VIEW q9 AS SELECT DISTINCT ON (a.id) a.id, a.item_name, a.description, a.initial_bid, a.reserve, a.date_time, a.expires, a.seller, a.category, b.auction, b.bidder, b.price, b.date_time AS bid_date_time FROM auction a JOIN bid b ON a.id = b.auction WHERE b.date_time BETWEEN a.date_time AND a.expires ORDER BY a.id, b.price DESC, b.date_time ASC

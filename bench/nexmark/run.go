@@ -1,0 +1,323 @@
+package nexmark
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rockstream/rockstream/bench/internal/benchutil"
+)
+
+//go:embed queries/*.sql
+var queryFS embed.FS
+
+// QueryNames lists the queries with a SQL file, in numeric order.
+func QueryNames() []string {
+	ents, _ := queryFS.ReadDir("queries")
+	var names []string
+	for _, e := range ents {
+		names = append(names, strings.TrimSuffix(e.Name(), ".sql"))
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, _ := strconv.Atoi(names[i][1:])
+		b, _ := strconv.Atoi(names[j][1:])
+		return a < b
+	})
+	return names
+}
+
+// QuerySQL returns the CREATE MATERIALIZED VIEW statement of query q.
+func QuerySQL(q string) (string, error) {
+	b, err := queryFS.ReadFile("queries/" + q + ".sql")
+	if err != nil {
+		if why, ok := Blocked[q]; ok {
+			return "", fmt.Errorf("nexmark %s is not runnable yet: %s", q, why)
+		}
+		return "", fmt.Errorf("unknown nexmark query %q (have %s)", q, strings.Join(QueryNames(), ","))
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "--") && strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// Options configures a run.
+type Options struct {
+	Events     int64    // events per query
+	Queries    []string // each runs alone on a fresh server
+	Out        string   // CSV and SVG go here ("" : none)
+	Batch      int64    // events per COPY round (default 20,000)
+	Probes     int      // commit→visible samples after the throughput phase (default 50)
+	Seed       uint64
+	Mode       TimeMode
+	Progress   io.Writer // progress lines (nil: none)
+	StorageDir string    // parent for the per-query storage dirs ("" : system temp)
+}
+
+// Result is one query's measurements.
+type Result struct {
+	Query              string
+	Events             int64
+	Elapsed            time.Duration
+	EventsPerSec       float64
+	EventsPerSecCore   float64
+	CPUSeconds         float64
+	P50, P99           time.Duration
+	PeakRSS            int64
+	StateBytes         int64
+	InputBytes         int64
+	StorageBytes       int64
+	WriteBytes         int64
+	StoragePerLogical  float64
+	WritesPerLogical   float64
+	GeneratorEventsSec float64
+}
+
+// Run runs every query of o and writes results.csv and events_per_core.svg
+// into o.Out.
+func Run(ctx context.Context, o Options) ([]Result, error) {
+	if o.Batch <= 0 {
+		o.Batch = 20_000
+	}
+	if o.Probes <= 0 {
+		o.Probes = 50
+	}
+	if len(o.Queries) == 0 {
+		o.Queries = []string{"q0", "q1", "q2"}
+	}
+	var res []Result
+	for _, q := range o.Queries {
+		r, err := runOne(ctx, o, q)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", q, err)
+		}
+		res = append(res, r)
+	}
+	if o.Out != "" {
+		if err := writeOut(o.Out, res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// GeneratorRate measures the generator alone (events/s on one goroutine).
+func GeneratorRate(g Generator, n int64) float64 {
+	var b Batch
+	start := time.Now()
+	for i := int64(0); i < n; i += 10_000 {
+		b.Reset()
+		g.Append(&b, i, min(i+10_000, n))
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
+func runOne(ctx context.Context, o Options, q string) (Result, error) {
+	r := Result{Query: q, Events: o.Events}
+	view, err := QuerySQL(q)
+	if err != nil {
+		return r, err
+	}
+	dir, err := os.MkdirTemp(o.StorageDir, "rockstream-nexmark-"+q+"-")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(dir)
+	srv, err := benchutil.StartServer(dir)
+	if err != nil {
+		return r, err
+	}
+	defer srv.Stop()
+	w, err := pgx.Connect(ctx, srv.URL)
+	if err != nil {
+		return r, err
+	}
+	defer w.Close(ctx)
+	rd, err := pgx.Connect(ctx, srv.URL)
+	if err != nil {
+		return r, err
+	}
+	defer rd.Close(ctx)
+	if _, err := rd.Exec(ctx, "SET rockstream.session_wait_for = off"); err != nil {
+		return r, err
+	}
+	stmts := append(append([]string{}, Tables...), view,
+		// The freshness probe: a one-row count over bid, maintained in the
+		// same pipeline as the query's view.
+		"CREATE MATERIALIZED VIEW nexmark_probe AS SELECT count(*) AS n FROM bid")
+	for _, s := range stmts {
+		if _, err := w.Exec(ctx, s); err != nil {
+			return r, fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	g := Generator{Seed: o.Seed, Mode: o.Mode}
+	copyIn := func(b *Batch) error {
+		for _, t := range []struct {
+			name string
+			data []byte
+		}{{"person", b.Person}, {"auction", b.Auction}, {"bid", b.Bid}} {
+			if len(t.data) == 0 {
+				continue
+			}
+			if _, err := w.PgConn().CopyFrom(ctx, bytes.NewReader(t.data), "COPY "+t.name+" FROM STDIN"); err != nil {
+				return fmt.Errorf("COPY %s: %w", t.name, err)
+			}
+		}
+		return nil
+	}
+	probe := func(want int64) error {
+		for {
+			var n int64
+			if err := rd.QueryRow(ctx, "SELECT coalesce(max(n), 0) FROM nexmark_probe").Scan(&n); err != nil {
+				return err
+			}
+			if n >= want {
+				return nil
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	runtime.GC()
+	benchutil.ResetPeakRSS()
+	w0, cpu0 := benchutil.WriteBytes(), benchutil.CPUSeconds()
+	var b Batch
+	var bids int64
+	start := time.Now()
+	lastProgress := start
+	for n := int64(0); n < o.Events; n += o.Batch {
+		b.Reset()
+		g.Append(&b, n, min(n+o.Batch, o.Events))
+		r.InputBytes += int64(b.Bytes())
+		bids += int64(b.Bids)
+		if err := copyIn(&b); err != nil {
+			return r, err
+		}
+		if o.Progress != nil && (time.Since(lastProgress) > 500*time.Millisecond || n+o.Batch >= o.Events) {
+			lastProgress = time.Now()
+			done := min(n+o.Batch, o.Events)
+			fmt.Fprintf(o.Progress, "\r%s %s %d/%d events  %.0f ev/s   ", q, bar(done, o.Events), done, o.Events,
+				float64(done)/time.Since(start).Seconds())
+		}
+	}
+	// Throughput counts until the views reflect every event.
+	if err := probe(bids); err != nil {
+		return r, err
+	}
+	r.Elapsed = time.Since(start)
+	r.CPUSeconds = benchutil.CPUSeconds() - cpu0
+	r.EventsPerSec = float64(o.Events) / r.Elapsed.Seconds()
+	r.EventsPerSecCore = r.EventsPerSec / float64(runtime.GOMAXPROCS(0))
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "\r%s done: %d events in %.2fs, %.0f ev/s (%.0f ev/s/core); measuring freshness\n",
+			q, o.Events, r.Elapsed.Seconds(), r.EventsPerSec, r.EventsPerSecCore)
+	}
+	// Freshness: small commits (one probe round of 100 events each), each
+	// timed from the COPY's acknowledgement to the probe view showing it.
+	var lat []time.Duration
+	next := o.Events
+	for i := 0; i < o.Probes; i++ {
+		b.Reset()
+		g.Append(&b, next, next+100)
+		next += 100
+		r.InputBytes += int64(b.Bytes())
+		bids += int64(b.Bids)
+		if err := copyIn(&b); err != nil {
+			return r, err
+		}
+		t := time.Now()
+		if err := probe(bids); err != nil {
+			return r, err
+		}
+		lat = append(lat, time.Since(t))
+	}
+	r.P50, r.P99 = benchutil.Percentile(lat, 0.5), benchutil.Percentile(lat, 0.99)
+	if err := w.QueryRow(ctx, "SELECT coalesce(sum(state_bytes), 0)::bigint FROM rockstream_catalog.views").Scan(&r.StateBytes); err != nil {
+		return r, fmt.Errorf("state bytes: %w", err)
+	}
+	r.WriteBytes = benchutil.WriteBytes() - w0
+	r.StorageBytes = benchutil.DirBytes(dir)
+	r.PeakRSS = benchutil.PeakRSS()
+	if r.InputBytes > 0 {
+		r.StoragePerLogical = float64(r.StorageBytes) / float64(r.InputBytes)
+		r.WritesPerLogical = float64(r.WriteBytes) / float64(r.InputBytes)
+	}
+	return r, nil
+}
+
+func bar(done, total int64) string {
+	const w = 30
+	k := int(done * w / max(total, 1))
+	return "[" + strings.Repeat("#", k) + strings.Repeat(".", w-k) + "]"
+}
+
+// CSVHeader is the column list of results.csv.
+var CSVHeader = []string{"query", "events", "elapsed_s", "events_per_s", "events_per_s_per_core", "cores", "cpu_s", //lint:immutable column names
+	"p50_ms", "p99_ms", "peak_rss_bytes", "state_bytes", "input_bytes", "storage_bytes", "write_bytes",
+	"storage_per_logical", "writes_per_logical"}
+
+func writeOut(dir string, res []Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "nexmark.csv"))
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(f)
+	_ = cw.Write(CSVHeader)
+	ff := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	ms := func(d time.Duration) string { return ff(float64(d.Microseconds()) / 1000) }
+	for _, r := range res {
+		_ = cw.Write([]string{r.Query, strconv.FormatInt(r.Events, 10), ff(r.Elapsed.Seconds()), ff(r.EventsPerSec),
+			ff(r.EventsPerSecCore), strconv.Itoa(runtime.GOMAXPROCS(0)), ff(r.CPUSeconds), ms(r.P50), ms(r.P99),
+			strconv.FormatInt(r.PeakRSS, 10), strconv.FormatInt(r.StateBytes, 10), strconv.FormatInt(r.InputBytes, 10),
+			strconv.FormatInt(r.StorageBytes, 10), strconv.FormatInt(r.WriteBytes, 10), ff(r.StoragePerLogical), ff(r.WritesPerLogical)})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	var cats []string
+	var vals []float64
+	for _, r := range res {
+		cats = append(cats, r.Query)
+		vals = append(vals, r.EventsPerSecCore)
+	}
+	var sb strings.Builder
+	title := fmt.Sprintf("Nexmark on RockStream: events/s per core (%d cores, %d events per query)", runtime.GOMAXPROCS(0), res[0].Events)
+	if err := benchutil.BarChartSVG(&sb, title, "events/s/core", cats, []benchutil.Series{{Name: "RockStream", Values: vals}}, false); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "nexmark.svg"), []byte(sb.String()), 0o644)
+}
+
+// WriteTable prints results as an aligned text table.
+func WriteTable(w io.Writer, res []Result) {
+	fmt.Fprintf(w, "%-5s %10s %9s %12s %12s %8s %8s %9s %11s %10s %10s\n", "query", "events", "elapsed", "events/s", "ev/s/core", "p50 ms", "p99 ms", "peakRSS", "state B", "disk/in", "writes/in")
+	for _, r := range res {
+		fmt.Fprintf(w, "%-5s %10d %8.2fs %12.0f %12.0f %8.2f %8.2f %8.0fM %11d %10.2f %10.2f\n", r.Query, r.Events, r.Elapsed.Seconds(),
+			r.EventsPerSec, r.EventsPerSecCore, float64(r.P50.Microseconds())/1000, float64(r.P99.Microseconds())/1000,
+			float64(r.PeakRSS)/(1<<20), r.StateBytes, r.StoragePerLogical, r.WritesPerLogical)
+	}
+}

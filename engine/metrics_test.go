@@ -1,0 +1,69 @@
+package engine_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rockstream/rockstream/engine"
+)
+
+// TestMetricsAndHealth: /healthz, /readyz and /metrics answer, and metrics
+// carry per-view and object-store numbers.
+func TestMetricsAndHealth(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type addrs struct{ pg, http string }
+	ready := make(chan addrs, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- engine.Serve(ctx, engine.ServerOptions{
+			Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
+			Ready: func(pg, h string) { ready <- addrs{pg, h} },
+		})
+	}()
+	var a addrs
+	select {
+	case a = <-ready:
+	case err := <-done:
+		t.Fatalf("server did not start: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("server did not start")
+	}
+	defer func() { cancel(); <-done }()
+	rs := connect(t, "postgres://rockstream@"+a.pg+"/default?sslmode=disable")
+	exec(t, rs, "CREATE TABLE m (id int PRIMARY KEY, g int)")
+	exec(t, rs, "CREATE MATERIALIZED VIEW mg AS SELECT g, count(*) FROM m GROUP BY g")
+	exec(t, rs, "INSERT INTO m VALUES (1, 1), (2, 1), (3, 2)")
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + a.http + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, _ := get("/healthz"); code != 200 {
+		t.Fatalf("/healthz %d", code)
+	}
+	if code, _ := get("/readyz"); code != 200 {
+		t.Fatalf("/readyz %d", code)
+	}
+	_, metrics := get("/metrics")
+	for _, want := range []string{
+		`rockstream_view_rows{view="mg"} 2`,
+		`rockstream_commits_total 1`,
+		`rockstream_object_store_requests_total{object="wal",op="put_if_absent"}`,
+		`rockstream_view_freshness_lag_epochs{view="mg"} 0`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Fatalf("/metrics lacks %q", want)
+		}
+	}
+}
