@@ -33,3 +33,7 @@ correctness-full:
 # Nexmark (f9): per-query events/s, commit→visible p50/p99, RSS, state and storage bytes; CSV+SVG in bench-out/.
 bench-nexmark events="1000000" queries="q0,q1,q2":
     go run ./cmd/rockstream bench nexmark --events={{events}} --queries={{queries}} --out=bench-out
+
+# IVM vs recompute (f9): RockStream view maintenance vs PostgreSQL 15 REFRESH and a hand upsert; CSV+SVG in bench-out/.
+bench-ivm rows="1000000":
+    go run ./cmd/rockstream bench ivm --rows={{rows}} --out=bench-out

@@ -194,6 +194,8 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 			}
 		}
 	}
+	runtime.GC()
+	benchutil.ResetPeakRSS()
 	w0, cpu0 := benchutil.WriteBytes(), benchutil.CPUSeconds()
 	var b Batch
 	var bids int64

@@ -9,13 +9,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rockstream/rockstream/bench/ivm"
 	"github.com/rockstream/rockstream/bench/nexmark"
+	"github.com/rockstream/rockstream/internal/pgtest"
 )
 
 // newBenchCommand is `rockstream bench ...`: the benchmark suites in bench/.
 func newBenchCommand() *cobra.Command {
-	c := &cobra.Command{Use: "bench", Short: "Run a benchmark suite (nexmark)"}
-	c.AddCommand(newBenchNexmarkCommand())
+	c := &cobra.Command{Use: "bench", Short: "Run a benchmark suite (nexmark, ivm)"}
+	c.AddCommand(newBenchNexmarkCommand(), newBenchIVMCommand())
 	return c
 }
 
@@ -49,6 +51,10 @@ func newBenchNexmarkCommand() *cobra.Command {
 			} else {
 				o.Queries = strings.Split(queries, ",")
 			}
+			if o.Events > 0 {
+				g := nexmark.Generator{Seed: seed, Mode: o.Mode}
+				fmt.Fprintf(cmd.OutOrStdout(), "generator alone (COPY text, one goroutine): %.0f events/s\n", nexmark.GeneratorRate(g, min(o.Events, 200_000)))
+			}
 			res, err := nexmark.Run(ctx, o)
 			nexmark.WriteTable(cmd.OutOrStdout(), res)
 			if err == nil && out != "" {
@@ -64,5 +70,44 @@ func newBenchNexmarkCommand() *cobra.Command {
 	c.Flags().IntVar(&probes, "probes", 50, "commit→visible samples")
 	c.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
 	c.Flags().StringVar(&mode, "time", "feldera", "event-time spacing: feldera (10 ms/event) or flink (10M events/s)")
+	return c
+}
+
+func newBenchIVMCommand() *cobra.Command {
+	var (
+		rows      int64
+		fractions []float64
+		reps      int
+		pgURL     string
+		out       string
+	)
+	c := &cobra.Command{
+		Use:   "ivm",
+		Short: "IVM vs recompute: RockStream view maintenance vs PostgreSQL 15 REFRESH MATERIALIZED VIEW and a hand-written upsert",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			if pgURL == "" {
+				// A throwaway PostgreSQL 15, booted the way the tests do.
+				u, err := pgtest.ConnString()
+				if err != nil {
+					return fmt.Errorf("starting PostgreSQL 15 (or pass --pg): %w", err)
+				}
+				defer pgtest.Stop()
+				pgURL = u
+			}
+			res, err := ivm.Run(ctx, ivm.Options{Rows: rows, Fractions: fractions, Reps: reps, PGURL: pgURL, Out: out, Progress: cmd.ErrOrStderr()})
+			ivm.WriteTable(cmd.OutOrStdout(), rows, res)
+			if err == nil && out != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/ivm.csv and %s/ivm.svg\n", out, out)
+			}
+			return err
+		},
+	}
+	c.Flags().Int64Var(&rows, "rows", 1_000_000, "base table rows")
+	c.Flags().Float64SliceVar(&fractions, "changes", ivm.DefaultFractions, "change-set sizes as fractions of --rows")
+	c.Flags().IntVar(&reps, "reps", 3, "repetitions per change size (median reported)")
+	c.Flags().StringVar(&pgURL, "pg", "", "PostgreSQL 15 connection string (default: start a throwaway one)")
+	c.Flags().StringVar(&out, "out", "bench-out", "output folder for ivm.csv and ivm.svg")
 	return c
 }

@@ -122,6 +122,13 @@ func procField(path, key string) int64 {
 // PeakRSS is the process's peak resident set (VmHWM), in bytes.
 func PeakRSS() int64 { return procField("/proc/self/status", "VmHWM") }
 
+// ResetPeakRSS resets this process's VmHWM to its current RSS (writing 5
+// to /proc/self/clear_refs), so PeakRSS measures from now on; it reports
+// whether the kernel allowed it.
+func ResetPeakRSS() bool {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
 // WriteBytes is the bytes this process caused to be written to storage
 // (/proc/self/io write_bytes; 0 where the kernel does not account it).
 func WriteBytes() int64 { return procField("/proc/self/io", "write_bytes") }
