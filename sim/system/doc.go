@@ -18,9 +18,12 @@
 //
 // Replay one seed: go test ./sim/system -run TestSystem -seed=N -v
 // Fresh seeds:     go test ./sim/system -run TestSystem -seeds=K
-// (TestPlantedAckBeforeDurableCaught runs the planted bug in every build.)
-// Planted bug (commits acknowledged before the WAL is durable), which
-// TestPlantedBugCaught asserts is caught:
+// Planted bugs (Options.Plant), each asserted caught within a bounded
+// number of seeds in every build: AckBeforeDurable (the shard's store
+// acknowledges Apply before the WAL is durable; TestPlantedAckBeforeDurableCaught)
+// and TornCommit (a commit's batch applied as two durable writes;
+// TestPlantedTornCommitCaught). The build tag plants AckBeforeDurable into
+// every run, and TestPlantedBugCaught asserts the default scenario finds it:
 //
 //	go test -tags plantbug_ackbeforedurable ./sim/system -run TestPlantedBugCaught -v
 package system

@@ -22,5 +22,11 @@ func caughtWithin(t *testing.T, opts Options, limit uint64) uint64 {
 // Apply before the WAL is durable loses acknowledged commits on a crash;
 // the durability checker must notice within a bounded number of seeds.
 func TestPlantedAckBeforeDurableCaught(t *testing.T) {
-	caughtWithin(t, Options{Plant: true}, 100)
+	caughtWithin(t, Options{Plant: AckBeforeDurable}, 100)
+}
+
+// TestPlantedTornCommitCaught: a commit applied as two durable writes is
+// caught half-applied after a crash between them.
+func TestPlantedTornCommitCaught(t *testing.T) {
+	caughtWithin(t, Options{Plant: TornCommit}, 300)
 }

@@ -50,9 +50,46 @@ type Options struct {
 	Seed uint64
 	// Config overrides the configuration drawn from the seed.
 	Config *sim.Config
-	// Plant turns on the planted bug (commits acknowledged before their
-	// WAL is durable) regardless of the build tag.
-	Plant bool
+	// Plant turns on a planted bug (the build tag plants AckBeforeDurable).
+	Plant Bug
+}
+
+// Bug is a planted bug the checkers must catch.
+type Bug uint8
+
+const (
+	// NoBug: the real system.
+	NoBug Bug = iota
+	// AckBeforeDurable: the shard's store acknowledges Apply before the
+	// WAL is durable.
+	AckBeforeDurable
+	// TornCommit: the shard's store applies a batch as two durable
+	// writes, so a crash between them leaves a commit half-applied.
+	TornCommit
+)
+
+func (b Bug) String() string {
+	switch b {
+	case AckBeforeDurable:
+		return "ack-before-durable"
+	case TornCommit:
+		return "torn-commit"
+	}
+	return "none"
+}
+
+// tornApply is the TornCommit bug: two durable writes per batch.
+type tornApply struct{ *storage.KV }
+
+func (k tornApply) Apply(b *kv.WriteBatch) error {
+	half := len(b.Ops) / 2
+	if half == 0 {
+		return k.KV.Apply(b)
+	}
+	if err := k.KV.Apply(&kv.WriteBatch{Ops: b.Ops[:half]}); err != nil {
+		return err
+	}
+	return k.KV.Apply(&kv.WriteBatch{Ops: b.Ops[half:]})
 }
 
 // Outcome is one run's result.
@@ -132,8 +169,11 @@ func (r *runner) logf(format string, args ...any) {
 func Run(opts Options) Outcome {
 	s := sim.New(sim.Options{Seed: opts.Seed, Config: opts.Config, AskTimeout: 20 * time.Second})
 	r := &runner{s: s, rnd: s.Rand("system"), model: newModel()}
-	plant := opts.Plant || plantAckBeforeDurable
-	out := Outcome{Header: s.Describe() + fmt.Sprintf("system: planted bug ack-before-durable=%v\n", plant)}
+	plant := opts.Plant
+	if plantAckBeforeDurable {
+		plant = AckBeforeDurable
+	}
+	out := Outcome{Header: s.Describe() + fmt.Sprintf("system: planted bug=%s\n", plant)}
 	err := r.run(plant)
 	out.Err = err
 	out.TraceHash = s.TraceHash()
@@ -143,19 +183,22 @@ func Run(opts Options) Outcome {
 	return out
 }
 
-func (r *runner) run(plant bool) error {
+func (r *runner) run(plant Bug) error {
 	s := r.s
 	memtable := int64(4<<10) << r.rnd.IntN(5) // 4..64 KiB: flushes happen
 	tick := time.Duration(1+r.rnd.IntN(200)) * time.Millisecond
 	r.logf("memtable=%d tick=%v", memtable, tick)
-	open := func(path string, plantHere bool) func(runtime.Context) (kv.Store, error) {
+	open := func(path string, bug Bug) func(runtime.Context) (kv.Store, error) {
 		return func(ctx runtime.Context) (kv.Store, error) {
 			db, err := storage.Open(context.Background(), ctx.Store(), path, storage.Options{MemtableBytesMax: memtable})
 			if err != nil {
 				return nil, err
 			}
-			if plantHere {
+			switch bug {
+			case AckBeforeDurable:
 				return ackNoWait{db}, nil
+			case TornCommit:
+				return tornApply{db}, nil
 			}
 			return db, nil
 		}
@@ -163,7 +206,7 @@ func (r *runner) run(plant bool) error {
 	if err := s.AddProcess(processName, sim.ProcessOptions{Crashable: true}); err != nil {
 		return err
 	}
-	if err := s.Spawn(processName, control.ActorID, control.New(control.Config{OpenStore: open("control", false), TickEvery: tick})); err != nil {
+	if err := s.Spawn(processName, control.ActorID, control.New(control.Config{OpenStore: open("control", NoBug), TickEvery: tick})); err != nil {
 		return err
 	}
 	if err := s.Spawn(processName, shard.ActorID, shard.New(shard.Config{
