@@ -21,6 +21,9 @@ import (
 // planner implements shard.Planner with the SQL compiler.
 type planner struct{}
 
+// Planner returns the SQL compiler's shard.Planner (the simulator hosts shards without an engine).
+func Planner() shard.Planner { return planner{} }
+
 // viewEnv is the fixed environment views are evaluated in (UTC, no
 // statement time: views reject now() at DDL time).
 var viewEnv = expr.Env{}

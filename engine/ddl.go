@@ -143,6 +143,13 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 			}
 		}
 	}
+	seen := map[string]bool{}
+	for _, c := range rel.Columns {
+		if seen[c.Name] {
+			return errcode.New(errcode.DuplicateColumnCode, "column %q specified more than once", c.Name)
+		}
+		seen[c.Name] = true
+	}
 	r, err := s.control(ctx, control.CreateRelation{Relation: rel, Deps: deps, IfNotExists: st.IfNotExists, OrReplace: st.OrReplace})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/syscat"
@@ -222,16 +223,27 @@ func (r *returning) cursor(tag string) gateway.Cursor {
 	return &rowsCursor{rows: r.rows, tag: tag}
 }
 
+// startDML opens the writer of a DML statement, prepares its RETURNING
+// list and runs its row plan over the snapshot (with the transaction's own
+// writes).
+func (s *session) startDML(ctx context.Context, snap *control.Snapshot, table *catalog.Relation, verb string, r *bind.Returning, rowsPlan plan.Node, env *expr.Env) (*writer, *returning, []types.Row, error) {
+	w, err := s.writerFor(snap, table, verb)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ret, err := newReturning(r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rows, err := s.runPlan(ctx, snap, rowsPlan, env)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return w, ret, rows, nil
+}
+
 func (s *session) insert(ctx context.Context, snap *control.Snapshot, st *rsql.Insert, env *expr.Env) (gateway.Cursor, error) {
-	w, err := s.writerFor(snap, st.Table, "INSERT")
-	if err != nil {
-		return nil, err
-	}
-	ret, err := newReturning(st.Returning)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.runPlan(ctx, snap, st.Rows, env)
+	w, ret, rows, err := s.startDML(ctx, snap, st.Table, "INSERT", st.Returning, st.Rows, env)
 	if err != nil {
 		return nil, err
 	}
@@ -373,15 +385,10 @@ func (w *writer) replace(ctx context.Context, snap *control.Snapshot, oldKey typ
 }
 
 func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.Update, env *expr.Env) (gateway.Cursor, error) {
-	w, err := s.writerFor(snap, st.Table, "UPDATE")
-	if err != nil {
-		return nil, err
+	if len(st.Table.PrimaryKey) == 0 && st.Table.Kind == catalog.KindTable {
+		return nil, errcode.New(errcode.InsertOnlyTable, "cannot update table %q because it is insert-only", st.Table.Name)
 	}
-	ret, err := newReturning(st.Returning)
-	if err != nil {
-		return nil, err
-	}
-	pairs, err := s.runPlan(ctx, snap, st.Rows, env)
+	w, ret, pairs, err := s.startDML(ctx, snap, st.Table, "UPDATE", st.Returning, st.Rows, env)
 	if err != nil {
 		return nil, err
 	}
@@ -390,9 +397,6 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 	oldKeys := make([]types.Row, 0, len(pairs))
 	for _, p := range pairs {
 		oldKeys = append(oldKeys, pkOf(w.rel, p[:width]))
-	}
-	if len(w.rel.PrimaryKey) == 0 {
-		return nil, errcode.New(errcode.InsertOnlyTable, "cannot update table %q because it is insert-only", w.rel.Name)
 	}
 	if _, err := w.current(ctx, snap, oldKeys); err != nil {
 		return nil, err
@@ -422,18 +426,10 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 }
 
 func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.Delete, env *expr.Env) (gateway.Cursor, error) {
-	w, err := s.writerFor(snap, st.Table, "DELETE")
-	if err != nil {
-		return nil, err
+	if len(st.Table.PrimaryKey) == 0 && st.Table.Kind == catalog.KindTable {
+		return nil, errcode.New(errcode.InsertOnlyTable, "cannot delete from table %q because it is insert-only", st.Table.Name)
 	}
-	if len(w.rel.PrimaryKey) == 0 {
-		return nil, errcode.New(errcode.InsertOnlyTable, "cannot delete from table %q because it is insert-only", w.rel.Name)
-	}
-	ret, err := newReturning(st.Returning)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.runPlan(ctx, snap, st.Rows, env)
+	w, ret, rows, err := s.startDML(ctx, snap, st.Table, "DELETE", st.Returning, st.Rows, env)
 	if err != nil {
 		return nil, err
 	}

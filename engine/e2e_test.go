@@ -384,6 +384,12 @@ func TestConstraints(t *testing.T) {
 		}
 	}
 	o.both("INSERT INTO c VALUES (2, NULL, NULL, 1, 'null checks pass')")
+	// A view's columns must have distinct names, as in PostgreSQL (42701).
+	_, rsErr := rs.Exec(context.Background(), "CREATE MATERIALIZED VIEW dup AS SELECT id, id FROM c")
+	_, pgErr := o.pg.Exec(context.Background(), "CREATE MATERIALIZED VIEW dup AS SELECT id, id FROM c")
+	if sqlState(rsErr) != "42701" || sqlState(pgErr) != "42701" {
+		t.Fatalf("duplicate view column: RockStream %v, PostgreSQL %v (want 42701 from both)", rsErr, pgErr)
+	}
 	o.check("after rejected statements")
 }
 
