@@ -10,6 +10,8 @@
 //   - rockstream: COPY of the change into the base table plus the first
 //     read of a view in the same session (which waits until the views
 //     reflect the write): ingest + maintenance of all three views;
+//   - rockstream_ingest_only: the same into an identical table without
+//     views (the ingest floor);
 //   - pg_refresh: REFRESH MATERIALIZED VIEW of the three views (the change
 //     is already in the base table; its COPY is timed as pg_insert);
 //   - pg_upsert: one transaction upserting the change (staged in a table,
@@ -55,6 +57,10 @@ type Result struct {
 	PGRefresh  time.Duration
 	PGUpsert   time.Duration
 	PGInsert   time.Duration
+	// RSIngest is the same COPY into a RockStream table of the same size
+	// with no views (plus the waiting read): the ingest floor, so
+	// RockStream - RSIngest approximates the maintenance cost.
+	RSIngest time.Duration
 }
 
 const dimRows = 1000
@@ -100,10 +106,10 @@ func copyIn(ctx context.Context, c *pgx.Conn, table string, data []byte) error {
 	return nil
 }
 
-func load(ctx context.Context, c *pgx.Conn, n int64, progress io.Writer, who string) error {
+func load(ctx context.Context, c *pgx.Conn, table string, n int64, progress io.Writer, who string) error {
 	const chunk = 100_000
 	for i := int64(0); i < n; i += chunk {
-		if err := copyIn(ctx, c, "base", rows(i, min(i+chunk, n))); err != nil {
+		if err := copyIn(ctx, c, table, rows(i, min(i+chunk, n))); err != nil {
 			return err
 		}
 		if progress != nil {
@@ -150,13 +156,16 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	defer pg.Close(ctx)
 
 	// RockStream: tables, base load, then the views (backfilled).
-	if err := execAll(ctx, rs, baseDDL, dimDDL); err != nil {
+	if err := execAll(ctx, rs, baseDDL, dimDDL, strings.Replace(baseDDL, "base", "plain", 1)); err != nil {
 		return nil, err
 	}
 	if err := copyIn(ctx, rs, "dim", dimData()); err != nil {
 		return nil, err
 	}
-	if err := load(ctx, rs, o.Rows, o.Progress, "rockstream"); err != nil {
+	if err := load(ctx, rs, "base", o.Rows, o.Progress, "rockstream"); err != nil {
+		return nil, err
+	}
+	if err := load(ctx, rs, "plain", o.Rows, o.Progress, "rockstream (table without views)"); err != nil {
 		return nil, err
 	}
 	if err := execAll(ctx, rs,
@@ -175,7 +184,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if err := copyIn(ctx, pg, "dim", dimData()); err != nil {
 		return nil, err
 	}
-	if err := load(ctx, pg, o.Rows, o.Progress, "postgres"); err != nil {
+	if err := load(ctx, pg, "base", o.Rows, o.Progress, "postgres"); err != nil {
 		return nil, err
 	}
 	if err := execAll(ctx, pg,
@@ -193,7 +202,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	var res []Result
 	for _, f := range o.Fractions {
 		k := max(int64(float64(o.Rows)*f), 1)
-		var tRS, tRef, tUp, tIns []time.Duration
+		var tRS, tRef, tUp, tIns, tPlain []time.Duration
 		for rep := 0; rep < o.Reps; rep++ {
 			data := rows(next, next+k)
 			next += k
@@ -207,6 +216,14 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 				return res, err
 			}
 			tRS = append(tRS, time.Since(t))
+			t = time.Now()
+			if err := copyIn(ctx, rs, "plain", data); err != nil {
+				return res, err
+			}
+			if err := rs.QueryRow(ctx, "SELECT count(*) FROM v_group").Scan(&n); err != nil {
+				return res, err
+			}
+			tPlain = append(tPlain, time.Since(t))
 			// PostgreSQL: stage, insert, refresh, upsert.
 			if err := execAll(ctx, pg, "TRUNCATE chg"); err != nil {
 				return res, err
@@ -234,10 +251,10 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			}
 			tUp = append(tUp, time.Since(t))
 		}
-		r := Result{Fraction: f, ChangeRows: k, RockStream: median(tRS), PGRefresh: median(tRef), PGUpsert: median(tUp), PGInsert: median(tIns)}
+		r := Result{Fraction: f, ChangeRows: k, RockStream: median(tRS), PGRefresh: median(tRef), PGUpsert: median(tUp), PGInsert: median(tIns), RSIngest: median(tPlain)}
 		res = append(res, r)
 		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "change %s (%d rows): rockstream %s, pg refresh %s, pg upsert %s\n", pct(f), k, r.RockStream, r.PGRefresh, r.PGUpsert)
+			fmt.Fprintf(o.Progress, "change %s (%d rows): rockstream %s (ingest alone %s), pg refresh %s, pg upsert %s\n", pct(f), k, r.RockStream, r.RSIngest, r.PGRefresh, r.PGUpsert)
 		}
 	}
 	// Cross-check: the views agree with PostgreSQL's recomputation.
@@ -288,13 +305,13 @@ func writeOut(dir string, n int64, res []Result) error {
 	}
 	var b strings.Builder
 	cw := csv.NewWriter(&b)
-	_ = cw.Write([]string{"base_rows", "change_pct", "change_rows", "rockstream_ms", "pg_refresh_ms", "pg_upsert_ms", "pg_insert_ms", "refresh_over_rockstream", "upsert_over_rockstream"})
+	_ = cw.Write([]string{"base_rows", "change_pct", "change_rows", "rockstream_ms", "rockstream_ingest_only_ms", "pg_refresh_ms", "pg_upsert_ms", "pg_insert_ms", "refresh_over_rockstream", "upsert_over_rockstream"})
 	ff := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	var cats []string
 	var s1, s2, s3 []float64
 	for _, r := range res {
 		_ = cw.Write([]string{strconv.FormatInt(n, 10), ff(r.Fraction * 100), strconv.FormatInt(r.ChangeRows, 10),
-			ff(ms(r.RockStream)), ff(ms(r.PGRefresh)), ff(ms(r.PGUpsert)), ff(ms(r.PGInsert)),
+			ff(ms(r.RockStream)), ff(ms(r.RSIngest)), ff(ms(r.PGRefresh)), ff(ms(r.PGUpsert)), ff(ms(r.PGInsert)),
 			ff(r.PGRefresh.Seconds() / r.RockStream.Seconds()), ff(r.PGUpsert.Seconds() / r.RockStream.Seconds())})
 		cats = append(cats, pct(r.Fraction))
 		s1, s2, s3 = append(s1, ms(r.RockStream)), append(s2, ms(r.PGRefresh)), append(s3, ms(r.PGUpsert))
@@ -314,9 +331,9 @@ func writeOut(dir string, n int64, res []Result) error {
 
 // WriteTable prints results as an aligned text table.
 func WriteTable(w io.Writer, n int64, res []Result) {
-	fmt.Fprintf(w, "base rows %d\n%-8s %10s %14s %14s %14s %14s %12s %12s\n", n, "change", "rows", "rockstream ms", "pg refresh ms", "pg upsert ms", "pg insert ms", "refresh/rs", "upsert/rs")
+	fmt.Fprintf(w, "base rows %d\n%-8s %10s %14s %14s %14s %14s %14s %12s %12s\n", n, "change", "rows", "rockstream ms", "rs ingest ms", "pg refresh ms", "pg upsert ms", "pg insert ms", "refresh/rs", "upsert/rs")
 	for _, r := range res {
-		fmt.Fprintf(w, "%-8s %10d %14.2f %14.2f %14.2f %14.2f %11.1fx %11.2fx\n", pct(r.Fraction), r.ChangeRows, ms(r.RockStream), ms(r.PGRefresh),
+		fmt.Fprintf(w, "%-8s %10d %14.2f %14.2f %14.2f %14.2f %14.2f %11.1fx %11.2fx\n", pct(r.Fraction), r.ChangeRows, ms(r.RockStream), ms(r.RSIngest), ms(r.PGRefresh),
 			ms(r.PGUpsert), ms(r.PGInsert), r.PGRefresh.Seconds()/r.RockStream.Seconds(), r.PGUpsert.Seconds()/r.RockStream.Seconds())
 	}
 }
