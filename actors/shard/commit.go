@@ -125,6 +125,9 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 		return nil, errcode.Wrap(errcode.ShardUnavailable, err, "commit was not made durable")
 	}
 	a.lastEpoch = epoch
+	// A durable write makes every earlier non-waiting write durable too
+	// (slate writes its WAL in order).
+	a.durableFrontier = a.frontier
 	a.stats.Commits++
 	a.scheduleStep(ctx)
 	return Committed{Epoch: epoch}, nil

@@ -19,6 +19,9 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 			return nil, err
 		}
 	}
+	if err := a.makeFrontierDurable(); err != nil {
+		return nil, err
+	}
 	res := ReadResult{Frontier: a.frontier}
 	for _, id := range m.Relations {
 		b, err := a.snapshotOf(a.store, id)
@@ -61,6 +64,9 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 
 func (a *Actor) status() Status {
 	st := a.stats
+	if err := a.makeFrontierDurable(); err != nil {
+		st.LastError = err.Error()
+	}
 	st.Ready = a.ready
 	st.LastEpoch = a.lastEpoch
 	st.Frontier = a.frontier
@@ -94,6 +100,9 @@ func (a *Actor) subscribe(ctx runtime.Context, m Subscribe) (runtime.Message, er
 	}
 	if a.installed(m.View) == nil {
 		return nil, errcode.New(errcode.UndefinedObject, "materialized view %s is not installed", m.View)
+	}
+	if err := a.makeFrontierDurable(); err != nil {
+		return nil, err
 	}
 	a.nextSub++
 	res := Subscribed{ID: a.nextSub, Frontier: a.frontier}

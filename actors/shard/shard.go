@@ -72,6 +72,11 @@ type Actor struct {
 	snap      *control.Snapshot
 	lastEpoch uint64
 	frontier  uint64
+	// durableFrontier is the highest frontier known durable. Epoch steps
+	// are written without waiting; before a frontier is shown to anyone it
+	// is made durable, so a crash never takes back a frontier a reader saw.
+	// INVARIANT: durableFrontier <= frontier.
+	durableFrontier uint64
 	// views are installed views in creation (= dependency) order.
 	views   []*installedView
 	subs    []subscription
@@ -194,10 +199,33 @@ func (a *Actor) open(ctx runtime.Context) error {
 	if _, ok := store.(Ticker); ok && a.cfg.TickEvery > 0 {
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	}
+	a.durableFrontier = a.frontier
 	// INVARIANT: the frontier never passes the last assigned epoch.
 	if a.frontier > a.lastEpoch {
 		return corrupt("frontier %d is past the last source epoch %d", a.frontier, a.lastEpoch)
 	}
+	return nil
+}
+
+// Syncer is implemented by stores whose non-waiting writes can be made
+// durable on demand.
+type Syncer interface {
+	Sync() error
+}
+
+// makeFrontierDurable makes sure the frontier about to be shown survives a
+// crash (spec: frontiers never go backwards).
+func (a *Actor) makeFrontierDurable() error {
+	if a.durableFrontier >= a.frontier {
+		return nil
+	}
+	if s, ok := a.store.(Syncer); ok {
+		if err := s.Sync(); err != nil {
+			a.poison(err)
+			return errcode.Wrap(errcode.ShardUnavailable, err, "frontier %d could not be made durable", a.frontier)
+		}
+	}
+	a.durableFrontier = a.frontier
 	return nil
 }
 
@@ -229,7 +257,19 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 		return Synced{Version: a.snap.Version}, nil
 	}
 	prev := a.snap
+	prevViews := append([]*installedView(nil), a.views...)
 	a.snap = snap
+	synced := false
+	defer func() {
+		if !synced {
+			// NB: a failed sync must be retried by the next message that
+			// carries this catalog version, so restore the version and the
+			// view list; otherwise a view skipped here would silently miss
+			// the epochs committed before the retry.
+			a.snap, a.views = prev, prevViews
+			a.discardCaches()
+		}
+	}()
 	if prev != nil {
 		for _, rel := range prev.Relations() {
 			if _, still := snap.RelationByID(rel.ID); still || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
@@ -285,6 +325,7 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 		}
 	}
 	a.ready = true
+	synced = true
 	return Synced{Version: snap.Version}, nil
 }
 

@@ -138,6 +138,9 @@ func (k *KV) Tick(now time.Time) error {
 	return k.db.Tick(context.Background(), now)
 }
 
+// Sync makes every write so far durable (flushes the WAL).
+func (k *KV) Sync() error { return k.db.FlushWAL(context.Background()) }
+
 // Close flushes and closes the database.
 func (k *KV) Close() error { return k.db.Close(context.Background()) }
 

@@ -28,5 +28,5 @@ func TestPlantedAckBeforeDurableCaught(t *testing.T) {
 // TestPlantedTornCommitCaught: a commit applied as two durable writes is
 // caught half-applied after a crash between them.
 func TestPlantedTornCommitCaught(t *testing.T) {
-	caughtWithin(t, Options{Plant: TornCommit}, 300)
+	caughtWithin(t, Options{Plant: TornCommit}, 1000)
 }
