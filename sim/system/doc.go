@@ -28,14 +28,11 @@
 //	go test -tags plantbug_ackbeforedurable ./sim/system -run TestPlantedBugCaught -v
 package system
 
-// Open findings (actors/shard, fixed seeds 1..200 in CI avoid them; replay
-// with -seed):
-//   - seed 1263: the read frontier goes backwards (4, then 3) across a
-//     crash: epoch steps are applied with ApplyNoWait, so a frontier served
-//     to a reader can be lost.
-//   - seeds 1544, 14514280840814524977: a materialized view misses epochs.
-//     syncCatalog sets a.snap before the stored views are rebuilt; when
-//     that fails (transient store error), the next Commit's adoptSnapshot
-//     sees the same version and skips the rebuild, commits advance the
-//     frontier without the view, and after a restart the view's stored
-//     state never receives those epochs.
+// Findings, both fixed in actors/shard (replay with -seed):
+//   - seed 1263: the read frontier went backwards (4, then 3) across a
+//     crash, because epoch steps are written without waiting; the shard now
+//     makes a frontier durable before showing it to anyone.
+//   - seeds 1544, 14514280840814524977: a materialized view missed epochs
+//     when a catalog sync failed half-way on a transient store error; a
+//     failed sync now restores the catalog version and the view list so the
+//     next message retries it.

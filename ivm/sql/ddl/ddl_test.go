@@ -31,6 +31,9 @@ func describe(d ddl.Statement) string {
 		for _, c := range x.Columns {
 			fmt.Fprintf(&b, "  %s\n", formatColumn(c))
 		}
+		for _, c := range x.Checks {
+			fmt.Fprintf(&b, "  check %s: %s\n", c.Name, c.Expr)
+		}
 	case *ddl.CreateView:
 		fmt.Fprintf(&b, "create view %s materialized=%v or_replace=%v columns=%v options=%v\n  query: %s\n", x.Name, x.Materialized, x.OrReplace, x.ColumnNames, x.Options, x.Query)
 	case *ddl.Drop:
