@@ -166,9 +166,9 @@ func CommonType(context string, ts ...types.Type) (types.Type, error) {
 	return ptype, nil
 }
 
-// numericRank orders the numeric kinds along PostgreSQL's implicit-cast
-// chain int2 → int4 → int8 → numeric → float4 → float8.
-func numericRank(k types.Kind) int {
+// NumericRank orders the numeric kinds along PostgreSQL's implicit-cast
+// chain int2 → int4 → int8 → numeric → float4 → float8 (0 for others).
+func NumericRank(k types.Kind) int {
 	switch k {
 	case types.KindInt2:
 		return 1
@@ -190,7 +190,7 @@ func numericRank(k types.Kind) int {
 // converted to. float4 with anything wider than float4 (or with an integer
 // or numeric) computes in float8, as PostgreSQL resolves those operators.
 func promoteNumeric(a, b types.Kind) types.Type {
-	ra, rb := numericRank(a), numericRank(b)
+	ra, rb := NumericRank(a), NumericRank(b)
 	if a == types.KindFloat4 && b == types.KindFloat4 {
 		return types.TFloat4
 	}
@@ -214,4 +214,4 @@ func promoteNumeric(a, b types.Kind) types.Type {
 	return types.TFloat8
 }
 
-func isNumericKind(k types.Kind) bool { return numericRank(k) > 0 }
+func isNumericKind(k types.Kind) bool { return NumericRank(k) > 0 }

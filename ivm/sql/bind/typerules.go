@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -48,25 +49,6 @@ func categoryOf(k types.Kind) category {
 	return catOther
 }
 
-// numericRank orders the numeric kinds along their implicit-cast chain.
-func numericRank(k types.Kind) int {
-	switch k {
-	case types.KindInt2:
-		return 1
-	case types.KindInt4:
-		return 2
-	case types.KindInt8:
-		return 3
-	case types.KindNumeric:
-		return 4
-	case types.KindFloat4:
-		return 5
-	case types.KindFloat8:
-		return 6
-	}
-	return 0
-}
-
 // datetimeRank orders date < timestamp < timestamptz (implicit casts).
 func datetimeRank(k types.Kind) int {
 	switch k {
@@ -89,7 +71,7 @@ func implicitCastOK(from, to types.Type) bool {
 		return true
 	}
 	if from.Kind.IsNumeric() && to.Kind.IsNumeric() {
-		return numericRank(from.Kind) < numericRank(to.Kind)
+		return expr.NumericRank(from.Kind) < expr.NumericRank(to.Kind)
 	}
 	if from.Kind.IsString() && to.Kind.IsString() {
 		// char/varchar/name → text, text → varchar are implicit.
@@ -210,7 +192,7 @@ func commonType(ts []types.Type) (types.Type, bool) {
 // types: the wider of the two along int2 < int4 < int8 < numeric, and
 // float8 whenever a float meets anything but the same float.
 func arithmeticResult(l, r types.Type) types.Type {
-	lr, rr := numericRank(l.Kind), numericRank(r.Kind)
+	lr, rr := expr.NumericRank(l.Kind), expr.NumericRank(r.Kind)
 	if l.Kind == types.KindFloat4 && r.Kind == types.KindFloat4 {
 		return types.TFloat4
 	}
