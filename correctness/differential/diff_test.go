@@ -137,6 +137,18 @@ func (c *caseRun) createView(name, query string) *failure {
 	case rerr != nil:
 		c.log("CREATE MATERIALIZED VIEW " + name + " AS " + query)
 		return &failure{fmt.Sprintf("rockstream rejects a view whose query PostgreSQL runs:\n-- rockstream: %s", harness.ErrorText(rerr))}
+	case strings.HasPrefix(harness.SQLState(perr), "22"):
+		// A data exception (overflow, division by zero) over the current
+		// rows: PostgreSQL refuses the view; RockStream keeps evaluation
+		// errors as data (issue F3 item 6), so the view must exist in the
+		// error state and reading it must fail with the same SQLSTATE.
+		_, readErr := c.p.rs.Exec("SELECT * FROM " + name)
+		if harness.SQLState(readErr) != harness.SQLState(perr) {
+			c.log("CREATE MATERIALIZED VIEW " + name + " AS " + query)
+			return &failure{fmt.Sprintf("view over rows that make its query fail must be in the error state:\n-- postgresql: %s\n-- rockstream read: %v", harness.ErrorText(perr), readErr)}
+		}
+		_, _ = c.p.rs.Exec("DROP MATERIALIZED VIEW " + name)
+		return nil
 	default:
 		c.log("CREATE MATERIALIZED VIEW " + name + " AS " + query)
 		return &failure{fmt.Sprintf("rockstream accepts a view whose query PostgreSQL rejects:\n-- postgresql: %s", harness.ErrorText(perr))}
