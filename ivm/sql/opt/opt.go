@@ -6,7 +6,8 @@
 // Rules: FoldConstants (constant folding and boolean simplification),
 // Decorrelate (EXISTS / IN / NOT IN / scalar subqueries into joins),
 // PushFilters (predicate pushdown, into join sides), ExtractJoinKeys
-// (equality conjuncts of join conditions into equi-join keys),
+// ReorderJoins (inner-join clusters in a connected order, no needless
+// cross products), ExtractJoinKeys (equality conjuncts of join conditions into equi-join keys),
 // PruneColumns (projection pruning).
 package opt
 
@@ -20,6 +21,7 @@ func Optimize(n plan.Node) plan.Node {
 	n = FoldConstants(n)
 	n = Decorrelate(n)
 	n = PushFilters(n)
+	n = ReorderJoins(n)
 	n = ExtractJoinKeys(n)
 	n = PruneColumns(n)
 	n = MergeProjects(n)
