@@ -6,7 +6,7 @@ import (
 )
 
 // TestEmptyTextIsNotNull: a row whose values all encode to zero bytes
-// (” text) was sent as NULLs (the empty slice of a nil scratch buffer is
+// (empty text) was sent as NULLs (the empty slice of a nil scratch buffer is
 // nil, and DataRow sends nil as NULL); found by the differential test
 // (seed 5864947644256968059).
 func TestEmptyTextIsNotNull(t *testing.T) {
