@@ -95,6 +95,7 @@ func buildRegistry() map[string][]*Func {
 	registerMisc(add)
 	registerToChar(add)
 	registerCatalog(add)
+	registerSequence(add)
 	return r
 }
 
