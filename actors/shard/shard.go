@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"fmt"
+	"github.com/rockstream/rockstream/buggify"
 	"sort"
 	"time"
 
@@ -162,6 +163,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(struct{}{})
 	case storageTick:
 		if t, ok := a.store.(Ticker); ok {
+			if buggify.Fire(ctx, buggify.ShardExtraStorageTick) { // background work (flush, compaction) at an odd moment, twice
+				_ = t.Tick(ctx.Now())
+			}
 			if err := t.Tick(ctx.Now()); err != nil {
 				ctx.Logger().Error("storage background work failed", "err", err)
 			}
@@ -169,6 +173,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	case epochTick:
 		a.stepScheduled = false
+		if buggify.Fire(ctx, buggify.ShardSkipEpochStep) { // views lag: reads must catch up to MinEpoch themselves
+			break
+		}
 		if err := a.step(ctx); err != nil {
 			ctx.Logger().Error("epoch step failed", "err", err)
 		}

@@ -5,9 +5,10 @@
 //
 // Rules: FoldConstants (constant folding and boolean simplification),
 // Decorrelate (EXISTS / IN / NOT IN / scalar subqueries into joins),
-// PushFilters (predicate pushdown, into join sides), ExtractJoinKeys
-// ReorderJoins (inner-join clusters in a connected order, no needless
-// cross products), ExtractJoinKeys (equality conjuncts of join conditions into equi-join keys),
+// PushFilters (predicate pushdown, into join sides), ReorderJoins
+// (inner-join clusters in a connected order, no needless cross products),
+// ExtractJoinKeys (equality conjuncts of join conditions into equi-join
+// keys), WindowTopK (ROW_NUMBER() ≤ k cuts partitions to k rows),
 // PruneColumns (projection pruning).
 package opt
 
@@ -22,6 +23,7 @@ func Optimize(n plan.Node) plan.Node {
 	n = Decorrelate(n)
 	n = PushFilters(n)
 	n = ReorderJoins(n)
+	n = WindowTopK(n)
 	n = ExtractJoinKeys(n)
 	n = PruneColumns(n)
 	n = MergeProjects(n)

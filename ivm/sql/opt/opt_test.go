@@ -23,6 +23,7 @@ var rules = map[string]func(plan.Node) plan.Node{
 	"reorder":     opt.ReorderJoins,
 	"prune":       opt.PruneColumns,
 	"merge":       opt.MergeProjects,
+	"windowtopk":  opt.WindowTopK,
 	"all":         opt.Optimize,
 	"distribute":  dist.Distribute,
 }
