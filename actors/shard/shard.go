@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"fmt"
+	"github.com/rockstream/rockstream/buggify"
 	"sort"
 	"time"
 
@@ -171,6 +172,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(struct{}{})
 	case storageTick:
 		if t, ok := a.store.(Ticker); ok {
+			if buggify.Fire(ctx, buggify.ShardExtraStorageTick) { // background work (flush, compaction) at an odd moment, twice
+				_ = t.Tick(ctx.Now())
+			}
 			if err := t.Tick(ctx.Now()); err != nil {
 				ctx.Logger().Error("storage background work failed", "err", err)
 			}

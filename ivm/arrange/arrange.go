@@ -52,6 +52,7 @@ const (
 	KindJoinMeta    byte = 0xB3 // global counters (null-aware anti join)
 	KindDistinct    byte = 0xC1 // row → weights per input
 	KindTopK        byte = 0xD1 // partition key, row → weight
+	KindWindow      byte = 0xD2 // partition key, row → weight (window functions)
 	KindIntegral    byte = 0xE1 // row → weight (Integrate)
 	KindPrevious    byte = 0xE2 // row → weight (Delay, Differentiate)
 	KindViewRows    byte = 0xF1 // view output rows

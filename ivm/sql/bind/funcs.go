@@ -29,7 +29,7 @@ func funcName(names []*pg_query.Node) string {
 func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Scalar, error) {
 	name := funcName(f.Funcname)
 	if f.Over != nil {
-		return nil, b.unsupported(f.Location, "window functions")
+		return b.windowCall(name, f, sc, ctx)
 	}
 	if f.AggWithinGroup {
 		return nil, b.unsupported(f.Location, "WITHIN GROUP")

@@ -477,6 +477,8 @@ func Scalars(n Node) []Scalar {
 			}
 		}
 		return out
+	case *Window:
+		return x.scalars()
 	}
 	return nil
 }
@@ -533,6 +535,8 @@ func MapScalars(n Node, fn func(Scalar) Scalar) Node {
 			a.Aggs[i] = c
 		}
 		return &a
+	case *Window:
+		return x.mapScalars(fn)
 	}
 	return n
 }
