@@ -75,6 +75,8 @@ type Generator struct {
 	failed  error
 	// nexmark is set for a FROM NEXMARK source.
 	nexmark *nexmarkTable
+	// behind: the last commit was cut by RowsPerCommitMax.
+	behind bool
 }
 
 // nexmarkTable generates one Nexmark table's rows from the event stream.
@@ -131,9 +133,11 @@ func (g *Generator) Receive(ctx runtime.Context, msg runtime.Message) {
 	case shard.Committed:
 		g.inFlight = false
 		g.offset = g.pending
-		// Behind schedule (a commit limit or a slow commit): continue
-		// at once rather than at the next tick.
-		g.generate(ctx)
+		// Capped by RowsPerCommitMax: continue at once rather than at
+		// the next tick.
+		if g.behind {
+			g.generate(ctx)
+		}
 	case error:
 		// A failed commit (e.g. the shard is recovering): retry the same
 		// rows on the next tick; the offset did not move.
@@ -157,6 +161,7 @@ func (g *Generator) generate(ctx runtime.Context) {
 		return
 	}
 	n := min(due-g.offset, uint64(g.cfg.RowsPerCommitMax))
+	g.behind = due-g.offset > n
 	writes := make([]shard.RowWrite, 0, n)
 	for i := g.offset + 1; i <= g.offset+n; i++ {
 		if g.nexmark != nil {
