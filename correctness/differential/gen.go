@@ -336,6 +336,16 @@ func multiJoin(rt *rapid.T, ts []Table) string {
 		// The comma binds looser than JOIN: ON sees the last table only.
 		q += fmt.Sprintf(" LEFT JOIN %s zl ON %s = %s", b.Name, b.colOf(rt, "zl", tInt, "mjc"), tabs[n-1].colOf(rt, alias(n-1), tInt, "mjc"))
 		sel += ", zl.id AS il"
+		// A WHERE conjunct over zl: some reject its NULL-extended rows
+		// (the LEFT JOIN becomes inner), some keep them.
+		switch rapid.IntRange(0, 3).Draw(rt, "mjlw") {
+		case 1:
+			conds = append(conds, "zl.id > 1")
+		case 2:
+			conds = append(conds, "zl.id IS NULL")
+		case 3:
+			conds = append(conds, "(zl.id + z0.id > 3 OR z0.id = 1)")
+		}
 	}
 	if rapid.Bool().Draw(rt, "mjgroup") {
 		return fmt.Sprintf("SELECT z0.id AS g, count(*) AS n %s WHERE %s GROUP BY z0.id", q, strings.Join(conds, " AND "))
