@@ -167,9 +167,6 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 	if len(f.AggOrder) > 0 && name != "string_agg" && name != "array_agg" {
 		return nil, b.unsupported(f.Location, "ORDER BY inside "+name+"()")
 	}
-	if len(f.AggOrder) > 0 && f.AggDistinct {
-		return nil, b.unsupported(f.Location, "ORDER BY inside an aggregate call with DISTINCT")
-	}
 	inner := ctx
 	inner.inAgg = true
 	call := plan.AggCall{Func: name, Distinct: f.AggDistinct}
@@ -231,6 +228,9 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 			if s, err = b.coerce(s, types.TText, f.Location); err != nil {
 				return nil, err
 			}
+		}
+		if call.Distinct && !containsScalar(call.Args[:values], s) {
+			return nil, b.semantic("42P10", sb.Location, "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
 		}
 		call.Args = append(call.Args, s)
 		call.Order = append(call.Order, sortKey(0, sb))
@@ -399,6 +399,20 @@ func ResolveTypeName(tn *pg_query.TypeName, pos func(int32) int) (types.Type, er
 		return types.ArrayOf(t), nil
 	}
 	return t, nil
+}
+
+// containsScalar reports whether list holds a scalar equal to s.
+func containsScalar(list []plan.Scalar, s plan.Scalar) bool {
+	for _, x := range list {
+		if plan.Equal(x, s) {
+			return true
+		}
+		// The binder casts varchar arguments to text (see aggregate).
+		if c, ok := x.(*plan.Cast); ok && plan.Equal(c.Arg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func aggCallEqual(a, b plan.AggCall) bool {
