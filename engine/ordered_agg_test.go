@@ -8,7 +8,7 @@ import "testing"
 // retracting one of two equal values.
 func TestOrderedAggregates(t *testing.T) {
 	srv := startServer(t, t.TempDir())
-	o := newOracle(t, connect(t, srv.url))
+	o := newOracle(t, connect(t, srv.url()))
 	o.both("CREATE TABLE s (id int PRIMARY KEY, g text, v text, n int, d text)")
 	o.view("s_str", "SELECT g, string_agg(v, ',' ORDER BY v) AS a, string_agg(v, '-' ORDER BY n DESC, v) AS b, string_agg(v, d ORDER BY id) AS c, string_agg(DISTINCT v, ';') AS dv FROM s GROUP BY g")
 	o.view("s_arr", "SELECT g, array_agg(n ORDER BY n NULLS FIRST, id) AS a, array_agg(v ORDER BY id DESC) FILTER (WHERE n > 1) AS f FROM s GROUP BY g")
