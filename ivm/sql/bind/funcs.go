@@ -34,7 +34,7 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 	if f.AggWithinGroup {
 		return nil, b.unsupported(f.Location, "WITHIN GROUP")
 	}
-	if isUnsupportedAggregate(name) {
+	if isUnsupportedAggregate(name) || !isAggregate(name) && pgBuiltinKind(name) == 'a' {
 		return nil, b.unsupported(f.Location, "aggregate function "+name+"()")
 	}
 	if isAggregate(name) {
@@ -86,6 +86,9 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 	}
 	sigs, known := scalarFuncs[name]
 	if !known {
+		if err := b.unsupportedBuiltin(name, f.Location); err != nil {
+			return nil, err
+		}
 		return nil, b.noFunction(name, args, f.Location)
 	}
 	sig, ok := resolveOverload(sigs, args)
