@@ -21,6 +21,7 @@ func (c *testCtx) From() runtime.ActorID                                { return
 func (c *testCtx) Send(runtime.ActorID, runtime.Message)                {}
 func (c *testCtx) Reply(m runtime.Message)                              { c.reply = m }
 func (c *testCtx) After(time.Duration, runtime.Message) runtime.TimerID { return 0 }
+func (c *testCtx) Defer() runtime.Deferred                              { return nil }
 func (c *testCtx) CancelTimer(runtime.TimerID)                          {}
 func (c *testCtx) Now() time.Time                                       { return time.Unix(0, 0) }
 func (c *testCtx) Rand(string) *rand.Rand                               { return rand.New(rand.NewPCG(1, 2)) }

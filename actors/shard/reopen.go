@@ -47,7 +47,11 @@ func (a *Actor) maybeReopen(ctx runtime.Context) {
 	}
 	old, prevSnap := a.store, a.snap
 	a.store, a.snap, a.views, a.codecs = nil, nil, nil, nil
-	a.stepScheduled = false
+	a.stepScheduled, a.commitUnsynced = false, false
+	// INVARIANT: beforeMessage answered every pending commit already.
+	if len(a.pending) > 0 {
+		panic("shard: reopening with pending commits")
+	}
 	err := a.open(ctx)
 	if err == nil && prevSnap != nil {
 		_, err = a.syncCatalog(ctx, prevSnap)
