@@ -67,6 +67,10 @@ func TestPoisonedShardReopens(t *testing.T) {
 	commit := func(k, v int64) error {
 		h.ctx.reply = nil
 		h.actor.Receive(h.ctx, Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{k}, Row: row(k, v)}}})
+		if h.ctx.reply == nil {
+			// A deferred (group-commit) reply: deliver the queued flush.
+			h.deliver(func(m runtime.Message) bool { _, ok := m.(flushCommits); return ok })
+		}
 		if err, ok := h.ctx.reply.(error); ok {
 			return err
 		}
