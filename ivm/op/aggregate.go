@@ -160,8 +160,8 @@ type aggGroup struct {
 	// copied values), so the output need not be encoded again to compare.
 	lastEncoded []byte
 	found       bool
-	oldLen     int
-	inputs     int
+	oldLen      int
+	inputs      int
 }
 
 // Step implements Operator. Rows are applied to their group's state as they
