@@ -477,6 +477,8 @@ func Scalars(n Node) []Scalar {
 			}
 		}
 		return out
+	case ScalarHolder:
+		return x.HeldScalars()
 	}
 	return nil
 }
@@ -533,6 +535,13 @@ func MapScalars(n Node, fn func(Scalar) Scalar) Node {
 			a.Aggs[i] = c
 		}
 		return &a
+	case ScalarHolder:
+		held := x.HeldScalars()
+		out := make([]Scalar, len(held))
+		for i, s := range held {
+			out[i] = fn(s)
+		}
+		return x.WithScalars(out)
 	}
 	return n
 }
