@@ -13,9 +13,12 @@ sim seeds="200":
 replay seed:
     go test ./sim/... -count=1 -seed={{seed}} -v
 
-# Continuous simulation: fresh seeds until stopped; failures land in seeds/.
-soak duration="0":
-    go run ./soak -duration={{duration}}
+# Whole-system soak: fresh seeds for a bounded time (`just soak 10m`) or count
+# (`just soak 0 10000`); failures are shrunk and saved with their operation logs
+# in seeds/testdata (replayed by `go test ./seeds`, so by CI); prints seeds/hour
+# and the coverage of fault entries and buggify sites.
+soak duration="10m" runs="0":
+    go run ./soak -duration={{duration}} -runs={{runs}}
 
 # The determinism lint (STYLE.md rules 1-3).
 lint:

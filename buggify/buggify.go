@@ -2,6 +2,7 @@ package buggify
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"strings"
 
@@ -42,10 +43,17 @@ type siteState struct {
 // active and how often each fires. The same stream gives the same plan.
 func NewPlan(rnd *rand.Rand) *Plan {
 	p := &Plan{rnd: rnd}
+	// NB: each site draws from its own stream (the run's base and the
+	// site's name), so registering a new site does not change any other
+	// site's decisions: saved seeds keep their plans.
+	base := rnd.Uint64()
 	for _, info := range registry {
+		h := fnv.New64a()
+		h.Write([]byte(info.Site))
+		srnd := rand.New(rand.NewPCG(base, h.Sum64()))
 		s := siteState{info: info}
-		s.active = rnd.Float64() < ActivationProbability
-		s.fireProb = FireProbabilityMin + rnd.Float64()*(FireProbabilityMax-FireProbabilityMin)
+		s.active = srnd.Float64() < ActivationProbability
+		s.fireProb = FireProbabilityMin + srnd.Float64()*(FireProbabilityMax-FireProbabilityMin)
 		p.sites = append(p.sites, s)
 	}
 	return p

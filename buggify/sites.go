@@ -24,12 +24,19 @@ const (
 	// RegisterReplicaDropReply: a register replica applies a request but
 	// loses its reply.
 	RegisterReplicaDropReply Site = "sim/register.replica_drop_reply"
+	// ShardExtraStorageTick: the shard runs slate's background work
+	// (WAL/memtable flush, compaction, GC) twice on one tick.
+	ShardExtraStorageTick Site = "actors/shard.extra_storage_tick"
+	// ShardSkipEpochStep: the shard skips a scheduled maintenance step.
+	ShardSkipEpochStep Site = "actors/shard.skip_epoch_step"
 )
 
 // registry is the one place every site is registered.
 //
 //lint:immutable a constant table; Sites returns a copy.
 var registry = []SiteInfo{
+	{ShardExtraStorageTick, faults.TimerJitter, "flushes and compactions at any moment never lose or duplicate a committed row or view state"},
+	{ShardSkipEpochStep, faults.TimerJitter, "views lag the tables, but a read with MinEpoch catches up before answering and frontiers never pass the last epoch"},
 	{RegisterClientEarlyRetry, faults.NetworkDuplicate, "replicas are idempotent: a duplicate store request never rolls a register back"},
 	{RegisterReplicaDropReply, faults.NetworkDrop, "an applied but unacknowledged write is either visible later or the op stays indeterminate; never a lost acknowledged write"},
 }

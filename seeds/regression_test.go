@@ -8,7 +8,38 @@ import (
 	"github.com/rockstream/rockstream/seeds"
 	"github.com/rockstream/rockstream/sim"
 	"github.com/rockstream/rockstream/sim/register"
+	"github.com/rockstream/rockstream/sim/system"
 )
+
+func systemBug(name string) (system.Bug, error) {
+	for _, b := range []system.Bug{system.NoBug, system.AckBeforeDurable, system.TornCommit} {
+		if b.String() == name {
+			return b, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown system variant %q", name)
+}
+
+// replaySystem replays a saved whole-system seed: a planted bug stays
+// caught, and the real system passes the same seed and configuration.
+func replaySystem(t *testing.T, r seeds.Regression, cfg *sim.Config) {
+	bug, err := systemBug(r.Variant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := system.Run(system.Options{Seed: r.Seed, Plant: bug, Config: cfg})
+	if failed := o.Err != nil; failed != r.ExpectFailure {
+		t.Fatalf("seed %d variant %s: failed=%t (%v), want failed=%t\n%s\nfirst seen: %s\nreplay: go test ./seeds -run 'TestRegressions' -v", r.Seed, r.Variant, failed, o.Err, r.ExpectFailure, o.Header, r.Error)
+	}
+	if o.Log != r.OpLog {
+		t.Logf("operation log drifted from when the seed was saved; it may no longer exercise the same path")
+	}
+	if bug != system.NoBug {
+		if fixed := system.Run(system.Options{Seed: r.Seed, Config: cfg}); fixed.Err != nil {
+			t.Fatalf("the real system fails the same seed: %v\n%s", fixed.Err, fixed.Header)
+		}
+	}
+}
 
 func registerVariant(name string) (register.Variant, error) {
 	for _, v := range []register.Variant{register.Correct, register.AckBeforeDurable, register.ReadOneReplica} {
@@ -33,19 +64,24 @@ func TestRegressions(t *testing.T) {
 	}
 	for i, r := range regressions {
 		t.Run(paths[i], func(t *testing.T) {
-			if r.Workload != "register" {
-				t.Fatalf("unknown workload %q", r.Workload)
-			}
-			variant, err := registerVariant(r.Variant)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var cfg *sim.Config
 			if len(r.Config) > 0 {
 				cfg = &sim.Config{}
 				if err := json.Unmarshal(r.Config, cfg); err != nil {
 					t.Fatal(err)
 				}
+			}
+			switch r.Workload {
+			case "register":
+			case "system":
+				replaySystem(t, r, cfg)
+				return
+			default:
+				t.Fatalf("unknown workload %q", r.Workload)
+			}
+			variant, err := registerVariant(r.Variant)
+			if err != nil {
+				t.Fatal(err)
 			}
 			o := register.Run(register.Options{Seed: r.Seed, Variant: variant, Config: cfg})
 			if failed := o.Err != nil; failed != r.ExpectFailure {

@@ -2,25 +2,41 @@ package main
 
 import (
 	"testing"
-
-	"github.com/rockstream/rockstream/sim/register"
 )
 
 // TestMinimiseKeepsTheFailure: the minimised configuration of a failing
-// seed still fails, and switches at least one fault off.
+// seed still fails, for the register and the whole-system workloads.
 func TestMinimiseKeepsTheFailure(t *testing.T) {
-	var seed uint64
-	for s := uint64(1); s <= 50; s++ {
-		if register.Run(register.Options{Seed: s, Variant: register.ReadOneReplica}).Err != nil {
-			seed = s
-			break
+	for _, c := range []struct{ workload, variant string }{
+		{"register", "read-one-replica"},
+		{"system", "ack-before-durable"},
+	} {
+		w, _, err := pick(c.workload, c.variant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seed uint64
+		for s := uint64(1); s <= 50; s++ {
+			if w.run(s, nil).err != nil {
+				seed = s
+				break
+			}
+		}
+		if seed == 0 {
+			t.Fatalf("%s/%s: no failing seed in 50 seeds", c.workload, c.variant)
+		}
+		cfg := minimise(seed, w)
+		if w.run(seed, &cfg).err == nil {
+			t.Fatalf("%s/%s: minimised configuration of seed %d no longer fails", c.workload, c.variant, seed)
 		}
 	}
-	if seed == 0 {
-		t.Fatal("no failing seed for read-one-replica in 50 seeds")
+}
+
+func TestPickRejectsUnknown(t *testing.T) {
+	if _, _, err := pick("system", "no-such-bug"); err == nil {
+		t.Fatal("unknown variant accepted")
 	}
-	cfg := minimise(seed, register.ReadOneReplica)
-	if register.Run(register.Options{Seed: seed, Variant: register.ReadOneReplica, Config: &cfg}).Err == nil {
-		t.Fatalf("minimised configuration of seed %d no longer fails", seed)
+	if _, _, err := pick("nope", ""); err == nil {
+		t.Fatal("unknown workload accepted")
 	}
 }

@@ -3,6 +3,7 @@ package shard
 import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/circuit"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
 )
@@ -14,7 +15,14 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
 		return nil, err
 	}
-	for a.frontier < m.MinEpoch && a.frontier < a.lastEpoch {
+	// Tables hold every committed epoch; views reflect the frontier. A
+	// read of both catches up completely so they describe one epoch
+	// (found by sim/system with concurrent sessions, seed 1).
+	target := m.MinEpoch
+	if a.mixesTablesAndViews(m.Relations) {
+		target = a.lastEpoch
+	}
+	for a.frontier < target && a.frontier < a.lastEpoch {
 		if err := a.step(ctx); err != nil {
 			return nil, err
 		}
@@ -31,6 +39,22 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 		res.Batches = append(res.Batches, b)
 	}
 	return res, nil
+}
+
+// mixesTablesAndViews reports whether ids name both stored rows (tables,
+// sources) and materialized views.
+func (a *Actor) mixesTablesAndViews(ids []catalog.ID) bool {
+	var tables, views bool
+	if a.snap == nil {
+		return false
+	}
+	for _, id := range ids {
+		if rel, ok := a.snap.RelationByID(id); ok {
+			tables = tables || rel.Kind != catalog.KindMaterializedView
+			views = views || rel.Kind == catalog.KindMaterializedView
+		}
+	}
+	return tables && views
 }
 
 func (a *Actor) lookup(m Lookup) (runtime.Message, error) {

@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"fmt"
+	"github.com/rockstream/rockstream/buggify"
 	"sort"
 	"time"
 
@@ -88,6 +89,12 @@ type Actor struct {
 	// codecs caches each relation version's row codec (relations are
 	// immutable; ALTER makes a new one).
 	codecs map[*catalog.Relation]tableCodec
+	// Group commit (groupcommit.go): commits applied but not yet durable,
+	// whether a flushCommits timer is queued, and whether the last commit
+	// wrote without syncing.
+	pending        []pendingCommit
+	flushScheduled bool
+	commitUnsynced bool
 }
 
 // codecOf returns the row codec of a table (or source).
@@ -127,6 +134,9 @@ func New(cfg Config) runtime.Factory {
 // Receive implements runtime.Actor.
 func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	a.now = func() int64 { return ctx.Now().UnixNano() }
+	if a.beforeMessage(ctx, msg) {
+		return
+	}
 	switch msg.(type) {
 	case runtime.Started:
 		if err := a.open(ctx); err != nil {
@@ -145,7 +155,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case SyncCatalog:
 		ctx.Reply(a.replyOf(a.syncCatalog(ctx, m.Snapshot)))
 	case Commit:
-		ctx.Reply(a.replyOf(a.commit(ctx, m)))
+		a.receiveCommit(ctx, m)
 	case Read:
 		ctx.Reply(a.replyOf(a.read(ctx, m)))
 	case Lookup:
@@ -162,16 +172,16 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(struct{}{})
 	case storageTick:
 		if t, ok := a.store.(Ticker); ok {
+			if buggify.Fire(ctx, buggify.ShardExtraStorageTick) { // background work (flush, compaction) at an odd moment, twice
+				_ = t.Tick(ctx.Now())
+			}
 			if err := t.Tick(ctx.Now()); err != nil {
 				ctx.Logger().Error("storage background work failed", "err", err)
 			}
 		}
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	case epochTick:
-		a.stepScheduled = false
-		if err := a.step(ctx); err != nil {
-			ctx.Logger().Error("epoch step failed", "err", err)
-		}
+		a.epochTick(ctx)
 	default:
 		panic(fmt.Sprintf("shard: unexpected message %T", msg))
 	}

@@ -151,7 +151,7 @@ func withChildren(e Expr, c []Expr) Expr {
 	case *Cast:
 		return &Cast{X: c[0], Typ: x.Typ, Explicit: x.Explicit}
 	case *Call:
-		return &Call{Fn: x.Fn, Args: c, ArgTypes: x.ArgTypes, Typ: x.Typ}
+		return &Call{Fn: specialize(x.Fn, c), Args: c, ArgTypes: x.ArgTypes, Typ: x.Typ}
 	case *AnyAll:
 		return &AnyAll{Info: x.Info, X: c[0], Arr: c[1], All: x.All}
 	}

@@ -52,6 +52,10 @@ type Func struct {
 	// Eval computes the result; with Strict, no argument is nil. argTypes
 	// are the (coerced) argument types.
 	Eval func(env *Env, argTypes []types.Type, args []types.Datum) (types.Datum, error)
+	// Specialize, when set, may return a faster equivalent of the function
+	// for a call whose arguments consts[i] are constant (nil: not constant),
+	// e.g. a regular expression compiled once instead of per row.
+	Specialize func(consts []types.Datum) *Func
 }
 
 // Signature renders name(argtypes) for messages.
@@ -94,7 +98,9 @@ func buildRegistry() map[string][]*Func {
 	registerDateTime(add)
 	registerMisc(add)
 	registerToChar(add)
+	registerPattern(add)
 	registerCatalog(add)
+	registerSequence(add)
 	return r
 }
 
@@ -244,7 +250,24 @@ func NewCall(name string, args ...Expr) (Expr, error) {
 	if f.ResultOf != nil {
 		rt = f.ResultOf(ats)
 	}
-	return &Call{Fn: f, Args: out, ArgTypes: ats, Typ: rt}, nil
+	return &Call{Fn: specialize(f, out), Args: out, ArgTypes: ats, Typ: rt}, nil
+}
+
+// specialize applies f.Specialize to the constant arguments of a call.
+func specialize(f *Func, args []Expr) *Func {
+	if f.Specialize == nil {
+		return f
+	}
+	consts := make([]types.Datum, len(args))
+	for i, a := range args {
+		if c, ok := a.(*Const); ok {
+			consts[i] = c.Value
+		}
+	}
+	if g := f.Specialize(consts); g != nil {
+		return g
+	}
+	return f
 }
 
 func (c *Call) Type() types.Type { return c.Typ }

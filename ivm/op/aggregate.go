@@ -270,7 +270,7 @@ func (a *Aggregate) apply(ctx *Context, g *aggGroup, in *aggInput, valueBuf *[]b
 			slot++
 		case AggSum, AggAvg:
 			if in.seen[i] {
-				sum, err := weightedAdd(a.sumKinds[i], state[slot], in.values[i], in.weight)
+				sum, err := weightedAdd(a.sumKinds[i], state[slot], in.values[i], sumWeight(in.weight))
 				if err != nil {
 					// NB: a state-level overflow is recorded against the
 					// group's key with the input's weight, so it is

@@ -1,38 +1,53 @@
 // Package system simulates the embedded RockStream database itself (issue
 // 8, spec §17): the control-plane and shard actors over slate on the
 // simulator's fault-injecting object store, in one crashable process,
-// driven by a workload of DDL, multi-table transactions and
-// read-your-writes reads while the nemesis crashes the process (also
-// mid-commit, via the store's crash-after-write), injects object-store
-// faults and skews clocks.
+// driven by 1–12 concurrent client sessions (overload runs: many sessions,
+// no think time) issuing multi-table transactions that insert, update and
+// delete, linearizable reads and read-your-writes session reads, while a
+// view is created with data flowing and the nemesis crashes the process
+// (also mid-commit, via the store's crash-after-write), injects
+// object-store faults, skews clocks and fires buggify sites. Client
+// connections drop replies (the outcome becomes unknown) and delay them.
 //
 // Checkers:
-//   - durability and atomicity: every acknowledged commit is present after
-//     every crash; every unacknowledged one is all-or-nothing (model.go);
-//   - read-your-writes: a read with MinEpoch = a commit's epoch sees it;
-//   - view correctness: at every read, each materialized view equals its
-//     defining query run ad hoc (non-incrementally) over the base tables of
-//     the same consistent read, and at the end over the model's tables;
-//   - monotonicity: the shard's LastEpoch and Frontier never go backwards,
-//     across crashes, and LastEpoch never falls below an acknowledged epoch.
+//   - (a) linearizability (porcupine, lin.go): every row of every table is
+//     a register; commits write, reads read; session reads get a window
+//     starting at their own last commit (read-your-writes);
+//   - (b) durability and atomicity (model.go): every read at frontier F
+//     shows exactly the acknowledged commits of epoch <= F, every other
+//     commit all-or-nothing, and no commit is seen at a frontier and then
+//     not at a later one or acknowledged at an epoch contradicting a read;
+//   - (c) views: at every read, each materialized view equals its defining
+//     query run ad hoc (non-incrementally) over the tables of the same
+//     read, including after healing over the model's tables;
+//   - (d) monotonicity: epochs per session and in real time, LastEpoch and
+//     frontiers never go backwards (across crashes), LastEpoch never below
+//     an acknowledged epoch, the frontier never past LastEpoch;
+//   - coverage (coverage.go): every faults/ entry and buggify site is hit
+//     over TestSystem's seeds, or has a written reason.
 //
-// Replay one seed: go test ./sim/system -run TestSystem -seed=N -v
-// Fresh seeds:     go test ./sim/system -run TestSystem -seeds=K
-// Planted bugs (Options.Plant), each asserted caught within a bounded
-// number of seeds in every build: AckBeforeDurable (the shard's store
-// acknowledges Apply before the WAL is durable; TestPlantedAckBeforeDurableCaught)
-// and TornCommit (a commit's batch applied as two durable writes;
-// TestPlantedTornCommitCaught). The build tag plants AckBeforeDurable into
-// every run, and TestPlantedBugCaught asserts the default scenario finds it:
+// Replay one seed: go test ./sim/system -run '^TestSystem$' -seed=N -v
+// Fresh seeds:     go test ./sim/system -run '^TestSystem$' -seeds=K
+// Soak:            go run ./soak -runs=10000 (shrinks and saves failures in seeds/testdata)
+//
+// Planted bugs, each asserted caught within a bounded number of seeds:
+// AckBeforeDurable (Options.Plant; and the plantbug_ackbeforedurable tag
+// plants it into every run: TestPlantedBugCaught), TornCommit (a commit's
+// batch applied as two durable writes; Options.Plant), and an aggregate
+// that does not subtract retracted values from SUM (the
+// plantbug_aggretraction tag, in ivm/op: TestPlantedAggRetractionCaught):
 //
 //	go test -tags plantbug_ackbeforedurable ./sim/system -run TestPlantedBugCaught -v
+//	go test -tags plantbug_aggretraction ./sim/system -run TestPlantedAggRetractionCaught -v
 package system
 
-// Findings, both fixed in actors/shard (replay with -seed):
-//   - seed 1263: the read frontier went backwards (4, then 3) across a
-//     crash, because epoch steps are written without waiting; the shard now
-//     makes a frontier durable before showing it to anyone.
-//   - seeds 1544, 14514280840814524977: a materialized view missed epochs
-//     when a catalog sync failed half-way on a transient store error; a
-//     failed sync now restores the catalog version and the view list so the
-//     next message retries it.
+// Findings, all fixed (replay with -seed):
+//   - seed 1263 (sequential scenario): the read frontier went backwards
+//     across a crash; the shard now makes a frontier durable before
+//     showing it to anyone.
+//   - seeds 1544, 14514280840814524977 (sequential scenario): a
+//     materialized view missed epochs when a catalog sync failed half-way;
+//     a failed sync now restores the catalog version and the view list.
+//   - seed 1 (concurrent sessions; seeds/testdata/system-none-1.json): a
+//     Read of tables and views returned the tables at the last epoch but
+//     the views at an older frontier; a mixed read now catches up.

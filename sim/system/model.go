@@ -2,11 +2,11 @@ package system
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
-	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/expr"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
@@ -15,13 +15,15 @@ import (
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 
-// outcome of a commit as the client saw it.
-type outcome uint8
+// state of a commit as the clients know it.
+type state uint8
 
 const (
-	// unknown: the reply was an error or the process crashed; the commit
-	// must be all-or-nothing.
-	unknown outcome = iota
+	// inflight: issued, no reply yet.
+	inflight state = iota
+	// unknown: the reply was an error, was lost, or the process crashed;
+	// the commit must be all-or-nothing.
+	unknown
 	acked
 )
 
@@ -36,77 +38,70 @@ type touch struct {
 // id into t1 and t2 and may update or delete the rows of ONE earlier
 // acknowledged commit (each commit's rows are touched at most once), so
 // the expected table state follows from the set of applied commits alone,
-// whatever order unknown commits landed in.
+// whatever order concurrent or unknown commits landed in.
 type commitRec struct {
 	id      int64
+	session int
 	v, w    int64
 	touch   *touch
-	outcome outcome
+	state   state
 	epoch   uint64
-	// observed is set once a read showed whether an unknown commit applied;
-	// it must never change afterwards.
-	observed, applied bool
+	// floor is the highest epoch acknowledged before this commit was
+	// issued: its own epoch must be above it (real-time order).
+	floor uint64
+	// call is when the commit was issued (virtual ns).
+	call int64
+	// Observations of a not-yet-acknowledged commit by reads: the lowest
+	// frontier that showed it and the highest that did not. A read at
+	// frontier F shows exactly the commits of epoch <= F, so
+	// absentMax < presentMin always, and an acknowledged epoch e must lie
+	// in (absentMax, presentMin].
+	presentMin uint64
+	absentMax  uint64
+	absentSeen bool
 }
 
 type model struct {
 	commits []*commitRec
 	// touchable lists acknowledged commits nobody touched yet.
-	touchable       []int64
-	acked, unknown  int
-	nextID          int64
-	touchedByID     map[int64]int64
-	maxObservedUnkn int64
+	touchable      []int64
+	acked, unknown int
+	nextID         int64
 }
 
-func newModel() *model { return &model{nextID: 1, touchedByID: map[int64]int64{}} }
+func newModel() *model { return &model{nextID: 1} }
 
 func (m *model) get(id int64) *commitRec { return m.commits[id-1] }
 
-// commitOne issues one transaction and records its outcome.
-func (r *runner) commitOne() (uint64, bool) {
-	m := r.model
-	c := &commitRec{id: m.nextID, v: int64(r.rnd.IntN(valueDomain)), w: int64(r.rnd.IntN(2 * valueDomain))}
-	m.nextID++
-	m.commits = append(m.commits, c)
-	if len(m.touchable) > 0 && r.rnd.IntN(2) == 0 {
-		i := r.rnd.IntN(len(m.touchable))
-		target := m.touchable[i]
-		m.touchable = append(m.touchable[:i], m.touchable[i+1:]...)
-		c.touch = &touch{target: target, delete: r.rnd.IntN(3) == 0, v: int64(r.rnd.IntN(valueDomain)), w: int64(r.rnd.IntN(2 * valueDomain))}
-		m.touchedByID[target] = c.id
+// rowT1 and rowT2 are the rows commit c writes for its own key.
+func (c *commitRec) rowT1() types.Row { return types.Row{c.id, c.v, c.id} }
+func (c *commitRec) rowT2() types.Row { return types.Row{c.id, c.w, c.id} }
+
+// observe records what a read at frontier f showed about a commit that is
+// not acknowledged (yet).
+func (c *commitRec) observe(f uint64, present bool) error {
+	if present {
+		c.presentMin = min(c.presentMin, f)
+	} else if !c.absentSeen || f > c.absentMax {
+		c.absentSeen, c.absentMax = true, f
 	}
-	writes := []shard.RowWrite{
-		{Table: r.t1.ID, Key: types.Row{c.id}, Row: types.Row{c.id, c.v, c.id}, MustNotExist: true},
-		{Table: r.t2.ID, Key: types.Row{c.id}, Row: types.Row{c.id, c.w, c.id}, MustNotExist: true},
+	if c.absentSeen && c.absentMax >= c.presentMin {
+		return fmt.Errorf("%w: commit %d was visible at frontier %d but not at the later frontier %d", errChecker, c.id, c.presentMin, c.absentMax)
 	}
-	if t := c.touch; t != nil {
-		if t.delete {
-			writes = append(writes,
-				shard.RowWrite{Table: r.t1.ID, Key: types.Row{t.target}},
-				shard.RowWrite{Table: r.t2.ID, Key: types.Row{t.target}})
-		} else {
-			writes = append(writes,
-				shard.RowWrite{Table: r.t1.ID, Key: types.Row{t.target}, Row: types.Row{t.target, t.v, c.id}},
-				shard.RowWrite{Table: r.t2.ID, Key: types.Row{t.target}, Row: types.Row{t.target, t.w, c.id}})
-		}
+	return nil
+}
+
+// checkAck checks an acknowledged epoch against earlier observations.
+func (c *commitRec) checkAck() error {
+	switch {
+	case c.epoch > c.presentMin:
+		return fmt.Errorf("%w: commit %d acknowledged at epoch %d but a read at frontier %d already showed it", errChecker, c.id, c.epoch, c.presentMin)
+	case c.absentSeen && c.epoch <= c.absentMax:
+		return fmt.Errorf("%w: commit %d acknowledged at epoch %d but a read at frontier %d did not show it", errChecker, c.id, c.epoch, c.absentMax)
+	case c.epoch <= c.floor:
+		return fmt.Errorf("%w: commit %d acknowledged at epoch %d, not after epoch %d acknowledged before it was issued", errChecker, c.id, c.epoch, c.floor)
 	}
-	reply, err := r.ask(shard.ActorID, shard.Commit{Snapshot: r.snap, Writes: writes})
-	if err != nil {
-		m.unknown++
-		r.logf("commit %d (touch %+v): unknown: %v", c.id, c.touch, err)
-		return 0, false
-	}
-	c.outcome, c.epoch = acked, reply.(shard.Committed).Epoch
-	m.acked++
-	r.logf("commit %d (touch %+v): epoch %d", c.id, c.touch, c.epoch)
-	if c.epoch <= r.maxAcked {
-		// Sequential client: each acknowledged commit is later than the last.
-		r.s.Fail(fmt.Errorf("%w: commit %d acknowledged epoch %d, not after the previous acknowledged epoch %d", errChecker, c.id, c.epoch, r.maxAcked))
-		return 0, false
-	}
-	r.maxAcked = c.epoch
-	m.touchable = append(m.touchable, c.id)
-	return c.epoch, true
+	return nil
 }
 
 // expected is the table state implied by the applied commits.
@@ -116,8 +111,8 @@ func (m *model) expected(applied func(*commitRec) bool) (t1, t2 map[int64]types.
 		if !applied(c) {
 			continue
 		}
-		t1[c.id] = types.Row{c.id, c.v, c.id}
-		t2[c.id] = types.Row{c.id, c.w, c.id}
+		t1[c.id] = c.rowT1()
+		t2[c.id] = c.rowT2()
 	}
 	for _, c := range m.commits {
 		if !applied(c) || c.touch == nil {
@@ -152,32 +147,26 @@ func rowsByKey(name string, b zset.Batch) (map[int64]types.Row, error) {
 	return out, nil
 }
 
-// checkTables checks a consistent read of t1 and t2 against the model:
-// every acknowledged commit (up to minEpoch) present, every unknown commit
-// all-or-nothing and stable once observed.
-func (r *runner) checkTables(b1, b2 zset.Batch) error {
-	got1, err := rowsByKey("t1", b1)
-	if err != nil {
-		return err
-	}
-	got2, err := rowsByKey("t2", b2)
-	if err != nil {
-		return err
-	}
-	m := r.model
-	// Infer which unknown commits applied from their own t1 row (never
-	// touched: only acknowledged commits are touched).
+// checkTables checks a consistent read of t1 and t2 at frontier f against
+// the model: exactly the acknowledged commits of epoch <= f, and every
+// other commit all-or-nothing and consistent with earlier reads.
+func (m *model) checkTables(f uint64, got1, got2 map[int64]types.Row) error {
+	// Infer which unacknowledged commits applied from their own t1 row
+	// (never touched: only acknowledged commits are touched).
 	for _, c := range m.commits {
-		if c.outcome != unknown {
+		if c.state == acked {
 			continue
 		}
-		_, present := got1[c.id]
-		if c.observed && c.applied != present {
-			return fmt.Errorf("%w: unknown commit %d was observed applied=%v, now applied=%v", errChecker, c.id, c.applied, present)
+		if err := c.observe(f, got1[c.id] != nil); err != nil {
+			return err
 		}
-		c.observed, c.applied = true, present
 	}
-	want1, want2 := m.expected(func(c *commitRec) bool { return c.outcome == acked || c.applied })
+	want1, want2 := m.expected(func(c *commitRec) bool {
+		if c.state == acked {
+			return c.epoch <= f
+		}
+		return got1[c.id] != nil
+	})
 	if err := diffTable("t1", want1, got1); err != nil {
 		return err
 	}
@@ -186,22 +175,7 @@ func (r *runner) checkTables(b1, b2 zset.Batch) error {
 
 func diffTable(name string, want, got map[int64]types.Row) error {
 	var problems []string
-	keys := map[int64]bool{}
-	//lint:maprange keys are sorted before use.
-	for k := range want {
-		keys[k] = true
-	}
-	//lint:maprange keys are sorted before use.
-	for k := range got {
-		keys[k] = true
-	}
-	sorted := make([]int64, 0, len(keys))
-	//lint:maprange sorted below.
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	for _, k := range sorted {
+	for _, k := range sortedKeys(want, got) {
 		w, g := want[k], got[k]
 		if fmt.Sprint(w) != fmt.Sprint(g) {
 			problems = append(problems, fmt.Sprintf("key %d: want %v, got %v", k, w, g))
@@ -213,63 +187,26 @@ func diffTable(name string, want, got map[int64]types.Row) error {
 	return nil
 }
 
-// readCheck reads both tables and every view at MinEpoch and checks them.
-func (r *runner) readCheck(minEpoch uint64, final bool) error {
-	rels := []catalog.ID{r.t1.ID, r.t2.ID}
-	for _, v := range r.views {
-		rels = append(rels, v.ID)
-	}
-	reply, err := r.ask(shard.ActorID, shard.Read{Snapshot: r.snap, Relations: rels, MinEpoch: minEpoch})
-	if err != nil {
-		r.logf("read at %d: %v", minEpoch, err)
-		if final {
-			return err
-		}
-		return nil
-	}
-	r.reads++
-	res := reply.(shard.ReadResult)
-	if res.Frontier < minEpoch {
-		return fmt.Errorf("%w: read with MinEpoch %d answered at frontier %d (read-your-writes)", errChecker, minEpoch, res.Frontier)
-	}
-	if res.Frontier < r.last.Frontier {
-		return fmt.Errorf("%w: read frontier %d behind a frontier seen before (%d)", errChecker, res.Frontier, r.last.Frontier)
-	}
-	r.last.Frontier = res.Frontier
-	if err := r.checkTables(res.Batches[0], res.Batches[1]); err != nil {
-		return fmt.Errorf("read at frontier %d: %w", res.Frontier, err)
-	}
-	inputs := map[catalog.ID]zset.Batch{r.t1.ID: res.Batches[0], r.t2.ID: res.Batches[1]}
-	for i, v := range r.views {
-		if err := checkView(r.snap, v, inputs, res.Batches[2+i]); err != nil {
-			return fmt.Errorf("read at frontier %d: %w", res.Frontier, err)
+// sortedKeys is the sorted union of the maps' keys.
+func sortedKeys(maps ...map[int64]types.Row) []int64 {
+	keys := map[int64]bool{}
+	for _, m := range maps {
+		//lint:maprange keys are sorted before use.
+		for k := range m {
+			keys[k] = true
 		}
 	}
-	return nil
+	sorted := make([]int64, 0, len(keys))
+	//lint:maprange sorted below.
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	return sorted
 }
 
-// statusCheck: LastEpoch and Frontier never go backwards (across crashes),
-// the frontier never passes the last epoch, and no acknowledged epoch is
-// above the durable last epoch.
-func (r *runner) statusCheck() error {
-	reply, err := r.ask(shard.ActorID, shard.GetStatus{})
-	if err != nil {
-		return err
-	}
-	st := reply.(shard.Status)
-	switch {
-	case st.LastEpoch < r.last.LastEpoch:
-		return fmt.Errorf("%w: shard LastEpoch went backwards: %d after %d", errChecker, st.LastEpoch, r.last.LastEpoch)
-	case st.LastEpoch < r.maxAcked:
-		return fmt.Errorf("%w: shard LastEpoch %d below acknowledged epoch %d", errChecker, st.LastEpoch, r.maxAcked)
-	case st.Frontier < r.last.Frontier:
-		return fmt.Errorf("%w: shard frontier went backwards: %d after %d", errChecker, st.Frontier, r.last.Frontier)
-	case st.Frontier > st.LastEpoch:
-		return fmt.Errorf("%w: shard frontier %d ahead of its last epoch %d", errChecker, st.Frontier, st.LastEpoch)
-	}
-	r.last.LastEpoch, r.last.Frontier = st.LastEpoch, st.Frontier
-	return nil
-}
+// noPresence is presentMin before any read showed the commit.
+const noPresence = math.MaxUint64
 
 // compileView compiles a view's defining query against the catalog.
 func compileView(snap *control.Snapshot, sql string) (*rsql.View, error) {

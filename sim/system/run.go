@@ -12,9 +12,11 @@ import (
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/actors/storage"
 	"github.com/rockstream/rockstream/engine"
+	"github.com/rockstream/rockstream/faults"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
 	"github.com/rockstream/rockstream/sim"
 )
@@ -39,10 +41,29 @@ const (
 // viewDefs are the materialized views the workload maintains.
 //
 //lint:immutable fixed workload definition, never written.
-var viewDefs = []struct{ name, sql string }{
+var viewDefs = []viewDef{
 	{"g", "SELECT v, count(*) AS n, sum(k) AS s, max(c) AS m FROM t1 GROUP BY v"},
 	{"j", "SELECT t1.k, t1.v, t2.w FROM t1 JOIN t2 ON t1.k = t2.k WHERE t2.w > 2"},
 	{"jg", "SELECT t2.w, count(*) AS n, sum(t1.v) AS s FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY t2.w"},
+}
+
+// lateViewDefs: one of them may be created while data flows (backfilled
+// from the tables while commits keep arriving).
+//
+//lint:immutable fixed workload definition, never written.
+var lateViewDefs = []viewDef{
+	{"late_agg", "SELECT t2.c, count(*) AS n, sum(t1.v) AS s, min(t2.w) AS lo FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY t2.c"},
+	{"late_filter", "SELECT k, v FROM t1 WHERE v > 1"},
+}
+
+// viewDef is a materialized view of the workload.
+type viewDef struct{ name, sql string }
+
+func (d *viewDef) String() string {
+	if d == nil {
+		return "none"
+	}
+	return d.name
 }
 
 // Options configure one run.
@@ -92,6 +113,19 @@ func (k tornApply) Apply(b *kv.WriteBatch) error {
 	return k.KV.Apply(&kv.WriteBatch{Ops: b.Ops[half:]})
 }
 
+// ApplyNoWait tears the batch the same way on the shard's group-commit path
+// (the first half made durable on its own).
+func (k tornApply) ApplyNoWait(b *kv.WriteBatch) error {
+	half := len(b.Ops) / 2
+	if half == 0 {
+		return k.KV.ApplyNoWait(b)
+	}
+	if err := k.KV.Apply(&kv.WriteBatch{Ops: b.Ops[:half]}); err != nil {
+		return err
+	}
+	return k.KV.ApplyNoWait(&kv.WriteBatch{Ops: b.Ops[half:]})
+}
+
 // Outcome is one run's result.
 type Outcome struct {
 	Header    string
@@ -101,12 +135,18 @@ type Outcome struct {
 	Stats     sim.Stats
 	// Acked, Unknown count commits by outcome; Reads counts checked reads.
 	Acked, Unknown, Reads int
+	// Coverage is which faults and buggify sites the run exercised.
+	Coverage Coverage
 }
 
 // ackNoWait is the planted bug: Apply returns before the batch is durable.
 type ackNoWait struct{ *storage.KV }
 
 func (k ackNoWait) Apply(b *kv.WriteBatch) error { return k.ApplyNoWait(b) }
+
+// Sync is the same bug on the shard's group-commit path: the shared sync
+// that acknowledges commits returns without making them durable.
+func (k ackNoWait) Sync() error { return nil }
 
 type runner struct {
 	s     *sim.Sim
@@ -117,15 +157,40 @@ type runner struct {
 	t2    *catalog.Relation
 	views []*catalog.Relation
 	model *model
-	// last is the last status seen (monotonicity checker).
-	last     shard.Status
-	maxAcked uint64
-	reads    int
-	healed   bool
-	// timedOut: the last ask timed out (virtual time).
+	hist  history
+	// sessions are the concurrent clients.
+	sessions []*session
+	// maxAcked is the highest acknowledged epoch; frontier the highest
+	// frontier any read or status showed; lastEpoch the highest LastEpoch.
+	maxAcked, frontier, lastEpoch uint64
+	reads                         int
+	healed, stopping              bool
+	// timedOut: the last blocking ask timed out (virtual time).
 	timedOut bool
 	// failures counts consecutive failed requests to an up process.
 	failures int
+	// replyLoss is the chance a client loses a reply (its connection
+	// drops: faults.NetworkDrop on the client link); replyDelayMean delays
+	// every reply (faults.NetworkDelay).
+	replyLoss      float64
+	replyDelayMean time.Duration
+	// overload: many sessions, no think time.
+	overload bool
+	// lateView is the view created while data flows (nil: none this run).
+	lateView *viewDef
+	lateAt   time.Duration
+	lateDone bool
+	cover    Coverage
+}
+
+// session is one client connection: at most one request in flight, its
+// own commits' epochs increasing, its reads after its own last commit.
+type session struct {
+	id   int
+	busy bool
+	// last is the session's acknowledged commit of the highest epoch.
+	last     *commitRec
+	thinkMax time.Duration
 }
 
 // supervisorFailuresMax: after this many consecutive failures of an up
@@ -142,20 +207,34 @@ func (r *runner) heal() {
 	}
 }
 
-// failed records a failed request and lets time pass.
-func (r *runner) failed() error {
+// failed records a failed request; past supervisorFailuresMax per session
+// in a row on an up process, the supervisor restarts it.
+func (r *runner) failed() {
 	if r.timedOut {
 		// Slow (a long open over a slow store), not broken: wait.
 		r.timedOut = false
-	} else if r.s.ProcessUp(processName) {
+		return
+	}
+	if r.s.ProcessUp(processName) {
 		r.failures++
-		if r.failures >= supervisorFailuresMax {
+		limit := supervisorFailuresMax
+		if !r.healed {
+			// The sessions' requests fail together.
+			limit *= max(1, len(r.sessions))
+		}
+		if r.failures >= limit {
 			r.logf("supervisor: restarting the process after %d failures", r.failures)
+			r.cover.scenario("supervisor_restart")
 			r.failures = 0
 			r.s.Crash(processName)
 			r.s.Restart(processName)
 		}
 	}
+}
+
+// failedWait is failed plus a pause, for the driver's blocking loops.
+func (r *runner) failedWait() error {
+	r.failed()
 	return r.s.RunFor(5 * time.Millisecond)
 }
 
@@ -180,6 +259,8 @@ func Run(opts Options) Outcome {
 	out.Stats = s.Stats()
 	out.Acked, out.Unknown, out.Reads = r.model.acked, r.model.unknown, r.reads
 	out.Log = r.log.String()
+	r.cover.collect(s)
+	out.Coverage = r.cover
 	return out
 }
 
@@ -187,7 +268,32 @@ func (r *runner) run(plant Bug) error {
 	s := r.s
 	memtable := int64(4<<10) << r.rnd.IntN(5) // 4..64 KiB: flushes happen
 	tick := time.Duration(1+r.rnd.IntN(200)) * time.Millisecond
-	r.logf("memtable=%d tick=%v", memtable, tick)
+	r.overload = r.rnd.IntN(4) == 0
+	n := 1 + r.rnd.IntN(4)
+	if r.overload {
+		n = 8 + r.rnd.IntN(5)
+	}
+	for i := range n {
+		ss := &session{id: i + 1, thinkMax: time.Duration(1+r.rnd.IntN(30)) * time.Millisecond}
+		if r.overload {
+			ss.thinkMax = time.Millisecond
+		}
+		r.sessions = append(r.sessions, ss)
+	}
+	if r.rnd.IntN(3) != 0 {
+		r.replyLoss = faults.MustLookup(faults.NetworkDrop).Param("probability").Draw(r.rnd)
+	}
+	r.replyDelayMean = time.Duration(faults.MustLookup(faults.NetworkDelay).Param("mean").Draw(r.rnd) * float64(time.Millisecond))
+	if r.rnd.IntN(2) == 0 {
+		r.lateView = &lateViewDefs[r.rnd.IntN(len(lateViewDefs))]
+		r.lateAt = time.Duration(r.rnd.Int64N(int64(safetyDuration)))
+	}
+	if r.overload {
+		r.cover.scenario("overload_run")
+	}
+	r.cover.scenario(fmt.Sprintf("sessions_%02d", n))
+	r.logf("memtable=%d tick=%v sessions=%d overload=%t reply_loss=%.3f reply_delay_mean=%v late_view=%v at %v",
+		memtable, tick, n, r.overload, r.replyLoss, r.replyDelayMean, r.lateView, r.lateAt)
 	open := func(path string, bug Bug) func(runtime.Context) (kv.Store, error) {
 		return func(ctx runtime.Context) (kv.Store, error) {
 			db, err := storage.Open(context.Background(), ctx.Store(), path, storage.Options{MemtableBytesMax: memtable})
@@ -218,63 +324,46 @@ func (r *runner) run(plant Bug) error {
 	if err := r.setup(); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
-	end := s.Now() + safetyDuration
+	start := s.Now()
+	end := start + safetyDuration
+	for _, ss := range r.sessions {
+		r.schedule(ss, time.Duration(r.rnd.Int64N(int64(ss.thinkMax))))
+	}
 	for s.Now() < end && r.model.nextID <= commitsMax {
-		if err := s.Err(); err != nil {
+		if err := s.RunFor(10 * time.Millisecond); err != nil {
 			return err
 		}
-		if !s.ProcessUp(processName) {
-			if err := s.RunFor(5 * time.Millisecond); err != nil {
-				return err
-			}
-			continue
-		}
-		epoch, acked := r.commitOne()
-		if !acked {
-			if err := r.failed(); err != nil {
-				return err
-			}
-			continue
-		}
-		r.failures = 0
-		if !r.healed && r.rnd.IntN(8) == 0 {
-			// Crash right after an acknowledgement (the window where a
-			// commit acknowledged before it was durable is lost), restart
-			// a little later.
-			r.logf("driver: crash after commit epoch %d", epoch)
-			s.Crash(processName)
-			if err := s.RunFor(time.Duration(r.rnd.IntN(20)) * time.Millisecond); err != nil {
-				return err
-			}
-			s.Restart(processName)
-			continue
-		}
-		if !r.healed && r.rnd.IntN(8) == 0 {
-			// Crash right after an acknowledgement (the window where a
-			// commit acknowledged before it was durable is lost), restart
-			// a little later.
-			r.logf("driver: crash after commit epoch %d", epoch)
-			s.Crash(processName)
-			if err := s.RunFor(time.Duration(r.rnd.IntN(20)) * time.Millisecond); err != nil {
-				return err
-			}
-			s.Restart(processName)
-			continue
-		}
-		if r.rnd.IntN(3) == 0 {
-			if err := r.readCheck(epoch, false); err != nil {
+		if r.lateView != nil && !r.lateDone && s.Now() >= start+r.lateAt {
+			if err := r.createLateView(); err != nil {
 				return err
 			}
 		}
-		if r.rnd.IntN(4) == 0 {
+		if s.ProcessUp(processName) && r.rnd.IntN(8) == 0 {
 			if err := r.statusCheck(); errors.Is(err, errChecker) {
 				return err
 			}
 		}
 	}
-	// Liveness phase: faults off, the process up; everything acknowledged
-	// must be readable and every view must match its query.
+	// Liveness phase: faults off, the process up; the sessions finish what
+	// they have in flight, then everything acknowledged must be readable
+	// and every view must match its query.
+	r.stopping = true
 	r.heal()
+	if err := s.RunUntil(func() bool {
+		for _, ss := range r.sessions {
+			if ss.busy {
+				return false
+			}
+		}
+		return true
+	}, time.Minute); err != nil {
+		return fmt.Errorf("liveness: sessions still busy: %w", err)
+	}
+	if r.lateView != nil && !r.lateDone {
+		if err := r.createLateView(); err != nil {
+			return err
+		}
+	}
 	var lastErr error
 	for attempt := 0; attempt < finalAttemptsMax; attempt++ {
 		if err := s.Err(); err != nil {
@@ -285,19 +374,305 @@ func (r *runner) run(plant Bug) error {
 				return err
 			}
 			lastErr = err
-		} else if err := r.readCheck(r.maxAcked, true); err == nil {
-			return nil
+		} else if err := r.finalRead(); err == nil {
+			return r.hist.check()
 		} else if errors.Is(err, errChecker) {
 			return err
 		} else {
 			lastErr = err
 		}
 		r.logf("final read failed: %v", lastErr)
-		if err := r.failed(); err != nil {
+		if err := r.failedWait(); err != nil {
 			return err
 		}
 	}
 	return fmt.Errorf("liveness: no successful final read after %d attempts: %w", finalAttemptsMax, lastErr)
+}
+
+// schedule runs the session's next action after d.
+func (r *runner) schedule(ss *session, d time.Duration) {
+	ss.busy = true
+	r.s.At(d, func() { r.act(ss) })
+}
+
+// think is a session's pause between requests.
+func (r *runner) think(ss *session) time.Duration {
+	return time.Duration(r.rnd.Int64N(int64(ss.thinkMax)))
+}
+
+// reply delivers a reply to the client after the client link's delay,
+// or loses it (the connection dropped; the client never learns the outcome).
+func (r *runner) reply(handle func(lost bool)) {
+	lost := !r.healed && r.replyLoss > 0 && r.rnd.Float64() < r.replyLoss
+	if lost {
+		r.cover.scenario("client_reply_lost")
+	}
+	d := time.Duration(0)
+	if r.replyDelayMean > 0 {
+		d = time.Duration(r.rnd.ExpFloat64() * float64(r.replyDelayMean))
+		r.cover.scenario("client_reply_delayed")
+	}
+	r.s.At(d, func() { handle(lost) })
+}
+
+// act issues the session's next request, or ends the session.
+func (r *runner) act(ss *session) {
+	if r.stopping || r.s.Err() != nil || r.model.nextID > commitsMax {
+		ss.busy = false
+		return
+	}
+	switch x := r.rnd.IntN(10); {
+	case x < 6:
+		r.commitOne(ss)
+	case x < 8:
+		r.asyncRead(ss, false)
+	default:
+		r.asyncRead(ss, true)
+	}
+}
+
+// ask completes an async request: the reply or an error (an error reply,
+// the actor gone, or the reply lost on the client link).
+func (r *runner) askAsync(to runtime.ActorID, msg runtime.Message, done func(runtime.Message, error)) {
+	r.s.AskAsync(to, msg, func(reply runtime.Message, err error) {
+		if err == nil {
+			if e, ok := reply.(error); ok {
+				err = e
+			}
+		}
+		r.reply(func(lost bool) {
+			if err == nil && lost {
+				err = errReplyLost
+			}
+			if err != nil {
+				r.failed()
+				done(nil, err)
+				return
+			}
+			r.failures = 0
+			done(reply, nil)
+		})
+	})
+}
+
+// errReplyLost: the client's connection dropped before the reply.
+var errReplyLost = errors.New("reply lost (client connection dropped)")
+
+// commitOne issues one transaction; its reply records the outcome.
+func (r *runner) commitOne(ss *session) {
+	m := r.model
+	c := &commitRec{id: m.nextID, session: ss.id, v: int64(r.rnd.IntN(valueDomain)), w: int64(r.rnd.IntN(2 * valueDomain)),
+		floor: r.maxAcked, call: int64(r.s.Now()), presentMin: noPresence}
+	m.nextID++
+	m.commits = append(m.commits, c)
+	if len(m.touchable) > 0 && r.rnd.IntN(2) == 0 {
+		i := r.rnd.IntN(len(m.touchable))
+		target := m.touchable[i]
+		m.touchable = append(m.touchable[:i], m.touchable[i+1:]...)
+		c.touch = &touch{target: target, delete: r.rnd.IntN(3) == 0, v: int64(r.rnd.IntN(valueDomain)), w: int64(r.rnd.IntN(2 * valueDomain))}
+	}
+	writes := []shard.RowWrite{
+		{Table: r.t1.ID, Key: types.Row{c.id}, Row: c.rowT1(), MustNotExist: true},
+		{Table: r.t2.ID, Key: types.Row{c.id}, Row: c.rowT2(), MustNotExist: true},
+	}
+	ops := []int{
+		r.hist.write(ss.id, linKey{1, c.id}, c.rowT1(), c.call),
+		r.hist.write(ss.id, linKey{2, c.id}, c.rowT2(), c.call),
+	}
+	if t := c.touch; t != nil {
+		var row1, row2 types.Row
+		if !t.delete {
+			row1, row2 = types.Row{t.target, t.v, c.id}, types.Row{t.target, t.w, c.id}
+		}
+		writes = append(writes,
+			shard.RowWrite{Table: r.t1.ID, Key: types.Row{t.target}, Row: row1},
+			shard.RowWrite{Table: r.t2.ID, Key: types.Row{t.target}, Row: row2})
+		ops = append(ops, r.hist.write(ss.id, linKey{1, t.target}, row1, c.call), r.hist.write(ss.id, linKey{2, t.target}, row2, c.call))
+	}
+	r.askAsync(shard.ActorID, shard.Commit{Snapshot: r.snap, Writes: writes}, func(reply runtime.Message, err error) {
+		if err != nil {
+			c.state = unknown
+			m.unknown++
+			r.cover.scenario("commit_unknown")
+			r.logf("s%d commit %d (touch %+v): unknown: %v", ss.id, c.id, c.touch, err)
+			r.schedule(ss, r.think(ss)+5*time.Millisecond)
+			return
+		}
+		c.state, c.epoch = acked, reply.(shard.Committed).Epoch
+		m.acked++
+		r.cover.scenario("commit_acked")
+		if c.touch != nil {
+			r.cover.scenario("commit_acked_with_update_or_delete")
+		}
+		r.logf("s%d commit %d (touch %+v): epoch %d", ss.id, c.id, c.touch, c.epoch)
+		for _, op := range ops {
+			r.hist.finish(op, int64(r.s.Now()))
+		}
+		if err := c.checkAck(); err != nil {
+			r.s.Fail(err)
+			return
+		}
+		if ss.last != nil && c.epoch <= ss.last.epoch {
+			r.s.Fail(fmt.Errorf("%w: session %d: commit %d acknowledged epoch %d, not after its previous commit's epoch %d", errChecker, ss.id, c.id, c.epoch, ss.last.epoch))
+			return
+		}
+		ss.last = c
+		r.maxAcked = max(r.maxAcked, c.epoch)
+		m.touchable = append(m.touchable, c.id)
+		if !r.healed && r.rnd.IntN(8*len(r.sessions)) == 0 {
+			// Crash right after an acknowledgement (the window where a
+			// commit acknowledged before it was durable is lost), restart
+			// a little later.
+			r.logf("driver: crash after commit epoch %d", c.epoch)
+			r.cover.scenario("crash_after_ack")
+			r.s.Crash(processName)
+			r.s.At(time.Duration(r.rnd.IntN(20))*time.Millisecond, func() { r.s.Restart(processName) })
+		}
+		r.schedule(ss, r.think(ss))
+	})
+}
+
+// asyncRead reads both tables and every view: a linearizable read
+// (MinEpoch = the highest acknowledged epoch) or a session read
+// (MinEpoch = the session's own last commit: read-your-writes).
+func (r *runner) asyncRead(ss *session, linearizable bool) {
+	q := r.newRead(ss, linearizable)
+	r.askAsync(shard.ActorID, q.msg(), func(reply runtime.Message, err error) {
+		if err != nil {
+			r.logf("s%d read at %d: %v", ss.id, q.minEpoch, err)
+			r.schedule(ss, r.think(ss)+5*time.Millisecond)
+			return
+		}
+		if err := r.checkRead(q, reply.(shard.ReadResult)); err != nil {
+			r.s.Fail(err)
+			return
+		}
+		r.schedule(ss, r.think(ss))
+	})
+}
+
+// readReq is one read and what it may be checked against.
+type readReq struct {
+	session  int
+	snap     *control.Snapshot
+	views    []*catalog.Relation
+	t1, t2   *catalog.Relation
+	minEpoch uint64
+	// floor is the highest frontier seen before the read was issued.
+	floor uint64
+	// call starts the read's linearizability window.
+	call int64
+	kind string
+}
+
+func (q readReq) msg() shard.Read {
+	rels := []catalog.ID{q.t1.ID, q.t2.ID}
+	for _, v := range q.views {
+		rels = append(rels, v.ID)
+	}
+	return shard.Read{Snapshot: q.snap, Relations: rels, MinEpoch: q.minEpoch}
+}
+
+func (r *runner) newRead(ss *session, linearizable bool) readReq {
+	q := readReq{snap: r.snap, views: append([]*catalog.Relation(nil), r.views...), t1: r.t1, t2: r.t2, floor: r.frontier, call: int64(r.s.Now())}
+	switch {
+	case ss == nil:
+		q.kind, q.minEpoch = "final", r.maxAcked
+	case linearizable:
+		q.session, q.kind, q.minEpoch = ss.id, "linearizable", r.maxAcked
+	default:
+		q.session, q.kind, q.call = ss.id, "session", 0
+		if ss.last != nil {
+			q.minEpoch, q.call = ss.last.epoch, ss.last.call
+		}
+	}
+	return q
+}
+
+// checkRead checks one read: read-your-writes and frontier monotonicity,
+// the tables against the model, every view against its query run over the
+// same tables, and records the rows for the linearizability check.
+func (r *runner) checkRead(q readReq, res shard.ReadResult) error {
+	r.reads++
+	r.cover.scenario(q.kind + "_read")
+	r.logf("s%d %s read MinEpoch %d: frontier %d", q.session, q.kind, q.minEpoch, res.Frontier)
+	if res.Frontier < q.minEpoch {
+		return fmt.Errorf("%w: %s read with MinEpoch %d answered at frontier %d (read-your-writes)", errChecker, q.kind, q.minEpoch, res.Frontier)
+	}
+	if res.Frontier < q.floor {
+		return fmt.Errorf("%w: read frontier %d behind a frontier seen before it was issued (%d)", errChecker, res.Frontier, q.floor)
+	}
+	r.frontier = max(r.frontier, res.Frontier)
+	got1, err := rowsByKey("t1", res.Batches[0])
+	if err != nil {
+		return err
+	}
+	got2, err := rowsByKey("t2", res.Batches[1])
+	if err != nil {
+		return err
+	}
+	if err := r.model.checkTables(res.Frontier, got1, got2); err != nil {
+		return fmt.Errorf("%s read at frontier %d: %w", q.kind, res.Frontier, err)
+	}
+	inputs := map[catalog.ID]zset.Batch{q.t1.ID: res.Batches[0], q.t2.ID: res.Batches[1]}
+	for i, v := range q.views {
+		if err := checkView(q.snap, v, inputs, res.Batches[2+i]); err != nil {
+			return fmt.Errorf("%s read at frontier %d: %w", q.kind, res.Frontier, err)
+		}
+	}
+	now := int64(r.s.Now())
+	for id := int64(1); id < r.model.nextID; id++ {
+		r.hist.read(q.session, linKey{1, id}, got1[id], q.call, now)
+		r.hist.read(q.session, linKey{2, id}, got2[id], q.call, now)
+	}
+	return nil
+}
+
+// finalRead reads at the highest acknowledged epoch after healing.
+func (r *runner) finalRead() error {
+	if err := r.refresh(); err != nil {
+		return err
+	}
+	q := r.newRead(nil, true)
+	reply, err := r.ask(shard.ActorID, q.msg())
+	if err != nil {
+		return err
+	}
+	if want := len(viewDefs) + btoi(r.lateView != nil); len(q.views) != want {
+		return fmt.Errorf("%w: %d views in the catalog after healing, want %d", errChecker, len(q.views), want)
+	}
+	return r.checkRead(q, reply.(shard.ReadResult))
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// statusCheck: LastEpoch and Frontier never go backwards (across crashes),
+// the frontier never passes the last epoch, and no acknowledged epoch is
+// above the durable last epoch.
+func (r *runner) statusCheck() error {
+	floorEpoch, floorFrontier, acked := r.lastEpoch, r.frontier, r.maxAcked
+	reply, err := r.ask(shard.ActorID, shard.GetStatus{})
+	if err != nil {
+		return err
+	}
+	st := reply.(shard.Status)
+	switch {
+	case st.LastEpoch < floorEpoch:
+		return fmt.Errorf("%w: shard LastEpoch went backwards: %d after %d", errChecker, st.LastEpoch, floorEpoch)
+	case st.LastEpoch < acked:
+		return fmt.Errorf("%w: shard LastEpoch %d below acknowledged epoch %d", errChecker, st.LastEpoch, acked)
+	case st.Frontier < floorFrontier:
+		return fmt.Errorf("%w: shard frontier went backwards: %d after %d", errChecker, st.Frontier, floorFrontier)
+	case st.Frontier > st.LastEpoch:
+		return fmt.Errorf("%w: shard frontier %d ahead of its last epoch %d", errChecker, st.Frontier, st.LastEpoch)
+	}
+	r.lastEpoch, r.frontier = max(r.lastEpoch, st.LastEpoch), max(r.frontier, st.Frontier)
+	return nil
 }
 
 // errChecker marks checker violations (as opposed to unavailability).
@@ -332,24 +707,7 @@ func (r *runner) setup() error {
 		},
 	}
 	for _, def := range viewDefs {
-		steps = append(steps, func() control.CreateRelation {
-			v, err := compileView(r.snap, def.sql)
-			if err != nil {
-				// INVARIANT: the fixed view definitions compile.
-				panic(fmt.Sprintf("view %s: %v", def.name, err))
-			}
-			rel := &catalog.Relation{Kind: catalog.KindMaterializedView, Name: def.name, SQL: def.sql}
-			for _, c := range v.Columns {
-				rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type})
-			}
-			var deps []catalog.ID
-			for _, t := range []*catalog.Relation{r.t1, r.t2} {
-				if strings.Contains(def.sql, t.Name) {
-					deps = append(deps, t.ID)
-				}
-			}
-			return control.CreateRelation{IfNotExists: true, Relation: rel, Deps: deps}
-		})
+		steps = append(steps, func() control.CreateRelation { return r.viewDDL(def) })
 	}
 	attempts := 0
 	retry := func(what string, err error) error {
@@ -365,8 +723,41 @@ func (r *runner) setup() error {
 		if attempts > setupAttemptsMax {
 			return fmt.Errorf("%s: gave up after %d attempts: %w", what, attempts, err)
 		}
-		return r.failed()
+		return r.failedWait()
 	}
+	if err := r.ddl(steps, retry); err != nil {
+		return err
+	}
+	if r.t1 == nil || r.t2 == nil || len(r.views) != len(viewDefs) {
+		return fmt.Errorf("catalog incomplete after setup: %d views", len(r.views))
+	}
+	r.logf("setup done: catalog version %d", r.snap.Version)
+	return nil
+}
+
+// viewDDL is the CreateRelation of a workload view.
+func (r *runner) viewDDL(def viewDef) control.CreateRelation {
+	v, err := compileView(r.snap, def.sql)
+	if err != nil {
+		// INVARIANT: the fixed view definitions compile.
+		panic(fmt.Sprintf("view %s: %v", def.name, err))
+	}
+	rel := &catalog.Relation{Kind: catalog.KindMaterializedView, Name: def.name, SQL: def.sql}
+	for _, c := range v.Columns {
+		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type})
+	}
+	var deps []catalog.ID
+	for _, t := range []*catalog.Relation{r.t1, r.t2} {
+		if strings.Contains(def.sql, t.Name) {
+			deps = append(deps, t.ID)
+		}
+	}
+	return control.CreateRelation{IfNotExists: true, Relation: rel, Deps: deps}
+}
+
+// ddl runs DDL steps in order, then syncs the shard's catalog, calling
+// retry after each failure (retry ends the attempt with its error).
+func (r *runner) ddl(steps []func() control.CreateRelation, retry func(what string, err error) error) error {
 	for i := 0; i < len(steps); {
 		if err := r.refresh(); err != nil {
 			if err := retry("snapshot", err); err != nil {
@@ -388,16 +779,47 @@ func (r *runner) setup() error {
 			_, err = r.ask(shard.ActorID, shard.SyncCatalog{Snapshot: r.snap})
 		}
 		if err == nil {
-			break
+			return nil
 		}
 		if err := retry("sync", err); err != nil {
 			return err
 		}
 	}
-	if r.t1 == nil || r.t2 == nil || len(r.views) != len(viewDefs) {
-		return fmt.Errorf("catalog incomplete after setup: %d views", len(r.views))
+}
+
+// lateAttemptsMax bounds one try at the late view's DDL while faults are
+// on; the driver tries again after healing.
+const lateAttemptsMax = 20
+
+// createLateView creates the late view while the sessions keep committing
+// (the blocking asks run the simulation, sessions included).
+func (r *runner) createLateView() error {
+	attempts := 0
+	err := r.ddl([]func() control.CreateRelation{func() control.CreateRelation { return r.viewDDL(*r.lateView) }},
+		func(what string, err error) error {
+			attempts++
+			r.logf("late view %s: %s: %v", r.lateView.name, what, err)
+			if attempts >= lateAttemptsMax && !r.healed || attempts >= setupAttemptsMax {
+				return err
+			}
+			return r.failedWait()
+		})
+	if errors.Is(err, errChecker) || r.s.Err() != nil {
+		return errors.Join(err, r.s.Err())
 	}
-	r.logf("setup done: catalog version %d", r.snap.Version)
+	if err != nil {
+		if r.healed {
+			return fmt.Errorf("liveness: late view: %w", err)
+		}
+		r.lateAt += 50 * time.Millisecond
+		return nil
+	}
+	r.lateDone = true
+	r.cover.scenario("late_view_created")
+	if r.healed {
+		r.cover.scenario("late_view_created_after_heal")
+	}
+	r.logf("late view %s created: catalog version %d", r.lateView.name, r.snap.Version)
 	return nil
 }
 
@@ -410,18 +832,13 @@ func (r *runner) refresh() error {
 	r.snap = reply.(*control.Snapshot)
 	r.views = nil
 	for _, rel := range r.snap.Relations() {
-		switch rel.Name {
-		case "t1":
+		switch {
+		case rel.Name == "t1":
 			r.t1 = rel
-		case "t2":
+		case rel.Name == "t2":
 			r.t2 = rel
-		}
-	}
-	for _, def := range viewDefs {
-		for _, rel := range r.snap.Relations() {
-			if rel.Name == def.name {
-				r.views = append(r.views, rel)
-			}
+		case rel.Kind == catalog.KindMaterializedView:
+			r.views = append(r.views, rel)
 		}
 	}
 	return nil

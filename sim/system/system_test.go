@@ -13,11 +13,24 @@ func result(o Outcome) seeds.Result {
 }
 
 // TestSystem runs the whole embedded database under faults: fixed seeds
-// 1..N by default, -seed=N replays one, -seeds=K runs K fresh ones.
+// 1..N by default, -seed=N replays one, -seeds=K runs K fresh ones. Over
+// many seeds every fault entry and buggify site must be hit at least once
+// or carry a written reason (zeroReasons).
 func TestSystem(t *testing.T) {
+	var cover Coverage
 	seeds.Run(t, 200, func(seed uint64) seeds.Result {
-		return result(Run(Options{Seed: seed}))
+		o := Run(Options{Seed: seed})
+		cover.Merge(o.Coverage)
+		return result(o)
 	})
+	if testing.Verbose() {
+		fmt.Print(cover.String())
+	}
+	if cover.Runs >= 100 {
+		if un := cover.Uncovered(); len(un) > 0 {
+			t.Fatalf("never hit in %d runs and no written reason: %v\n%s", cover.Runs, un, cover.String())
+		}
+	}
 }
 
 // TestSystemDeterminism: a seed replays exactly (trace and operation log).
@@ -26,6 +39,21 @@ func TestSystemDeterminism(t *testing.T) {
 		a, b := Run(Options{Seed: seed}), Run(Options{Seed: seed})
 		if a.TraceHash != b.TraceHash || a.Log != b.Log {
 			t.Fatalf("seed %d: trace %016x vs %016x", seed, a.TraceHash, b.TraceHash)
+		}
+	}
+}
+
+// TestCoverageReportsZeros: an unhit entry without a reason is reported.
+func TestCoverageReportsZeros(t *testing.T) {
+	var c Coverage
+	c.Runs = 1
+	un := c.Uncovered()
+	if len(un) == 0 {
+		t.Fatal("an empty coverage reported nothing uncovered")
+	}
+	for _, u := range un {
+		if u == "fault objstore.corrupt_read" {
+			t.Fatalf("a zero with a written reason was reported: %v", un)
 		}
 	}
 }

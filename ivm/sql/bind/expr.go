@@ -20,6 +20,8 @@ type exprCtx struct {
 	aggs *[]aggRef
 	// inAgg is set while binding an aggregate's arguments (no nesting).
 	inAgg bool
+	// wins collects window-function calls; nil where they are not allowed.
+	wins *[]*winRef
 }
 
 // aggRef is a placeholder scalar for an aggregate call: lifted to a column

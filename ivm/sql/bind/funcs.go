@@ -29,7 +29,7 @@ func funcName(names []*pg_query.Node) string {
 func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Scalar, error) {
 	name := funcName(f.Funcname)
 	if f.Over != nil {
-		return nil, b.unsupported(f.Location, "window functions")
+		return b.windowCall(name, f, sc, ctx)
 	}
 	if f.AggWithinGroup {
 		return nil, b.unsupported(f.Location, "WITHIN GROUP")
@@ -43,8 +43,9 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 	if f.AggStar || f.AggDistinct || f.AggFilter != nil || len(f.AggOrder) > 0 {
 		return nil, b.semantic("42809", f.Location, "%s is not an aggregate function", name)
 	}
-	args := make([]plan.Scalar, len(f.Args))
-	for i, a := range f.Args {
+	argNodes := sequenceArgs(name, f.Args)
+	args := make([]plan.Scalar, len(argNodes))
+	for i, a := range argNodes {
 		s, err := b.expr(a, sc, ctx)
 		if err != nil {
 			return nil, err

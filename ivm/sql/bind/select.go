@@ -379,7 +379,8 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 	}
 	// Target list (bound over the FROM row; aggregates collected).
 	var aggs []aggRef
-	actx := exprCtx{clause: "SELECT", aggs: &aggs}
+	var wins []*winRef
+	actx := exprCtx{clause: "SELECT", aggs: &aggs, wins: &wins}
 	var targets []plan.Scalar
 	var names []string
 	for _, t := range sel.TargetList {
@@ -447,7 +448,7 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 			order = append(order, orderItem{target: idx, sb: sb})
 			continue
 		}
-		s, err := b.expr(sb.Node, sc, exprCtx{clause: "ORDER BY", aggs: &aggs})
+		s, err := b.expr(sb.Node, sc, exprCtx{clause: "ORDER BY", aggs: &aggs, wins: &wins})
 		if err != nil {
 			return nil, err
 		}
@@ -491,6 +492,21 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 					return nil, err
 				}
 			}
+		}
+	}
+	// Window functions, over the (grouped) row.
+	if len(wins) > 0 {
+		ptrs := make([]*plan.Scalar, 0, len(targets)+len(order))
+		for i := range targets {
+			ptrs = append(ptrs, &targets[i])
+		}
+		for i := range order {
+			if order[i].expr != nil {
+				ptrs = append(ptrs, &order[i].expr)
+			}
+		}
+		if node, err = b.buildWindows(node, ptrs); err != nil {
+			return nil, err
 		}
 	}
 	// Projection: visible targets, then hidden ORDER BY expressions.

@@ -301,6 +301,8 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 			return circuit.Node{}, err
 		}
 		return w.b.TopK(in, op.TopKSpec{OrderBy: sortKeys(x.Order), Limit: x.Limit, Offset: x.Offset}), nil
+	case *plan.Window:
+		return w.window(x)
 	case *plan.Exchange:
 		// One shard: an exchange moves nothing.
 		return w.node(x.Input)

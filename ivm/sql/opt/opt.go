@@ -7,7 +7,8 @@
 // Decorrelate (EXISTS / IN / NOT IN / scalar subqueries into joins),
 // PushFilters (predicate pushdown, into join sides), ExtractJoinKeys
 // (equality conjuncts of join conditions into equi-join keys),
-// PruneColumns (projection pruning).
+// WindowTopK (ROW_NUMBER() ≤ k cuts partitions to k rows), PruneColumns
+// (projection pruning).
 package opt
 
 import (
@@ -20,6 +21,7 @@ func Optimize(n plan.Node) plan.Node {
 	n = FoldConstants(n)
 	n = Decorrelate(n)
 	n = PushFilters(n)
+	n = WindowTopK(n)
 	n = ExtractJoinKeys(n)
 	n = PruneColumns(n)
 	n = MergeProjects(n)

@@ -22,6 +22,7 @@ var rules = map[string]func(plan.Node) plan.Node{
 	"joinkeys":    opt.ExtractJoinKeys,
 	"prune":       opt.PruneColumns,
 	"merge":       opt.MergeProjects,
+	"windowtopk":  opt.WindowTopK,
 	"all":         opt.Optimize,
 	"distribute":  dist.Distribute,
 }

@@ -477,6 +477,8 @@ func Scalars(n Node) []Scalar {
 			}
 		}
 		return out
+	case *Window:
+		return x.scalars()
 	case ScalarHolder:
 		return x.HeldScalars()
 	}
@@ -535,6 +537,8 @@ func MapScalars(n Node, fn func(Scalar) Scalar) Node {
 			a.Aggs[i] = c
 		}
 		return &a
+	case *Window:
+		return x.mapScalars(fn)
 	case ScalarHolder:
 		held := x.HeldScalars()
 		out := make([]Scalar, len(held))

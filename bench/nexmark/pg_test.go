@@ -1,0 +1,134 @@
+package nexmark
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rockstream/rockstream/bench/internal/benchutil"
+	"github.com/rockstream/rockstream/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// rowsText runs sql over the simple protocol and returns its rows as
+// sorted text lines (a multiset).
+func rowsText(ctx context.Context, c *pgx.Conn, sql string) ([]string, error) {
+	res, err := c.PgConn().Exec(ctx, sql).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range res {
+		for _, row := range r.Rows {
+			f := make([]string, len(row))
+			for i, v := range row {
+				if v == nil {
+					f[i] = "NULL"
+				} else {
+					f[i] = string(v)
+				}
+			}
+			out = append(out, strings.Join(f, "|"))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// TestQueriesMatchPostgres maintains every runnable query as a view while
+// generated events arrive in several commits, then checks each view
+// against the same SELECT run by PostgreSQL 15 over the same events.
+func TestQueriesMatchPostgres(t *testing.T) {
+	ctx := context.Background()
+	pg := pgtest.Connect(t)
+	for _, s := range []string{"DROP SCHEMA IF EXISTS nexmark_pg CASCADE", "CREATE SCHEMA nexmark_pg", "SET search_path = nexmark_pg", "SET TimeZone = 'UTC'"} {
+		if _, err := pg.Exec(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := benchutil.StartServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	rs, err := pgx.Connect(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close(ctx)
+	for _, s := range Tables {
+		for _, c := range []*pgx.Conn{rs, pg} {
+			if _, err := c.Exec(ctx, strings.Replace(s, " WITH (insert_only = true)", map[bool]string{true: " WITH (insert_only = true)", false: ""}[c == rs], 1)); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+	}
+	selects := map[string]string{}
+	for _, q := range QueryNames() {
+		view, err := QuerySQL(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rs.Exec(ctx, view); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		prefix := fmt.Sprintf("CREATE MATERIALIZED VIEW %s AS ", q)
+		selects[q] = strings.TrimPrefix(strings.ReplaceAll(view, "\n", " "), prefix)
+	}
+	// Six 10-second event-time windows in four commits.
+	g := Generator{Seed: 11}
+	var b Batch
+	const events, step = 6000, 1500
+	for n := int64(0); n < events; n += step {
+		b.Reset()
+		b.Append(g, n, n+step)
+		for _, tb := range []struct {
+			name string
+			data []byte
+		}{{"person", b.Person}, {"auction", b.Auction}, {"bid", b.Bid}} {
+			for _, c := range []*pgx.Conn{rs, pg} {
+				if _, err := c.PgConn().CopyFrom(ctx, bytes.NewReader(tb.data), "COPY "+tb.name+" FROM STDIN"); err != nil {
+					t.Fatalf("COPY %s: %v", tb.name, err)
+				}
+			}
+		}
+	}
+	for _, q := range QueryNames() {
+		got, err := rowsText(ctx, rs, "SELECT * FROM "+q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		want, err := rowsText(ctx, pg, selects[q])
+		if err != nil {
+			t.Fatalf("%s on PostgreSQL: %v", q, err)
+		}
+		if len(want) == 0 {
+			t.Errorf("%s: PostgreSQL returns no rows; the data does not exercise it", q)
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: view has %d rows, PostgreSQL %d; first difference %s", q, len(got), len(want), firstDiff(got, want))
+		}
+	}
+}
+
+func firstDiff(got, want []string) string {
+	for i := 0; i < len(got) || i < len(want); i++ {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			return fmt.Sprintf("at %d: view %q, PostgreSQL %q", i, g, w)
+		}
+	}
+	return "none"
+}

@@ -1,0 +1,2 @@
+-- q7: highest bid per TUMBLE(bid, date_time, 10 s) window (date_bin), joined back to the bids at that price in the window.
+CREATE MATERIALIZED VIEW q7 AS SELECT b.auction, b.price, b.bidder, b.date_time, b.extra FROM bid b JOIN (SELECT max(price) AS maxprice, window_start + interval '10 seconds' AS window_end FROM (SELECT price, date_bin('10 seconds', date_time, '1970-01-01') AS window_start FROM bid) w GROUP BY window_start) b1 ON b.price = b1.maxprice WHERE b.date_time BETWEEN b1.window_end - interval '10 seconds' AND b1.window_end

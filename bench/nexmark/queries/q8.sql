@@ -1,0 +1,2 @@
+-- q8: monitor new users: people and sellers grouped per TUMBLE(…, 10 s) window (date_bin), joined on id and window.
+CREATE MATERIALIZED VIEW q8 AS SELECT p.id, p.name, p.starttime FROM (SELECT id, name, starttime FROM (SELECT id, name, date_bin('10 seconds', date_time, '1970-01-01') AS starttime FROM person) pw GROUP BY id, name, starttime) p JOIN (SELECT seller, starttime FROM (SELECT seller, date_bin('10 seconds', date_time, '1970-01-01') AS starttime FROM auction) aw GROUP BY seller, starttime) a ON p.id = a.seller AND p.starttime = a.starttime

@@ -1,0 +1,15 @@
+package circuit
+
+import "github.com/rockstream/rockstream/ivm/op"
+
+// Window appends one column per window call of spec to each input row
+// (op.Window: per-partition recompute).
+func (b *Builder) Window(in Node, spec op.WindowSpec) Node {
+	if !b.check(in) {
+		return Node{}
+	}
+	schema := b.in(in)
+	return b.add("window", []Node{in}, func(s op.State) (op.Operator, error) {
+		return op.NewWindow(s, schema, spec)
+	})
+}
