@@ -10,9 +10,6 @@ import (
 // arrayOfRows is the value of ARRAY(subquery) over the subquery's rows:
 // their first column in the subquery's ORDER BY.
 func arrayOfRows(sq *plan.Subquery, rows []types.Row) types.Datum {
-	if len(rows) == 0 && sq.EmptyNull {
-		return nil
-	}
 	if len(sq.Order) > 0 {
 		cols := sq.Plan.Schema()
 		sort.SliceStable(rows, func(i, j int) bool { return compareRows(cols, sq.Order, rows[i], rows[j]) < 0 })

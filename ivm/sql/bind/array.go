@@ -2,7 +2,6 @@ package bind
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
@@ -99,45 +98,4 @@ func (b *binder) arraySubquery(q *BoundQuery, loc int32) (plan.Scalar, error) {
 		return nil, b.unsupported(loc, "ARRAY(subquery) of arrays")
 	}
 	return &plan.Subquery{Kind: plan.SubArray, Plan: node, Order: q.Order, Typ: types.ArrayOf(baseType(et))}, nil
-}
-
-// arrayAggSubquery recognises a scalar subquery that is one array_agg over
-// rows, `(SELECT array_agg(x [ORDER BY y]) [FILTER (WHERE p)] FROM ...
-// [WHERE ...])` with no grouping (drivers' catalog queries send it), and
-// binds it as ARRAY(SELECT x FROM ... WHERE ... [AND p] ORDER BY y) that
-// yields NULL instead of an empty array, exactly array_agg's result. ok is
-// false for any other subquery.
-func (b *binder) arrayAggSubquery(s *pg_query.SubLink, sc *scope) (plan.Scalar, bool, error) {
-	sel := s.Subselect.GetSelectStmt()
-	if s.SubLinkType != pg_query.SubLinkType_EXPR_SUBLINK || sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE ||
-		len(sel.ValuesLists) > 0 || len(sel.GroupClause) > 0 || sel.HavingClause != nil || len(sel.DistinctClause) > 0 ||
-		len(sel.WindowClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil || len(sel.SortClause) > 0 || len(sel.TargetList) != 1 {
-		return nil, false, nil
-	}
-	rt := sel.TargetList[0].GetResTarget()
-	fc := rt.GetVal().GetFuncCall()
-	if fc == nil || funcName(fc.Funcname) != "array_agg" || len(fc.Args) != 1 || fc.AggStar || fc.AggDistinct ||
-		fc.Over != nil || fc.AggWithinGroup {
-		return nil, false, nil
-	}
-	rows := proto.Clone(sel).(*pg_query.SelectStmt)
-	rows.TargetList = []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(fc.Args[0], rt.Location)}
-	rows.SortClause = fc.AggOrder
-	if fc.AggFilter != nil {
-		if rows.WhereClause == nil {
-			rows.WhereClause = fc.AggFilter
-		} else {
-			rows.WhereClause = pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, []*pg_query.Node{rows.WhereClause, fc.AggFilter}, fc.Location)
-		}
-	}
-	q, err := b.selectStmt(rows, sc)
-	if err != nil {
-		return nil, true, err
-	}
-	arr, err := b.arraySubquery(q, s.Location)
-	if err != nil {
-		return nil, true, err
-	}
-	arr.(*plan.Subquery).EmptyNull = true
-	return arr, true, nil
 }

@@ -878,11 +878,6 @@ func columnName(n *pg_query.Node) string {
 
 // subLink binds a subquery expression (scalar, EXISTS, IN / = ANY).
 func (b *binder) subLink(s *pg_query.SubLink, sc *scope, ctx exprCtx) (plan.Scalar, error) {
-	if !b.opts.ForView {
-		if arr, ok, err := b.arrayAggSubquery(s, sc); ok {
-			return arr, err
-		}
-	}
 	sel := s.Subselect.GetSelectStmt()
 	q, err := b.selectStmt(sel, sc)
 	if err != nil {

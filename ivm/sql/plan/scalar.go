@@ -311,9 +311,6 @@ type Subquery struct {
 	Typ    types.Type
 	// Order is the ORDER BY of an ARRAY subquery.
 	Order []SortKey
-	// EmptyNull makes an ARRAY subquery over no rows NULL (array_agg's
-	// result) rather than an empty array.
-	EmptyNull bool
 }
 
 func (s *Subquery) Type() types.Type { return s.Typ }
