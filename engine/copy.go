@@ -33,6 +33,7 @@ func (s *session) CopyIn(ctx context.Context, req gateway.CopyInRequest) (gatewa
 		return nil, err
 	}
 	sink := &copySink{s: s, snap: snap, w: w, env: s.env(req.Settings, nil)}
+	sink.env.Sequences = s.sequences(ctx)
 	// positions[i] is the table column of COPY field i.
 	if len(req.Columns) == 0 {
 		for i := range rel.Columns {

@@ -34,9 +34,16 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			return nil, errcode.New(errcode.PrimaryKeyRequired, "table %q needs a PRIMARY KEY", st.Name).
 				WithDetail("RockStream identifies rows by primary key so that UPDATE and DELETE become exact retractions (spec §6.4)")
 		}
+		cols := append([]catalog.Column(nil), st.Columns...)
+		seqs, deps, err := createTableSequences(snap, st, cols)
+		if err != nil {
+			return nil, err
+		}
 		r, err := s.control(ctx, control.CreateRelation{
-			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Columns: st.Columns, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Checks: st.Checks},
+			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Columns: cols, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Checks: st.Checks},
 			IfNotExists: st.IfNotExists,
+			Sequences:   seqs,
+			Deps:        deps,
 		})
 		if err != nil {
 			return nil, err
@@ -50,6 +57,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		kind := map[ddl.DropKind]catalog.Kind{
 			ddl.DropTable: catalog.KindTable, ddl.DropView: catalog.KindView,
 			ddl.DropMaterializedView: catalog.KindMaterializedView, ddl.DropSource: catalog.KindSource,
+			ddl.DropSequence: catalog.KindSequence,
 		}[st.Kind]
 		for _, name := range st.Names {
 			r, err := s.control(ctx, control.DropRelation{Name: name, Kind: kind, IfExists: st.IfExists, Cascade: st.Cascade})
@@ -70,6 +78,12 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			}
 		}
 		r, err := s.control(ctx, control.AddColumn{Table: st.Table, Column: st.Column, IfNotExists: st.IfNotExists})
+		if err != nil {
+			return nil, err
+		}
+		notice(r)
+	case *ddl.CreateSequence, *ddl.AlterSequence:
+		r, err := s.sequenceDDL(ctx, snap, st)
 		if err != nil {
 			return nil, err
 		}
@@ -132,6 +146,10 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 		rel.Kind = catalog.KindMaterializedView
 		rel.Columns = catalogColumns(d.View.Columns, st.ColumnNames)
 		for _, r := range scannedRelations(d.View.Plan) {
+			if r.Kind == catalog.KindSequence {
+				return errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support reading sequence %q in a materialized view", r.Name).
+					WithDetail("a sequence's value changes outside transactions, so a view over it cannot be maintained incrementally")
+			}
 			deps = append(deps, r.ID)
 		}
 	} else {

@@ -6,7 +6,7 @@ import "testing"
 // evaluated per inserted row.
 func TestGenRandomUUIDDefault(t *testing.T) {
 	srv := startServer(t, t.TempDir())
-	rs := connect(t, srv.url)
+	rs := connect(t, srv.url())
 	exec(t, rs, "CREATE TABLE u (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int)")
 	exec(t, rs, "INSERT INTO u (v) VALUES (1), (2)")
 	got := rowsText(t, rs, "SELECT count(DISTINCT id), count(*) FROM u")

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"sort"
 	"strings"
 	"testing"
@@ -14,64 +12,26 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/rockstream/rockstream/engine"
+	"github.com/rockstream/rockstream/internal/enginetest"
 	"github.com/rockstream/rockstream/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// server is an in-process `rockstream start`.
-type server struct {
-	url    string
-	cancel context.CancelFunc
-	done   chan error
-}
+// server is an in-process `rockstream start` (internal/enginetest).
+type server struct{ *enginetest.Server }
 
-func startServer(t *testing.T, storage string) *server {
+func (s server) url() string { return s.URL }
+func (s server) stop()       { s.Stop() }
+
+func startServer(t *testing.T, storage string) server {
 	t.Helper()
-	return startServerTB(t, storage)
+	return server{enginetest.StartServer(t, storage)}
 }
 
 // startServerB starts a server for a benchmark and returns its URL.
 func startServerB(b *testing.B, storage string) string {
-	return startServerTB(b, storage).url
-}
-
-func startServerTB(t testing.TB, storage string) *server {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	s := &server{cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		s.done <- engine.Serve(ctx, engine.ServerOptions{
-			Storage: storage,
-			Listen:  "127.0.0.1:0",
-			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Out:     io.Discard,
-			Ready:   func(pg, _ string) { ready <- pg },
-		})
-	}()
-	select {
-	case addr := <-ready:
-		s.url = "postgres://rockstream@" + addr + "/default?sslmode=disable"
-	case err := <-s.done:
-		cancel()
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(60 * time.Second):
-		cancel()
-		t.Fatal("server did not start within 60s")
-	}
-	t.Cleanup(s.stop)
-	return s
-}
-
-func (s *server) stop() {
-	if s.cancel == nil {
-		return
-	}
-	s.cancel()
-	<-s.done
-	s.cancel = nil
+	return enginetest.StartServer(b, storage).URL
 }
 
 func connect(t *testing.T, url string) *pgx.Conn {
@@ -168,7 +128,7 @@ func (o *oracle) check(when string) {
 func TestFirstRun(t *testing.T) {
 	dir := t.TempDir()
 	srv := startServer(t, dir)
-	rs := connect(t, srv.url)
+	rs := connect(t, srv.url())
 	o := newOracle(t, rs)
 	o.both("CREATE TABLE customers (id int PRIMARY KEY, name text NOT NULL, region text)")
 	o.both("CREATE TABLE orders (id bigint PRIMARY KEY, customer_id int, amount numeric(10,2), status text)")
@@ -189,7 +149,7 @@ func TestFirstRun(t *testing.T) {
 	o.check("after backfill")
 	srv.stop()
 	srv = startServer(t, dir)
-	o.rs = connect(t, srv.url)
+	o.rs = connect(t, srv.url())
 	o.check("after restart")
 	o.both("INSERT INTO orders VALUES (15, 3, 1.00, 'paid')")
 	o.check("after restart and insert")
@@ -200,7 +160,7 @@ func TestFirstRun(t *testing.T) {
 func TestGenerateRowsSource(t *testing.T) {
 	dir := t.TempDir()
 	srv := startServer(t, dir)
-	rs := connect(t, srv.url)
+	rs := connect(t, srv.url())
 	exec(t, rs, `CREATE SOURCE gen FROM GENERATE ROWS AS (id BIGINT GENERATED, k INT UNIFORM(1, 3), tag TEXT PICK('x', 'y')) RATE = 200 PER SECOND`)
 	exec(t, rs, "CREATE MATERIALIZED VIEW gen_counts AS SELECT k, count(*) AS n FROM gen GROUP BY k")
 	waitFor := func(min int) {
@@ -231,7 +191,7 @@ func TestGenerateRowsSource(t *testing.T) {
 	waitFor(50)
 	srv.stop()
 	srv = startServer(t, dir)
-	rs = connect(t, srv.url)
+	rs = connect(t, srv.url())
 	waitFor(150)
 	exec(t, rs, "DROP MATERIALIZED VIEW gen_counts")
 	exec(t, rs, "DROP SOURCE gen")
@@ -240,11 +200,11 @@ func TestGenerateRowsSource(t *testing.T) {
 // TestSubscribe streams a view's changes with a snapshot and progress rows.
 func TestSubscribe(t *testing.T) {
 	srv := startServer(t, t.TempDir())
-	rs := connect(t, srv.url)
+	rs := connect(t, srv.url())
 	exec(t, rs, "CREATE TABLE s (id int PRIMARY KEY, g text)")
 	exec(t, rs, "INSERT INTO s VALUES (1, 'a'), (2, 'b')")
 	exec(t, rs, "CREATE MATERIALIZED VIEW sg AS SELECT g, count(*) AS n FROM s GROUP BY g")
-	sub := connect(t, srv.url)
+	sub := connect(t, srv.url())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rows, err := sub.Query(ctx, "SUBSCRIBE sg WITH (SNAPSHOT)")
@@ -307,7 +267,7 @@ func TestSubscribe(t *testing.T) {
 // value must drop the scale again.
 func TestNumericScaleAfterRetraction(t *testing.T) {
 	srv := startServer(t, t.TempDir())
-	o := newOracle(t, connect(t, srv.url))
+	o := newOracle(t, connect(t, srv.url()))
 	o.both("CREATE TABLE n (id int PRIMARY KEY, g text, v numeric)")
 	o.view("n_sum", "SELECT g, sum(v) AS s, avg(v) AS a, sum(DISTINCT v) AS sd, min(v), max(v) FROM n GROUP BY g")
 	o.view("n_total", "SELECT sum(v) AS s, avg(v) AS a FROM n")
@@ -324,7 +284,7 @@ func TestNumericScaleAfterRetraction(t *testing.T) {
 // ... CASCADE / RESTRICT behave like PostgreSQL's.
 func TestSchemaEvolutionAndViewsOnViews(t *testing.T) {
 	srv := startServer(t, t.TempDir())
-	rs := connect(t, srv.url)
+	rs := connect(t, srv.url())
 	o := newOracle(t, rs)
 	o.both("CREATE TABLE e (id int PRIMARY KEY, v int)")
 	o.both("INSERT INTO e VALUES (1, 10), (2, 20), (3, NULL)")
@@ -358,7 +318,7 @@ func TestSchemaEvolutionAndViewsOnViews(t *testing.T) {
 // statement with PostgreSQL's SQLSTATE and message, and commit nothing.
 func TestConstraints(t *testing.T) {
 	srv := startServer(t, t.TempDir())
-	rs := connect(t, srv.url)
+	rs := connect(t, srv.url())
 	o := newOracle(t, rs)
 	o.both("CREATE TABLE c (id int PRIMARY KEY, v int CHECK (v > 0), lo int, hi int, name text NOT NULL, CHECK (lo < hi))")
 	o.both("INSERT INTO c VALUES (1, 5, 1, 2, 'a')")

@@ -29,6 +29,11 @@ type session struct {
 	lastWritten uint64
 	// settings are the session parameters of the statement being run.
 	settings *gateway.Settings
+	// currval holds the last nextval/setval value per sequence seen by this
+	// session; lastSequence is the sequence lastval() reports.
+	currval      map[catalog.ID]int64
+	lastSequence catalog.ID
+	hasLastval   bool
 }
 
 // prepared is the engine's handle of a prepared statement.
@@ -140,6 +145,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	}
 	s.settings = req.Settings
 	env := s.env(req.Settings, req.Params)
+	env.Sequences = s.sequences(ctx)
 	switch st := p.stmt.(type) {
 	case *rsql.Query:
 		s.e.metrics.Queries.Add(1)
@@ -221,7 +227,12 @@ func (s *session) readSnapshot(ctx context.Context, snap *control.Snapshot, rels
 	out := map[catalog.ID]zset.Batch{}
 	var user []*catalog.Relation
 	var env *syscat.Env
+	var sequences []*catalog.Relation
 	for _, r := range rels {
+		if r.Kind == catalog.KindSequence {
+			sequences = append(sequences, r)
+			continue
+		}
 		if !syscat.IsSystem(r.ID) {
 			user = append(user, r)
 			continue
@@ -233,6 +244,15 @@ func (s *session) readSnapshot(ctx context.Context, snap *control.Snapshot, rels
 			}
 		}
 		out[r.ID] = syscat.Rows(r.ID, env)
+	}
+	if len(sequences) > 0 {
+		seqRows, err := s.sequenceRows(ctx, sequences)
+		if err != nil {
+			return nil, err
+		}
+		for id, b := range seqRows { //lint:maprange copying a map into a map
+			out[id] = b
+		}
 	}
 	rels = user
 	if len(rels) == 0 {
@@ -309,6 +329,15 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 		LastEpoch:    st.LastEpoch,
 		User:         s.info.User,
 		Database:     s.info.Database,
+	}
+	if m, err := s.e.ask(ctx, control.ActorID, control.GetSequenceStates{}); err == nil {
+		states := m.(control.SequenceStates)
+		env.SequenceValue = func(id catalog.ID) (int64, bool, bool) {
+			st, ok := states[id]
+			return st.Last, st.Called, ok
+		}
+	} else {
+		return nil, err
 	}
 	for _, v := range st.Views {
 		env.Views[v.View] = syscat.ViewStats{Rows: v.Rows, StateRows: v.StateRows, StateBytes: v.StateBytes, Error: v.Error}

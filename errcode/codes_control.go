@@ -67,3 +67,17 @@ var (
 	DependentInlineView = Register("RS-1010", "view.dependent_inline_view_exists", "2BP01",
 		"Drop or replace the inline view first (DROP VIEW, CREATE OR REPLACE VIEW), or add CASCADE to drop it too.")
 )
+
+// Sequences (nextval/currval/setval, serial, identity).
+var (
+	SequenceLimitReached = Register("RS-1509", "ddl.sequence_limit_reached", "2200H",
+		"The sequence has no more values: ALTER SEQUENCE ... RESTART, setval() it back, or recreate it with a larger MAXVALUE (or CYCLE).")
+	SequenceNotYetDefined = Register("RS-1510", "ddl.sequence_currval_undefined", "55000",
+		"Call nextval() on the sequence in this session before currval() or lastval().")
+	SequenceValueOutOfBounds = Register("RS-1511", "ddl.sequence_value_out_of_bounds", "22003",
+		"Pass a value between the sequence's MINVALUE and MAXVALUE.")
+	GeneratedAlways = Register("RS-1512", "ddl.identity_generated_always", "428C9",
+		"Leave the column out of the INSERT (or write DEFAULT); the identity sequence assigns it.")
+	SchemasNotSupported = Register("RS-1513", "ddl.schemas_not_supported", "0A000",
+		"A RockStream namespace has one schema, public (spec §5.2): create objects without a schema name, or in public.")
+)

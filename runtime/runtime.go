@@ -77,6 +77,11 @@ type Context interface {
 	// sends msg to From() when the current message came from an actor. Calling
 	// Reply when there is nobody to answer is a no-op.
 	Reply(msg Message)
+	// Defer returns a handle that answers the current message later, from a
+	// later Receive of this actor: e.g. a shard acknowledges a batch of
+	// commits only once one shared durable write covers them all (group
+	// commit). Use either Reply or the handle for one message, not both.
+	Defer() Deferred
 	// After delivers msg to this actor after d. Timers of a crashed process are
 	// discarded.
 	After(d time.Duration, msg Message) TimerID
@@ -98,6 +103,14 @@ type Context interface {
 	Spawn(id ActorID, factory Factory)
 	// Stop stops an actor gracefully (it receives Stopping first).
 	Stop(id ActorID)
+}
+
+// Deferred answers a message after the Receive that got it returned (see
+// Context.Defer). Call Reply from a Receive of the same actor; only the
+// first call has an effect. A handle of a crashed process is never called:
+// the caller of an Ask sees ErrActorGone as for any lost reply.
+type Deferred interface {
+	Reply(msg Message)
 }
 
 // Runtime hosts actors. Both runtime/real and sim implement it.

@@ -201,6 +201,33 @@ func (c *actorContext) Reply(msg runtime.Message) {
 	}
 }
 
+func (c *actorContext) Defer() runtime.Deferred {
+	c.check()
+	return &deferred{sim: c.sim, actor: c.actor, from: c.from, ask: c.ask}
+}
+
+// deferred is a reply handle that outlives its Receive.
+type deferred struct {
+	sim   *Sim
+	actor *simActor
+	from  runtime.ActorID
+	ask   uint64
+	done  bool
+}
+
+func (d *deferred) Reply(msg runtime.Message) {
+	if d.done {
+		return
+	}
+	d.done = true
+	switch {
+	case d.ask != 0:
+		d.sim.completeAsk(d.ask, msg, nil)
+	case d.from != "":
+		d.sim.send(d.actor, d.from, msg)
+	}
+}
+
 func (c *actorContext) After(d time.Duration, msg runtime.Message) runtime.TimerID {
 	c.check()
 	s := c.sim

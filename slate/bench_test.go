@@ -352,3 +352,90 @@ func BenchmarkMixed(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkVsPebble runs the same workloads on slate and on Pebble back to
+// back in this process (same disk, same moment, same load from neighbours)
+// and reports slate's speed as a fraction of Pebble's: x-<workload> =
+// Pebble's time ÷ slate's time (1 = parity, 0.5 = slate takes twice as
+// long). One op = one round of every workload on both engines. Run:
+//
+//	go test ./slate -run '^$' -bench VsPebble -benchtime 5x
+func BenchmarkVsPebble(b *testing.B) {
+	type workload struct {
+		name string
+		run  func(kv benchKV, rng *rand.Rand) error
+	}
+	value := benchValue(rand.New(rand.NewPCG(11, 12)))
+	workloads := []workload{
+		{"puts", func(kv benchKV, rng *rand.Rand) error { // 10 durable batches of 1,000 × 1 KiB
+			for n := 0; n < 10; n++ {
+				keys, values := make([][]byte, benchBatchPuts), make([][]byte, benchBatchPuts)
+				for i := range keys {
+					keys[i], values[i] = benchKey(rng.IntN(1_000_000)), value
+				}
+				if err := kv.write(keys, values); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"small-commits", func(kv benchKV, rng *rand.Rand) error { // 100 durable batches of 10 × 100 B
+			for n := 0; n < 100; n++ {
+				var keys, values [][]byte
+				for i := 0; i < 10; i++ {
+					keys, values = append(keys, benchKey(rng.IntN(1_000_000))), append(values, value[:100])
+				}
+				if err := kv.write(keys, values); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"gets", func(kv benchKV, rng *rand.Rand) error { // 20,000 random point gets
+			for n := 0; n < 20_000; n++ {
+				if _, _, err := kv.get(benchKey(rng.IntN(benchKeys))); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"scans", func(kv benchKV, rng *rand.Rand) error { // 100 prefix scans of 1,000 keys
+			for n := 0; n < 100; n++ {
+				p := []byte(fmt.Sprintf("key%03d", rng.IntN(benchKeys/1000)))
+				if _, err := kv.scan(p, PrefixEnd(p)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	}
+	kvs := map[string]benchKV{"slate": newSlateKV(b, benchCacheBytes), "pebble": newPebbleKV(b, benchCacheBytes)}
+	for _, name := range []string{"slate", "pebble"} {
+		defer kvs[name].close()
+		preload(b, kvs[name])
+	}
+	spent := map[string]time.Duration{}
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		for _, w := range workloads {
+			// Alternate which engine goes first so neither always runs on
+			// the other's leftovers (page cache, GC debt).
+			order := []string{"slate", "pebble"}
+			if n%2 == 1 {
+				order[0], order[1] = order[1], order[0]
+			}
+			for _, name := range order {
+				rng := rand.New(rand.NewPCG(uint64(n), 99))
+				start := time.Now()
+				if err := w.run(kvs[name], rng); err != nil {
+					b.Fatalf("%s on %s: %v", w.name, name, err)
+				}
+				spent[name+"/"+w.name] += time.Since(start)
+			}
+		}
+	}
+	b.StopTimer()
+	for _, w := range workloads {
+		b.ReportMetric(spent["pebble/"+w.name].Seconds()/spent["slate/"+w.name].Seconds(), "x-"+w.name)
+	}
+}

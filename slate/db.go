@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rockstream/rockstream/slate/objstore"
@@ -244,8 +245,9 @@ func (d *DB) Write(ctx context.Context, b *Batch, opts WriteOptions) (uint64, er
 	if err != nil {
 		return 0, err
 	}
+	d.memtable.addSorted(rows) // resolve returns the rows in key order
+	d.walBuffer = slices.Grow(d.walBuffer, len(rows))
 	for _, r := range rows {
-		d.memtable.add(r)
 		d.walBuffer = append(d.walBuffer, r)
 		d.walBufferBytes += int64(r.encodedSize())
 	}

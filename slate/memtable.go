@@ -68,10 +68,16 @@ func (m *memtable) add(r row) {
 		m.levels = level
 	}
 	n := &skipNode{r: r, next: make([]*skipNode, level)}
-	for l := 0; l < level; l++ {
+	m.link(n, &prev)
+}
+
+// link splices n in after prev[0..len(n.next)) and counts it.
+func (m *memtable) link(n *skipNode, prev *[memtableLevelsMax]*skipNode) {
+	for l := range n.next {
 		n.next[l] = prev[l].next[l]
 		prev[l].next[l] = n
 	}
+	r := n.r
 	m.bytes += int64(r.encodedSize())
 	if m.rows == 0 || r.seq < m.minSeq {
 		m.minSeq = r.seq
@@ -79,6 +85,58 @@ func (m *memtable) add(r row) {
 	m.rows++
 	if r.seq > m.maxSeq {
 		m.maxSeq = r.seq
+	}
+}
+
+// addSorted inserts rows in strictly ascending (key, seq) order (one
+// resolved batch): the same skiplist add would build, with two
+// allocations for the whole batch instead of two per row, and each search
+// starting from the previous row's predecessors (a finger) instead of the
+// head, since every row goes after the one before it.
+func (m *memtable) addSorted(rows []row) {
+	if len(rows) == 0 {
+		return
+	}
+	// NB: levels are drawn one per row in row order, exactly as add draws
+	// them, so the shape stays a deterministic function of the inserts.
+	levels := make([]uint8, len(rows))
+	total := 0
+	for i := range rows {
+		l := m.randomLevel()
+		levels[i] = uint8(l)
+		total += l
+	}
+	nodes := make([]skipNode, len(rows))
+	ptrs := make([]*skipNode, total)
+	var prev [memtableLevelsMax]*skipNode
+	for l := range prev {
+		prev[l] = m.head
+	}
+	for i, r := range rows {
+		level := int(levels[i])
+		if level > m.levels {
+			m.levels = level
+		}
+		x := m.head
+		for l := m.levels - 1; l >= 0; l-- {
+			// Both x (reached on the level above) and prev[l] (this level's
+			// predecessor of the previous row) precede r: start from the
+			// further one.
+			if p := prev[l]; p != m.head && (x == m.head || compareRows(p.r.key, p.r.seq, x.r.key, x.r.seq) > 0) {
+				x = p
+			}
+			for x.next[l] != nil && compareRows(x.next[l].r.key, x.next[l].r.seq, r.key, r.seq) < 0 {
+				x = x.next[l]
+			}
+			prev[l] = x
+		}
+		n := &nodes[i]
+		n.r = r
+		n.next, ptrs = ptrs[:level:level], ptrs[level:]
+		m.link(n, &prev)
+		for l := 0; l < level; l++ {
+			prev[l] = n
+		}
 	}
 }
 

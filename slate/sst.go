@@ -55,18 +55,23 @@ func verifyBlock(objectKey string, what string, b []byte) ([]byte, error) {
 type sstBuilder struct {
 	blockBytesTarget int
 	bloomBitsPerKey  int
-	buf              []byte
-	block            []byte
-	blockLastKey     []byte
-	index            []byte
-	keyHashes        []uint64
-	lastKey          []byte
-	info             SSTInfo
+	// buf is the SST so far; the open block is buf[blockStart:] (rows are
+	// appended in place, never copied from a separate block buffer).
+	buf          []byte
+	blockStart   int
+	blockLastKey []byte
+	index        []byte
+	keyHashes    []uint64
+	lastKey      []byte
+	info         SSTInfo
 }
 
 func newSSTBuilder(blockBytes, bloomBitsPerKey int, sizeHint int64) *sstBuilder {
+	// NB: headroom for the filter, index and footer appended at the end
+	// (about 1.3 bytes per key and a few dozen per block): without it,
+	// finish reallocated and copied the whole SST.
 	return &sstBuilder{blockBytesTarget: blockBytes, bloomBitsPerKey: bloomBitsPerKey,
-		buf: make([]byte, 0, sizeHint+int64(blockBytes)), block: make([]byte, 0, 2*blockBytes)}
+		buf: make([]byte, 0, sizeHint+sizeHint/16+int64(2*blockBytes)+4096)}
 }
 
 func (b *sstBuilder) add(r row) {
@@ -87,26 +92,27 @@ func (b *sstBuilder) add(r row) {
 	case KindMerge:
 		b.info.Merges++
 	}
-	b.block = appendRow(b.block, r)
+	b.buf = appendRow(b.buf, r)
 	b.blockLastKey = append(b.blockLastKey[:0], r.key...)
-	if len(b.block) >= b.blockBytesTarget {
+	if len(b.buf)-b.blockStart >= b.blockBytesTarget {
 		b.finishBlock()
 	}
 }
 
-func (b *sstBuilder) estimatedBytes() int { return len(b.buf) + len(b.block) }
+func (b *sstBuilder) estimatedBytes() int { return len(b.buf) }
 
 func (b *sstBuilder) finishBlock() {
-	if len(b.block) == 0 {
+	off := b.blockStart
+	if len(b.buf) == off {
 		return
 	}
-	off := len(b.buf)
-	b.buf = appendBlock(b.buf, b.block)
+	// The same bytes appendBlock writes: payload, then its checksum.
+	b.buf = binary.BigEndian.AppendUint32(b.buf, checksum(b.buf[off:]))
 	b.index = binary.AppendUvarint(b.index, uint64(len(b.blockLastKey)))
 	b.index = append(b.index, b.blockLastKey...)
 	b.index = binary.AppendUvarint(b.index, uint64(off))
 	b.index = binary.AppendUvarint(b.index, uint64(len(b.buf)-off))
-	b.block = b.block[:0]
+	b.blockStart = len(b.buf)
 }
 
 // finish returns the SST bytes; info.Key and info.Size are set by the caller.

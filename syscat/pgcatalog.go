@@ -183,7 +183,7 @@ func pgCatalogDefinitions() []*Table {
 							ndims = 1
 						}
 						out = append(out, types.Row{RelationOID(r.ID), c.Name, int64(c.Type.OID()), int64(i + 1), int64(c.Type.Typmod),
-							c.NotNull, false, c.Default != "", "", "", int64(c.Type.TypLen()), coll,
+							c.NotNull, false, c.Default != "" && c.Identity == "", c.Identity, "", int64(c.Type.TypLen()), coll,
 							storage, "", int64(-1), ndims, false, true, int64(0), nil, nil, nil, c.Type.TypLen() > 0 && c.Type.TypLen() <= 8, "i"})
 					}
 					if len(r.PrimaryKey) > 0 {
@@ -274,7 +274,7 @@ func pgCatalogDefinitions() []*Table {
 			var out []types.Row
 			for _, r := range env.Relations {
 				for i, c := range r.Columns {
-					if c.Default != "" {
+					if c.Default != "" && c.Identity == "" {
 						// adbin is pg_node_tree in PostgreSQL; here it is the
 						// expression's SQL, which pg_get_expr returns.
 						out = append(out, types.Row{attrdefOID(r.ID, i+1), RelationOID(r.ID), int64(i + 1), c.Default})
@@ -330,9 +330,9 @@ func pgCatalogDefinitions() []*Table {
 			return out
 		}),
 		pg("pg_sequence", columns("seqrelid", oid, "seqtypid", oid, "seqstart", i8, "seqincrement", i8, "seqmax", i8,
-			"seqmin", i8, "seqcache", i8, "seqcycle", b), empty),
+			"seqmin", i8, "seqcache", i8, "seqcycle", b), sequenceRows),
 		pg("pg_sequences", columns("schemaname", name, "sequencename", name, "sequenceowner", name, "data_type", t,
-			"start_value", i8, "min_value", i8, "max_value", i8, "increment_by", i8, "cycle", b, "cache_size", i8, "last_value", i8), empty),
+			"start_value", i8, "min_value", i8, "max_value", i8, "increment_by", i8, "cycle", b, "cache_size", i8, "last_value", i8), sequencesView),
 		pg("pg_enum", columns("oid", oid, "enumtypid", oid, "enumsortorder", f4, "enumlabel", name), empty),
 		pg("pg_range", columns("rngtypid", oid, "rngsubtype", oid, "rngmultitypid", oid, "rngcollation", oid,
 			"rngsubopc", oid, "rngcanonical", t, "rngsubdiff", t), empty),
@@ -390,6 +390,9 @@ func pgCatalogDefinitions() []*Table {
 			func(env *Env) []types.Row {
 				var out []types.Row
 				for _, rs := range allRelations(env) {
+					if rs.rel.Kind == catalog.KindSequence {
+						continue
+					}
 					typ, ins := "BASE TABLE", "YES"
 					switch rs.rel.Kind {
 					case catalog.KindView, catalog.KindMaterializedView:
@@ -413,13 +416,16 @@ func pgCatalogDefinitions() []*Table {
 			func(env *Env) []types.Row {
 				var out []types.Row
 				for _, rs := range allRelations(env) {
+					if rs.rel.Kind == catalog.KindSequence {
+						continue
+					}
 					for i, c := range rs.rel.Columns {
 						nullable := "YES"
 						if c.NotNull {
 							nullable = "NO"
 						}
 						var def types.Datum
-						if c.Default != "" {
+						if c.Default != "" && c.Identity == "" {
 							def = c.Default
 						}
 						dataType := types.Type{Kind: c.Type.Kind, Typmod: -1}.SQLName()
@@ -437,7 +443,7 @@ func pgCatalogDefinitions() []*Table {
 						}
 						out = append(out, types.Row{databaseName(env), rs.schema, rs.rel.Name, c.Name, int64(i + 1), def, nullable, dataType,
 							charLen, nil, prec, radix, scale, dtPrec, nil, databaseName(env), SchemaPgCatalog, udt,
-							itoa(i + 1), "NO", "NO", nil, "NEVER", nil, upd, nil})
+							itoa(i + 1), "NO", isIdentity(c), identityGeneration(c), "NEVER", nil, upd, nil})
 					}
 				}
 				return out

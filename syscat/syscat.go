@@ -47,6 +47,9 @@ type Env struct {
 	User, Database string
 	// Settings lists the session's parameters for pg_settings: name → value.
 	Settings []Setting
+	// SequenceValue is a sequence's last_value and is_called (pg_sequences);
+	// nil: unknown (last_value shows NULL).
+	SequenceValue func(catalog.ID) (last int64, called bool, ok bool)
 }
 
 // ViewStats are the numbers SHOW VIEW STATUS and rockstream_catalog.views show.

@@ -81,6 +81,8 @@ func relkind(k catalog.Kind) string {
 		return "v"
 	case catalog.KindMaterializedView:
 		return "m"
+	case catalog.KindSequence:
+		return "S"
 	}
 	return "r"
 }

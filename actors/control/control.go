@@ -41,6 +41,10 @@ type (
 		// OrReplace replaces an existing relation of the same name and kind
 		// keeping its id (CREATE OR REPLACE VIEW).
 		OrReplace bool
+		// Sequences are created in the same catalog change, owned by the
+		// new table (serial and identity columns); the table depends on
+		// them. Their ids must be zero.
+		Sequences []*catalog.Relation
 	}
 	// DropRelation → DDLResult.
 	DropRelation struct {
@@ -76,6 +80,8 @@ type Actor struct {
 	// loadErr is a catalog load failure: every request answers it, so the
 	// process stays up and says what is wrong instead of crashing.
 	loadErr error
+	// sequences caches sequence values (sequence.go), loaded on first use.
+	sequences map[catalog.ID]*seqState
 }
 
 // New returns a control actor factory.
@@ -116,6 +122,20 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(a.replyOf(a.drop(m)))
 	case AddColumn:
 		ctx.Reply(a.replyOf(a.addColumn(m)))
+	case SequenceOp:
+		v, err := a.sequenceOp(m)
+		if err != nil {
+			ctx.Reply(err)
+			return
+		}
+		ctx.Reply(v)
+	case GetSequenceStates:
+		v, err := a.sequenceStates()
+		if err != nil {
+			ctx.Reply(err)
+			return
+		}
+		ctx.Reply(v)
 	default:
 		panic(fmt.Sprintf("control: unexpected message %T", msg))
 	}
@@ -194,6 +214,9 @@ func (a *Actor) commit(next *Snapshot, puts []*catalog.Relation, deletes []*cata
 	}
 	for _, r := range deletes {
 		b.Ops = append(b.Ops, kv.Op{Key: relationKey(r), Delete: true})
+		if r.Kind == catalog.KindSequence {
+			b.Ops = append(b.Ops, kv.Op{Key: sequenceStateKey(r.ID), Delete: true})
+		}
 	}
 	b.Ops = append(b.Ops, kv.Op{Key: nextIDKey(next.namespace), Value: encodeUint64(next.NextObject)})
 	b.Ops = append(b.Ops, kv.Op{Key: versionKey(next.namespace), Value: encodeUint64(next.Version)})
@@ -231,8 +254,27 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 	created := *rel
 	created.ID = objectID(next.namespace, next.NextObject)
 	next.NextObject++
-	next.put(&created, m.Deps)
-	if err := a.commit(next, []*catalog.Relation{&created}, nil); err != nil {
+	puts := []*catalog.Relation{&created}
+	deps := append([]catalog.ID(nil), m.Deps...)
+	for _, s := range m.Sequences {
+		if s.ID != (catalog.ID{}) || s.Kind != catalog.KindSequence || s.Sequence == nil {
+			panic("control: CreateRelation.Sequences needs sequences without id")
+		}
+		if _, ok := next.byName[s.Name]; ok {
+			return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", s.Name)
+		}
+		seq := *s
+		def := *s.Sequence
+		def.OwnedBy = created.ID
+		seq.Sequence = &def
+		seq.ID = objectID(next.namespace, next.NextObject)
+		next.NextObject++
+		next.put(&seq, nil)
+		puts = append(puts, &seq)
+		deps = append(deps, seq.ID)
+	}
+	next.put(&created, deps)
+	if err := a.commit(next, puts, nil); err != nil {
 		return DDLResult{}, err
 	}
 	return DDLResult{Snapshot: next, Changed: &created}, nil
@@ -249,6 +291,9 @@ func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 	if rel.Kind != m.Kind {
 		return DDLResult{}, errcode.New(errcode.WrongObjectType, "%q is not a %s", m.Name, kindWord(m.Kind)).
 			WithDetail("%q is a %s", m.Name, kindWord(rel.Kind))
+	}
+	if rel.Kind == catalog.KindSequence {
+		return a.dropSequence(m, rel)
 	}
 	// Collect the closure of dependents, dependents before what they read.
 	var order []*catalog.Relation
@@ -276,9 +321,13 @@ func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 		return DDLResult{}, errcode.New(errcode.DependentObjects, "cannot drop %s %s because other objects depend on it", kindWord(rel.Kind), rel.Name).
 			WithDetail("%s %s depends on %s %s", kindWord(dep.Kind), dep.Name, kindWord(rel.Kind), rel.Name)
 	}
+	// Sequences owned by dropped tables (serial, identity, OWNED BY) go
+	// with them.
+	order = append(order, ownedSequences(a.snap, order)...)
 	next := a.snap.clone()
 	for _, r := range order {
 		next.remove(r.ID)
+		delete(a.sequences, r.ID)
 	}
 	if err := a.commit(next, nil, order); err != nil {
 		return DDLResult{}, err
@@ -323,6 +372,8 @@ func kindWord(k catalog.Kind) string {
 		return "materialized view"
 	case catalog.KindSource:
 		return "source"
+	case catalog.KindSequence:
+		return "sequence"
 	}
 	return "relation"
 }

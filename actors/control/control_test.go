@@ -21,6 +21,7 @@ func (c *testCtx) From() runtime.ActorID                                { return
 func (c *testCtx) Send(runtime.ActorID, runtime.Message)                {}
 func (c *testCtx) Reply(m runtime.Message)                              { c.reply = m }
 func (c *testCtx) After(time.Duration, runtime.Message) runtime.TimerID { return 0 }
+func (c *testCtx) Defer() runtime.Deferred                              { return nil }
 func (c *testCtx) CancelTimer(runtime.TimerID)                          {}
 func (c *testCtx) Now() time.Time                                       { return time.Unix(0, 0) }
 func (c *testCtx) Rand(string) *rand.Rand                               { return rand.New(rand.NewPCG(1, 2)) }
@@ -122,4 +123,86 @@ func names(rs []*catalog.Relation) []string {
 		out = append(out, r.Name)
 	}
 	return out
+}
+
+// TestSequenceDurableAcrossCrash: values handed out before a crash (the
+// actor's memory lost, only what Apply made durable kept) are never
+// handed out again, for plain, negative and cycling sequences, and after
+// setval and RESTART.
+func TestSequenceDurableAcrossCrash(t *testing.T) {
+	store := kv.NewMemory()
+	a, ctx := start(store)
+	seq := func(name string, s catalog.Sequence) {
+		mustAsk(t, a, ctx, CreateRelation{Relation: &catalog.Relation{Kind: catalog.KindSequence, Name: name, Columns: catalog.SequenceColumns(), Sequence: &s}})
+	}
+	seq("up", catalog.Sequence{Type: types.TInt8, Start: 1, Increment: 1, Min: 1, Max: 1 << 40, Cache: 1})
+	seq("down", catalog.Sequence{Type: types.TInt8, Start: -1, Increment: -3, Min: -1 << 40, Max: -1, Cache: 1})
+	op := func(m SequenceOp) (int64, error) {
+		ctx.reply = nil
+		a.Receive(ctx, m)
+		if err, ok := ctx.reply.(error); ok {
+			return 0, err
+		}
+		return ctx.reply.(SequenceValue).Value, nil
+	}
+	next := func(name string) int64 {
+		v, err := op(SequenceOp{Name: name, Op: SeqNextVal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	seen := map[string]map[int64]bool{"up": {}, "down": {}}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for round := 0; round < 30; round++ {
+		for _, name := range []string{"up", "down"} {
+			for i := rng.IntN(70); i > 0; i-- {
+				v := next(name)
+				if seen[name][v] {
+					t.Fatalf("round %d: %s returned %d twice", round, name, v)
+				}
+				seen[name][v] = true
+			}
+		}
+		if round == 10 {
+			// setval moves the sequence; values after it continue from there.
+			if _, err := op(SequenceOp{Name: "up", Op: SeqSetVal, Value: 1 << 30, IsCalled: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, ctx = start(store) // crash: only durable state survives
+	}
+	if v := next("up"); v <= 1<<30 {
+		t.Fatalf("after setval and crashes nextval = %d", v)
+	}
+	_, err := op(SequenceOp{Name: "up", Op: SeqSetVal, Value: 0, IsCalled: true})
+	wantState(t, err, "22003")
+	_, err = op(SequenceOp{Name: "nope", Op: SeqNextVal})
+	wantState(t, err, "42P01")
+
+	// A non-cycling sequence ends with 2200H, also after a crash.
+	seq("tiny", catalog.Sequence{Type: types.TInt2, Start: 1, Increment: 1, Min: 1, Max: 3, Cache: 1})
+	for want := int64(1); want <= 3; want++ {
+		if v := next("tiny"); v != want {
+			t.Fatalf("tiny: %d, want %d", v, want)
+		}
+	}
+	_, err = op(SequenceOp{Name: "tiny", Op: SeqNextVal})
+	wantState(t, err, "2200H")
+	a, ctx = start(store)
+	_, err = op(SequenceOp{Name: "tiny", Op: SeqNextVal})
+	wantState(t, err, "2200H")
+	// RESTART is durable.
+	if _, err := op(SequenceOp{Name: "tiny", Op: SeqRestart}); err != nil {
+		t.Fatal(err)
+	}
+	a, ctx = start(store)
+	if v := next("tiny"); v != 1 {
+		t.Fatalf("after RESTART and a crash: %d", v)
+	}
+	// DROP removes the durable value too: nothing is left under its key.
+	r := mustAsk(t, a, ctx, DropRelation{Name: "tiny", Kind: catalog.KindSequence})
+	if _, ok, _ := store.Get(sequenceStateKey(r.Dropped[0].ID)); ok {
+		t.Fatal("dropped sequence's value is still stored")
+	}
 }

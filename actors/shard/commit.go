@@ -117,7 +117,14 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 	if err := putUint64(txn, lastEpochKey(), epoch); err != nil {
 		return nil, err
 	}
-	if err := a.store.Apply(txn.Batch()); err != nil {
+	group := a.groupCommits()
+	apply := a.store.Apply
+	if group {
+		// Group commit (groupcommit.go): durable with the next shared sync,
+		// which the reply waits for.
+		apply = a.store.(groupSyncer).ApplyNoWait
+	}
+	if err := apply(txn.Batch()); err != nil {
 		// NB: the store may hold the batch in memory without it being
 		// durable; continuing would let a later commit reuse this epoch.
 		// Stop serving until the shard is reopened from durable state.
@@ -125,9 +132,14 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 		return nil, errcode.Wrap(errcode.ShardUnavailable, err, "commit was not made durable")
 	}
 	a.lastEpoch = epoch
-	// A durable write makes every earlier non-waiting write durable too
-	// (slate writes its WAL in order).
-	a.durableFrontier = a.frontier
+	if group {
+		a.commitUnsynced = true
+	} else {
+		// A durable write makes every earlier non-waiting write durable
+		// too (slate writes its WAL in order).
+		a.durableFrontier = a.frontier
+		a.stats.CommitSyncs++
+	}
 	a.stats.Commits++
 	a.scheduleStep(ctx)
 	return Committed{Epoch: epoch}, nil

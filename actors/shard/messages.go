@@ -68,13 +68,16 @@ type (
 	GetStatus struct{}
 	// Status describes the shard for SHOW VIEW STATUS, metrics and /readyz.
 	Status struct {
-		Ready       bool
-		LastEpoch   uint64
-		Frontier    uint64
-		CatalogVer  uint64
-		Views       []ViewStatus
-		LastError   string
-		Commits     uint64
+		Ready      bool
+		LastEpoch  uint64
+		Frontier   uint64
+		CatalogVer uint64
+		Views      []ViewStatus
+		LastError  string
+		Commits    uint64
+		// CommitSyncs counts durable writes that acknowledged commits:
+		// Commits/CommitSyncs is the group-commit batch size.
+		CommitSyncs uint64
 		EpochSteps  uint64
 		StepNanos   int64
 		StateWrites uint64

@@ -89,6 +89,12 @@ type Actor struct {
 	// codecs caches each relation version's row codec (relations are
 	// immutable; ALTER makes a new one).
 	codecs map[*catalog.Relation]tableCodec
+	// Group commit (groupcommit.go): commits applied but not yet durable,
+	// whether a flushCommits timer is queued, and whether the last commit
+	// wrote without syncing.
+	pending        []pendingCommit
+	flushScheduled bool
+	commitUnsynced bool
 }
 
 // codecOf returns the row codec of a table (or source).
@@ -128,6 +134,9 @@ func New(cfg Config) runtime.Factory {
 // Receive implements runtime.Actor.
 func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	a.now = func() int64 { return ctx.Now().UnixNano() }
+	if a.beforeMessage(ctx, msg) {
+		return
+	}
 	switch msg.(type) {
 	case runtime.Started:
 		if err := a.open(ctx); err != nil {
@@ -146,7 +155,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case SyncCatalog:
 		ctx.Reply(a.replyOf(a.syncCatalog(ctx, m.Snapshot)))
 	case Commit:
-		ctx.Reply(a.replyOf(a.commit(ctx, m)))
+		a.receiveCommit(ctx, m)
 	case Read:
 		ctx.Reply(a.replyOf(a.read(ctx, m)))
 	case Lookup:
@@ -172,13 +181,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		}
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	case epochTick:
-		a.stepScheduled = false
-		if buggify.Fire(ctx, buggify.ShardSkipEpochStep) { // views lag: reads must catch up to MinEpoch themselves
-			break
-		}
-		if err := a.step(ctx); err != nil {
-			ctx.Logger().Error("epoch step failed", "err", err)
-		}
+		a.epochTick(ctx)
 	default:
 		panic(fmt.Sprintf("shard: unexpected message %T", msg))
 	}

@@ -27,6 +27,8 @@ type testCtx struct {
 	reply runtime.Message
 	self  []runtime.Message
 	now   time.Time
+	// deferred are the deferred replies in the order they were sent.
+	deferred []runtime.Message
 }
 
 func (c *testCtx) Self() runtime.ActorID { return ActorID }
@@ -36,15 +38,24 @@ func (c *testCtx) Send(to runtime.ActorID, m runtime.Message) {
 		c.self = append(c.self, m)
 	}
 }
-func (c *testCtx) Reply(m runtime.Message)                              { c.reply = m }
-func (c *testCtx) After(time.Duration, runtime.Message) runtime.TimerID { return 0 }
-func (c *testCtx) CancelTimer(runtime.TimerID)                          {}
-func (c *testCtx) Now() time.Time                                       { c.now = c.now.Add(time.Millisecond); return c.now }
-func (c *testCtx) Rand(string) *rand.Rand                               { return rand.New(rand.NewPCG(1, 2)) }
-func (c *testCtx) Store() objstore.Store                                { return c.store }
-func (c *testCtx) Logger() *slog.Logger                                 { return slog.New(slog.DiscardHandler) }
-func (c *testCtx) Spawn(runtime.ActorID, runtime.Factory)               {}
-func (c *testCtx) Stop(runtime.ActorID)                                 {}
+func (c *testCtx) Reply(m runtime.Message) { c.reply = m }
+func (c *testCtx) Defer() runtime.Deferred { return testDeferred{c} }
+
+// After queues the group-commit flush like a self-send (other timers are
+// not delivered).
+func (c *testCtx) After(_ time.Duration, m runtime.Message) runtime.TimerID {
+	if _, ok := m.(flushCommits); ok {
+		c.self = append(c.self, m)
+	}
+	return 0
+}
+func (c *testCtx) CancelTimer(runtime.TimerID)            {}
+func (c *testCtx) Now() time.Time                         { c.now = c.now.Add(time.Millisecond); return c.now }
+func (c *testCtx) Rand(string) *rand.Rand                 { return rand.New(rand.NewPCG(1, 2)) }
+func (c *testCtx) Store() objstore.Store                  { return c.store }
+func (c *testCtx) Logger() *slog.Logger                   { return slog.New(slog.DiscardHandler) }
+func (c *testCtx) Spawn(runtime.ActorID, runtime.Factory) {}
+func (c *testCtx) Stop(runtime.ActorID)                   {}
 
 // sumPlanner plans every view as SELECT k, sum(v), count(*) FROM t GROUP BY k.
 type sumPlanner struct{ table *catalog.Relation }
@@ -90,14 +101,40 @@ func (h *harness) start() {
 	h.ask(SyncCatalog{Snapshot: h.snap})
 }
 
+type testDeferred struct{ c *testCtx }
+
+func (d testDeferred) Reply(m runtime.Message) {
+	d.c.reply = m
+	d.c.deferred = append(d.c.deferred, m)
+}
+
 func (h *harness) ask(m runtime.Message) runtime.Message {
 	h.t.Helper()
 	h.ctx.reply = nil
 	h.actor.Receive(h.ctx, m)
+	if h.ctx.reply == nil {
+		// A deferred (group-commit) reply: deliver the queued flush.
+		h.deliver(func(m runtime.Message) bool { _, ok := m.(flushCommits); return ok })
+	}
 	if err, ok := h.ctx.reply.(error); ok {
 		h.t.Fatalf("%T: %v", m, err)
 	}
 	return h.ctx.reply
+}
+
+// deliver delivers (and dequeues) the queued self-messages that match.
+func (h *harness) deliver(match func(runtime.Message) bool) {
+	var rest []runtime.Message
+	for len(h.ctx.self) > 0 {
+		m := h.ctx.self[0]
+		h.ctx.self = h.ctx.self[1:]
+		if match(m) {
+			h.actor.Receive(h.ctx, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	h.ctx.self = append(rest, h.ctx.self...)
 }
 
 // drain delivers the queued self-messages (the epoch step).

@@ -101,6 +101,11 @@ func (k *KV) ApplyNoWait(b *kv.WriteBatch) error { return k.apply(b, false) }
 
 func (k *KV) apply(b *kv.WriteBatch, durable bool) error {
 	var sb slate.Batch
+	size := 0
+	for _, op := range b.Ops {
+		size += len(op.Key) + len(op.Value)
+	}
+	sb.Grow(len(b.Ops), size)
 	for _, op := range b.Ops {
 		if op.Delete {
 			sb.Delete(op.Key)

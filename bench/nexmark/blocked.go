@@ -5,10 +5,8 @@ package nexmark
 // view today (docs/sql.md). Time windows are written with date_bin (TUMBLE)
 // and a join with the window offsets (HOP); see queries/q5.sql.
 var Blocked = map[string]string{ //lint:immutable documentation table
-	"q6":  "OVER (ROWS 10 PRECEDING) window function over ROW_NUMBER top-1",
 	"q10": "filesystem sink (not a view; excluded from the suite)",
 	"q11": "SESSION window table function",
 	"q12": "PROCTIME() attribute and TUMBLE window",
 	"q13": "FOR SYSTEM_TIME AS OF temporal join with a side-input source",
-	"q19": "ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) <= 10 (window functions)",
 }

@@ -11,8 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,7 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/rockstream/rockstream/engine"
+	"github.com/rockstream/rockstream/internal/enginetest"
 	"github.com/rockstream/rockstream/internal/pgtest"
 )
 
@@ -32,60 +30,15 @@ import (
 // reported as an error (class "timeout"), never as a stuck test.
 const StatementTimeout = 30 * time.Second
 
-// Server is an in-process `rockstream start` over a temporary directory.
-type Server struct {
-	URL    string
-	cancel context.CancelFunc
-	done   chan error
-}
+// Server is an in-process `rockstream start` (internal/enginetest).
+type Server = enginetest.Server
 
-// StartServer boots a RockStream server and stops it when t ends.
-func StartServer(t testing.TB) *Server {
-	t.Helper()
-	s, err := Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
-	return s
-}
+// StartServer boots a RockStream server over a temporary directory and
+// stops it when t ends.
+func StartServer(t testing.TB) *Server { return enginetest.StartServer(t, t.TempDir()) }
 
 // Start boots a server over storage (a directory or memory://).
-func Start(storage string) (*Server, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	s := &Server{cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		s.done <- engine.Serve(ctx, engine.ServerOptions{
-			Storage: storage,
-			Listen:  "127.0.0.1:0",
-			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Out:     io.Discard,
-			Ready:   func(pg, _ string) { ready <- pg },
-		})
-	}()
-	select {
-	case addr := <-ready:
-		s.URL = "postgres://rockstream@" + addr + "/default?sslmode=disable"
-		return s, nil
-	case err := <-s.done:
-		cancel()
-		return nil, fmt.Errorf("rockstream server did not start: %v", err)
-	case <-time.After(60 * time.Second):
-		cancel()
-		return nil, errors.New("rockstream server did not start within 60s")
-	}
-}
-
-// Stop shuts the server down; safe to call twice.
-func (s *Server) Stop() {
-	if s.cancel == nil {
-		return
-	}
-	s.cancel()
-	<-s.done
-	s.cancel = nil
-}
+func Start(storage string) (*Server, error) { return enginetest.Start(storage) }
 
 // Conn is one session on either system.
 type Conn struct {

@@ -14,9 +14,9 @@
 // stopped (no recomputation after a restart).
 //
 // Reads go through a bounded per-arrangement cache (cacheEntriesMax) of
-// values read from the store. Writes update cached keys (write-through for
-// what is cached, write-around for the rest), so the cache always equals the
-// Txn's view for the keys it holds. If the owner throws an epoch's write batch away instead of
+// values read from the store. Writes update cached keys (write-through) and
+// add new keys only while the cache has room (never evicting for a write),
+// so the cache always equals the Txn's view for the keys it holds. If the owner throws an epoch's write batch away instead of
 // committing it, it must call DiscardCache (circuit.Circuit.DiscardCaches).
 package arrange
 

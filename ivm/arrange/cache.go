@@ -50,14 +50,21 @@ func (c *cache) put(key []byte, value []byte, present bool) {
 	c.entries[k] = cacheEntry{value: value, present: present}
 }
 
-// update changes the entry for key if it is cached (write-through); other
-// keys are not added (write-around).
+// update changes the entry for key if it is cached (write-through). Other
+// keys are added only while the cache has room (write-allocate without
+// eviction): state that fits in the cache is then served from it from its
+// first write on, while a stream of new keys — a join's arrangement
+// growing — never evicts what is cached.
 func (c *cache) update(key []byte, value []byte, present bool) {
 	if c.limit == 0 {
 		return
 	}
 	if _, ok := c.entries[string(key)]; ok {
 		c.entries[string(key)] = cacheEntry{value: append([]byte(nil), value...), present: present}
+		return
+	}
+	if present && len(c.ring) < c.limit {
+		c.put(key, append([]byte(nil), value...), true)
 	}
 }
 

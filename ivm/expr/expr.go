@@ -31,6 +31,9 @@ type Env struct {
 	// are rejected at DDL time as volatile). The engine supplies it; the
 	// simulator passes a seeded stream.
 	Random func() uint64
+	// Sequences answers nextval/currval/setval/lastval (func_sequence.go);
+	// nil makes them fail.
+	Sequences Sequences
 }
 
 // Expr is a typed scalar expression.

@@ -214,8 +214,7 @@ func registerCatalog(add adder) {
 		"pg_get_statisticsobjdef_columns", "pg_get_partkeydef", "pg_get_triggerdef", "pg_get_ruledef", "pg_tablespace_location"} {
 		add(&Func{Name: n, Args: []types.Type{oidT}, Result: text, Volatility: Stable, Eval: null})
 	}
-	add(&Func{Name: "pg_get_serial_sequence", Args: []types.Type{text, text}, Result: text, Volatility: Stable, Eval: null},
-		&Func{Name: "pg_relation_is_publishable", Args: []types.Type{oidT}, Result: b, Strict: true, Volatility: Stable, Eval: constant(false)},
+	add(&Func{Name: "pg_relation_is_publishable", Args: []types.Type{oidT}, Result: b, Strict: true, Volatility: Stable, Eval: constant(false)},
 		&Func{Name: "pg_is_in_recovery", Result: b, Volatility: Volatile, Eval: constant(false)},
 		&Func{Name: "pg_backend_pid", Result: i4, Volatility: Stable, Eval: constant(int64(1))},
 		&Func{Name: "pg_encoding_to_char", Args: []types.Type{i4}, Result: name, Strict: true, Volatility: Stable,

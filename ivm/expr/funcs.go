@@ -100,6 +100,7 @@ func buildRegistry() map[string][]*Func {
 	registerToChar(add)
 	registerPattern(add)
 	registerCatalog(add)
+	registerSequence(add)
 	return r
 }
 

@@ -1,27 +1,34 @@
 package op
 
-// Benchmarks (reported, not asserted): rows/s per core for the incremental
-// operators over the in-memory kv, each beside a plain Go map-based
-// reference loop doing the same logical work (the "physical limit").
+// Benchmarks (reported, not asserted): rows per CPU-second for the
+// incremental operators over the in-memory kv and over slate on local disk,
+// each beside a plain Go map-based reference loop doing the same logical
+// work (the "physical limit"), measured in the same run:
 //
 //	go test ./ivm/op -run '^$' -bench . -benchtime 20x
+//
+// Metrics: rows/cpu-s is the operator's per-core rate, ref-rows/cpu-s the
+// reference loop's, and x-ref = rows/cpu-s ÷ ref-rows/cpu-s (1 = as fast as
+// the plain map loop). The machine is shared, so CPU time (getrusage), not
+// wall time, is the per-core measure.
 
 import (
+	"context"
 	"math/rand/v2"
 	"syscall"
 	"testing"
 
+	"github.com/rockstream/rockstream/actors/storage"
 	"github.com/rockstream/rockstream/ivm/arrange"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/op/testexpr"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/slate/objstore"
 )
 
-// cpuSeconds is this process's user+system CPU time: the machine is shared,
-// so rows per CPU-second ("rows/cpu-s") is the per-core rate, while rows/s
-// is wall-clock and includes waiting for a core.
+// cpuSeconds is this process's user+system CPU time.
 func cpuSeconds() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -30,8 +37,11 @@ func cpuSeconds() float64 {
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
-// rateMeter reports rows/s and rows/cpu-s over the timed part of a
-// benchmark.
+// referenceCPUSecondsMin is how long the reference loop runs at least, so
+// its rate is not lost in getrusage's resolution.
+const referenceCPUSecondsMin = 0.05
+
+// rateMeter reports the timed part of a benchmark against a reference loop.
 type rateMeter struct {
 	b        *testing.B
 	cpuStart float64
@@ -42,12 +52,31 @@ func startRate(b *testing.B) *rateMeter {
 	return &rateMeter{b: b, cpuStart: cpuSeconds()}
 }
 
-func (m *rateMeter) report(rows int) {
+// report stops the timer, reports the operator's rate over rows, then runs
+// reference (which processes epochs·benchBatchRows rows per call) until it
+// used referenceCPUSecondsMin and reports its rate and the ratio.
+func (m *rateMeter) report(rows int, reference func(epochs int)) {
 	m.b.StopTimer()
+	cpu := cpuSeconds() - m.cpuStart
 	m.b.ReportMetric(float64(rows)/m.b.Elapsed().Seconds(), "rows/s")
-	if cpu := cpuSeconds() - m.cpuStart; cpu > 0 {
-		m.b.ReportMetric(float64(rows)/cpu, "rows/cpu-s")
+	if cpu <= 0 {
+		return
 	}
+	rate := float64(rows) / cpu
+	m.b.ReportMetric(rate, "rows/cpu-s")
+	if reference == nil {
+		return
+	}
+	refRows, refCPU := 0, 0.0
+	for epochs := 1; refCPU < referenceCPUSecondsMin; epochs *= 2 {
+		start := cpuSeconds()
+		reference(epochs)
+		refCPU += cpuSeconds() - start
+		refRows += epochs * benchBatchRows
+	}
+	refRate := float64(refRows) / refCPU
+	m.b.ReportMetric(refRate, "ref-rows/cpu-s")
+	m.b.ReportMetric(rate/refRate, "x-ref")
 }
 
 // benchBatchRows is the delta size per epoch.
@@ -62,30 +91,71 @@ func benchBatch(rng *rand.Rand, keys int64) zset.Batch {
 	return b
 }
 
+// benchStores are the stores stateful benchmarks run over.
+//
+//lint:immutable a constant table of benchmark variants.
+var benchStores = []string{"memory", "slate"}
+
+// openBenchStore opens an empty store of the given kind: slate runs on a
+// local-disk object store in a temporary directory with its defaults.
+func openBenchStore(b *testing.B, kind string) kv.Store {
+	if kind == "memory" {
+		return kv.NewMemory()
+	}
+	fs, err := objstore.NewFS(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := storage.Open(context.Background(), fs, "bench", storage.Options{InstanceID: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = store.Close() })
+	return store
+}
+
+// stepEpoch runs one epoch of o over inputs and commits its write batch.
+func stepEpoch(b *testing.B, store kv.Store, o Operator, inputs []zset.Batch) {
+	txn := kv.NewTxn(store)
+	if _, err := o.Step(&Context{Txn: txn, Env: &expr.Env{}}, inputs); err != nil {
+		b.Fatal(err)
+	}
+	if err := store.Apply(txn.Batch()); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // runEpochs steps an operator once per benchmark iteration over a fresh
-// delta, committing each epoch's write batch.
-func runEpochs(b *testing.B, store *kv.Memory, o Operator, keys int64) {
+// delta on input side (of inputs inputs), committing each epoch's write
+// batch, and reports against reference.
+func runEpochs(b *testing.B, store kv.Store, o Operator, keys int64, inputs, side int, reference func(epochs int)) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	batches := make([]zset.Batch, 8)
 	for i := range batches {
 		batches[i] = benchBatch(rng, keys)
 	}
+	in := make([]zset.Batch, inputs)
 	meter := startRate(b)
 	for i := 0; i < b.N; i++ {
-		txn := kv.NewTxn(store)
-		ctx := &Context{Txn: txn, Env: &expr.Env{}}
-		if _, err := o.Step(ctx, []zset.Batch{batches[i%len(batches)]}); err != nil {
-			b.Fatal(err)
-		}
-		if err := store.Apply(txn.Batch()); err != nil {
-			b.Fatal(err)
-		}
+		in[side] = batches[i%len(batches)]
+		stepEpoch(b, store, o, in)
 	}
-	meter.report(b.N * benchBatchRows)
+	meter.report(b.N*benchBatchRows, reference)
 }
 
+// BenchmarkFilterProject is WHERE v > 0 then SELECT v with ivm/expr nodes
+// (the vectorized path).
 func BenchmarkFilterProject(b *testing.B) {
-	pred := testexpr.Binary{Op: ">", L: testexpr.IntCol(1), R: testexpr.Int(0)}
+	benchFilterProject(b, mustBinary(b, ">", int8Col(1), int8Const(0)))
+}
+
+// BenchmarkFilterProjectRowAtATime is the same query through an expression
+// that does not vectorize (the row-at-a-time path, for comparison).
+func BenchmarkFilterProjectRowAtATime(b *testing.B) {
+	benchFilterProject(b, testexpr.Binary{Op: ">", L: testexpr.IntCol(1), R: testexpr.Int(0)})
+}
+
+func benchFilterProject(b *testing.B, pred expr.Expr) {
 	filter := NewFilter(intSchema(2), pred)
 	project := NewProject(intSchema(2), []int{1})
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -101,10 +171,48 @@ func BenchmarkFilterProject(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	meter.report(b.N * benchBatchRows)
+	meter.report(b.N*benchBatchRows, filterProjectReference())
 }
 
-func BenchmarkFilterProjectReference(b *testing.B) {
+// BenchmarkFilterMap is WHERE k >= 0 AND v > 0 then SELECT k + v * 2
+// (vectorized arithmetic with overflow checks).
+func BenchmarkFilterMap(b *testing.B) {
+	pred := &expr.And{Args: []expr.Expr{mustBinary(b, ">=", int8Col(0), int8Const(0)), mustBinary(b, ">", int8Col(1), int8Const(0))}}
+	filter := NewFilter(intSchema(2), pred)
+	m := NewMap([]expr.Expr{mustBinary(b, "+", int8Col(0), mustBinary(b, "*", int8Col(1), int8Const(2)))}, []string{"x"})
+	rng := rand.New(rand.NewPCG(1, 2))
+	batch := benchBatch(rng, 1000)
+	ctx := &Context{Env: &expr.Env{}}
+	meter := startRate(b)
+	for i := 0; i < b.N; i++ {
+		f, err := filter.Step(ctx, []zset.Batch{batch})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.Step(ctx, []zset.Batch{f}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	type row struct{ k, v int64 }
+	in := make([]row, benchBatchRows)
+	for i, r := range batch.Rows {
+		in[i] = row{r[0].(int64), r[1].(int64)}
+	}
+	out := make([]int64, 0, benchBatchRows)
+	meter.report(b.N*benchBatchRows, func(epochs int) {
+		for range epochs {
+			out = out[:0]
+			for _, r := range in {
+				if r.k >= 0 && r.v > 0 {
+					out = append(out, r.k+r.v*2)
+				}
+			}
+		}
+	})
+}
+
+// filterProjectReference is WHERE v > 0 then SELECT v over plain structs.
+func filterProjectReference() func(epochs int) {
 	type row struct{ k, v int64 }
 	rng := rand.New(rand.NewPCG(1, 2))
 	in := make([]row, benchBatchRows)
@@ -112,16 +220,16 @@ func BenchmarkFilterProjectReference(b *testing.B) {
 		in[i] = row{rng.Int64N(1000), rng.Int64N(100) - 10}
 	}
 	out := make([]int64, 0, benchBatchRows)
-	meter := startRate(b)
-	for i := 0; i < b.N; i++ {
-		out = out[:0]
-		for _, r := range in {
-			if r.v > 0 {
-				out = append(out, r.v)
+	return func(epochs int) {
+		for range epochs {
+			out = out[:0]
+			for _, r := range in {
+				if r.v > 0 {
+					out = append(out, r.v)
+				}
 			}
 		}
 	}
-	meter.report(b.N * benchBatchRows)
 }
 
 func sumCountSpec() AggregateSpec {
@@ -131,105 +239,93 @@ func sumCountSpec() AggregateSpec {
 }
 
 // benchGroupBy runs SUM/COUNT GROUP BY over groups keys with a read cache
-// large enough to hold every group's state ("while state fits in the
-// cache").
-func benchGroupBy(b *testing.B, groups int64) {
-	a, err := NewAggregate(State{ID: arrange.MakeID(1, 1), CacheEntriesMax: int(2 * groups)}, intSchema(2), sumCountSpec())
-	if err != nil {
-		b.Fatal(err)
+// of cacheEntries (0: the default).
+func benchGroupBy(b *testing.B, groups int64, cacheEntries int) {
+	for _, kind := range benchStores {
+		b.Run("kv="+kind, func(b *testing.B) {
+			a, err := NewAggregate(State{ID: arrange.MakeID(1, 1), CacheEntriesMax: cacheEntries}, intSchema(2), sumCountSpec())
+			if err != nil {
+				b.Fatal(err)
+			}
+			store := openBenchStore(b, kind)
+			// Warm up: every group exists (and is cached, when it fits)
+			// before timing, so the timed epochs update existing groups.
+			for start := int64(0); start < groups; start += benchBatchRows {
+				var warm zset.Batch
+				for k := start; k < min(start+benchBatchRows, groups); k++ {
+					warm.Add(types.Row{k, int64(1)}, 1)
+				}
+				stepEpoch(b, store, a, []zset.Batch{warm})
+			}
+			runEpochs(b, store, a, groups, 1, 0, groupByReference(groups))
+		})
 	}
-	store := kv.NewMemory()
-	// Warm up: every group exists and is cached before timing, so the
-	// timed epochs are updates of existing groups.
-	for start := int64(0); start < groups; start += benchBatchRows {
-		var warm zset.Batch
-		for k := start; k < min(start+benchBatchRows, groups); k++ {
-			warm.Add(types.Row{k, int64(1)}, 1)
-		}
-		txn := kv.NewTxn(store)
-		if _, err := a.Step(&Context{Txn: txn, Env: &expr.Env{}}, []zset.Batch{warm}); err != nil {
-			b.Fatal(err)
-		}
-		_ = store.Apply(txn.Batch())
-	}
-	runEpochs(b, store, a, groups)
 }
 
-func BenchmarkGroupBySumCount1K(b *testing.B) { benchGroupBy(b, 1000) }
-func BenchmarkGroupBySumCount1M(b *testing.B) { benchGroupBy(b, 1000000) }
+// groupByReference is SUM/COUNT per key in a Go map that already holds
+// every group.
+func groupByReference(groups int64) func(epochs int) {
+	type acc struct{ sum, count int64 }
+	state := make(map[int64]*acc, groups)
+	for k := range groups {
+		state[k] = &acc{}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	batch := benchBatch(rng, groups)
+	return func(epochs int) {
+		for range epochs {
+			for j, r := range batch.Rows {
+				k := r[0].(int64)
+				a := state[k]
+				if a == nil {
+					a = &acc{}
+					state[k] = a
+				}
+				a.sum += r[1].(int64) * batch.Weights[j]
+				a.count += batch.Weights[j]
+			}
+		}
+	}
+}
+
+func BenchmarkGroupBySumCount1K(b *testing.B) { benchGroupBy(b, 1000, 0) }
+
+// BenchmarkGroupBySumCount1M has a cache that holds every group ("while
+// state fits in the cache").
+func BenchmarkGroupBySumCount1M(b *testing.B) { benchGroupBy(b, 1000000, 2000000) }
 
 // BenchmarkGroupBySumCount1MSmallCache is 1M groups with the default
 // (64K-entry) cache: most group reads miss and go to the store.
-func BenchmarkGroupBySumCount1MSmallCache(b *testing.B) {
-	a, err := NewAggregate(State{ID: arrange.MakeID(1, 1)}, intSchema(2), sumCountSpec())
-	if err != nil {
-		b.Fatal(err)
-	}
-	runEpochs(b, kv.NewMemory(), a, 1000000)
-}
-
-func benchGroupByReference(b *testing.B, groups int64) {
-	type acc struct{ sum, count int64 }
-	state := map[int64]*acc{}
-	rng := rand.New(rand.NewPCG(1, 2))
-	batch := benchBatch(rng, groups)
-	meter := startRate(b)
-	for i := 0; i < b.N; i++ {
-		for j, r := range batch.Rows {
-			k := r[0].(int64)
-			a := state[k]
-			if a == nil {
-				a = &acc{}
-				state[k] = a
-			}
-			a.sum += r[1].(int64) * batch.Weights[j]
-			a.count += batch.Weights[j]
-		}
-	}
-	meter.report(b.N * benchBatchRows)
-}
-
-func BenchmarkGroupBySumCount1KReference(b *testing.B) { benchGroupByReference(b, 1000) }
-func BenchmarkGroupBySumCount1MReference(b *testing.B) { benchGroupByReference(b, 1000000) }
+func BenchmarkGroupBySumCount1MSmallCache(b *testing.B) { benchGroupBy(b, 1000000, 0) }
 
 // joinArrangedRows is the size of the probed (right) arrangement.
 const joinArrangedRows = 1000000
 
 func BenchmarkJoinInner1M(b *testing.B) {
-	j, err := NewJoin(State{ID: arrange.MakeID(1, 1)}, intSchema(2), intSchema(2), JoinSpec{Kind: JoinInner, LeftKeys: []int{0}, RightKeys: []int{0}})
-	if err != nil {
-		b.Fatal(err)
+	for _, kind := range benchStores {
+		b.Run("kv="+kind, func(b *testing.B) {
+			j, err := NewJoin(State{ID: arrange.MakeID(1, 1)}, intSchema(2), intSchema(2), JoinSpec{Kind: JoinInner, LeftKeys: []int{0}, RightKeys: []int{0}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			store := openBenchStore(b, kind)
+			// Fill the right arrangement with 1M rows, one per key, in
+			// 10K-row epochs.
+			for start := int64(0); start < joinArrangedRows; start += benchBatchRows {
+				right := zset.Batch{}
+				for k := start; k < start+benchBatchRows; k++ {
+					right.Add(types.Row{k, k % 7}, 1)
+				}
+				stepEpoch(b, store, j, []zset.Batch{{}, right})
+			}
+			runEpochs(b, store, j, joinArrangedRows, 2, 0, joinReference())
+		})
 	}
-	store := kv.NewMemory()
-	// Fill the right arrangement with 1M rows, one per key, in 10K-row epochs.
-	for start := int64(0); start < joinArrangedRows; start += benchBatchRows {
-		right := zset.Batch{}
-		for k := start; k < start+benchBatchRows; k++ {
-			right.Add(types.Row{k, k % 7}, 1)
-		}
-		txn := kv.NewTxn(store)
-		if _, err := j.Step(&Context{Txn: txn}, []zset.Batch{{}, right}); err != nil {
-			b.Fatal(err)
-		}
-		_ = store.Apply(txn.Batch())
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	batches := make([]zset.Batch, 8)
-	for i := range batches {
-		batches[i] = benchBatch(rng, joinArrangedRows)
-	}
-	meter := startRate(b)
-	for i := 0; i < b.N; i++ {
-		txn := kv.NewTxn(store)
-		if _, err := j.Step(&Context{Txn: txn}, []zset.Batch{batches[i%len(batches)], {}}); err != nil {
-			b.Fatal(err)
-		}
-		_ = store.Apply(txn.Batch())
-	}
-	meter.report(b.N * benchBatchRows)
 }
 
-func BenchmarkJoinInner1MReference(b *testing.B) {
+// joinReference probes a 1M-key Go map per left row, emits the matches and
+// appends the row to the left side's map.
+func joinReference() func(epochs int) {
 	right := make(map[int64][][2]int64, joinArrangedRows)
 	for k := int64(0); k < joinArrangedRows; k++ {
 		right[k] = append(right[k], [2]int64{k, k % 7})
@@ -238,39 +334,49 @@ func BenchmarkJoinInner1MReference(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	batch := benchBatch(rng, joinArrangedRows)
 	out := make([][4]int64, 0, benchBatchRows)
-	meter := startRate(b)
-	for i := 0; i < b.N; i++ {
-		out = out[:0]
-		for _, r := range batch.Rows {
-			k, v := r[0].(int64), r[1].(int64)
-			for _, m := range right[k] {
-				out = append(out, [4]int64{k, v, m[0], m[1]})
+	return func(epochs int) {
+		for range epochs {
+			out = out[:0]
+			for _, r := range batch.Rows {
+				k, v := r[0].(int64), r[1].(int64)
+				for _, m := range right[k] {
+					out = append(out, [4]int64{k, v, m[0], m[1]})
+				}
+				left[k] = append(left[k], [2]int64{k, v})
 			}
-			left[k] = append(left[k], [2]int64{k, v})
 		}
 	}
-	meter.report(b.N * benchBatchRows)
 }
+
+// distinctKeys is the key domain of the Distinct benchmark.
+const distinctKeys = 100000
 
 func BenchmarkDistinct(b *testing.B) {
-	runEpochs(b, kv.NewMemory(), NewDistinct(State{ID: arrange.MakeID(1, 1)}, intSchema(2)), 100000)
+	for _, kind := range benchStores {
+		b.Run("kv="+kind, func(b *testing.B) {
+			d := NewDistinct(State{ID: arrange.MakeID(1, 1)}, intSchema(2))
+			runEpochs(b, openBenchStore(b, kind), d, distinctKeys, 1, 0, distinctReference())
+		})
+	}
 }
 
-func BenchmarkDistinctReference(b *testing.B) {
+// distinctReference counts rows in a Go map and counts the rows whose
+// presence changed.
+func distinctReference() func(epochs int) {
 	counts := map[[2]int64]int64{}
 	rng := rand.New(rand.NewPCG(1, 2))
-	batch := benchBatch(rng, 100000)
+	batch := benchBatch(rng, distinctKeys)
 	var emitted int
-	meter := startRate(b)
-	for i := 0; i < b.N; i++ {
-		for j, r := range batch.Rows {
-			k := [2]int64{r[0].(int64), r[1].(int64)}
-			before := counts[k] > 0
-			counts[k] += batch.Weights[j]
-			if before != (counts[k] > 0) {
-				emitted++
+	return func(epochs int) {
+		for range epochs {
+			for j, r := range batch.Rows {
+				k := [2]int64{r[0].(int64), r[1].(int64)}
+				before := counts[k] > 0
+				counts[k] += batch.Weights[j]
+				if before != (counts[k] > 0) {
+					emitted++
+				}
 			}
 		}
 	}
-	meter.report(b.N * benchBatchRows)
 }

@@ -16,14 +16,24 @@ import (
 //	-----|---------------|--------------
 //	0    | {1:+1, 5:+1}  | {5:+1}         (p: x > 2)
 //	1    | {5:-1, 7:+2}  | {5:-1, 7:+2}
+//
+// Step evaluates the predicate vectorized (expr.Program) over the whole
+// delta; StreamFilter, the reference, evaluates it row by row.
 type Filter struct {
 	schema types.Schema
 	pred   expr.Expr
+	// program is pred compiled into column kernels (nil when nothing in
+	// pred vectorizes).
+	program *expr.Program
 }
 
 // NewFilter returns a Filter over rows of schema in.
 func NewFilter(in types.Schema, pred expr.Expr) *Filter {
-	return &Filter{schema: in, pred: pred}
+	f := &Filter{schema: in, pred: pred}
+	if p := expr.CompileVector(pred); p.Vectorized {
+		f.program = p
+	}
+	return f
 }
 
 // Schema implements Operator.
@@ -31,7 +41,24 @@ func (f *Filter) Schema() types.Schema { return f.schema }
 
 // Step implements Operator.
 func (f *Filter) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
-	return StreamFilter(ctx, f.pred, inputs[0])
+	in := inputs[0]
+	if f.program == nil || len(in.Rows) == 0 {
+		return StreamFilter(ctx, f.pred, in)
+	}
+	res := f.program.Eval(ctx.Env, in.Rows)
+	out := zset.Batch{Rows: make([]types.Row, 0, len(in.Rows)), Weights: make([]int64, 0, len(in.Rows))}
+	for i, row := range in.Rows {
+		if err := res.Err(i); err != nil {
+			if err := ctx.Fail(err, row, in.Weights[i]); err != nil {
+				return zset.Batch{}, err
+			}
+			continue
+		}
+		if res.Bool(i) {
+			out.Add(row, in.Weights[i])
+		}
+	}
+	return out, nil
 }
 
 // StreamFilter is the non-incremental Filter: σ_p(in).

@@ -19,10 +19,17 @@ import (
 //
 // A Map whose expressions are all column references is a Project; use
 // NewProject, which needs no expressions.
+//
+// Step evaluates the expressions vectorized (expr.Program), one expression
+// over the whole delta at a time; StreamMap, the reference, evaluates row
+// by row.
 type Map struct {
 	schema types.Schema
 	exprs  []expr.Expr
 	cols   []int // set for a pure projection
+	// programs are exprs compiled into column kernels; nil entries are
+	// plain column references (copied, not re-boxed).
+	programs []*expr.Program
 }
 
 // NewMap returns a Map producing columns named names from exprs.
@@ -31,7 +38,13 @@ func NewMap(exprs []expr.Expr, names []string) *Map {
 	for i, e := range exprs {
 		schema[i] = types.Column{Name: names[i], Type: e.Type(), Nullable: true}
 	}
-	return &Map{schema: schema, exprs: exprs}
+	m := &Map{schema: schema, exprs: exprs, programs: make([]*expr.Program, len(exprs))}
+	for i, e := range exprs {
+		if _, ok := e.(*expr.ColumnRef); !ok {
+			m.programs[i] = expr.CompileVector(e)
+		}
+	}
+	return m
 }
 
 // NewProject returns a Map keeping columns cols of in.
@@ -51,7 +64,45 @@ func (m *Map) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 	if m.cols != nil {
 		return StreamProject(m.cols, inputs[0]), nil
 	}
-	return StreamMap(ctx, m.exprs, inputs[0])
+	return m.stepVectorized(ctx, inputs[0])
+}
+
+// stepVectorized evaluates each expression over the whole batch, then
+// assembles the rows. A row is dropped with the error of the first
+// expression (in SELECT-list order) that fails on it, as in StreamMap;
+// evaluating the later expressions on it has no effect (evaluation has no
+// side effects).
+func (m *Map) stepVectorized(ctx *Context, in zset.Batch) (zset.Batch, error) {
+	width := len(m.exprs)
+	results := make([]expr.Result, width)
+	for j, p := range m.programs {
+		if p != nil {
+			results[j] = p.Eval(ctx.Env, in.Rows)
+		}
+	}
+	out := zset.Batch{Rows: make([]types.Row, 0, len(in.Rows)), Weights: make([]int64, 0, len(in.Rows))}
+	// NB: one backing array for all output rows of the batch saves an
+	// allocation per row.
+	values := make([]types.Datum, len(in.Rows)*width)
+rows:
+	for i, row := range in.Rows {
+		outRow := types.Row(values[i*width : (i+1)*width : (i+1)*width])
+		for j, e := range m.exprs {
+			if m.programs[j] == nil {
+				outRow[j] = row[e.(*expr.ColumnRef).Index]
+				continue
+			}
+			if err := results[j].Err(i); err != nil {
+				if err := ctx.Fail(err, row, in.Weights[i]); err != nil {
+					return zset.Batch{}, err
+				}
+				continue rows
+			}
+			outRow[j] = results[j].Datum(i)
+		}
+		out.Add(outRow, in.Weights[i])
+	}
+	return out, nil
 }
 
 // StreamMap is the non-incremental Map.

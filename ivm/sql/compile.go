@@ -101,12 +101,18 @@ func (d *DDL) Tag() string {
 			return "DROP VIEW"
 		case ddl.DropMaterializedView:
 			return "DROP MATERIALIZED VIEW"
+		case ddl.DropSequence:
+			return "DROP SEQUENCE"
 		}
 		return "DROP SOURCE"
 	case *ddl.AddColumn:
 		return "ALTER TABLE"
 	case *ddl.CreateSource:
 		return "CREATE SOURCE"
+	case *ddl.CreateSequence:
+		return "CREATE SEQUENCE"
+	case *ddl.AlterSequence:
+		return "ALTER SEQUENCE"
 	}
 	return "DDL"
 }

@@ -45,6 +45,33 @@ func (c *actorContext) Reply(msg runtime.Message) {
 	}
 }
 
+func (c *actorContext) Defer() runtime.Deferred {
+	c.check()
+	return &deferred{runtime: c.runtime, self: c.cell.id, from: c.from, reply: c.reply}
+}
+
+// deferred is a reply handle that outlives its Receive.
+type deferred struct {
+	runtime *Runtime
+	self    runtime.ActorID
+	from    runtime.ActorID
+	reply   *askWaiter
+	done    bool
+}
+
+func (d *deferred) Reply(msg runtime.Message) {
+	if d.done {
+		return
+	}
+	d.done = true
+	switch {
+	case d.reply != nil:
+		d.reply.complete(msg, nil)
+	case d.from != "":
+		d.runtime.send(d.self, d.from, msg)
+	}
+}
+
 func (c *actorContext) After(d time.Duration, msg runtime.Message) runtime.TimerID {
 	c.check()
 	id := runtime.TimerID(c.runtime.nextTimer.Add(1))

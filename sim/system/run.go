@@ -114,6 +114,19 @@ func (k tornApply) Apply(b *kv.WriteBatch) error {
 	return k.KV.Apply(&kv.WriteBatch{Ops: b.Ops[half:]})
 }
 
+// ApplyNoWait tears the batch the same way on the shard's group-commit path
+// (the first half made durable on its own).
+func (k tornApply) ApplyNoWait(b *kv.WriteBatch) error {
+	half := len(b.Ops) / 2
+	if half == 0 {
+		return k.KV.ApplyNoWait(b)
+	}
+	if err := k.KV.Apply(&kv.WriteBatch{Ops: b.Ops[:half]}); err != nil {
+		return err
+	}
+	return k.KV.ApplyNoWait(&kv.WriteBatch{Ops: b.Ops[half:]})
+}
+
 // Outcome is one run's result.
 type Outcome struct {
 	Header    string
@@ -131,6 +144,10 @@ type Outcome struct {
 type ackNoWait struct{ *storage.KV }
 
 func (k ackNoWait) Apply(b *kv.WriteBatch) error { return k.ApplyNoWait(b) }
+
+// Sync is the same bug on the shard's group-commit path: the shared sync
+// that acknowledges commits returns without making them durable.
+func (k ackNoWait) Sync() error { return nil }
 
 type runner struct {
 	s     *sim.Sim

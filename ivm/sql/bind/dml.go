@@ -179,8 +179,8 @@ func (b *binder) insert(s *pg_query.InsertStmt) (*Insert, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Override != pg_query.OverridingKind_OVERRIDING_NOT_SET {
-		return nil, b.unsupported(s.Relation.Location, "OVERRIDING")
+	if s.Override == pg_query.OverridingKind_OVERRIDING_USER_VALUE {
+		return nil, b.unsupported(s.Relation.Location, "OVERRIDING USER VALUE")
 	}
 	// Target columns: explicit list or all.
 	var targets []int
@@ -239,6 +239,9 @@ func (b *binder) insert(s *pg_query.InsertStmt) (*Insert, error) {
 				if _, isDefault := it.Node.(*pg_query.Node_SetToDefault); isDefault {
 					continue
 				}
+				if err := checkGeneratedAlways(rel, col, s.Override); err != nil {
+					return nil, err
+				}
 				v, err := b.expr(it, nil, exprCtx{clause: "VALUES"})
 				if err != nil {
 					return nil, err
@@ -286,6 +289,9 @@ func (b *binder) insert(s *pg_query.InsertStmt) (*Insert, error) {
 		}
 		for j, qc := range qcols {
 			col := targets[j]
+			if err := checkGeneratedAlways(rel, col, s.Override); err != nil {
+				return nil, err
+			}
 			ref := &plan.ColRef{Index: j, Typ: qc.Type, Name: qc.Name}
 			if exprs[col], err = b.assign(ref, cols[col].Type, cols[col].Name, -1); err != nil {
 				return nil, err

@@ -21,6 +21,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/parse"
+	"github.com/rockstream/rockstream/ivm/types"
 )
 
 // Statement is one converted DDL statement.
@@ -37,6 +38,11 @@ type CreateTable struct {
 	InsertOnly bool
 	// Checks are the CHECK constraints (column- and table-level).
 	Checks []catalog.Check
+	// Sequences are the sequences serial and identity columns need.
+	Sequences []ColumnSequence
+	// SequenceRefs names the sequences DEFAULT expressions call
+	// (nextval('s')): they must exist, and the table depends on them.
+	SequenceRefs []string
 }
 
 // CreateView is CREATE [OR REPLACE] [MATERIALIZED] VIEW name [(cols)] AS query.
@@ -62,6 +68,7 @@ const (
 	DropView
 	DropMaterializedView
 	DropSource
+	DropSequence
 )
 
 // Drop is DROP TABLE/VIEW/MATERIALIZED VIEW/SOURCE.
@@ -85,6 +92,9 @@ type CreateSource struct {
 	Name          string
 	Columns       []SourceColumn
 	RatePerSecond int64
+	// Nexmark is set for FROM NEXMARK sources (Columns then carry no
+	// generators).
+	Nexmark *NexmarkSource
 }
 
 // SourceColumn is one generated column.
@@ -112,7 +122,8 @@ func IsDDL(st parse.Statement) bool {
 	}
 	switch pg.Stmt.Node.(type) {
 	case *pg_query.Node_CreateStmt, *pg_query.Node_ViewStmt, *pg_query.Node_CreateTableAsStmt,
-		*pg_query.Node_DropStmt, *pg_query.Node_AlterTableStmt:
+		*pg_query.Node_DropStmt, *pg_query.Node_AlterTableStmt,
+		*pg_query.Node_CreateSeqStmt, *pg_query.Node_AlterSeqStmt, *pg_query.Node_CreateSchemaStmt:
 		return true
 	}
 	return false
@@ -146,6 +157,12 @@ func Convert(st parse.Statement) (Statement, error) {
 		return c.drop(x.DropStmt)
 	case *pg_query.Node_AlterTableStmt:
 		return c.alterTable(x.AlterTableStmt)
+	case *pg_query.Node_CreateSeqStmt:
+		return c.createSequence(x.CreateSeqStmt)
+	case *pg_query.Node_AlterSeqStmt:
+		return c.alterSequence(x.AlterSeqStmt)
+	case *pg_query.Node_CreateSchemaStmt:
+		return nil, schemasNotSupported("CREATE SCHEMA " + x.CreateSchemaStmt.Schemaname)
 	}
 	return nil, errcode.New(errcode.SQLFeatureNotSupported, "statement %s is not supported", bind.StatementTag(pg.Stmt))
 }
@@ -155,6 +172,17 @@ type converter struct {
 	// table and checks collect CHECK constraints while converting CREATE TABLE.
 	table  string
 	checks []catalog.Check
+	// sequences and sequenceRefs collect what serial/identity columns and
+	// nextval() defaults need while converting CREATE TABLE.
+	sequences    []ColumnSequence
+	sequenceRefs []string
+}
+
+// schemasNotSupported is the error for statements that need a schema
+// layer inside a namespace.
+func schemasNotSupported(what string) *errcode.Error {
+	return errcode.New(errcode.SchemasNotSupported, "RockStream does not support schemas inside a namespace: %s", what).
+		WithDetail("The only schema is public; a namespace (database) is RockStream's unit of isolation (spec §5.2).")
 }
 
 // addCheck records a CHECK constraint, named as PostgreSQL names it when
@@ -206,7 +234,7 @@ func (c *converter) unsupported(loc int32, what string) error {
 // relName validates a relation name (no schema other than public).
 func (c *converter) relName(rv *pg_query.RangeVar) (string, error) {
 	if rv.Catalogname != "" || (rv.Schemaname != "" && rv.Schemaname != "public") {
-		return "", errcode.New(errcode.SQLFeatureNotSupported, "schemas are not supported inside a namespace: %s.%s", rv.Schemaname, rv.Relname).WithPosition(c.pos(rv.Location))
+		return "", schemasNotSupported(rv.Schemaname + "." + rv.Relname).WithPosition(c.pos(rv.Location))
 	}
 	if rv.Relpersistence == "t" {
 		return "", c.unsupported(rv.Location, "TEMPORARY tables")
@@ -224,7 +252,7 @@ func (c *converter) createTable(s *pg_query.CreateStmt) (*CreateTable, error) {
 	}
 	t := &CreateTable{Name: name, IfNotExists: s.IfNotExists}
 	c.table = name
-	defer func() { t.Checks = c.checks }()
+	defer func() { t.Checks, t.Sequences, t.SequenceRefs = c.checks, c.sequences, c.sequenceRefs }()
 	var tableConstraints []*pg_query.Constraint
 	for _, e := range s.TableElts {
 		switch x := e.Node.(type) {
@@ -243,6 +271,9 @@ func (c *converter) createTable(s *pg_query.CreateStmt) (*CreateTable, error) {
 					return nil, errcode.New(errcode.SQLSemanticError, "multiple primary keys for table \"%s\" are not allowed", name).WithSQLState("42P16").WithPosition(c.pos(x.ColumnDef.Location))
 				}
 				t.PrimaryKey = []int{len(t.Columns)}
+			}
+			if n := len(c.sequences); n > 0 && c.sequences[n-1].Column < 0 {
+				c.sequences[n-1].Column = len(t.Columns)
 			}
 			t.Columns = append(t.Columns, col)
 		case *pg_query.Node_Constraint:
@@ -342,11 +373,24 @@ func constraintName(t pg_query.ConstrType) string {
 // columnDef converts a column definition; pk reports a column-level
 // PRIMARY KEY.
 func (c *converter) columnDef(d *pg_query.ColumnDef) (col catalog.Column, pk bool, err error) {
-	t, err := bind.ResolveTypeName(d.TypeName, c.pos)
-	if err != nil {
-		return col, false, err
+	t, serial := serialType(d.TypeName)
+	if !serial {
+		if t, err = bind.ResolveTypeName(d.TypeName, c.pos); err != nil {
+			return col, false, err
+		}
 	}
-	col = catalog.Column{Name: d.Colname, Type: t, NotNull: d.IsNotNull}
+	col = catalog.Column{Name: d.Colname, Type: t, NotNull: d.IsNotNull || serial}
+	var identity *ColumnSequence
+	if serial {
+		if c.table == "" {
+			return col, false, c.unsupported(d.Location, "adding a serial column")
+		}
+		seq, _, err := c.sequenceOptions([]*pg_query.Node{{Node: &pg_query.Node_DefElem{DefElem: &pg_query.DefElem{Defname: "as", Arg: &pg_query.Node{Node: &pg_query.Node_TypeName{TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(t.SQLName())}, Typemod: -1}}}}}}}, t, false)
+		if err != nil {
+			return col, false, err
+		}
+		identity = &ColumnSequence{Column: -1, Sequence: seq}
+	}
 	if d.CollClause != nil {
 		return col, false, c.unsupported(d.Location, "COLLATE")
 	}
@@ -366,13 +410,38 @@ func (c *converter) columnDef(d *pg_query.ColumnDef) (col catalog.Column, pk boo
 			if err := c.addCheck(con, d.Colname); err != nil {
 				return col, false, err
 			}
+		case pg_query.ConstrType_CONSTR_IDENTITY:
+			if c.table == "" {
+				return col, false, c.unsupported(con.Location, "adding an identity column")
+			}
+			if identity != nil {
+				return col, false, errcode.New(errcode.SQLSyntaxError, "multiple identity specifications for column \"%s\" of table \"%s\"", d.Colname, c.table).WithPosition(c.pos(con.Location))
+			}
+			if identity, err = c.identityColumn(con, t); err != nil {
+				return col, false, err
+			}
+			identity.Column = -1
+			col.NotNull = true
 		case pg_query.ConstrType_CONSTR_ATTR_DEFERRABLE, pg_query.ConstrType_CONSTR_ATTR_NOT_DEFERRABLE,
 			pg_query.ConstrType_CONSTR_ATTR_DEFERRED, pg_query.ConstrType_CONSTR_ATTR_IMMEDIATE:
 		default:
 			return col, false, c.unsupported(con.Location, constraintName(con.Contype)+" constraints")
 		}
 	}
+	if identity != nil {
+		if defaultNode != nil {
+			what := "identity"
+			if serial {
+				what = "serial"
+			}
+			return col, false, errcode.New(errcode.SQLSyntaxError, "multiple default values specified for column \"%s\" of table \"%s\"", d.Colname, c.table).
+				WithDetail("a %s column has the default nextval() of its sequence", what).WithPosition(c.pos(d.Location))
+		}
+		col.Identity = identity.Identity
+		c.sequences = append(c.sequences, *identity)
+	}
 	if defaultNode != nil {
+		c.sequenceRefs = append(c.sequenceRefs, sequenceDefault(defaultNode)...)
 		text, err := bind.DeparseExpr(defaultNode)
 		if err != nil {
 			return col, false, err
@@ -540,6 +609,14 @@ func (c *converter) drop(d *pg_query.DropStmt) (*Drop, error) {
 		out.Kind = DropView
 	case pg_query.ObjectType_OBJECT_MATVIEW:
 		out.Kind = DropMaterializedView
+	case pg_query.ObjectType_OBJECT_SEQUENCE:
+		out.Kind = DropSequence
+	case pg_query.ObjectType_OBJECT_SCHEMA:
+		var names []string
+		for _, o := range d.Objects {
+			names = append(names, o.GetString_().GetSval())
+		}
+		return nil, schemasNotSupported("DROP SCHEMA " + strings.Join(names, ", "))
 	default:
 		return nil, c.unsupported(-1, "DROP "+strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
 	}
@@ -552,7 +629,7 @@ func (c *converter) drop(d *pg_query.DropStmt) (*Drop, error) {
 			parts = parts[1:]
 		}
 		if len(parts) != 1 {
-			return nil, errcode.New(errcode.SQLFeatureNotSupported, "schemas are not supported inside a namespace: %s", strings.Join(parts, "."))
+			return nil, schemasNotSupported(strings.Join(parts, "."))
 		}
 		out.Names = append(out.Names, parts[0])
 	}
@@ -589,16 +666,14 @@ func createSource(cs *parse.CreateSource) (*CreateSource, error) {
 		name = name[1:]
 	}
 	out := &CreateSource{Name: strings.Join(name, "."), RatePerSecond: cs.RatePerSecond}
+	if cs.Nexmark != nil {
+		if err := nexmarkSource(cs, out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	for _, gc := range cs.Columns {
-		st, err := parse.ParseOne("SELECT NULL::" + gc.TypeSQL)
-		if err != nil {
-			return nil, errcode.New(errcode.SQLSyntaxError, "invalid type for source column \"%s\": %s", gc.Name, gc.TypeSQL)
-		}
-		tc := st.(*parse.PG).Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.GetTypeCast()
-		if tc == nil {
-			return nil, errcode.New(errcode.SQLSyntaxError, "invalid type for source column \"%s\": %s", gc.Name, gc.TypeSQL)
-		}
-		t, err := bind.ResolveTypeName(tc.TypeName, func(int32) int { return 0 })
+		t, err := sourceColumnType(gc.Name, gc.TypeSQL)
 		if err != nil {
 			return nil, err
 		}
@@ -625,6 +700,19 @@ func createSource(cs *parse.CreateSource) (*CreateSource, error) {
 		out.Columns = append(out.Columns, SourceColumn{Column: catalog.Column{Name: gc.Name, Type: t, NotNull: true}, Generator: gc.Generator, Args: gc.Args})
 	}
 	return out, nil
+}
+
+// sourceColumnType resolves the type of a source column written as SQL.
+func sourceColumnType(name, typeSQL string) (types.Type, error) {
+	st, err := parse.ParseOne("SELECT NULL::" + typeSQL)
+	if err != nil {
+		return types.Type{}, errcode.New(errcode.SQLSyntaxError, "invalid type for source column \"%s\": %s", name, typeSQL)
+	}
+	tc := st.(*parse.PG).Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.GetTypeCast()
+	if tc == nil {
+		return types.Type{}, errcode.New(errcode.SQLSyntaxError, "invalid type for source column \"%s\": %s", name, typeSQL)
+	}
+	return bind.ResolveTypeName(tc.TypeName, func(int32) int { return 0 })
 }
 
 // words turns pg_query's CamelCase enum names into upper-case words

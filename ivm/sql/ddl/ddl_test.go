@@ -20,6 +20,9 @@ func formatColumn(c catalog.Column) string {
 	if c.Default != "" {
 		s += " DEFAULT " + c.Default
 	}
+	if c.Identity != "" {
+		s += " IDENTITY " + c.Identity
+	}
 	return s
 }
 
@@ -34,6 +37,20 @@ func describe(d ddl.Statement) string {
 		for _, c := range x.Checks {
 			fmt.Fprintf(&b, "  check %s: %s\n", c.Name, c.Expr)
 		}
+		for _, s := range x.Sequences {
+			fmt.Fprintf(&b, "  sequence for column %d identity=%q %s\n", s.Column, s.Identity, formatSequence(s.Sequence))
+		}
+		if len(x.SequenceRefs) > 0 {
+			fmt.Fprintf(&b, "  default sequences %v\n", x.SequenceRefs)
+		}
+	case *ddl.CreateSequence:
+		fmt.Fprintf(&b, "create sequence %s if_not_exists=%v %s owned_by=%s.%s\n", x.Name, x.IfNotExists, formatSequence(x.Sequence), x.OwnedByTable, x.OwnedByColumn)
+	case *ddl.AlterSequence:
+		restart := "start"
+		if x.Restart != nil {
+			restart = fmt.Sprint(*x.Restart)
+		}
+		fmt.Fprintf(&b, "alter sequence %s if_exists=%v restart=%s\n", x.Name, x.IfExists, restart)
 	case *ddl.CreateView:
 		fmt.Fprintf(&b, "create view %s materialized=%v or_replace=%v columns=%v options=%v\n  query: %s\n", x.Name, x.Materialized, x.OrReplace, x.ColumnNames, x.Options, x.Query)
 	case *ddl.Drop:
@@ -47,6 +64,10 @@ func describe(d ddl.Statement) string {
 		}
 	}
 	return b.String()
+}
+
+func formatSequence(s catalog.Sequence) string {
+	return fmt.Sprintf("as %s start %d increment %d min %d max %d cache %d cycle=%v", s.Type.SQLName(), s.Start, s.Increment, s.Min, s.Max, s.Cache, s.Cycle)
 }
 
 func TestConvert(t *testing.T) {

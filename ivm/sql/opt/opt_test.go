@@ -20,8 +20,10 @@ var rules = map[string]func(plan.Node) plan.Node{
 	"decorrelate": opt.Decorrelate,
 	"pushdown":    opt.PushFilters,
 	"joinkeys":    opt.ExtractJoinKeys,
+	"reorder":     opt.ReorderJoins,
 	"prune":       opt.PruneColumns,
 	"merge":       opt.MergeProjects,
+	"windowtopk":  opt.WindowTopK,
 	"all":         opt.Optimize,
 	"distribute":  dist.Distribute,
 }

@@ -1,0 +1,2 @@
+-- q19: auction top-10 price (ROW_NUMBER() ≤ 10 per auction; planned as a per-auction TopK under the window). date_time breaks price ties so the result is deterministic.
+CREATE MATERIALIZED VIEW q19 AS SELECT * FROM (SELECT auction, bidder, price, channel, url, date_time, extra, row_number() OVER (PARTITION BY auction ORDER BY price DESC, date_time) AS rank_number FROM bid) b WHERE rank_number <= 10
