@@ -70,12 +70,22 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatalf("commits %d in %d syncs, want 3 in 1", st.Commits, st.CommitSyncs)
 	}
 
-	// A read behind a pending commit flushes it first (no dirty reads).
+	// A read behind a pending commit waits for the group's sync and is
+	// served after it (no dirty reads, no sync of its own).
 	h.ctx.deferred = nil
+	walBefore = db().DB().Stats().WALObjectsWritten
 	h.actor.Receive(h.ctx, Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(9), int64(9)}, MustNotExist: true}}})
-	res := h.ask(Read{Snapshot: h.snap, Relations: []catalog.ID{h.table.ID}}).(ReadResult)
-	if len(h.ctx.deferred) != 1 || h.ctx.deferred[0].(Committed).Epoch != 4 {
-		t.Fatalf("pending commit not answered before the read: %v", h.ctx.deferred)
+	h.actor.Receive(h.ctx, Read{Snapshot: h.snap, Relations: []catalog.ID{h.table.ID}})
+	if len(h.ctx.deferred) != 0 {
+		t.Fatalf("read answered before the pending commit was durable: %v", h.ctx.deferred)
+	}
+	h.deliver(func(m runtime.Message) bool { _, ok := m.(flushCommits); return ok })
+	if len(h.ctx.deferred) != 2 || h.ctx.deferred[0].(Committed).Epoch != 4 {
+		t.Fatalf("want the commit answered, then the read: %v", h.ctx.deferred)
+	}
+	res := h.ctx.deferred[1].(ReadResult)
+	if got := db().DB().Stats().WALObjectsWritten - walBefore; got != 1 {
+		t.Fatalf("%d WAL objects for a commit and a read behind it, want 1", got)
 	}
 	if n := len(res.Batches[0].Rows); n != 4 {
 		t.Fatalf("read sees %d rows, want 4", n)
