@@ -240,7 +240,14 @@ func (c *conn) sendDataRow(scratch []byte, row types.Row, cols types.Schema, for
 	}
 	values := make([][]byte, len(row))
 	for i := range row {
-		if bounds[2*i] >= 0 {
+		switch {
+		case bounds[2*i] < 0:
+			// nil: NULL on the wire.
+		case bounds[2*i] == bounds[2*i+1]:
+			// An empty value ('' text) must not be nil: slicing a nil
+			// scratch buffer gives nil, which DataRow sends as NULL.
+			values[i] = []byte{}
+		default:
 			values[i] = scratch[bounds[2*i]:bounds[2*i+1]]
 		}
 	}

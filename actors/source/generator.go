@@ -1,4 +1,7 @@
-// Package source holds RockStream's built-in source connectors. The row
+// Package source holds RockStream's built-in source connectors. The NEXMARK
+// source (CREATE SOURCE bid FROM NEXMARK (events = …, rate = …, seed = …))
+// runs the same actor over actors/source/nexmark's event stream: its offset
+// counts events, and it commits the rows of its own table. The row
 // generator (spec §13.5.0) produces synthetic rows at a fixed rate with
 // deterministic values: row i of a source is a pure function of (source
 // id, i), and the shard stores the source's offset in the same batch as its
@@ -21,6 +24,7 @@ import (
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/actors/source/nexmark"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
@@ -69,6 +73,17 @@ type Generator struct {
 	ready   bool
 	columns []generatorColumn
 	failed  error
+	// nexmark is set for a FROM NEXMARK source.
+	nexmark *nexmarkTable
+	// behind: the last commit was cut by RowsPerCommitMax.
+	behind bool
+}
+
+// nexmarkTable generates one Nexmark table's rows from the event stream.
+type nexmarkTable struct {
+	gen    nexmark.Generator
+	kind   nexmark.Kind
+	events int64 // 0: unbounded
 }
 
 // New returns a generator factory.
@@ -86,6 +101,20 @@ func New(cfg Config) runtime.Factory {
 func (g *Generator) Receive(ctx runtime.Context, msg runtime.Message) {
 	switch m := msg.(type) {
 	case runtime.Started:
+		if nx := g.cfg.Spec.Nexmark; nx != nil {
+			kind, ok := nexmark.TableKind(nx.Table)
+			if !ok {
+				g.failed = errcode.New(errcode.InternalError, "NEXMARK source of unknown table %q", nx.Table)
+				ctx.Logger().Error("generator cannot start", "err", g.failed)
+				return
+			}
+			g.nexmark = &nexmarkTable{gen: nexmark.Generator{Seed: nx.Seed}, kind: kind, events: nx.Events}
+			if nx.FlinkTime {
+				g.nexmark.gen.Mode = nexmark.FlinkTime
+			}
+			ctx.Send(shard.ActorID, shard.GetSourceOffset{Source: g.cfg.Source})
+			return
+		}
 		cols, err := compileColumns(g.cfg.Spec)
 		if err != nil {
 			g.failed = err
@@ -104,6 +133,11 @@ func (g *Generator) Receive(ctx runtime.Context, msg runtime.Message) {
 	case shard.Committed:
 		g.inFlight = false
 		g.offset = g.pending
+		// Capped by RowsPerCommitMax: continue at once rather than at
+		// the next tick.
+		if g.behind {
+			g.generate(ctx)
+		}
 	case error:
 		// A failed commit (e.g. the shard is recovering): retry the same
 		// rows on the next tick; the offset did not move.
@@ -120,12 +154,24 @@ func (g *Generator) generate(ctx runtime.Context) {
 	}
 	elapsed := ctx.Now().Sub(g.started)
 	due := g.base + uint64(elapsed.Seconds()*float64(g.cfg.Spec.RatePerSecond))
+	if g.nexmark != nil && g.nexmark.events > 0 {
+		due = min(due, uint64(g.nexmark.events))
+	}
 	if due <= g.offset {
 		return
 	}
 	n := min(due-g.offset, uint64(g.cfg.RowsPerCommitMax))
+	g.behind = due-g.offset > n
 	writes := make([]shard.RowWrite, 0, n)
 	for i := g.offset + 1; i <= g.offset+n; i++ {
+		if g.nexmark != nil {
+			// Offsets count events of the whole stream; this source keeps
+			// the rows of its table (event i-1, numbered from 0).
+			if nexmark.KindOf(int64(i-1)) == g.nexmark.kind {
+				writes = append(writes, shard.RowWrite{Table: g.cfg.Source, Row: g.nexmark.gen.Event(int64(i - 1)).Row()})
+			}
+			continue
+		}
 		row, err := g.row(i)
 		if err != nil {
 			ctx.Logger().Error("generator row failed", "row", i, "err", err)

@@ -32,9 +32,9 @@ func (b *Batch) Bytes() int { return len(b.Person) + len(b.Auction) + len(b.Bid)
 
 func appendTS(dst []byte, t time.Time) []byte { return t.UTC().AppendFormat(dst, tsLayout) }
 
-// Append generates events [from, to) into b. Generated strings contain no
-// tab, newline or backslash, so they need no COPY escaping.
-func (g Generator) Append(b *Batch, from, to int64) {
+// Append generates events [from, to) of g into b. Generated strings
+// contain no tab, newline or backslash, so they need no COPY escaping.
+func (b *Batch) Append(g Generator, from, to int64) {
 	for n := from; n < to; n++ {
 		e := g.Event(n)
 		switch e.Kind {

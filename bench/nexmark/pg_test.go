@@ -87,7 +87,7 @@ func TestQueriesMatchPostgres(t *testing.T) {
 	const events, step = 6000, 1500
 	for n := int64(0); n < events; n += step {
 		b.Reset()
-		g.Append(&b, n, n+step)
+		b.Append(g, n, n+step)
 		for _, tb := range []struct {
 			name string
 			data []byte

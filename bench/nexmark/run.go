@@ -122,7 +122,7 @@ func GeneratorRate(g Generator, n int64) float64 {
 	start := time.Now()
 	for i := int64(0); i < n; i += 10_000 {
 		b.Reset()
-		g.Append(&b, i, min(i+10_000, n))
+		b.Append(g, i, min(i+10_000, n))
 	}
 	return float64(n) / time.Since(start).Seconds()
 }
@@ -203,7 +203,7 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 	lastProgress := start
 	for n := int64(0); n < o.Events; n += o.Batch {
 		b.Reset()
-		g.Append(&b, n, min(n+o.Batch, o.Events))
+		b.Append(g, n, min(n+o.Batch, o.Events))
 		r.InputBytes += int64(b.Bytes())
 		bids += int64(b.Bids)
 		if err := copyIn(&b); err != nil {
@@ -234,7 +234,7 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 	next := o.Events
 	for i := 0; i < o.Probes; i++ {
 		b.Reset()
-		g.Append(&b, next, next+100)
+		b.Append(g, next, next+100)
 		next += 100
 		r.InputBytes += int64(b.Bytes())
 		bids += int64(b.Bids)

@@ -37,6 +37,8 @@ func sumKindOf(t types.Type) (sumKind, error) {
 // aggResultType is PostgreSQL's result type of an aggregate.
 func aggResultType(call AggregateCall) (types.Type, error) {
 	switch call.Func {
+	case AggStringAgg, AggArrayAgg:
+		return orderedAggResultType(call)
 	case AggCountStar, AggCount:
 		return types.TInt8, nil
 	case AggBoolAnd, AggBoolOr:
@@ -307,7 +309,7 @@ func finalizeBool(and bool, trues, falses int64) types.Datum {
 // usesMultiset reports whether a call is computed from a per-group ordered
 // multiset of its argument values rather than from a linear accumulator.
 func usesMultiset(call AggregateCall) bool {
-	return call.Func == AggMin || call.Func == AggMax || (call.Distinct && call.Func != AggCountStar)
+	return isOrderedAgg(call.Func) || call.Func == AggMin || call.Func == AggMax || (call.Distinct && call.Func != AggCountStar)
 }
 
 // scaleOf is the display scale of an exact SUM/AVG input (0 for integers).

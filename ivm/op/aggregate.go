@@ -127,6 +127,14 @@ func evalAggInput(ctx *Context, calls []AggregateCall, row types.Row, weight int
 			in.seen[i] = true
 			continue
 		}
+		if isOrderedAgg(call.Func) {
+			element, seen, err := evalOrderedInput(ctx, call, row)
+			if err != nil {
+				return false, ctx.Fail(err, row, weight)
+			}
+			in.seen[i], in.values[i] = seen, element
+			continue
+		}
 		v, err := call.Arg.Eval(ctx.Env, row)
 		if err != nil {
 			return false, ctx.Fail(err, row, weight)
@@ -377,6 +385,9 @@ func multisetDirection(call AggregateCall) keyenc.Direction {
 
 func (a *Aggregate) addToMultiset(ctx *Context, groupKey []byte, call int, value types.Datum, weight int64, buf *[]byte) error {
 	c := a.spec.Calls[call]
+	if isOrderedAgg(c.Func) {
+		return a.addOrdered(ctx, groupKey, call, value.(types.Row), weight, buf)
+	}
 	key := append(append((*buf)[:0], groupKey...), byte(call))
 	key = keyenc.EncodeColumn(key, c.Arg.Type(), value, multisetDirection(c))
 	*buf = key
@@ -416,6 +427,14 @@ func (a *Aggregate) finalize(ctx *Context, g *aggGroup, state types.Row) (types.
 	row := append(types.Row{}, g.keyRow...)
 	slot := 1
 	for i, call := range a.spec.Calls {
+		if isOrderedAgg(call.Func) {
+			v, err := a.finalizeOrdered(ctx, g.key, i)
+			if err != nil {
+				return nil, err
+			}
+			row = append(row, v)
+			continue
+		}
 		if usesMultiset(call) {
 			var values []types.Datum
 			var weights []int64
@@ -558,6 +577,9 @@ func StreamAggregate(ctx *Context, in types.Schema, spec AggregateSpec, batch zs
 // streamAggregateCall computes one aggregate directly from the weighted
 // values it sees.
 func streamAggregateCall(call AggregateCall, kind sumKind, resultType types.Type, values []types.Datum, weights []int64) (types.Datum, error) {
+	if isOrderedAgg(call.Func) {
+		return streamOrdered(call, values, weights), nil
+	}
 	if usesMultiset(call) {
 		// Consolidate SQL-equal values first.
 		argType := call.Arg.Type()

@@ -18,6 +18,10 @@ const (
 	AggMax
 	AggBoolAnd
 	AggBoolOr
+	// AggStringAgg is string_agg(Arg, Delimiter [ORDER BY ...]) → text.
+	AggStringAgg
+	// AggArrayAgg is array_agg(Arg [ORDER BY ...]) → Arg's array type.
+	AggArrayAgg
 )
 
 func (f AggFunc) String() string {
@@ -38,6 +42,10 @@ func (f AggFunc) String() string {
 		return "bool_and"
 	case AggBoolOr:
 		return "bool_or"
+	case AggStringAgg:
+		return "string_agg"
+	case AggArrayAgg:
+		return "array_agg"
 	}
 	return "?"
 }
@@ -54,6 +62,22 @@ type AggregateCall struct {
 	Filter expr.Expr
 	// Name is the output column name.
 	Name string
+	// Delimiter is string_agg's second argument, evaluated per row (the
+	// delimiter placed before that row's value).
+	Delimiter expr.Expr
+	// OrderBy is the ORDER BY inside string_agg/array_agg. Without it the
+	// values are ordered by the value itself (PostgreSQL leaves the order
+	// to the plan; ascending value order is deterministic).
+	OrderBy []AggOrderKey
+}
+
+// AggOrderKey is one ORDER BY item inside an aggregate call.
+type AggOrderKey struct {
+	Expr       expr.Expr
+	Descending bool
+	// NullsFirst places NULLs first; PostgreSQL's default is NULLS LAST
+	// for ASC and NULLS FIRST for DESC (set it accordingly).
+	NullsFirst bool
 }
 
 // AggregateSpec is GROUP BY GroupBy with Calls. The output row is the

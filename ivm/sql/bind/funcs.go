@@ -34,7 +34,7 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 	if f.AggWithinGroup {
 		return nil, b.unsupported(f.Location, "WITHIN GROUP")
 	}
-	if isUnsupportedAggregate(name) {
+	if isUnsupportedAggregate(name) || !isAggregate(name) && pgBuiltinKind(name) == 'a' {
 		return nil, b.unsupported(f.Location, "aggregate function "+name+"()")
 	}
 	if isAggregate(name) {
@@ -86,6 +86,9 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 	}
 	sigs, known := scalarFuncs[name]
 	if !known {
+		if err := b.unsupportedBuiltin(name, f.Location); err != nil {
+			return nil, err
+		}
 		return nil, b.noFunction(name, args, f.Location)
 	}
 	sig, ok := resolveOverload(sigs, args)
@@ -165,8 +168,8 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 	if ctx.inAgg {
 		return nil, errcode.New(errcode.SQLGroupingError, "aggregate function calls cannot be nested").WithPosition(b.pos(f.Location))
 	}
-	if len(f.AggOrder) > 0 {
-		return nil, b.unsupported(f.Location, "ORDER BY inside aggregate calls")
+	if len(f.AggOrder) > 0 && name != "string_agg" && name != "array_agg" {
+		return nil, b.unsupported(f.Location, "ORDER BY inside "+name+"()")
 	}
 	inner := ctx
 	inner.inAgg = true
@@ -190,8 +193,9 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 			return nil, b.noFunction(name, nil, f.Location)
 		}
 	}
-	ts := make([]types.Type, len(call.Args))
-	for i, a := range call.Args {
+	values := len(call.Args)
+	ts := make([]types.Type, values)
+	for i, a := range call.Args[:values] {
 		t := a.Type()
 		if t.Kind == types.KindUnknown {
 			var err error
@@ -208,12 +212,33 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 	}
 	// Arguments are cast to the aggregate's input type where PostgreSQL
 	// would (varchar → text for min/max/string_agg).
-	for i, a := range call.Args {
+	for i, a := range call.Args[:values] {
 		if a.Type().Kind.IsString() && a.Type().Kind != types.KindText && (call.Func == "min" || call.Func == "max" || call.Func == "string_agg") && a.Type().Kind != types.KindChar {
 			call.Args[i] = &plan.Cast{Arg: a, Typ: types.TText}
 		}
 	}
 	call.Typ = res
+	// ORDER BY expressions follow the arguments (plan.AggCall.Order).
+	for _, o := range f.AggOrder {
+		sb := o.GetSortBy()
+		if sb == nil || sb.UseOp != nil {
+			return nil, b.unsupported(f.Location, "ORDER BY ... USING inside aggregate calls")
+		}
+		s, err := b.expr(sb.Node, sc, inner)
+		if err != nil {
+			return nil, err
+		}
+		if s.Type().Kind == types.KindUnknown {
+			if s, err = b.coerce(s, types.TText, f.Location); err != nil {
+				return nil, err
+			}
+		}
+		if call.Distinct && !containsScalar(call.Args[:values], s) {
+			return nil, b.semantic("42P10", sb.Location, "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
+		}
+		call.Args = append(call.Args, s)
+		call.Order = append(call.Order, sortKey(0, sb))
+	}
 	if f.AggFilter != nil {
 		filt, err := b.expr(f.AggFilter, sc, exprCtx{clause: "FILTER"})
 		if err != nil {
@@ -380,9 +405,31 @@ func ResolveTypeName(tn *pg_query.TypeName, pos func(int32) int) (types.Type, er
 	return t, nil
 }
 
+// containsScalar reports whether list holds a scalar equal to s.
+func containsScalar(list []plan.Scalar, s plan.Scalar) bool {
+	for _, x := range list {
+		if plan.Equal(x, s) {
+			return true
+		}
+		// The binder casts varchar arguments to text (see aggregate).
+		if c, ok := x.(*plan.Cast); ok && plan.Equal(c.Arg, s) {
+			return true
+		}
+	}
+	return false
+}
+
 func aggCallEqual(a, b plan.AggCall) bool {
 	if a.Func != b.Func || a.Distinct != b.Distinct || len(a.Args) != len(b.Args) || !plan.Equal(a.Filter, b.Filter) {
 		return false
+	}
+	if len(a.Order) != len(b.Order) {
+		return false
+	}
+	for i := range a.Order {
+		if a.Order[i] != b.Order[i] {
+			return false
+		}
 	}
 	for i := range a.Args {
 		if !plan.Equal(a.Args[i], b.Args[i]) {

@@ -112,6 +112,11 @@ func aggResult(name string, args []types.Type) (types.Type, bool) {
 		}
 	case "bool_and", "bool_or", "every":
 		return types.TBool, a.Kind == types.KindBool
+	case "array_agg":
+		if a.Kind == types.KindArray || a.Kind == types.KindUnknown {
+			return types.Type{}, false
+		}
+		return types.ArrayOf(a), true
 	}
 	return types.Type{}, false
 }
@@ -119,7 +124,7 @@ func aggResult(name string, args []types.Type) (types.Type, bool) {
 // isAggregate reports the aggregate functions the binder knows.
 func isAggregate(name string) bool {
 	switch name {
-	case "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "string_agg":
+	case "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "string_agg", "array_agg":
 		return true
 	}
 	return false
@@ -129,7 +134,7 @@ func isAggregate(name string) bool {
 // not support yet (so they fail with a named RS-2001, not "no such function").
 func isUnsupportedAggregate(name string) bool {
 	switch name {
-	case "array_agg", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "percentile_cont", "percentile_disc",
+	case "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "percentile_cont", "percentile_disc",
 		"mode", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp", "corr", "covar_pop", "covar_samp",
 		"regr_slope", "bit_and", "bit_or", "xmlagg":
 		return true

@@ -136,8 +136,8 @@ func (b *binder) windowCall(name string, f *pg_query.FuncCall, sc *scope, ctx ex
 	switch {
 	case agg:
 		switch name {
-		case "string_agg":
-			return nil, b.unsupported(f.Location, "string_agg() as a window function")
+		case "string_agg", "array_agg":
+			return nil, b.unsupported(f.Location, name+"() as a window function")
 		case "every":
 			ref.fn.Name = "bool_and"
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/parse"
+	"github.com/rockstream/rockstream/ivm/types"
 )
 
 // Statement is one converted DDL statement.
@@ -91,6 +92,9 @@ type CreateSource struct {
 	Name          string
 	Columns       []SourceColumn
 	RatePerSecond int64
+	// Nexmark is set for FROM NEXMARK sources (Columns then carry no
+	// generators).
+	Nexmark *NexmarkSource
 }
 
 // SourceColumn is one generated column.
@@ -662,16 +666,14 @@ func createSource(cs *parse.CreateSource) (*CreateSource, error) {
 		name = name[1:]
 	}
 	out := &CreateSource{Name: strings.Join(name, "."), RatePerSecond: cs.RatePerSecond}
+	if cs.Nexmark != nil {
+		if err := nexmarkSource(cs, out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	for _, gc := range cs.Columns {
-		st, err := parse.ParseOne("SELECT NULL::" + gc.TypeSQL)
-		if err != nil {
-			return nil, errcode.New(errcode.SQLSyntaxError, "invalid type for source column \"%s\": %s", gc.Name, gc.TypeSQL)
-		}
-		tc := st.(*parse.PG).Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.GetTypeCast()
-		if tc == nil {
-			return nil, errcode.New(errcode.SQLSyntaxError, "invalid type for source column \"%s\": %s", gc.Name, gc.TypeSQL)
-		}
-		t, err := bind.ResolveTypeName(tc.TypeName, func(int32) int { return 0 })
+		t, err := sourceColumnType(gc.Name, gc.TypeSQL)
 		if err != nil {
 			return nil, err
 		}
@@ -698,6 +700,19 @@ func createSource(cs *parse.CreateSource) (*CreateSource, error) {
 		out.Columns = append(out.Columns, SourceColumn{Column: catalog.Column{Name: gc.Name, Type: t, NotNull: true}, Generator: gc.Generator, Args: gc.Args})
 	}
 	return out, nil
+}
+
+// sourceColumnType resolves the type of a source column written as SQL.
+func sourceColumnType(name, typeSQL string) (types.Type, error) {
+	st, err := parse.ParseOne("SELECT NULL::" + typeSQL)
+	if err != nil {
+		return types.Type{}, errcode.New(errcode.SQLSyntaxError, "invalid type for source column \"%s\": %s", name, typeSQL)
+	}
+	tc := st.(*parse.PG).Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.GetTypeCast()
+	if tc == nil {
+		return types.Type{}, errcode.New(errcode.SQLSyntaxError, "invalid type for source column \"%s\": %s", name, typeSQL)
+	}
+	return bind.ResolveTypeName(tc.TypeName, func(int32) int { return 0 })
 }
 
 // words turns pg_query's CamelCase enum names into upper-case words

@@ -243,6 +243,12 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 				call.Func = op.AggBoolAnd
 			case "bool_or":
 				call.Func = op.AggBoolOr
+			case "string_agg", "array_agg":
+				if call, err = w.orderedAggregate(call, a); err != nil {
+					return circuit.Node{}, err
+				}
+				spec.Calls = append(spec.Calls, call)
+				continue
 			default:
 				return circuit.Node{}, unsupported("aggregate function " + a.Func + "()")
 			}

@@ -5,10 +5,11 @@
 //
 // Rules: FoldConstants (constant folding and boolean simplification),
 // Decorrelate (EXISTS / IN / NOT IN / scalar subqueries into joins),
-// PushFilters (predicate pushdown, into join sides), ExtractJoinKeys
-// (equality conjuncts of join conditions into equi-join keys),
-// WindowTopK (ROW_NUMBER() ≤ k cuts partitions to k rows), PruneColumns
-// (projection pruning).
+// PushFilters (predicate pushdown, into join sides), ReorderJoins
+// (inner-join clusters in a connected order, no needless cross products),
+// ExtractJoinKeys (equality conjuncts of join conditions into equi-join
+// keys), WindowTopK (ROW_NUMBER() ≤ k cuts partitions to k rows),
+// PruneColumns (projection pruning).
 package opt
 
 import (
@@ -21,6 +22,7 @@ func Optimize(n plan.Node) plan.Node {
 	n = FoldConstants(n)
 	n = Decorrelate(n)
 	n = PushFilters(n)
+	n = ReorderJoins(n)
 	n = WindowTopK(n)
 	n = ExtractJoinKeys(n)
 	n = PruneColumns(n)

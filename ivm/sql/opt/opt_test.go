@@ -20,6 +20,7 @@ var rules = map[string]func(plan.Node) plan.Node{
 	"decorrelate": opt.Decorrelate,
 	"pushdown":    opt.PushFilters,
 	"joinkeys":    opt.ExtractJoinKeys,
+	"reorder":     opt.ReorderJoins,
 	"prune":       opt.PruneColumns,
 	"merge":       opt.MergeProjects,
 	"windowtopk":  opt.WindowTopK,

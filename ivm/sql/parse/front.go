@@ -118,10 +118,13 @@ func (p *frontParser) createSource() (*CreateSource, error) {
 	if err := p.expectKeyword("from"); err != nil {
 		return nil, err
 	}
+	if p.acceptKeyword("nexmark") {
+		return p.nexmarkSource(name)
+	}
 	if !p.isKeyword("generate") {
 		t := p.peek()
 		if t.Kind == tokIdent {
-			return nil, errcode.New(errcode.SQLFeatureNotSupported, "CREATE SOURCE ... FROM %s is not supported; only FROM GENERATE ROWS is", strings.ToUpper(t.Raw)).WithPosition(CharPosition(p.src, t.Offset))
+			return nil, errcode.New(errcode.SQLFeatureNotSupported, "CREATE SOURCE ... FROM %s is not supported; only FROM GENERATE ROWS and FROM NEXMARK are", strings.ToUpper(t.Raw)).WithPosition(CharPosition(p.src, t.Offset))
 		}
 		return nil, p.errAt(t)
 	}

@@ -93,6 +93,15 @@ type CreateSource struct {
 	Columns []GenColumn
 	// RatePerSecond is the RATE clause; 0 when omitted.
 	RatePerSecond int64
+	// Nexmark is set for CREATE SOURCE name FROM NEXMARK [( key = literal,
+	// ... )]: the options as written (possibly none).
+	Nexmark []SourceOption
+}
+
+// SourceOption is one `key = literal` option of a source.
+type SourceOption struct {
+	Key   string
+	Value Literal
 }
 
 // Text implements Statement.

@@ -235,14 +235,39 @@ type AggCall struct {
 	// Filter is the FILTER (WHERE ...) clause; nil when absent.
 	Filter Scalar
 	Typ    types.Type
+	// Order is the ORDER BY inside the call (string_agg, array_agg): its
+	// expressions are the last len(Order) Args (so every rewrite of Args
+	// remaps them too); only Desc and NullsFirst of each key are used.
+	Order []SortKey
 }
 
+// ValueArgs are the call's arguments without its ORDER BY expressions.
+func (a AggCall) ValueArgs() []Scalar { return a.Args[:len(a.Args)-len(a.Order)] }
+
 func (a AggCall) String() string {
-	parts := make([]string, len(a.Args))
-	for i, x := range a.Args {
+	values := a.ValueArgs()
+	parts := make([]string, len(values))
+	for i, x := range values {
 		parts[i] = x.String()
 	}
 	args := strings.Join(parts, ", ")
+	if len(a.Order) > 0 {
+		keys := make([]string, len(a.Order))
+		for i, k := range a.Order {
+			keys[i] = a.Args[len(values)+i].String()
+			if k.Desc {
+				keys[i] += " DESC"
+			}
+			if k.NullsFirst != k.Desc {
+				if k.NullsFirst {
+					keys[i] += " NULLS FIRST"
+				} else {
+					keys[i] += " NULLS LAST"
+				}
+			}
+		}
+		args += " ORDER BY " + strings.Join(keys, ", ")
+	}
 	if len(a.Args) == 0 {
 		args = "*"
 	}

@@ -1,9 +1,7 @@
-// Package nexmark is RockStream's Nexmark benchmark: a deterministic port of
-// the standard Nexmark event generator (Feldera's defaults, which mirror
-// Flink nexmark v0.2.0), the queries as RockStream SQL materialized views
-// (queries/*.sql), and a runner that ingests generated events into an
-// embedded server over pgwire COPY and measures throughput, freshness,
-// memory and storage.
+// Package nexmark is the deterministic Nexmark event generator, shared by
+// the NEXMARK source connector (actors/source) and the benchmark
+// (bench/nexmark): a port of the standard generator (Feldera's defaults,
+// which mirror Flink nexmark v0.2.0).
 //
 // Generator rules (see /work/shared/research/perf.md §2):
 //   - event number n: n mod 50 picks the kind, person:auction:bid = 1:3:46;
