@@ -52,6 +52,10 @@ type Metrics struct {
 	CommitErrors atomic.Uint64
 	Queries      atomic.Uint64
 	RowsWritten  atomic.Uint64
+	// QueriesRunning counts statement evaluations in progress, including
+	// ones whose statement was cancelled and that have not yet reached
+	// their next interruption point.
+	QueriesRunning atomic.Int64
 }
 
 // Open starts the actors, loads the catalog and hydrates every view.

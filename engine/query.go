@@ -62,7 +62,7 @@ func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.No
 	if err != nil {
 		return nil, err
 	}
-	return runOnce(n, inputs, env)
+	return s.e.evaluate(ctx, env, func() ([]types.Row, error) { return runOnce(n, inputs, env) })
 }
 
 func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Query, env *expr.Env) ([]types.Row, error) {
@@ -71,9 +71,11 @@ func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Que
 		return nil, err
 	}
 	env.Catalog = syscat.Info(func() (*syscat.Env, error) { return s.systemEnv(ctx, snap) })
-	res, err := rsql.RunQuery(q, snapshot{batches: inputs}, env)
-	if err != nil {
-		return nil, err
-	}
-	return res.Rows, nil
+	return s.e.evaluate(ctx, env, func() ([]types.Row, error) {
+		res, err := rsql.RunQuery(q, snapshot{batches: inputs}, env)
+		if err != nil {
+			return nil, err
+		}
+		return res.Rows, nil
+	})
 }

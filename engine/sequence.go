@@ -40,6 +40,8 @@ func (q *sessionSequences) op(ref expr.SequenceRef, m control.SequenceOp) (int64
 		return 0, err
 	}
 	v := reply.(control.SequenceValue)
+	q.s.seqMu.Lock()
+	defer q.s.seqMu.Unlock()
 	if m.Op == control.SeqNextVal || m.IsCalled {
 		if q.s.currval == nil {
 			q.s.currval = map[catalog.ID]int64{}
@@ -77,7 +79,9 @@ func (q *sessionSequences) CurrVal(ref expr.SequenceRef) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	q.s.seqMu.Lock()
 	v, ok := q.s.currval[rel.ID]
+	q.s.seqMu.Unlock()
 	if !ok {
 		return 0, errcode.New(errcode.SequenceNotYetDefined, "currval of sequence \"%s\" is not yet defined in this session", rel.Name)
 	}
@@ -85,6 +89,8 @@ func (q *sessionSequences) CurrVal(ref expr.SequenceRef) (int64, error) {
 }
 
 func (q *sessionSequences) LastVal() (int64, error) {
+	q.s.seqMu.Lock()
+	defer q.s.seqMu.Unlock()
 	if !q.s.hasLastval {
 		return 0, errcode.New(errcode.SequenceNotYetDefined, "lastval is not yet defined in this session")
 	}

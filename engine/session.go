@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
@@ -31,6 +32,9 @@ type session struct {
 	settings *gateway.Settings
 	// currval holds the last nextval/setval value per sequence seen by this
 	// session; lastSequence is the sequence lastval() reports.
+	// seqMu guards them: an abandoned evaluation (cancel.go) may still
+	// call nextval while the session runs its next statement.
+	seqMu        sync.Mutex
 	currval      map[catalog.ID]int64
 	lastSequence catalog.ID
 	hasLastval   bool

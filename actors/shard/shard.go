@@ -89,6 +89,11 @@ type Actor struct {
 	// codecs caches each relation version's row codec (relations are
 	// immutable; ALTER makes a new one).
 	codecs map[*catalog.Relation]tableCodec
+	// reopen is the recovery of a poisoned shard (reopen.go).
+	reopen reopenState
+	// ticking is set once the storage tick timer runs (a reopen must not
+	// start a second one).
+	ticking bool
 	// Group commit (groupcommit.go): commits applied but not yet durable,
 	// whether a flushCommits timer is queued, and whether the last commit
 	// wrote without syncing.
@@ -148,7 +153,13 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case runtime.Stopping:
 		return
 	}
+	a.maybeReopen(ctx)
 	if a.openErr != nil {
+		if _, tick := msg.(storageTick); tick {
+			// Keep ticking while poisoned: each tick may retry the reopen.
+			ctx.After(a.cfg.TickEvery, storageTick{})
+			return
+		}
 		ctx.Reply(errcode.Wrap(errcode.ShardUnavailable, a.openErr, "shard storage failed to open"))
 		return
 	}
@@ -207,7 +218,8 @@ func (a *Actor) open(ctx runtime.Context) error {
 	if a.frontier, err = getUint64(store, frontierKey()); err != nil {
 		return err
 	}
-	if _, ok := store.(Ticker); ok && a.cfg.TickEvery > 0 {
+	if _, ok := store.(Ticker); ok && a.cfg.TickEvery > 0 && !a.ticking {
+		a.ticking = true
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	}
 	a.durableFrontier = a.frontier
@@ -241,11 +253,16 @@ func (a *Actor) makeFrontierDurable() error {
 }
 
 // poison stops the shard after a failed write whose outcome is uncertain:
-// every later request answers ShardUnavailable until the process reopens
-// the shard from durable state (a restart), which is always correct.
+// every later request answers ShardUnavailable until the shard is reopened
+// from durable state (reopen.go), which is always correct.
 func (a *Actor) poison(err error) {
 	a.openErr = err
 	a.ready = false
+	if !a.reopen.poisoned {
+		a.reopen.poisoned = true
+		a.reopen.backoff = reopenBackoffMin
+		a.reopen.at = time.Time{} // the next request tries at once
+	}
 }
 
 // adoptSnapshot makes snap current if it is newer.

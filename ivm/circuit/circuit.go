@@ -124,6 +124,11 @@ func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]z
 	outs := make([]zset.Batch, len(c.nodes))
 	errs := make([]zset.Batch, len(c.nodes))
 	for i, n := range c.nodes {
+		if env := c.cfg.Env; env != nil && env.Interrupt != nil {
+			if err := env.Interrupt(); err != nil {
+				return nil, err
+			}
+		}
 		var start int64
 		if c.cfg.Clock != nil {
 			start = c.cfg.Clock()

@@ -34,6 +34,10 @@ type Env struct {
 	// Sequences answers nextval/currval/setval/lastval (func_sequence.go);
 	// nil makes them fail.
 	Sequences Sequences
+	// Interrupt, when set, is polled by long evaluations (between the
+	// operators of an ad-hoc circuit run); a non-nil error aborts the run
+	// with it (a cancelled statement, a server shutting down).
+	Interrupt func() error
 }
 
 // Expr is a typed scalar expression.
