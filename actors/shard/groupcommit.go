@@ -54,6 +54,13 @@ func (a *Actor) groupCommits() bool {
 // message that might observe state, makes the pending commits durable
 // first. It reports whether msg was fully handled.
 func (a *Actor) beforeMessage(ctx runtime.Context, msg runtime.Message) bool {
+	if a.openErr != nil {
+		// Poisoned (e.g. a commit's own write failed behind pending ones):
+		// the pending commits are lost with the memory state; answer them
+		// with the error now, before any reopen (reopen.go) replaces the
+		// store they were applied to.
+		a.flushPending(ctx)
+	}
 	switch msg.(type) {
 	case Commit:
 		return false
