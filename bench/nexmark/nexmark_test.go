@@ -60,3 +60,17 @@ func TestRunSmoke(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSourceSmoke runs the command's --ingest=source path: the tables
+// are NEXMARK sources inside the server.
+func TestRunSourceSmoke(t *testing.T) {
+	res, err := Run(context.Background(), Options{Events: 3000, Queries: []string{"q1", "q19"}, Source: true, StorageDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.EventsPerSec <= 0 || r.InputBytes <= 0 || r.StateBytes <= 0 {
+			t.Fatalf("%+v", r)
+		}
+	}
+}

@@ -67,6 +67,11 @@ type Options struct {
 	Mode       TimeMode
 	Progress   io.Writer // progress lines (nil: none)
 	StorageDir string    // parent for the per-query storage dirs ("" : system temp)
+	// Source feeds the tables from CREATE SOURCE … FROM NEXMARK inside the
+	// server (at Rate events/s, default 10M: as fast as commits go)
+	// instead of COPY over pgwire; there are no freshness probes then.
+	Source bool
+	Rate   int64
 }
 
 // Result is one query's measurements.
@@ -155,6 +160,9 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 	defer rd.Close(ctx)
 	if _, err := rd.Exec(ctx, "SET rockstream.session_wait_for = off"); err != nil {
 		return r, err
+	}
+	if o.Source {
+		return runSource(ctx, o, q, view, w, rd, dir, r)
 	}
 	stmts := append(append([]string{}, Tables...), view,
 		// The freshness probe: a one-row count over bid, maintained in the
@@ -248,17 +256,7 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 		lat = append(lat, time.Since(t))
 	}
 	r.P50, r.P99 = benchutil.Percentile(lat, 0.5), benchutil.Percentile(lat, 0.99)
-	if err := w.QueryRow(ctx, "SELECT coalesce(sum(state_bytes), 0)::bigint FROM rockstream_catalog.views").Scan(&r.StateBytes); err != nil {
-		return r, fmt.Errorf("state bytes: %w", err)
-	}
-	r.WriteBytes = benchutil.WriteBytes() - w0
-	r.StorageBytes = benchutil.DirBytes(dir)
-	r.PeakRSS = benchutil.PeakRSS()
-	if r.InputBytes > 0 {
-		r.StoragePerLogical = float64(r.StorageBytes) / float64(r.InputBytes)
-		r.WritesPerLogical = float64(r.WriteBytes) / float64(r.InputBytes)
-	}
-	return r, nil
+	return r, finish(ctx, w, dir, w0, &r)
 }
 
 func bar(done, total int64) string {

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rockstream/rockstream/bench/internal/benchutil"
-	"github.com/rockstream/rockstream/internal/pgtest"
 )
 
 // TestNexmarkSource creates the three tables as NEXMARK sources, lets them
@@ -20,17 +19,7 @@ func TestNexmarkSource(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	const events, seed = 4000, 5
-	pg := pgtest.Connect(t)
-	for _, s := range []string{"DROP SCHEMA IF EXISTS nexmark_src CASCADE", "CREATE SCHEMA nexmark_src", "SET search_path = nexmark_src", "SET TimeZone = 'UTC'"} {
-		if _, err := pg.Exec(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, s := range Tables {
-		if _, err := pg.Exec(ctx, strings.Replace(s, " WITH (insert_only = true)", "", 1)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pg := pgNexmark(t, ctx, "nexmark_src")
 	var b Batch
 	b.Append(Generator{Seed: seed}, 0, events)
 	for _, tb := range []struct {

@@ -30,6 +30,8 @@ func newBenchNexmarkCommand() *cobra.Command {
 		probes  int
 		seed    uint64
 		mode    string
+		ingest  string
+		rate    int64
 	)
 	c := &cobra.Command{
 		Use:   "nexmark",
@@ -37,7 +39,14 @@ func newBenchNexmarkCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			o := nexmark.Options{Events: events, Out: out, Batch: batch, Probes: probes, Seed: seed, Progress: cmd.ErrOrStderr()}
+			o := nexmark.Options{Events: events, Out: out, Batch: batch, Probes: probes, Seed: seed, Progress: cmd.ErrOrStderr(), Rate: rate}
+			switch ingest {
+			case "copy":
+			case "source":
+				o.Source = true
+			default:
+				return fmt.Errorf("--ingest must be copy or source, not %q", ingest)
+			}
 			switch mode {
 			case "feldera":
 				o.Mode = nexmark.FelderaTime
@@ -70,6 +79,8 @@ func newBenchNexmarkCommand() *cobra.Command {
 	c.Flags().IntVar(&probes, "probes", 50, "commit→visible samples")
 	c.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
 	c.Flags().StringVar(&mode, "time", "feldera", "event-time spacing: feldera (10 ms/event) or flink (10M events/s)")
+	c.Flags().StringVar(&ingest, "ingest", "copy", "copy: COPY over pgwire, with commit→visible probes; source: CREATE SOURCE … FROM NEXMARK inside the server")
+	c.Flags().Int64Var(&rate, "rate", 0, "events/s of the NEXMARK sources with --ingest=source (0: 10M, as fast as commits go)")
 	return c
 }
 

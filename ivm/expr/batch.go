@@ -6,9 +6,9 @@ import "github.com/rockstream/rockstream/ivm/types"
 // stopping at the first error, which it returns together with the index of
 // the failing row in FailedRow.
 //
-// NB: this is a row-at-a-time loop. Arrow-native (columnar) kernels for the
-// hot operators (comparisons, arithmetic, boolean logic over validity
-// bitmaps) are future work; this signature is the seam they will fill.
+// NB: this is a row-at-a-time loop; the vectorized form (column kernels
+// over a selection vector) is Program in vector.go, used by op.Filter and
+// op.Map.
 func EvalBatch(env *Env, e Expr, rows []types.Row, out []types.Datum) error {
 	for i, row := range rows {
 		v, err := e.Eval(env, row)

@@ -98,18 +98,13 @@ func genBoolExpr(t *rapid.T, depth int) Expr {
 			t.Fatalf("NewBinary: %v", err)
 		}
 		return e
-	case 2:
-		n := rapid.IntRange(2, 3).Draw(t, "andArgs")
-		args := make([]Expr, n)
+	case 2, 3:
+		args := make([]Expr, rapid.IntRange(2, 3).Draw(t, "logicArgs"))
 		for i := range args {
 			args[i] = genBoolExpr(t, depth-1)
 		}
-		return &And{Args: args}
-	case 3:
-		n := rapid.IntRange(2, 3).Draw(t, "orArgs")
-		args := make([]Expr, n)
-		for i := range args {
-			args[i] = genBoolExpr(t, depth-1)
+		if choice == 2 {
+			return &And{Args: args}
 		}
 		return &Or{Args: args}
 	case 4:

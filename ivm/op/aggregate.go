@@ -47,6 +47,9 @@ type Aggregate struct {
 	types    []types.Type
 	acc      *arrange.Arrangement
 	multiset *arrange.Arrangement
+	// outputBuf and valueBuf are scratch space for encoding a group's
+	// output row and state (kv.Txn.Put copies what it keeps).
+	outputBuf, valueBuf []byte
 }
 
 // NewAggregate returns an incremental Aggregate over rows of schema in.
@@ -153,9 +156,12 @@ type aggGroup struct {
 	keyRow     types.Row
 	state      types.Row
 	lastOutput types.Row
-	found      bool
-	oldLen     int
-	inputs     int
+	// lastEncoded is lastOutput's encoding as stored (immutable: cached or
+	// copied values), so the output need not be encoded again to compare.
+	lastEncoded []byte
+	found       bool
+	oldLen      int
+	inputs      int
 }
 
 // Step implements Operator. Rows are applied to their group's state as they
@@ -248,6 +254,7 @@ func (a *Aggregate) loadGroup(ctx *Context, key []byte, keyRow types.Row) (*aggG
 		return nil, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt aggregate state")
 	}
 	if len(rest) > 0 {
+		g.lastEncoded = rest
 		if g.lastOutput, _, err = zset.DecodeRow(rest); err != nil {
 			return nil, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt aggregate output")
 		}
@@ -329,14 +336,12 @@ func (a *Aggregate) finishGroup(ctx *Context, g *aggGroup, global bool, out *zse
 			return err
 		}
 	}
-	var oldEnc, newEnc []byte
-	if g.lastOutput != nil {
-		oldEnc = zset.EncodeRow(nil, g.lastOutput)
-	}
+	var newEnc []byte
 	if newOutput != nil {
-		newEnc = zset.EncodeRow(nil, newOutput)
+		newEnc = zset.EncodeRow(a.outputBuf[:0], newOutput)
+		a.outputBuf = newEnc
 	}
-	if !bytes.Equal(oldEnc, newEnc) {
+	if !bytes.Equal(g.lastEncoded, newEnc) || (g.lastOutput == nil) != (newOutput == nil) {
 		if g.lastOutput != nil {
 			out.Add(g.lastOutput, -1)
 		}
@@ -350,10 +355,11 @@ func (a *Aggregate) finishGroup(ctx *Context, g *aggGroup, global bool, out *zse
 		}
 		return a.acc.Delete(ctx.Txn, g.key, g.oldLen)
 	}
-	value := zset.EncodeRow(nil, g.state)
+	value := zset.EncodeRow(a.valueBuf[:0], g.state)
 	if newOutput != nil {
 		value = append(value, newEnc...)
 	}
+	a.valueBuf = value
 	return a.acc.Set(ctx.Txn, g.key, value, g.oldLen)
 }
 

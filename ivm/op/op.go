@@ -26,6 +26,7 @@
 //	NewUnionAll(schemas)                       StreamUnionAll(batches...)
 //	NewSetOp(state, kind, left, right)         StreamSetOp(kind, schema, l, r)
 //	NewTopK(state, in, TopKSpec)               StreamTopK(in, spec, batch)
+//	NewWindow(state, in, WindowSpec)           StreamWindow(ctx, in, spec, batch)
 //	NewIntegrate / NewDifferentiate / NewDelay StreamIntegrate / StreamDifferentiate / StreamDelay
 //
 // Keys (group, join, distinct, partition, ORDER BY) use ivm/keyenc, so

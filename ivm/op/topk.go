@@ -87,21 +87,7 @@ type topKEntry struct {
 
 // Step implements Operator.
 func (o *TopK) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
-	index := map[string]int{}
-	var prefixes []string
-	var deltas []zset.Batch
-	var buf []byte
-	for i, row := range inputs[0].Rows {
-		buf = appendKey(buf[:0], o.partTypes, row, o.spec.PartitionBy)
-		j, ok := index[string(buf)]
-		if !ok {
-			j = len(deltas)
-			index[string(buf)] = j
-			prefixes = append(prefixes, string(buf))
-			deltas = append(deltas, zset.Batch{})
-		}
-		deltas[j].Add(row, inputs[0].Weights[i])
-	}
+	prefixes, deltas := byPartition(inputs[0], o.partTypes, o.spec.PartitionBy)
 	var out zset.Batch
 	for j, delta := range deltas {
 		if err := o.stepPartition(ctx, []byte(prefixes[j]), zset.Consolidate(delta), &out); err != nil {

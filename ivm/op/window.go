@@ -194,21 +194,7 @@ func (o *Window) Arrangements() []*arrange.Arrangement { return []*arrange.Arran
 
 // Step implements Operator.
 func (o *Window) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
-	index := map[string]int{}
-	var prefixes []string
-	var deltas []zset.Batch
-	var buf []byte
-	for i, row := range inputs[0].Rows {
-		buf = appendKey(buf[:0], o.partTypes, row, o.spec.PartitionBy)
-		j, ok := index[string(buf)]
-		if !ok {
-			j = len(deltas)
-			index[string(buf)] = j
-			prefixes = append(prefixes, string(buf))
-			deltas = append(deltas, zset.Batch{})
-		}
-		deltas[j].Add(row, inputs[0].Weights[i])
-	}
+	prefixes, deltas := byPartition(inputs[0], o.partTypes, o.spec.PartitionBy)
 	var out zset.Batch
 	for j, delta := range deltas {
 		delta = zset.Consolidate(delta)
@@ -234,26 +220,34 @@ func (o *Window) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 	return out, nil
 }
 
+// byPartition splits a delta by partition key (the ascending key of
+// columns cols), in first-seen order.
+func byPartition(delta zset.Batch, partTypes []types.Type, cols []int) ([]string, []zset.Batch) {
+	index := map[string]int{}
+	var prefixes []string
+	var deltas []zset.Batch
+	var buf []byte
+	for i, row := range delta.Rows {
+		buf = appendKey(buf[:0], partTypes, row, cols)
+		j, ok := index[string(buf)]
+		if !ok {
+			j = len(deltas)
+			index[string(buf)] = j
+			prefixes = append(prefixes, string(buf))
+			deltas = append(deltas, zset.Batch{})
+		}
+		deltas[j].Add(row, delta.Weights[i])
+	}
+	return prefixes, deltas
+}
+
 // StreamWindow is the non-incremental Window over a whole Z-set.
 func StreamWindow(ctx *Context, in types.Schema, spec WindowSpec, batch zset.Batch) (zset.Batch, error) {
 	ev, _, err := newWindowEval(in, spec)
 	if err != nil {
 		return zset.Batch{}, err
 	}
-	partTypes := keyTypes(in, spec.PartitionBy)
-	index := map[string]int{}
-	var parts []zset.Batch
-	batch = zset.Consolidate(batch)
-	for i, row := range batch.Rows {
-		k := string(appendKey(nil, partTypes, row, spec.PartitionBy))
-		j, ok := index[k]
-		if !ok {
-			j = len(parts)
-			index[k] = j
-			parts = append(parts, zset.Batch{})
-		}
-		parts[j].Add(row, batch.Weights[i])
-	}
+	_, parts := byPartition(zset.Consolidate(batch), keyTypes(in, spec.PartitionBy), spec.PartitionBy)
 	var out zset.Batch
 	for _, p := range parts {
 		if err := ev.partition(ctx, p, +1, &out); err != nil {

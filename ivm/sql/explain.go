@@ -262,6 +262,27 @@ func label(n plan.Node) string {
 			s += fmt.Sprintf(" OFFSET %d", x.Offset)
 		}
 		return s
+	case *plan.Window:
+		in := x.Input.Schema()
+		fs := make([]string, len(x.Funcs))
+		for i, f := range x.Funcs {
+			fs[i] = f.String()
+		}
+		s := "WINDOW  " + strings.Join(fs, ", ")
+		if len(x.PartitionBy) > 0 {
+			parts := make([]string, len(x.PartitionBy))
+			for i, c := range x.PartitionBy {
+				parts[i] = in[c].Name
+			}
+			s += "  PARTITION BY " + strings.Join(parts, ", ")
+		}
+		if len(x.Order) > 0 {
+			s += "  ORDER BY " + sortText(in, x.Order)
+		}
+		if x.Limit >= 0 {
+			s += fmt.Sprintf("  TOPK %d", x.Limit)
+		}
+		return s
 	case *plan.Exchange:
 		if x.Single {
 			return "EXCHANGE  single"

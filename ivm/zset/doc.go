@@ -8,9 +8,10 @@
 // Representation, honestly: ARCHITECTURE.md §5 asks deltas in flight to be
 // Arrow RecordBatches. For now a Batch is row-oriented in memory
 // ([]types.Row plus []int64 weights) and ToArrow/FromArrow convert at the
-// boundaries (exchange, COPY, tests). Operators are written against Batch, so
-// a later switch to columnar evaluation changes this package and the
-// stateless operators, not the circuit API.
+// boundaries (exchange, COPY, tests). The stateless operators (Filter, Map)
+// evaluate columnar inside a step (ivm/expr Program: typed column vectors
+// extracted from the rows, see vector.go for why not Arrow arrays), so the
+// circuit API stays row-oriented.
 //
 // Row identity: codec.go holds a lossless, self-delimiting, schema-free
 // binary encoding of rows (EncodeRow/DecodeRow): two rows encode equally iff

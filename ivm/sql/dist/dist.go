@@ -202,6 +202,14 @@ func distribute(n plan.Node) (plan.Node, partitioning) {
 		t := *x
 		t.Input = require(in, p, partitioning{single: true})
 		return &t, partitioning{single: true}
+	case *plan.Window:
+		// Partitions are independent: co-partition by PARTITION BY (no
+		// keys: one partition, on one shard). Input columns pass through.
+		in, p := distribute(x.Input)
+		w := *x
+		want := partitioning{keys: x.PartitionBy, single: len(x.PartitionBy) == 0}
+		w.Input = require(in, p, want)
+		return &w, want
 	case *plan.Exchange:
 		in, _ := distribute(x.Input)
 		e := *x
