@@ -79,8 +79,7 @@ func TestClients(t *testing.T) {
 	t.Run("psql", func(t *testing.T) { checkPsql(t, s) })
 	t.Run("catalog", func(t *testing.T) { checkCatalogQueries(t, c, ordersOID) })
 	t.Run("matrix", func(t *testing.T) {
-		for _, cl := range []gatewaytest.Client{{Name: "pgx", Check: gatewaytest.CheckPgx}, {Name: "lib/pq", Check: gatewaytest.CheckLibPQ},
-			{Name: "SQLAlchemy", Check: gatewaytest.CheckSQLAlchemy}, {Name: "pgjdbc", Check: gatewaytest.CheckJDBC}} {
+		for _, cl := range gatewaytest.Clients {
 			t.Run(cl.Name, func(t *testing.T) {
 				t.Parallel()
 				cl.Check(t, s)

@@ -44,5 +44,5 @@ func startServer(t *testing.T) gatewaytest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gatewaytest.Server{Host: host, Port: port, User: "rockstream", Database: "default"}
+	return gatewaytest.Server{Host: host, Port: port, User: "rockstream", Database: "default", Notices: true}
 }

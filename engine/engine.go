@@ -44,6 +44,8 @@ type Engine struct {
 	sessions int
 	nextSess uint64
 	metrics  Metrics
+	// implicitWrites is the implicit-write lock (writelock.go).
+	implicitWrites chan struct{}
 }
 
 // Metrics are process-wide counters for /metrics.
@@ -66,7 +68,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.StorageTickInterval <= 0 {
 		cfg.StorageTickInterval = 100 * time.Millisecond
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger}
+	e := &Engine{cfg: cfg, log: cfg.Logger, implicitWrites: newImplicitWriteLock()}
 	e.rt = real.New(real.Options{Store: cfg.Store, Logger: cfg.Logger})
 	open := func(path string) func(runtime.Context) (kv.Store, error) {
 		return func(actx runtime.Context) (kv.Store, error) {

@@ -36,7 +36,7 @@ func scannedRelations(n plan.Node) []*catalog.Relation {
 	seen := map[catalog.ID]bool{}
 	var walk func(n plan.Node)
 	walk = func(n plan.Node) {
-		if sc, ok := n.(*plan.Scan); ok && !seen[sc.Relation.ID] {
+		if sc, ok := n.(*plan.Scan); ok && !seen[sc.Relation.ID] && !plan.IsWorkTable(sc.Relation) {
 			seen[sc.Relation.ID] = true
 			out = append(out, sc.Relation)
 		}

@@ -30,6 +30,9 @@ type session struct {
 	lastWritten uint64
 	// settings are the session parameters of the statement being run.
 	settings *gateway.Settings
+	// txnImplicit is set while txn is an implicit transaction;
+	// holdsWriteLock while this session holds the implicit-write lock.
+	txnImplicit, holdsWriteLock bool
 	// currval holds the last nextval/setval value per sequence seen by this
 	// session; lastSequence is the sequence lastval() reports.
 	// seqMu guards them: an abandoned evaluation (cancel.go) may still
@@ -131,6 +134,9 @@ func resultColumns(st rsql.Statement) types.Schema {
 // Execute implements gateway.Session.
 func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gateway.Cursor, error) {
 	p := req.Statement.Handle.(*prepared)
+	if err := s.lockImplicitWrite(ctx, p.stmt); err != nil {
+		return nil, err
+	}
 	snap, err := s.e.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -181,12 +187,14 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 // Begin implements gateway.Session.
 func (s *session) Begin(_ context.Context, opts gateway.TxOptions) error {
 	s.txn = newTxn(opts.ReadOnly)
+	s.txnImplicit = opts.Implicit
 	return nil
 }
 
 // Commit implements gateway.Session: the transaction's writes become one
 // durable source epoch on the shard before this returns.
 func (s *session) Commit(ctx context.Context) error {
+	defer s.unlockImplicitWrite()
 	t := s.txn
 	s.txn = nil
 	if t == nil {
@@ -213,12 +221,14 @@ func (s *session) Commit(ctx context.Context) error {
 
 // Rollback implements gateway.Session.
 func (s *session) Rollback(context.Context) error {
+	s.unlockImplicitWrite()
 	s.txn = nil
 	return nil
 }
 
 // Close implements gateway.Session.
 func (s *session) Close() error {
+	s.unlockImplicitWrite()
 	s.txn = nil
 	s.e.sessionClosed()
 	return nil

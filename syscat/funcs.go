@@ -107,3 +107,24 @@ func (i *info) Database() string {
 }
 
 func (i *info) Version() string { return gateway.VersionString }
+
+// RelationName implements expr.RelationNamer (regclass output): the
+// relation's quoted name, qualified by its schema unless pg_catalog or
+// public makes it visible.
+func (i *info) RelationName(oid int64) (string, bool) {
+	if oid < firstNormalOID {
+		for _, t := range All() {
+			if RelationOID(t.Rel.ID) == oid {
+				if t.Schema == SchemaPgCatalog {
+					return quoteIdent(t.Rel.Name), true
+				}
+				return quoteIdent(t.Schema) + "." + quoteIdent(t.Rel.Name), true
+			}
+		}
+		return "", false
+	}
+	if r := i.relation(oid, 0); r != nil {
+		return quoteIdent(r.Name), true
+	}
+	return "", false
+}

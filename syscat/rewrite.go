@@ -88,42 +88,15 @@ func ws(literal string) *regexp.Regexp {
 
 func edit(old, new string) fragment { return fragment{ws(old), new} }
 
-// attrdefJoin replaces a correlated default-expression subquery by a LEFT
-// JOIN on pg_attrdef (at most one row per column).
-func attrdefJoin(subquery, expr string) rule {
-	return rule{when: ws(subquery), edits: []fragment{
-		edit(subquery, expr),
-		{regexp.MustCompile(`FROM\s+pg_catalog\.pg_attribute\s+a\b`), "FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef"},
-	}}
-}
-
 func single(old, new string) rule { return rule{when: ws(old), edits: []fragment{edit(old, new)}} }
 
 // fragmentRules are the rewrites inside a statement.
 func fragmentRules() []rule {
 	rulesOnce.Do(func() {
 		theRules = []rule{
-			// psql \d t: the column default.
-			attrdefJoin(`(SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef)`,
-				`pg_catalog.pg_get_expr(d.adbin, d.adrelid, true)`),
-			// SQLAlchemy 1.4 get_columns: the column default.
-			attrdefJoin(`( SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef )`,
-				`pg_catalog.pg_get_expr(d.adbin, d.adrelid)`),
 			// SQLAlchemy 1.4 get_columns: identity options (pg_sequence is empty).
 			single(`(SELECT json_build_object( 'always', a.attidentity = 'a', 'start', s.seqstart, 'increment', s.seqincrement, 'minvalue', s.seqmin, 'maxvalue', s.seqmax, 'cache', s.seqcache, 'cycle', s.seqcycle) FROM pg_catalog.pg_sequence s JOIN pg_catalog.pg_class c on s.seqrelid = c."oid" WHERE c.relkind = 'S' AND a.attidentity != '' AND s.seqrelid = pg_catalog.pg_get_serial_sequence( a.attrelid::regclass::text, a.attname )::regclass::oid )`,
 				`NULL::text`),
-			// psql \d t: a column's non-default collation (there are none).
-			single(`(SELECT c.collname FROM pg_catalog.pg_collation c, pg_catalog.pg_type t WHERE c.oid = a.attcollation AND t.oid = a.atttypid AND a.attcollation <> t.typcollation) AS attcollation,`,
-				`NULL::pg_catalog.name AS attcollation,`),
-			// psql \d+ t: reloptions plus the TOAST table's (there is none).
-			single(`pg_catalog.array_to_string(c.reloptions || array(select 'toast.' || x from pg_catalog.unnest(tc.reloptions) x), ', ')`,
-				`pg_catalog.array_to_string(c.reloptions, ', ')`),
-			// psql \du: role memberships (pg_auth_members is empty).
-			single(`ARRAY(SELECT b.rolname FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles b ON (m.roleid = b.oid) WHERE m.member = r.oid) as memberof`,
-				`'{}'::pg_catalog.name[] as memberof`),
-			// psql \dT: composite types (typrelid is always 0).
-			single(`WHERE (t.typrelid = 0 OR (SELECT c.relkind = 'c' FROM pg_catalog.pg_class c WHERE c.oid = t.typrelid))`,
-				`WHERE (t.typrelid = 0)`),
 			// SQLAlchemy 1.4 get_pk_constraint: the primary key's columns in
 			// order, from index_columns instead of set-returning functions.
 			{when: ws(`SELECT unnest(ix.indkey) attnum, generate_subscripts(ix.indkey, 1) ord FROM pg_index ix`), edits: []fragment{
@@ -136,9 +109,6 @@ func fragmentRules() []rule {
 				edit(`JOIN pg_catalog.pg_index i ON ( a.attrelid = i.indrelid)`,
 					`JOIN pg_catalog.pg_index i ON ( a.attrelid = i.indrelid) JOIN rockstream_catalog.index_columns ik ON (ik.indexrelid = i.indexrelid)`),
 				edit(`(result.KEYS).x`, `result.KEYS`)}},
-			// pgjdbc getColumns: attnums are dense (no dropped columns), so
-			// the row number is the attnum.
-			single(`row_number() OVER (PARTITION BY a.attrelid ORDER BY a.attnum) AS attnum`, `a.attnum AS attnum`),
 		}
 	})
 	return theRules

@@ -142,6 +142,8 @@ func CastDatum(env *Env, v types.Datum, from, to types.Type, explicit bool) (typ
 			}
 		case fk == types.KindChar:
 			s = types.TrimBpchar(v.(string))
+		case IsRegType(fk):
+			s = RegOut(env, fk, v.(int64))
 		default:
 			s = types.FormatTZ(from, v, loc)
 		}

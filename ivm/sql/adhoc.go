@@ -120,11 +120,18 @@ func compareRows(cols []plan.Column, keys []plan.SortKey, a, b types.Row) int {
 // RunPlan runs any PlanIR tree once over a snapshot and returns its rows
 // (multiplicities expanded, unordered). DML plans run through it too.
 func RunPlan(n plan.Node, snap Snapshot, env *expr.Env) ([]types.Row, error) {
-	n, err := inlineSubqueries(n, snap, env)
+	n, err := expandRecursive(n, snap, env)
+	if err != nil {
+		return nil, err
+	}
+	n, err = inlineSubqueries(n, snap, env)
 	if err != nil {
 		return nil, err
 	}
 	if n, err = evalCorrelated(n, snap, env); err != nil {
+		return nil, err
+	}
+	if n, err = expandFuncScans(n, env); err != nil {
 		return nil, err
 	}
 	if err := opt.CheckMaintainable(stripVolatile(n)); err != nil {
@@ -261,6 +268,8 @@ func inlineSubqueries(n plan.Node, snap Snapshot, env *expr.Env) (plan.Node, err
 					return &plan.Const{Value: rows[0][0], Typ: sq.Typ}
 				case plan.SubExists:
 					return &plan.Const{Value: (len(rows) > 0) != sq.Negate, Typ: types.TBool}
+				case plan.SubArray:
+					return &plan.Const{Value: arrayOfRows(sq, rows), Typ: sq.Typ}
 				case plan.SubIn:
 					col := sq.Plan.Schema()[0]
 					var terms []plan.Scalar

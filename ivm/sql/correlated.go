@@ -65,8 +65,10 @@ func evalCorrelated(n plan.Node, snap Snapshot, env *expr.Env) (plan.Node, error
 	return out, nil
 }
 
-// nestedLoop evaluates subs for every row of input and returns node
-// rewritten over a Values input carrying the results.
+// nestedLoop runs node row by row over input's rows: each correlated
+// subquery is evaluated for a row only when the expression needs its value
+// (a CASE branch not taken, or an AND already false, runs nothing, as in
+// PostgreSQL). The result is a constant input carrying node's output.
 func nestedLoop(node, input plan.Node, subs []*plan.Subquery, snap Snapshot, env *expr.Env) (plan.Node, error) {
 	rows, err := RunPlan(input, snap, env)
 	if err != nil {
@@ -77,48 +79,76 @@ func nestedLoop(node, input plan.Node, subs []*plan.Subquery, snap Snapshot, env
 			WithDetail("construct: correlated subquery")
 	}
 	inCols := input.Schema()
-	width := len(inCols)
-	cols := append([]plan.Column(nil), inCols...)
-	for i, sq := range subs {
-		cols = append(cols, plan.Column{Name: "subquery" + string(rune('1'+i)), Type: sq.Typ, Nullable: true})
-	}
-	values := &plan.Values{Cols: cols}
-	for _, r := range rows {
-		row := make([]plan.Scalar, 0, len(cols))
-		for i, v := range r {
-			row = append(row, &plan.Const{Value: v, Typ: inCols[i].Type})
-		}
-		for _, sq := range subs {
-			v, err := evalSubquery(sq, r, inCols, snap, env)
-			if err != nil {
-				return nil, err
-			}
-			row = append(row, &plan.Const{Value: v, Typ: sq.Typ})
-		}
-		values.Rows = append(values.Rows, row)
-	}
-	replace := func(s plan.Scalar) plan.Scalar {
-		return plan.Rewrite(s, func(e plan.Scalar) plan.Scalar {
-			for i, sq := range subs {
+	lazy := func(s plan.Scalar) (expr.Expr, error) {
+		return lower.Scalar(plan.Rewrite(s, func(e plan.Scalar) plan.Scalar {
+			for _, sq := range subs {
 				if e == plan.Scalar(sq) {
-					return &plan.ColRef{Index: width + i, Typ: sq.Typ, Name: cols[width+i].Name}
+					return &lazySubquery{sq: sq, inCols: inCols, snap: snap}
 				}
 			}
 			return e
-		})
+		}))
+	}
+	var out [][]plan.Scalar
+	consts := func(r types.Row, cols []plan.Column) []plan.Scalar {
+		row := make([]plan.Scalar, len(r))
+		for i, v := range r {
+			row[i] = &plan.Const{Value: v, Typ: cols[i].Type}
+		}
+		return row
 	}
 	switch x := node.(type) {
 	case *plan.Filter:
-		f := &plan.Filter{Input: values, Pred: replace(x.Pred)}
-		return &plan.Project{Input: f, Exprs: plan.ColumnRefs(cols)[:width], Cols: inCols}, nil
-	case *plan.Project:
-		exprs := make([]plan.Scalar, len(x.Exprs))
-		for i, e := range x.Exprs {
-			exprs[i] = replace(e)
+		pred, err := lazy(x.Pred)
+		if err != nil {
+			return nil, err
 		}
-		return &plan.Project{Input: values, Exprs: exprs, Cols: x.Cols}, nil
+		for _, r := range rows {
+			v, err := pred.Eval(env, r)
+			if err != nil {
+				return nil, err
+			}
+			if b, _ := v.(bool); b {
+				out = append(out, consts(r, inCols))
+			}
+		}
+		return &plan.Values{Cols: inCols, Rows: out}, nil
+	case *plan.Project:
+		exprs := make([]expr.Expr, len(x.Exprs))
+		for i, e := range x.Exprs {
+			if exprs[i], err = lazy(e); err != nil {
+				return nil, err
+			}
+		}
+		for _, r := range rows {
+			vals := make(types.Row, len(exprs))
+			for i, e := range exprs {
+				if vals[i], err = e.Eval(env, r); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, consts(vals, x.Cols))
+		}
+		return &plan.Values{Cols: x.Cols, Rows: out}, nil
 	}
 	return nil, errcode.New(errcode.InternalError, "nested loop over %T", node)
+}
+
+// lazySubquery is a correlated subquery inside an expression evaluated
+// row by row: Eval runs it for the row it is given.
+type lazySubquery struct {
+	sq     *plan.Subquery
+	inCols []plan.Column
+	snap   Snapshot
+}
+
+func (l *lazySubquery) Type() types.Type                       { return l.sq.Typ }
+func (l *lazySubquery) Children() []plan.Scalar                { return nil }
+func (l *lazySubquery) WithChildren([]plan.Scalar) plan.Scalar { return l }
+func (l *lazySubquery) String() string                         { return l.sq.String() }
+func (l *lazySubquery) Lower() (expr.Expr, error)              { return l, nil }
+func (l *lazySubquery) Eval(env *expr.Env, row types.Row) (types.Datum, error) {
+	return evalSubquery(l.sq, row, l.inCols, l.snap, env)
 }
 
 // bindOuter replaces the depth-1 outer references of a subquery plan by
@@ -164,6 +194,8 @@ func evalSubquery(sq *plan.Subquery, outer types.Row, outerCols []plan.Column, s
 		return rows[0][0], nil
 	case plan.SubExists:
 		return (len(rows) > 0) != sq.Negate, nil
+	case plan.SubArray:
+		return arrayOfRows(sq, rows), nil
 	case plan.SubIn:
 		test, err := lower.Scalar(sq.Test)
 		if err != nil {

@@ -67,6 +67,9 @@ type binder struct {
 	ctes []map[string]*cteDef
 	// viewDepth guards inline view expansion against cycles.
 	viewDepth int
+	// workTables counts the recursive CTEs' working tables (shared with
+	// the binders of inline views, so ids stay distinct per statement).
+	workTables *uint64
 }
 
 type cteDef struct {
@@ -77,7 +80,7 @@ type cteDef struct {
 const viewExpansionDepthMax = 32 // inline views nest at most this deep (cycle guard)
 
 func newBinder(cat catalog.Catalog, src string, base int, opts Options) *binder {
-	b := &binder{cat: cat, opts: opts, src: src, base: base}
+	b := &binder{cat: cat, opts: opts, src: src, base: base, workTables: new(uint64)}
 	for _, t := range opts.ParamTypes {
 		if t.Kind == types.KindInvalid {
 			t = types.TUnknown
@@ -148,6 +151,9 @@ func (b *binder) topQuery(sel *pg_query.SelectStmt) (*BoundQuery, error) {
 	}
 	q.Plan = b.fixParams(q.Plan)
 	q.ParamTypes = append([]types.Type(nil), b.params...)
+	if !b.opts.ForView {
+		b.regOutput(q)
+	}
 	return q, nil
 }
 

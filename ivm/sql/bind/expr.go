@@ -150,7 +150,7 @@ func (b *binder) expr(n *pg_query.Node, sc *scope, ctx exprCtx) (plan.Scalar, er
 	case *pg_query.Node_ResTarget:
 		return b.expr(x.ResTarget.Val, sc, ctx)
 	case *pg_query.Node_AArrayExpr:
-		return nil, b.unsupported(x.AArrayExpr.Location, "ARRAY constructors")
+		return b.arrayCtor(x.AArrayExpr, sc, ctx)
 	case *pg_query.Node_RowExpr:
 		return nil, b.unsupported(x.RowExpr.Location, "row constructors")
 	case *pg_query.Node_CollateClause:
@@ -587,7 +587,7 @@ func (b *binder) aExpr(a *pg_query.A_Expr, sc *scope, ctx exprCtx) (plan.Scalar,
 		}
 		return between, nil
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
-		return nil, b.unsupported(a.Location, "ANY/ALL over arrays")
+		return b.anyAll(a, opName, sc, ctx)
 	case pg_query.A_Expr_Kind_AEXPR_SIMILAR:
 		return nil, b.unsupported(a.Location, "SIMILAR TO")
 	}

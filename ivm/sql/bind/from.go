@@ -40,7 +40,7 @@ func (b *binder) fromItem(n *pg_query.Node, outer *scope) (plan.Node, *scope, er
 	case *pg_query.Node_JoinExpr:
 		return b.join(x.JoinExpr, outer)
 	case *pg_query.Node_RangeFunction:
-		return nil, nil, b.unsupported(-1, "functions in FROM (set-returning functions)")
+		return b.rangeFunction(x.RangeFunction, outer)
 	case *pg_query.Node_RangeTableSample:
 		return nil, nil, b.unsupported(-1, "TABLESAMPLE")
 	}

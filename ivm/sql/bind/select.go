@@ -15,7 +15,7 @@ import (
 // of the enclosing query for correlated subqueries (nil at top level).
 func (b *binder) selectStmt(sel *pg_query.SelectStmt, outer *scope) (*BoundQuery, error) {
 	if sel.WithClause != nil {
-		if sel.WithClause.Recursive {
+		if sel.WithClause.Recursive && b.opts.ForView {
 			return nil, b.unsupported(sel.WithClause.Location, "WITH RECURSIVE")
 		}
 		ctes := map[string]*cteDef{}
@@ -26,6 +26,15 @@ func (b *binder) selectStmt(sel *pg_query.SelectStmt, outer *scope) (*BoundQuery
 			inner := cte.Ctequery.GetSelectStmt()
 			if inner == nil {
 				return nil, b.unsupported(cte.Location, "data-modifying statements in WITH")
+			}
+			if sel.WithClause.Recursive {
+				done, err := b.recursiveCTE(cte, inner, ctes, outer)
+				if err != nil {
+					return nil, err
+				}
+				if done {
+					continue
+				}
 			}
 			q, err := b.selectStmt(inner, outer)
 			if err != nil {
@@ -815,6 +824,8 @@ func columnName(n *pg_query.Node) string {
 		return tn[len(tn)-1].GetString_().GetSval()
 	case *pg_query.Node_CaseExpr:
 		return "case"
+	case *pg_query.Node_AArrayExpr:
+		return "array"
 	case *pg_query.Node_CoalesceExpr:
 		return "coalesce"
 	case *pg_query.Node_MinMaxExpr:
@@ -825,6 +836,9 @@ func columnName(n *pg_query.Node) string {
 	case *pg_query.Node_SubLink:
 		if x.SubLink.SubLinkType == pg_query.SubLinkType_EXISTS_SUBLINK {
 			return "exists"
+		}
+		if x.SubLink.SubLinkType == pg_query.SubLinkType_ARRAY_SUBLINK {
+			return "array"
 		}
 		if x.SubLink.SubLinkType == pg_query.SubLinkType_EXPR_SUBLINK {
 			if sel := x.SubLink.Subselect.GetSelectStmt(); sel != nil && len(sel.TargetList) == 1 {
@@ -868,6 +882,9 @@ func (b *binder) subLink(s *pg_query.SubLink, sc *scope, ctx exprCtx) (plan.Scal
 	q, err := b.selectStmt(sel, sc)
 	if err != nil {
 		return nil, err
+	}
+	if s.SubLinkType == pg_query.SubLinkType_ARRAY_SUBLINK {
+		return b.arraySubquery(q, s.Location)
 	}
 	node, cols, err := b.finishSubquery(q, nil, "subquery", s.Location)
 	if err != nil {

@@ -27,7 +27,7 @@ const (
 
 func categoryOf(k types.Kind) category {
 	switch {
-	case k.IsNumeric():
+	case k.IsNumeric(), isOIDFamily(k): // oid and reg* are category N in pg_type
 		return catNumeric
 	case k.IsString():
 		return catString

@@ -34,6 +34,12 @@ func Scalar(s plan.Scalar) (expr.Expr, error) {
 	return e, nil
 }
 
+// Lowerable is a scalar that lowers itself (ad-hoc execution's lazily
+// evaluated subqueries).
+type Lowerable interface {
+	Lower() (expr.Expr, error)
+}
+
 func unsupported(construct string) error {
 	return errcode.New(errcode.UnsupportedSQLConstruct, "materialized views do not support %s", construct).WithDetail("construct: %s", construct)
 }
@@ -51,6 +57,9 @@ func all(ss []plan.Scalar) ([]expr.Expr, error) {
 }
 
 func scalar(s plan.Scalar) (expr.Expr, error) {
+	if l, ok := s.(Lowerable); ok {
+		return l.Lower()
+	}
 	switch x := s.(type) {
 	case *plan.ColRef:
 		return &expr.ColumnRef{Index: x.Index, Typ: x.Typ, Name: x.Name}, nil
@@ -143,6 +152,22 @@ func scalar(s plan.Scalar) (expr.Expr, error) {
 			return nil, err
 		}
 		return expr.NewCoalesce(args...)
+	case *plan.AnyAll:
+		l, err := Scalar(x.X)
+		if err != nil {
+			return nil, err
+		}
+		arr, err := Scalar(x.Arr)
+		if err != nil {
+			return nil, err
+		}
+		return expr.NewAnyAll(x.Op, l, arr, x.All)
+	case *plan.ArrayCtor:
+		elems, err := all(x.Elems)
+		if err != nil {
+			return nil, err
+		}
+		return expr.NewArrayCtor(x.Typ, elems)
 	case *plan.Subquery:
 		return nil, unsupported("this form of subquery")
 	case *plan.OuterRef:

@@ -54,6 +54,12 @@ func Equal(a, b Scalar) bool {
 	case *Coalesce:
 		_, ok := b.(*Coalesce)
 		return ok && childrenEqual(a, b)
+	case *AnyAll:
+		y, ok := b.(*AnyAll)
+		return ok && x.Op == y.Op && x.All == y.All && childrenEqual(a, b)
+	case *ArrayCtor:
+		_, ok := b.(*ArrayCtor)
+		return ok && childrenEqual(a, b)
 	case *Subquery:
 		return a == b
 	}

@@ -504,6 +504,8 @@ func Scalars(n Node) []Scalar {
 		return out
 	case *Window:
 		return x.scalars()
+	case ScalarHolder:
+		return x.HeldScalars()
 	}
 	return nil
 }
@@ -562,6 +564,13 @@ func MapScalars(n Node, fn func(Scalar) Scalar) Node {
 		return &a
 	case *Window:
 		return x.mapScalars(fn)
+	case ScalarHolder:
+		held := x.HeldScalars()
+		out := make([]Scalar, len(held))
+		for i, s := range held {
+			out[i] = fn(s)
+		}
+		return x.WithScalars(out)
 	}
 	return n
 }

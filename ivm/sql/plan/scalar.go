@@ -293,6 +293,9 @@ const (
 	SubExists
 	// SubIn is `Test IN (SELECT x ...)` ( = ANY ).
 	SubIn
+	// SubArray is `ARRAY(SELECT x ...)`: the first column of every row, in
+	// Order (over Plan's schema, which may carry hidden sort columns).
+	SubArray
 )
 
 // Subquery is a subquery expression; Plan may contain OuterRefs (depth 1 =
@@ -306,6 +309,8 @@ type Subquery struct {
 	// Negate makes EXISTS into NOT EXISTS and IN into NOT IN.
 	Negate bool
 	Typ    types.Type
+	// Order is the ORDER BY of an ARRAY subquery.
+	Order []SortKey
 }
 
 func (s *Subquery) Type() types.Type { return s.Typ }
@@ -334,6 +339,8 @@ func (s *Subquery) String() string {
 			return fmt.Sprintf("(%s NOT IN (subquery))", s.Test)
 		}
 		return fmt.Sprintf("(%s IN (subquery))", s.Test)
+	case SubArray:
+		return "ARRAY(subquery)"
 	}
 	return "(subquery)"
 }

@@ -1,0 +1,210 @@
+package bind
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// rangeFunction binds a function in FROM: the set-returning functions
+// generate_series, unnest, generate_subscripts and
+// information_schema._pg_expandarray, or any scalar function (one row).
+// Arguments see the enclosing query levels but not FROM siblings (no
+// LATERAL). Ad-hoc queries only: views reject it.
+func (b *binder) rangeFunction(rf *pg_query.RangeFunction, outer *scope) (plan.Node, *scope, error) {
+	const construct = "functions in FROM (set-returning functions)"
+	if b.opts.ForView {
+		return nil, nil, b.unsupported(-1, construct)
+	}
+	if rf.Lateral {
+		return nil, nil, b.unsupported(-1, "LATERAL")
+	}
+	if rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
+		return nil, nil, b.unsupported(-1, "ROWS FROM and column definition lists")
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) == 0 || items[0].GetFuncCall() == nil {
+		return nil, nil, b.unsupported(-1, construct)
+	}
+	fc := items[0].GetFuncCall()
+	name := funcName(fc.Funcname)
+	table := name
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		table = name[i+1:]
+	}
+	ctx := exprCtx{clause: "functions in FROM"}
+	// The arguments are evaluated one query level in: enclosing queries'
+	// columns are outer references.
+	argScope := &scope{parent: outer}
+	fs, err := b.srf(fc, name, argScope, ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fs == nil { // a scalar function: one row
+		s, err := b.funcCall(fc, argScope, ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		fs = &plan.FuncScan{Args: []plan.Scalar{s}, Cols: []plan.Column{{Name: table, Type: s.Type(), Nullable: true}}}
+	}
+	if rf.Alias != nil {
+		table = rf.Alias.Aliasname
+		// A single-column function takes the table alias as its column
+		// name (PostgreSQL's rule for scalar-returning functions).
+		if len(fs.Cols) == 1 && len(rf.Alias.Colnames) == 0 {
+			fs.Cols[0].Name = table
+		}
+	}
+	if rf.Ordinality {
+		fs.Ordinality = true
+		fs.Cols = append(fs.Cols, plan.Column{Name: "ordinality", Type: types.TInt8})
+	}
+	if rf.Alias != nil {
+		names := aliasNames(rf.Alias.Colnames)
+		if len(names) > len(fs.Cols) {
+			return nil, nil, b.semantic("42P10", fc.Location, "table \"%s\" has %d columns available but %d columns specified", table, len(fs.Cols), len(names))
+		}
+		for i, n := range names {
+			fs.Cols[i].Name = n
+		}
+	}
+	return fs, relationScope(table, fs.Cols, outer), nil
+}
+
+// srf binds a known set-returning function; nil for any other function.
+func (b *binder) srf(fc *pg_query.FuncCall, name string, sc *scope, ctx exprCtx) (*plan.FuncScan, error) {
+	switch name {
+	case "generate_series", "unnest", "generate_subscripts", "information_schema._pg_expandarray":
+	default:
+		return nil, nil
+	}
+	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.Over != nil {
+		return nil, b.semantic("42809", fc.Location, "%s is not an aggregate function", name)
+	}
+	args := make([]plan.Scalar, len(fc.Args))
+	for i, a := range fc.Args {
+		s, err := b.expr(a, sc, ctx)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = s
+	}
+	noFunc := func() error {
+		ts := make([]string, len(args))
+		for i, a := range args {
+			ts[i] = a.Type().SQLName()
+		}
+		return errcode.New(errcode.SQLUndefinedFunction, "function %s(%s) does not exist", name, joinTypes(ts)).WithPosition(b.pos(fc.Location))
+	}
+	array := func(i int) (plan.Scalar, types.Type, error) {
+		t := args[i].Type()
+		if t.Kind != types.KindArray || t.Elem == nil {
+			if t.Kind == types.KindUnknown {
+				return nil, t, errcode.New(errcode.SQLDatatypeMismatch, "could not determine polymorphic type because input has type unknown").
+					WithSQLState("42804").WithPosition(b.pos(fc.Location))
+			}
+			return nil, t, noFunc()
+		}
+		return args[i], *t.Elem, nil
+	}
+	col := func(n string, t types.Type) plan.Column { return plan.Column{Name: n, Type: t, Nullable: true} }
+	fs := &plan.FuncScan{Name: name}
+	switch name {
+	case "generate_series":
+		if len(args) != 2 && len(args) != 3 {
+			return nil, noFunc()
+		}
+		ts := []types.Type{args[0].Type(), args[1].Type()}
+		t, ok := commonType(ts)
+		if !ok {
+			return nil, noFunc()
+		}
+		switch {
+		case t.Kind == types.KindUnknown:
+			t = types.TInt4
+		case t.Kind == types.KindInt2:
+			t = types.TInt4
+		}
+		t = baseType(t)
+		stepType := t
+		switch t.Kind {
+		case types.KindInt4, types.KindInt8, types.KindNumeric:
+		case types.KindTimestamp, types.KindTimestampTZ:
+			if len(args) != 3 {
+				return nil, noFunc()
+			}
+			stepType = types.TInterval
+		default:
+			return nil, noFunc()
+		}
+		var err error
+		for i := range args {
+			want := t
+			if i == 2 {
+				want = stepType
+			}
+			if args[i], err = b.coerce(args[i], want, fc.Location); err != nil {
+				return nil, err
+			}
+		}
+		fs.Args, fs.Cols = args, []plan.Column{col(name, t)}
+	case "unnest":
+		if len(args) == 0 {
+			return nil, noFunc()
+		}
+		for i := range args {
+			a, et, err := array(i)
+			if err != nil {
+				return nil, err
+			}
+			fs.Args = append(fs.Args, a)
+			fs.Cols = append(fs.Cols, col(name, et))
+		}
+	case "generate_subscripts":
+		if len(args) != 2 && len(args) != 3 {
+			return nil, noFunc()
+		}
+		a, _, err := array(0)
+		if err != nil {
+			return nil, err
+		}
+		dim, err := b.coerce(args[1], types.TInt4, fc.Location)
+		if err != nil {
+			return nil, err
+		}
+		fs.Args = []plan.Scalar{a, dim}
+		if len(args) == 3 {
+			rev, err := b.coerce(args[2], types.TBool, fc.Location)
+			if err != nil {
+				return nil, err
+			}
+			fs.Args = append(fs.Args, rev)
+		}
+		fs.Cols = []plan.Column{col(name, types.TInt4)}
+	case "information_schema._pg_expandarray":
+		if len(args) != 1 {
+			return nil, noFunc()
+		}
+		a, et, err := array(0)
+		if err != nil {
+			return nil, err
+		}
+		fs.Args, fs.Cols = []plan.Scalar{a}, []plan.Column{col("x", et), col("n", types.TInt4)}
+	}
+	return fs, nil
+}
+
+func joinTypes(ts []string) string {
+	out := ""
+	for i, t := range ts {
+		if i > 0 {
+			out += ", "
+		}
+		out += t
+	}
+	return out
+}
