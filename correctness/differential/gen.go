@@ -185,7 +185,9 @@ func genView(rt *rapid.T, ts []Table) string {
 		}
 		return ""
 	}
-	switch rapid.IntRange(0, 11).Draw(rt, "shape") {
+	switch rapid.IntRange(0, 12).Draw(rt, "shape") {
+	case 12:
+		return multiJoin(rt, ts)
 	case 0: // filter + projection
 		return fmt.Sprintf("SELECT x.id, %s AS e1, %s AS e2 FROM %s x%s", scalar(rt, a, "x"), scalar(rt, a, "x"), a.Name, where(a, "x"))
 	case 1, 2: // joins
@@ -296,4 +298,57 @@ func genDML(rt *rapid.T, ts []Table) string {
 	default:
 		return fmt.Sprintf("INSERT INTO %s VALUES %s ON CONFLICT (id) DO NOTHING", t.Name, rowValues(rt, t))
 	}
+}
+
+// multiJoin draws a 3- or 4-way join in comma (FROM a, b, c WHERE ...)
+// form whose equalities connect the tables in a random spanning tree, so
+// FROM order often is not a connected order (the optimizer reorders inner
+// joins), optionally with a theta conjunct, a one-table filter and a LEFT
+// JOIN at the end (outer joins are never reordered across).
+func multiJoin(rt *rapid.T, ts []Table) string {
+	n := rapid.IntRange(3, 4).Draw(rt, "mjn")
+	tabs := make([]Table, n)
+	from := make([]string, n)
+	for i := range tabs {
+		tabs[i] = rapid.SampledFrom(ts).Draw(rt, "mjt")
+		from[i] = fmt.Sprintf("%s z%d", tabs[i].Name, i)
+	}
+	alias := func(i int) string { return fmt.Sprintf("z%d", i) }
+	perm := rapid.Permutation([]int{0, 1, 2, 3}[:n]).Draw(rt, "mjperm")
+	var conds []string
+	for k := 1; k < n; k++ {
+		a, b := perm[k], perm[rapid.IntRange(0, k-1).Draw(rt, "mjedge")]
+		conds = append(conds, fmt.Sprintf("%s = %s", tabs[a].colOf(rt, alias(a), tInt, "mjc"), tabs[b].colOf(rt, alias(b), tInt, "mjc")))
+	}
+	if rapid.Bool().Draw(rt, "mjtheta") {
+		a, b := rapid.IntRange(0, n-1).Draw(rt, "mja"), rapid.IntRange(0, n-1).Draw(rt, "mjb")
+		conds = append(conds, fmt.Sprintf("%s.id <= %s.id", alias(a), alias(b)))
+	}
+	if rapid.Bool().Draw(rt, "mjfilter") {
+		i := rapid.IntRange(0, n-1).Draw(rt, "mjf")
+		conds = append(conds, pred(rt, tabs[i], alias(i), 0))
+	}
+	conds = rapid.Permutation(conds).Draw(rt, "mjorder")
+	sel := fmt.Sprintf("z0.id AS i0, z%d.id AS i1, %s AS e1", n-1, scalar(rt, tabs[1], "z1"))
+	q := "FROM " + strings.Join(from, ", ")
+	if rapid.Bool().Draw(rt, "mjleft") {
+		b := rapid.SampledFrom(ts).Draw(rt, "mjlt")
+		// The comma binds looser than JOIN: ON sees the last table only.
+		q += fmt.Sprintf(" LEFT JOIN %s zl ON %s = %s", b.Name, b.colOf(rt, "zl", tInt, "mjc"), tabs[n-1].colOf(rt, alias(n-1), tInt, "mjc"))
+		sel += ", zl.id AS il"
+		// A WHERE conjunct over zl: some reject its NULL-extended rows
+		// (the LEFT JOIN becomes inner), some keep them.
+		switch rapid.IntRange(0, 3).Draw(rt, "mjlw") {
+		case 1:
+			conds = append(conds, "zl.id > 1")
+		case 2:
+			conds = append(conds, "zl.id IS NULL")
+		case 3:
+			conds = append(conds, "(zl.id + z0.id > 3 OR z0.id = 1)")
+		}
+	}
+	if rapid.Bool().Draw(rt, "mjgroup") {
+		return fmt.Sprintf("SELECT z0.id AS g, count(*) AS n %s WHERE %s GROUP BY z0.id", q, strings.Join(conds, " AND "))
+	}
+	return fmt.Sprintf("SELECT %s %s WHERE %s", sel, q, strings.Join(conds, " AND "))
 }

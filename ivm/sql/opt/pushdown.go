@@ -10,7 +10,8 @@ import (
 //   - through Project (substituting the projected expressions),
 //   - through Distinct and set operations (into both sides),
 //   - below an Aggregate when they read group columns only,
-//   - into join sides: a conjunct over one side's columns moves into that
+//   - into join sides (an outer join whose NULL-extended rows a conjunct
+//     rejects first becomes inner, see simplifyOuterJoin): a conjunct over one side's columns moves into that
 //     side when the join does not null-extend that side; other conjuncts
 //     above an inner join become part of its condition. Inner-join ON
 //     conjuncts over one side move into that side; LEFT JOIN ON conjuncts
@@ -204,6 +205,7 @@ func side(c plan.Scalar, nLeft int) byte {
 
 // pushIntoJoin pushes filter conjuncts (above the join) into its sides.
 func pushIntoJoin(j *plan.Join, push, keep []plan.Scalar) plan.Node {
+	j = simplifyOuterJoin(j, push)
 	nLeft := len(j.Left.Schema())
 	var left, right, cond, stay []plan.Scalar
 	leftOK := j.Kind != plan.RightJoin && j.Kind != plan.FullJoin
@@ -225,9 +227,8 @@ func pushIntoJoin(j *plan.Join, push, keep []plan.Scalar) plan.Node {
 	k.Right = pushFilter(j.Right, right)
 	if len(cond) > 0 {
 		k.Cond = plan.MakeAnd(append(plan.Conjuncts(j.Cond), cond...))
-		return filterOver(pushJoinCond(&k), append(keep, stay...))
 	}
-	return filterOver(&k, append(keep, stay...))
+	return filterOver(pushJoinCond(&k), append(keep, stay...))
 }
 
 // pushJoinCond moves single-side ON conjuncts into the join's inputs where
