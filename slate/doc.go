@@ -107,6 +107,9 @@
 //	Compact(ctx)/CompactAll    one size-tiered compaction (embedded compactor)
 //	GC(ctx, now)               delete unreachable objects (see GC)
 //	RefreshManifest(ctx)       see other roles' commits; detects fencing
-//	Tick(ctx, now)             all of the above that is due
+//	Tick(ctx, now)             all of the above that is due; an idle
+//	                           writer's Tick makes no object-store request
+//	                           (compaction is planned from its own
+//	                           manifest view; see DB.compact)
 //	Reader.Poll(ctx, now)      follow the writer from another process
 package slate

@@ -53,6 +53,7 @@ func main() {
 	variantName := flag.String("variant", "", "planted bug: system: none, ack-before-durable, torn-commit; register: correct, ack-before-durable, read-one-replica")
 	base := flag.Uint64("base", uint64(time.Now().UnixNano()), "base of the fresh seeds (printed, to repeat a soak)")
 	keepGoing := flag.Bool("keep-going", false, "after saving a failure, continue with the next seed")
+	only := flag.Uint64("only", 0, "run only this seed (shrink and save it if it fails)")
 	record := flag.Uint64("record", 0, "save this seed as a regression (a fixed bug's seed: the real system must pass it; a planted variant's: it must fail) and exit")
 	flag.Parse()
 
@@ -94,6 +95,12 @@ func main() {
 	i := 0
 	for ; ctx.Err() == nil && (*runs == 0 || i < *runs); i++ {
 		seed := seeds.Mix(*base + uint64(i))
+		if *only != 0 {
+			if i > 0 {
+				break
+			}
+			seed = *only
+		}
 		res := w.run(seed, nil)
 		if res.cover != nil {
 			cover.Merge(*res.cover)

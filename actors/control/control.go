@@ -169,6 +169,18 @@ func (a *Actor) load(ctx runtime.Context) error {
 		}
 		snap.NextObject = n
 	}
+	// NB: without the stored version a restarted control plane would
+	// publish versions from 0 again, and a shard holding a newer-numbered
+	// snapshot from before the restart would ignore its DDL (found by
+	// sim/system: a view created after a restart was dropped and
+	// backfilled twice).
+	if v, ok, err := store.Get(versionKey(ns)); err != nil {
+		return err
+	} else if ok {
+		if snap.Version, err = decodeUint64(v); err != nil {
+			return errcode.Wrap(CatalogCorrupt, err, "catalog version")
+		}
+	}
 	for _, kind := range []byte{catalogTable, catalogView} {
 		err := kv.ScanPrefix(store, namespacePrefix(kind, ns), func(k, v []byte) error {
 			rel, deps, err := decodeRecord(k, v)
@@ -207,6 +219,7 @@ func (a *Actor) commit(next *Snapshot, puts []*catalog.Relation, deletes []*cata
 		}
 	}
 	b.Ops = append(b.Ops, kv.Op{Key: nextIDKey(next.namespace), Value: encodeUint64(next.NextObject)})
+	b.Ops = append(b.Ops, kv.Op{Key: versionKey(next.namespace), Value: encodeUint64(next.Version)})
 	sortOps(b.Ops)
 	if err := a.store.Apply(&b); err != nil {
 		return errcode.Wrap(errcode.InternalError, err, "write catalog")

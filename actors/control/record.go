@@ -15,6 +15,7 @@ const (
 	catalogNextID      byte = 0x00
 	catalogTable       byte = 0x01
 	catalogView        byte = 0x02
+	catalogVersion     byte = 0x03
 	recordFormatV1          = 1
 	namespaceIDBytes        = 16
 	objectIDBytes           = 16
@@ -41,6 +42,13 @@ func relationKey(r *catalog.Relation) []byte {
 
 func nextIDKey(ns catalog.NamespaceID) []byte {
 	k := []byte{prefixCatalog, catalogNextID}
+	return append(k, ns[:]...)
+}
+
+// versionKey holds the catalog version, so versions never go back across
+// a restart (the shard adopts a snapshot only if its version is newer).
+func versionKey(ns catalog.NamespaceID) []byte {
+	k := []byte{prefixCatalog, catalogVersion}
 	return append(k, ns[:]...)
 }
 

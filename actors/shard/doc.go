@@ -16,6 +16,12 @@
 // committed transaction is never lost and never applied twice: the frontier
 // and the state it describes are written in the same batch.
 //
+// Group commit (groupcommit.go): commits that queue up while a durable
+// write is in flight are applied without waiting and acknowledged together
+// after ONE store sync (one WAL object); reads behind them are served right
+// after that sync, and an epoch step due at that moment runs before it, so
+// the same WAL object carries the commits and their maintenance.
+//
 // State diagram of a view on this shard:
 //
 //	          SyncCatalog (new mview)

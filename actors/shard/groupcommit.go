@@ -54,13 +54,29 @@ func (a *Actor) groupCommits() bool {
 // message that might observe state, makes the pending commits durable
 // first. It reports whether msg was fully handled.
 func (a *Actor) beforeMessage(ctx runtime.Context, msg runtime.Message) bool {
+	if a.openErr != nil {
+		// Poisoned (e.g. a commit's own write failed behind pending ones):
+		// the pending commits are lost with the memory state; answer them
+		// with the error now, before any reopen (reopen.go) replaces the
+		// store they were applied to.
+		a.flushPending(ctx)
+	}
 	switch msg.(type) {
 	case Commit:
 		return false
 	case flushCommits:
 		a.flushScheduled = false
-		a.flushPending()
+		a.flushPending(ctx)
 		return true
+	case Read, Lookup:
+		if len(a.pending) > 0 && a.openErr == nil {
+			// Served right after the pending commits' sync instead of
+			// forcing a sync of its own: with sessions that commit and
+			// then read, flushing for every read would split the group
+			// into groups of one.
+			a.waiting = append(a.waiting, waitingRead{msg: msg, reply: ctx.Defer()})
+			return true
+		}
 	case epochTick:
 		if len(a.pending) > 0 && len(a.subs) == 0 && a.openErr == nil {
 			// The epoch step over the pending commits runs BEFORE their
@@ -70,11 +86,11 @@ func (a *Actor) beforeMessage(ctx runtime.Context, msg runtime.Message) bool {
 			// shows nothing to anyone, and a failed sync poisons the shard
 			// before any message can observe the step.
 			a.epochTick(ctx)
-			a.flushPending()
+			a.flushPending(ctx)
 			return true
 		}
 	}
-	a.flushPending()
+	a.flushPending(ctx)
 	return false
 }
 
@@ -106,12 +122,30 @@ func (a *Actor) receiveCommit(ctx runtime.Context, m Commit) {
 	}
 }
 
-// flushPending makes every pending commit durable with one sync and
-// answers them all.
-func (a *Actor) flushPending() {
+// waitingRead is a Read or Lookup that arrived behind pending commits.
+type waitingRead struct {
+	msg   runtime.Message
+	reply runtime.Deferred
+}
+
+// flushPending makes every pending commit durable with one sync, answers
+// them all, then serves the reads that waited for it.
+func (a *Actor) flushPending(ctx runtime.Context) {
 	if len(a.pending) == 0 {
 		return
 	}
+	if len(a.waiting) > 0 && len(a.subs) == 0 && a.openErr == nil && a.snap != nil {
+		// Catch maintenance up before the sync (see epochTick in
+		// beforeMessage for why that is safe), so the same sync makes the
+		// frontier the reads will see durable and they need no second one.
+		for a.frontier < a.lastEpoch {
+			before := a.frontier
+			if err := a.step(ctx); err != nil || a.frontier <= before {
+				break // the reads below retry and report it
+			}
+		}
+	}
+	defer a.serveWaiting(ctx)
 	pending := a.pending
 	a.pending = nil
 	var err error
@@ -136,5 +170,26 @@ func (a *Actor) flushPending() {
 		} else {
 			p.reply.Reply(p.msg)
 		}
+	}
+}
+
+// serveWaiting answers the reads that waited for a group's sync.
+func (a *Actor) serveWaiting(ctx runtime.Context) {
+	waiting := a.waiting
+	a.waiting = nil
+	for _, w := range waiting {
+		if a.openErr != nil {
+			w.reply.Reply(errcode.Wrap(errcode.ShardUnavailable, a.openErr, "shard storage failed to open"))
+			continue
+		}
+		var r runtime.Message
+		var err error
+		switch m := w.msg.(type) {
+		case Read:
+			r, err = a.read(ctx, m)
+		case Lookup:
+			r, err = a.lookup(m)
+		}
+		w.reply.Reply(a.replyOf(r, err))
 	}
 }

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/rockstream/rockstream/actors/storage"
@@ -70,12 +71,22 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatalf("commits %d in %d syncs, want 3 in 1", st.Commits, st.CommitSyncs)
 	}
 
-	// A read behind a pending commit flushes it first (no dirty reads).
+	// A read behind a pending commit waits for the group's sync and is
+	// served after it (no dirty reads, no sync of its own).
 	h.ctx.deferred = nil
+	walBefore = db().DB().Stats().WALObjectsWritten
 	h.actor.Receive(h.ctx, Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(9), int64(9)}, MustNotExist: true}}})
-	res := h.ask(Read{Snapshot: h.snap, Relations: []catalog.ID{h.table.ID}}).(ReadResult)
-	if len(h.ctx.deferred) != 1 || h.ctx.deferred[0].(Committed).Epoch != 4 {
-		t.Fatalf("pending commit not answered before the read: %v", h.ctx.deferred)
+	h.actor.Receive(h.ctx, Read{Snapshot: h.snap, Relations: []catalog.ID{h.table.ID}})
+	if len(h.ctx.deferred) != 0 {
+		t.Fatalf("read answered before the pending commit was durable: %v", h.ctx.deferred)
+	}
+	h.deliver(func(m runtime.Message) bool { _, ok := m.(flushCommits); return ok })
+	if len(h.ctx.deferred) != 2 || h.ctx.deferred[0].(Committed).Epoch != 4 {
+		t.Fatalf("want the commit answered, then the read: %v", h.ctx.deferred)
+	}
+	res := h.ctx.deferred[1].(ReadResult)
+	if got := db().DB().Stats().WALObjectsWritten - walBefore; got != 1 {
+		t.Fatalf("%d WAL objects for a commit and a read behind it, want 1", got)
 	}
 	if n := len(res.Batches[0].Rows); n != 4 {
 		t.Fatalf("read sees %d rows, want 4", n)
@@ -138,5 +149,51 @@ func TestGroupCommitWithStep(t *testing.T) {
 	h.drain()
 	if got := db().DB().Stats().WALObjectsWritten - walBefore; got != 1 {
 		t.Fatalf("%d WAL objects for a commit, its step and a read, want 1", got)
+	}
+}
+
+// failingKV fails ApplyNoWait while *fail is set.
+type failingKV struct {
+	*storage.KV
+	fail *bool
+}
+
+func (f failingKV) ApplyNoWait(b *kv.WriteBatch) error {
+	if *f.fail {
+		return errors.New("injected write failure")
+	}
+	return f.KV.ApplyNoWait(b)
+}
+
+// TestGroupCommitPoisonedBehindPending: a commit whose write fails poisons
+// the shard while an earlier commit is still pending; the pending one must
+// be answered with an error (its rows were only in memory), never with
+// success after the shard reopened on durable state.
+func TestGroupCommitPoisonedBehindPending(t *testing.T) {
+	h, _ := slateHarness(t)
+	fail := false
+	inner := h.open
+	h.open = func() kv.Store { return failingKV{KV: inner().(*storage.KV), fail: &fail} }
+	h.start()
+	h.drain()
+	h.ctx.deferred = nil
+	write := func(k int64) Commit {
+		return Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{k, k}, MustNotExist: true}}}
+	}
+	h.actor.Receive(h.ctx, write(1)) // pending
+	fail = true
+	h.ctx.reply = nil
+	h.actor.Receive(h.ctx, write(2))
+	if _, ok := h.ctx.reply.(error); !ok {
+		t.Fatalf("failed write answered %v, want an error", h.ctx.reply)
+	}
+	fail = false
+	h.ctx.reply = nil
+	h.actor.Receive(h.ctx, write(3)) // reopens the shard
+	if len(h.ctx.deferred) == 0 {
+		t.Fatal("the pending commit was not answered when the shard was poisoned")
+	}
+	if _, ok := h.ctx.deferred[0].(error); !ok {
+		t.Fatalf("the pending commit of a poisoned shard answered %v, want an error", h.ctx.deferred[0])
 	}
 }

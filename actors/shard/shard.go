@@ -98,6 +98,7 @@ type Actor struct {
 	// whether a flushCommits timer is queued, and whether the last commit
 	// wrote without syncing.
 	pending        []pendingCommit
+	waiting        []waitingRead
 	flushScheduled bool
 	commitUnsynced bool
 }

@@ -71,6 +71,8 @@ type Generator struct {
 	// pending is the offset the in-flight commit will establish.
 	pending uint64
 	ready   bool
+	// ticking: the tick chain runs (started once).
+	ticking bool
 	columns []generatorColumn
 	failed  error
 	// nexmark is set for a FROM NEXMARK source.
@@ -125,10 +127,19 @@ func (g *Generator) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Send(shard.ActorID, shard.GetSourceOffset{Source: g.cfg.Source})
 	case runtime.Stopping:
 	case shard.SourceOffset:
+		if g.ready {
+			return // a second answer to a retried request
+		}
 		g.offset, g.base, g.started, g.ready = m.Offset, m.Offset, ctx.Now(), true
-		ctx.After(g.cfg.TickEvery, tick{})
+		g.startTicking(ctx)
 	case tick:
-		g.generate(ctx)
+		if g.ready {
+			g.generate(ctx)
+		} else {
+			// The offset request failed (e.g. the shard was still
+			// opening): ask again.
+			ctx.Send(shard.ActorID, shard.GetSourceOffset{Source: g.cfg.Source})
+		}
 		ctx.After(g.cfg.TickEvery, tick{})
 	case shard.Committed:
 		g.inFlight = false
@@ -143,8 +154,19 @@ func (g *Generator) Receive(ctx runtime.Context, msg runtime.Message) {
 		// rows on the next tick; the offset did not move.
 		g.inFlight = false
 		ctx.Logger().Warn("generator commit failed; retrying", "err", m)
+		// NB: a failed offset request must be retried too, or the
+		// generator never starts (found by sim/system, seed 18).
+		g.startTicking(ctx)
 	default:
 		panic(fmt.Sprintf("source: unexpected message %T", msg))
+	}
+}
+
+// startTicking starts the one tick chain (idempotent).
+func (g *Generator) startTicking(ctx runtime.Context) {
+	if !g.ticking {
+		g.ticking = true
+		ctx.After(g.cfg.TickEvery, tick{})
 	}
 }
 

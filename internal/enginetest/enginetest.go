@@ -1,4 +1,4 @@
-// Package enginetest starts in-process RockStream servers (engine.Serve,
+// Package enginetest starts in-process RockStream servers (engine.Start,
 // the same code as `rockstream start`) for tests: the engine's end-to-end
 // tests and the correctness harness share it.
 //
@@ -7,9 +7,6 @@
 package enginetest
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -22,12 +19,11 @@ import (
 // hydration); past it the test fails instead of hanging.
 const startTimeout = 60 * time.Second
 
-// Server is an in-process `rockstream start`.
+// Server is an in-process `rockstream start` on a loopback port.
 type Server struct {
 	// URL is a postgres:// connection string for the server's pgwire port.
-	URL    string
-	cancel context.CancelFunc
-	done   chan error
+	URL string
+	run *engine.Running
 }
 
 // StartServer boots a server over storage (a directory, file://, or
@@ -44,38 +40,18 @@ func StartServer(t testing.TB, storage string) *Server {
 
 // Start boots a server over storage; the caller stops it.
 func Start(storage string) (*Server, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	s := &Server{cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		s.done <- engine.Serve(ctx, engine.ServerOptions{
-			Storage: storage,
-			Listen:  "127.0.0.1:0",
-			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Out:     io.Discard,
-			Ready:   func(pg, _ string) { ready <- pg },
-		})
-	}()
-	select {
-	case addr := <-ready:
-		s.URL = "postgres://rockstream@" + addr + "/default?sslmode=disable"
-		return s, nil
-	case err := <-s.done:
-		cancel()
-		return nil, fmt.Errorf("rockstream server did not start: %v", err)
-	case <-time.After(startTimeout):
-		cancel()
-		return nil, errors.New("rockstream server did not start within 60s")
+	run, err := engine.Start(engine.ServerOptions{
+		Storage: storage,
+		Listen:  "127.0.0.1:0",
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Out:     io.Discard,
+	}, startTimeout)
+	if err != nil {
+		return nil, err
 	}
+	return &Server{URL: run.URL, run: run}, nil
 }
 
 // Stop shuts the server down gracefully and waits for it; safe to call
-// twice. It returns what Serve returned.
-func (s *Server) Stop() {
-	if s.cancel == nil {
-		return
-	}
-	s.cancel()
-	<-s.done
-	s.cancel = nil
-}
+// twice.
+func (s *Server) Stop() { _ = s.run.Stop(0) }

@@ -259,8 +259,10 @@ func inlineSubqueries(n plan.Node, snap Snapshot, env *expr.Env) (plan.Node, err
 				switch sq.Kind {
 				case plan.SubScalar:
 					if len(rows) > 1 {
-						firstErr = errcode.New(errcode.SQLCardinalityViolation, "more than one row returned by a subquery used as an expression")
-						return e
+						// The error is raised only if a row needs the value
+						// (a CASE branch may never take it), as PostgreSQL's
+						// InitPlans are evaluated on first use.
+						return &lazySubquery{sq: sq, snap: snap}
 					}
 					if len(rows) == 0 {
 						return &plan.Const{Typ: sq.Typ}

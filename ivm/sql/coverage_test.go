@@ -355,7 +355,7 @@ var adHocOnly = []string{
 
 func TestAdHocAgainstPostgres(t *testing.T) {
 	conn := pgtest.Connect(t)
-	for i, query := range adHocOnly {
+	for i, query := range append(adHocOnly, adHocArrays...) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			pgExec(t, conn, "DROP TABLE IF EXISTS t; DROP TABLE IF EXISTS u")
 			pgExec(t, conn, coverageSchema)

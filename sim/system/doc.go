@@ -1,7 +1,8 @@
 // Package system simulates the embedded RockStream database itself (issue
 // 8, spec §17): the control-plane and shard actors over slate on the
 // simulator's fault-injecting object store, in one crashable process,
-// driven by 1–12 concurrent client sessions (overload runs: many sessions,
+// with the row generator source (its view checked too; rows 1..n exactly,
+// progress after healing), driven by 1–12 concurrent client sessions (overload runs: many sessions,
 // no think time) issuing multi-table transactions that insert, update and
 // delete, linearizable reads and read-your-writes session reads, while a
 // view is created with data flowing and the nemesis crashes the process
@@ -51,3 +52,14 @@ package system
 //   - seed 1 (concurrent sessions; seeds/testdata/system-none-1.json): a
 //     Read of tables and views returned the tables at the last epoch but
 //     the views at an older frontier; a mixed read now catches up.
+//   - seeds 6, 9 (generator source; seeds/testdata): the control plane's
+//     catalog Version restarted at 0 after a reload, so a shard holding a
+//     higher-numbered snapshot ignored newer DDL and a view was backfilled
+//     twice; actors/control now stores the version.
+//   - seed 18: a generator whose GetSourceOffset failed never started;
+//     actors/source now retries it on its tick.
+//   - seed 11 (open weakness, not reachable in the one-process engine): a
+//     shard that adopts, after a restart, a catalog older than a view whose
+//     state it stores neither maintains nor drops that view, and later
+//     re-installs it from stale state. The harness now restarts the
+//     generator with the newest catalog, as engine.Open does.

@@ -45,6 +45,7 @@ var viewDefs = []viewDef{
 	{"g", "SELECT v, count(*) AS n, sum(k) AS s, max(c) AS m FROM t1 GROUP BY v"},
 	{"j", "SELECT t1.k, t1.v, t2.w FROM t1 JOIN t2 ON t1.k = t2.k WHERE t2.w > 2"},
 	{"jg", "SELECT t2.w, count(*) AS n, sum(t1.v) AS s FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY t2.w"},
+	{"gv", "SELECT region, count(*) AS n, sum(q) AS s, max(id) AS m FROM gen GROUP BY region"},
 }
 
 // lateViewDefs: one of them may be created while data flows (backfilled
@@ -181,6 +182,7 @@ type runner struct {
 	lateAt   time.Duration
 	lateDone bool
 	cover    Coverage
+	src      sourceState
 }
 
 // session is one client connection: at most one request in flight, its
@@ -292,6 +294,8 @@ func (r *runner) run(plant Bug) error {
 		r.cover.scenario("overload_run")
 	}
 	r.cover.scenario(fmt.Sprintf("sessions_%02d", n))
+	r.drawSource()
+	r.logf("source rate=%d/s tick=%v rows_per_commit<=%d", r.src.rate, r.src.tick, r.src.perCommit)
 	r.logf("memtable=%d tick=%v sessions=%d overload=%t reply_loss=%.3f reply_delay_mean=%v late_view=%v at %v",
 		memtable, tick, n, r.overload, r.replyLoss, r.replyDelayMean, r.lateView, r.lateAt)
 	open := func(path string, bug Bug) func(runtime.Context) (kv.Store, error) {
@@ -364,6 +368,11 @@ func (r *runner) run(plant Bug) error {
 			return err
 		}
 	}
+	// Give the generator time to commit after healing (its rows are due
+	// at its rate from its restart).
+	if err := s.RunFor(time.Second); err != nil {
+		return err
+	}
 	var lastErr error
 	for attempt := 0; attempt < finalAttemptsMax; attempt++ {
 		if err := s.Err(); err != nil {
@@ -375,6 +384,18 @@ func (r *runner) run(plant Bug) error {
 			}
 			lastErr = err
 		} else if err := r.finalRead(); err == nil {
+			if err := r.sourceProgress(); err != nil {
+				if attempt+1 < finalAttemptsMax {
+					// The generator resumes at its rate once the shard
+					// answers: give it time, then read again.
+					lastErr = err
+					if err := s.RunFor(500 * time.Millisecond); err != nil {
+						return err
+					}
+					continue
+				}
+				return err
+			}
 			return r.hist.check()
 		} else if errors.Is(err, errChecker) {
 			return err
@@ -421,14 +442,48 @@ func (r *runner) act(ss *session) {
 		ss.busy = false
 		return
 	}
-	switch x := r.rnd.IntN(10); {
-	case x < 6:
-		r.commitOne(ss)
-	case x < 8:
-		r.asyncRead(ss, false)
-	default:
-		r.asyncRead(ss, true)
+	// Like the engine's session, every statement starts from the current
+	// catalog snapshot (a snapshot never outlives its process: the
+	// control plane's versions restart with it).
+	r.askAsync(control.ActorID, control.GetSnapshot{}, func(reply runtime.Message, err error) {
+		if err != nil {
+			r.schedule(ss, r.think(ss)+5*time.Millisecond)
+			return
+		}
+		snap := reply.(*control.Snapshot)
+		if snap.Version > r.snap.Version {
+			r.snap = snap
+		}
+		t1, t2, gen, views := relationsOf(snap)
+		if t1 == nil || t2 == nil || gen == nil {
+			r.s.Fail(fmt.Errorf("%w: catalog version %d lost the workload's tables", errChecker, snap.Version))
+			return
+		}
+		switch x := r.rnd.IntN(10); {
+		case x < 6:
+			r.commitOne(ss, snap, t1, t2)
+		default:
+			q := readReq{snap: snap, t1: t1, t2: t2, gen: gen, views: views, floor: r.frontier, call: int64(r.s.Now())}
+			r.asyncRead(ss, q, x >= 8)
+		}
+	})
+}
+
+// relationsOf finds the workload's relations in a catalog snapshot.
+func relationsOf(snap *control.Snapshot) (t1, t2, gen *catalog.Relation, views []*catalog.Relation) {
+	for _, rel := range snap.Relations() {
+		switch {
+		case rel.Name == "t1":
+			t1 = rel
+		case rel.Name == "t2":
+			t2 = rel
+		case rel.Name == "gen":
+			gen = rel
+		case rel.Kind == catalog.KindMaterializedView:
+			views = append(views, rel)
+		}
 	}
+	return t1, t2, gen, views
 }
 
 // ask completes an async request: the reply or an error (an error reply,
@@ -459,7 +514,7 @@ func (r *runner) askAsync(to runtime.ActorID, msg runtime.Message, done func(run
 var errReplyLost = errors.New("reply lost (client connection dropped)")
 
 // commitOne issues one transaction; its reply records the outcome.
-func (r *runner) commitOne(ss *session) {
+func (r *runner) commitOne(ss *session, snap *control.Snapshot, t1, t2 *catalog.Relation) {
 	m := r.model
 	c := &commitRec{id: m.nextID, session: ss.id, v: int64(r.rnd.IntN(valueDomain)), w: int64(r.rnd.IntN(2 * valueDomain)),
 		floor: r.maxAcked, call: int64(r.s.Now()), presentMin: noPresence}
@@ -472,8 +527,8 @@ func (r *runner) commitOne(ss *session) {
 		c.touch = &touch{target: target, delete: r.rnd.IntN(3) == 0, v: int64(r.rnd.IntN(valueDomain)), w: int64(r.rnd.IntN(2 * valueDomain))}
 	}
 	writes := []shard.RowWrite{
-		{Table: r.t1.ID, Key: types.Row{c.id}, Row: c.rowT1(), MustNotExist: true},
-		{Table: r.t2.ID, Key: types.Row{c.id}, Row: c.rowT2(), MustNotExist: true},
+		{Table: t1.ID, Key: types.Row{c.id}, Row: c.rowT1(), MustNotExist: true},
+		{Table: t2.ID, Key: types.Row{c.id}, Row: c.rowT2(), MustNotExist: true},
 	}
 	ops := []int{
 		r.hist.write(ss.id, linKey{1, c.id}, c.rowT1(), c.call),
@@ -485,11 +540,11 @@ func (r *runner) commitOne(ss *session) {
 			row1, row2 = types.Row{t.target, t.v, c.id}, types.Row{t.target, t.w, c.id}
 		}
 		writes = append(writes,
-			shard.RowWrite{Table: r.t1.ID, Key: types.Row{t.target}, Row: row1},
-			shard.RowWrite{Table: r.t2.ID, Key: types.Row{t.target}, Row: row2})
+			shard.RowWrite{Table: t1.ID, Key: types.Row{t.target}, Row: row1},
+			shard.RowWrite{Table: t2.ID, Key: types.Row{t.target}, Row: row2})
 		ops = append(ops, r.hist.write(ss.id, linKey{1, t.target}, row1, c.call), r.hist.write(ss.id, linKey{2, t.target}, row2, c.call))
 	}
-	r.askAsync(shard.ActorID, shard.Commit{Snapshot: r.snap, Writes: writes}, func(reply runtime.Message, err error) {
+	r.askAsync(shard.ActorID, shard.Commit{Snapshot: snap, Writes: writes}, func(reply runtime.Message, err error) {
 		if err != nil {
 			c.state = unknown
 			m.unknown++
@@ -535,8 +590,15 @@ func (r *runner) commitOne(ss *session) {
 // asyncRead reads both tables and every view: a linearizable read
 // (MinEpoch = the highest acknowledged epoch) or a session read
 // (MinEpoch = the session's own last commit: read-your-writes).
-func (r *runner) asyncRead(ss *session, linearizable bool) {
-	q := r.newRead(ss, linearizable)
+func (r *runner) asyncRead(ss *session, q readReq, linearizable bool) {
+	q.session, q.kind = ss.id, "linearizable"
+	q.minEpoch = r.maxAcked
+	if !linearizable {
+		q.kind, q.minEpoch, q.call = "session", 0, 0
+		if ss.last != nil {
+			q.minEpoch, q.call = ss.last.epoch, ss.last.call
+		}
+	}
 	r.askAsync(shard.ActorID, q.msg(), func(reply runtime.Message, err error) {
 		if err != nil {
 			r.logf("s%d read at %d: %v", ss.id, q.minEpoch, err)
@@ -557,6 +619,7 @@ type readReq struct {
 	snap     *control.Snapshot
 	views    []*catalog.Relation
 	t1, t2   *catalog.Relation
+	gen      *catalog.Relation
 	minEpoch uint64
 	// floor is the highest frontier seen before the read was issued.
 	floor uint64
@@ -566,27 +629,17 @@ type readReq struct {
 }
 
 func (q readReq) msg() shard.Read {
-	rels := []catalog.ID{q.t1.ID, q.t2.ID}
+	rels := []catalog.ID{q.t1.ID, q.t2.ID, q.gen.ID}
 	for _, v := range q.views {
 		rels = append(rels, v.ID)
 	}
 	return shard.Read{Snapshot: q.snap, Relations: rels, MinEpoch: q.minEpoch}
 }
 
-func (r *runner) newRead(ss *session, linearizable bool) readReq {
-	q := readReq{snap: r.snap, views: append([]*catalog.Relation(nil), r.views...), t1: r.t1, t2: r.t2, floor: r.frontier, call: int64(r.s.Now())}
-	switch {
-	case ss == nil:
-		q.kind, q.minEpoch = "final", r.maxAcked
-	case linearizable:
-		q.session, q.kind, q.minEpoch = ss.id, "linearizable", r.maxAcked
-	default:
-		q.session, q.kind, q.call = ss.id, "session", 0
-		if ss.last != nil {
-			q.minEpoch, q.call = ss.last.epoch, ss.last.call
-		}
-	}
-	return q
+// finalReq is the read after healing, at the highest acknowledged epoch.
+func (r *runner) finalReq() readReq {
+	return readReq{snap: r.snap, views: append([]*catalog.Relation(nil), r.views...), t1: r.t1, t2: r.t2, gen: r.src.rel,
+		floor: r.frontier, call: int64(r.s.Now()), kind: "final", minEpoch: r.maxAcked}
 }
 
 // checkRead checks one read: read-your-writes and frontier monotonicity,
@@ -614,9 +667,12 @@ func (r *runner) checkRead(q readReq, res shard.ReadResult) error {
 	if err := r.model.checkTables(res.Frontier, got1, got2); err != nil {
 		return fmt.Errorf("%s read at frontier %d: %w", q.kind, res.Frontier, err)
 	}
-	inputs := map[catalog.ID]zset.Batch{q.t1.ID: res.Batches[0], q.t2.ID: res.Batches[1]}
+	if err := r.checkSource(res.Frontier, res.Batches[2]); err != nil {
+		return fmt.Errorf("%s read at frontier %d: %w", q.kind, res.Frontier, err)
+	}
+	inputs := map[catalog.ID]zset.Batch{q.t1.ID: res.Batches[0], q.t2.ID: res.Batches[1], q.gen.ID: res.Batches[2]}
 	for i, v := range q.views {
-		if err := checkView(q.snap, v, inputs, res.Batches[2+i]); err != nil {
+		if err := checkView(q.snap, v, inputs, res.Batches[3+i]); err != nil {
 			return fmt.Errorf("%s read at frontier %d: %w", q.kind, res.Frontier, err)
 		}
 	}
@@ -633,7 +689,7 @@ func (r *runner) finalRead() error {
 	if err := r.refresh(); err != nil {
 		return err
 	}
-	q := r.newRead(nil, true)
+	q := r.finalReq()
 	reply, err := r.ask(shard.ActorID, q.msg())
 	if err != nil {
 		return err
@@ -706,6 +762,7 @@ func (r *runner) setup() error {
 				Columns: []catalog.Column{col("k", true), col("w", false), col("c", false)}}}
 		},
 	}
+	steps = append(steps, r.sourceDDL)
 	for _, def := range viewDefs {
 		steps = append(steps, func() control.CreateRelation { return r.viewDDL(def) })
 	}
@@ -728,8 +785,11 @@ func (r *runner) setup() error {
 	if err := r.ddl(steps, retry); err != nil {
 		return err
 	}
-	if r.t1 == nil || r.t2 == nil || len(r.views) != len(viewDefs) {
+	if r.t1 == nil || r.t2 == nil || r.src.rel == nil || len(r.views) != len(viewDefs) {
 		return fmt.Errorf("catalog incomplete after setup: %d views", len(r.views))
+	}
+	if err := r.spawnSource(); err != nil {
+		return err
 	}
 	r.logf("setup done: catalog version %d", r.snap.Version)
 	return nil
@@ -747,8 +807,8 @@ func (r *runner) viewDDL(def viewDef) control.CreateRelation {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type})
 	}
 	var deps []catalog.ID
-	for _, t := range []*catalog.Relation{r.t1, r.t2} {
-		if strings.Contains(def.sql, t.Name) {
+	for _, t := range []*catalog.Relation{r.t1, r.t2, r.src.rel} {
+		if t != nil && (strings.Contains(def.sql, "FROM "+t.Name) || strings.Contains(def.sql, "JOIN "+t.Name)) {
 			deps = append(deps, t.ID)
 		}
 	}
@@ -837,6 +897,8 @@ func (r *runner) refresh() error {
 			r.t1 = rel
 		case rel.Name == "t2":
 			r.t2 = rel
+		case rel.Name == "gen":
+			r.src.rel = rel
 		case rel.Kind == catalog.KindMaterializedView:
 			r.views = append(r.views, rel)
 		}

@@ -18,7 +18,7 @@ func result(o Outcome) seeds.Result {
 // or carry a written reason (zeroReasons).
 func TestSystem(t *testing.T) {
 	var cover Coverage
-	seeds.Run(t, 200, func(seed uint64) seeds.Result {
+	seeds.Run(t, 120, func(seed uint64) seeds.Result {
 		o := Run(Options{Seed: seed})
 		cover.Merge(o.Coverage)
 		return result(o)

@@ -5,7 +5,6 @@ package benchutil
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"html"
 	"io"
@@ -26,15 +25,14 @@ import (
 type Server struct {
 	URL     string
 	Dir     string
-	cancel  context.CancelFunc
-	done    chan error
+	run     *engine.Running
 	ownsDir bool
 }
 
 // StartServer runs engine.Serve on a loopback port with storage in dir (a
 // new temporary directory when dir is "").
 func StartServer(dir string) (*Server, error) {
-	s := &Server{Dir: dir, done: make(chan error, 1)}
+	s := &Server{Dir: dir}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "rockstream-bench-")
 		if err != nil {
@@ -42,38 +40,22 @@ func StartServer(dir string) (*Server, error) {
 		}
 		s.Dir, s.ownsDir = d, true
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
-	ready := make(chan string, 1)
-	go func() {
-		s.done <- engine.Serve(ctx, engine.ServerOptions{
-			Storage: s.Dir,
-			Listen:  "127.0.0.1:0",
-			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Out:     io.Discard,
-			Ready:   func(pg, _ string) { ready <- pg },
-		})
-	}()
-	select {
-	case addr := <-ready:
-		s.URL = "postgres://rockstream@" + addr + "/default?sslmode=disable"
-		return s, nil
-	case err := <-s.done:
-		cancel()
-		return nil, fmt.Errorf("server did not start: %v", err)
-	case <-time.After(60 * time.Second):
-		cancel()
-		return nil, fmt.Errorf("server did not start within 60s")
+	run, err := engine.Start(engine.ServerOptions{
+		Storage: s.Dir,
+		Listen:  "127.0.0.1:0",
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Out:     io.Discard,
+	}, 60*time.Second)
+	if err != nil {
+		return nil, err
 	}
+	s.run, s.URL = run, run.URL
+	return s, nil
 }
 
 // Stop shuts the server down and removes its directory if it made it.
 func (s *Server) Stop() {
-	s.cancel()
-	select {
-	case <-s.done:
-	case <-time.After(30 * time.Second):
-	}
+	_ = s.run.Stop(30 * time.Second)
 	if s.ownsDir {
 		_ = os.RemoveAll(s.Dir)
 	}
