@@ -3,6 +3,7 @@ package shard
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/rockstream/rockstream/internal/assert"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
@@ -22,6 +23,9 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 		return Committed{Epoch: a.lastEpoch}, nil
 	}
 	epoch := a.lastEpoch + 1
+	// Write side of the commit pairing: epochs are dense, and nothing past
+	// the last epoch is durable yet.
+	assert.That(a.durableEpoch <= a.lastEpoch, "durable epoch %d past the last epoch %d", a.durableEpoch, a.lastEpoch)
 	txn := kv.NewTxn(a.store)
 	deltas := map[catalog.ID]*zset.Batch{}
 	var order []catalog.ID
@@ -138,6 +142,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 		// A durable write makes every earlier non-waiting write durable
 		// too (slate writes its WAL in order).
 		a.durableFrontier = a.frontier
+		a.durableEpoch = epoch
 		a.stats.CommitSyncs++
 	}
 	a.stats.Commits++

@@ -3,6 +3,7 @@ package shard
 import (
 	"github.com/rockstream/rockstream/buggify"
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -161,15 +162,20 @@ func (a *Actor) flushPending(ctx runtime.Context) {
 		} else {
 			// The sync flushed every earlier write, epoch steps included.
 			a.durableFrontier = a.frontier
+			a.durableEpoch = a.lastEpoch
 			a.stats.CommitSyncs++
 		}
 	}
 	for _, p := range pending {
 		if err != nil {
 			p.reply.Reply(err)
-		} else {
-			p.reply.Reply(p.msg)
+			continue
 		}
+		if c, ok := p.msg.(Committed); ok {
+			// Paired with open's check: an acknowledged epoch is durable.
+			assert.That(c.Epoch <= a.durableEpoch, "acknowledging epoch %d, durable only up to %d", c.Epoch, a.durableEpoch)
+		}
+		p.reply.Reply(p.msg)
 	}
 }
 

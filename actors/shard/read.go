@@ -2,6 +2,7 @@ package shard
 
 import (
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -30,6 +31,9 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 	if err := a.makeFrontierDurable(); err != nil {
 		return nil, err
 	}
+	// Paired with the frontier read back at open: a frontier shown to a
+	// reader is durable, so no restart can take it back.
+	assert.That(a.frontier <= a.durableFrontier, "showing frontier %d, durable only up to %d", a.frontier, a.durableFrontier)
 	res := ReadResult{Frontier: a.frontier}
 	for _, id := range m.Relations {
 		b, err := a.snapshotOf(a.store, id)

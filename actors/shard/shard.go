@@ -78,6 +78,13 @@ type Actor struct {
 	// is made durable, so a crash never takes back a frontier a reader saw.
 	// INVARIANT: durableFrontier <= frontier.
 	durableFrontier uint64
+	// durableEpoch is the highest source epoch known durable: the last
+	// epoch read back at open, or the last epoch at a successful sync.
+	// Paired assertions (STYLE.md 9) check it on both sides of the
+	// durable boundary: no commit is acknowledged past it (write side) and
+	// the epochs read back at open are contiguous (read side).
+	// INVARIANT: durableEpoch <= lastEpoch.
+	durableEpoch uint64
 	// views are installed views in creation (= dependency) order.
 	views   []*installedView
 	subs    []subscription
@@ -223,9 +230,21 @@ func (a *Actor) open(ctx runtime.Context) error {
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	}
 	a.durableFrontier = a.frontier
+	a.durableEpoch = a.lastEpoch
 	// INVARIANT: the frontier never passes the last assigned epoch.
 	if a.frontier > a.lastEpoch {
 		return corrupt("frontier %d is past the last source epoch %d", a.frontier, a.lastEpoch)
+	}
+	// Read side of the commit pairing: every epoch a commit acknowledged
+	// and maintenance has not consumed yet has its delta-log entry.
+	if a.lastEpoch > a.frontier {
+		for _, e := range []uint64{a.frontier + 1, a.lastEpoch} {
+			if _, ok, err := store.Get(logKey(e)); err != nil {
+				return err
+			} else if !ok {
+				return corrupt("delta log entry for epoch %d is missing at open (frontier %d, last %d)", e, a.frontier, a.lastEpoch)
+			}
+		}
 	}
 	return nil
 }
@@ -247,6 +266,7 @@ func (a *Actor) makeFrontierDurable() error {
 			a.poison(err)
 			return errcode.Wrap(errcode.ShardUnavailable, err, "frontier %d could not be made durable", a.frontier)
 		}
+		a.durableEpoch = a.lastEpoch
 	}
 	a.durableFrontier = a.frontier
 	return nil
