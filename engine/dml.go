@@ -113,13 +113,39 @@ func (w *writer) current(ctx context.Context, snap *control.Snapshot, keys []typ
 		// Remember what was committed when the transaction first looked.
 		k := encodePK(w.rel, missing[j])
 		if _, ok := w.tw.rows[k]; !ok {
-			w.tw.rows[k] = &pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil}
+			w.tw.rows[k] = &pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil, base: rows[j]}
 			w.tw.keys = append(w.tw.keys, k)
 			// NB: an untouched key's pending row equals the committed row;
 			// writes() skips entries that were never changed (see changed).
 		}
 	}
 	return out, nil
+}
+
+// currentRead is current for rows a statement read itself (UPDATE and
+// DELETE evaluate their WHERE over a snapshot): for keys the transaction
+// had not touched before, the row the statement read, not the one looked
+// up now, is the base the commit checks (RS-2008). A row changed or
+// deleted by another transaction between the statement's read and the
+// lookup then conflicts at COMMIT instead of being overwritten with a
+// value computed from its old version (a lost update).
+func (w *writer) currentRead(ctx context.Context, snap *control.Snapshot, keys, read []types.Row) ([]types.Row, error) {
+	fresh := make([]bool, len(keys))
+	for i, k := range keys {
+		_, seen := w.tw.rows[encodePK(w.rel, k)]
+		fresh[i] = !seen
+	}
+	cur, err := w.current(ctx, snap, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		if fresh[i] && read[i] != nil {
+			p := w.tw.rows[encodePK(w.rel, k)]
+			p.base, p.existedBefore = read[i], true
+		}
+	}
+	return cur, nil
 }
 
 // set changes the row under key (nil deletes it).
@@ -398,7 +424,11 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 	for _, p := range pairs {
 		oldKeys = append(oldKeys, pkOf(w.rel, p[:width]))
 	}
-	if _, err := w.current(ctx, snap, oldKeys); err != nil {
+	oldRows := make([]types.Row, len(pairs))
+	for i, p := range pairs {
+		oldRows[i] = p[:width]
+	}
+	if _, err := w.currentRead(ctx, snap, oldKeys, oldRows); err != nil {
 		return nil, err
 	}
 	for i, p := range pairs {
@@ -437,7 +467,12 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 	for i, r := range rows {
 		keys[i] = pkOf(w.rel, r)
 	}
-	if _, err := w.current(ctx, snap, keys); err != nil {
+	width := len(st.Table.Columns)
+	read := make([]types.Row, len(rows))
+	for i, r := range rows {
+		read[i] = r[:width]
+	}
+	if _, err := w.currentRead(ctx, snap, keys, read); err != nil {
 		return nil, err
 	}
 	var n int64

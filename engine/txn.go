@@ -41,6 +41,10 @@ type pendingRow struct {
 	mustNotExist  bool
 	// changed is false for rows only looked up (row = committed row).
 	changed bool
+	// base is the committed row when the transaction first looked (nil:
+	// absent); an explicit transaction's commit checks it is unchanged
+	// (RS-2008), so a concurrent update is never silently overwritten.
+	base types.Row
 }
 
 func newTxn(readOnly bool) *txnState {
@@ -87,7 +91,12 @@ func (t *txnState) writes() []shard.RowWrite {
 			if !p.changed || (p.row == nil && !p.existedBefore) {
 				continue // only looked up, or inserted then deleted inside the transaction
 			}
-			out = append(out, shard.RowWrite{Table: id, Key: p.key, Row: p.row, MustNotExist: p.mustNotExist})
+			out = append(out, shard.RowWrite{Table: id, Key: p.key, Row: p.row, MustNotExist: p.mustNotExist,
+				// Every transaction checks: implicit ones hold the
+				// implicit-write lock (writelock.go), but an explicit
+				// transaction may still commit between their read and
+				// their commit.
+				CheckBase: p.existedBefore, Base: p.base})
 		}
 		for _, r := range tw.appended {
 			out = append(out, shard.RowWrite{Table: id, Row: r})

@@ -22,4 +22,8 @@ var (
 		"The table was created WITH (insert_only = true): rows can only be inserted. Recreate it with a PRIMARY KEY to update or delete rows.")
 	CardinalityViolation = Register("RS-2205", "write.cardinality_violation", "21000",
 		"Make the rows proposed for insertion unique on the primary key.")
+	// OptimisticConflict is the spec's RS-2008 (§12.8, §13.5.1): SQLSTATE
+	// 40001 so drivers and ORMs retry the transaction.
+	OptimisticConflict = Register("RS-2008", "transaction.optimistic_conflict", "40001",
+		"Another transaction changed or deleted a row this transaction read and then wrote, after it was read. Retry the whole transaction; keep transactions that read-modify-write short.")
 )

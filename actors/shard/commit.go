@@ -67,6 +67,12 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 			deltas[w.Table] = d
 			order = append(order, w.Table)
 		}
+		if w.CheckBase {
+			if exists != (w.Base != nil) || (exists && !a.sameStoredRow(codec, old, w.Base)) {
+				return nil, errcode.New(errcode.OptimisticConflict, "could not serialize access due to concurrent update of %q", rel.Name).
+					WithDetail("Key %s was changed by another transaction after this one read it.", describeKey(rel, keyOfWrite(rel, w)))
+			}
+		}
 		if exists {
 			if w.MustNotExist {
 				return nil, errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", rel.Name+"_pkey").
@@ -186,4 +192,28 @@ func describeKey(rel *catalog.Relation, row types.Row) string {
 		}
 	}
 	return "(" + names.String() + ")=(" + vals.String() + ")"
+}
+
+// keyOfWrite returns the primary key values of a write.
+func keyOfWrite(rel *catalog.Relation, w RowWrite) types.Row {
+	if w.Key != nil || w.Row == nil {
+		return w.Key
+	}
+	k := make(types.Row, len(rel.PrimaryKey))
+	for j, c := range rel.PrimaryKey {
+		k[j] = w.Row[c]
+	}
+	return k
+}
+
+// sameStoredRow reports whether stored (bytes written under an older or
+// the current version of the table) holds row. Both sides are re-encoded
+// with the current codec, whose encoding is canonical, so rows written
+// before an ADD COLUMN compare equal to their current-width reading.
+func (a *Actor) sameStoredRow(codec tableCodec, stored []byte, row types.Row) bool {
+	cur, err := codec.decode(stored)
+	if err != nil || len(row) != len(codec.ts) {
+		return false
+	}
+	return bytes.Equal(encodeStoredRow(nil, codec.ts, cur), encodeStoredRow(nil, codec.ts, row))
 }

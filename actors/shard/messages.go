@@ -130,6 +130,12 @@ type RowWrite struct {
 	// MustNotExist makes the commit fail with 23505 if a row with this key
 	// exists (a plain INSERT racing another session's INSERT).
 	MustNotExist bool
+	// CheckBase makes the commit fail with RS-2008 (40001) unless the
+	// stored row under Key still equals Base, the row the transaction read
+	// before changing it (nil Base: the key must be absent). It is the
+	// optimistic guard against lost updates in explicit transactions.
+	CheckBase bool
+	Base      types.Row
 }
 
 // epochTick asks the shard to run the maintenance step.
