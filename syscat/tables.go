@@ -59,21 +59,6 @@ func tables() *registry {
 	return theTables
 }
 
-// kindText is how rockstream_catalog names a relation kind.
-func kindText(k catalog.Kind) string {
-	switch k {
-	case catalog.KindTable:
-		return "table"
-	case catalog.KindView:
-		return "view"
-	case catalog.KindMaterializedView:
-		return "materialized view"
-	case catalog.KindSource:
-		return "source"
-	}
-	return "unknown"
-}
-
 // relkind is pg_class.relkind.
 func relkind(k catalog.Kind) string {
 	switch k {
@@ -109,7 +94,7 @@ func definitions() []*Table {
 						}
 						pk = s
 					}
-					out = append(out, types.Row{r.Name, kindText(r.Kind), int64(len(r.Columns)), pk, r.InsertOnly})
+					out = append(out, types.Row{r.Name, r.Kind.String(), int64(len(r.Columns)), pk, r.InsertOnly})
 				}
 				return out
 			}},

@@ -362,18 +362,11 @@ func (a *Actor) addColumn(m AddColumn) (DDLResult, error) {
 	return DDLResult{Snapshot: next, Changed: &altered}, nil
 }
 
+// kindWord names a relation kind in messages ("relation" when a statement
+// did not say which kind it meant).
 func kindWord(k catalog.Kind) string {
-	switch k {
-	case catalog.KindTable:
-		return "table"
-	case catalog.KindView:
-		return "view"
-	case catalog.KindMaterializedView:
-		return "materialized view"
-	case catalog.KindSource:
-		return "source"
-	case catalog.KindSequence:
-		return "sequence"
+	if k == 0 {
+		return "relation"
 	}
-	return "relation"
+	return k.String()
 }
