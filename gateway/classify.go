@@ -19,6 +19,9 @@ const (
 	kindBegin
 	kindCommit
 	kindRollback
+	kindSavepoint
+	kindRelease
+	kindRollbackTo
 	kindSet
 	kindReset
 	kindResetAll
@@ -195,9 +198,15 @@ func classifyTransaction(ts *pg_query.TransactionStmt, st *statement) {
 		st.kind = kindCommit
 	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
 		st.kind = kindRollback
+	case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
+		st.kind, st.name = kindSavepoint, ts.SavepointName
+	case pg_query.TransactionStmtKind_TRANS_STMT_RELEASE:
+		st.kind, st.name = kindRelease, ts.SavepointName
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+		st.kind, st.name = kindRollbackTo, ts.SavepointName
 	default:
 		st.kind = kindUnsupported
-		st.err = errcode.New(errcode.GatewayUnsupported, "savepoints and two-phase commit are not supported")
+		st.err = errcode.New(errcode.GatewayUnsupported, "two-phase commit is not supported")
 	}
 	if ts.Chain {
 		st.kind = kindUnsupported
@@ -324,8 +333,12 @@ func (st *statement) commandTag() string {
 		return "BEGIN"
 	case kindCommit:
 		return "COMMIT"
-	case kindRollback:
+	case kindRollback, kindRollbackTo:
 		return "ROLLBACK"
+	case kindSavepoint:
+		return "SAVEPOINT"
+	case kindRelease:
+		return "RELEASE"
 	case kindSet, kindSetTransaction:
 		return "SET"
 	case kindReset, kindResetAll:
@@ -349,7 +362,7 @@ func (st *statement) commandTag() string {
 // allowedWhenFailed reports statements PostgreSQL runs in a failed
 // transaction block (everything else gets 25P02).
 func (st *statement) allowedWhenFailed() bool {
-	return st.kind == kindCommit || st.kind == kindRollback || st.kind == kindEmpty
+	return st.kind == kindCommit || st.kind == kindRollback || st.kind == kindRollbackTo || st.kind == kindEmpty
 }
 
 // copyOfExtension recognises `COPY (SUBSCRIBE ...) TO ...` (statements only

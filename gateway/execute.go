@@ -281,6 +281,8 @@ func (c *conn) runGateway(ctx context.Context, st *statement) (string, error) {
 		return c.commit(ctx)
 	case kindRollback:
 		return st.commandTag(), c.rollback(ctx)
+	case kindSavepoint, kindRelease, kindRollbackTo:
+		return st.commandTag(), c.savepointCmd(ctx, st)
 	case kindSet:
 		return st.commandTag(), c.set(st)
 	case kindReset:
@@ -391,8 +393,14 @@ func (c *conn) commit(ctx context.Context) (string, error) {
 		c.warn(errcode.NoTransactionInProgress, "there is no transaction in progress")
 		return "COMMIT", nil
 	case txFailed:
+		var err error
+		if c.engineTx {
+			// Kept open for ROLLBACK TO SAVEPOINT (abortTx).
+			c.engineTx = false
+			err = c.session.Rollback(ctx)
+		}
 		c.endBlock(true)
-		return "ROLLBACK", nil
+		return "ROLLBACK", err
 	}
 	var err error
 	c.closeAllPortals()
@@ -429,6 +437,7 @@ func (c *conn) rollback(ctx context.Context) error {
 // PostgreSQL).
 func (c *conn) endBlock(rolledBack bool) {
 	c.state = txIdle
+	c.savepoints = nil
 	c.closeAllPortals()
 	next := c.settings
 	if rolledBack && c.txSettings != nil {
