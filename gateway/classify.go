@@ -109,10 +109,38 @@ func onlyComments(text string) bool {
 	return true
 }
 
+// plainDML reports whether sql starts (after white space) with a keyword
+// no gateway-answered statement starts with: INSERT, UPDATE, DELETE or
+// SELECT, followed by white space.
+func plainDML(sql string) bool {
+	s := strings.TrimLeft(sql, " \t\r\n")
+	for _, kw := range [...]string{"insert", "update", "delete", "select"} {
+		if len(s) > len(kw) && strings.EqualFold(s[:len(kw)], kw) {
+			switch s[len(kw)] {
+			case ' ', '\t', '\r', '\n':
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // classify parses one statement and decides who answers it. Statements
 // PostgreSQL's grammar does not know (RockStream extensions) and all
 // ordinary SQL go to the engine unchanged.
 func classify(sql string) statement {
+	st := statement{kind: kindEngine, sql: sql}
+	if plainDML(sql) {
+		// Nothing below applies to it, and scanning and parsing a large
+		// multi-row INSERT here (the engine parses it again) cost as much
+		// as executing it.
+		return st
+	}
+	return classifyParsed(sql)
+}
+
+// classifyParsed is classify by parsing the statement.
+func classifyParsed(sql string) statement {
 	st := statement{kind: kindEngine, sql: sql}
 	if onlyComments(sql) {
 		st.kind = kindEmpty
