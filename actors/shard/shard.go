@@ -366,6 +366,9 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			return nil, err
 		}
 	}
+	if err := a.dropUnknownViewState(snap); err != nil {
+		return nil, err
+	}
 	for _, rel := range fresh {
 		if err := a.install(ctx, snap, rel); err != nil {
 			ctx.Logger().Error("view install failed", "view", rel.Name, "err", err)
@@ -488,6 +491,43 @@ func (a *Actor) dropState(view catalog.ID) error {
 	sort.SliceStable(b.Ops, func(i, j int) bool { return bytes.Compare(b.Ops[i].Key, b.Ops[j].Key) < 0 })
 	b.Ops = dedupOps(b.Ops)
 	return a.store.Apply(&b)
+}
+
+// dropUnknownViewState drops the stored state of every view that is not a
+// materialized view of snap. A shard adopting, after a restart, a catalog
+// older than a view whose state it stores does not maintain that view
+// while it runs that catalog; keeping the state would let a later catalog
+// re-install the view from state that missed those epochs (sim seed 11).
+// Dropped, the view is backfilled afresh when it comes back.
+func (a *Actor) dropUnknownViewState(snap *control.Snapshot) error {
+	prefix := []byte{kv.PrefixShardMeta, metaViewMarker}
+	// NB: markers hold only the object part of a view's id (as every
+	// shard key does), so views are matched by object.
+	known := map[catalog.ObjectID]bool{}
+	for _, v := range a.views {
+		known[v.rel.ID.Object] = true
+	}
+	var unknown []catalog.ID
+	err := kv.ScanPrefix(a.store, prefix, func(k, _ []byte) error {
+		id := catalog.ID{Namespace: snap.Namespace()}
+		if len(k) != len(prefix)+len(id.Object) {
+			return corrupt("view marker key %x", k)
+		}
+		copy(id.Object[:], k[len(prefix):])
+		if !known[id.Object] {
+			unknown = append(unknown, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range unknown {
+		if err := a.dropState(id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dropTable deletes a dropped table's (or source's) rows and offset.

@@ -58,8 +58,10 @@ package system
 //     twice; actors/control now stores the version.
 //   - seed 18: a generator whose GetSourceOffset failed never started;
 //     actors/source now retries it on its tick.
-//   - seed 11 (open weakness, not reachable in the one-process engine): a
-//     shard that adopts, after a restart, a catalog older than a view whose
-//     state it stores neither maintains nor drops that view, and later
-//     re-installs it from stale state. The harness now restarts the
-//     generator with the newest catalog, as engine.Open does.
+//   - seed 11: a shard that adopted, after a restart, a catalog older than
+//     a view whose state it stored neither maintained nor dropped that
+//     view, and later re-installed it from stale state. The shard now
+//     drops the state of every view its catalog does not have
+//     (actors/shard TestOlderCatalogDropsUnknownViewState); the harness
+//     still restarts the generator with the newest catalog, as
+//     engine.Open does.
