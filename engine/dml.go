@@ -141,7 +141,7 @@ func (w *writer) currentRead(ctx context.Context, snap *control.Snapshot, keys, 
 	}
 	for i, k := range keys {
 		if fresh[i] && read[i] != nil {
-			p := w.tw.rows[encodePK(w.rel, k)]
+			p := w.s.txn.writable(w.tw, encodePK(w.rel, k))
 			p.base, p.existedBefore = read[i], true
 		}
 	}
@@ -151,8 +151,8 @@ func (w *writer) currentRead(ctx context.Context, snap *control.Snapshot, keys, 
 // set changes the row under key (nil deletes it).
 func (w *writer) set(key types.Row, row types.Row) error {
 	k := encodePK(w.rel, key)
-	p, ok := w.tw.rows[k]
-	if !ok {
+	p := w.s.txn.writable(w.tw, k)
+	if p == nil {
 		panic("engine: set before current") // current() records every key first
 	}
 	p.row = row

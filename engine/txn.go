@@ -21,6 +21,10 @@ type txnState struct {
 	tables   map[catalog.ID]*tableWrites
 	order    []catalog.ID
 	count    int
+	// marks, undo and gen implement savepoints (savepoint.go).
+	marks []savepointMark
+	undo  []undoEntry
+	gen   uint64
 }
 
 // tableWrites are one table's pending row changes, by encoded primary key.
@@ -45,6 +49,9 @@ type pendingRow struct {
 	// absent); an explicit transaction's commit checks it is unchanged
 	// (RS-2008), so a concurrent update is never silently overwritten.
 	base types.Row
+	// gen is the savepoint generation in which the row's previous state
+	// was last saved (txnState.writable).
+	gen uint64
 }
 
 func newTxn(readOnly bool) *txnState {

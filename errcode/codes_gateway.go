@@ -47,6 +47,12 @@ var (
 		"Send one statement per Parse; use a simple query for several statements at once.")
 	ReadOnlyTransaction = Register("RS-2434", "transaction.read_only", "25006",
 		"The transaction was started READ ONLY (or default_transaction_read_only is on); start a read-write transaction for writes.")
+	SavepointOutsideBlock = Register("RS-2435", "transaction.savepoint_outside_block", "25P01",
+		"Savepoints exist only inside BEGIN ... COMMIT; run BEGIN first (a multi-statement query without BEGIN is not a transaction block).")
+	UnknownSavepoint = Register("RS-2436", "transaction.unknown_savepoint", "3B001",
+		"Check the name: ROLLBACK TO and RELEASE need a savepoint set earlier in this transaction and not yet released or rolled back past.")
+	ExecuteParameterCount = Register("RS-2437", "session.execute_parameter_count", "42601",
+		"Pass EXECUTE exactly one argument per parameter of the PREPARE (see pg_prepared_statements.parameter_types).")
 	GatewayUnsupported = Register("RS-2433", "gateway.unsupported_feature", "0A000",
 		"This PostgreSQL feature is not supported by RockStream's gateway; see docs/sql.md for what is.")
 

@@ -19,6 +19,9 @@ const (
 	kindBegin
 	kindCommit
 	kindRollback
+	kindSavepoint
+	kindRelease
+	kindRollbackTo
 	kindSet
 	kindReset
 	kindResetAll
@@ -27,6 +30,8 @@ const (
 	kindShowAll
 	kindDiscard
 	kindDeallocate
+	kindPrepare // SQL PREPARE
+	kindExecute // SQL EXECUTE
 	kindCopyFrom
 	kindCopyTo
 	kindUnsupported
@@ -46,6 +51,11 @@ type statement struct {
 	setDefault  bool
 	isLocal     bool
 	discardAll  bool
+	// PREPARE's statement text and parameter type names; EXECUTE's
+	// argument expressions (prepare.go).
+	prepareQuery string
+	prepareTypes []string
+	executeArgs  []string
 	// copy is the parsed COPY statement.
 	copy *copySpec
 	// err is the error to report (kindUnsupported, bad COPY).
@@ -99,10 +109,38 @@ func onlyComments(text string) bool {
 	return true
 }
 
+// plainDML reports whether sql starts (after white space) with a keyword
+// no gateway-answered statement starts with: INSERT, UPDATE, DELETE or
+// SELECT, followed by white space.
+func plainDML(sql string) bool {
+	s := strings.TrimLeft(sql, " \t\r\n")
+	for _, kw := range [...]string{"insert", "update", "delete", "select"} {
+		if len(s) > len(kw) && strings.EqualFold(s[:len(kw)], kw) {
+			switch s[len(kw)] {
+			case ' ', '\t', '\r', '\n':
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // classify parses one statement and decides who answers it. Statements
 // PostgreSQL's grammar does not know (RockStream extensions) and all
 // ordinary SQL go to the engine unchanged.
 func classify(sql string) statement {
+	st := statement{kind: kindEngine, sql: sql}
+	if plainDML(sql) {
+		// Nothing below applies to it, and scanning and parsing a large
+		// multi-row INSERT here (the engine parses it again) cost as much
+		// as executing it.
+		return st
+	}
+	return classifyParsed(sql)
+}
+
+// classifyParsed is classify by parsing the statement.
+func classifyParsed(sql string) statement {
 	st := statement{kind: kindEngine, sql: sql}
 	if onlyComments(sql) {
 		st.kind = kindEmpty
@@ -151,9 +189,18 @@ func classify(sql string) statement {
 	case node.GetListenStmt() != nil, node.GetNotifyStmt() != nil, node.GetUnlistenStmt() != nil:
 		st.kind = kindUnsupported
 		st.err = errcode.New(errcode.GatewayUnsupported, "LISTEN/NOTIFY is not supported")
-	case node.GetPrepareStmt() != nil, node.GetExecuteStmt() != nil:
-		st.kind = kindUnsupported
-		st.err = errcode.New(errcode.GatewayUnsupported, "SQL-level PREPARE/EXECUTE is not supported; use the extended query protocol (driver-side prepared statements)")
+	case node.GetPrepareStmt() != nil:
+		st.kind, st.name = kindPrepare, node.GetPrepareStmt().Name
+		if !sqlPrepareText(sql, &st) {
+			st.kind = kindUnsupported
+			st.err = errcode.New(errcode.GatewayUnsupported, "cannot read this PREPARE statement")
+		}
+	case node.GetExecuteStmt() != nil:
+		st.kind, st.name = kindExecute, node.GetExecuteStmt().Name
+		if !sqlExecuteArgs(sql, &st) {
+			st.kind = kindUnsupported
+			st.err = errcode.New(errcode.GatewayUnsupported, "cannot read this EXECUTE statement")
+		}
 	}
 	return st
 }
@@ -167,9 +214,15 @@ func classifyTransaction(ts *pg_query.TransactionStmt, st *statement) {
 		st.kind = kindCommit
 	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
 		st.kind = kindRollback
+	case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
+		st.kind, st.name = kindSavepoint, ts.SavepointName
+	case pg_query.TransactionStmtKind_TRANS_STMT_RELEASE:
+		st.kind, st.name = kindRelease, ts.SavepointName
+	case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+		st.kind, st.name = kindRollbackTo, ts.SavepointName
 	default:
 		st.kind = kindUnsupported
-		st.err = errcode.New(errcode.GatewayUnsupported, "savepoints and two-phase commit are not supported")
+		st.err = errcode.New(errcode.GatewayUnsupported, "two-phase commit is not supported")
 	}
 	if ts.Chain {
 		st.kind = kindUnsupported
@@ -296,8 +349,12 @@ func (st *statement) commandTag() string {
 		return "BEGIN"
 	case kindCommit:
 		return "COMMIT"
-	case kindRollback:
+	case kindRollback, kindRollbackTo:
 		return "ROLLBACK"
+	case kindSavepoint:
+		return "SAVEPOINT"
+	case kindRelease:
+		return "RELEASE"
 	case kindSet, kindSetTransaction:
 		return "SET"
 	case kindReset, kindResetAll:
@@ -309,6 +366,8 @@ func (st *statement) commandTag() string {
 			return "DISCARD ALL"
 		}
 		return "DISCARD"
+	case kindPrepare:
+		return "PREPARE"
 	case kindDeallocate:
 		if st.name == "" {
 			return "DEALLOCATE ALL"
@@ -321,7 +380,7 @@ func (st *statement) commandTag() string {
 // allowedWhenFailed reports statements PostgreSQL runs in a failed
 // transaction block (everything else gets 25P02).
 func (st *statement) allowedWhenFailed() bool {
-	return st.kind == kindCommit || st.kind == kindRollback || st.kind == kindEmpty
+	return st.kind == kindCommit || st.kind == kindRollback || st.kind == kindRollbackTo || st.kind == kindEmpty
 }
 
 // copyOfExtension recognises `COPY (SUBSCRIBE ...) TO ...` (statements only

@@ -69,6 +69,8 @@ type conn struct {
 	// localSettings are SET LOCAL parameters' values before the block, to
 	// restore at its end.
 	localSettings map[string]string
+	// savepoints are the explicit block's open savepoints, oldest first.
+	savepoints []savepoint
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
@@ -496,6 +498,11 @@ func (c *conn) abortTx() {
 	// Portals end with their transaction; their cursors close before the
 	// engine's transaction does.
 	c.closeAllPortals()
+	if c.state != txIdle && len(c.savepoints) > 0 {
+		// Keep the engine's transaction: ROLLBACK TO SAVEPOINT resumes it.
+		c.state = txFailed
+		return
+	}
 	if c.engineTx {
 		if rbErr := c.session.Rollback(context.Background()); rbErr != nil {
 			c.log.Warn("gateway: rollback after error failed", "err", rbErr)

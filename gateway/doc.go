@@ -73,8 +73,14 @@
 //	│ idle │       │ in block  │               │ failed │ every statement but
 //	│ (I)  │◀──────│   (T)     │               │  (E)   │ COMMIT/ROLLBACK → 25P02
 //	└──────┘COMMIT/└───────────┘               └────────┘
-//	   ▲   ROLLBACK                                 │ COMMIT or ROLLBACK
-//	   └────────────────────────────────────────────┘ (both roll back)
+//	   ▲   ROLLBACK      ▲                          │ COMMIT or ROLLBACK
+//	   └─────────────────┼──────────────────────────┘ (both roll back)
+//	                     └── ROLLBACK TO SAVEPOINT ─┘
+//
+// Savepoints (savepoint.go): the gateway keeps their names and settings
+// snapshots and tells a SavepointSession depths. With a savepoint open, an
+// error keeps the engine's transaction (failed) so that ROLLBACK TO can
+// resume it; without one, the engine's transaction is rolled back at once.
 //
 // Outside a block, the statements of one Query message, or of one extended
 // batch up to Sync, run in an implicit transaction that the gateway begins

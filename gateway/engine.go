@@ -91,6 +91,25 @@ type Session interface {
 	Close() error
 }
 
+// SavepointSession is a Session that supports savepoints inside explicit
+// transaction blocks. The gateway keeps the savepoint names and PostgreSQL's
+// stack discipline (duplicate names shadow older ones; RELEASE and ROLLBACK
+// TO act on the newest savepoint of that name and destroy every later one)
+// and tells the engine depths: the oldest open savepoint has depth 1.
+// After an error inside a block with open savepoints the gateway keeps the
+// engine's transaction open (state failed) so that ROLLBACK TO SAVEPOINT can
+// resume it; COMMIT or ROLLBACK then end it as usual.
+type SavepointSession interface {
+	// Savepoint pushes a savepoint at depth n+1 (n = open savepoints).
+	Savepoint(ctx context.Context) error
+	// RollbackToSavepoint undoes every change of the transaction since
+	// savepoint depth, drops the later savepoints and keeps this one.
+	RollbackToSavepoint(ctx context.Context, depth int) error
+	// ReleaseSavepoint drops savepoint depth and the later ones, keeping
+	// their changes.
+	ReleaseSavepoint(ctx context.Context, depth int) error
+}
+
 // PrepareRequest asks the engine to prepare one SQL statement.
 type PrepareRequest struct {
 	// SQL is exactly one statement, without a trailing semicolon.

@@ -54,6 +54,13 @@ func (c *conn) runSimple(ctx context.Context, st *statement) bool {
 			return false
 		}
 		p.stmt.engine, p.stmt.columns = stmt, stmt.Columns
+	} else if st.kind == kindExecute {
+		target, err := c.executeTarget(st)
+		if err != nil {
+			c.fail(err)
+			return false
+		}
+		p.stmt.engine, p.stmt.columns = target.engine, target.columns
 	} else {
 		p.stmt.columns = gatewayColumns(st)
 	}
@@ -117,6 +124,21 @@ func (c *conn) executePortal(ctx context.Context, p *portal, maxRows int32, simp
 				return canceledError(sctx, err)
 			}
 			cur, err := c.session.Execute(sctx, ExecuteRequest{Statement: p.stmt.engine, Params: p.params, Settings: c.settings})
+			if err != nil {
+				return canceledError(sctx, err)
+			}
+			p.cursor, p.started = cur, true
+		}
+	case kindExecute:
+		if !p.started {
+			if err := c.ensureTx(sctx); err != nil {
+				return canceledError(sctx, err)
+			}
+			params, err := c.executeParams(sctx, st, p.stmt.engine)
+			if err != nil {
+				return canceledError(sctx, err)
+			}
+			cur, err := c.session.Execute(sctx, ExecuteRequest{Statement: p.stmt.engine, Params: params, Settings: c.settings})
 			if err != nil {
 				return canceledError(sctx, err)
 			}
@@ -281,6 +303,10 @@ func (c *conn) runGateway(ctx context.Context, st *statement) (string, error) {
 		return c.commit(ctx)
 	case kindRollback:
 		return st.commandTag(), c.rollback(ctx)
+	case kindPrepare:
+		return st.commandTag(), c.sqlPrepare(ctx, st)
+	case kindSavepoint, kindRelease, kindRollbackTo:
+		return st.commandTag(), c.savepointCmd(ctx, st)
 	case kindSet:
 		return st.commandTag(), c.set(st)
 	case kindReset:
@@ -391,8 +417,14 @@ func (c *conn) commit(ctx context.Context) (string, error) {
 		c.warn(errcode.NoTransactionInProgress, "there is no transaction in progress")
 		return "COMMIT", nil
 	case txFailed:
+		var err error
+		if c.engineTx {
+			// Kept open for ROLLBACK TO SAVEPOINT (abortTx).
+			c.engineTx = false
+			err = c.session.Rollback(ctx)
+		}
 		c.endBlock(true)
-		return "ROLLBACK", nil
+		return "ROLLBACK", err
 	}
 	var err error
 	c.closeAllPortals()
@@ -429,6 +461,7 @@ func (c *conn) rollback(ctx context.Context) error {
 // PostgreSQL).
 func (c *conn) endBlock(rolledBack bool) {
 	c.state = txIdle
+	c.savepoints = nil
 	c.closeAllPortals()
 	next := c.settings
 	if rolledBack && c.txSettings != nil {

@@ -137,6 +137,8 @@ type pgTestSession struct {
 	conn     *pgconn.PgConn
 	seq      int
 	timeZone string
+	// savepoints is the number of open savepoints.
+	savepoints int
 }
 
 type pgTestHandle struct {
@@ -325,6 +327,7 @@ func (s *pgTestSession) Begin(ctx context.Context, opts TxOptions) error {
 	if err := s.syncSettings(ctx, opts.Settings); err != nil {
 		return err
 	}
+	s.savepoints = 0
 	sql := "BEGIN ISOLATION LEVEL " + strings.ToUpper(opts.Isolation.String())
 	if opts.ReadOnly {
 		sql += " READ ONLY"
@@ -346,6 +349,23 @@ func (s *pgTestSession) Commit(ctx context.Context) error {
 }
 
 func (s *pgTestSession) Rollback(ctx context.Context) error { return s.exec(ctx, "ROLLBACK") }
+
+// Savepoints are forwarded under names by depth (the gateway keeps the
+// client's names).
+func (s *pgTestSession) Savepoint(ctx context.Context) error {
+	s.savepoints++
+	return s.exec(ctx, fmt.Sprintf("SAVEPOINT sp_%d", s.savepoints))
+}
+
+func (s *pgTestSession) RollbackToSavepoint(ctx context.Context, depth int) error {
+	s.savepoints = depth
+	return s.exec(ctx, fmt.Sprintf("ROLLBACK TO SAVEPOINT sp_%d", depth))
+}
+
+func (s *pgTestSession) ReleaseSavepoint(ctx context.Context, depth int) error {
+	s.savepoints = depth - 1
+	return s.exec(ctx, fmt.Sprintf("RELEASE SAVEPOINT sp_%d", depth))
+}
 
 func (s *pgTestSession) CopyIn(ctx context.Context, req CopyInRequest) (CopyInSink, error) {
 	rel := quoteIdent(req.Table)

@@ -107,6 +107,11 @@ type Settings struct {
 	values map[string]string
 	// user and database are fixed for the session.
 	user, database string
+	// zoneName and zone memoize Location for the timezone value they were
+	// computed from: COPY parses every field with the session zone, and
+	// resolving the name each time cost more than parsing the field.
+	zoneName string
+	zone     *time.Location
 }
 
 // NewSettings returns the defaults for a session of user on database.
@@ -143,10 +148,15 @@ func (s *Settings) Database() string { return s.database }
 // Location is the session time zone (TimeZone) as a *time.Location, for
 // timestamptz input and output.
 func (s *Settings) Location() *time.Location {
-	loc, err := loadZone(s.values["timezone"])
-	if err != nil {
-		return time.UTC
+	name := s.values["timezone"]
+	if s.zone != nil && s.zoneName == name {
+		return s.zone
 	}
+	loc, err := loadZone(name)
+	if err != nil {
+		loc = time.UTC
+	}
+	s.zoneName, s.zone = name, loc
 	return loc
 }
 

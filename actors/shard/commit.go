@@ -9,7 +9,6 @@ import (
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
-	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -26,105 +25,12 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 	// Write side of the commit pairing: epochs are dense, and nothing past
 	// the last epoch is durable yet.
 	assert.That(a.durableEpoch <= a.lastEpoch, "durable epoch %d past the last epoch %d", a.durableEpoch, a.lastEpoch)
-	txn := kv.NewTxn(a.store)
-	deltas := map[catalog.ID]*zset.Batch{}
-	var order []catalog.ID
-	for i, w := range m.Writes {
-		rel, ok := a.snap.RelationByID(w.Table)
-		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
-			return nil, errcode.New(errcode.UndefinedObject, "table %s does not exist (dropped while the transaction ran)", w.Table)
-		}
-		codec, err := a.codecOf(rel)
-		if err != nil {
-			return nil, err
-		}
-		ts := codec.ts
-		var key []byte
-		if len(rel.PrimaryKey) == 0 {
-			// INSERT_ONLY: a unique synthetic key (epoch, position).
-			if w.Row == nil {
-				return nil, errcode.New(errcode.InternalError, "delete from insert-only table %s", rel.Name)
-			}
-			key = binary.BigEndian.AppendUint64(tablePrefix(w.Table), epoch)
-			key = binary.BigEndian.AppendUint32(key, uint32(i))
-		} else {
-			keyRow := w.Key
-			if keyRow == nil {
-				keyRow = make(types.Row, len(rel.PrimaryKey))
-				for j, c := range rel.PrimaryKey {
-					keyRow[j] = w.Row[c]
-				}
-			}
-			key = keyOf(rel, ts, keyRow)
-		}
-		old, exists, err := txn.Get(key)
-		if err != nil {
-			return nil, err
-		}
-		d := deltas[w.Table]
-		if d == nil {
-			d = &zset.Batch{}
-			deltas[w.Table] = d
-			order = append(order, w.Table)
-		}
-		if w.CheckBase {
-			if exists != (w.Base != nil) || (exists && !a.sameStoredRow(codec, old, w.Base)) {
-				return nil, errcode.New(errcode.OptimisticConflict, "could not serialize access due to concurrent update of %q", rel.Name).
-					WithDetail("Key %s was changed by another transaction after this one read it.", describeKey(rel, keyOfWrite(rel, w)))
-			}
-		}
-		if exists {
-			if w.MustNotExist {
-				return nil, errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", rel.Name+"_pkey").
-					WithDetail("Key %s already exists.", describeKey(rel, w.Row))
-			}
-			oldRow, err := codec.decode(old)
-			if err != nil {
-				return nil, err
-			}
-			d.Add(oldRow, -1)
-		}
-		if w.Row == nil {
-			if exists {
-				if err := txn.Delete(key); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		// INVARIANT: the session validated widths against the same catalog.
-		if len(w.Row) != len(ts) {
-			return nil, errcode.New(errcode.InternalError, "row of width %d for table %s of %d columns", len(w.Row), rel.Name, len(ts))
-		}
-		if err := txn.Put(key, encodeStoredRow(nil, ts, w.Row)); err != nil {
-			return nil, err
-		}
-		d.Add(w.Row, 1)
+	batch, err := a.commitBatchOf(m, epoch, false)
+	if err == nil && batch == nil {
+		// A key written twice: rebuild with the writes seeing each other.
+		batch, err = a.commitBatchOf(m, epoch, true)
 	}
-	entry := logEntry{}
-	for _, id := range order {
-		c := zset.Consolidate(*deltas[id])
-		if c.Len() > 0 {
-			entry.tables = append(entry.tables, tableDelta{table: id, delta: c})
-		}
-	}
-	if err := txn.Put(logKey(epoch), encodeLog(entry, a.typesOf)); err != nil {
-		return nil, err
-	}
-	if m.Offset != nil {
-		// INVARIANT: a connector's offset only moves forward.
-		prev, err := getUint64(txn, offsetKey(m.Offset.Source))
-		if err != nil {
-			return nil, err
-		}
-		if m.Offset.Offset < prev {
-			return nil, errcode.New(errcode.InternalError, "source %s offset went back from %d to %d", m.Offset.Source, prev, m.Offset.Offset)
-		}
-		if err := putUint64(txn, offsetKey(m.Offset.Source), m.Offset.Offset); err != nil {
-			return nil, err
-		}
-	}
-	if err := putUint64(txn, lastEpochKey(), epoch); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	group := a.groupCommits()
@@ -134,7 +40,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 		// which the reply waits for.
 		apply = a.store.(groupSyncer).ApplyNoWait
 	}
-	if err := apply(txn.Batch()); err != nil {
+	if err := apply(batch); err != nil {
 		// NB: the store may hold the batch in memory without it being
 		// durable; continuing would let a later commit reuse this epoch.
 		// Stop serving until the shard is reopened from durable state.
@@ -154,6 +60,128 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 	a.stats.Commits++
 	a.scheduleStep(ctx)
 	return Committed{Epoch: epoch}, nil
+}
+
+// commitBatchOf builds a commit's write batch (commitbatch.go): table rows,
+// the delta-log entry under epoch, the source offset and the last epoch. In
+// direct mode (exact false) it returns a nil batch if a key is written
+// twice; the caller then rebuilds it in exact mode.
+func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatch, error) {
+	cb := newCommitBatch(a.store, len(m.Writes), exact)
+	for i, w := range m.Writes {
+		rel, ok := a.snap.RelationByID(w.Table)
+		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
+			return nil, errcode.New(errcode.UndefinedObject, "table %s does not exist (dropped while the transaction ran)", w.Table)
+		}
+		codec, err := a.codecOf(rel)
+		if err != nil {
+			return nil, err
+		}
+		ts := codec.ts
+		td := cb.table(w.Table)
+		if len(rel.PrimaryKey) == 0 {
+			// INSERT_ONLY: a unique synthetic key (epoch, position). No
+			// row can exist under it: the epoch is new, and rows of an
+			// epoch that never became durable were lost with it (the last
+			// epoch is in the same atomic batch), so there is nothing to
+			// read first.
+			if w.Row == nil {
+				return nil, errcode.New(errcode.InternalError, "delete from insert-only table %s", rel.Name)
+			}
+			if len(w.Row) != len(ts) {
+				return nil, errcode.New(errcode.InternalError, "row of width %d for table %s of %d columns", len(w.Row), rel.Name, len(ts))
+			}
+			from := cb.arena.alloc(2 + 16 + 8 + 4)
+			key := append(from, kv.PrefixOpState, kindTableRows)
+			key = append(key, w.Table.Object[:]...)
+			key = binary.BigEndian.AppendUint64(key, epoch)
+			key = binary.BigEndian.AppendUint32(key, uint32(i))
+			cb.arena.used(from, key)
+			enc := cb.encodeRow(ts, w.Row)
+			if err := cb.Put(key, enc); err != nil {
+				return nil, err
+			}
+			td.add(enc, 1)
+			continue
+		}
+		keyRow := w.Key
+		if keyRow == nil {
+			keyRow = make(types.Row, len(rel.PrimaryKey))
+			for j, c := range rel.PrimaryKey {
+				keyRow[j] = w.Row[c]
+			}
+		}
+		key := keyOf(rel, ts, keyRow)
+		old, exists, err := cb.get(key)
+		if err != nil {
+			return nil, err
+		}
+		if w.CheckBase {
+			if exists != (w.Base != nil) || (exists && !a.sameStoredRow(codec, old, w.Base)) {
+				return nil, errcode.New(errcode.OptimisticConflict, "could not serialize access due to concurrent update of %q", rel.Name).
+					WithDetail("Key %s was changed by another transaction after this one read it.", describeKey(rel, keyOfWrite(rel, w)))
+			}
+		}
+		var oldEnc []byte
+		if exists {
+			if w.MustNotExist {
+				return nil, errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", rel.Name+"_pkey").
+					WithDetail("Key %s already exists.", describeKey(rel, w.Row))
+			}
+			if oldEnc, err = cb.canonical(codec, old); err != nil {
+				return nil, err
+			}
+		}
+		if w.Row == nil {
+			if exists {
+				td.add(oldEnc, -1)
+				if err := cb.Delete(key); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		// INVARIANT: the session validated widths against the same catalog.
+		if len(w.Row) != len(ts) {
+			return nil, errcode.New(errcode.InternalError, "row of width %d for table %s of %d columns", len(w.Row), rel.Name, len(ts))
+		}
+		enc := cb.encodeRow(ts, w.Row)
+		if err := cb.Put(key, enc); err != nil {
+			return nil, err
+		}
+		if exists && bytes.Equal(oldEnc, enc) {
+			continue // unchanged: retraction and insertion cancel
+		}
+		if exists {
+			td.add(oldEnc, -1)
+		}
+		td.add(enc, 1)
+	}
+	if err := cb.Put(logKey(epoch), cb.encodeLog()); err != nil {
+		return nil, err
+	}
+	txn := cb
+	if m.Offset != nil {
+		// INVARIANT: a connector's offset only moves forward.
+		prev, err := getUint64(cb.reader(), offsetKey(m.Offset.Source))
+		if err != nil {
+			return nil, err
+		}
+		if m.Offset.Offset < prev {
+			return nil, errcode.New(errcode.InternalError, "source %s offset went back from %d to %d", m.Offset.Source, prev, m.Offset.Offset)
+		}
+		if err := putUint64(txn, offsetKey(m.Offset.Source), m.Offset.Offset); err != nil {
+			return nil, err
+		}
+	}
+	if err := putUint64(txn, lastEpochKey(), epoch); err != nil {
+		return nil, err
+	}
+	b, ok := cb.batch()
+	if !ok {
+		return nil, nil
+	}
+	return b, nil
 }
 
 func (a *Actor) typesOf(id catalog.ID) []types.Type {

@@ -101,25 +101,11 @@ type tableDelta struct {
 	delta zset.Batch
 }
 
-// encodeLog encodes a log entry. Rows are typed by the catalog at commit
-// time; their widths are stored, so a later ADD COLUMN cannot misread them.
-func encodeLog(e logEntry, schemaOf func(catalog.ID) []types.Type) []byte {
-	var b []byte
-	b = binary.AppendUvarint(b, uint64(len(e.tables)))
-	for _, t := range e.tables {
-		b = append(b, t.table.Object[:]...)
-		ts := schemaOf(t.table)
-		b = binary.AppendUvarint(b, uint64(t.delta.Len()))
-		for i, row := range t.delta.Rows {
-			b = binary.AppendVarint(b, t.delta.Weights[i])
-			enc := encodeStoredRow(nil, ts, row)
-			b = binary.AppendUvarint(b, uint64(len(enc)))
-			b = append(b, enc...)
-		}
-	}
-	return b
-}
-
+// The log entry format (written by commitBatch.encodeLog): uvarint table
+// count; per table its object id (16 bytes), uvarint row count, and per row
+// varint weight, uvarint length and the encodeStoredRow bytes. Rows are
+// typed by the catalog at commit time; their widths are stored, so a later
+// ADD COLUMN cannot misread them.
 func decodeLog(src []byte, ns catalog.NamespaceID, codecOf func(catalog.ID) (tableCodec, bool)) (logEntry, error) {
 	var e logEntry
 	r := byteReader{src: src}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,7 +17,36 @@ import (
 
 // newBenchCommand is `rockstream bench ...`: the benchmark suites in bench/.
 func newBenchCommand() *cobra.Command {
-	c := &cobra.Command{Use: "bench", Short: "Run a benchmark suite (nexmark, ivm)"}
+	var cpuProfile string
+	var stopProfile func()
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Run a benchmark suite (nexmark, ivm)",
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if cpuProfile == "" {
+				return nil
+			}
+			f, err := os.Create(cpuProfile)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				return err
+			}
+			stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+			return nil
+		},
+		PersistentPostRunE: func(*cobra.Command, []string) error {
+			if stopProfile != nil {
+				stopProfile()
+			}
+			return nil
+		},
+	}
+	// The profile covers the whole process: the server AND the benchmark's
+	// driver (client, generator), so the driver's share is visible.
+	c.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (go tool pprof) to this file")
 	c.AddCommand(newBenchNexmarkCommand(), newBenchIVMCommand())
 	return c
 }

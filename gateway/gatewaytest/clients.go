@@ -383,6 +383,16 @@ try:
 except psycopg2.Error as e:
     assert e.pgcode == "22012", e.pgcode
     c.rollback()
+# SQL-level prepared statements (psycopg2 interpolates on the client side).
+cur.execute("prepare py2_q (int) as select name from py2_t where id = $1")
+cur.execute("execute py2_q (%s)", (1,))
+assert cur.fetchone()[0] == "o'brien"
+cur.execute("deallocate all")
+try:
+    cur.execute("execute py2_q (1)")
+except psycopg2.Error as e:
+    assert e.pgcode == "26000", e.pgcode
+    c.rollback()
 cur.execute("show transaction isolation level")
 print("OK", cur.fetchone()[0])
 `)
@@ -417,6 +427,23 @@ with psycopg.connect(host=os.environ["GW_HOST"], port=os.environ["GW_PORT"], use
         for row in cp.rows():
             out.append(row[0])
     assert out == ["10", "11"], out
+    # Nested transactions are savepoints: the inner block's failure undoes
+    # only its own rows.
+    with c.transaction():
+        c.execute("insert into py3_t (id) values (20)")
+        try:
+            with c.transaction():
+                c.execute("insert into py3_t (id) values (21)")
+                c.execute("insert into py3_t (id) values (20)")
+            raise AssertionError("duplicate key accepted")
+        except psycopg.errors.UniqueViolation:
+            pass
+        with c.transaction():
+            c.execute("insert into py3_t (id) values (22)")
+    ids = [r[0] for r in c.execute("select id from py3_t where id >= 20 order by id").fetchall()]
+    assert ids == [20, 22], ids
+    c.execute("delete from py3_t where id >= 20")
+    c.commit()
     print("OK", c.execute("select count(*) from py3_t").fetchone()[0])
 `)
 	if out != "OK 5" {
@@ -580,9 +607,17 @@ cols = {c["name"]: c for c in insp.get_columns("sa_t")}
 assert str(cols["id"]["type"]) == "INTEGER" and cols["name"]["nullable"] is False, cols
 assert insp.get_pk_constraint("sa_t")["constrained_columns"] == ["id"]
 with e.connect() as conn:
-    print("OK", conn.execute(sa.text("select count(*) from sa_t")).scalar())
+    # begin_nested() is SAVEPOINT / ROLLBACK TO / RELEASE.
+    with conn.begin():
+        conn.execute(sa.text("insert into sa_t values (1, 'kept')"))
+        sp = conn.begin_nested()
+        conn.execute(sa.text("insert into sa_t values (2, 'undone')"))
+        sp.rollback()
+        with conn.begin_nested():
+            conn.execute(sa.text("insert into sa_t values (3, 'released')"))
+    print("OK", conn.execute(sa.text("select string_agg(name, ',' order by id) from sa_t")).scalar())
 `)
-	if out != "OK 0" {
+	if out != "OK kept,released" {
 		t.Errorf("SQLAlchemy: %q", out)
 	}
 }
@@ -623,6 +658,24 @@ public class JdbcCheck {
     int n = 0; while (cols.next()) n++;
     ResultSet pk = md.getPrimaryKeys(null, "public", "jdbc_t");
     if (!pk.next() || !pk.getString("COLUMN_NAME").equals("id")) throw new Exception("getPrimaryKeys");
+    // autosave=always: a failed statement inside a transaction rolls back
+    // to the driver's savepoint and the transaction goes on; plus the
+    // java.sql.Savepoint API.
+    Connection c2 = DriverManager.getConnection("jdbc:postgresql://` + host + `:` + port + `/` + s.Database + `?user=` + s.User + `&sslmode=disable&autosave=always");
+    c2.createStatement().execute("drop table if exists jdbc_sp");
+    c2.createStatement().execute("create table jdbc_sp(id int primary key)");
+    c2.setAutoCommit(false);
+    c2.createStatement().execute("insert into jdbc_sp values (1)");
+    try { c2.createStatement().execute("insert into jdbc_sp values (1)"); throw new Exception("duplicate accepted"); }
+    catch (SQLException e) { if (!"23505".equals(e.getSQLState())) throw e; }
+    c2.createStatement().execute("insert into jdbc_sp values (2)");
+    Savepoint sp = c2.setSavepoint("before3");
+    c2.createStatement().execute("insert into jdbc_sp values (3)");
+    c2.rollback(sp);
+    c2.commit();
+    ResultSet spr = c2.createStatement().executeQuery("select string_agg(id::text, ',' order by id) from jdbc_sp");
+    if (!spr.next() || !spr.getString(1).equals("1,2")) throw new Exception("savepoints: " + spr.getString(1));
+    c2.close();
     ResultSet cnt = c.createStatement().executeQuery("select count(*) from jdbc_t");
     cnt.next();
     System.out.println("OK " + n + " " + cnt.getInt(1) + " " + md.getDatabaseProductVersion());

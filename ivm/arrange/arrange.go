@@ -77,6 +77,8 @@ type Arrangement struct {
 	// Rows and Bytes count live entries (keys) and their key+value bytes,
 	// maintained by writes that know the previous value.
 	rowsDelta, bytesDelta int64
+	// onDiscard are called by DiscardCache (see OnDiscardCache).
+	onDiscard []func()
 }
 
 // Config configures an arrangement.
@@ -238,6 +240,9 @@ func (a *Arrangement) DiscardCache() {
 	a.cache.clear()
 	if a.groups != nil {
 		a.groups.clear()
+	}
+	for _, fn := range a.onDiscard {
+		fn()
 	}
 }
 

@@ -1,0 +1,204 @@
+package shard
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// commitBatch builds the one write batch of a commit (table rows, delta-log
+// entry, last epoch) with as little per-row work as possible: each row is
+// encoded ONCE, and that encoding is both the stored table row and the row
+// in the delta-log entry.
+//
+// Two modes:
+//   - direct (the common case): reads go straight to the store and writes
+//     are appended to a slice, sorted once at the end. Correct only if no
+//     key is written twice in the commit (a second write would not see the
+//     first); batch() reports a duplicate, and the commit is rebuilt in
+//     exact mode;
+//   - exact: reads and writes go through an overlay transaction, so a key
+//     written twice sees its first write (last write wins).
+//
+// The delta-log entry is not consolidated: the epoch step unions several
+// entries unconsolidated anyway, and every operator accepts unconsolidated
+// input (the circuit consolidates outputs). A row replaced by an equal one
+// is dropped from it (its retraction and insertion cancel).
+type commitBatch struct {
+	store kv.Reader
+	exact kv.Txn // nil in direct mode
+	ops   []kv.Op
+	arena byteArena
+	// tables are the per-table sections of the log entry, in first-write
+	// order.
+	tables []*tableLog
+}
+
+// tableLog is one table's rows in the delta-log entry.
+type tableLog struct {
+	table   catalog.ID
+	rows    [][]byte // encodeStoredRow encodings
+	weights []int64
+	bytes   int
+}
+
+func (t *tableLog) add(enc []byte, w int64) {
+	t.rows = append(t.rows, enc)
+	t.weights = append(t.weights, w)
+	t.bytes += len(enc)
+}
+
+func newCommitBatch(store kv.Reader, writes int, exact bool) *commitBatch {
+	cb := &commitBatch{store: store, ops: make([]kv.Op, 0, writes+3)}
+	if exact {
+		cb.exact = kv.NewTxn(store)
+	}
+	return cb
+}
+
+func (cb *commitBatch) table(id catalog.ID) *tableLog {
+	// NB: commits touch one or two tables; a linear search beats a map.
+	for _, t := range cb.tables {
+		if t.table == id {
+			return t
+		}
+	}
+	t := &tableLog{table: id}
+	cb.tables = append(cb.tables, t)
+	return t
+}
+
+func (cb *commitBatch) get(key []byte) ([]byte, bool, error) {
+	if cb.exact != nil {
+		return cb.exact.Get(key)
+	}
+	return cb.store.Get(key)
+}
+
+// Put implements kv.Writer.
+func (cb *commitBatch) Put(key, value []byte) error {
+	if cb.exact != nil {
+		return cb.exact.Put(key, value)
+	}
+	cb.ops = append(cb.ops, kv.Op{Key: key, Value: value})
+	return nil
+}
+
+// Delete implements kv.Writer.
+func (cb *commitBatch) Delete(key []byte) error {
+	if cb.exact != nil {
+		return cb.exact.Delete(key)
+	}
+	cb.ops = append(cb.ops, kv.Op{Key: key, Delete: true})
+	return nil
+}
+
+// reader reads what the commit sees (in direct mode: the store, which is
+// right for every key the commit has not written).
+func (cb *commitBatch) reader() kv.Reader {
+	if cb.exact != nil {
+		return cb.exact
+	}
+	return cb.store
+}
+
+// encodeRow encodes a row for storage into the commit's arena.
+func (cb *commitBatch) encodeRow(ts []types.Type, row types.Row) []byte {
+	// A guess at the size (most values are short); the arena grows.
+	dst := cb.arena.alloc(8 + 12*len(row))
+	enc := encodeStoredRow(dst, ts, row)
+	cb.arena.used(dst, enc)
+	return enc
+}
+
+// canonical returns a stored row in the current encoding of its table:
+// the stored bytes themselves when they are of the table's width (the
+// encoding is canonical), else the row decoded (padded) and re-encoded.
+func (cb *commitBatch) canonical(codec tableCodec, stored []byte) ([]byte, error) {
+	if n, used := binary.Uvarint(stored); used > 0 && n == uint64(len(codec.ts)) {
+		return stored, nil
+	}
+	row, err := codec.decode(stored)
+	if err != nil {
+		return nil, err
+	}
+	return cb.encodeRow(codec.ts, row), nil
+}
+
+// encodeLog encodes the delta-log entry (the format decodeLog reads).
+func (cb *commitBatch) encodeLog() []byte {
+	size := binary.MaxVarintLen64
+	for _, t := range cb.tables {
+		size += 16 + binary.MaxVarintLen64 + t.bytes + len(t.rows)*2*binary.MaxVarintLen64
+	}
+	b := make([]byte, 0, size)
+	n := 0
+	for _, t := range cb.tables {
+		if len(t.rows) > 0 {
+			n++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	for _, t := range cb.tables {
+		if len(t.rows) == 0 {
+			continue
+		}
+		b = append(b, t.table.Object[:]...)
+		b = binary.AppendUvarint(b, uint64(len(t.rows)))
+		for i, enc := range t.rows {
+			b = binary.AppendVarint(b, t.weights[i])
+			b = binary.AppendUvarint(b, uint64(len(enc)))
+			b = append(b, enc...)
+		}
+	}
+	return b
+}
+
+// batch returns the commit's write batch, sorted by key; ok is false in
+// direct mode if a key was written twice (rebuild in exact mode).
+func (cb *commitBatch) batch() (b *kv.WriteBatch, ok bool) {
+	if cb.exact != nil {
+		return cb.exact.Batch(), true
+	}
+	slices.SortFunc(cb.ops, func(x, y kv.Op) int { return bytes.Compare(x.Key, y.Key) })
+	for i := 1; i < len(cb.ops); i++ {
+		if bytes.Equal(cb.ops[i-1].Key, cb.ops[i].Key) {
+			return nil, false
+		}
+	}
+	return &kv.WriteBatch{Ops: cb.ops}, true
+}
+
+// byteArena hands out append-only byte slices from shared chunks: a few
+// allocations per commit instead of one per encoded row.
+type byteArena struct {
+	buf []byte
+}
+
+const (
+	arenaChunkMin = 16 << 10
+	arenaChunkMax = 1 << 20
+)
+
+// alloc returns an empty slice with at least n bytes of capacity, at the
+// free end of the current chunk; pass what was appended to used.
+func (a *byteArena) alloc(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		size := min(max(arenaChunkMin, 2*cap(a.buf)), arenaChunkMax)
+		a.buf = make([]byte, 0, max(size, n))
+	}
+	return a.buf[len(a.buf):len(a.buf)]
+}
+
+// used records that enc (an append to a slice from alloc) is taken. If the
+// append outgrew the slice it was reallocated elsewhere and the chunk is
+// left as it was.
+func (a *byteArena) used(from, enc []byte) {
+	if len(enc) > 0 && len(from) == 0 && cap(from) >= len(enc) && &from[:1][0] == &enc[0] {
+		a.buf = a.buf[:len(a.buf)+len(enc)]
+	}
+}
