@@ -30,6 +30,8 @@ const (
 	kindShowAll
 	kindDiscard
 	kindDeallocate
+	kindPrepare // SQL PREPARE
+	kindExecute // SQL EXECUTE
 	kindCopyFrom
 	kindCopyTo
 	kindUnsupported
@@ -49,6 +51,11 @@ type statement struct {
 	setDefault  bool
 	isLocal     bool
 	discardAll  bool
+	// PREPARE's statement text and parameter type names; EXECUTE's
+	// argument expressions (prepare.go).
+	prepareQuery string
+	prepareTypes []string
+	executeArgs  []string
 	// copy is the parsed COPY statement.
 	copy *copySpec
 	// err is the error to report (kindUnsupported, bad COPY).
@@ -182,9 +189,18 @@ func classifyParsed(sql string) statement {
 	case node.GetListenStmt() != nil, node.GetNotifyStmt() != nil, node.GetUnlistenStmt() != nil:
 		st.kind = kindUnsupported
 		st.err = errcode.New(errcode.GatewayUnsupported, "LISTEN/NOTIFY is not supported")
-	case node.GetPrepareStmt() != nil, node.GetExecuteStmt() != nil:
-		st.kind = kindUnsupported
-		st.err = errcode.New(errcode.GatewayUnsupported, "SQL-level PREPARE/EXECUTE is not supported; use the extended query protocol (driver-side prepared statements)")
+	case node.GetPrepareStmt() != nil:
+		st.kind, st.name = kindPrepare, node.GetPrepareStmt().Name
+		if !sqlPrepareText(sql, &st) {
+			st.kind = kindUnsupported
+			st.err = errcode.New(errcode.GatewayUnsupported, "cannot read this PREPARE statement")
+		}
+	case node.GetExecuteStmt() != nil:
+		st.kind, st.name = kindExecute, node.GetExecuteStmt().Name
+		if !sqlExecuteArgs(sql, &st) {
+			st.kind = kindUnsupported
+			st.err = errcode.New(errcode.GatewayUnsupported, "cannot read this EXECUTE statement")
+		}
 	}
 	return st
 }
@@ -350,6 +366,8 @@ func (st *statement) commandTag() string {
 			return "DISCARD ALL"
 		}
 		return "DISCARD"
+	case kindPrepare:
+		return "PREPARE"
 	case kindDeallocate:
 		if st.name == "" {
 			return "DEALLOCATE ALL"

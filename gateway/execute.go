@@ -54,6 +54,13 @@ func (c *conn) runSimple(ctx context.Context, st *statement) bool {
 			return false
 		}
 		p.stmt.engine, p.stmt.columns = stmt, stmt.Columns
+	} else if st.kind == kindExecute {
+		target, err := c.executeTarget(st)
+		if err != nil {
+			c.fail(err)
+			return false
+		}
+		p.stmt.engine, p.stmt.columns = target.engine, target.columns
 	} else {
 		p.stmt.columns = gatewayColumns(st)
 	}
@@ -117,6 +124,21 @@ func (c *conn) executePortal(ctx context.Context, p *portal, maxRows int32, simp
 				return canceledError(sctx, err)
 			}
 			cur, err := c.session.Execute(sctx, ExecuteRequest{Statement: p.stmt.engine, Params: p.params, Settings: c.settings})
+			if err != nil {
+				return canceledError(sctx, err)
+			}
+			p.cursor, p.started = cur, true
+		}
+	case kindExecute:
+		if !p.started {
+			if err := c.ensureTx(sctx); err != nil {
+				return canceledError(sctx, err)
+			}
+			params, err := c.executeParams(sctx, st, p.stmt.engine)
+			if err != nil {
+				return canceledError(sctx, err)
+			}
+			cur, err := c.session.Execute(sctx, ExecuteRequest{Statement: p.stmt.engine, Params: params, Settings: c.settings})
 			if err != nil {
 				return canceledError(sctx, err)
 			}
@@ -281,6 +303,8 @@ func (c *conn) runGateway(ctx context.Context, st *statement) (string, error) {
 		return c.commit(ctx)
 	case kindRollback:
 		return st.commandTag(), c.rollback(ctx)
+	case kindPrepare:
+		return st.commandTag(), c.sqlPrepare(ctx, st)
 	case kindSavepoint, kindRelease, kindRollbackTo:
 		return st.commandTag(), c.savepointCmd(ctx, st)
 	case kindSet:

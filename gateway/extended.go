@@ -52,6 +52,13 @@ func (c *conn) handleParse(ctx context.Context, m *pgproto3.Parse) {
 			return
 		}
 		p.engine, p.paramTypes, p.columns = stmt, stmt.ParamTypes, stmt.Columns
+	case kindExecute:
+		target, err := c.executeTarget(&st)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		p.engine, p.paramTypes, p.columns = target.engine, nil, target.columns
 	case kindUnsupported:
 		c.fail(st.err)
 		return

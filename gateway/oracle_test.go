@@ -38,6 +38,10 @@ var oracleQueries = []string{
 	`select 1 as one; select 2 as two; select 'three'`,
 	`values (1, 'a'), (2, 'b')`,
 	`select 1 where false`,
+	// SQL-level prepared statements: tags and row descriptions as PostgreSQL's.
+	`prepare o1(int, text) as select $1 + 1 as x, $2 as t; execute o1(41, 'a'); execute o1('1', null); deallocate o1`,
+	`prepare o2 as values (1), (2); execute o2; deallocate prepare o2; prepare o3 as select 3; deallocate all`,
+	`begin; savepoint a; select 1; release savepoint a; savepoint b; rollback to savepoint b; commit`,
 }
 
 func TestTextOracle(t *testing.T) {

@@ -383,6 +383,16 @@ try:
 except psycopg2.Error as e:
     assert e.pgcode == "22012", e.pgcode
     c.rollback()
+# SQL-level prepared statements (psycopg2 interpolates on the client side).
+cur.execute("prepare py2_q (int) as select name from py2_t where id = $1")
+cur.execute("execute py2_q (%s)", (1,))
+assert cur.fetchone()[0] == "o'brien"
+cur.execute("deallocate all")
+try:
+    cur.execute("execute py2_q (1)")
+except psycopg2.Error as e:
+    assert e.pgcode == "26000", e.pgcode
+    c.rollback()
 cur.execute("show transaction isolation level")
 print("OK", cur.fetchone()[0])
 `)

@@ -144,7 +144,9 @@ func runEpochs(b *testing.B, store kv.Store, o Operator, keys int64, inputs, sid
 }
 
 // BenchmarkFilterProject is WHERE v > 0 then SELECT v with ivm/expr nodes
-// (the vectorized path).
+// (the vectorized path). Sub-benchmarks: chain=fused is what a circuit
+// runs (ivm/circuit fuses a Filter feeding a Project into one op.Fused),
+// chain=separate steps the two operators one after the other.
 func BenchmarkFilterProject(b *testing.B) {
 	benchFilterProject(b, mustBinary(b, ">", int8Col(1), int8Const(0)))
 }
@@ -156,50 +158,66 @@ func BenchmarkFilterProjectRowAtATime(b *testing.B) {
 }
 
 func benchFilterProject(b *testing.B, pred expr.Expr) {
-	filter := NewFilter(intSchema(2), pred)
-	project := NewProject(intSchema(2), []int{1})
+	benchStatelessChain(b, func() (Operator, Operator) {
+		return NewFilter(intSchema(2), pred), NewProject(intSchema(2), []int{1})
+	}, filterProjectReference())
+}
+
+// benchStatelessChain runs a Filter and the Map or Project it feeds over
+// the same delta every iteration, fused and separately.
+func benchStatelessChain(b *testing.B, chain func() (Operator, Operator), reference func(epochs int)) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	batch := benchBatch(rng, 1000)
 	ctx := &Context{Env: &expr.Env{}}
-	meter := startRate(b)
-	for i := 0; i < b.N; i++ {
-		f, err := filter.Step(ctx, []zset.Batch{batch})
-		if err != nil {
-			b.Fatal(err)
+	b.Run("chain=fused", func(b *testing.B) {
+		fused, ok := Fuse(chain())
+		if !ok {
+			b.Fatal("chain does not fuse")
 		}
-		if _, err := project.Step(ctx, []zset.Batch{f}); err != nil {
-			b.Fatal(err)
+		meter := startRate(b)
+		for i := 0; i < b.N; i++ {
+			if _, err := fused.Step(ctx, []zset.Batch{batch}); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
-	meter.report(b.N*benchBatchRows, filterProjectReference())
+		meter.report(b.N*benchBatchRows, reference)
+	})
+	b.Run("chain=separate", func(b *testing.B) {
+		first, second := chain()
+		meter := startRate(b)
+		for i := 0; i < b.N; i++ {
+			f, err := first.Step(ctx, []zset.Batch{batch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := second.Step(ctx, []zset.Batch{f}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		meter.report(b.N*benchBatchRows, reference)
+	})
 }
 
 // BenchmarkFilterMap is WHERE k >= 0 AND v > 0 then SELECT k + v * 2
 // (vectorized arithmetic with overflow checks).
 func BenchmarkFilterMap(b *testing.B) {
-	pred := &expr.And{Args: []expr.Expr{mustBinary(b, ">=", int8Col(0), int8Const(0)), mustBinary(b, ">", int8Col(1), int8Const(0))}}
-	filter := NewFilter(intSchema(2), pred)
-	m := NewMap([]expr.Expr{mustBinary(b, "+", int8Col(0), mustBinary(b, "*", int8Col(1), int8Const(2)))}, []string{"x"})
-	rng := rand.New(rand.NewPCG(1, 2))
-	batch := benchBatch(rng, 1000)
-	ctx := &Context{Env: &expr.Env{}}
-	meter := startRate(b)
-	for i := 0; i < b.N; i++ {
-		f, err := filter.Step(ctx, []zset.Batch{batch})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := m.Step(ctx, []zset.Batch{f}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchStatelessChain(b, func() (Operator, Operator) {
+		pred := &expr.And{Args: []expr.Expr{mustBinary(b, ">=", int8Col(0), int8Const(0)), mustBinary(b, ">", int8Col(1), int8Const(0))}}
+		return NewFilter(intSchema(2), pred), NewMap([]expr.Expr{mustBinary(b, "+", int8Col(0), mustBinary(b, "*", int8Col(1), int8Const(2)))}, []string{"x"})
+	}, filterMapReference())
+}
+
+// filterMapReference is WHERE k >= 0 AND v > 0 then SELECT k + v * 2 over
+// plain structs.
+func filterMapReference() func(epochs int) {
 	type row struct{ k, v int64 }
+	rng := rand.New(rand.NewPCG(1, 2))
 	in := make([]row, benchBatchRows)
-	for i, r := range batch.Rows {
-		in[i] = row{r[0].(int64), r[1].(int64)}
+	for i := range in {
+		in[i] = row{rng.Int64N(1000), rng.Int64N(100) - 10}
 	}
 	out := make([]int64, 0, benchBatchRows)
-	meter.report(b.N*benchBatchRows, func(epochs int) {
+	return func(epochs int) {
 		for range epochs {
 			out = out[:0]
 			for _, r := range in {
@@ -208,7 +226,7 @@ func BenchmarkFilterMap(b *testing.B) {
 				}
 			}
 		}
-	})
+	}
 }
 
 // filterProjectReference is WHERE v > 0 then SELECT v over plain structs.
@@ -301,10 +319,20 @@ func BenchmarkGroupBySumCount1MSmallCache(b *testing.B) { benchGroupBy(b, 100000
 // joinArrangedRows is the size of the probed (right) arrangement.
 const joinArrangedRows = 1000000
 
-func BenchmarkJoinInner1M(b *testing.B) {
+// BenchmarkJoinInner1M has a cache that holds both arrangements ("while
+// state fits in the cache"): every probe is served from cached groups.
+func BenchmarkJoinInner1M(b *testing.B) { benchJoinInner(b, 4*joinArrangedRows) }
+
+// BenchmarkJoinInner1MSmallCache is the same join with the default
+// (64K-unit) cache: most probes miss and read the store.
+func BenchmarkJoinInner1MSmallCache(b *testing.B) { benchJoinInner(b, 0) }
+
+// benchJoinInner probes a 1M-row right arrangement with 10K-row left
+// deltas (each row matches one arranged row and is arranged itself).
+func benchJoinInner(b *testing.B, cacheEntries int) {
 	for _, kind := range benchStores {
 		b.Run("kv="+kind, func(b *testing.B) {
-			j, err := NewJoin(State{ID: arrange.MakeID(1, 1)}, intSchema(2), intSchema(2), JoinSpec{Kind: JoinInner, LeftKeys: []int{0}, RightKeys: []int{0}})
+			j, err := NewJoin(State{ID: arrange.MakeID(1, 1), CacheEntriesMax: cacheEntries}, intSchema(2), intSchema(2), JoinSpec{Kind: JoinInner, LeftKeys: []int{0}, RightKeys: []int{0}})
 			if err != nil {
 				b.Fatal(err)
 			}
