@@ -74,6 +74,8 @@ type Arrangement struct {
 	// Rows and Bytes count live entries (keys) and their key+value bytes,
 	// maintained by writes that know the previous value.
 	rowsDelta, bytesDelta int64
+	// onDiscard are called by DiscardCache (see OnDiscardCache).
+	onDiscard []func()
 }
 
 // Config configures an arrangement.
@@ -220,4 +222,9 @@ func (a *Arrangement) TakeStats() Stats {
 
 // DiscardCache drops every cached entry (after an epoch's batch was thrown
 // away instead of committed).
-func (a *Arrangement) DiscardCache() { a.cache.clear() }
+func (a *Arrangement) DiscardCache() {
+	a.cache.clear()
+	for _, fn := range a.onDiscard {
+		fn()
+	}
+}

@@ -26,6 +26,10 @@ type Config struct {
 	// CacheEntriesMax bounds each arrangement's read cache (0: default,
 	// negative: no cache).
 	CacheEntriesMax int
+	// Unfused steps every operator on its own instead of fusing chains of
+	// stateless operators (see fuse); results are the same, for tests and
+	// benchmarks that compare the two.
+	Unfused bool
 }
 
 // Circuit is a built, runnable circuit.
@@ -44,6 +48,11 @@ type node struct {
 	stats    NodeStats
 	// statsLoaded is set once the persisted state counters were read.
 	statsLoaded bool
+	// fused is set on a node stepped inside its only consumer (see fuse);
+	// stages lists, on that consumer, the nodes fused into it in chain
+	// order.
+	fused  bool
+	stages []int
 }
 
 type sink struct {
@@ -91,6 +100,9 @@ func (b *Builder) Build(cfg Config) (*Circuit, error) {
 			c.sources[*spec.source] = i
 		}
 	}
+	if !cfg.Unfused {
+		c.fuse(b.sinks)
+	}
 	for _, s := range b.sinks {
 		c.sinks = append(c.sinks, &sink{
 			view:   s.view,
@@ -100,6 +112,43 @@ func (b *Builder) Build(cfg Config) (*Circuit, error) {
 		})
 	}
 	return c, nil
+}
+
+// fuse merges each chain of stateless operators, Filters followed by at
+// most one Map or Project where every link is its upstream node's only
+// consumer, into one op.Fused on the chain's last node. The chain then runs
+// in one pass over its input without building the intermediate batches;
+// the earlier nodes stay in place (so node positions, and the operator ids
+// derived from them, do not change) but are skipped by Step, which credits
+// them their rows in and out from the fused operator's per-stage counts.
+func (c *Circuit) fuse(sinks []sinkSpec) {
+	consumers := make([]int, len(c.nodes))
+	for _, n := range c.nodes {
+		for _, in := range n.inputs {
+			consumers[in]++
+		}
+	}
+	for _, s := range sinks {
+		// A sink reads the node's output batch, so it must be built.
+		consumers[s.node]++
+	}
+	for _, n := range c.nodes {
+		if len(n.inputs) != 1 {
+			continue
+		}
+		up := c.nodes[n.inputs[0]]
+		if consumers[n.inputs[0]] != 1 || up.inputs == nil {
+			continue
+		}
+		fused, ok := op.Fuse(up.operator, n.operator)
+		if !ok {
+			continue
+		}
+		n.operator = fused
+		n.stages = append(up.stages, n.inputs[0])
+		n.inputs = up.inputs
+		up.fused, up.stages = true, nil
+	}
 }
 
 func viewArrangement(view ViewID, kind byte) *arrange.Arrangement {
@@ -124,6 +173,11 @@ func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]z
 	outs := make([]zset.Batch, len(c.nodes))
 	errs := make([]zset.Batch, len(c.nodes))
 	for i, n := range c.nodes {
+		if n.fused {
+			// Stepped inside its consumer (see fuse); its output is
+			// never read.
+			continue
+		}
 		if env := c.cfg.Env; env != nil && env.Interrupt != nil {
 			if err := env.Interrupt(); err != nil {
 				return nil, err
@@ -135,9 +189,10 @@ func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]z
 		}
 		ins := make([]zset.Batch, len(n.inputs))
 		ctx := &op.Context{Txn: txn, Env: c.cfg.Env}
+		var rowsIn int64
 		for j, in := range n.inputs {
 			ins[j] = outs[in]
-			n.stats.RowsIn += int64(outs[in].Len())
+			rowsIn += int64(outs[in].Len())
 			// Errors flow downstream unchanged: a view is in error while
 			// any upstream error row is live.
 			ctx.Errors.AddBatch(errs[in], 1)
@@ -146,7 +201,7 @@ func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]z
 			for id, idx := range c.sources { //lint:maprange finds the one id mapped to this node
 				if idx == i {
 					ins = []zset.Batch{inputs[id]}
-					n.stats.RowsIn += int64(inputs[id].Len())
+					rowsIn += int64(inputs[id].Len())
 				}
 			}
 		}
@@ -156,6 +211,18 @@ func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]z
 			return nil, fmt.Errorf("circuit: %s: %w", n.label, err)
 		}
 		outs[i], errs[i] = out, ctx.Errors
+		if len(n.stages) > 0 {
+			// The fused stages' counts, as if they had run on their own.
+			rowsOut := n.operator.(*op.Fused).StageRowsOut()
+			for k, stage := range n.stages {
+				st := &c.nodes[stage].stats
+				st.RowsIn += rowsIn
+				st.RowsOut += rowsOut[k]
+				st.Steps++
+				rowsIn = rowsOut[k]
+			}
+		}
+		n.stats.RowsIn += rowsIn
 		n.stats.RowsOut += int64(out.Len())
 		n.stats.Steps++
 		if err := c.updateStateStats(txn, n); err != nil {

@@ -60,6 +60,16 @@
 //
 //	results, err := c.RunOnce(map[circuit.SourceID]zset.Batch{1: tableRows})
 //
+// # Fusion
+//
+// Build fuses each chain of stateless operators — Filters followed by at
+// most one Map or Project, each link being its upstream node's only
+// consumer and not a sink — into one op.Fused on the chain's last node, so
+// the chain runs in one pass over its input with a selection vector
+// instead of building a batch per operator. The folded nodes keep their
+// positions (operator ids do not move) and their rows in/out statistics;
+// Config.Unfused turns fusion off.
+//
 // # Evaluation errors are data
 //
 // An expression error (division by zero, overflow, bad cast) in a view's

@@ -31,8 +31,15 @@ import (
 // batch and buys nothing the kernels use; slices owned by the Program are
 // reused across batches with no allocation in the steady state.
 //
+// EvalSel evaluates only a selection of the rows (a fused Filter→Map step
+// evaluates the SELECT list on the rows the WHERE clause kept); Box writes
+// a result column into a batch's row-major backing array, boxing integer
+// results into one slab per batch instead of one allocation per value
+// (box.go).
+//
 //	p := expr.CompileVector(pred)
-//	res, err := p.Eval(env, rows) // res.Bool(i), res.Null(i), res.Err(i)
+//	res := p.Eval(env, rows) // res.Bool(i), res.Null(i), res.Err(i)
+//	kept := res.SelectTrue(nil, expr.AllRows(nil, len(rows)))
 
 // vectorKind is the physical form of a vector's values.
 type vectorKind uint8
@@ -186,6 +193,76 @@ func (r Result) Err(i int) error {
 	return r.errs[i]
 }
 
+// Failed reports whether any row failed.
+func (r Result) Failed() bool { return r.errs != nil }
+
+// SelectTrue appends to dst the rows of sel whose value is true (not false,
+// not NULL, not failed), in sel's order.
+func (r Result) SelectTrue(dst, sel []int32) []int32 {
+	v := r.vec
+	if v.kind != vectorBool {
+		for _, i := range sel {
+			if r.Bool(int(i)) && r.Err(int(i)) == nil {
+				dst = append(dst, i)
+			}
+		}
+		return dst
+	}
+	bools, nulls := v.bools, v.nulls
+	if r.errs == nil {
+		for _, i := range sel {
+			if bools[i] && !nulls[i] {
+				dst = append(dst, i)
+			}
+		}
+		return dst
+	}
+	for _, i := range sel {
+		if bools[i] && !nulls[i] && r.errs[i] == nil {
+			dst = append(dst, i)
+		}
+	}
+	return dst
+}
+
+// Box writes the value of row sel[k] as a Datum to dst[k*stride] for every
+// k: the column of a batch of output rows laid out in one backing array.
+// Integer results share one allocation for the whole batch (see box.go)
+// instead of one per value. The rows in sel must not have failed.
+func (r Result) Box(dst []types.Datum, stride int, sel []int32) {
+	v := r.vec
+	switch v.kind {
+	case vectorInt:
+		slab := make([]int64, len(sel))
+		typ := int64TypeWord()
+		for k, i := range sel {
+			if v.nulls[i] {
+				dst[k*stride] = nil
+				continue
+			}
+			slab[k] = v.ints[i]
+			dst[k*stride] = boxInt64(typ, &slab[k])
+		}
+	case vectorBool:
+		// NB: a bool converts to an interface without allocating.
+		for k, i := range sel {
+			if v.nulls[i] {
+				dst[k*stride] = nil
+				continue
+			}
+			dst[k*stride] = v.bools[i]
+		}
+	default:
+		for k, i := range sel {
+			if v.nulls[i] {
+				dst[k*stride] = nil
+				continue
+			}
+			dst[k*stride] = v.datums[i]
+		}
+	}
+}
+
 // CompileVector compiles e for vectorized evaluation.
 func CompileVector(e Expr) *Program {
 	root := compileKernel(e)
@@ -200,18 +277,32 @@ func CompileVector(e Expr) *Program {
 
 // Eval evaluates the program on every row.
 func (p *Program) Eval(env *Env, rows []types.Row) Result {
-	n := len(rows)
-	if cap(p.sel) < n {
-		p.sel = make([]int32, n)
-	}
-	p.sel = p.sel[:n]
-	for i := range p.sel {
-		p.sel[i] = int32(i)
-	}
+	p.sel = AllRows(p.sel, len(rows))
+	return p.EvalSel(env, rows, p.sel)
+}
+
+// EvalSel evaluates the program on the rows numbered in sel (ascending,
+// each < len(rows)) and on no other row, so a row outside sel never raises
+// an error: a fused Filter→Map step evaluates the SELECT list only on the
+// rows the WHERE clause kept, as the unfused operators would. The Result is
+// indexed by row number; only positions in sel are meaningful.
+func (p *Program) EvalSel(env *Env, rows []types.Row, sel []int32) Result {
 	c := &vectorContext{env: env, rows: rows}
-	p.out.resize(n)
-	p.root.eval(c, p.sel, &p.out)
+	p.out.resize(len(rows))
+	p.root.eval(c, sel, &p.out)
 	return Result{vec: &p.out, errs: c.errs}
+}
+
+// AllRows returns the selection 0, 1, …, n-1, reusing buf.
+func AllRows(buf []int32, n int) []int32 {
+	if cap(buf) < n {
+		buf = make([]int32, n)
+	}
+	buf = buf[:n]
+	for i := range buf {
+		buf[i] = int32(i)
+	}
+	return buf
 }
 
 func compileKernel(e Expr) kernel {
@@ -308,6 +399,13 @@ type constKernel struct {
 func (k *constKernel) kind() vectorKind { return k.k }
 
 func (k *constKernel) eval(_ *vectorContext, sel []int32, out *Vector) {
+	if v, ok := k.value.(int64); ok && k.k == vectorInt {
+		ints, nulls := out.ints, out.nulls
+		for _, i := range sel {
+			ints[i], nulls[i] = v, false
+		}
+		return
+	}
 	for _, i := range sel {
 		out.set(int(i), k.value)
 	}
@@ -391,14 +489,15 @@ func (k *logicKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 		}
 		arg.eval(c, k.active, &k.buf)
 		next := k.active[:0]
+		bools, nulls, sawNull, outBools := k.buf.bools, k.buf.nulls, k.sawNull, out.bools
 		for _, i := range k.active {
 			switch {
-			case c.failed(int(i)):
-			case k.buf.nulls[i]:
-				k.sawNull[i] = true
+			case c.errs != nil && c.errs[i] != nil:
+			case nulls[i]:
+				sawNull[i] = true
 				next = append(next, i)
-			case k.buf.bools[i] == decided:
-				out.bools[i] = decided
+			case bools[i] == decided:
+				outBools[i] = decided
 			default:
 				next = append(next, i)
 			}
@@ -422,7 +521,10 @@ type intBinaryKernel struct {
 	fn         BinaryFn
 	comparison bool
 	lbuf, rbuf Vector
-	sel        []int32
+	// sel, live and slow are reused selection buffers: rows with a
+	// non-NULL left side, rows with both sides non-NULL, and rows for the
+	// row function.
+	sel, live, slow []int32
 }
 
 func newIntBinaryKernel(b *Binary) kernel {
@@ -457,80 +559,106 @@ func (k *intBinaryKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 	k.l.eval(c, sel, &k.lbuf)
 	// The right side runs only where the left side is non-NULL (Eval
 	// returns NULL before evaluating it).
-	k.sel = k.sel[:0]
-	for _, i := range sel {
-		if c.failed(int(i)) {
-			continue
-		}
-		if k.lbuf.nulls[i] {
-			out.nulls[i] = true
-			continue
-		}
-		k.sel = append(k.sel, i)
-	}
+	k.sel = k.nonNull(c, sel, &k.lbuf, out, k.sel[:0])
 	k.r.eval(c, k.sel, &k.rbuf)
-	live := k.sel[:0]
-	for _, i := range k.sel {
-		if c.failed(int(i)) {
-			continue
-		}
-		if k.rbuf.nulls[i] {
-			out.nulls[i] = true
-			continue
-		}
-		live = append(live, i)
-	}
+	live := k.nonNull(c, k.sel, &k.rbuf, out, k.live[:0])
+	k.live = live
 	ls, rs := k.lbuf.ints, k.rbuf.ints
 	if k.comparison {
 		k.compare(live, ls, rs, out)
 		return
 	}
-	for _, i := range live {
-		a, b := ls[i], rs[i]
-		var v int64
-		exceptional := false
-		switch k.op {
-		case "+":
-			v = a + b
-			exceptional = (a >= 0) == (b >= 0) && (v >= 0) != (a >= 0)
-		case "-":
-			v = a - b
-			exceptional = (a >= 0) != (b >= 0) && (v >= 0) != (a >= 0)
-		case "*":
-			// Operands within 32 bits cannot overflow int64; anything
-			// else takes the checked row path.
-			if a == int64(int32(a)) && b == int64(int32(b)) {
-				v = a * b
-			} else {
-				exceptional = true
-			}
-		case "/":
-			if b == 0 || b == -1 {
-				exceptional = true
-			} else {
-				v = a / b
-			}
-		case "%":
-			if b == 0 || b == -1 {
-				exceptional = true
-			} else {
-				v = a % b
-			}
-		}
-		if !exceptional && !intFits(v, k.bits) {
-			exceptional = true
-		}
-		if exceptional {
-			d, err := k.fn(c.env, a, b)
-			if err != nil {
-				c.fail(int(i), err)
+	// Rows the fast loops cannot compute exactly (possible overflow, a
+	// zero or -1 divisor) are collected in slow and computed by the
+	// operator's row function, which raises Eval's error.
+	slow := k.slow[:0]
+	ints, nulls, bits := out.ints, out.nulls, k.bits
+	switch k.op {
+	case "+":
+		for _, i := range live {
+			a, b := ls[i], rs[i]
+			v := a + b
+			// NB: a sum overflows int64 iff its sign differs from both
+			// operands' signs.
+			if (v^a)&(v^b) < 0 || !intFits(v, bits) {
+				slow = append(slow, i)
 				continue
 			}
-			out.set(int(i), d)
+			ints[i], nulls[i] = v, false
+		}
+	case "-":
+		for _, i := range live {
+			a, b := ls[i], rs[i]
+			v := a - b
+			// NB: a difference overflows int64 iff the operands' signs
+			// differ and the result's sign differs from a's.
+			if (a^b)&(a^v) < 0 || !intFits(v, bits) {
+				slow = append(slow, i)
+				continue
+			}
+			ints[i], nulls[i] = v, false
+		}
+	case "*":
+		for _, i := range live {
+			a, b := ls[i], rs[i]
+			// Operands within 32 bits cannot overflow int64; anything
+			// else takes the checked row path.
+			if a != int64(int32(a)) || b != int64(int32(b)) || !intFits(a*b, bits) {
+				slow = append(slow, i)
+				continue
+			}
+			ints[i], nulls[i] = a*b, false
+		}
+	case "/", "%":
+		rem := k.op == "%"
+		for _, i := range live {
+			a, b := ls[i], rs[i]
+			if b == 0 || b == -1 {
+				slow = append(slow, i)
+				continue
+			}
+			v := a / b
+			if rem {
+				v = a % b
+			}
+			ints[i], nulls[i] = v, false
+		}
+	}
+	k.slow = slow
+	for _, i := range slow {
+		d, err := k.fn(c.env, ls[i], rs[i])
+		if err != nil {
+			c.fail(int(i), err)
 			continue
 		}
-		out.ints[i], out.nulls[i] = v, false
+		out.set(int(i), d)
 	}
+}
+
+// nonNull appends to dst the rows of sel where v is not NULL and the row
+// has not failed; out is NULL on the NULL rows (a strict operator).
+func (k *intBinaryKernel) nonNull(c *vectorContext, sel []int32, v *Vector, out *Vector, dst []int32) []int32 {
+	nulls, outNulls := v.nulls, out.nulls
+	if c.errs == nil {
+		for _, i := range sel {
+			if nulls[i] {
+				outNulls[i] = true
+				continue
+			}
+			dst = append(dst, i)
+		}
+		return dst
+	}
+	for _, i := range sel {
+		switch {
+		case c.errs[i] != nil:
+		case nulls[i]:
+			outNulls[i] = true
+		default:
+			dst = append(dst, i)
+		}
+	}
+	return dst
 }
 
 func (k *intBinaryKernel) compare(live []int32, ls, rs []int64, out *Vector) {

@@ -144,7 +144,9 @@ func runEpochs(b *testing.B, store kv.Store, o Operator, keys int64, inputs, sid
 }
 
 // BenchmarkFilterProject is WHERE v > 0 then SELECT v with ivm/expr nodes
-// (the vectorized path).
+// (the vectorized path). Sub-benchmarks: chain=fused is what a circuit
+// runs (ivm/circuit fuses a Filter feeding a Project into one op.Fused),
+// chain=separate steps the two operators one after the other.
 func BenchmarkFilterProject(b *testing.B) {
 	benchFilterProject(b, mustBinary(b, ">", int8Col(1), int8Const(0)))
 }
@@ -156,50 +158,66 @@ func BenchmarkFilterProjectRowAtATime(b *testing.B) {
 }
 
 func benchFilterProject(b *testing.B, pred expr.Expr) {
-	filter := NewFilter(intSchema(2), pred)
-	project := NewProject(intSchema(2), []int{1})
+	benchStatelessChain(b, func() (Operator, Operator) {
+		return NewFilter(intSchema(2), pred), NewProject(intSchema(2), []int{1})
+	}, filterProjectReference())
+}
+
+// benchStatelessChain runs a Filter and the Map or Project it feeds over
+// the same delta every iteration, fused and separately.
+func benchStatelessChain(b *testing.B, chain func() (Operator, Operator), reference func(epochs int)) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	batch := benchBatch(rng, 1000)
 	ctx := &Context{Env: &expr.Env{}}
-	meter := startRate(b)
-	for i := 0; i < b.N; i++ {
-		f, err := filter.Step(ctx, []zset.Batch{batch})
-		if err != nil {
-			b.Fatal(err)
+	b.Run("chain=fused", func(b *testing.B) {
+		fused, ok := Fuse(chain())
+		if !ok {
+			b.Fatal("chain does not fuse")
 		}
-		if _, err := project.Step(ctx, []zset.Batch{f}); err != nil {
-			b.Fatal(err)
+		meter := startRate(b)
+		for i := 0; i < b.N; i++ {
+			if _, err := fused.Step(ctx, []zset.Batch{batch}); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
-	meter.report(b.N*benchBatchRows, filterProjectReference())
+		meter.report(b.N*benchBatchRows, reference)
+	})
+	b.Run("chain=separate", func(b *testing.B) {
+		first, second := chain()
+		meter := startRate(b)
+		for i := 0; i < b.N; i++ {
+			f, err := first.Step(ctx, []zset.Batch{batch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := second.Step(ctx, []zset.Batch{f}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		meter.report(b.N*benchBatchRows, reference)
+	})
 }
 
 // BenchmarkFilterMap is WHERE k >= 0 AND v > 0 then SELECT k + v * 2
 // (vectorized arithmetic with overflow checks).
 func BenchmarkFilterMap(b *testing.B) {
-	pred := &expr.And{Args: []expr.Expr{mustBinary(b, ">=", int8Col(0), int8Const(0)), mustBinary(b, ">", int8Col(1), int8Const(0))}}
-	filter := NewFilter(intSchema(2), pred)
-	m := NewMap([]expr.Expr{mustBinary(b, "+", int8Col(0), mustBinary(b, "*", int8Col(1), int8Const(2)))}, []string{"x"})
-	rng := rand.New(rand.NewPCG(1, 2))
-	batch := benchBatch(rng, 1000)
-	ctx := &Context{Env: &expr.Env{}}
-	meter := startRate(b)
-	for i := 0; i < b.N; i++ {
-		f, err := filter.Step(ctx, []zset.Batch{batch})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := m.Step(ctx, []zset.Batch{f}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchStatelessChain(b, func() (Operator, Operator) {
+		pred := &expr.And{Args: []expr.Expr{mustBinary(b, ">=", int8Col(0), int8Const(0)), mustBinary(b, ">", int8Col(1), int8Const(0))}}
+		return NewFilter(intSchema(2), pred), NewMap([]expr.Expr{mustBinary(b, "+", int8Col(0), mustBinary(b, "*", int8Col(1), int8Const(2)))}, []string{"x"})
+	}, filterMapReference())
+}
+
+// filterMapReference is WHERE k >= 0 AND v > 0 then SELECT k + v * 2 over
+// plain structs.
+func filterMapReference() func(epochs int) {
 	type row struct{ k, v int64 }
+	rng := rand.New(rand.NewPCG(1, 2))
 	in := make([]row, benchBatchRows)
-	for i, r := range batch.Rows {
-		in[i] = row{r[0].(int64), r[1].(int64)}
+	for i := range in {
+		in[i] = row{rng.Int64N(1000), rng.Int64N(100) - 10}
 	}
 	out := make([]int64, 0, benchBatchRows)
-	meter.report(b.N*benchBatchRows, func(epochs int) {
+	return func(epochs int) {
 		for range epochs {
 			out = out[:0]
 			for _, r := range in {
@@ -208,7 +226,7 @@ func BenchmarkFilterMap(b *testing.B) {
 				}
 			}
 		}
-	})
+	}
 }
 
 // filterProjectReference is WHERE v > 0 then SELECT v over plain structs.

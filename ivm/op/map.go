@@ -27,9 +27,15 @@ type Map struct {
 	schema types.Schema
 	exprs  []expr.Expr
 	cols   []int // set for a pure projection
+	// identity is set for a projection keeping every column in order.
+	identity bool
 	// programs are exprs compiled into column kernels; nil entries are
 	// plain column references (copied, not re-boxed).
 	programs []*expr.Program
+	// Reused buffers: the all-rows selection, each expression's result
+	// and the rows no expression failed on.
+	all, live []int32
+	results   []expr.Result
 }
 
 // NewMap returns a Map producing columns named names from exprs.
@@ -53,7 +59,11 @@ func NewProject(in types.Schema, cols []int) *Map {
 	for i, c := range cols {
 		schema[i] = in[c]
 	}
-	return &Map{schema: schema, cols: cols}
+	identity := len(cols) == len(in)
+	for j, c := range cols {
+		identity = identity && c == j
+	}
+	return &Map{schema: schema, cols: cols, identity: identity}
 }
 
 // Schema implements Operator.
@@ -61,46 +71,85 @@ func (m *Map) Schema() types.Schema { return m.schema }
 
 // Step implements Operator.
 func (m *Map) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
+	in := inputs[0]
 	if m.cols != nil {
-		return StreamProject(m.cols, inputs[0]), nil
+		if m.identity {
+			// NB: batches are never modified once produced, so the
+			// input is the output.
+			return in, nil
+		}
+		return projectRows(m.cols, in, nil, true), nil
 	}
-	return m.stepVectorized(ctx, inputs[0])
+	m.all = expr.AllRows(m.all, len(in.Rows))
+	return m.apply(ctx, in, m.all)
 }
 
-// stepVectorized evaluates each expression over the whole batch, then
-// assembles the rows. A row is dropped with the error of the first
-// expression (in SELECT-list order) that fails on it, as in StreamMap;
-// evaluating the later expressions on it has no effect (evaluation has no
-// side effects).
-func (m *Map) stepVectorized(ctx *Context, in zset.Batch) (zset.Batch, error) {
+// apply maps the rows sel (ascending) of in.
+func (m *Map) apply(ctx *Context, in zset.Batch, sel []int32) (zset.Batch, error) {
+	if m.cols != nil {
+		return projectRows(m.cols, in, sel, false), nil
+	}
+	return m.stepVectorized(ctx, in, sel)
+}
+
+// stepVectorized evaluates each expression over the selected rows, then
+// assembles the output rows column by column into one backing array. A row
+// is dropped with the error of the first expression (in SELECT-list order)
+// that fails on it, as in StreamMap; evaluating the later expressions on it
+// has no effect (evaluation has no side effects).
+func (m *Map) stepVectorized(ctx *Context, in zset.Batch, sel []int32) (zset.Batch, error) {
 	width := len(m.exprs)
-	results := make([]expr.Result, width)
+	if cap(m.results) < width {
+		m.results = make([]expr.Result, width)
+	}
+	results := m.results[:width]
+	failed := false
 	for j, p := range m.programs {
 		if p != nil {
-			results[j] = p.Eval(ctx.Env, in.Rows)
+			results[j] = p.EvalSel(ctx.Env, in.Rows, sel)
+			failed = failed || results[j].Failed()
 		}
 	}
-	out := zset.Batch{Rows: make([]types.Row, 0, len(in.Rows)), Weights: make([]int64, 0, len(in.Rows))}
-	// NB: one backing array for all output rows of the batch saves an
-	// allocation per row.
-	values := make([]types.Datum, len(in.Rows)*width)
-rows:
-	for i, row := range in.Rows {
-		outRow := types.Row(values[i*width : (i+1)*width : (i+1)*width])
-		for j, e := range m.exprs {
-			if m.programs[j] == nil {
-				outRow[j] = row[e.(*expr.ColumnRef).Index]
-				continue
-			}
-			if err := results[j].Err(i); err != nil {
-				if err := ctx.Fail(err, row, in.Weights[i]); err != nil {
-					return zset.Batch{}, err
+	live := sel
+	if failed {
+		live = m.live[:0]
+	rows:
+		for _, i := range sel {
+			for j, p := range m.programs {
+				if p == nil {
+					continue
 				}
-				continue rows
+				if err := results[j].Err(int(i)); err != nil {
+					if err := ctx.Fail(err, in.Rows[i], in.Weights[i]); err != nil {
+						return zset.Batch{}, err
+					}
+					continue rows
+				}
 			}
-			outRow[j] = results[j].Datum(i)
+			live = append(live, i)
 		}
-		out.Add(outRow, in.Weights[i])
+		m.live = live
+	}
+	if len(live) == 0 {
+		return zset.Batch{}, nil
+	}
+	out := zset.Batch{Rows: make([]types.Row, len(live)), Weights: make([]int64, len(live))}
+	// NB: one backing array for all output rows of the batch saves an
+	// allocation per row; it is filled one column at a time.
+	values := make([]types.Datum, len(live)*width)
+	for j, e := range m.exprs {
+		if m.programs[j] != nil {
+			results[j].Box(values[j:], width, live)
+			continue
+		}
+		col := e.(*expr.ColumnRef).Index
+		for k, i := range live {
+			values[k*width+j] = in.Rows[i][col]
+		}
+	}
+	for k, i := range live {
+		out.Rows[k] = values[k*width : (k+1)*width : (k+1)*width]
+		out.Weights[k] = in.Weights[i]
 	}
 	return out, nil
 }
@@ -141,4 +190,61 @@ func StreamProject(cols []int, in zset.Batch) zset.Batch {
 		out.Rows[i] = outRow
 	}
 	return out
+}
+
+// projectRows projects the rows sel (ascending; every row, sharing in's
+// weights, when all is set) of in onto cols. When cols is a run of adjacent columns
+// (c, c+1, …) each output row is a slice of its input row, so nothing is
+// copied: rows are immutable once produced, and the capacity limit keeps an
+// append to the slice from writing into the input row.
+func projectRows(cols []int, in zset.Batch, sel []int32, all bool) zset.Batch {
+	n := len(sel)
+	if all {
+		n = len(in.Rows)
+	}
+	out := zset.Batch{Rows: make([]types.Row, n), Weights: in.Weights}
+	if !all {
+		out.Weights = make([]int64, n)
+		for k, i := range sel {
+			out.Weights[k] = in.Weights[i]
+		}
+	}
+	row := func(k int) types.Row {
+		if all {
+			return in.Rows[k]
+		}
+		return in.Rows[sel[k]]
+	}
+	if first, ok := adjacentColumns(cols); ok {
+		end := first + len(cols)
+		for k := range out.Rows {
+			out.Rows[k] = row(k)[first:end:end]
+		}
+		return out
+	}
+	width := len(cols)
+	values := make([]types.Datum, n*width)
+	for k := range out.Rows {
+		outRow := types.Row(values[k*width : (k+1)*width : (k+1)*width])
+		r := row(k)
+		for j, c := range cols {
+			outRow[j] = r[c]
+		}
+		out.Rows[k] = outRow
+	}
+	return out
+}
+
+// adjacentColumns reports whether cols is c, c+1, …, c+len(cols)-1 and
+// returns c.
+func adjacentColumns(cols []int) (int, bool) {
+	if len(cols) == 0 {
+		return 0, false
+	}
+	for j, c := range cols {
+		if c != cols[0]+j {
+			return 0, false
+		}
+	}
+	return cols[0], true
 }

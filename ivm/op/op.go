@@ -28,6 +28,11 @@
 //	NewTopK(state, in, TopKSpec)               StreamTopK(in, spec, batch)
 //	NewWindow(state, in, WindowSpec)           StreamWindow(ctx, in, spec, batch)
 //	NewIntegrate / NewDifferentiate / NewDelay StreamIntegrate / StreamDifferentiate / StreamDelay
+//	Fuse(filter, filter|map|project)           the chain of Stream forms
+//
+// Fused runs a chain of Filters ending in at most one Map or Project as one
+// pass (a selection vector instead of intermediate batches); ivm/circuit
+// fuses such chains when it builds a circuit.
 //
 // Keys (group, join, distinct, partition, ORDER BY) use ivm/keyenc, so
 // equality and order are PostgreSQL's; rows are identified by
