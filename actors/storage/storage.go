@@ -61,6 +61,7 @@ func Open(ctx context.Context, store objstore.Store, path string, opts Options) 
 		GCInterval:        time.Minute,
 		GCMinAge:          10 * time.Minute,
 		Clock:             func() time.Time { return k.now },
+		MergeOperator:     mergeOperator(),
 	})
 	if err != nil {
 		return nil, err
@@ -109,6 +110,8 @@ func (k *KV) apply(b *kv.WriteBatch, durable bool) error {
 	for _, op := range b.Ops {
 		if op.Delete {
 			sb.Delete(op.Key)
+		} else if op.Merge {
+			sb.Merge(op.Key, op.Value)
 		} else {
 			sb.Put(op.Key, op.Value)
 		}

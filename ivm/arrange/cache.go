@@ -73,3 +73,11 @@ func (c *cache) clear() {
 	c.ring = c.ring[:0]
 	c.hand = 0
 }
+
+// drop forgets key (its ring slot stays until it comes round).
+func (c *cache) drop(key []byte) {
+	if c.limit == 0 {
+		return
+	}
+	delete(c.entries, string(key))
+}

@@ -72,11 +72,13 @@ type Store interface {
 	Apply(b *WriteBatch) error
 }
 
-// Op is one write in a batch.
+// Op is one write in a batch: a put, a delete, or (Merge) a merge operand
+// to apply to the key's value with MergeValues.
 type Op struct {
 	Key    []byte
 	Value  []byte
 	Delete bool
+	Merge  bool
 }
 
 // WriteBatch is an ordered list of writes applied atomically. Ops are sorted

@@ -47,10 +47,30 @@ func (m *Memory) Delete(key []byte) error {
 
 // Apply implements Store.
 func (m *Memory) Apply(b *WriteBatch) error {
-	for _, op := range b.Ops {
-		if op.Delete {
+	// NB: merge operands are resolved first so a bad operand fails the
+	// batch before any of it is applied (Apply is atomic).
+	var merged [][]byte
+	for i, op := range b.Ops {
+		if !op.Merge {
+			continue
+		}
+		if merged == nil {
+			merged = make([][]byte, len(b.Ops))
+		}
+		base, ok, _ := m.Get(op.Key)
+		v, err := mergeOne(op.Key, base, ok, op.Value)
+		if err != nil {
+			return err
+		}
+		merged[i] = v
+	}
+	for i, op := range b.Ops {
+		switch {
+		case op.Delete:
 			_ = m.Delete(op.Key)
-		} else {
+		case op.Merge:
+			_ = m.Put(op.Key, merged[i])
+		default:
 			_ = m.Put(op.Key, op.Value)
 		}
 	}

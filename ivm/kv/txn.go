@@ -2,81 +2,177 @@ package kv
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/RaduBerinde/btreemap"
 )
 
-// pendingWrite is one buffered write; deleted marks a tombstone.
+// pendingKind is what a buffered write does to its key.
+type pendingKind uint8
+
+const (
+	pendingPut pendingKind = iota
+	pendingDelete
+	// pendingMerge is a (folded) merge operand whose base is the base
+	// Reader's value.
+	pendingMerge
+)
+
+// pendingWrite is one buffered write.
 type pendingWrite struct {
-	value   []byte
-	deleted bool
+	key   []byte
+	value []byte
+	kind  pendingKind
 }
 
-// overlayTxn is a Txn over a base Reader: pending writes live in an ordered
-// overlay (tombstones included) that reads merge over the base.
+// overlayArenaChunk is the allocation unit of a Txn's key/value arena: one
+// allocation per chunk instead of one per write.
+const overlayArenaChunk = 64 << 10
+
+// overlayTxn is a Txn over a base Reader. Pending writes are a slice
+// indexed by a hash map (point reads and writes cost one map access); the
+// ordered index Scan needs is a B-tree built lazily — only keys written
+// since the last Scan are inserted when a Scan comes — and Batch sorts
+// once. Keys and values are copied into a chunked arena.
 type overlayTxn struct {
 	base    Reader
-	pending *btreemap.BTreeMap[treeKey, pendingWrite]
+	pending []pendingWrite
+	index   map[string]int32
+	// ordered indexes pending[:orderedN] by key.
+	ordered  *btreemap.BTreeMap[treeKey, int32]
+	orderedN int
+	arena    []byte
 }
 
 // NewTxn returns an epoch Txn reading base and buffering writes. The base
 // must not change while the Txn is in use.
 func NewTxn(base Reader) Txn {
-	return &overlayTxn{base: base, pending: newTree[pendingWrite]()}
+	return &overlayTxn{base: base, index: make(map[string]int32)}
+}
+
+// resolve returns a pending write's effect: its value and whether the key
+// exists.
+func (t *overlayTxn) resolve(p *pendingWrite) ([]byte, bool, error) {
+	switch p.kind {
+	case pendingPut:
+		return p.value, true, nil
+	case pendingDelete:
+		return nil, false, nil
+	}
+	base, ok, err := t.base.Get(p.key)
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := mergeOne(p.key, base, ok, p.value)
+	return v, err == nil, err
 }
 
 func (t *overlayTxn) Get(key []byte) ([]byte, bool, error) {
-	if _, p, ok := t.pending.Get(makeTreeKey(key)); ok {
-		if p.deleted {
-			return nil, false, nil
-		}
-		return p.value, true, nil
+	if i, ok := t.index[string(key)]; ok {
+		return t.resolve(&t.pending[i])
 	}
 	return t.base.Get(key)
 }
 
-func (t *overlayTxn) set(key, value []byte, deleted bool) {
-	buf := make([]byte, len(key)+len(value))
-	copy(buf, key)
-	copy(buf[len(key):], value)
-	t.pending.ReplaceOrInsert(makeTreeKey(buf[:len(key):len(key)]), pendingWrite{value: buf[len(key):], deleted: deleted})
+// copyIn copies b into the arena (capacity-capped so appends cannot
+// overwrite a neighbour).
+func (t *overlayTxn) copyIn(b []byte) []byte {
+	if len(b) == 0 {
+		return []byte{}
+	}
+	if cap(t.arena)-len(t.arena) < len(b) {
+		t.arena = make([]byte, 0, max(overlayArenaChunk, len(b)))
+	}
+	n := len(t.arena)
+	t.arena = append(t.arena, b...)
+	return t.arena[n:len(t.arena):len(t.arena)]
 }
 
-func (t *overlayTxn) Put(key, value []byte) error {
-	t.set(key, value, false)
+func (t *overlayTxn) set(key, value []byte, kind pendingKind) error {
+	i, ok := t.index[string(key)]
+	if !ok {
+		k := t.copyIn(key)
+		t.index[string(k)] = int32(len(t.pending))
+		t.pending = append(t.pending, pendingWrite{key: k, value: t.copyIn(value), kind: kind})
+		return nil
+	}
+	p := &t.pending[i]
+	if kind == pendingMerge {
+		// Fold the operand into what is pending: onto a put or delete it
+		// gives a value, onto an operand a combined operand (the law is
+		// associative).
+		var err error
+		switch p.kind {
+		case pendingPut:
+			value, err = mergeOne(key, p.value, true, value)
+			kind = pendingPut
+		case pendingDelete:
+			value, err = mergeOne(key, nil, false, value)
+			kind = pendingPut
+		case pendingMerge:
+			value, err = MergeValues(key, nil, false, [][]byte{p.value, value})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	p.value, p.kind = t.copyIn(value), kind
 	return nil
 }
 
-func (t *overlayTxn) Delete(key []byte) error {
-	t.set(key, nil, true)
-	return nil
-}
+func (t *overlayTxn) Put(key, value []byte) error { return t.set(key, value, pendingPut) }
 
-type overlayEntry struct {
-	key []byte
-	pendingWrite
+func (t *overlayTxn) Delete(key []byte) error { return t.set(key, nil, pendingDelete) }
+
+// Merge implements Merger.
+func (t *overlayTxn) Merge(key, operand []byte) error { return t.set(key, operand, pendingMerge) }
+
+// order brings the ordered index up to date.
+func (t *overlayTxn) order() {
+	if t.ordered == nil {
+		t.ordered = newTree[int32]()
+	}
+	for ; t.orderedN < len(t.pending); t.orderedN++ {
+		t.ordered.ReplaceOrInsert(makeTreeKey(t.pending[t.orderedN].key), int32(t.orderedN))
+	}
 }
 
 // Scan merges the base scan with the overlay in key order. The overlay's
 // entries in range are collected first (they are this epoch's writes, so
-// few compared with the base), then merged as the base is scanned.
+// few compared with the base), then merged as the base is scanned; pending
+// merge operands are resolved against the base value they meet.
 func (t *overlayTxn) Scan(start, end []byte, fn func(k, v []byte) error) error {
-	var over []overlayEntry
-	_ = scanTree(t.pending, start, end, func(k []byte, p pendingWrite) error {
-		over = append(over, overlayEntry{key: k, pendingWrite: p})
-		return nil
-	})
+	var over []int32
+	if len(t.pending) > 0 {
+		t.order()
+		_ = scanTree(t.ordered, start, end, func(_ []byte, i int32) error {
+			over = append(over, i)
+			return nil
+		})
+	}
 	next := 0
+	// emit emits pending write p over base value (v, ok).
+	emit := func(p *pendingWrite, v []byte, ok bool) error {
+		switch p.kind {
+		case pendingDelete:
+			return nil
+		case pendingMerge:
+			m, err := mergeOne(p.key, v, ok, p.value)
+			if err != nil {
+				return err
+			}
+			return fn(p.key, m)
+		}
+		return fn(p.key, p.value)
+	}
 	// emitOverlayBefore emits overlay entries strictly before key (all of
 	// them when all is set).
 	emitOverlayBefore := func(key []byte, all bool) error {
-		for next < len(over) && (all || bytes.Compare(over[next].key, key) < 0) {
-			e := over[next]
+		for next < len(over) && (all || bytes.Compare(t.pending[over[next]].key, key) < 0) {
+			p := &t.pending[over[next]]
 			next++
-			if !e.deleted {
-				if err := fn(e.key, e.value); err != nil {
-					return err
-				}
+			if err := emit(p, nil, false); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -87,17 +183,14 @@ func (t *overlayTxn) Scan(start, end []byte, fn func(k, v []byte) error) error {
 			stopped = err == ErrStop
 			return err
 		}
-		if next < len(over) && bytes.Equal(over[next].key, k) {
-			e := over[next]
+		var err error
+		if next < len(over) && bytes.Equal(t.pending[over[next]].key, k) {
+			p := &t.pending[over[next]]
 			next++
-			if e.deleted {
-				return nil
-			}
-			err := fn(e.key, e.value)
-			stopped = err == ErrStop
-			return err
+			err = emit(p, v, true)
+		} else {
+			err = fn(k, v)
 		}
-		err := fn(k, v)
 		stopped = err == ErrStop
 		return err
 	})
@@ -111,10 +204,21 @@ func (t *overlayTxn) Scan(start, end []byte, fn func(k, v []byte) error) error {
 }
 
 func (t *overlayTxn) Batch() *WriteBatch {
-	b := &WriteBatch{Ops: make([]Op, 0, t.pending.Len())}
-	t.pending.AscendFunc(btreemap.Min[treeKey](), btreemap.Max[treeKey](), func(k treeKey, p pendingWrite) bool {
-		b.Ops = append(b.Ops, Op{Key: k.full, Value: p.value, Delete: p.deleted})
-		return true
-	})
+	b := &WriteBatch{Ops: make([]Op, 0, len(t.pending))}
+	add := func(p *pendingWrite) {
+		b.Ops = append(b.Ops, Op{Key: p.key, Value: p.value, Delete: p.kind == pendingDelete, Merge: p.kind == pendingMerge})
+	}
+	if t.orderedN > 0 {
+		t.order()
+		t.ordered.AscendFunc(btreemap.Min[treeKey](), btreemap.Max[treeKey](), func(_ treeKey, i int32) bool {
+			add(&t.pending[i])
+			return true
+		})
+		return b
+	}
+	for i := range t.pending {
+		add(&t.pending[i])
+	}
+	slices.SortFunc(b.Ops, func(x, y Op) int { return bytes.Compare(x.Key, y.Key) })
 	return b
 }

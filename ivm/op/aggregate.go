@@ -50,6 +50,9 @@ type Aggregate struct {
 	// outputBuf and valueBuf are scratch space for encoding a group's
 	// output row and state (kv.Txn.Put copies what it keeps).
 	outputBuf, valueBuf []byte
+	// lin is the linear path (agg_linear.go), nil when some call needs a
+	// multiset or an exact decimal sum.
+	lin *linState
 }
 
 // NewAggregate returns an incremental Aggregate over rows of schema in.
@@ -87,6 +90,7 @@ func NewAggregate(state State, in types.Schema, spec AggregateSpec) (*Aggregate,
 		a.types = append(a.types, t)
 		a.schema = append(a.schema, types.Column{Name: call.Name, Type: t, Nullable: call.Func != AggCountStar && call.Func != AggCount})
 	}
+	a.initLinear(state)
 	return a, nil
 }
 
@@ -168,6 +172,9 @@ type aggGroup struct {
 // come (no per-group buffering); each touched group is then finalized once.
 func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 	delta := inputs[0]
+	if a.lin != nil {
+		return a.stepLinear(ctx, delta)
+	}
 	index := map[string]*aggGroup{}
 	var groups []*aggGroup
 	var keyBuf, valueBuf []byte

@@ -1,0 +1,125 @@
+package kv
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Merge writes (spec §6.2). A merge operand is applied to a key's current
+// value by the one IVM merge law, MergeValues, instead of replacing it, so a
+// writer that knows the change but need not read the value can write it
+// blindly: the overlay Txn resolves base + pending operands on Get and Scan,
+// Memory resolves them on Apply, and the slate-backed store registers
+// MergeValues as slate's merge operator (resolution on read and at
+// compaction).
+//
+// The law is chosen by the value's first byte (its tag) and is associative
+// by construction: today the only mergeable format is a vector of int64
+// words added element-wise (two's-complement addition, which is
+// associative and commutative). Floating-point sums are NOT associative and
+// so have no mergeable format: writers keep read-modify-write for them.
+//
+//	base  = AddWords([]int64{3, 10})
+//	delta = AddWords([]int64{1, -4})
+//	MergeValues(k, base, true, [][]byte{delta}) == AddWords([]int64{4, 6})
+
+// Merger is implemented by writers that accept merge operands (the overlay
+// Txn). Writers that do not must be given whole values instead.
+type Merger interface {
+	// Merge applies operand to key's value through MergeValues.
+	Merge(key, operand []byte) error
+}
+
+// Value tags of the merge law.
+const (
+	// TagAddWords is a mergeable vector of int64 words, added element-wise.
+	TagAddWords byte = 0xA7
+	// TagWords is the same layout marked NOT mergeable (e.g. it holds float
+	// bits); MergeValues rejects it.
+	TagWords byte = 0xA8
+)
+
+// AppendWords appends the encoding of words with the given tag (TagAddWords
+// or TagWords): tag, count, then each word zigzag-varint encoded.
+func AppendWords(dst []byte, tag byte, words []int64) []byte {
+	dst = append(dst, tag)
+	dst = binary.AppendUvarint(dst, uint64(len(words)))
+	for _, w := range words {
+		dst = binary.AppendVarint(dst, w)
+	}
+	return dst
+}
+
+// DecodeWords decodes an AppendWords value into dst (reused when it has
+// room) and returns the words and the tag.
+func DecodeWords(dst []int64, v []byte) ([]int64, byte, error) {
+	if len(v) < 2 || (v[0] != TagAddWords && v[0] != TagWords) {
+		return nil, 0, fmt.Errorf("kv: not a words value: %x", v)
+	}
+	tag := v[0]
+	n, k := binary.Uvarint(v[1:])
+	if k <= 0 || n > uint64(len(v)) {
+		return nil, 0, fmt.Errorf("kv: corrupt words value: %x", v)
+	}
+	pos := 1 + k
+	dst = dst[:0]
+	for range n {
+		w, k := binary.Varint(v[pos:])
+		if k <= 0 {
+			return nil, 0, fmt.Errorf("kv: corrupt words value: %x", v)
+		}
+		dst = append(dst, w)
+		pos += k
+	}
+	if pos != len(v) {
+		return nil, 0, fmt.Errorf("kv: trailing bytes in words value: %x", v)
+	}
+	return dst, tag, nil
+}
+
+// MergeValues is the IVM merge law: operands (oldest first) applied on top
+// of base (hasBase false: the key had no value). It has slate's
+// MergeOperator signature.
+func MergeValues(key, base []byte, hasBase bool, operands [][]byte) ([]byte, error) {
+	var sum []int64
+	first := true
+	add := func(v []byte) error {
+		if len(v) == 0 || v[0] != TagAddWords {
+			return fmt.Errorf("kv: merge of a non-mergeable value under key %x", key)
+		}
+		words, _, err := DecodeWords(nil, v)
+		if err != nil {
+			return err
+		}
+		if first {
+			sum, first = words, false
+			return nil
+		}
+		if len(words) != len(sum) {
+			return fmt.Errorf("kv: merge of %d words onto %d under key %x", len(words), len(sum), key)
+		}
+		for i, w := range words {
+			sum[i] += w
+		}
+		return nil
+	}
+	if hasBase {
+		if err := add(base); err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range operands {
+		if err := add(o); err != nil {
+			return nil, err
+		}
+	}
+	if first {
+		return nil, fmt.Errorf("kv: merge without operands under key %x", key)
+	}
+	return AppendWords(nil, TagAddWords, sum), nil
+}
+
+// mergeOne applies one operand to an optional base.
+func mergeOne(key, base []byte, hasBase bool, operand []byte) ([]byte, error) {
+	return MergeValues(key, base, hasBase, [][]byte{operand})
+}

@@ -1,0 +1,538 @@
+package op
+
+import (
+	"bytes"
+	"math"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/arrange"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// The linear path of Aggregate: every call is COUNT(*), COUNT, BOOL_AND/OR
+// or SUM/AVG over int2/int4/float4/float8 (no multiset, no decimal sum).
+// A group's whole state is then a fixed vector of int64 words
+//
+//	[rowCount, per call: COUNT [count] | SUM/AVG [sum, nonNull] |
+//	           BOOL_AND/OR [trues, falses]]
+//
+// (a float sum is its float64 bits), stored as a kv words value, and its
+// output row is a pure function of the words — so the last-emitted row
+// need not be stored: old output = finalize(old words) (spec §6.2: compare
+// with the last-emitted value and emit (old, −1), (new, +1)). Without float
+// sums the words are merge-able: each epoch writes the blind operand
+// new − old (kv.Merger, kv.MergeValues: integer add, associative by
+// construction); float sums (not associative) keep read-modify-write.
+//
+// Decoded words are cached per operator (linCache), pointer-free so the
+// garbage collector does not scan it, bounded and deterministic, and
+// dropped with the arrangement caches (arrange.OnDiscardCache) when an
+// epoch's batch is thrown away.
+
+// linKind is a linear call's accumulator form.
+type linKind uint8
+
+const (
+	linCount    linKind = iota // [count]
+	linSumInt                  // [sum, nonNull]
+	linSumFloat                // [float64 bits of sum, nonNull]
+	linBool                    // [trues, falses]
+)
+
+type linCall struct {
+	kind linKind
+	// word is the call's first word.
+	word int
+}
+
+// linState is the linear path's layout, cache and per-step scratch.
+type linState struct {
+	calls []linCall
+	words int
+	// merge: accumulator writes are merge operands (no float sums).
+	merge bool
+	cache linCache
+	// Per step: the touched groups, their words (old then new, words each)
+	// and keys (offsets into keys), and the groups the cache could not
+	// hold.
+	groups   []linGroup
+	wordsBuf []int64
+	keys     []byte
+	uncached map[string]int32
+	valueBuf []byte
+	opBuf    []byte
+	encOld   []byte
+	encNew   []byte
+	keyBuf   []byte
+	decodeTo []int64
+}
+
+// linGroup is one group touched by a step.
+type linGroup struct {
+	keyOff, keyLen int
+	keyRow         types.Row
+	// off is the group's old words in wordsBuf; new words follow them.
+	off    int
+	found  bool
+	oldLen int
+	slot   int32
+	inputs int
+}
+
+// linearLayout returns the linear layout of calls, or nil when some call
+// needs a multiset or an exact decimal sum.
+func linearLayout(calls []AggregateCall, kinds []sumKind) *linState {
+	st := &linState{words: 1, merge: true}
+	for i, call := range calls {
+		if usesMultiset(call) {
+			return nil
+		}
+		c := linCall{word: st.words}
+		switch call.Func {
+		case AggCountStar, AggCount:
+			c.kind = linCount
+			st.words++
+		case AggSum, AggAvg:
+			switch kinds[i] {
+			case sumInt:
+				c.kind = linSumInt
+			case sumFloat:
+				c.kind = linSumFloat
+				st.merge = false
+			default:
+				return nil
+			}
+			st.words += 2
+		case AggBoolAnd, AggBoolOr:
+			c.kind = linBool
+			st.words += 2
+		default:
+			return nil
+		}
+		st.calls = append(st.calls, c)
+	}
+	return st
+}
+
+// initLinear switches a to the linear path when its calls allow it.
+func (a *Aggregate) initLinear(state State) {
+	lin := linearLayout(a.spec.Calls, a.sumKinds)
+	if lin == nil {
+		return
+	}
+	limit := state.CacheEntriesMax
+	if limit == 0 {
+		limit = aggCacheGroupsDefault
+	}
+	lin.cache.init(max(limit, 0), lin.words)
+	// NB: the decoded cache replaces the arrangement's byte cache.
+	a.acc = arrange.New(arrange.Config{Namespace: kv.PrefixOpState, Kind: arrange.KindAggregate, ID: state.ID, CacheEntriesMax: -1})
+	a.acc.OnDiscardCache(lin.cache.clear)
+	a.lin = lin
+}
+
+// aggCacheGroupsDefault bounds the decoded group cache (as
+// arrange's default bounds a byte cache). Simulation range: 0..1<<16.
+const aggCacheGroupsDefault = 1 << 16
+
+func (l *linState) key(g *linGroup) []byte { return l.keys[g.keyOff : g.keyOff+g.keyLen] }
+
+func (l *linState) oldWords(g *linGroup) []int64 { return l.wordsBuf[g.off : g.off+l.words] }
+
+func (l *linState) newWords(g *linGroup) []int64 {
+	return l.wordsBuf[g.off+l.words : g.off+2*l.words]
+}
+
+// stepLinear is Step on the linear path.
+func (a *Aggregate) stepLinear(ctx *Context, delta zset.Batch) (zset.Batch, error) {
+	l := a.lin
+	l.cache.stamp++
+	l.groups, l.wordsBuf, l.keys = l.groups[:0], l.wordsBuf[:0], l.keys[:0]
+	clear(l.uncached)
+	global := len(a.spec.GroupBy) == 0
+	if global {
+		// The global group is visited every step so that its row exists
+		// from the first step on, even before any input.
+		if _, err := a.linGroupOf(ctx, []byte{}, nil); err != nil {
+			return zset.Batch{}, err
+		}
+	}
+	var in aggInput
+	for i, row := range delta.Rows {
+		ok, err := evalAggInput(ctx, a.spec.Calls, row, delta.Weights[i], &in)
+		if err != nil {
+			return zset.Batch{}, err
+		}
+		if !ok {
+			continue
+		}
+		l.keyBuf = appendKey(l.keyBuf[:0], a.keyTypes, row, a.spec.GroupBy)
+		gi, err := a.linGroupOf(ctx, l.keyBuf, row)
+		if err != nil {
+			return zset.Batch{}, err
+		}
+		if err := a.linApply(ctx, &l.groups[gi], &in); err != nil {
+			return zset.Batch{}, err
+		}
+	}
+	var out zset.Batch
+	for i := range l.groups {
+		if err := a.linFinish(ctx, &l.groups[i], global, &out); err != nil {
+			return zset.Batch{}, err
+		}
+	}
+	return out, nil
+}
+
+// linGroupOf returns the index of key's group in this step, loading its
+// words from the cache or the store on first touch. row (nil for the
+// global group) gives the group's key columns.
+func (a *Aggregate) linGroupOf(ctx *Context, key []byte, row types.Row) (int32, error) {
+	l := a.lin
+	h := hashKey(key)
+	slot, hit := l.cache.lookup(key, h)
+	if hit {
+		s := &l.cache.slots[slot]
+		if s.stamp == l.cache.stamp {
+			return s.group, nil
+		}
+	} else if gi, ok := l.uncached[string(key)]; ok {
+		return gi, nil
+	}
+	gi := int32(len(l.groups))
+	g := linGroup{keyOff: len(l.keys), keyLen: len(key), off: len(l.wordsBuf), slot: -1, oldLen: -1, keyRow: types.Row{}}
+	if row != nil {
+		g.keyRow = project(row, a.spec.GroupBy)
+	}
+	l.keys = append(l.keys, key...)
+	l.wordsBuf = append(l.wordsBuf, make([]int64, 2*l.words)...)
+	old := l.wordsBuf[g.off : g.off+l.words]
+	if hit {
+		s := &l.cache.slots[slot]
+		copy(old, l.cache.wordsOf(slot))
+		g.found, g.slot = s.found, slot
+		if s.found {
+			g.oldLen = int(s.valueLen)
+		}
+		s.stamp, s.group = l.cache.stamp, gi
+	} else {
+		stored, found, err := a.acc.Get(ctx.Txn, key)
+		if err != nil {
+			return 0, err
+		}
+		if found {
+			words, _, err := kv.DecodeWords(l.decodeTo[:0], stored)
+			if err != nil || len(words) != l.words {
+				return 0, errcode.New(errcode.ArrangementCorrupt, "corrupt aggregate state")
+			}
+			l.decodeTo = words
+			copy(old, words)
+			g.found, g.oldLen = true, len(stored)
+		}
+		// Groups read from the store may evict older ones; new groups
+		// are cached only while there is room, so a stream of new keys
+		// does not churn the cache.
+		g.slot = l.cache.insert(key, h, old, g.found, g.oldLen, found, gi)
+		if g.slot < 0 {
+			if l.uncached == nil {
+				l.uncached = make(map[string]int32)
+			}
+			l.uncached[string(key)] = gi
+		}
+	}
+	copy(l.wordsBuf[g.off+l.words:g.off+2*l.words], old)
+	l.groups = append(l.groups, g)
+	return gi, nil
+}
+
+// linApply adds one input row's contribution to its group's new words.
+func (a *Aggregate) linApply(ctx *Context, g *linGroup, in *aggInput) error {
+	l := a.lin
+	w := l.newWords(g)
+	g.inputs++
+	w[0] += in.weight
+	for i, c := range l.calls {
+		if !in.seen[i] {
+			continue
+		}
+		s := c.word
+		switch c.kind {
+		case linCount:
+			w[s] += in.weight
+		case linSumInt:
+			sum, err := addInt(w[s], in.values[i].(int64), sumWeight(in.weight))
+			if err != nil {
+				// NB: a state-level overflow is recorded against the
+				// group's key with the input's weight, so it is
+				// retracted with the input.
+				if err := ctx.Fail(err, g.keyRow, in.weight); err != nil {
+					return err
+				}
+				continue
+			}
+			w[s] = sum
+			w[s+1] += in.weight
+			if w[s+1] == 0 {
+				w[s] = 0
+			}
+		case linSumFloat:
+			sum := math.Float64frombits(uint64(w[s])) + in.values[i].(float64)*float64(sumWeight(in.weight))
+			w[s] = int64(math.Float64bits(sum))
+			w[s+1] += in.weight
+			if w[s+1] == 0 {
+				// No non-NULL input left: forget any rounding residue.
+				w[s] = 0
+			}
+		case linBool:
+			if in.values[i].(bool) {
+				w[s] += in.weight
+			} else {
+				w[s+1] += in.weight
+			}
+		}
+	}
+	return nil
+}
+
+// linFinalize is a group's output row for words.
+func (a *Aggregate) linFinalize(keyRow types.Row, words []int64) types.Row {
+	row := make(types.Row, len(keyRow), len(keyRow)+len(a.lin.calls))
+	copy(row, keyRow)
+	for i, c := range a.lin.calls {
+		s := c.word
+		var v types.Datum
+		switch c.kind {
+		case linCount:
+			v = words[s]
+		case linSumInt, linSumFloat:
+			var sum types.Datum = words[s]
+			if c.kind == linSumFloat {
+				sum = math.Float64frombits(uint64(words[s]))
+			}
+			if a.spec.Calls[i].Func == AggAvg {
+				v = finalizeAvg(a.sumKinds[i], sum, words[s+1])
+			} else {
+				v = finalizeSum(a.sumKinds[i], a.types[i], sum, words[s+1])
+			}
+		case linBool:
+			v = finalizeBool(a.spec.Calls[i].Func == AggBoolAnd, words[s], words[s+1])
+		}
+		row = append(row, v)
+	}
+	return row
+}
+
+// linFinish emits a touched group's output change and writes its words.
+func (a *Aggregate) linFinish(ctx *Context, g *linGroup, global bool, out *zset.Batch) error {
+	l := a.lin
+	old, nw := l.oldWords(g), l.newWords(g)
+	if g.found && (g.inputs == 0 || wordsEqual(old, nw)) {
+		return nil
+	}
+	var oldOut, newOut types.Row
+	if g.found && (global || old[0] != 0) {
+		oldOut = a.linFinalize(g.keyRow, old)
+	}
+	if global || nw[0] != 0 {
+		newOut = a.linFinalize(g.keyRow, nw)
+	}
+	switch {
+	case oldOut == nil && newOut == nil:
+	case oldOut == nil:
+		out.Add(newOut, +1)
+	case newOut == nil:
+		out.Add(oldOut, -1)
+	default:
+		l.encOld = zset.EncodeRow(l.encOld[:0], oldOut)
+		l.encNew = zset.EncodeRow(l.encNew[:0], newOut)
+		if !bytes.Equal(l.encOld, l.encNew) {
+			out.Add(oldOut, -1)
+			out.Add(newOut, +1)
+		}
+	}
+	key := l.key(g)
+	if !global && allZeroWords(nw) {
+		if !g.found {
+			return nil
+		}
+		l.cache.store(g.slot, nw, false, 0)
+		return a.acc.Delete(ctx.Txn, key, g.oldLen)
+	}
+	tag := kv.TagWords
+	if l.merge {
+		tag = kv.TagAddWords
+	}
+	l.valueBuf = kv.AppendWords(l.valueBuf[:0], tag, nw)
+	l.cache.store(g.slot, nw, true, len(l.valueBuf))
+	if m, ok := ctx.Txn.(kv.Merger); ok && l.merge {
+		operand := l.valueBuf
+		if g.found {
+			// The blind operand new − old: the store adds it to the value
+			// it holds (which equals old).
+			for i := range old {
+				old[i] = nw[i] - old[i]
+			}
+			l.opBuf = kv.AppendWords(l.opBuf[:0], kv.TagAddWords, old)
+			operand = l.opBuf
+		}
+		return a.acc.Merge(m, key, operand, g.oldLen, len(l.valueBuf))
+	}
+	return a.acc.Set(ctx.Txn, key, l.valueBuf, g.oldLen)
+}
+
+func wordsEqual(a, b []int64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func allZeroWords(w []int64) bool {
+	for _, x := range w {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// hashKey is 64-bit FNV-1a: fixed, so cache behaviour is deterministic.
+func hashKey(k []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, b := range k {
+		h ^= uint64(b)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// linCache is a bounded, pointer-free cache of decoded group words: a hash
+// index (key hash → slot; a second key with the same hash is simply not
+// cached), slot metadata, the words of every slot in one slice and the
+// keys in one arena. Eviction is CLOCK-style over slots not touched by the
+// current step, so it depends only on the access sequence.
+type linCache struct {
+	limit, words int
+	index        map[uint64]int32
+	slots        []linSlot
+	data         []int64
+	keys         []byte
+	garbage      int
+	hand         int
+	// stamp numbers steps; a slot touched by the current step is pinned.
+	stamp uint32
+}
+
+type linSlot struct {
+	hash           uint64
+	keyOff, keyLen uint32
+	valueLen       uint32
+	// found: the key exists in the store (else a cached absence).
+	found bool
+	stamp uint32
+	group int32
+}
+
+func (c *linCache) init(limit, words int) {
+	c.limit, c.words = limit, words
+	c.clear()
+}
+
+func (c *linCache) clear() {
+	c.index = make(map[uint64]int32)
+	c.slots, c.data, c.keys = c.slots[:0], c.data[:0], c.keys[:0]
+	c.garbage, c.hand = 0, 0
+}
+
+func (c *linCache) wordsOf(slot int32) []int64 {
+	return c.data[int(slot)*c.words : int(slot+1)*c.words]
+}
+
+func (c *linCache) keyOf(s *linSlot) []byte { return c.keys[s.keyOff : s.keyOff+s.keyLen] }
+
+func (c *linCache) lookup(key []byte, h uint64) (int32, bool) {
+	if c.limit == 0 {
+		return -1, false
+	}
+	slot, ok := c.index[h]
+	if !ok || !bytes.Equal(c.keyOf(&c.slots[slot]), key) {
+		return -1, false
+	}
+	return slot, true
+}
+
+// insert caches key → words, pinned to group gi of the current step, and
+// returns its slot, or -1 if it was not cached: the hash is taken by
+// another key, or the cache is full and evict is false (or every slot is
+// pinned).
+func (c *linCache) insert(key []byte, h uint64, words []int64, found bool, valueLen int, evict bool, gi int32) int32 {
+	if c.limit == 0 {
+		return -1
+	}
+	if _, taken := c.index[h]; taken {
+		return -1
+	}
+	var slot int32
+	if len(c.slots) < c.limit {
+		slot = int32(len(c.slots))
+		c.slots = append(c.slots, linSlot{})
+		c.data = append(c.data, words...)
+	} else {
+		if !evict {
+			return -1
+		}
+		slot = -1
+		for range c.limit {
+			s := &c.slots[c.hand]
+			if s.stamp != c.stamp {
+				slot = int32(c.hand)
+				delete(c.index, s.hash)
+				c.garbage += int(s.keyLen)
+			}
+			c.hand = (c.hand + 1) % c.limit
+			if slot >= 0 {
+				break
+			}
+		}
+		if slot < 0 {
+			return -1
+		}
+		copy(c.wordsOf(slot), words)
+	}
+	if c.garbage > len(c.keys)/2 && c.garbage > 1<<16 {
+		c.compactKeys()
+	}
+	c.slots[slot] = linSlot{hash: h, keyOff: uint32(len(c.keys)), keyLen: uint32(len(key)), valueLen: uint32(max(valueLen, 0)), found: found, stamp: c.stamp, group: gi}
+	c.keys = append(c.keys, key...)
+	c.index[h] = slot
+	return slot
+}
+
+// compactKeys rewrites the key arena without evicted keys.
+func (c *linCache) compactKeys() {
+	keys := make([]byte, 0, len(c.keys)-c.garbage)
+	for i := range c.slots {
+		s := &c.slots[i]
+		if _, ok := c.index[s.hash]; !ok || c.index[s.hash] != int32(i) {
+			continue
+		}
+		off := len(keys)
+		keys = append(keys, c.keyOf(s)...)
+		s.keyOff = uint32(off)
+	}
+	c.keys, c.garbage = keys, 0
+}
+
+// store records a group's new words in its slot (if cached).
+func (c *linCache) store(slot int32, words []int64, found bool, valueLen int) {
+	if slot < 0 {
+		return
+	}
+	copy(c.wordsOf(slot), words)
+	s := &c.slots[slot]
+	s.found, s.valueLen = found, uint32(valueLen)
+}

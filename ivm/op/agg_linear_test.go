@@ -1,0 +1,124 @@
+package op
+
+import (
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/rockstream/rockstream/ivm/arrange"
+	"github.com/rockstream/rockstream/ivm/expr"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/op/testexpr"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// floatOf is float8(e) for an int8 expression (test only).
+type floatOf struct{ e expr.Expr }
+
+func (f floatOf) Type() types.Type { return types.TFloat8 }
+func (f floatOf) String() string   { return "float8(" + f.e.String() + ")" }
+func (f floatOf) Eval(env *expr.Env, row types.Row) (types.Datum, error) {
+	v, err := f.e.Eval(env, row)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	return float64(v.(int64)), nil
+}
+
+// int4Of is e typed int4 (test only).
+type int4Of struct{ expr.Expr }
+
+func (int4Of) Type() types.Type { return types.TInt4 }
+
+// linearCases are specs on the Aggregate's linear path (words state,
+// decoded cache; merge operands unless a float sum is present).
+func linearCases() []AggregateSpec {
+	a := testexpr.IntCol(1)
+	b4 := testexpr.Col{Index: 2, T: types.TInt4}
+	isBig := testexpr.Binary{Op: ">", L: a, R: testexpr.Int(1)}
+	mergeable := []AggregateCall{
+		{Func: AggCountStar, Name: "n"},
+		{Func: AggCount, Arg: a, Name: "c"},
+		{Func: AggSum, Arg: b4, Name: "s4"},
+		{Func: AggAvg, Arg: b4, Name: "avg4"},
+		{Func: AggBoolAnd, Arg: isBig, Name: "band"},
+		{Func: AggBoolOr, Arg: isBig, Name: "bor"},
+		{Func: AggCountStar, Filter: isBig, Name: "nf"},
+		{Func: AggSum, Arg: b4, Filter: isBig, Name: "sf"},
+		// Division by zero on a = 0: errors are data.
+		{Func: AggSum, Arg: int4Of{testexpr.Binary{Op: "/", L: testexpr.Int(6), R: a}}, Name: "div"},
+	}
+	floats := append(append([]AggregateCall(nil), mergeable[:3]...),
+		AggregateCall{Func: AggSum, Arg: floatOf{a}, Name: "sf8"},
+		AggregateCall{Func: AggAvg, Arg: floatOf{testexpr.Col{Index: 2, T: types.TInt8}}, Name: "avgf8"})
+	return []AggregateSpec{
+		{GroupBy: []int{0}, Calls: mergeable},
+		{GroupBy: nil, Calls: mergeable},
+		{GroupBy: []int{0, 1}, Calls: mergeable[:3]},
+		{GroupBy: []int{0}, Calls: floats},
+		{GroupBy: nil, Calls: floats},
+	}
+}
+
+func TestAggregateLinearIncremental(t *testing.T) {
+	for i, spec := range linearCases() {
+		a, err := NewAggregate(State{}, intSchema(3), spec)
+		if err != nil || a.lin == nil {
+			t.Fatalf("spec %d: not on the linear path (%v)", i, err)
+		}
+		if a.lin.merge != (i < 3) {
+			t.Fatalf("spec %d: merge = %v", i, a.lin.merge)
+		}
+	}
+	checkAggregateSpecs(t, linearCases())
+}
+
+// TestAggregateLinearDiscard: an epoch whose batch is thrown away (and the
+// arrangement caches discarded, as circuit.DiscardCaches does) leaves no
+// trace in the decoded group cache: the next epochs give the right output.
+func TestAggregateLinearDiscard(t *testing.T) {
+	specs := linearCases()
+	rapid.Check(t, func(t *rapid.T) {
+		spec := specs[rapid.IntRange(0, len(specs)-1).Draw(t, "spec")]
+		a, err := NewAggregate(State{ID: arrange.MakeID(1, 1), CacheEntriesMax: rapid.SampledFrom([]int{0, 1, 2}).Draw(t, "cache")}, intSchema(3), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store := kv.NewMemory()
+		env := &expr.Env{}
+		var integrated, outputs, errs zset.Batch
+		for step := 0; step < stepsMax; step++ {
+			delta := keepPositive(integrated, genDelta(t, "in", 3, true))
+			txn := kv.NewTxn(store)
+			ctx := &Context{Txn: txn, Env: env}
+			out, err := a.Step(ctx, []zset.Batch{delta})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rapid.IntRange(0, 2).Draw(t, "discard") == 0 {
+				for _, arr := range a.Arrangements() {
+					arr.DiscardCache()
+				}
+				continue
+			}
+			if err := store.Apply(txn.Batch()); err != nil {
+				t.Fatal(err)
+			}
+			integrated = zset.Consolidate(zset.Sum(integrated, delta))
+			outputs = zset.Consolidate(zset.Sum(outputs, out))
+			errs = zset.Consolidate(zset.Sum(errs, ctx.Errors))
+			want := &Context{Env: env}
+			expected, err := StreamAggregate(want, intSchema(3), spec, integrated)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !zset.Equal(outputs, expected) {
+				t.Fatalf("step %d: incremental %v\nstream %v", step, outputs, zset.Consolidate(expected))
+			}
+			if !zset.Equal(errs, want.Errors) {
+				t.Fatalf("step %d: errors %v want %v", step, errs, zset.Consolidate(want.Errors))
+			}
+		}
+	})
+}
