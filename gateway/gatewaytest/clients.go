@@ -646,6 +646,12 @@ public class JdbcCheck {
       ResultSet rs = q.executeQuery();
       if (!rs.next() || rs.getInt(1) != i || !rs.getString(2).equals("n" + i) || rs.getBigDecimal(3).compareTo(new java.math.BigDecimal(i + ".25")) != 0) throw new Exception("row " + i);
     }
+    // ResultSetMetaData reads the RowDescription's table OID and attnum.
+    ResultSetMetaData rmd = c.createStatement().executeQuery("select id, name, amount + 1 as a from jdbc_t").getMetaData();
+    org.postgresql.PGResultSetMetaData rm = rmd.unwrap(org.postgresql.PGResultSetMetaData.class);
+    if (!rm.getBaseTableName(2).equals("jdbc_t") || !rm.getBaseColumnName(2).equals("name") || !rm.getBaseTableName(3).equals("")
+        || !rmd.getTableName(1).equals("jdbc_t") || rmd.isNullable(1) != ResultSetMetaData.columnNoNulls || rmd.isNullable(2) != ResultSetMetaData.columnNullable)
+      throw new Exception("ResultSetMetaData: " + rm.getBaseTableName(2) + "." + rm.getBaseColumnName(2) + " [" + rm.getBaseTableName(3) + "] " + rmd.isNullable(1) + rmd.isNullable(2));
     c.setAutoCommit(false);
     s.execute("delete from jdbc_t");
     c.rollback();

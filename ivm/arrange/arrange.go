@@ -14,7 +14,8 @@
 // stopped (no recomputation after a restart).
 //
 // Reads go through a bounded per-arrangement cache (cacheEntriesMax) of
-// values read from the store. Writes update cached keys (write-through) and
+// values read from the store; a grouped arrangement caches whole groups
+// instead (group.go). Writes update cached keys (write-through) and
 // add new keys only while the cache has room (never evicting for a write),
 // so the cache always equals the Txn's view for the keys it holds. If the owner throws an epoch's write batch away instead of
 // committing it, it must call DiscardCache (circuit.Circuit.DiscardCaches).
@@ -69,6 +70,8 @@ const cacheEntriesMaxDefault = 1 << 16
 type Arrangement struct {
 	prefix []byte
 	cache  *cache
+	// groups is the group cache of a grouped arrangement (nil otherwise).
+	groups *groupCache
 	// keyBuf is scratch space for building full keys.
 	keyBuf []byte
 	// Rows and Bytes count live entries (keys) and their key+value bytes,
@@ -85,8 +88,13 @@ type Config struct {
 	Kind      byte
 	ID        ID
 	// CacheEntriesMax bounds the read cache; 0 means the default, negative
-	// disables caching.
+	// disables caching. For a grouped arrangement it bounds the cached
+	// groups plus their entries.
 	CacheEntriesMax int
+	// Grouped makes the arrangement hold group ++ suffix keys, read a group
+	// at a time through Group and written through SetEntry/DeleteEntry
+	// (group.go). Set and Delete are not allowed on it.
+	Grouped bool
 }
 
 // New returns an arrangement.
@@ -97,6 +105,9 @@ func New(cfg Config) *Arrangement {
 	limit := cfg.CacheEntriesMax
 	if limit == 0 {
 		limit = cacheEntriesMaxDefault
+	}
+	if cfg.Grouped {
+		return &Arrangement{prefix: prefix, cache: newCache(-1), groups: newGroupCache(limit)}
 	}
 	return &Arrangement{prefix: prefix, cache: newCache(limit)}
 }
@@ -133,6 +144,7 @@ func (a *Arrangement) Get(txn kv.Reader, key []byte) ([]byte, bool, error) {
 // Set writes key → value; old tells whether the key existed with oldLen
 // bytes of value (for statistics; pass -1 when unknown).
 func (a *Arrangement) Set(txn kv.Writer, key, value []byte, oldLen int) error {
+	a.mustNotBeGrouped()
 	full := a.fullKey(key)
 	if err := txn.Put(full, value); err != nil {
 		return fmt.Errorf("arrange: put: %w", err)
@@ -150,6 +162,7 @@ func (a *Arrangement) Set(txn kv.Writer, key, value []byte, oldLen int) error {
 // Delete removes key; oldLen is the removed value's length (-1 if the key
 // was absent, which makes the call a no-op for statistics).
 func (a *Arrangement) Delete(txn kv.Writer, key []byte, oldLen int) error {
+	a.mustNotBeGrouped()
 	full := a.fullKey(key)
 	if err := txn.Delete(full); err != nil {
 		return fmt.Errorf("arrange: delete: %w", err)
@@ -163,7 +176,8 @@ func (a *Arrangement) Delete(txn kv.Writer, key []byte, oldLen int) error {
 }
 
 // Scan calls fn for every entry whose relative key starts with keyPrefix, in
-// key order; fn gets the relative key. Scans bypass the cache.
+// key order; fn gets the relative key. Scans bypass the caches (which are
+// write-through, so the Txn is always current).
 func (a *Arrangement) Scan(txn kv.Reader, keyPrefix []byte, fn func(key, value []byte) error) error {
 	start := append(append([]byte(nil), a.prefix...), keyPrefix...)
 	n := len(a.prefix)
@@ -224,7 +238,18 @@ func (a *Arrangement) TakeStats() Stats {
 // away instead of committed).
 func (a *Arrangement) DiscardCache() {
 	a.cache.clear()
+	if a.groups != nil {
+		a.groups.clear()
+	}
 	for _, fn := range a.onDiscard {
 		fn()
+	}
+}
+
+func (a *Arrangement) mustNotBeGrouped() {
+	if a.groups != nil {
+		// NB: a write that bypasses the group cache would leave a cached
+		// group behind the Txn.
+		panic("arrange: Set/Delete on a grouped arrangement (use SetEntry/DeleteEntry)")
 	}
 }

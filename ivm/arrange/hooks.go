@@ -17,6 +17,7 @@ func (a *Arrangement) OnDiscardCache(fn func()) { a.onDiscard = append(a.onDisca
 // absent) and newLen its length after, for statistics. Cached entries for
 // key are dropped (the cache holds whole values, not operands).
 func (a *Arrangement) Merge(txn kv.Merger, key, operand []byte, oldLen, newLen int) error {
+	a.mustNotBeGrouped()
 	full := a.fullKey(key)
 	if err := txn.Merge(full, operand); err != nil {
 		return fmt.Errorf("arrange: merge: %w", err)

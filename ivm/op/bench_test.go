@@ -319,10 +319,20 @@ func BenchmarkGroupBySumCount1MSmallCache(b *testing.B) { benchGroupBy(b, 100000
 // joinArrangedRows is the size of the probed (right) arrangement.
 const joinArrangedRows = 1000000
 
-func BenchmarkJoinInner1M(b *testing.B) {
+// BenchmarkJoinInner1M has a cache that holds both arrangements ("while
+// state fits in the cache"): every probe is served from cached groups.
+func BenchmarkJoinInner1M(b *testing.B) { benchJoinInner(b, 4*joinArrangedRows) }
+
+// BenchmarkJoinInner1MSmallCache is the same join with the default
+// (64K-unit) cache: most probes miss and read the store.
+func BenchmarkJoinInner1MSmallCache(b *testing.B) { benchJoinInner(b, 0) }
+
+// benchJoinInner probes a 1M-row right arrangement with 10K-row left
+// deltas (each row matches one arranged row and is arranged itself).
+func benchJoinInner(b *testing.B, cacheEntries int) {
 	for _, kind := range benchStores {
 		b.Run("kv="+kind, func(b *testing.B) {
-			j, err := NewJoin(State{ID: arrange.MakeID(1, 1)}, intSchema(2), intSchema(2), JoinSpec{Kind: JoinInner, LeftKeys: []int{0}, RightKeys: []int{0}})
+			j, err := NewJoin(State{ID: arrange.MakeID(1, 1), CacheEntriesMax: cacheEntries}, intSchema(2), intSchema(2), JoinSpec{Kind: JoinInner, LeftKeys: []int{0}, RightKeys: []int{0}})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -99,6 +99,19 @@ func checkIncremental(t *rapid.T, c incrementalCase) {
 		if rapid.IntRange(0, 4).Draw(t, "restart") == 0 {
 			operator = c.make(State{ID: id})
 		}
+		if rapid.IntRange(0, 5).Draw(t, "abort") == 0 {
+			// The epoch's write batch is thrown away (a failed commit):
+			// the operator's caches must not keep what the store never
+			// saw, and the same deltas are stepped again below.
+			if _, err := operator.Step(&Context{Txn: kv.NewTxn(store), Env: env}, deltas); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+			if st, ok := operator.(Stateful); ok {
+				for _, a := range st.Arrangements() {
+					a.DiscardCache()
+				}
+			}
+		}
 		txn := kv.NewTxn(store)
 		ctx := &Context{Txn: txn, Env: env}
 		out, err := operator.Step(ctx, deltas)

@@ -7,6 +7,7 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/arrange"
 	"github.com/rockstream/rockstream/ivm/keyenc"
+	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
@@ -46,6 +47,52 @@ type Join struct {
 	schema                types.Schema
 	leftWidth, rightWidth int
 	left, right, meta     *arrange.Arrangement
+	// rows backs the joined rows the join emits.
+	rows rowArena
+}
+
+// rowArena hands out rows carved from shared backing arrays, so emitting
+// joined rows costs one allocation per rowArenaDatums datums instead of one
+// per row. Rows never overlap (each is capped at its length) and are never
+// written after they are handed out.
+type rowArena struct {
+	free []types.Datum
+}
+
+// rowArenaDatums is the size of one backing array: large enough to
+// amortize the allocation over hundreds of rows, small enough that a few
+// live rows pin little memory.
+const rowArenaDatums = 4096
+
+// row returns n NULL datums.
+func (a *rowArena) row(n int) types.Row {
+	if len(a.free) < n {
+		a.free = make([]types.Datum, max(n, rowArenaDatums))
+	}
+	row := a.free[:n:n]
+	a.free = a.free[n:]
+	return row
+}
+
+// concat returns left ++ right.
+func (a *rowArena) concat(left, right types.Row) types.Row {
+	row := a.row(len(left) + len(right))
+	copy(row[copy(row, left):], right)
+	return row
+}
+
+// padRight returns left ++ n NULLs.
+func (a *rowArena) padRight(left types.Row, n int) types.Row {
+	row := a.row(len(left) + n)
+	copy(row, left)
+	return row
+}
+
+// padLeft returns n NULLs ++ right.
+func (a *rowArena) padLeft(n int, right types.Row) types.Row {
+	row := a.row(n + len(right))
+	copy(row[n:], right)
+	return row
 }
 
 // NewJoin returns an incremental join of rows of schemas left and right.
@@ -83,8 +130,8 @@ func NewJoin(state State, left, right types.Schema, spec JoinSpec) (*Join, error
 	j := &Join{
 		spec: spec, leftWidth: len(left), rightWidth: len(right),
 		leftTypes: leftTypes, rightTypes: rightTypes,
-		left:  state.arrangement(arrange.KindJoinLeft),
-		right: state.arrangement(arrange.KindJoinRight),
+		left:  state.groupedArrangement(arrange.KindJoinLeft),
+		right: state.groupedArrangement(arrange.KindJoinRight),
 		meta:  state.arrangement(arrange.KindJoinMeta),
 	}
 	switch spec.Kind {
@@ -113,6 +160,12 @@ func (j *Join) Arrangements() []*arrange.Arrangement {
 	return []*arrange.Arrangement{j.left, j.right, j.meta}
 }
 
+// groupedArrangement is an arrangement read a group (leading key part) at
+// a time, with whole groups cached (arrange.Config.Grouped).
+func (s State) groupedArrangement(kind byte) *arrange.Arrangement {
+	return arrange.New(arrange.Config{Namespace: kv.PrefixOpState, Kind: kind, ID: s.ID, CacheEntriesMax: s.CacheEntriesMax, Grouped: true})
+}
+
 func (j *Join) leftPadded() bool  { return j.spec.Kind == JoinLeft || j.spec.Kind == JoinFull }
 func (j *Join) rightPadded() bool { return j.spec.Kind == JoinRight || j.spec.Kind == JoinFull }
 func (j *Join) pairs() bool       { return j.spec.Kind != JoinSemi && j.spec.Kind != JoinAnti }
@@ -130,10 +183,14 @@ func (j *Join) keyNull(row types.Row, keys []int) bool {
 // matches evaluates the residual on l++r (true when there is none); an
 // evaluation error is recorded with weight w and counts as no match.
 func (j *Join) matches(ctx *Context, l, r types.Row, w int64) (bool, types.Row, error) {
-	joined := concatRows(l, r)
 	if j.spec.Residual == nil {
-		return true, joined, nil
+		if !j.pairs() {
+			// A semi/anti join without residual needs no joined row.
+			return true, nil, nil
+		}
+		return true, j.rows.concat(l, r), nil
 	}
+	joined := j.rows.concat(l, r)
 	ok, err := evalBool(ctx.Env, j.spec.Residual, joined)
 	if err != nil {
 		return false, joined, ctx.Fail(err, joined, w)
@@ -150,8 +207,8 @@ func decodeJoinEntry(v []byte) (joinEntry, error) {
 	return joinEntry{weight: w, matches: m}, err
 }
 
-func (e joinEntry) encode() []byte {
-	return binary.AppendVarint(binary.AppendVarint(nil, e.weight), e.matches)
+func (e joinEntry) appendTo(buf []byte) []byte {
+	return binary.AppendVarint(binary.AppendVarint(buf, e.weight), e.matches)
 }
 
 // indicator is [b] as a weight.
@@ -166,19 +223,23 @@ func indicator(b bool) int64 {
 // match" is m > 0.
 func hasMatch(m int64) bool { return m > 0 }
 
+// pendingWrite is a probed entry's new match count, stored after the probe.
 type pendingWrite struct {
-	key    []byte
+	suffix []byte
 	entry  joinEntry
 	oldLen int
 }
 
 // Step implements Operator.
 func (j *Join) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
-	dl, dr := zset.Consolidate(inputs[0]), zset.Consolidate(inputs[1])
+	// NB: the inputs need not be consolidated: every row is applied to the
+	// state on its own, so equal rows and cancelling weights add up as they
+	// would consolidated (zero weights are skipped).
+	dl, dr := inputs[0], inputs[1]
 	if j.spec.NullAware {
 		return j.stepNullAware(ctx, dl, dr)
 	}
-	var out zset.Batch
+	out := zset.Batch{Rows: make([]types.Row, 0, dl.Len()+dr.Len()), Weights: make([]int64, 0, dl.Len()+dr.Len())}
 	if err := j.phaseLeft(ctx, dl, &out); err != nil {
 		return zset.Batch{}, err
 	}
@@ -193,7 +254,7 @@ func (j *Join) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 func (j *Join) leftOutput(l types.Row, m int64, nullAwareMode int) (int64, types.Row) {
 	switch j.spec.Kind {
 	case JoinLeft, JoinFull:
-		return indicator(!hasMatch(m)), concatRows(l, nullRow(j.rightWidth))
+		return indicator(!hasMatch(m)), j.rows.padRight(l, j.rightWidth)
 	case JoinSemi:
 		return indicator(hasMatch(m)), l
 	case JoinAnti:
@@ -216,9 +277,13 @@ func (j *Join) phaseLeft(ctx *Context, dl zset.Batch, out *zset.Batch) error {
 }
 
 func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode int) error {
-	var keyBuf []byte
+	var keyBuf, rowBuf []byte
+	var writes []pendingWrite
 	for i, l := range dl.Rows {
 		dw := dl.Weights[i]
+		if dw == 0 {
+			continue
+		}
 		if j.keyNull(l, j.spec.LeftKeys) && mode == modeNotNullAware {
 			// Never matches: its only output is its own padding/anti row.
 			if w, row := j.leftOutput(l, 0, mode); w != 0 {
@@ -227,22 +292,31 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 			continue
 		}
 		keyBuf = appendKey(keyBuf[:0], j.leftTypes, l, j.spec.LeftKeys)
-		joinKey := append([]byte(nil), keyBuf...)
+		joinKey := keyBuf
 		var m int64
-		var writes []pendingWrite
+		writes = writes[:0]
 		if !j.keyNull(l, j.spec.LeftKeys) {
-			err := j.right.Scan(ctx.Txn, joinKey, func(k, v []byte) error {
-				r, _, err := zset.DecodeRow(k[len(joinKey):])
+			group, err := j.right.Group(ctx.Txn, joinKey)
+			if err != nil {
+				return err
+			}
+			entries := group.Entries()
+			for x := range entries {
+				arranged := &entries[x]
+				r, err := arrangedRow(arranged)
 				if err != nil {
-					return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join row")
+					return err
 				}
-				e, err := decodeJoinEntry(v)
+				e, err := decodeJoinEntry(arranged.Value)
 				if err != nil {
 					return err
 				}
 				ok, joined, err := j.matches(ctx, l, r, dw*e.weight)
-				if err != nil || !ok {
+				if err != nil {
 					return err
+				}
+				if !ok {
+					continue
 				}
 				m += e.weight
 				if j.pairs() {
@@ -252,25 +326,46 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 					before := indicator(!hasMatch(e.matches))
 					e.matches += dw
 					if d := indicator(!hasMatch(e.matches)) - before; d != 0 {
-						out.Add(concatRows(nullRow(j.leftWidth), r), d*e.weight)
+						out.Add(j.rows.padLeft(j.leftWidth, r), d*e.weight)
 					}
-					writes = append(writes, pendingWrite{key: append([]byte(nil), k...), entry: e, oldLen: len(v)})
+					writes = append(writes, pendingWrite{suffix: arranged.Suffix, entry: e, oldLen: len(arranged.Value)})
 				}
-				return nil
-			})
-			if err != nil {
-				return err
 			}
 		}
-		for _, w := range writes {
-			if err := j.right.Set(ctx.Txn, w.key, w.entry.encode(), w.oldLen); err != nil {
-				return err
-			}
+		if err := j.applyWrites(ctx, j.right, joinKey, writes); err != nil {
+			return err
 		}
 		if w, row := j.leftOutput(l, m, mode); w != 0 {
 			out.Add(row, w*dw)
 		}
-		if err := j.addEntry(ctx, j.left, zset.EncodeRow(joinKey, l), dw, m); err != nil {
+		rowBuf = zset.EncodeRow(rowBuf[:0], l)
+		if err := j.addEntry(ctx, j.left, joinKey, rowBuf, dw, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// arrangedRow returns the row of an arranged entry (its key suffix),
+// decoding it once per cached entry.
+func arrangedRow(e *arrange.GroupEntry) (types.Row, error) {
+	if e.Row != nil {
+		return e.Row, nil
+	}
+	r, _, err := zset.DecodeRow(e.Suffix)
+	if err != nil {
+		return nil, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join row")
+	}
+	e.Row = r
+	return r, nil
+}
+
+// applyWrites stores the new match counts of a probed group's entries.
+func (j *Join) applyWrites(ctx *Context, a *arrange.Arrangement, joinKey []byte, writes []pendingWrite) error {
+	var value []byte
+	for _, w := range writes {
+		value = w.entry.appendTo(value[:0])
+		if err := a.SetEntry(ctx.Txn, joinKey, w.suffix, value, w.oldLen); err != nil {
 			return err
 		}
 	}
@@ -278,8 +373,8 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 }
 
 // addEntry adds dw to an arranged row's weight, setting its match count.
-func (j *Join) addEntry(ctx *Context, a *arrange.Arrangement, key []byte, dw, matches int64) error {
-	old, ok, err := a.Get(ctx.Txn, key)
+func (j *Join) addEntry(ctx *Context, a *arrange.Arrangement, joinKey, row []byte, dw, matches int64) error {
+	old, ok, err := a.GetEntry(ctx.Txn, joinKey, row)
 	if err != nil {
 		return err
 	}
@@ -294,9 +389,10 @@ func (j *Join) addEntry(ctx *Context, a *arrange.Arrangement, key []byte, dw, ma
 	e.weight += dw
 	e.matches = matches
 	if e.weight == 0 {
-		return a.Delete(ctx.Txn, key, oldLen)
+		return a.DeleteEntry(ctx.Txn, joinKey, row, oldLen)
 	}
-	return a.Set(ctx.Txn, key, e.encode(), oldLen)
+	var buf [2 * binary.MaxVarintLen64]byte
+	return a.SetEntry(ctx.Txn, joinKey, row, e.appendTo(buf[:0]), oldLen)
 }
 
 // phaseRight processes ΔR against the left arrangement after ΔL.
@@ -305,31 +401,44 @@ func (j *Join) phaseRight(ctx *Context, dr zset.Batch, out *zset.Batch) error {
 }
 
 func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode int) error {
-	var keyBuf []byte
+	var keyBuf, rowBuf []byte
+	var writes []pendingWrite
 	for i, r := range dr.Rows {
 		dw := dr.Weights[i]
+		if dw == 0 {
+			continue
+		}
 		if j.keyNull(r, j.spec.RightKeys) {
 			if j.rightPadded() {
-				out.Add(concatRows(nullRow(j.leftWidth), r), dw)
+				out.Add(j.rows.padLeft(j.leftWidth, r), dw)
 			}
 			continue
 		}
 		keyBuf = appendKey(keyBuf[:0], j.rightTypes, r, j.spec.RightKeys)
-		joinKey := append([]byte(nil), keyBuf...)
+		joinKey := keyBuf
 		var m int64
-		var writes []pendingWrite
-		err := j.left.Scan(ctx.Txn, joinKey, func(k, v []byte) error {
-			l, _, err := zset.DecodeRow(k[len(joinKey):])
+		writes = writes[:0]
+		group, err := j.left.Group(ctx.Txn, joinKey)
+		if err != nil {
+			return err
+		}
+		entries := group.Entries()
+		for x := range entries {
+			arranged := &entries[x]
+			l, err := arrangedRow(arranged)
 			if err != nil {
-				return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join row")
+				return err
 			}
-			e, err := decodeJoinEntry(v)
+			e, err := decodeJoinEntry(arranged.Value)
 			if err != nil {
 				return err
 			}
 			ok, joined, err := j.matches(ctx, l, r, e.weight*dw)
-			if err != nil || !ok {
+			if err != nil {
 				return err
+			}
+			if !ok {
+				continue
 			}
 			m += e.weight
 			if j.pairs() {
@@ -340,26 +449,23 @@ func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode
 				e.matches += dw
 				after, _ := j.leftOutput(l, e.matches, mode)
 				if after != before {
-					out.Add(row, (after-before)*e.weight)
+					// NB: a semi/anti row is the arranged row itself;
+					// the output gets its own copy of the cached row.
+					out.Add(append(types.Row(nil), row...), (after-before)*e.weight)
 				}
-				writes = append(writes, pendingWrite{key: append([]byte(nil), k...), entry: e, oldLen: len(v)})
+				writes = append(writes, pendingWrite{suffix: arranged.Suffix, entry: e, oldLen: len(arranged.Value)})
 			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
-		for _, w := range writes {
-			if err := j.left.Set(ctx.Txn, w.key, w.entry.encode(), w.oldLen); err != nil {
-				return err
-			}
+		if err := j.applyWrites(ctx, j.left, joinKey, writes); err != nil {
+			return err
 		}
 		if j.rightPadded() {
 			if !hasMatch(m) {
-				out.Add(concatRows(nullRow(j.leftWidth), r), dw)
+				out.Add(j.rows.padLeft(j.leftWidth, r), dw)
 			}
 		}
-		if err := j.addEntry(ctx, j.right, zset.EncodeRow(joinKey, r), dw, m); err != nil {
+		rowBuf = zset.EncodeRow(rowBuf[:0], r)
+		if err := j.addEntry(ctx, j.right, joinKey, rowBuf, dw, m); err != nil {
 			return err
 		}
 	}

@@ -47,7 +47,7 @@ func (b *binder) selectStmt(sel *pg_query.SelectStmt, outer *scope) (*BoundQuery
 			if _, dup := ctes[cte.Ctename]; dup {
 				return nil, b.semantic("42712", cte.Location, "WITH query name \"%s\" specified more than once", cte.Ctename)
 			}
-			ctes[cte.Ctename] = &cteDef{node: node, columns: cols}
+			ctes[cte.Ctename] = &cteDef{node: node, columns: cols, origins: q.Origins}
 		}
 	}
 	if len(sel.LockingClause) > 0 {
@@ -411,6 +411,12 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 		targets = append(targets, s)
 		names = append(names, name)
 	}
+	origins := make([]Origin, len(targets))
+	for i, t := range targets {
+		if cr, ok := t.(*plan.ColRef); ok {
+			origins[i] = sc.originOf(cr.Index)
+		}
+	}
 	// GROUP BY
 	var groupExprs []plan.Scalar
 	for _, g := range sel.GroupClause {
@@ -582,7 +588,7 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 			node = &plan.Distinct{Input: node, On: on, Order: keys}
 		}
 	}
-	q := &BoundQuery{Plan: node, Columns: visible, Order: keys, Limit: -1}
+	q := &BoundQuery{Plan: node, Columns: visible, Order: keys, Limit: -1, Origins: origins}
 	return q, nil
 }
 

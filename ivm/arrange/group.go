@@ -1,0 +1,460 @@
+package arrange
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// Grouped arrangements. Many operators read their state one group at a
+// time: a join probes every arranged row of one join key, a TopK or window
+// reads one partition. A grouped arrangement (Config.Grouped) keys every
+// entry as group ++ suffix and caches whole groups: Group returns the
+// complete, ordered listing of one group's entries, from memory when the
+// group is cached, with each entry's decoded row kept beside it so a cached
+// group is decoded once, not on every probe.
+//
+// The group cache follows the point cache's rule: it always equals the
+// Txn's view for the groups it holds. Writes (SetEntry, DeleteEntry) go
+// to the Txn and update a cached group in place (write-through).
+//
+// Completeness. The first group operation after the cache was created or
+// discarded checks whether the arrangement holds any entry at all. If it
+// is empty, the cache is complete: it holds every non-empty group, so a
+// group it does not hold is empty and is answered without reading the
+// store, and groups written from then on are added to the cache. The cache
+// stays complete until it must evict a non-empty group (state outgrew the
+// cache) or is discarded; from then on a missing group is read from the
+// store (one scan) and cached, evicting the oldest groups first. Eviction
+// order depends only on the sequence of operations, so it is
+// deterministic.
+//
+// A group costs one unit of the cache bound for itself (so cached absences
+// are bounded too) plus one per entry; a group larger than the whole bound
+// is served but not kept.
+
+// GroupEntry is one entry of a group.
+type GroupEntry struct {
+	// Suffix is the entry's key after the group key; Value its value.
+	// Neither may be modified.
+	Suffix, Value []byte
+	// Row is the owner's decoding of the entry (nil until the owner sets
+	// it). It is dropped with the entry and must be treated as read-only by
+	// every later reader.
+	Row types.Row
+}
+
+// Group is the complete listing of one group's entries in key order. It is
+// valid until the next write to, or Group call on, its arrangement.
+type Group struct {
+	key     string
+	hash    uint64
+	entries []GroupEntry
+	// next chains cached groups whose keys share a hash.
+	next *Group
+	// inline holds the entry of a one-entry group (the common case for a
+	// join on a unique key) without a separate allocation.
+	inline [1]GroupEntry
+	// cached is set while the group is held by the cache (an evicted or
+	// never-cached group is a private copy).
+	cached bool
+}
+
+// Entries returns the group's entries in suffix order. The owner may set
+// Row on them; nothing else may be modified.
+func (g *Group) Entries() []GroupEntry { return g.entries }
+
+// find returns the position of suffix in g (or where it would go) and
+// whether it is there.
+func (g *Group) find(suffix []byte) (int, bool) {
+	i := sort.Search(len(g.entries), func(i int) bool { return bytes.Compare(g.entries[i].Suffix, suffix) >= 0 })
+	return i, i < len(g.entries) && bytes.Equal(g.entries[i].Suffix, suffix)
+}
+
+// valueSlackBytes is spare capacity given to a cached value so a value
+// that grows by a few bytes (a varint weight crossing a byte boundary) is
+// rewritten in place.
+const valueSlackBytes = 4
+
+// set inserts or replaces suffix → value (both copied) and reports whether
+// the entry is new.
+func (g *Group) set(suffix, value []byte) bool {
+	i, found := g.find(suffix)
+	if found {
+		e := &g.entries[i]
+		if len(value) <= cap(e.Value) {
+			e.Value = append(e.Value[:0], value...)
+		} else {
+			e.Value = append(make([]byte, 0, len(value)+valueSlackBytes), value...)
+		}
+		return false
+	}
+	buf := make([]byte, len(suffix)+len(value), len(suffix)+len(value)+valueSlackBytes)
+	copy(buf, suffix)
+	copy(buf[len(suffix):], value)
+	e := GroupEntry{Suffix: buf[:len(suffix):len(suffix)], Value: buf[len(suffix):]}
+	if g.entries == nil {
+		g.entries = g.inline[:0]
+	}
+	g.entries = append(g.entries, GroupEntry{})
+	copy(g.entries[i+1:], g.entries[i:])
+	g.entries[i] = e
+	return true
+}
+
+// remove deletes suffix and reports whether it was there.
+func (g *Group) remove(suffix []byte) bool {
+	i, found := g.find(suffix)
+	if !found {
+		return false
+	}
+	copy(g.entries[i:], g.entries[i+1:])
+	g.entries[len(g.entries)-1] = GroupEntry{}
+	g.entries = g.entries[:len(g.entries)-1]
+	return true
+}
+
+// completeness of a group cache.
+type completeness uint8
+
+const (
+	completenessUnknown completeness = iota // not checked since the cache was (re)created
+	completenessFull                        // every non-empty group is cached
+	completenessPartial                     // a missing group must be read
+)
+
+// groupCache holds whole groups. INVARIANT: units = Σ over cached groups of
+// 1 + len(entries), and units <= limit after every operation.
+type groupCache struct {
+	limit int
+	units int
+	// groups maps a key hash to the cached groups with that hash (chained
+	// through next): integer keys keep lookups in millions of groups from
+	// chasing key strings.
+	groups map[uint64]*Group
+	// admitted is a doorkeeper for a partial cache: a group read from the
+	// store is cached only on its second miss since the filter was last
+	// reset, so a stream of one-off probes over state much larger than the
+	// cache does not churn it.
+	admitted []uint64
+	misses   int
+	// fifo holds cached groups in insertion order from head on; evicted
+	// groups stay in it (cached = false) until they reach the head.
+	fifo  []*Group
+	head  int
+	state completeness
+	// last is the group lookup found last (it may have been evicted since).
+	last *Group
+	// scratch serves groups that are neither cached nor kept (an empty
+	// group of a complete cache).
+	scratch Group
+}
+
+func newGroupCache(limit int) *groupCache {
+	if limit < 0 {
+		limit = 0
+	}
+	return &groupCache{limit: limit, groups: make(map[uint64]*Group)}
+}
+
+// lookup returns the cached group with key (nil if none).
+func (c *groupCache) lookup(key []byte, hash uint64) *Group {
+	// NB: operators read a group and then write it; remembering the last
+	// group found saves the second map probe.
+	if g := c.last; g != nil && g.cached && g.hash == hash && g.key == string(key) {
+		return g
+	}
+	for g := c.groups[hash]; g != nil; g = g.next {
+		if g.key == string(key) {
+			c.last = g
+			return g
+		}
+	}
+	return nil
+}
+
+// admit reports whether a group read from the store after a miss should be
+// cached (its second miss since the doorkeeper was reset).
+func (c *groupCache) admit(hash uint64) bool {
+	if c.admitted == nil {
+		// Bits per cache unit: enough that unrelated groups rarely share
+		// a bit. Reset after as many misses as the cache has units.
+		c.admitted = make([]uint64, (c.limit*doorkeeperBitsPerUnit+63)/64)
+	}
+	bit := hash % uint64(len(c.admitted)*64)
+	word, mask := bit/64, uint64(1)<<(bit%64)
+	if c.admitted[word]&mask != 0 {
+		return true
+	}
+	c.admitted[word] |= mask
+	c.misses++
+	if c.misses >= c.limit {
+		clear(c.admitted)
+		c.misses = 0
+	}
+	return false
+}
+
+// doorkeeperBitsPerUnit sizes the admission filter: 8 bits per cache unit
+// keep false admissions rare while the filter stays 1/8 of a uint64 per
+// unit. Simulation range: any positive value.
+const doorkeeperBitsPerUnit = 8
+
+// unlink removes g from its hash chain.
+func (c *groupCache) unlink(g *Group) {
+	head := c.groups[g.hash]
+	if head == g {
+		if g.next == nil {
+			delete(c.groups, g.hash)
+		} else {
+			c.groups[g.hash] = g.next
+		}
+		g.next = nil
+		return
+	}
+	for p := head; p != nil; p = p.next {
+		if p.next == g {
+			p.next = g.next
+			g.next = nil
+			return
+		}
+	}
+}
+
+func (c *groupCache) clear() {
+	c.groups = make(map[uint64]*Group)
+	c.last = nil
+	clear(c.admitted)
+	c.misses = 0
+	for i := c.head; i < len(c.fifo); i++ {
+		c.fifo[i].cached = false
+	}
+	c.fifo = c.fifo[:0]
+	c.head = 0
+	c.units = 0
+	c.state = completenessUnknown
+}
+
+// insert caches g (not cached yet) if it can ever fit, evicting the oldest
+// groups to make room.
+func (c *groupCache) insert(g *Group) {
+	need := 1 + len(g.entries)
+	if need > c.limit {
+		if len(g.entries) > 0 {
+			c.state = completenessPartial
+		}
+		return
+	}
+	c.makeRoom(need)
+	g.cached = true
+	g.next = c.groups[g.hash]
+	c.groups[g.hash] = g
+	c.fifo = append(c.fifo, g)
+	c.units += need
+}
+
+// makeRoom evicts the oldest groups until need more units fit.
+func (c *groupCache) makeRoom(need int) {
+	for c.units+need > c.limit && c.head < len(c.fifo) {
+		g := c.fifo[c.head]
+		c.fifo[c.head] = nil
+		c.head++
+		if g.cached {
+			c.evict(g)
+		}
+	}
+	// Compact the queue once most of it is consumed.
+	if c.head > 64 && c.head*2 > len(c.fifo) {
+		n := copy(c.fifo, c.fifo[c.head:])
+		clear(c.fifo[n:])
+		c.fifo = c.fifo[:n]
+		c.head = 0
+	}
+}
+
+func (c *groupCache) evict(g *Group) {
+	g.cached = false
+	c.unlink(g)
+	c.units -= 1 + len(g.entries)
+	if len(g.entries) > 0 {
+		// NB: a non-empty group leaves; the store now knows groups the
+		// cache does not.
+		c.state = completenessPartial
+	}
+}
+
+// grew accounts for an entry added to the cached group g, evicting other
+// groups (or g itself) to stay within the bound.
+func (c *groupCache) grew(g *Group) {
+	c.units++
+	if c.units > c.limit {
+		c.makeRoom(0)
+	}
+}
+
+// checkComplete decides, once per cache lifetime, whether the arrangement
+// is empty (and the cache therefore complete).
+func (a *Arrangement) checkComplete(txn kv.Reader) error {
+	c := a.groups
+	if c.state != completenessUnknown {
+		return nil
+	}
+	empty := true
+	err := txn.Scan(a.prefix, kv.PrefixEnd(a.prefix), func(_, _ []byte) error {
+		empty = false
+		return kv.ErrStop
+	})
+	if err != nil {
+		return fmt.Errorf("arrange: scan: %w", err)
+	}
+	c.state = completenessPartial
+	if empty && c.limit > 0 {
+		c.state = completenessFull
+	}
+	return nil
+}
+
+func (a *Arrangement) mustBeGrouped() {
+	if a.groups == nil {
+		panic("arrange: group operation on an arrangement not configured Grouped")
+	}
+}
+
+// Group returns every entry whose key starts with group (relative to the
+// arrangement prefix), in key order. The result is valid until the next
+// write to, or Group call on, the arrangement.
+func (a *Arrangement) Group(txn kv.Reader, group []byte) (*Group, error) {
+	a.mustBeGrouped()
+	c := a.groups
+	hash := hashKey(group)
+	if g := c.lookup(group, hash); g != nil {
+		return g, nil
+	}
+	if err := a.checkComplete(txn); err != nil {
+		return nil, err
+	}
+	if c.state == completenessFull {
+		c.scratch = Group{key: string(group), hash: hash}
+		return &c.scratch, nil
+	}
+	g := &Group{key: string(group), hash: hash}
+	g.entries = g.inline[:0]
+	start := a.fullKey(group)
+	n := len(start)
+	err := txn.Scan(start, kv.PrefixEnd(start), func(k, v []byte) error {
+		buf := make([]byte, len(k)-n+len(v), len(k)-n+len(v)+valueSlackBytes)
+		copy(buf, k[n:])
+		copy(buf[len(k)-n:], v)
+		g.entries = append(g.entries, GroupEntry{Suffix: buf[: len(k)-n : len(k)-n], Value: buf[len(k)-n:]})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("arrange: scan: %w", err)
+	}
+	if c.limit > 0 && c.admit(hash) {
+		c.insert(g)
+	}
+	return g, nil
+}
+
+// GetEntry reads group ++ suffix: from a cached group, as absent when the
+// cache is complete, and from the store otherwise (without caching). The
+// value must not be modified and is valid until the next write.
+func (a *Arrangement) GetEntry(txn kv.Reader, group, suffix []byte) ([]byte, bool, error) {
+	a.mustBeGrouped()
+	c := a.groups
+	if g := c.lookup(group, hashKey(group)); g != nil {
+		if i, found := g.find(suffix); found {
+			return g.entries[i].Value, true, nil
+		}
+		return nil, false, nil
+	}
+	if err := a.checkComplete(txn); err != nil {
+		return nil, false, err
+	}
+	if c.state == completenessFull {
+		return nil, false, nil
+	}
+	full := append(a.fullKey(group), suffix...)
+	a.keyBuf = full
+	v, ok, err := txn.Get(full)
+	if err != nil {
+		return nil, false, fmt.Errorf("arrange: get: %w", err)
+	}
+	return v, ok, nil
+}
+
+// SetEntry writes group ++ suffix → value; oldLen is the previous value's
+// length (-1 if absent), for statistics.
+func (a *Arrangement) SetEntry(txn kv.Writer, group, suffix, value []byte, oldLen int) error {
+	a.mustBeGrouped()
+	full := append(a.fullKey(group), suffix...)
+	a.keyBuf = full
+	if err := txn.Put(full, value); err != nil {
+		return fmt.Errorf("arrange: put: %w", err)
+	}
+	if oldLen < 0 {
+		a.rowsDelta++
+		a.bytesDelta += int64(len(full) + len(value))
+	} else {
+		a.bytesDelta += int64(len(value) - oldLen)
+	}
+	c := a.groups
+	hash := hashKey(group)
+	if g := c.lookup(group, hash); g != nil {
+		if g.set(suffix, value) {
+			c.grew(g)
+		}
+		return nil
+	}
+	if c.state == completenessFull {
+		// The group was empty; cache it so the cache stays complete.
+		g := &Group{key: string(group), hash: hash}
+		g.set(suffix, value)
+		c.insert(g)
+	}
+	return nil
+}
+
+// DeleteEntry removes group ++ suffix; oldLen is the removed value's length
+// (-1 if it was absent).
+func (a *Arrangement) DeleteEntry(txn kv.Writer, group, suffix []byte, oldLen int) error {
+	a.mustBeGrouped()
+	full := append(a.fullKey(group), suffix...)
+	a.keyBuf = full
+	if err := txn.Delete(full); err != nil {
+		return fmt.Errorf("arrange: delete: %w", err)
+	}
+	if oldLen >= 0 {
+		a.rowsDelta--
+		a.bytesDelta -= int64(len(full) + oldLen)
+	}
+	c := a.groups
+	if g := c.lookup(group, hashKey(group)); g != nil && g.remove(suffix) {
+		c.units--
+	}
+	return nil
+}
+
+// hashKey is a fast, fixed (seedless, so runs are reproducible) 64-bit hash
+// of a group key, eight bytes at a time.
+func hashKey(key []byte) uint64 {
+	const m = 0x9E3779B97F4A7C15
+	h := uint64(len(key)) * m
+	for len(key) >= 8 {
+		h = (h ^ binary.LittleEndian.Uint64(key)) * m
+		h ^= h >> 29
+		key = key[8:]
+	}
+	var tail uint64
+	for i, b := range key {
+		tail |= uint64(b) << (8 * i)
+	}
+	h = (h ^ tail) * m
+	h ^= h >> 32
+	return h
+}

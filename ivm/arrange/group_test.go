@@ -1,0 +1,128 @@
+package arrange
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/rockstream/rockstream/ivm/kv"
+)
+
+// TestGroupCacheIsWriteThrough: with any cache size, starting empty or
+// from stored state, with epochs committed or thrown away, a grouped
+// arrangement's Group and GetEntry answers equal a model of the store, and
+// the cache never exceeds its bound.
+func TestGroupCacheIsWriteThrough(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		limit := rapid.IntRange(-1, 6).Draw(t, "limit")
+		store := kv.NewMemory()
+		cfg := Config{Namespace: kv.PrefixOpState, Kind: KindJoinLeft, ID: MakeID(1, 2), CacheEntriesMax: limit, Grouped: true}
+		a := New(cfg)
+		// committed is the store's content, model the current epoch's view.
+		committed := map[string]string{}
+		if rapid.Bool().Draw(t, "prefilled") {
+			// State written by an earlier process (and a neighbour's key,
+			// which must not count).
+			txn := kv.NewTxn(store)
+			pre := New(cfg)
+			for i, n := 0, rapid.IntRange(1, 4).Draw(t, "pre"); i < n; i++ {
+				g, s := groupKey(rapid.IntRange(0, 3).Draw(t, "g")), fmt.Sprint(rapid.IntRange(0, 2).Draw(t, "s"))
+				if err := pre.SetEntry(txn, g, []byte(s), []byte("p"), -1); err != nil {
+					t.Fatal(err)
+				}
+				committed[string(g)+s] = "p"
+			}
+			other := New(Config{Namespace: kv.PrefixOpState, Kind: KindJoinRight, ID: MakeID(1, 2)})
+			_ = other.Set(txn, []byte("x"), []byte("y"), -1)
+			if err := store.Apply(txn.Batch()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for epoch, n := 0, rapid.IntRange(1, 6).Draw(t, "epochs"); epoch < n; epoch++ {
+			txn := kv.NewTxn(store)
+			model := map[string]string{}
+			for k, v := range committed { //lint:maprange copy
+				model[k] = v
+			}
+			for i, m := 0, rapid.IntRange(0, 12).Draw(t, "ops"); i < m; i++ {
+				g := groupKey(rapid.IntRange(0, 3).Draw(t, "g"))
+				s := []byte(fmt.Sprint(rapid.IntRange(0, 2).Draw(t, "s")))
+				old, had := model[string(g)+string(s)]
+				switch rapid.IntRange(0, 3).Draw(t, "op") {
+				case 0:
+					v := []byte(rapid.StringMatching(`[a-c]{0,6}`).Draw(t, "v"))
+					oldLen := -1
+					if had {
+						oldLen = len(old)
+					}
+					if err := a.SetEntry(txn, g, s, v, oldLen); err != nil {
+						t.Fatal(err)
+					}
+					model[string(g)+string(s)] = string(v)
+				case 1:
+					if err := a.DeleteEntry(txn, g, s, -1); err != nil {
+						t.Fatal(err)
+					}
+					delete(model, string(g)+string(s))
+				case 2:
+					v, ok, err := a.GetEntry(txn, g, s)
+					if err != nil || ok != had || string(v) != old {
+						t.Fatalf("GetEntry(%x, %s) = %q, %v, %v; model %q, %v", g, s, v, ok, err, old, had)
+					}
+				case 3:
+					grp, err := a.Group(txn, g)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got, want []string
+					for _, e := range grp.Entries() {
+						got = append(got, string(e.Suffix)+"="+string(e.Value))
+					}
+					for k, v := range model { //lint:maprange sorted below
+						if bytes.HasPrefix([]byte(k), g) {
+							want = append(want, k[len(g):]+"="+v)
+						}
+					}
+					sort.Strings(want)
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Fatalf("Group(%x) = %v; model %v", g, got, want)
+					}
+				}
+				checkGroupCacheBound(t, a)
+			}
+			if rapid.IntRange(0, 3).Draw(t, "abort") == 0 {
+				a.DiscardCache()
+				continue
+			}
+			if err := store.Apply(txn.Batch()); err != nil {
+				t.Fatal(err)
+			}
+			committed = model
+		}
+	})
+}
+
+// groupKey is a self-delimiting group key (a length byte, then bytes) so
+// no group key is a prefix of another, as with keyenc keys.
+func groupKey(i int) []byte {
+	return append([]byte{byte(i)}, bytes.Repeat([]byte{'g'}, i)...)
+}
+
+func checkGroupCacheBound(t *rapid.T, a *Arrangement) {
+	c := a.groups
+	units := 0
+	for _, head := range c.groups { //lint:maprange summing only
+		for g := head; g != nil; g = g.next {
+			if !g.cached {
+				t.Fatalf("group %x in the map but not marked cached", g.key)
+			}
+			units += 1 + len(g.entries)
+		}
+	}
+	if units != c.units || (units > c.limit && c.limit >= 0) {
+		t.Fatalf("cache holds %d units (counted %d), limit %d", units, c.units, c.limit)
+	}
+}
