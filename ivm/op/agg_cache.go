@@ -36,6 +36,9 @@ type linCache struct {
 	garbage           int
 	hand              int
 	stamp             uint32
+	// prefetched and sink are prefetch's scratch.
+	prefetched []uint64
+	sink       int64
 }
 
 const (
@@ -280,4 +283,26 @@ func (c *linCache) store(slot int32, words []int64, found bool, valueLen int) {
 	r := c.record(slot)
 	copy(r[linRecordHead:], words)
 	r[2] = int64(uint64(max(valueLen, 0))<<1) | b2i(found)
+}
+
+// prefetch touches the table entries of hashes, then the records they
+// point to, in two passes of independent loads, so that the cache misses
+// of a large cache overlap instead of being paid one lookup at a time.
+func (c *linCache) prefetch(hashes []uint64) {
+	if c.n == 0 || len(hashes) < 64 {
+		return
+	}
+	mask := uint64(len(c.table) - 1)
+	ents := c.prefetched[:0]
+	for _, h := range hashes {
+		ents = append(ents, c.table[fingerprint(h)&mask])
+	}
+	var sink int64
+	for i, e := range ents {
+		if e != 0 && e>>32 == fingerprint(hashes[i]) {
+			at := int(uint32(e)-1) * c.rec
+			sink += c.data[at] + c.data[at+c.rec-1]
+		}
+	}
+	c.prefetched, c.sink = ents, sink
 }
