@@ -64,22 +64,31 @@ func (m *Memory) growIndex() {
 	}
 }
 
-// unindex removes index position i, shifting later entries of its probe
-// run back.
+// unindex removes index position i.
 func (m *Memory) unindex(i uint64) {
-	mask := uint64(len(m.index) - 1)
+	ProbeDelete(m.index, i, func(e int32) uint64 { return m.entries[e-1].hash })
+}
+
+// ProbeDelete empties position i of a linear-probing hash table whose
+// empty entries are the zero value, shifting later entries of the probe
+// run back so lookups need no tombstones. hash gives an entry's hash (its
+// home position is hash & (len(table)-1)); len(table) is a power of two.
+func ProbeDelete[E comparable](table []E, i uint64, hash func(E) uint64) {
+	var empty E
+	mask := uint64(len(table) - 1)
 	for {
-		m.index[i] = 0
+		table[i] = empty
 		j := i
 		for {
 			j = (j + 1) & mask
-			e := m.index[j]
-			if e == 0 {
+			e := table[j]
+			if e == empty {
 				return
 			}
-			home := m.entries[e-1].hash & mask
+			home := hash(e) & mask
+			// Move e to i if i lies cyclically in [home, j).
 			if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
-				m.index[i] = e
+				table[i] = e
 				i = j
 				break
 			}

@@ -161,28 +161,9 @@ func (c *linCache) grow() {
 	}
 }
 
-// remove deletes the table entry at position i, shifting later entries of
-// the probe run back.
+// remove deletes the table entry at position i.
 func (c *linCache) remove(i uint64) {
-	mask := uint64(len(c.table) - 1)
-	for {
-		c.table[i] = 0
-		j := i
-		for {
-			j = (j + 1) & mask
-			e := c.table[j]
-			if e == 0 {
-				return
-			}
-			home := (e >> 32) & mask
-			// Move e to i if i lies cyclically in [home, j).
-			if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
-				c.table[i] = e
-				i = j
-				break
-			}
-		}
-	}
+	kv.ProbeDelete(c.table, i, func(e uint64) uint64 { return e >> 32 })
 }
 
 // insert caches key → words, pinned to group gi of the current step, and
