@@ -303,19 +303,28 @@ func (a *Arrangement) checkComplete(txn kv.Reader) error {
 	if c.state != completenessUnknown {
 		return nil
 	}
-	empty := true
-	err := txn.Scan(a.prefix, kv.PrefixEnd(a.prefix), func(_, _ []byte) error {
-		empty = false
-		return kv.ErrStop
-	})
+	empty, err := a.isEmpty(txn)
 	if err != nil {
-		return fmt.Errorf("arrange: scan: %w", err)
+		return err
 	}
 	c.state = completenessPartial
 	if empty && c.limit > 0 {
 		c.state = completenessFull
 	}
 	return nil
+}
+
+// isEmpty reports whether the arrangement holds no entry in txn's view.
+func (a *Arrangement) isEmpty(txn kv.Reader) (bool, error) {
+	empty := true
+	err := txn.Scan(a.prefix, kv.PrefixEnd(a.prefix), func(_, _ []byte) error {
+		empty = false
+		return kv.ErrStop
+	})
+	if err != nil {
+		return false, fmt.Errorf("arrange: scan: %w", err)
+	}
+	return empty, nil
 }
 
 func (a *Arrangement) mustBeGrouped() {

@@ -35,73 +35,67 @@ func (c *counting) Schema() types.Schema { return c.schema }
 
 func (c *counting) Arrangements() []*arrange.Arrangement { return []*arrange.Arrangement{c.state} }
 
-type countingDelta struct {
-	row    types.Row
-	dLeft  int64
-	dRight int64
-}
-
 func (c *counting) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
-	// Gather per-row weight changes; order of first appearance keeps the
-	// output deterministic.
-	index := map[string]int{}
-	var keys []string
-	var deltas []countingDelta
-	var buf []byte
+	// NB: rows are applied one at a time, without consolidating the
+	// inputs first: equal rows and cancelling weights telescope, so the
+	// output is the same Z-set, and the first-seen representation is the
+	// first in input order either way.
+	n := 0
+	for _, in := range inputs {
+		n += in.Len()
+	}
+	out := zset.Batch{Rows: make([]types.Row, 0, n), Weights: make([]int64, 0, n)}
+	var key, value []byte
 	for side, in := range inputs {
 		for i, row := range in.Rows {
-			buf = appendKey(buf[:0], c.types, row, c.cols)
-			j, ok := index[string(buf)]
-			if !ok {
-				j = len(deltas)
-				index[string(buf)] = j
-				keys = append(keys, string(buf))
-				deltas = append(deltas, countingDelta{row: row})
+			dw := in.Weights[i]
+			if dw == 0 {
+				continue
 			}
-			if side == 0 {
-				deltas[j].dLeft += in.Weights[i]
-			} else {
-				deltas[j].dRight += in.Weights[i]
-			}
-		}
-	}
-	var out zset.Batch
-	var value []byte
-	for j, d := range deltas {
-		if d.dLeft == 0 && d.dRight == 0 {
-			continue
-		}
-		key := []byte(keys[j])
-		old, ok, err := c.state.Get(ctx.Txn, key)
-		if err != nil {
-			return zset.Batch{}, err
-		}
-		var wLeft, wRight int64
-		oldLen := -1
-		row := d.row
-		if ok {
-			oldLen = len(old)
-			var rest []byte
-			if wLeft, wRight, rest, err = decodeCounts(old); err != nil {
+			key = appendKey(key[:0], c.types, row, c.cols)
+			old, ok, err := c.state.Get(ctx.Txn, key)
+			if err != nil {
 				return zset.Batch{}, err
 			}
-			if row, _, err = zset.DecodeRow(rest); err != nil {
-				return zset.Batch{}, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt distinct row")
+			var wLeft, wRight int64
+			var stored []byte
+			oldLen := -1
+			if ok {
+				oldLen = len(old)
+				if wLeft, wRight, stored, err = decodeCounts(old); err != nil {
+					return zset.Batch{}, err
+				}
 			}
-		}
-		before := c.f(wLeft, wRight)
-		wLeft += d.dLeft
-		wRight += d.dRight
-		out.Add(row, c.f(wLeft, wRight)-before)
-		if wLeft == 0 && wRight == 0 {
-			err = c.state.Delete(ctx.Txn, key, oldLen)
-		} else {
-			value = binary.AppendVarint(binary.AppendVarint(value[:0], wLeft), wRight)
-			value = zset.EncodeRow(value, row)
-			err = c.state.Set(ctx.Txn, key, value, oldLen)
-		}
-		if err != nil {
-			return zset.Batch{}, err
+			before := c.f(wLeft, wRight)
+			if side == 0 {
+				wLeft += dw
+			} else {
+				wRight += dw
+			}
+			if d := c.f(wLeft, wRight) - before; d != 0 {
+				emitted := row
+				if ok {
+					// The stored (first-seen) representation is emitted.
+					if emitted, _, err = zset.DecodeRow(stored); err != nil {
+						return zset.Batch{}, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt distinct row")
+					}
+				}
+				out.Add(emitted, d)
+			}
+			if wLeft == 0 && wRight == 0 {
+				err = c.state.Delete(ctx.Txn, key, oldLen)
+			} else {
+				value = binary.AppendVarint(binary.AppendVarint(value[:0], wLeft), wRight)
+				if ok {
+					value = append(value, stored...)
+				} else {
+					value = zset.EncodeRow(value, row)
+				}
+				err = c.state.Set(ctx.Txn, key, value, oldLen)
+			}
+			if err != nil {
+				return zset.Batch{}, err
+			}
 		}
 	}
 	return out, nil
