@@ -71,6 +71,7 @@ func (s *session) CopyIn(ctx context.Context, req gateway.CopyInRequest) (gatewa
 			return nil, err
 		}
 	}
+	sink.asIs = rowsAsIs(sink.positions, len(rel.Columns))
 	// Remember the buffer so Abort can restore it.
 	sink.saved = s.txn.snapshotTable(rel.ID)
 	return sink, nil
@@ -85,6 +86,9 @@ type copySink struct {
 	defaults  []expr.Expr
 	n         int64
 	saved     *tableWrites
+	// asIs: the gateway's rows (fresh per row, full width, in column
+	// order) are inserted without copying them (rowsAsIs).
+	asIs bool
 }
 
 func (c *copySink) Columns() types.Schema {
@@ -97,22 +101,25 @@ func (c *copySink) Columns() types.Schema {
 }
 
 func (c *copySink) Write(ctx context.Context, rows []types.Row) error {
-	full := make([]types.Row, len(rows))
-	for i, r := range rows {
-		row := make(types.Row, len(c.w.rel.Columns))
-		for j, p := range c.positions {
-			row[p] = r[j]
-		}
-		for j, d := range c.defaults {
-			if d != nil {
-				v, err := d.Eval(c.env, row)
-				if err != nil {
-					return err
-				}
-				row[j] = v
+	full := rows
+	if !c.asIs {
+		full = make([]types.Row, len(rows))
+		for i, r := range rows {
+			row := make(types.Row, len(c.w.rel.Columns))
+			for j, p := range c.positions {
+				row[p] = r[j]
 			}
+			for j, d := range c.defaults {
+				if d != nil {
+					v, err := d.Eval(c.env, row)
+					if err != nil {
+						return err
+					}
+					row[j] = v
+				}
+			}
+			full[i] = row
 		}
-		full[i] = row
 	}
 	n, err := c.w.insertRows(ctx, c.snap, full, nil, c.env, nil)
 	c.n += n
@@ -122,6 +129,20 @@ func (c *copySink) Write(ctx context.Context, rows []types.Row) error {
 	err = c.w.verifyChecks(c.env)
 	c.w.written = c.w.written[:0]
 	return err
+}
+
+// rowsAsIs reports whether a COPY's rows are the table's rows as they
+// are: it lists every column in table order (so no defaults either).
+func rowsAsIs(positions []int, width int) bool {
+	if len(positions) != width {
+		return false
+	}
+	for j, p := range positions {
+		if p != j {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *copySink) Finish(context.Context) (int64, error) { return c.n, nil }

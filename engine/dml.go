@@ -91,13 +91,16 @@ func (s *session) writerFor(snap *control.Snapshot, rel *catalog.Relation, verb 
 func (w *writer) current(ctx context.Context, snap *control.Snapshot, keys []types.Row) ([]types.Row, error) {
 	out := make([]types.Row, len(keys))
 	var missing []types.Row
+	var missingKeys []string
 	var at []int
 	for i, k := range keys {
-		if p, ok := w.tw.rows[encodePK(w.rel, k)]; ok {
+		enc := encodePK(w.rel, k)
+		if p, ok := w.tw.rows[enc]; ok {
 			out[i] = p.row
 			continue
 		}
 		missing = append(missing, k)
+		missingKeys = append(missingKeys, enc)
 		at = append(at, i)
 	}
 	if len(missing) == 0 {
@@ -111,7 +114,7 @@ func (w *writer) current(ctx context.Context, snap *control.Snapshot, keys []typ
 	for j, i := range at {
 		out[i] = rows[j]
 		// Remember what was committed when the transaction first looked.
-		k := encodePK(w.rel, missing[j])
+		k := missingKeys[j]
 		if _, ok := w.tw.rows[k]; !ok {
 			w.tw.rows[k] = &pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil, base: rows[j]}
 			w.tw.keys = append(w.tw.keys, k)
@@ -150,7 +153,11 @@ func (w *writer) currentRead(ctx context.Context, snap *control.Snapshot, keys, 
 
 // set changes the row under key (nil deletes it).
 func (w *writer) set(key types.Row, row types.Row) error {
-	k := encodePK(w.rel, key)
+	return w.setEncoded(encodePK(w.rel, key), row)
+}
+
+// setEncoded is set for a key already encoded (encodePK).
+func (w *writer) setEncoded(k string, row types.Row) error {
 	p := w.s.txn.writable(w.tw, k)
 	if p == nil {
 		panic("engine: set before current") // current() records every key first
@@ -336,10 +343,14 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 		k := encodePK(w.rel, keys[i])
 		existing := w.tw.rows[k].row
 		if existing == nil {
-			if err := w.set(keys[i], r); err != nil {
+			if err := w.setEncoded(k, r); err != nil {
 				return 0, err
 			}
-			w.touched[k] = true
+			if oc != nil {
+				// Only ON CONFLICT reads touched: without it a second row
+				// with this key is a duplicate by the check above.
+				w.touched[k] = true
+			}
 			n++
 			if err := ret.add(env, r); err != nil {
 				return 0, err

@@ -11,6 +11,7 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
+	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -63,6 +64,9 @@ func (s *session) Prepare(ctx context.Context, req gateway.PrepareRequest) (*gat
 	}
 	st := &gateway.Statement{ParamTypes: p.paramTypes, Handle: p}
 	st.Columns = resultColumns(p.stmt)
+	if q, ok := p.stmt.(*rsql.Query); ok {
+		st.Origins = columnOrigins(q.Origins)
+	}
 	return st, nil
 }
 
@@ -91,6 +95,21 @@ func paramTypesOf(st rsql.Statement) []types.Type {
 		return x.ParamTypes
 	}
 	return nil
+}
+
+// columnOrigins turns the binder's column origins into RowDescription's
+// table OIDs (pg_class.oid, as syscat numbers relations) and attnums.
+func columnOrigins(origins []bind.Origin) []gateway.ColumnOrigin {
+	if origins == nil {
+		return nil
+	}
+	out := make([]gateway.ColumnOrigin, len(origins))
+	for i, o := range origins {
+		if o.Relation != nil {
+			out[i] = gateway.ColumnOrigin{TableOID: uint32(syscat.RelationOID(o.Relation.ID)), AttNum: int16(o.Column + 1)}
+		}
+	}
+	return out
 }
 
 func schemaOf(cols []plan.Column) types.Schema {

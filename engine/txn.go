@@ -84,13 +84,20 @@ func pkOf(rel *catalog.Relation, row types.Row) types.Row {
 	return k
 }
 
+// encodePK is keyenc.EncodeKey over the primary-key columns, ascending
+// (called several times per written row: no allocation but the string).
 func encodePK(rel *catalog.Relation, key types.Row) string {
-	return string(keyenc.EncodeKey(nil, pkTypes(rel), key, nil))
+	var buf [64]byte
+	b := buf[:0]
+	for i, c := range rel.PrimaryKey {
+		b = keyenc.EncodeColumn(b, rel.Columns[c].Type, key[i], keyenc.Asc)
+	}
+	return string(b)
 }
 
 // writes turns the buffer into the shard's commit request.
 func (t *txnState) writes() []shard.RowWrite {
-	var out []shard.RowWrite
+	out := make([]shard.RowWrite, 0, t.count)
 	for _, id := range t.order {
 		tw := t.tables[id]
 		for _, k := range tw.keys {

@@ -102,6 +102,14 @@ type prepared struct {
 	columns    types.Schema
 }
 
+// origins are the result columns' sources, when the engine knows them.
+func (p *prepared) origins() []ColumnOrigin {
+	if p.engine == nil || len(p.engine.Origins) != len(p.columns) {
+		return nil
+	}
+	return p.engine.Origins
+}
+
 // portal is a bound statement, possibly partly executed.
 type portal struct {
 	stmt          *prepared

@@ -128,8 +128,18 @@ type Statement struct {
 	// Columns describes the result rows; nil when the statement returns no
 	// rows (INSERT without RETURNING, DDL, ...).
 	Columns types.Schema
+	// Origins optionally gives, per column, the table (or view) column it
+	// plainly comes from: RowDescription's table OID and attribute number
+	// (zero when not a plain column reference, as PostgreSQL sends).
+	Origins []ColumnOrigin
 	// Handle is private to the engine (a plan, a compiled circuit, ...).
 	Handle any
+}
+
+// ColumnOrigin is a result column's source: pg_class.oid and attnum.
+type ColumnOrigin struct {
+	TableOID uint32
+	AttNum   int16
 }
 
 // ExecuteRequest asks the engine to run a prepared statement.

@@ -165,7 +165,7 @@ func (c *conn) executePortal(ctx context.Context, p *portal, maxRows int32, simp
 		return nil
 	}
 	if simple && p.stmt.columns != nil {
-		c.backend.Send(rowDescription(p.stmt.columns, p.resultFormats))
+		c.backend.Send(rowDescription(p.stmt.columns, p.resultFormats, p.stmt.origins()))
 	}
 	return c.streamRows(sctx, p, maxRows)
 }
@@ -279,7 +279,7 @@ func (c *conn) sendDataRow(scratch []byte, row types.Row, cols types.Schema, for
 }
 
 // rowDescription describes columns with the given formats.
-func rowDescription(cols types.Schema, formats []int16) *pgproto3.RowDescription {
+func rowDescription(cols types.Schema, formats []int16, origins []ColumnOrigin) *pgproto3.RowDescription {
 	fields := make([]pgproto3.FieldDescription, len(cols))
 	for i, col := range cols {
 		fields[i] = pgproto3.FieldDescription{
@@ -288,6 +288,9 @@ func rowDescription(cols types.Schema, formats []int16) *pgproto3.RowDescription
 			DataTypeSize: col.Type.TypLen(),
 			TypeModifier: col.Type.Typmod,
 			Format:       formats[i],
+		}
+		if i < len(origins) {
+			fields[i].TableOID, fields[i].TableAttributeNumber = origins[i].TableOID, uint16(origins[i].AttNum)
 		}
 	}
 	return &pgproto3.RowDescription{Fields: fields}

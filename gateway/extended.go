@@ -168,7 +168,7 @@ func (c *conn) handleDescribe(m *pgproto3.Describe) {
 		if ps.columns == nil {
 			c.backend.Send(&pgproto3.NoData{})
 		} else {
-			c.backend.Send(rowDescription(ps.columns, make([]int16, len(ps.columns))))
+			c.backend.Send(rowDescription(ps.columns, make([]int16, len(ps.columns)), ps.origins()))
 		}
 	case 'P':
 		p, ok := c.portals[m.Name]
@@ -179,7 +179,7 @@ func (c *conn) handleDescribe(m *pgproto3.Describe) {
 		if p.stmt.columns == nil {
 			c.backend.Send(&pgproto3.NoData{})
 		} else {
-			c.backend.Send(rowDescription(p.stmt.columns, p.resultFormats))
+			c.backend.Send(rowDescription(p.stmt.columns, p.resultFormats, p.stmt.origins()))
 		}
 	default:
 		c.fail(errcode.New(errcode.ProtocolViolation, "invalid DESCRIBE message subtype %d", m.ObjectType))

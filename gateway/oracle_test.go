@@ -38,6 +38,7 @@ var oracleQueries = []string{
 	`select 1 as one; select 2 as two; select 'three'`,
 	`values (1, 'a'), (2, 'b')`,
 	`select 1 where false`,
+	`select relname, relnamespace, 1 as one from pg_catalog.pg_class where relname = 'pg_class'`,
 	// SQL-level prepared statements: tags and row descriptions as PostgreSQL's.
 	`prepare o1(int, text) as select $1 + 1 as x, $2 as t; execute o1(41, 'a'); execute o1('1', null); deallocate o1`,
 	`prepare o2 as values (1), (2); execute o2; deallocate prepare o2; prepare o3 as select 3; deallocate all`,
@@ -118,6 +119,9 @@ func diffResults(want, got []*pgconn.Result) string {
 		}
 		for j := range w.FieldDescriptions {
 			wf, gf := w.FieldDescriptions[j], g.FieldDescriptions[j]
+			if wf.TableOID != gf.TableOID || wf.TableAttributeNumber != gf.TableAttributeNumber {
+				fmt.Fprintf(&b, "result %d column %d: origin %d.%d, gateway %d.%d\n", i, j, wf.TableOID, wf.TableAttributeNumber, gf.TableOID, gf.TableAttributeNumber)
+			}
 			if wf.Name != gf.Name || wf.DataTypeOID != gf.DataTypeOID || wf.Format != gf.Format || wf.TypeModifier != gf.TypeModifier {
 				fmt.Fprintf(&b, "result %d column %d: %s/%d/f%d/mod%d, gateway %s/%d/f%d/mod%d\n", i, j,
 					wf.Name, wf.DataTypeOID, wf.Format, wf.TypeModifier, gf.Name, gf.DataTypeOID, gf.Format, gf.TypeModifier)

@@ -223,6 +223,7 @@ func (s *pgTestSession) Prepare(ctx context.Context, req PrepareRequest) (*State
 				t.Typmod = f.TypeModifier
 			}
 			st.Columns = append(st.Columns, types.Column{Name: f.Name, Type: t, Nullable: true})
+			st.Origins = append(st.Origins, ColumnOrigin{TableOID: f.TableOID, AttNum: int16(f.TableAttributeNumber)})
 			h.resultFormats = append(h.resultFormats, format)
 		}
 		h.columns = st.Columns

@@ -492,18 +492,7 @@ func (d *DB) RefreshManifest(ctx context.Context) error {
 }
 
 func (d *DB) view(opts ReadOptions) *view {
-	seq := d.lastSeq
-	if opts.Snapshot != nil {
-		seq = opts.Snapshot.seq
-	}
-	if opts.DurableOnly {
-		seq = min(seq, d.durableSeq)
-	}
-	mts := []*memtable{d.memtable}
-	for i := len(d.immutables) - 1; i >= 0; i-- {
-		mts = append(mts, d.immutables[i].mt)
-	}
-	return &view{memtables: mts, l0: d.manifest.L0, runs: d.manifest.SortedRuns, tables: d.tables, op: d.opts.MergeOperator, readSeq: seq}
+	return &view{memtables: d.memtablesNewestFirst(nil), l0: d.manifest.L0, runs: d.manifest.SortedRuns, tables: d.tables, op: d.opts.MergeOperator, readSeq: d.readSeq(opts)}
 }
 
 // Get returns key's value; ok is false if the key does not exist.
@@ -511,7 +500,34 @@ func (d *DB) Get(ctx context.Context, key []byte, opts ReadOptions) (value []byt
 	if err := d.check(); err != nil {
 		return nil, false, err
 	}
-	return d.view(opts).get(ctx, key)
+	// NB: a view on the stack (d.view allocates one for iterators that
+	// outlive the call); a point lookup is the hot path of every commit.
+	var mts [4]*memtable
+	v := view{memtables: d.memtablesNewestFirst(mts[:0]), l0: d.manifest.L0, runs: d.manifest.SortedRuns,
+		tables: d.tables, op: d.opts.MergeOperator, readSeq: d.readSeq(opts)}
+	return v.get(ctx, key)
+}
+
+// readSeq is the sequence number reads with opts see.
+func (d *DB) readSeq(opts ReadOptions) uint64 {
+	seq := d.lastSeq
+	if opts.Snapshot != nil {
+		seq = opts.Snapshot.seq
+	}
+	if opts.DurableOnly {
+		seq = min(seq, d.durableSeq)
+	}
+	return seq
+}
+
+// memtablesNewestFirst appends the active and immutable memtables, newest
+// first.
+func (d *DB) memtablesNewestFirst(dst []*memtable) []*memtable {
+	dst = append(dst, d.memtable)
+	for i := len(d.immutables) - 1; i >= 0; i-- {
+		dst = append(dst, d.immutables[i].mt)
+	}
+	return dst
 }
 
 // Scan iterates live keys in [start, end) in ascending order (end nil =

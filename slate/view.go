@@ -22,35 +22,19 @@ type view struct {
 }
 
 // get returns key's value as of v.readSeq.
+//
+// NB: the hot path of every commit (one lookup per written row): no
+// closures, no iterator and no copy of the key on the way.
 func (v *view) get(ctx context.Context, key []byte) ([]byte, bool, error) {
-	var versions []row
-	// done reports whether versions already end in a value or tombstone.
-	done := func() bool {
-		return len(versions) > 0 && versions[len(versions)-1].kind != KindMerge
-	}
-	add := func(rows []row) {
-		for _, r := range rows {
-			// INVARIANT: versions strictly decrease in seq; a row seen in
-			// two sources (same key and seq) is the same row, kept once.
-			if r.seq <= v.readSeq && !done() && (len(versions) == 0 || r.seq < versions[len(versions)-1].seq) {
-				versions = append(versions, r)
-			}
-		}
-	}
-	end := append(append([]byte(nil), key...), 0)
+	pv := pointVersions{readSeq: v.readSeq}
 	for _, mt := range v.memtables {
-		it := mt.iter(key, end)
-		var rows []row
-		for {
-			r, ok, _ := it.next()
-			if !ok {
-				break
-			}
-			rows = append(rows, r)
+		// (key asc, seq desc): the first node at or after (key, readSeq)
+		// is the newest visible version.
+		for n := mt.findGE(key, v.readSeq, nil); n != nil && bytes.Equal(n.r.key, key); n = n.next[0] {
+			pv.add(n.r)
 		}
-		add(rows)
-		if done() {
-			return resolveVersions(v.op, key, versions)
+		if pv.done() {
+			return resolveVersions(v.op, key, pv.versions)
 		}
 	}
 	h := xxhash.Sum64(key)
@@ -59,9 +43,9 @@ func (v *view) get(ctx context.Context, key []byte) ([]byte, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		add(rows)
-		if done() {
-			return resolveVersions(v.op, key, versions)
+		pv.addAll(rows)
+		if pv.done() {
+			return resolveVersions(v.op, key, pv.versions)
 		}
 	}
 	for _, run := range v.runs {
@@ -73,12 +57,38 @@ func (v *view) get(ctx context.Context, key []byte) ([]byte, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		add(rows)
-		if done() {
+		pv.addAll(rows)
+		if pv.done() {
 			break
 		}
 	}
-	return resolveVersions(v.op, key, versions)
+	return resolveVersions(v.op, key, pv.versions)
+}
+
+// pointVersions collects one key's versions, newest first, down to the
+// first value or tombstone.
+type pointVersions struct {
+	readSeq  uint64
+	versions []row
+}
+
+// done reports whether versions already end in a value or tombstone.
+func (p *pointVersions) done() bool {
+	return len(p.versions) > 0 && p.versions[len(p.versions)-1].kind != KindMerge
+}
+
+func (p *pointVersions) add(r row) {
+	// INVARIANT: versions strictly decrease in seq; a row seen in two
+	// sources (same key and seq) is the same row, kept once.
+	if r.seq <= p.readSeq && !p.done() && (len(p.versions) == 0 || r.seq < p.versions[len(p.versions)-1].seq) {
+		p.versions = append(p.versions, r)
+	}
+}
+
+func (p *pointVersions) addAll(rows []row) {
+	for _, r := range rows {
+		p.add(r)
+	}
 }
 
 // sources builds row iterators over [start, end) for every source.

@@ -593,8 +593,9 @@ const postgres = require('postgres');
 func CheckSQLAlchemy(t testing.TB, s Server) {
 	t.Helper()
 	c := s.connect(t)
-	execSQL(t, c, `drop materialized view if exists sa_mv; drop view if exists sa_v; drop table if exists sa_t;
+	execSQL(t, c, `drop materialized view if exists sa_mv; drop view if exists sa_v; drop table if exists sa_t; drop table if exists sa_pk2;
 		create table sa_t(id int primary key, name text not null); create view sa_v as select id from sa_t;
+		create table sa_pk2(a int, b int, c int, primary key (c, a));
 		create materialized view sa_mv as select count(*) as n from sa_t`)
 	out := runPython(t, s, "sqlalchemy", `
 import os, sqlalchemy as sa
@@ -606,6 +607,8 @@ assert "sa_mv" in insp.get_view_names(include=("materialized",)), insp.get_view_
 cols = {c["name"]: c for c in insp.get_columns("sa_t")}
 assert str(cols["id"]["type"]) == "INTEGER" and cols["name"]["nullable"] is False, cols
 assert insp.get_pk_constraint("sa_t")["constrained_columns"] == ["id"]
+# A composite key in key order (unnest/generate_subscripts in the SELECT list).
+assert insp.get_pk_constraint("sa_pk2")["constrained_columns"] == ["c", "a"], insp.get_pk_constraint("sa_pk2")
 with e.connect() as conn:
     # begin_nested() is SAVEPOINT / ROLLBACK TO / RELEASE.
     with conn.begin():
@@ -646,6 +649,12 @@ public class JdbcCheck {
       ResultSet rs = q.executeQuery();
       if (!rs.next() || rs.getInt(1) != i || !rs.getString(2).equals("n" + i) || rs.getBigDecimal(3).compareTo(new java.math.BigDecimal(i + ".25")) != 0) throw new Exception("row " + i);
     }
+    // ResultSetMetaData reads the RowDescription's table OID and attnum.
+    ResultSetMetaData rmd = c.createStatement().executeQuery("select id, name, amount + 1 as a from jdbc_t").getMetaData();
+    org.postgresql.PGResultSetMetaData rm = rmd.unwrap(org.postgresql.PGResultSetMetaData.class);
+    if (!rm.getBaseTableName(2).equals("jdbc_t") || !rm.getBaseColumnName(2).equals("name") || !rm.getBaseTableName(3).equals("")
+        || !rmd.getTableName(1).equals("jdbc_t") || rmd.isNullable(1) != ResultSetMetaData.columnNoNulls || rmd.isNullable(2) != ResultSetMetaData.columnNullable)
+      throw new Exception("ResultSetMetaData: " + rm.getBaseTableName(2) + "." + rm.getBaseColumnName(2) + " [" + rm.getBaseTableName(3) + "] " + rmd.isNullable(1) + rmd.isNullable(2));
     c.setAutoCommit(false);
     s.execute("delete from jdbc_t");
     c.rollback();

@@ -51,6 +51,9 @@ type Query struct {
 	LimitParam, OffsetParam int
 	// ParamTypes are the types of $1..$n (ParameterDescription).
 	ParamTypes []types.Type
+	// Origins are the relation columns result columns plainly reference
+	// (RowDescription's table OID and attribute number); nil: none.
+	Origins []bind.Origin
 }
 
 // Tag implements Statement.
@@ -338,6 +341,7 @@ func compileQuery(cat catalog.Catalog, st *parse.PG, opts bind.Options) (*Query,
 		Offset:     q.Offset,
 		LimitParam: q.LimitParam, OffsetParam: q.OffsetParam,
 		ParamTypes: q.ParamTypes,
+		Origins:    q.Origins,
 	}, nil
 }
 

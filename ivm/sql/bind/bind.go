@@ -51,6 +51,8 @@ type BoundQuery struct {
 	LimitParam, OffsetParam int
 	// ParamTypes are the resolved types of $1..$n.
 	ParamTypes []types.Type
+	// Origins has one entry per column of Columns (nil: none known).
+	Origins []Origin
 }
 
 // binder holds the state of one statement's binding.
@@ -75,6 +77,7 @@ type binder struct {
 type cteDef struct {
 	node    plan.Node
 	columns []plan.Column
+	origins []Origin
 }
 
 const viewExpansionDepthMax = 32 // inline views nest at most this deep (cycle guard)

@@ -36,7 +36,7 @@ func (b *binder) fromItem(n *pg_query.Node, outer *scope) (plan.Node, *scope, er
 		if err != nil {
 			return nil, nil, err
 		}
-		return node, relationScope(rs.Alias.Aliasname, cols, outer), nil
+		return node, relationScope(rs.Alias.Aliasname, cols, outer).withOrigins(q.Origins), nil
 	case *pg_query.Node_JoinExpr:
 		return b.join(x.JoinExpr, outer)
 	case *pg_query.Node_RangeFunction:
@@ -83,7 +83,7 @@ func (b *binder) rangeVar(rv *pg_query.RangeVar, outer *scope) (plan.Node, *scop
 				if err != nil {
 					return nil, nil, err
 				}
-				return cte.node, relationScope(alias, cols, outer), nil
+				return cte.node, relationScope(alias, cols, outer).withOrigins(cte.origins), nil
 			}
 		}
 	}
@@ -117,6 +117,7 @@ func (b *binder) rangeVar(rv *pg_query.RangeVar, outer *scope) (plan.Node, *scop
 	sc := relationScope(alias, cols, outer)
 	for i := range sc.cols {
 		sc.cols[i].rel, sc.cols[i].relCol = rel, i
+		sc.cols[i].origin = Origin{Relation: rel, Column: i}
 	}
 	return node, sc, nil
 }
@@ -146,7 +147,7 @@ func (b *binder) expandView(rel *catalog.Relation, alias string, colAliases []st
 	if err != nil {
 		return nil, nil, err
 	}
-	return node, relationScope(alias, cols, outer), nil
+	return node, relationScope(alias, cols, outer).withOrigins(relationOrigins(rel, len(cols))), nil
 }
 
 // crossJoin combines two FROM items (FROM a, b).

@@ -24,6 +24,47 @@ type scopeCol struct {
 	// computed columns), for functional dependencies on primary keys.
 	rel    *catalog.Relation
 	relCol int
+	// origin is where the column comes from as PostgreSQL's
+	// RowDescription reports it (resorigtbl/resorigcol): the table,
+	// materialized view or (unexpanded) view named in FROM, traced through
+	// subqueries and CTEs.
+	origin Origin
+}
+
+// Origin is the relation column a result column is a plain reference to
+// (Relation nil: computed, or not from a relation).
+type Origin struct {
+	Relation *catalog.Relation
+	Column   int // 0-based column position
+}
+
+// originOf is the origin of the FROM-row column at index.
+func (s *scope) originOf(index int) Origin {
+	for _, c := range s.cols {
+		if c.index == index && c.origin.Relation != nil {
+			return c.origin
+		}
+	}
+	return Origin{}
+}
+
+// withOrigins sets the origins of a relation scope's columns.
+func (s *scope) withOrigins(origins []Origin) *scope {
+	for i := range s.cols {
+		if i < len(origins) {
+			s.cols[i].origin = origins[i]
+		}
+	}
+	return s
+}
+
+// relationOrigins are the origins of every column of rel.
+func relationOrigins(rel *catalog.Relation, n int) []Origin {
+	out := make([]Origin, n)
+	for i := range out {
+		out[i] = Origin{Relation: rel, Column: i}
+	}
+	return out
 }
 
 // scope is the set of columns a FROM clause makes visible. star lists the

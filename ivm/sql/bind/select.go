@@ -47,7 +47,7 @@ func (b *binder) selectStmt(sel *pg_query.SelectStmt, outer *scope) (*BoundQuery
 			if _, dup := ctes[cte.Ctename]; dup {
 				return nil, b.semantic("42712", cte.Location, "WITH query name \"%s\" specified more than once", cte.Ctename)
 			}
-			ctes[cte.Ctename] = &cteDef{node: node, columns: cols}
+			ctes[cte.Ctename] = &cteDef{node: node, columns: cols, origins: q.Origins}
 		}
 	}
 	if len(sel.LockingClause) > 0 {
@@ -380,7 +380,8 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 	// Target list (bound over the FROM row; aggregates collected).
 	var aggs []aggRef
 	var wins []*winRef
-	actx := exprCtx{clause: "SELECT", aggs: &aggs, wins: &wins}
+	srfs := &srfCollector{base: len(node.Schema())}
+	actx := exprCtx{clause: "SELECT", aggs: &aggs, wins: &wins, srfs: srfs}
 	var targets []plan.Scalar
 	var names []string
 	for _, t := range sel.TargetList {
@@ -410,6 +411,22 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 		}
 		targets = append(targets, s)
 		names = append(names, name)
+	}
+	if len(srfs.funcs) > 0 {
+		if len(aggs) > 0 || len(wins) > 0 || len(sel.GroupClause) > 0 || sel.HavingClause != nil {
+			return nil, b.unsupported(-1, "set-returning functions in the SELECT list of a grouped or windowed query")
+		}
+		cols := append([]plan.Column(nil), node.Schema()...)
+		for _, f := range srfs.funcs {
+			cols = append(cols, f.Cols...)
+		}
+		node = &plan.ProjectSet{Input: node, Funcs: srfs.funcs, Cols: cols}
+	}
+	origins := make([]Origin, len(targets))
+	for i, t := range targets {
+		if cr, ok := t.(*plan.ColRef); ok {
+			origins[i] = sc.originOf(cr.Index)
+		}
 	}
 	// GROUP BY
 	var groupExprs []plan.Scalar
@@ -582,7 +599,7 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 			node = &plan.Distinct{Input: node, On: on, Order: keys}
 		}
 	}
-	q := &BoundQuery{Plan: node, Columns: visible, Order: keys, Limit: -1}
+	q := &BoundQuery{Plan: node, Columns: visible, Order: keys, Limit: -1, Origins: origins}
 	return q, nil
 }
 
