@@ -52,10 +52,10 @@ type GroupEntry struct {
 type Group struct {
 	// key is the group key when it is longer than head (else head holds
 	// all of it and key is empty).
-	key    string
-	keyLen int
-	head   [groupKeyHeadBytes]byte
-	hash   uint64
+	key     string
+	keyLen  int
+	head    [groupKeyHeadBytes]byte
+	hash    uint64
 	entries []GroupEntry
 	// next chains cached groups whose keys share a hash.
 	next *Group
@@ -495,7 +495,11 @@ func (a *Arrangement) DeleteEntry(txn kv.Writer, group, suffix []byte, oldLen in
 
 // hashKey is a fast, fixed (seedless, so runs are reproducible) 64-bit hash
 // of a group key, eight bytes at a time.
-func hashKey(key []byte) uint64 {
+func hashKey(key []byte) uint64 { return HashKey(key) }
+
+// HashKey is the hash the group cache uses, for operators that index keys
+// the same way.
+func HashKey(key []byte) uint64 {
 	const m = 0x9E3779B97F4A7C15
 	h := uint64(len(key)) * m
 	for len(key) >= 8 {
