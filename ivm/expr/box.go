@@ -47,3 +47,16 @@ func boxInt64(typ unsafe.Pointer, p *int64) types.Datum {
 	e.typ, e.data = typ, unsafe.Pointer(p)
 	return d
 }
+
+// BoxInt64s writes values[k] as a Datum to dst[k*stride] for every k,
+// backed by one fresh slab (values is copied, so the caller may reuse it).
+// Callers materializing rows from typed columns (Arrow arrays) use it and
+// store nil over the NULL positions afterwards.
+func BoxInt64s(dst []types.Datum, stride int, values []int64) {
+	slab := make([]int64, len(values))
+	copy(slab, values)
+	typ := int64TypeWord()
+	for k := range slab {
+		dst[k*stride] = boxInt64(typ, &slab[k])
+	}
+}

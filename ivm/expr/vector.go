@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"fmt"
+
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -369,18 +371,24 @@ func (k *columnKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 	col := k.index
 	switch k.k {
 	case vectorInt:
+		rows, ints, nulls := c.rows, out.ints, out.nulls
 		for _, i := range sel {
-			d := c.rows[i][col]
-			if out.nulls[i] = d == nil; !out.nulls[i] {
-				out.ints[i] = d.(int64)
+			d := rows[i][col]
+			v, ok := d.(int64)
+			if !ok && d != nil {
+				panic(fmt.Sprintf("expr: column %d holds %T, not int64", col, d))
 			}
+			ints[i], nulls[i] = v, !ok
 		}
 	case vectorBool:
+		rows, bools, nulls := c.rows, out.bools, out.nulls
 		for _, i := range sel {
-			d := c.rows[i][col]
-			if out.nulls[i] = d == nil; !out.nulls[i] {
-				out.bools[i] = d.(bool)
+			d := rows[i][col]
+			v, ok := d.(bool)
+			if !ok && d != nil {
+				panic(fmt.Sprintf("expr: column %d holds %T, not bool", col, d))
 			}
+			bools[i], nulls[i] = v, !ok
 		}
 	default:
 		for _, i := range sel {
@@ -521,6 +529,10 @@ type intBinaryKernel struct {
 	fn         BinaryFn
 	comparison bool
 	lbuf, rbuf Vector
+	// rconst is the right operand when it is a non-NULL constant; rfilled
+	// is set once rbuf holds it in every position.
+	rconst  *int64
+	rfilled bool
 	// sel, live and slow are reused selection buffers: rows with a
 	// non-NULL left side, rows with both sides non-NULL, and rows for the
 	// row function.
@@ -541,6 +553,11 @@ func newIntBinaryKernel(b *Binary) kernel {
 		return nil
 	}
 	k.l, k.r = compileKernel(b.L), compileKernel(b.R)
+	if c, ok := k.r.(*constKernel); ok {
+		if v, ok := c.value.(int64); ok {
+			k.rconst = &v
+		}
+	}
 	return k
 }
 
@@ -555,14 +572,29 @@ func (k *intBinaryKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 	n := len(c.rows)
 	k.lbuf.kind, k.rbuf.kind = vectorInt, vectorInt
 	k.lbuf.resize(n)
-	k.rbuf.resize(n)
-	k.l.eval(c, sel, &k.lbuf)
 	// The right side runs only where the left side is non-NULL (Eval
 	// returns NULL before evaluating it).
-	k.sel = k.nonNull(c, sel, &k.lbuf, out, k.sel[:0])
-	k.r.eval(c, k.sel, &k.rbuf)
-	live := k.nonNull(c, k.sel, &k.rbuf, out, k.live[:0])
-	k.live = live
+	k.sel = k.evalNonNull(c, k.l, sel, &k.lbuf, out, k.sel[:0])
+	var live []int32
+	if k.rconst != nil {
+		// NB: only this kernel writes rbuf, so the constant is written
+		// once per buffer, not once per batch; nothing can fail or be
+		// NULL on this side.
+		if cap(k.rbuf.ints) < n || !k.rfilled {
+			k.rbuf.resize(n)
+			all := k.rbuf.ints[:cap(k.rbuf.ints)]
+			for i := range all {
+				all[i] = *k.rconst
+			}
+			k.rfilled = true
+		}
+		k.rbuf.ints = k.rbuf.ints[:cap(k.rbuf.ints)]
+		live = k.sel
+	} else {
+		k.rbuf.resize(n)
+		live = k.evalNonNull(c, k.r, k.sel, &k.rbuf, out, k.live[:0])
+		k.live = live
+	}
 	ls, rs := k.lbuf.ints, k.rbuf.ints
 	if k.comparison {
 		k.compare(live, ls, rs, out)
@@ -633,6 +665,35 @@ func (k *intBinaryKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 		}
 		out.set(int(i), d)
 	}
+}
+
+// evalNonNull evaluates operand x on sel into v and appends to dst the
+// rows where it is not NULL and did not fail; out is NULL on the NULL rows
+// (a strict operator). A column operand is read straight from the rows in
+// the same pass.
+func (k *intBinaryKernel) evalNonNull(c *vectorContext, x kernel, sel []int32, v *Vector, out *Vector, dst []int32) []int32 {
+	col, ok := x.(*columnKernel)
+	if !ok {
+		x.eval(c, sel, v)
+		return k.nonNull(c, sel, v, out, dst)
+	}
+	// NB: no row in sel has failed (the kernel contract) and reading a
+	// column cannot fail.
+	rows, ints, outNulls, index := c.rows, v.ints, out.nulls, col.index
+	for _, i := range sel {
+		d := rows[i][index]
+		a, ok := d.(int64)
+		if !ok {
+			if d != nil {
+				panic(fmt.Sprintf("expr: column %d holds %T, not int64", index, d))
+			}
+			outNulls[i] = true
+			continue
+		}
+		ints[i] = a
+		dst = append(dst, i)
+	}
+	return dst
 }
 
 // nonNull appends to dst the rows of sel where v is not NULL and the row
