@@ -27,11 +27,12 @@ import (
 //
 // NB: the vectors are plain Go slices ([]int64, []bool with a parallel NULL
 // slice, []types.Datum), not Arrow arrays: batches in flight are
-// row-oriented ([]types.Row of Datums, see ivm/zset), so a kernel's input is
-// extracted from the rows and its output boxed back into Datums. Building
-// Arrow arrays for that round trip costs a builder and validity bitmaps per
-// batch and buys nothing the kernels use; slices owned by the Program are
-// reused across batches with no allocation in the steady state.
+// row-oriented ([]types.Row of Datums, see ivm/zset for the measured
+// comparison with Arrow in flight), so a kernel's input is extracted from
+// the rows and its output boxed back into Datums. Building Arrow arrays for
+// that round trip costs a builder and validity bitmaps per batch and buys
+// nothing the kernels use; slices owned by the Program are reused across
+// batches with no allocation in the steady state.
 //
 // EvalSel evaluates only a selection of the rows (a fused Filter→Map step
 // evaluates the SELECT list on the rows the WHERE clause kept); Box writes
