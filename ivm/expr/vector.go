@@ -488,8 +488,6 @@ func (k *logicKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 	decided := k.or
 	for _, i := range sel {
 		k.sawNull[i] = false
-		// A row that no argument decides is true for AND, false for OR.
-		out.bools[i], out.nulls[i] = !decided, false
 	}
 	k.active = append(k.active[:0], sel...)
 	for _, arg := range k.args {
@@ -498,7 +496,7 @@ func (k *logicKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 		}
 		arg.eval(c, k.active, &k.buf)
 		next := k.active[:0]
-		bools, nulls, sawNull, outBools := k.buf.bools, k.buf.nulls, k.sawNull, out.bools
+		bools, nulls, sawNull, outBools, outNulls := k.buf.bools, k.buf.nulls, k.sawNull, out.bools, out.nulls
 		for _, i := range k.active {
 			switch {
 			case c.errs != nil && c.errs[i] != nil:
@@ -506,17 +504,17 @@ func (k *logicKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 				sawNull[i] = true
 				next = append(next, i)
 			case bools[i] == decided:
-				outBools[i] = decided
+				outBools[i], outNulls[i] = decided, false
 			default:
 				next = append(next, i)
 			}
 		}
 		k.active = next
 	}
+	// A row that no argument decided is true for AND, false for OR, or
+	// NULL if an argument was NULL. (A failed row's value is unspecified.)
 	for _, i := range k.active {
-		if k.sawNull[i] {
-			out.nulls[i] = true
-		}
+		out.bools[i], out.nulls[i] = !decided, k.sawNull[i]
 	}
 }
 
