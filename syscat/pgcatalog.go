@@ -126,6 +126,40 @@ func pkAttnums(r *catalog.Relation) []int64 {
 // empty is the row generator of relations RockStream has no objects for.
 func empty(*Env) []types.Row { return nil }
 
+// sequenceOwnership is pg_depend's rows for sequences owned by a column
+// (serial and OWNED BY: deptype 'a'; identity: 'i'), what psql's
+// \d seq reads for its "Owned by" line and pg_get_serial_sequence-like
+// client queries join on.
+func sequenceOwnership(env *Env) []types.Row {
+	pgClass, _ := Lookup([]string{SchemaPgCatalog, "pg_class"})
+	classOID := RelationOID(pgClass.ID)
+	byID := map[catalog.ID]*catalog.Relation{}
+	for _, r := range env.Relations {
+		byID[r.ID] = r
+	}
+	var out []types.Row
+	for _, r := range env.Relations {
+		if r.Kind != catalog.KindSequence || r.Sequence == nil || r.Sequence.OwnedByColumn == "" {
+			continue
+		}
+		table := byID[r.Sequence.OwnedBy]
+		if table == nil {
+			continue
+		}
+		for i, c := range table.Columns {
+			if c.Name != r.Sequence.OwnedByColumn {
+				continue
+			}
+			deptype := "a"
+			if c.Identity != "" {
+				deptype = "i"
+			}
+			out = append(out, types.Row{classOID, RelationOID(r.ID), int64(0), classOID, RelationOID(table.ID), int64(i + 1), deptype})
+		}
+	}
+	return out
+}
+
 func pgCatalogDefinitions() []*Table {
 	t, i8, i4, i2, b, oid, name, f4 := types.TText, types.TInt8, types.TInt4, types.TInt2, types.TBool, types.TOID, types.TName, types.TFloat4
 	textArr, i2Arr, oidArr, ts := types.ArrayOf(types.TText), types.ArrayOf(types.TInt2), types.ArrayOf(types.TOID), types.TTimestampTZ
@@ -363,7 +397,7 @@ func pgCatalogDefinitions() []*Table {
 			"tgenabled", t, "tgisinternal", b, "tgconstrrelid", oid, "tgconstrindid", oid, "tgconstraint", oid), empty),
 		pg("pg_rewrite", columns("oid", oid, "rulename", name, "ev_class", oid, "ev_type", t, "ev_enabled", t, "is_instead", b), empty),
 		pg("pg_depend", columns("classid", oid, "objid", oid, "objsubid", i4, "refclassid", oid, "refobjid", oid,
-			"refobjsubid", i4, "deptype", t), empty),
+			"refobjsubid", i4, "deptype", t), sequenceOwnership),
 		pg("pg_language", columns("oid", oid, "lanname", name, "lanowner", oid, "lanispl", b, "lanpltrusted", b), func(*Env) []types.Row {
 			return []types.Row{{int64(12), "internal", int64(ownerOID), false, false}, {int64(13), "c", int64(ownerOID), false, false},
 				{int64(14), "sql", int64(ownerOID), false, true}}

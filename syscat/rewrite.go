@@ -97,11 +97,6 @@ func fragmentRules() []rule {
 			// SQLAlchemy 1.4 get_columns: identity options (pg_sequence is empty).
 			single(`(SELECT json_build_object( 'always', a.attidentity = 'a', 'start', s.seqstart, 'increment', s.seqincrement, 'minvalue', s.seqmin, 'maxvalue', s.seqmax, 'cache', s.seqcache, 'cycle', s.seqcycle) FROM pg_catalog.pg_sequence s JOIN pg_catalog.pg_class c on s.seqrelid = c."oid" WHERE c.relkind = 'S' AND a.attidentity != '' AND s.seqrelid = pg_catalog.pg_get_serial_sequence( a.attrelid::regclass::text, a.attname )::regclass::oid )`,
 				`NULL::text`),
-			// SQLAlchemy 1.4 get_pk_constraint: the primary key's columns in
-			// order, from index_columns instead of set-returning functions.
-			{when: ws(`SELECT unnest(ix.indkey) attnum, generate_subscripts(ix.indkey, 1) ord FROM pg_index ix`), edits: []fragment{
-				edit(`SELECT unnest(ix.indkey) attnum, generate_subscripts(ix.indkey, 1) ord FROM pg_index ix`,
-					`SELECT ix.attnum, ix.ord FROM rockstream_catalog.index_columns ix`)}},
 			// pgjdbc getPrimaryKeys: the same, for _pg_expandarray.
 			{when: ws(`information_schema._pg_expandarray(i.indkey) AS KEYS`), edits: []fragment{
 				edit(`(information_schema._pg_expandarray(i.indkey)).n AS KEY_SEQ`, `ik.ord AS KEY_SEQ`),

@@ -117,6 +117,10 @@ func decodeLog(src []byte, ns catalog.NamespaceID, codecOf func(catalog.ID) (tab
 		count := r.uvarint()
 		codec, ok := codecOf(id)
 		td := tableDelta{table: id}
+		if ok && count <= uint64(len(r.src)) { // each row takes at least a byte
+			td.delta.Rows = make([]types.Row, 0, count)
+			td.delta.Weights = make([]int64, 0, count)
+		}
 		for j := uint64(0); j < count && r.err == nil; j++ {
 			w := r.varint()
 			enc := r.bytes(int(r.uvarint()))

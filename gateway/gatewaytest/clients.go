@@ -593,8 +593,9 @@ const postgres = require('postgres');
 func CheckSQLAlchemy(t testing.TB, s Server) {
 	t.Helper()
 	c := s.connect(t)
-	execSQL(t, c, `drop materialized view if exists sa_mv; drop view if exists sa_v; drop table if exists sa_t;
+	execSQL(t, c, `drop materialized view if exists sa_mv; drop view if exists sa_v; drop table if exists sa_t; drop table if exists sa_pk2;
 		create table sa_t(id int primary key, name text not null); create view sa_v as select id from sa_t;
+		create table sa_pk2(a int, b int, c int, primary key (c, a));
 		create materialized view sa_mv as select count(*) as n from sa_t`)
 	out := runPython(t, s, "sqlalchemy", `
 import os, sqlalchemy as sa
@@ -606,6 +607,8 @@ assert "sa_mv" in insp.get_view_names(include=("materialized",)), insp.get_view_
 cols = {c["name"]: c for c in insp.get_columns("sa_t")}
 assert str(cols["id"]["type"]) == "INTEGER" and cols["name"]["nullable"] is False, cols
 assert insp.get_pk_constraint("sa_t")["constrained_columns"] == ["id"]
+# A composite key in key order (unnest/generate_subscripts in the SELECT list).
+assert insp.get_pk_constraint("sa_pk2")["constrained_columns"] == ["c", "a"], insp.get_pk_constraint("sa_pk2")
 with e.connect() as conn:
     # begin_nested() is SAVEPOINT / ROLLBACK TO / RELEASE.
     with conn.begin():

@@ -4,72 +4,190 @@ import "github.com/RaduBerinde/btreemap"
 
 // Memory is an in-memory Store for tests, benchmarks and ad-hoc queries.
 // It is not safe for concurrent use (IVM runs in one goroutine per shard).
+//
+// Entries live in a slice; a hash index (open addressing on Hash, linear
+// probing, back-shifting deletes) serves point reads and writes of
+// existing keys without touching the B-tree, which orders the keys for
+// Scan and changes only when a key is added or removed.
 type Memory struct {
-	tree *btreemap.BTreeMap[treeKey, []byte]
+	tree    *btreemap.BTreeMap[treeKey, int32]
+	entries []memEntry
+	free    []int32
+	// index holds entry number + 1 (0: empty).
+	index []int32
+	n     int
 	// bytes is the total size of keys and values, for statistics.
 	bytes int
 }
 
+type memEntry struct {
+	key, value []byte
+	hash       uint64
+}
+
 // NewMemory returns an empty in-memory store.
-func NewMemory() *Memory { return &Memory{tree: newTree[[]byte]()} }
+func NewMemory() *Memory { return &Memory{tree: newTree[int32]()} }
+
+// find returns the entry for key (hash h) or the index position where
+// probing stopped.
+func (m *Memory) find(key []byte, h uint64) (int32, uint64, bool) {
+	if len(m.index) == 0 {
+		return 0, 0, false
+	}
+	mask := uint64(len(m.index) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := m.index[i]
+		if e == 0 {
+			return 0, i, false
+		}
+		if en := &m.entries[e-1]; en.hash == h && string(en.key) == string(key) {
+			return e - 1, i, true
+		}
+	}
+}
+
+func (m *Memory) growIndex() {
+	m.index = make([]int32, max(1024, 2*len(m.index)))
+	mask := uint64(len(m.index) - 1)
+	for n := range m.entries {
+		if m.entries[n].key == nil {
+			continue
+		}
+		i := m.entries[n].hash & mask
+		for m.index[i] != 0 {
+			i = (i + 1) & mask
+		}
+		m.index[i] = int32(n + 1)
+	}
+}
+
+// unindex removes index position i, shifting later entries of its probe
+// run back.
+func (m *Memory) unindex(i uint64) {
+	mask := uint64(len(m.index) - 1)
+	for {
+		m.index[i] = 0
+		j := i
+		for {
+			j = (j + 1) & mask
+			e := m.index[j]
+			if e == 0 {
+				return
+			}
+			home := m.entries[e-1].hash & mask
+			if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
+				m.index[i] = e
+				i = j
+				break
+			}
+		}
+	}
+}
 
 // Get implements Reader.
 func (m *Memory) Get(key []byte) ([]byte, bool, error) {
-	_, v, ok := m.tree.Get(makeTreeKey(key))
-	return v, ok, nil
+	if e, _, ok := m.find(key, Hash(key)); ok {
+		return m.entries[e].value, true, nil
+	}
+	return nil, false, nil
 }
 
 // Scan implements Reader.
 func (m *Memory) Scan(start, end []byte, fn func(k, v []byte) error) error {
-	return scanTree(m.tree, start, end, func(k, v []byte) error { return fn(k, v) })
+	return scanTree(m.tree, start, end, func(k []byte, e int32) error { return fn(k, m.entries[e].value) })
 }
 
 // Put writes one key directly (outside any batch). Key and value are copied.
 func (m *Memory) Put(key, value []byte) error {
+	h := Hash(key)
+	if e, _, ok := m.find(key, h); ok {
+		en := &m.entries[e]
+		m.bytes += len(value) - len(en.value)
+		en.value = append([]byte{}, value...)
+		return nil
+	}
 	buf := make([]byte, len(key)+len(value))
 	copy(buf, key)
 	copy(buf[len(key):], value)
-	_, old, replaced := m.tree.ReplaceOrInsert(makeTreeKey(buf[:len(key):len(key)]), buf[len(key):])
-	if replaced {
-		m.bytes -= len(key) + len(old)
+	en := memEntry{key: buf[:len(key):len(key)], value: buf[len(key):], hash: h}
+	var e int32
+	if n := len(m.free); n > 0 {
+		e = m.free[n-1]
+		m.free = m.free[:n-1]
+		m.entries[e] = en
+	} else {
+		e = int32(len(m.entries))
+		m.entries = append(m.entries, en)
 	}
+	m.n++
+	if 2*m.n > len(m.index) {
+		m.growIndex()
+	} else {
+		_, pos, _ := m.find(key, h)
+		m.index[pos] = e + 1
+	}
+	m.tree.ReplaceOrInsert(makeTreeKey(en.key), e)
 	m.bytes += len(key) + len(value)
 	return nil
 }
 
 // Delete removes one key directly.
 func (m *Memory) Delete(key []byte) error {
-	if _, old, ok := m.tree.Delete(makeTreeKey(key)); ok {
-		m.bytes -= len(key) + len(old)
+	e, pos, ok := m.find(key, Hash(key))
+	if !ok {
+		return nil
 	}
+	en := &m.entries[e]
+	m.bytes -= len(en.key) + len(en.value)
+	m.tree.Delete(makeTreeKey(en.key))
+	m.unindex(pos)
+	*en = memEntry{}
+	m.free = append(m.free, e)
+	m.n--
 	return nil
 }
 
 // Apply implements Store.
 func (m *Memory) Apply(b *WriteBatch) error {
 	// NB: merge operands are resolved first so a bad operand fails the
-	// batch before any of it is applied (Apply is atomic).
-	var merged [][]byte
+	// batch before any of it is applied (Apply is atomic). An existing
+	// key's entry number stays valid through the batch (keys are unique
+	// in a batch, so no other op deletes or reuses it).
+	type resolved struct {
+		value []byte
+		entry int32
+	}
+	var merged []resolved
 	for i, op := range b.Ops {
 		if !op.Merge {
 			continue
 		}
 		if merged == nil {
-			merged = make([][]byte, len(b.Ops))
+			merged = make([]resolved, len(b.Ops))
 		}
-		base, ok, _ := m.Get(op.Key)
+		e, _, ok := m.find(op.Key, Hash(op.Key))
+		var base []byte
+		if ok {
+			base = m.entries[e].value
+		} else {
+			e = -1
+		}
 		v, err := mergeOne(op.Key, base, ok, op.Value)
 		if err != nil {
 			return err
 		}
-		merged[i] = v
+		merged[i] = resolved{value: v, entry: e}
 	}
 	for i, op := range b.Ops {
 		switch {
 		case op.Delete:
 			_ = m.Delete(op.Key)
+		case op.Merge && merged[i].entry >= 0:
+			en := &m.entries[merged[i].entry]
+			m.bytes += len(merged[i].value) - len(en.value)
+			en.value = merged[i].value
 		case op.Merge:
-			_ = m.Put(op.Key, merged[i])
+			_ = m.Put(op.Key, merged[i].value)
 		default:
 			_ = m.Put(op.Key, op.Value)
 		}
@@ -78,7 +196,7 @@ func (m *Memory) Apply(b *WriteBatch) error {
 }
 
 // Len is the number of keys stored.
-func (m *Memory) Len() int { return m.tree.Len() }
+func (m *Memory) Len() int { return m.n }
 
 // Bytes is the total size of stored keys and values.
 func (m *Memory) Bytes() int { return m.bytes }

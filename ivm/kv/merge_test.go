@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"fmt"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -75,4 +76,48 @@ func TestMergeRejectsNonMergeable(t *testing.T) {
 	if _, err := MergeValues([]byte("k"), nil, false, [][]byte{AppendWords(nil, TagAddWords, []int64{1}), AppendWords(nil, TagAddWords, []int64{1, 2})}); err == nil {
 		t.Fatal("merge of different lengths must fail")
 	}
+}
+
+// TestMemoryManyKeys drives Memory's hash index through growth and
+// back-shifting deletes with thousands of keys, against a map.
+func TestMemoryManyKeys(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := NewMemory()
+		model := map[string]string{}
+		domain := rapid.IntRange(1, 3000).Draw(t, "domain")
+		for i := 0; i < 4000; i++ {
+			k := fmt.Sprint(rapid.IntRange(0, domain).Draw(t, "k"))
+			if rapid.IntRange(0, 2).Draw(t, "op") == 0 {
+				_ = m.Delete([]byte(k))
+				delete(model, k)
+			} else {
+				_ = m.Put([]byte(k), []byte(k+"v"))
+				model[k] = k + "v"
+			}
+		}
+		if m.Len() != len(model) {
+			t.Fatalf("len %d want %d", m.Len(), len(model))
+		}
+		for k, v := range model { //lint:maprange every key is checked; order does not matter
+			got, ok, _ := m.Get([]byte(k))
+			if !ok || string(got) != v {
+				t.Fatalf("get %q = %q %v", k, got, ok)
+			}
+		}
+		n, prev := 0, ""
+		_ = m.Scan(nil, nil, func(k, v []byte) error {
+			if n > 0 && string(k) <= prev {
+				t.Fatalf("scan order %q after %q", k, prev)
+			}
+			if model[string(k)] != string(v) {
+				t.Fatalf("scan %q = %q", k, v)
+			}
+			prev = string(k)
+			n++
+			return nil
+		})
+		if n != len(model) {
+			t.Fatalf("scan saw %d keys want %d", n, len(model))
+		}
+	})
 }

@@ -22,6 +22,7 @@ const (
 type pendingWrite struct {
 	key   []byte
 	value []byte
+	hash  uint64
 	kind  pendingKind
 }
 
@@ -37,7 +38,9 @@ const overlayArenaChunk = 64 << 10
 type overlayTxn struct {
 	base    Reader
 	pending []pendingWrite
-	index   map[string]int32
+	// index is an open-addressing hash table (linear probing) of
+	// pending-write numbers + 1; 0 is empty. Entries are never removed.
+	index []int32
 	// ordered indexes pending[:orderedN] by key.
 	ordered  *btreemap.BTreeMap[treeKey, int32]
 	orderedN int
@@ -47,7 +50,49 @@ type overlayTxn struct {
 // NewTxn returns an epoch Txn reading base and buffering writes. The base
 // must not change while the Txn is in use.
 func NewTxn(base Reader) Txn {
-	return &overlayTxn{base: base, index: make(map[string]int32)}
+	return &overlayTxn{base: base}
+}
+
+// Hash is 64-bit FNV-1a of key: fixed, so structures indexed by it behave
+// deterministically.
+func Hash(key []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, b := range key {
+		h ^= uint64(b)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// lookup returns the pending write for key (with hash h), or the index
+// position where it would go.
+func (t *overlayTxn) lookup(key []byte, h uint64) (int32, uint64, bool) {
+	if len(t.index) == 0 {
+		return 0, 0, false
+	}
+	mask := uint64(len(t.index) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := t.index[i]
+		if e == 0 {
+			return 0, i, false
+		}
+		if p := &t.pending[e-1]; p.hash == h && bytes.Equal(p.key, key) {
+			return e - 1, i, true
+		}
+	}
+}
+
+// growIndex doubles the index and reinserts every pending write.
+func (t *overlayTxn) growIndex() {
+	t.index = make([]int32, max(256, 2*len(t.index)))
+	mask := uint64(len(t.index) - 1)
+	for n := range t.pending {
+		i := t.pending[n].hash & mask
+		for t.index[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.index[i] = int32(n + 1)
+	}
 }
 
 // resolve returns a pending write's effect: its value and whether the key
@@ -68,7 +113,7 @@ func (t *overlayTxn) resolve(p *pendingWrite) ([]byte, bool, error) {
 }
 
 func (t *overlayTxn) Get(key []byte) ([]byte, bool, error) {
-	if i, ok := t.index[string(key)]; ok {
+	if i, _, ok := t.lookup(key, Hash(key)); ok {
 		return t.resolve(&t.pending[i])
 	}
 	return t.base.Get(key)
@@ -89,11 +134,15 @@ func (t *overlayTxn) copyIn(b []byte) []byte {
 }
 
 func (t *overlayTxn) set(key, value []byte, kind pendingKind) error {
-	i, ok := t.index[string(key)]
+	h := Hash(key)
+	i, pos, ok := t.lookup(key, h)
 	if !ok {
-		k := t.copyIn(key)
-		t.index[string(k)] = int32(len(t.pending))
-		t.pending = append(t.pending, pendingWrite{key: k, value: t.copyIn(value), kind: kind})
+		t.pending = append(t.pending, pendingWrite{key: t.copyIn(key), value: t.copyIn(value), hash: h, kind: kind})
+		if 2*len(t.pending) > len(t.index) {
+			t.growIndex()
+		} else {
+			t.index[pos] = int32(len(t.pending))
+		}
 		return nil
 	}
 	p := &t.pending[i]

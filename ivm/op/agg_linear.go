@@ -148,7 +148,7 @@ func (l *linState) newWords(g *linGroup) []int64 {
 // stepLinear is Step on the linear path.
 func (a *Aggregate) stepLinear(ctx *Context, delta zset.Batch) (zset.Batch, error) {
 	l := a.lin
-	l.cache.stamp++
+	l.cache.nextStep()
 	l.groups, l.wordsBuf, l.keys = l.groups[:0], l.wordsBuf[:0], l.keys[:0]
 	clear(l.uncached)
 	global := len(a.spec.GroupBy) == 0
@@ -194,9 +194,8 @@ func (a *Aggregate) linGroupOf(ctx *Context, key []byte, row types.Row) (int32, 
 	h := hashKey(key)
 	slot, hit := l.cache.lookup(key, h)
 	if hit {
-		s := &l.cache.slots[slot]
-		if s.stamp == l.cache.stamp {
-			return s.group, nil
+		if gi, ok := l.cache.pinned(slot); ok {
+			return gi, nil
 		}
 	} else if gi, ok := l.uncached[string(key)]; ok {
 		return gi, nil
@@ -210,13 +209,12 @@ func (a *Aggregate) linGroupOf(ctx *Context, key []byte, row types.Row) (int32, 
 	l.wordsBuf = append(l.wordsBuf, make([]int64, 2*l.words)...)
 	old := l.wordsBuf[g.off : g.off+l.words]
 	if hit {
-		s := &l.cache.slots[slot]
 		copy(old, l.cache.wordsOf(slot))
-		g.found, g.slot = s.found, slot
-		if s.found {
-			g.oldLen = int(s.valueLen)
+		g.slot = slot
+		if g.found, g.oldLen = l.cache.foundOf(slot); !g.found {
+			g.oldLen = -1
 		}
-		s.stamp, s.group = l.cache.stamp, gi
+		l.cache.pin(slot, gi)
 	} else {
 		stored, found, err := a.acc.Get(ctx.Txn, key)
 		if err != nil {
@@ -398,141 +396,4 @@ func allZeroWords(w []int64) bool {
 		}
 	}
 	return true
-}
-
-// hashKey is 64-bit FNV-1a: fixed, so cache behaviour is deterministic.
-func hashKey(k []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, b := range k {
-		h ^= uint64(b)
-		h *= 1099511628211
-	}
-	return h
-}
-
-// linCache is a bounded, pointer-free cache of decoded group words: a hash
-// index (key hash → slot; a second key with the same hash is simply not
-// cached), slot metadata, the words of every slot in one slice and the
-// keys in one arena. Eviction is CLOCK-style over slots not touched by the
-// current step, so it depends only on the access sequence.
-type linCache struct {
-	limit, words int
-	index        map[uint64]int32
-	slots        []linSlot
-	data         []int64
-	keys         []byte
-	garbage      int
-	hand         int
-	// stamp numbers steps; a slot touched by the current step is pinned.
-	stamp uint32
-}
-
-type linSlot struct {
-	hash           uint64
-	keyOff, keyLen uint32
-	valueLen       uint32
-	// found: the key exists in the store (else a cached absence).
-	found bool
-	stamp uint32
-	group int32
-}
-
-func (c *linCache) init(limit, words int) {
-	c.limit, c.words = limit, words
-	c.clear()
-}
-
-func (c *linCache) clear() {
-	c.index = make(map[uint64]int32)
-	c.slots, c.data, c.keys = c.slots[:0], c.data[:0], c.keys[:0]
-	c.garbage, c.hand = 0, 0
-}
-
-func (c *linCache) wordsOf(slot int32) []int64 {
-	return c.data[int(slot)*c.words : int(slot+1)*c.words]
-}
-
-func (c *linCache) keyOf(s *linSlot) []byte { return c.keys[s.keyOff : s.keyOff+s.keyLen] }
-
-func (c *linCache) lookup(key []byte, h uint64) (int32, bool) {
-	if c.limit == 0 {
-		return -1, false
-	}
-	slot, ok := c.index[h]
-	if !ok || !bytes.Equal(c.keyOf(&c.slots[slot]), key) {
-		return -1, false
-	}
-	return slot, true
-}
-
-// insert caches key → words, pinned to group gi of the current step, and
-// returns its slot, or -1 if it was not cached: the hash is taken by
-// another key, or the cache is full and evict is false (or every slot is
-// pinned).
-func (c *linCache) insert(key []byte, h uint64, words []int64, found bool, valueLen int, evict bool, gi int32) int32 {
-	if c.limit == 0 {
-		return -1
-	}
-	if _, taken := c.index[h]; taken {
-		return -1
-	}
-	var slot int32
-	if len(c.slots) < c.limit {
-		slot = int32(len(c.slots))
-		c.slots = append(c.slots, linSlot{})
-		c.data = append(c.data, words...)
-	} else {
-		if !evict {
-			return -1
-		}
-		slot = -1
-		for range c.limit {
-			s := &c.slots[c.hand]
-			if s.stamp != c.stamp {
-				slot = int32(c.hand)
-				delete(c.index, s.hash)
-				c.garbage += int(s.keyLen)
-			}
-			c.hand = (c.hand + 1) % c.limit
-			if slot >= 0 {
-				break
-			}
-		}
-		if slot < 0 {
-			return -1
-		}
-		copy(c.wordsOf(slot), words)
-	}
-	if c.garbage > len(c.keys)/2 && c.garbage > 1<<16 {
-		c.compactKeys()
-	}
-	c.slots[slot] = linSlot{hash: h, keyOff: uint32(len(c.keys)), keyLen: uint32(len(key)), valueLen: uint32(max(valueLen, 0)), found: found, stamp: c.stamp, group: gi}
-	c.keys = append(c.keys, key...)
-	c.index[h] = slot
-	return slot
-}
-
-// compactKeys rewrites the key arena without evicted keys.
-func (c *linCache) compactKeys() {
-	keys := make([]byte, 0, len(c.keys)-c.garbage)
-	for i := range c.slots {
-		s := &c.slots[i]
-		if _, ok := c.index[s.hash]; !ok || c.index[s.hash] != int32(i) {
-			continue
-		}
-		off := len(keys)
-		keys = append(keys, c.keyOf(s)...)
-		s.keyOff = uint32(off)
-	}
-	c.keys, c.garbage = keys, 0
-}
-
-// store records a group's new words in its slot (if cached).
-func (c *linCache) store(slot int32, words []int64, found bool, valueLen int) {
-	if slot < 0 {
-		return
-	}
-	copy(c.wordsOf(slot), words)
-	s := &c.slots[slot]
-	s.found, s.valueLen = found, uint32(valueLen)
 }

@@ -22,6 +22,9 @@ type exprCtx struct {
 	inAgg bool
 	// wins collects window-function calls; nil where they are not allowed.
 	wins *[]*winRef
+	// srfs collects set-returning function calls of the SELECT list; nil
+	// where they are not allowed (srf.go).
+	srfs *srfCollector
 }
 
 // aggRef is a placeholder scalar for an aggregate call: lifted to a column
@@ -161,6 +164,9 @@ func (b *binder) expr(n *pg_query.Node, sc *scope, ctx exprCtx) (plan.Scalar, er
 		}
 		return nil, b.unsupported(x.CollateClause.Location, "COLLATE")
 	case *pg_query.Node_AIndirection:
+		if s, ok, err := b.srfField(x.AIndirection, sc, ctx); ok || err != nil {
+			return s, err
+		}
 		return nil, b.unsupported(-1, "subscripts and field selection")
 	case *pg_query.Node_GroupingFunc:
 		return nil, b.unsupported(x.GroupingFunc.Location, "GROUPING()")
@@ -673,13 +679,16 @@ func (b *binder) binaryOp(op string, l, r plan.Scalar, loc int32) (plan.Scalar, 
 	if !ok {
 		return nil, errcode.New(errcode.SQLUndefinedFunction, "operator does not exist: %s %s %s", lt.SQLName(), op, rt.SQLName()).WithPosition(b.pos(loc))
 	}
+	// text || anynonarray and anynonarray || text (textanycat/anytextcat)
+	// convert the other side with its output function: an explicit cast.
+	concatCast := op == "||" && info.Result.Kind == types.KindText
 	if info.Left.Kind != types.KindInvalid {
-		if l, err = b.coerce(l, info.Left, loc); err != nil {
+		if l, err = b.cast(l, info.Left, concatCast && lt.Kind != types.KindArray, loc); err != nil {
 			return nil, err
 		}
 	}
 	if info.Right.Kind != types.KindInvalid {
-		if r, err = b.coerce(r, info.Right, loc); err != nil {
+		if r, err = b.cast(r, info.Right, concatCast && rt.Kind != types.KindArray, loc); err != nil {
 			return nil, err
 		}
 	}

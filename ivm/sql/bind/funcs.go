@@ -34,6 +34,9 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 	if f.AggWithinGroup {
 		return nil, b.unsupported(f.Location, "WITHIN GROUP")
 	}
+	if isSetReturning(name) {
+		return b.selectListSRF(f, name, "", sc, ctx)
+	}
 	if isUnsupportedAggregate(name) || !isAggregate(name) && pgBuiltinKind(name) == 'a' {
 		return nil, b.unsupported(f.Location, "aggregate function "+name+"()")
 	}

@@ -380,7 +380,8 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 	// Target list (bound over the FROM row; aggregates collected).
 	var aggs []aggRef
 	var wins []*winRef
-	actx := exprCtx{clause: "SELECT", aggs: &aggs, wins: &wins}
+	srfs := &srfCollector{base: len(node.Schema())}
+	actx := exprCtx{clause: "SELECT", aggs: &aggs, wins: &wins, srfs: srfs}
 	var targets []plan.Scalar
 	var names []string
 	for _, t := range sel.TargetList {
@@ -410,6 +411,16 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 		}
 		targets = append(targets, s)
 		names = append(names, name)
+	}
+	if len(srfs.funcs) > 0 {
+		if len(aggs) > 0 || len(wins) > 0 || len(sel.GroupClause) > 0 || sel.HavingClause != nil {
+			return nil, b.unsupported(-1, "set-returning functions in the SELECT list of a grouped or windowed query")
+		}
+		cols := append([]plan.Column(nil), node.Schema()...)
+		for _, f := range srfs.funcs {
+			cols = append(cols, f.Cols...)
+		}
+		node = &plan.ProjectSet{Input: node, Funcs: srfs.funcs, Cols: cols}
 	}
 	origins := make([]Origin, len(targets))
 	for i, t := range targets {

@@ -75,11 +75,84 @@ func (b *binder) rangeFunction(rf *pg_query.RangeFunction, outer *scope) (plan.N
 	return fs, relationScope(table, fs.Cols, outer), nil
 }
 
-// srf binds a known set-returning function; nil for any other function.
-func (b *binder) srf(fc *pg_query.FuncCall, name string, sc *scope, ctx exprCtx) (*plan.FuncScan, error) {
+// isSetReturning reports the set-returning functions RockStream runs.
+func isSetReturning(name string) bool {
 	switch name {
 	case "generate_series", "unnest", "generate_subscripts", "information_schema._pg_expandarray":
-	default:
+		return true
+	}
+	return false
+}
+
+// srfCollector gathers the set-returning functions of one SELECT list; they
+// become a ProjectSet over the FROM row, whose columns follow the FROM
+// row's (base) in call order.
+type srfCollector struct {
+	base  int
+	funcs []*plan.FuncScan
+	width int
+}
+
+func (c *srfCollector) add(fs *plan.FuncScan) int {
+	idx := c.base + c.width
+	c.funcs = append(c.funcs, fs)
+	c.width += len(fs.Cols)
+	return idx
+}
+
+// selectListSRF binds a set-returning function call in an expression:
+// allowed in an ad-hoc query's SELECT list, where it stands for its column
+// of the ProjectSet (field selects one column of a multi-column result,
+// as in `(information_schema._pg_expandarray(a)).n`).
+func (b *binder) selectListSRF(fc *pg_query.FuncCall, name, field string, sc *scope, ctx exprCtx) (plan.Scalar, error) {
+	if ctx.inAgg {
+		return nil, b.semantic("0A000", fc.Location, "aggregate function calls cannot contain set-returning function calls")
+	}
+	if ctx.srfs == nil {
+		return nil, b.semantic("0A000", fc.Location, "set-returning functions are not allowed in %s", ctx.clause)
+	}
+	if b.opts.ForView {
+		return nil, b.unsupported(fc.Location, "set-returning functions in the SELECT list")
+	}
+	fs, err := b.srf(fc, name, sc, exprCtx{clause: "arguments of set-returning functions"})
+	if err != nil {
+		return nil, err
+	}
+	col := 0
+	if field != "" {
+		col = -1
+		for i, c := range fs.Cols {
+			if c.Name == field {
+				col = i
+			}
+		}
+		if col < 0 || len(fs.Cols) == 1 {
+			return nil, b.semantic("42703", fc.Location, "could not identify column \"%s\" in record data type", field)
+		}
+	} else if len(fs.Cols) != 1 {
+		return nil, b.unsupported(fc.Location, "record-valued set-returning functions in the SELECT list (select a field, as in (f(...)).x)")
+	}
+	idx := ctx.srfs.add(fs)
+	return &plan.ColRef{Index: idx + col, Typ: fs.Cols[col].Type, Name: name}, nil
+}
+
+// srfField binds `(srf(...)).field`; ok is false for other indirections.
+func (b *binder) srfField(ind *pg_query.A_Indirection, sc *scope, ctx exprCtx) (plan.Scalar, bool, error) {
+	fc := ind.Arg.GetFuncCall()
+	if fc == nil || len(ind.Indirection) != 1 || ind.Indirection[0].GetString_() == nil {
+		return nil, false, nil
+	}
+	name := funcName(fc.Funcname)
+	if !isSetReturning(name) {
+		return nil, false, nil
+	}
+	s, err := b.selectListSRF(fc, name, ind.Indirection[0].GetString_().Sval, sc, ctx)
+	return s, true, err
+}
+
+// srf binds a known set-returning function; nil for any other function.
+func (b *binder) srf(fc *pg_query.FuncCall, name string, sc *scope, ctx exprCtx) (*plan.FuncScan, error) {
+	if !isSetReturning(name) {
 		return nil, nil
 	}
 	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.Over != nil {
