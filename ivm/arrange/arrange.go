@@ -127,6 +127,19 @@ func (a *Arrangement) Get(txn kv.Reader, key []byte) ([]byte, bool, error) {
 	if v, present, hit := a.cache.get(full); hit {
 		return v, present, nil
 	}
+	if a.cache.state == completenessUnknown && a.cache.limit > 0 {
+		empty, err := a.isEmpty(txn)
+		if err != nil {
+			return nil, false, err
+		}
+		a.cache.state = completenessPartial
+		if empty {
+			a.cache.state = completenessFull
+		}
+	}
+	if a.cache.state == completenessFull {
+		return nil, false, nil
+	}
 	v, ok, err := txn.Get(full)
 	if err != nil {
 		return nil, false, fmt.Errorf("arrange: get: %w", err)

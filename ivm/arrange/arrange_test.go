@@ -18,8 +18,26 @@ func TestCacheIsWriteThrough(t *testing.T) {
 		store := kv.NewMemory()
 		a := New(Config{Namespace: kv.PrefixOpState, Kind: KindDistinct, ID: MakeID(1, 2), CacheEntriesMax: limit})
 		model := map[string]int64{}
+		if rapid.Bool().Draw(t, "prefilled") {
+			// State written by an earlier process: the cache starts
+			// incomplete.
+			txn := kv.NewTxn(store)
+			pre := New(Config{Namespace: kv.PrefixOpState, Kind: KindDistinct, ID: MakeID(1, 2)})
+			k := fmt.Sprint(rapid.IntRange(0, 4).Draw(t, "pre"))
+			if _, _, err := pre.AddWeight(txn, []byte(k), 1); err != nil {
+				t.Fatal(err)
+			}
+			model[k] = 1
+			if err := store.Apply(txn.Batch()); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for epoch, n := 0, rapid.IntRange(1, 5).Draw(t, "epochs"); epoch < n; epoch++ {
 			txn := kv.NewTxn(store)
+			committed := map[string]int64{}
+			for k, w := range model { //lint:maprange copy
+				committed[k] = w
+			}
 			for i, m := 0, rapid.IntRange(0, 10).Draw(t, "ops"); i < m; i++ {
 				k := fmt.Sprint(rapid.IntRange(0, 4).Draw(t, "k"))
 				dw := int64(rapid.IntRange(-2, 2).Draw(t, "dw"))
@@ -34,6 +52,12 @@ func TestCacheIsWriteThrough(t *testing.T) {
 				if limit > 0 && len(a.cache.entries) > limit {
 					t.Fatalf("cache holds %d entries, limit %d", len(a.cache.entries), limit)
 				}
+			}
+			if rapid.IntRange(0, 3).Draw(t, "abort") == 0 {
+				// The epoch's batch is thrown away.
+				a.DiscardCache()
+				model = committed
+				continue
 			}
 			if err := store.Apply(txn.Batch()); err != nil {
 				t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/rockstream/rockstream/ivm/kv"
-	"github.com/rockstream/rockstream/ivm/types"
 )
 
 // Grouped arrangements. Many operators read their state one group at a
@@ -15,8 +14,12 @@ import (
 // reads one partition. A grouped arrangement (Config.Grouped) keys every
 // entry as group ++ suffix and caches whole groups: Group returns the
 // complete, ordered listing of one group's entries, from memory when the
-// group is cached, with each entry's decoded row kept beside it so a cached
-// group is decoded once, not on every probe.
+// group is cached.
+//
+// Layout. A cached group is one object in the common case: a short key
+// (groupKeyHeadBytes) and a small first entry (groupInlineBytes) live
+// inside the Group, so the garbage collector traces one object per group
+// and a probe touches one or two cache lines after the map.
 //
 // The group cache follows the point cache's rule: it always equals the
 // Txn's view for the groups it holds. Writes (SetEntry, DeleteEntry) go
@@ -42,31 +45,54 @@ type GroupEntry struct {
 	// Suffix is the entry's key after the group key; Value its value.
 	// Neither may be modified.
 	Suffix, Value []byte
-	// Row is the owner's decoding of the entry (nil until the owner sets
-	// it). It is dropped with the entry and must be treated as read-only by
-	// every later reader.
-	Row types.Row
 }
 
 // Group is the complete listing of one group's entries in key order. It is
 // valid until the next write to, or Group call on, its arrangement.
 type Group struct {
+	// key is the group key when it is longer than head (else head holds
+	// all of it and key is empty).
 	key     string
+	keyLen  int
+	head    [groupKeyHeadBytes]byte
 	hash    uint64
 	entries []GroupEntry
 	// next chains cached groups whose keys share a hash.
 	next *Group
 	// inline holds the entry of a one-entry group (the common case for a
-	// join on a unique key) without a separate allocation.
-	inline [1]GroupEntry
+	// join on a unique key) without a separate allocation, and bytes the
+	// key and value of one small entry.
+	inline    [1]GroupEntry
+	bytes     [groupInlineBytes]byte
+	bytesUsed bool
 	// cached is set while the group is held by the cache (an evicted or
 	// never-cached group is a private copy).
 	cached bool
 }
 
-// Entries returns the group's entries in suffix order. The owner may set
-// Row on them; nothing else may be modified.
+// Entries returns the group's entries in suffix order; they must not be
+// modified.
 func (g *Group) Entries() []GroupEntry { return g.entries }
+
+// groupInlineBytes is the room for one entry's suffix and value inside a
+// Group: a row of a few narrow columns and a weight or two.
+const groupInlineBytes = 32
+
+// newEntry copies suffix and value into a new entry, inside g when they
+// fit its unused inline bytes.
+func (g *Group) newEntry(suffix, value []byte) GroupEntry {
+	n := len(suffix) + len(value)
+	var buf []byte
+	if !g.bytesUsed && n <= groupInlineBytes {
+		g.bytesUsed = true
+		buf = g.bytes[:n]
+	} else {
+		buf = make([]byte, n, n+valueSlackBytes)
+	}
+	copy(buf, suffix)
+	copy(buf[len(suffix):], value)
+	return GroupEntry{Suffix: buf[:len(suffix):len(suffix)], Value: buf[len(suffix):]}
+}
 
 // find returns the position of suffix in g (or where it would go) and
 // whether it is there.
@@ -93,10 +119,7 @@ func (g *Group) set(suffix, value []byte) bool {
 		}
 		return false
 	}
-	buf := make([]byte, len(suffix)+len(value), len(suffix)+len(value)+valueSlackBytes)
-	copy(buf, suffix)
-	copy(buf[len(suffix):], value)
-	e := GroupEntry{Suffix: buf[:len(suffix):len(suffix)], Value: buf[len(suffix):]}
+	e := g.newEntry(suffix, value)
 	if g.entries == nil {
 		g.entries = g.inline[:0]
 	}
@@ -161,15 +184,40 @@ func newGroupCache(limit int) *groupCache {
 	return &groupCache{limit: limit, groups: make(map[uint64]*Group)}
 }
 
+// groupKeyHeadBytes is how much of a group key a Group holds inline.
+const groupKeyHeadBytes = 16
+
+// newGroup returns an empty, uncached group.
+func newGroup(key []byte, hash uint64) *Group {
+	g := &Group{keyLen: len(key), hash: hash}
+	if len(key) > groupKeyHeadBytes {
+		g.key = string(key)
+	}
+	copy(g.head[:], key)
+	g.entries = g.inline[:0]
+	return g
+}
+
+// is reports whether g's key is key.
+func (g *Group) is(key []byte, hash uint64) bool {
+	if g.hash != hash || g.keyLen != len(key) {
+		return false
+	}
+	if len(key) <= groupKeyHeadBytes {
+		return string(g.head[:len(key)]) == string(key)
+	}
+	return g.key == string(key)
+}
+
 // lookup returns the cached group with key (nil if none).
 func (c *groupCache) lookup(key []byte, hash uint64) *Group {
 	// NB: operators read a group and then write it; remembering the last
 	// group found saves the second map probe.
-	if g := c.last; g != nil && g.cached && g.hash == hash && g.key == string(key) {
+	if g := c.last; g != nil && g.cached && g.is(key, hash) {
 		return g
 	}
 	for g := c.groups[hash]; g != nil; g = g.next {
-		if g.key == string(key) {
+		if g.is(key, hash) {
 			c.last = g
 			return g
 		}
@@ -303,19 +351,28 @@ func (a *Arrangement) checkComplete(txn kv.Reader) error {
 	if c.state != completenessUnknown {
 		return nil
 	}
-	empty := true
-	err := txn.Scan(a.prefix, kv.PrefixEnd(a.prefix), func(_, _ []byte) error {
-		empty = false
-		return kv.ErrStop
-	})
+	empty, err := a.isEmpty(txn)
 	if err != nil {
-		return fmt.Errorf("arrange: scan: %w", err)
+		return err
 	}
 	c.state = completenessPartial
 	if empty && c.limit > 0 {
 		c.state = completenessFull
 	}
 	return nil
+}
+
+// isEmpty reports whether the arrangement holds no entry in txn's view.
+func (a *Arrangement) isEmpty(txn kv.Reader) (bool, error) {
+	empty := true
+	err := txn.Scan(a.prefix, kv.PrefixEnd(a.prefix), func(_, _ []byte) error {
+		empty = false
+		return kv.ErrStop
+	})
+	if err != nil {
+		return false, fmt.Errorf("arrange: scan: %w", err)
+	}
+	return empty, nil
 }
 
 func (a *Arrangement) mustBeGrouped() {
@@ -338,18 +395,14 @@ func (a *Arrangement) Group(txn kv.Reader, group []byte) (*Group, error) {
 		return nil, err
 	}
 	if c.state == completenessFull {
-		c.scratch = Group{key: string(group), hash: hash}
+		c.scratch = Group{}
 		return &c.scratch, nil
 	}
-	g := &Group{key: string(group), hash: hash}
-	g.entries = g.inline[:0]
+	g := newGroup(group, hash)
 	start := a.fullKey(group)
 	n := len(start)
 	err := txn.Scan(start, kv.PrefixEnd(start), func(k, v []byte) error {
-		buf := make([]byte, len(k)-n+len(v), len(k)-n+len(v)+valueSlackBytes)
-		copy(buf, k[n:])
-		copy(buf[len(k)-n:], v)
-		g.entries = append(g.entries, GroupEntry{Suffix: buf[: len(k)-n : len(k)-n], Value: buf[len(k)-n:]})
+		g.entries = append(g.entries, g.newEntry(k[n:], v))
 		return nil
 	})
 	if err != nil {
@@ -413,7 +466,7 @@ func (a *Arrangement) SetEntry(txn kv.Writer, group, suffix, value []byte, oldLe
 	}
 	if c.state == completenessFull {
 		// The group was empty; cache it so the cache stays complete.
-		g := &Group{key: string(group), hash: hash}
+		g := newGroup(group, hash)
 		g.set(suffix, value)
 		c.insert(g)
 	}
@@ -442,7 +495,11 @@ func (a *Arrangement) DeleteEntry(txn kv.Writer, group, suffix []byte, oldLen in
 
 // hashKey is a fast, fixed (seedless, so runs are reproducible) 64-bit hash
 // of a group key, eight bytes at a time.
-func hashKey(key []byte) uint64 {
+func hashKey(key []byte) uint64 { return HashKey(key) }
+
+// HashKey is the hash the group cache uses, for operators that index keys
+// the same way.
+func HashKey(key []byte) uint64 {
 	const m = 0x9E3779B97F4A7C15
 	h := uint64(len(key)) * m
 	for len(key) >= 8 {

@@ -36,27 +36,41 @@ func (c *counting) Schema() types.Schema { return c.schema }
 func (c *counting) Arrangements() []*arrange.Arrangement { return []*arrange.Arrangement{c.state} }
 
 type countingDelta struct {
-	row    types.Row
-	dLeft  int64
-	dRight int64
+	row           types.Row
+	dLeft, dRight int64
+	// key is the row's key in the step's key arena; next chains deltas
+	// whose keys share a hash (index+1, 0 ends the chain).
+	keyStart, keyEnd int32
+	next             int32
 }
 
 func (c *counting) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 	// Gather per-row weight changes; order of first appearance keeps the
-	// output deterministic.
-	index := map[string]int{}
-	var keys []string
-	var deltas []countingDelta
-	var buf []byte
+	// output deterministic. NB: keys live in one arena and are indexed by
+	// hash, so gathering allocates nothing per row.
+	n := 0
+	for _, in := range inputs {
+		n += in.Len()
+	}
+	heads := make(map[uint64]int32, n)
+	deltas := make([]countingDelta, 0, n)
+	var keys []byte
 	for side, in := range inputs {
 		for i, row := range in.Rows {
-			buf = appendKey(buf[:0], c.types, row, c.cols)
-			j, ok := index[string(buf)]
-			if !ok {
-				j = len(deltas)
-				index[string(buf)] = j
-				keys = append(keys, string(buf))
-				deltas = append(deltas, countingDelta{row: row})
+			start := len(keys)
+			keys = appendKey(keys, c.types, row, c.cols)
+			key := keys[start:]
+			h := arrange.HashKey(key)
+			j := heads[h] - 1
+			for j >= 0 && string(keys[deltas[j].keyStart:deltas[j].keyEnd]) != string(key) {
+				j = deltas[j].next - 1
+			}
+			if j < 0 {
+				j = int32(len(deltas))
+				deltas = append(deltas, countingDelta{row: row, keyStart: int32(start), keyEnd: int32(len(keys)), next: heads[h]})
+				heads[h] = j + 1
+			} else {
+				keys = keys[:start]
 			}
 			if side == 0 {
 				deltas[j].dLeft += in.Weights[i]
@@ -65,39 +79,48 @@ func (c *counting) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 			}
 		}
 	}
-	var out zset.Batch
+	out := zset.Batch{Rows: make([]types.Row, 0, len(deltas)), Weights: make([]int64, 0, len(deltas))}
 	var value []byte
-	for j, d := range deltas {
+	for _, d := range deltas {
 		if d.dLeft == 0 && d.dRight == 0 {
 			continue
 		}
-		key := []byte(keys[j])
+		key := keys[d.keyStart:d.keyEnd]
 		old, ok, err := c.state.Get(ctx.Txn, key)
 		if err != nil {
 			return zset.Batch{}, err
 		}
 		var wLeft, wRight int64
+		var stored []byte
 		oldLen := -1
-		row := d.row
 		if ok {
 			oldLen = len(old)
-			var rest []byte
-			if wLeft, wRight, rest, err = decodeCounts(old); err != nil {
+			if wLeft, wRight, stored, err = decodeCounts(old); err != nil {
 				return zset.Batch{}, err
-			}
-			if row, _, err = zset.DecodeRow(rest); err != nil {
-				return zset.Batch{}, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt distinct row")
 			}
 		}
 		before := c.f(wLeft, wRight)
 		wLeft += d.dLeft
 		wRight += d.dRight
-		out.Add(row, c.f(wLeft, wRight)-before)
+		if dw := c.f(wLeft, wRight) - before; dw != 0 {
+			emitted := d.row
+			if ok {
+				// The stored (first-seen) representation is emitted.
+				if emitted, _, err = zset.DecodeRow(stored); err != nil {
+					return zset.Batch{}, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt distinct row")
+				}
+			}
+			out.Add(emitted, dw)
+		}
 		if wLeft == 0 && wRight == 0 {
 			err = c.state.Delete(ctx.Txn, key, oldLen)
 		} else {
 			value = binary.AppendVarint(binary.AppendVarint(value[:0], wLeft), wRight)
-			value = zset.EncodeRow(value, row)
+			if ok {
+				value = append(value, stored...)
+			} else {
+				value = zset.EncodeRow(value, d.row)
+			}
 			err = c.state.Set(ctx.Txn, key, value, oldLen)
 		}
 		if err != nil {

@@ -303,7 +303,7 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 			entries := group.Entries()
 			for x := range entries {
 				arranged := &entries[x]
-				r, err := arrangedRow(arranged)
+				r, err := j.rows.decodeArranged(arranged.Suffix)
 				if err != nil {
 					return err
 				}
@@ -346,18 +346,25 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 	return nil
 }
 
-// arrangedRow returns the row of an arranged entry (its key suffix),
-// decoding it once per cached entry.
-func arrangedRow(e *arrange.GroupEntry) (types.Row, error) {
-	if e.Row != nil {
-		return e.Row, nil
+// decodeArranged decodes an arranged row (an entry's key suffix, a
+// zset.EncodeRow encoding) into the arena. NB: decoding each probe from
+// the cached bytes is cheaper than keeping decoded rows in the cache:
+// those would be several more objects per arranged row for the garbage
+// collector to trace.
+func (a *rowArena) decodeArranged(suffix []byte) (types.Row, error) {
+	n, k := binary.Uvarint(suffix)
+	if k <= 0 || n > uint64(len(suffix)) {
+		return nil, errcode.New(errcode.ArrangementCorrupt, "corrupt join row %x", suffix)
 	}
-	r, _, err := zset.DecodeRow(e.Suffix)
-	if err != nil {
-		return nil, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join row")
+	row := a.row(int(n))
+	rest := suffix[k:]
+	for i := range row {
+		var err error
+		if row[i], rest, err = zset.DecodeDatum(rest); err != nil {
+			return nil, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join row")
+		}
 	}
-	e.Row = r
-	return r, nil
+	return row, nil
 }
 
 // applyWrites stores the new match counts of a probed group's entries.
@@ -425,7 +432,7 @@ func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode
 		entries := group.Entries()
 		for x := range entries {
 			arranged := &entries[x]
-			l, err := arrangedRow(arranged)
+			l, err := j.rows.decodeArranged(arranged.Suffix)
 			if err != nil {
 				return err
 			}
@@ -449,9 +456,7 @@ func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode
 				e.matches += dw
 				after, _ := j.leftOutput(l, e.matches, mode)
 				if after != before {
-					// NB: a semi/anti row is the arranged row itself;
-					// the output gets its own copy of the cached row.
-					out.Add(append(types.Row(nil), row...), (after-before)*e.weight)
+					out.Add(row, (after-before)*e.weight)
 				}
 				writes = append(writes, pendingWrite{suffix: arranged.Suffix, entry: e, oldLen: len(arranged.Value)})
 			}
