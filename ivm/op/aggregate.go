@@ -37,6 +37,13 @@ import (
 //	0x01 KindAggregate op_id group_key → accumulator row ++ last output row
 //	0x01 KindMultiset  op_id group_key call value_key → weight ++ value
 //
+// except on the linear path (agg_linear.go: only COUNT, SUM/AVG over
+// int2/int4/float, BOOL_AND/OR), where the accumulator is a kv words value
+// whose output is a pure function of it (no last-output copy), written as
+// a merge operand when no float sum is involved (spec §6.2):
+//
+//	0x01 KindAggregate op_id group_key → kv.AppendWords(words)
+//
 // Keys are ivm/keyenc keys: a MIN multiset is ascending and a MAX multiset
 // descending, so the answer is the first live entry of a prefix scan.
 type Aggregate struct {
