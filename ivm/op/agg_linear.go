@@ -174,26 +174,19 @@ func (a *Aggregate) stepLinear(ctx *Context, delta zset.Batch) (zset.Batch, erro
 		l.rowHashes = append(l.rowHashes, hashKey(l.rowKeys[start:]))
 	}
 	l.cache.prefetch(l.rowHashes)
-	var in aggInput
-	for i, row := range delta.Rows {
-		ok, err := evalAggInput(ctx, a.spec.Calls, row, delta.Weights[i], &in)
-		if err != nil {
-			return zset.Batch{}, err
-		}
-		if !ok {
-			continue
-		}
+	err := a.eachInput(ctx, delta, func(i int, row types.Row, in *aggInput) error {
 		start := 0
 		if i > 0 {
 			start = l.rowKeyEnds[i-1]
 		}
 		gi, err := a.linGroupOfHashed(ctx, l.rowKeys[start:l.rowKeyEnds[i]], l.rowHashes[i], row)
 		if err != nil {
-			return zset.Batch{}, err
+			return err
 		}
-		if err := a.linApply(ctx, &l.groups[gi], &in); err != nil {
-			return zset.Batch{}, err
-		}
+		return a.linApply(ctx, &l.groups[gi], in)
+	})
+	if err != nil {
+		return zset.Batch{}, err
 	}
 	out := zset.Batch{Rows: make([]types.Row, 0, 2*len(l.groups)), Weights: make([]int64, 0, 2*len(l.groups))}
 	for i := range l.groups {
