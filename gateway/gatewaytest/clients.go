@@ -667,6 +667,13 @@ public class JdbcCheck {
     int n = 0; while (cols.next()) n++;
     ResultSet pk = md.getPrimaryKeys(null, "public", "jdbc_t");
     if (!pk.next() || !pk.getString("COLUMN_NAME").equals("id")) throw new Exception("getPrimaryKeys");
+    // A composite key comes back in key order, numbered.
+    s.execute("drop table if exists jdbc_pk2");
+    s.execute("create table jdbc_pk2(a int, b int, c int, primary key (c, a))");
+    ResultSet pk2 = md.getPrimaryKeys(null, "public", "jdbc_pk2");
+    String keys = "";
+    while (pk2.next()) keys += pk2.getString("COLUMN_NAME") + pk2.getInt("KEY_SEQ") + ";";
+    if (!keys.equals("c1;a2;")) throw new Exception("getPrimaryKeys composite: " + keys);
     // autosave=always: a failed statement inside a transaction rolls back
     // to the driver's savepoint and the transaction goes on; plus the
     // java.sql.Savepoint API.
