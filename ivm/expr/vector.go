@@ -27,11 +27,12 @@ import (
 //
 // NB: the vectors are plain Go slices ([]int64, []bool with a parallel NULL
 // slice, []types.Datum), not Arrow arrays: batches in flight are
-// row-oriented ([]types.Row of Datums, see ivm/zset), so a kernel's input is
-// extracted from the rows and its output boxed back into Datums. Building
-// Arrow arrays for that round trip costs a builder and validity bitmaps per
-// batch and buys nothing the kernels use; slices owned by the Program are
-// reused across batches with no allocation in the steady state.
+// row-oriented ([]types.Row of Datums, see ivm/zset for the measured
+// comparison with Arrow in flight), so a kernel's input is extracted from
+// the rows and its output boxed back into Datums. Building Arrow arrays for
+// that round trip costs a builder and validity bitmaps per batch and buys
+// nothing the kernels use; slices owned by the Program are reused across
+// batches with no allocation in the steady state.
 //
 // EvalSel evaluates only a selection of the rows (a fused Filter→Map step
 // evaluates the SELECT list on the rows the WHERE clause kept); Box writes
@@ -487,8 +488,6 @@ func (k *logicKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 	decided := k.or
 	for _, i := range sel {
 		k.sawNull[i] = false
-		// A row that no argument decides is true for AND, false for OR.
-		out.bools[i], out.nulls[i] = !decided, false
 	}
 	k.active = append(k.active[:0], sel...)
 	for _, arg := range k.args {
@@ -497,7 +496,7 @@ func (k *logicKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 		}
 		arg.eval(c, k.active, &k.buf)
 		next := k.active[:0]
-		bools, nulls, sawNull, outBools := k.buf.bools, k.buf.nulls, k.sawNull, out.bools
+		bools, nulls, sawNull, outBools, outNulls := k.buf.bools, k.buf.nulls, k.sawNull, out.bools, out.nulls
 		for _, i := range k.active {
 			switch {
 			case c.errs != nil && c.errs[i] != nil:
@@ -505,17 +504,17 @@ func (k *logicKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 				sawNull[i] = true
 				next = append(next, i)
 			case bools[i] == decided:
-				outBools[i] = decided
+				outBools[i], outNulls[i] = decided, false
 			default:
 				next = append(next, i)
 			}
 		}
 		k.active = next
 	}
+	// A row that no argument decided is true for AND, false for OR, or
+	// NULL if an argument was NULL. (A failed row's value is unspecified.)
 	for _, i := range k.active {
-		if k.sawNull[i] {
-			out.nulls[i] = true
-		}
+		out.bools[i], out.nulls[i] = !decided, k.sawNull[i]
 	}
 }
 

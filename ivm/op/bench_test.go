@@ -11,6 +11,13 @@ package op
 // reference loop's, and x-ref = rows/cpu-s ÷ ref-rows/cpu-s (1 = as fast as
 // the plain map loop). The machine is shared, so CPU time (getrusage), not
 // wall time, is the per-core measure.
+//
+// The stateless benchmarks (Filter*) run each chain fused (chain=fused,
+// the op.Fused a circuit builds) and as separate operators
+// (chain=separate); BenchmarkFilterMapArrow (arrow_bench_test.go) compares
+// the row path with Arrow kernels in the same run:
+//
+//	go test ./ivm/op -run '^$' -bench 'Filter' -benchtime 2000x
 
 import (
 	"context"

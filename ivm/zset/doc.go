@@ -6,12 +6,35 @@
 // encoding, so output order is deterministic).
 //
 // Representation, honestly: ARCHITECTURE.md §5 asks deltas in flight to be
-// Arrow RecordBatches. For now a Batch is row-oriented in memory
-// ([]types.Row plus []int64 weights) and ToArrow/FromArrow convert at the
-// boundaries (exchange, COPY, tests). The stateless operators (Filter, Map)
-// evaluate columnar inside a step (ivm/expr Program: typed column vectors
-// extracted from the rows, see vector.go for why not Arrow arrays), so the
-// circuit API stays row-oriented.
+// Arrow RecordBatches. A Batch is row-oriented in memory ([]types.Row plus
+// []int64 weights) and ToArrow/FromArrow convert at the boundaries
+// (exchange, COPY, tests). The stateless operators evaluate columnar inside
+// a step (ivm/expr Program: typed column vectors unboxed from the rows, see
+// vector.go), and a circuit fuses a chain of Filters ending in a Map or
+// Project into one pass (op.Fused), so the circuit API stays row-oriented.
+//
+// Arrow in flight was measured, not assumed (BenchmarkFilterMapArrow in
+// ivm/op: WHERE k >= 0 AND v > 0 SELECT k + v * 2 over 10,000-row deltas,
+// hand-written kernels over the Arrow arrays as an upper bound, rows/cpu-s
+// on 2 shared cores at load ≈ 12, three runs):
+//
+//	path=rows              9.2M–13.5M   op.Fused over rows (what runs)
+//	path=arrow             46M–61M      Arrow in, Arrow out
+//	path=arrow-to-rows     9.9M–11.7M   Arrow in, rows materialized at the end
+//	path=rows-arrow-rows   7.6M–11.0M   rows in, Arrow kernels, rows out
+//
+//	go test ./ivm/op -run '^$' -bench 'FilterMapArrow' -benchtime 2000x
+//
+// Columnar kernels are 4–5× faster only while no row is built. Every
+// segment of a circuit today starts at a row source (shard deltas decoded
+// from slate) and ends at a row-oriented consumer (Consolidate and
+// arrangements key rows by EncodeRow/keyenc, stateful operators keep rows),
+// so the segment pays unboxing or materialization at its ends and the
+// Arrow path is no faster (arrow-to-rows ≈ rows) or slower (rows-arrow-rows)
+// than the fused row path. Decision: deltas stay row-oriented in flight;
+// carrying Arrow arrays pays once the consumers are columnar too (sink
+// consolidation and keyenc over typed columns, columnar aggregation), which
+// is where to start if the stateless path must get faster.
 //
 // Row identity: codec.go holds a lossless, self-delimiting, schema-free
 // binary encoding of rows (EncodeRow/DecodeRow): two rows encode equally iff
