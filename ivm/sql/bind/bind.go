@@ -53,6 +53,8 @@ type BoundQuery struct {
 	ParamTypes []types.Type
 	// Origins has one entry per column of Columns (nil: none known).
 	Origins []Origin
+	// RegColumns are the regclass/regtype columns returned as names.
+	RegColumns []RegColumn
 }
 
 // binder holds the state of one statement's binding.
