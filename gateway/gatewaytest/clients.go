@@ -440,6 +440,15 @@ with psycopg.connect(host=os.environ["GW_HOST"], port=os.environ["GW_PORT"], use
             pass
         with c.transaction():
             c.execute("insert into py3_t (id) values (22)")
+        # A failed COPY inside a savepoint undoes only its own rows.
+        try:
+            with c.transaction():
+                with c.cursor().copy("copy py3_t (id) from stdin") as cp:
+                    cp.write_row((23,))
+                    cp.write_row((20,))
+            raise AssertionError("duplicate key accepted by COPY")
+        except psycopg.errors.UniqueViolation:
+            pass
     ids = [r[0] for r in c.execute("select id from py3_t where id >= 20 order by id").fetchall()]
     assert ids == [20, 22], ids
     c.execute("delete from py3_t where id >= 20")
