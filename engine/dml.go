@@ -90,9 +90,9 @@ func (s *session) writerFor(snap *control.Snapshot, rel *catalog.Relation, verb 
 // committed rows for the keys it has not touched in one request.
 func (w *writer) current(ctx context.Context, snap *control.Snapshot, keys []types.Row) ([]types.Row, error) {
 	out := make([]types.Row, len(keys))
-	var missing []types.Row
-	var missingKeys []string
-	var at []int
+	missing := make([]types.Row, 0, len(keys))
+	missingKeys := make([]string, 0, len(keys))
+	at := make([]int, 0, len(keys))
 	for i, k := range keys {
 		enc := encodePK(w.rel, k)
 		if p, ok := w.tw.rows[enc]; ok {
@@ -111,12 +111,16 @@ func (w *writer) current(ctx context.Context, snap *control.Snapshot, keys []typ
 		return nil, err
 	}
 	rows := m.(shard.LookupResult).Rows
+	// One allocation for the new entries (a COPY chunk adds thousands).
+	slab := make([]pendingRow, len(at))
 	for j, i := range at {
 		out[i] = rows[j]
 		// Remember what was committed when the transaction first looked.
 		k := missingKeys[j]
 		if _, ok := w.tw.rows[k]; !ok {
-			w.tw.rows[k] = &pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil, base: rows[j]}
+			p := &slab[j]
+			*p = pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil, base: rows[j]}
+			w.tw.rows[k] = p
 			w.tw.keys = append(w.tw.keys, k)
 			// NB: an untouched key's pending row equals the committed row;
 			// writes() skips entries that were never changed (see changed).

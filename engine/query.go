@@ -72,10 +72,38 @@ func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Que
 	}
 	env.Catalog = syscat.Info(func() (*syscat.Env, error) { return s.systemEnv(ctx, snap) })
 	return s.e.evaluate(ctx, env, func() ([]types.Row, error) {
-		res, err := rsql.RunQuery(q, snapshot{batches: inputs}, env)
+		run := q
+		if len(q.RegColumns) > 0 {
+			// Keep the hidden oid columns of regclass/regtype results.
+			wide := *q
+			wide.Columns = q.Plan.Schema()
+			run = &wide
+		}
+		res, err := rsql.RunQuery(run, snapshot{batches: inputs}, env)
 		if err != nil {
 			return nil, err
 		}
+		if len(q.RegColumns) > 0 {
+			regValues(q, res.Rows)
+		}
 		return res.Rows, nil
 	})
+}
+
+// regValues turns regclass/regtype result columns into gateway.RegValues
+// (the name from the query, the oid from its hidden column) and drops the
+// hidden columns, so the column is described with its real type and sent
+// as a name in text and an oid in binary, as PostgreSQL does.
+func regValues(q *rsql.Query, rows []types.Row) {
+	width := len(q.Columns)
+	for i, r := range rows {
+		for _, rc := range q.RegColumns {
+			name, ok := r[rc.Col].(string)
+			oid, ok2 := r[rc.OID].(int64)
+			if ok && ok2 {
+				r[rc.Col] = gateway.RegValue{OID: oid, Name: name}
+			}
+		}
+		rows[i] = r[:width]
+	}
 }

@@ -107,3 +107,78 @@ func origins(t *testing.T, ctx context.Context, c *pgconn.PgConn, q string) stri
 	}
 	return strings.Join(parts, " ")
 }
+
+// TestRegColumnsDescribed: regclass and regtype result columns are
+// described with their own type OIDs (2205, 2206) and sent as names in
+// text format and as oids in binary format, as PostgreSQL 15 does; ORDER
+// BY orders them by oid.
+func TestRegColumnsDescribed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := enginetest.StartServer(t, t.TempDir())
+	rs := dialPG(t, srv.URL)
+	pg := dialPG(t, pgtest.Start(t))
+	for _, q := range []string{
+		`SELECT 'pg_class'::regclass, 'pg_catalog.pg_type'::regclass AS t, 23::regtype, 25::oid::regtype AS ty, 0::regclass AS zero`,
+		`SELECT oid::regclass, relname FROM pg_catalog.pg_class WHERE relname IN ('pg_class', 'pg_type', 'pg_attribute') ORDER BY 2`,
+		`SELECT typname, oid::regtype FROM pg_catalog.pg_type WHERE typname IN ('int4', 'text', 'bool') ORDER BY 2 DESC`,
+		`SELECT DISTINCT 20::regtype FROM pg_catalog.pg_type`,
+	} {
+		want := describeAndFetch(t, ctx, pg, q, 0)
+		got := describeAndFetch(t, ctx, rs, q, 0)
+		if got != want {
+			t.Errorf("%s (text)\n  rockstream: %s\n  postgresql: %s", q, got, want)
+		}
+	}
+	// Binary: a regtype is its type oid (the same on both servers).
+	q := `SELECT typname, oid::regtype FROM pg_catalog.pg_type WHERE typname IN ('int4', 'text', 'bool') ORDER BY 2 DESC`
+	if got, want := describeAndFetch(t, ctx, rs, q, 1), describeAndFetch(t, ctx, pg, q, 1); got != want {
+		t.Errorf("%s (binary)\n  rockstream: %s\n  postgresql: %s", q, got, want)
+	}
+	// A regclass is its pg_class oid: the name in text, the oid in binary.
+	mustExec(t, rs, `CREATE TABLE regt (k int PRIMARY KEY)`)
+	if got, want := describeAndFetch(t, ctx, rs, `SELECT 'regt'::regclass`, 0), "regclass/2205: regt"; got != want {
+		t.Errorf("user relation: %s, want %s", got, want)
+	}
+	oid := describeAndFetch(t, ctx, rs, `SELECT oid FROM pg_catalog.pg_class WHERE relname = 'regt'`, 1)
+	if got := describeAndFetch(t, ctx, rs, `SELECT 'regt'::regclass`, 1); strings.TrimPrefix(got, "regclass/2205:") != strings.TrimPrefix(oid, "oid/26:") {
+		t.Errorf("user relation in binary: %s, want the oid %s", got, oid)
+	}
+}
+
+// describeAndFetch runs q in the extended protocol with one result format
+// and renders the column types and the values (binary values as hex).
+func describeAndFetch(t *testing.T, ctx context.Context, c *pgconn.PgConn, q string, format int16) string {
+	t.Helper()
+	res := c.ExecParams(ctx, q, nil, nil, nil, []int16{format}).Read()
+	if res.Err != nil {
+		t.Fatalf("%s: %v", q, res.Err)
+	}
+	var parts []string
+	for _, f := range res.FieldDescriptions {
+		parts = append(parts, fmt.Sprintf("%s/%d", typeName(f.DataTypeOID), f.DataTypeOID))
+	}
+	out := strings.Join(parts, ",") + ":"
+	for _, r := range res.Rows {
+		for _, v := range r {
+			if format == 1 {
+				out += fmt.Sprintf(" %x", v)
+			} else {
+				out += " " + string(v)
+			}
+		}
+	}
+	return out
+}
+
+func typeName(oid uint32) string {
+	switch oid {
+	case 2205:
+		return "regclass"
+	case 2206:
+		return "regtype"
+	case 26:
+		return "oid"
+	}
+	return "t"
+}

@@ -123,7 +123,11 @@ func schemaOf(cols []plan.Column) types.Schema {
 func resultColumns(st rsql.Statement) types.Schema {
 	switch x := st.(type) {
 	case *rsql.Query:
-		return schemaOf(x.Columns)
+		cols := schemaOf(x.Columns)
+		for _, rc := range x.RegColumns {
+			cols[rc.Col].Type = rc.Type
+		}
+		return cols
 	case *rsql.Insert:
 		if x.Returning != nil {
 			return schemaOf(x.Returning.Columns)

@@ -19,6 +19,9 @@ import (
 
 // appendBinary appends d's binary form to buf.
 func appendBinary(buf []byte, t types.Type, d types.Datum) ([]byte, error) {
+	if rv, ok := d.(RegValue); ok {
+		d = rv.OID
+	}
 	switch t.Kind {
 	case types.KindBool:
 		v, ok := d.(bool)

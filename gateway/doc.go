@@ -93,7 +93,11 @@
 // extra_float_digits (text.go); binary formats are PostgreSQL's send/recv
 // formats (binary.go). Binary int2/int4/int8 parameters are widened (or
 // range-checked) to the statement's parameter type, as clients such as
-// psycopg 3 send Python ints as int2.
+// psycopg 3 send Python ints as int2. RowDescription carries the table OID
+// and attribute number the engine reports for plain column references
+// (Statement.Origins), and regclass/regtype columns keep their own type
+// OIDs: the engine sends them as RegValues, a name in text and an oid in
+// binary.
 //
 // # Errors
 //

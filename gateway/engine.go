@@ -136,6 +136,14 @@ type Statement struct {
 	Handle any
 }
 
+// RegValue is a regclass or regtype result value: text format sends the
+// name (regclassout/regtypeout need the catalog, which the engine has),
+// binary format the oid.
+type RegValue struct {
+	OID  int64
+	Name string
+}
+
 // ColumnOrigin is a result column's source: pg_class.oid and attnum.
 type ColumnOrigin struct {
 	TableOID uint32

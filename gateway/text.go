@@ -18,6 +18,9 @@ import (
 // functions, except that floats honour the session's extra_float_digits
 // (also inside arrays) and timestamptz uses the session's TimeZone.
 func appendText(buf []byte, t types.Type, d types.Datum, s *Settings) (out []byte, err error) {
+	if rv, ok := d.(RegValue); ok {
+		return append(buf, rv.Name...), nil
+	}
 	switch t.Kind {
 	case types.KindFloat4, types.KindFloat8:
 		v, ok := d.(float64)

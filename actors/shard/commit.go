@@ -111,7 +111,9 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 				keyRow[j] = w.Row[c]
 			}
 		}
-		key := keyOf(rel, ts, keyRow)
+		from := cb.arena.alloc(2 + 16 + 9*len(rel.PrimaryKey))
+		key := appendKey(from, rel, ts, keyRow)
+		cb.arena.used(from, key)
 		old, exists, err := cb.get(key)
 		if err != nil {
 			return nil, err

@@ -68,6 +68,11 @@ func (cb *commitBatch) table(id catalog.ID) *tableLog {
 		}
 	}
 	t := &tableLog{table: id}
+	if len(cb.tables) == 0 {
+		// Most commits write one table: size its section for every write.
+		t.rows = make([][]byte, 0, cap(cb.ops))
+		t.weights = make([]int64, 0, cap(cb.ops))
+	}
 	cb.tables = append(cb.tables, t)
 	return t
 }

@@ -56,8 +56,11 @@ func (a *Actor) step(ctx runtime.Context) error {
 		for _, td := range entry.tables {
 			d := tableDeltas[td.table]
 			if d == nil {
-				d = &zset.Batch{}
-				tableDeltas[td.table] = d
+				// The decoded delta is this step's own: take it as is
+				// (most steps consume one entry per table).
+				delta := td.delta
+				tableDeltas[td.table] = &delta
+				continue
 			}
 			d.AddBatch(td.delta, 1)
 		}

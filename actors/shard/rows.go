@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/rockstream/rockstream/ivm/keyenc"
+	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -84,11 +85,17 @@ func encodePKColumn(dst []byte, t types.Type, d types.Datum) []byte {
 
 // keyOf encodes the storage key of the row with primary-key values key.
 func keyOf(rel *catalog.Relation, ts []types.Type, key types.Row) []byte {
-	k := tablePrefix(rel.ID)
+	return appendKey(make([]byte, 0, 2+16+16), rel, ts, key)
+}
+
+// appendKey appends the storage key of keyOf to dst.
+func appendKey(dst []byte, rel *catalog.Relation, ts []types.Type, key types.Row) []byte {
+	dst = append(dst, kv.PrefixOpState, kindTableRows)
+	dst = append(dst, rel.ID.Object[:]...)
 	for j, c := range rel.PrimaryKey {
-		k = encodePKColumn(k, ts[c], key[j])
+		dst = encodePKColumn(dst, ts[c], key[j])
 	}
-	return k
+	return dst
 }
 
 // logEntry is one committed transaction's delta, per table.

@@ -414,6 +414,26 @@ func (a *Arrangement) Group(txn kv.Reader, group []byte) (*Group, error) {
 	return g, nil
 }
 
+// CachedGroup returns group from memory, when it is cached or known empty
+// (complete cache), without reading the store; ok is false otherwise. For
+// owners that read a bounded part of a group (a TopK window) and must not
+// load a whole large group on a miss.
+func (a *Arrangement) CachedGroup(txn kv.Reader, group []byte) (g *Group, ok bool, err error) {
+	a.mustBeGrouped()
+	c := a.groups
+	if g := c.lookup(group, hashKey(group)); g != nil {
+		return g, true, nil
+	}
+	if err := a.checkComplete(txn); err != nil {
+		return nil, false, err
+	}
+	if c.state == completenessFull {
+		c.scratch = Group{}
+		return &c.scratch, true, nil
+	}
+	return nil, false, nil
+}
+
 // GetEntry reads group ++ suffix: from a cached group, as absent when the
 // cache is complete, and from the store otherwise (without caching). The
 // value must not be modified and is valid until the next write.

@@ -18,6 +18,9 @@ type Memory struct {
 	n     int
 	// bytes is the total size of keys and values, for statistics.
 	bytes int
+	// prefetched and sink are prefetch's scratch.
+	prefetched []int32
+	sink       uint64
 }
 
 type memEntry struct {
@@ -61,22 +64,31 @@ func (m *Memory) growIndex() {
 	}
 }
 
-// unindex removes index position i, shifting later entries of its probe
-// run back.
+// unindex removes index position i.
 func (m *Memory) unindex(i uint64) {
-	mask := uint64(len(m.index) - 1)
+	ProbeDelete(m.index, i, func(e int32) uint64 { return m.entries[e-1].hash })
+}
+
+// ProbeDelete empties position i of a linear-probing hash table whose
+// empty entries are the zero value, shifting later entries of the probe
+// run back so lookups need no tombstones. hash gives an entry's hash (its
+// home position is hash & (len(table)-1)); len(table) is a power of two.
+func ProbeDelete[E comparable](table []E, i uint64, hash func(E) uint64) {
+	var empty E
+	mask := uint64(len(table) - 1)
 	for {
-		m.index[i] = 0
+		table[i] = empty
 		j := i
 		for {
 			j = (j + 1) & mask
-			e := m.index[j]
-			if e == 0 {
+			e := table[j]
+			if e == empty {
 				return
 			}
-			home := m.entries[e-1].hash & mask
+			home := hash(e) & mask
+			// Move e to i if i lies cyclically in [home, j).
 			if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
-				m.index[i] = e
+				table[i] = e
 				i = j
 				break
 			}
@@ -153,6 +165,7 @@ func (m *Memory) Apply(b *WriteBatch) error {
 	// batch before any of it is applied (Apply is atomic). An existing
 	// key's entry number stays valid through the batch (keys are unique
 	// in a batch, so no other op deletes or reuses it).
+	m.prefetch(b.Ops)
 	type resolved struct {
 		value []byte
 		entry int32
@@ -200,3 +213,31 @@ func (m *Memory) Len() int { return m.n }
 
 // Bytes is the total size of stored keys and values.
 func (m *Memory) Bytes() int { return m.bytes }
+
+// prefetch touches the index entries of a batch's keys, then their entries
+// and key bytes, in passes of independent loads, so the cache misses of a
+// large store overlap instead of being paid one op at a time.
+func (m *Memory) prefetch(ops []Op) {
+	if len(m.index) == 0 || len(ops) < 64 {
+		return
+	}
+	mask := uint64(len(m.index) - 1)
+	ents := m.prefetched[:0]
+	for i := range ops {
+		ents = append(ents, m.index[Hash(ops[i].Key)&mask])
+	}
+	var sink uint64
+	for _, e := range ents {
+		if e != 0 {
+			sink += m.entries[e-1].hash
+		}
+	}
+	for _, e := range ents {
+		if e != 0 {
+			if k := m.entries[e-1].key; len(k) > 0 {
+				sink += uint64(k[0])
+			}
+		}
+	}
+	m.prefetched, m.sink = ents, sink
+}

@@ -36,6 +36,9 @@ type linCache struct {
 	garbage           int
 	hand              int
 	stamp             uint32
+	// prefetched and sink are prefetch's scratch.
+	prefetched []uint64
+	sink       int64
 }
 
 const (
@@ -158,28 +161,9 @@ func (c *linCache) grow() {
 	}
 }
 
-// remove deletes the table entry at position i, shifting later entries of
-// the probe run back.
+// remove deletes the table entry at position i.
 func (c *linCache) remove(i uint64) {
-	mask := uint64(len(c.table) - 1)
-	for {
-		c.table[i] = 0
-		j := i
-		for {
-			j = (j + 1) & mask
-			e := c.table[j]
-			if e == 0 {
-				return
-			}
-			home := (e >> 32) & mask
-			// Move e to i if i lies cyclically in [home, j).
-			if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
-				c.table[i] = e
-				i = j
-				break
-			}
-		}
-	}
+	kv.ProbeDelete(c.table, i, func(e uint64) uint64 { return e >> 32 })
 }
 
 // insert caches key → words, pinned to group gi of the current step, and
@@ -280,4 +264,26 @@ func (c *linCache) store(slot int32, words []int64, found bool, valueLen int) {
 	r := c.record(slot)
 	copy(r[linRecordHead:], words)
 	r[2] = int64(uint64(max(valueLen, 0))<<1) | b2i(found)
+}
+
+// prefetch touches the table entries of hashes, then the records they
+// point to, in two passes of independent loads, so that the cache misses
+// of a large cache overlap instead of being paid one lookup at a time.
+func (c *linCache) prefetch(hashes []uint64) {
+	if c.n == 0 || len(hashes) < 64 {
+		return
+	}
+	mask := uint64(len(c.table) - 1)
+	ents := c.prefetched[:0]
+	for _, h := range hashes {
+		ents = append(ents, c.table[fingerprint(h)&mask])
+	}
+	var sink int64
+	for i, e := range ents {
+		if e != 0 && e>>32 == fingerprint(hashes[i]) {
+			at := int(uint32(e)-1) * c.rec
+			sink += c.data[at] + c.data[at+c.rec-1]
+		}
+	}
+	c.prefetched, c.sink = ents, sink
 }

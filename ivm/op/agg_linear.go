@@ -65,8 +65,12 @@ type linState struct {
 	opBuf    []byte
 	encOld   []byte
 	encNew   []byte
-	keyBuf   []byte
 	decodeTo []int64
+	// rowKeys holds the step's row group keys back to back (row i ends at
+	// rowKeyEnds[i]); rowHashes their hashes.
+	rowKeys    []byte
+	rowKeyEnds []int
+	rowHashes  []uint64
 }
 
 // linGroup is one group touched by a step.
@@ -159,6 +163,17 @@ func (a *Aggregate) stepLinear(ctx *Context, delta zset.Batch) (zset.Batch, erro
 			return zset.Batch{}, err
 		}
 	}
+	// Every row's group key and hash first, so the cache can touch all
+	// their entries at once (overlapping the memory misses of a large
+	// cache) before the rows are applied one by one.
+	l.rowKeys, l.rowKeyEnds, l.rowHashes = l.rowKeys[:0], l.rowKeyEnds[:0], l.rowHashes[:0]
+	for _, row := range delta.Rows {
+		start := len(l.rowKeys)
+		l.rowKeys = appendKey(l.rowKeys, a.keyTypes, row, a.spec.GroupBy)
+		l.rowKeyEnds = append(l.rowKeyEnds, len(l.rowKeys))
+		l.rowHashes = append(l.rowHashes, hashKey(l.rowKeys[start:]))
+	}
+	l.cache.prefetch(l.rowHashes)
 	var in aggInput
 	for i, row := range delta.Rows {
 		ok, err := evalAggInput(ctx, a.spec.Calls, row, delta.Weights[i], &in)
@@ -168,8 +183,11 @@ func (a *Aggregate) stepLinear(ctx *Context, delta zset.Batch) (zset.Batch, erro
 		if !ok {
 			continue
 		}
-		l.keyBuf = appendKey(l.keyBuf[:0], a.keyTypes, row, a.spec.GroupBy)
-		gi, err := a.linGroupOf(ctx, l.keyBuf, row)
+		start := 0
+		if i > 0 {
+			start = l.rowKeyEnds[i-1]
+		}
+		gi, err := a.linGroupOfHashed(ctx, l.rowKeys[start:l.rowKeyEnds[i]], l.rowHashes[i], row)
 		if err != nil {
 			return zset.Batch{}, err
 		}
@@ -190,8 +208,12 @@ func (a *Aggregate) stepLinear(ctx *Context, delta zset.Batch) (zset.Batch, erro
 // words from the cache or the store on first touch. row (nil for the
 // global group) gives the group's key columns.
 func (a *Aggregate) linGroupOf(ctx *Context, key []byte, row types.Row) (int32, error) {
+	return a.linGroupOfHashed(ctx, key, hashKey(key), row)
+}
+
+// linGroupOfHashed is linGroupOf with the key's hash known.
+func (a *Aggregate) linGroupOfHashed(ctx *Context, key []byte, h uint64, row types.Row) (int32, error) {
 	l := a.lin
-	h := hashKey(key)
 	slot, hit := l.cache.lookup(key, h)
 	if hit {
 		if gi, ok := l.cache.pinned(slot); ok {

@@ -51,7 +51,7 @@ func NewTopK(state State, in types.Schema, spec TopKSpec) (*TopK, error) {
 			return nil, fmt.Errorf("partition column %d out of range", c)
 		}
 	}
-	o := &TopK{spec: spec, schema: in, partTypes: keyTypes(in, spec.PartitionBy), state: state.arrangement(arrange.KindTopK)}
+	o := &TopK{spec: spec, schema: in, partTypes: keyTypes(in, spec.PartitionBy), state: state.groupedArrangement(arrange.KindTopK)}
 	for _, k := range spec.OrderBy {
 		if k.Column < 0 || k.Column >= len(in) {
 			return nil, fmt.Errorf("order-by column %d out of range", k.Column)
@@ -109,32 +109,51 @@ func (o *TopK) stepPartition(ctx *Context, prefix []byte, delta zset.Batch, out 
 	}
 	var before []topKEntry
 	var copies int64
+	visit := func(sortKey, v []byte) error {
+		_, rowBytes, err := keyenc.DecodeKey(sortKey, o.orderTypes, o.orderDirs, nil)
+		if err != nil {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt top-k order key")
+		}
+		row, _, err := zset.DecodeRow(rowBytes)
+		if err != nil {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt top-k row")
+		}
+		w, err := arrange.DecodeWeight(v)
+		if err != nil {
+			return err
+		}
+		before = append(before, topKEntry{key: append([]byte(nil), sortKey...), row: row, weight: w})
+		if w > 0 {
+			copies += w
+		}
+		if need >= 0 && copies >= need {
+			return kv.ErrStop
+		}
+		return nil
+	}
 	if need != 0 {
-		err := o.state.Scan(ctx.Txn, prefix, func(k, v []byte) error {
-			sortKey := k[len(prefix):]
-			_, rowBytes, err := keyenc.DecodeKey(sortKey, o.orderTypes, o.orderDirs, nil)
-			if err != nil {
-				return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt top-k order key")
+		// NB: a partition held by the cache is read from memory; any other
+		// is read by a scan bounded by need (never loaded whole: the
+		// partition may be far larger than the window).
+		group, cached, err := o.state.CachedGroup(ctx.Txn, prefix)
+		if err != nil {
+			return err
+		}
+		if cached {
+			for _, e := range group.Entries() {
+				if err := visit(e.Suffix, e.Value); err == kv.ErrStop {
+					break
+				} else if err != nil {
+					return err
+				}
 			}
-			row, _, err := zset.DecodeRow(rowBytes)
-			if err != nil {
-				return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt top-k row")
-			}
-			w, err := arrange.DecodeWeight(v)
+		} else {
+			err := o.state.Scan(ctx.Txn, prefix, func(k, v []byte) error {
+				return visit(k[len(prefix):], v)
+			})
 			if err != nil {
 				return err
 			}
-			before = append(before, topKEntry{key: append([]byte(nil), sortKey...), row: row, weight: w})
-			if w > 0 {
-				copies += w
-			}
-			if need >= 0 && copies >= need {
-				return kv.ErrStop
-			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
 	}
 	// after = before + delta, in sort-key order.
@@ -143,7 +162,6 @@ func (o *TopK) stepPartition(ctx *Context, prefix []byte, delta zset.Batch, out 
 	for e := range after {
 		position[string(after[e].key)] = e
 	}
-	keyBuf := append([]byte(nil), prefix...)
 	for i, row := range delta.Rows {
 		sortKey := o.sortKey(nil, row)
 		if e, ok := position[string(sortKey)]; ok {
@@ -152,8 +170,7 @@ func (o *TopK) stepPartition(ctx *Context, prefix []byte, delta zset.Batch, out 
 			position[string(sortKey)] = len(after)
 			after = append(after, topKEntry{key: sortKey, row: row, weight: delta.Weights[i]})
 		}
-		keyBuf = append(keyBuf[:len(prefix)], sortKey...)
-		if _, _, err := o.state.AddWeight(ctx.Txn, keyBuf, delta.Weights[i]); err != nil {
+		if err := addEntryWeight(ctx.Txn, o.state, prefix, sortKey, delta.Weights[i]); err != nil {
 			return err
 		}
 	}

@@ -183,7 +183,7 @@ func NewWindow(state State, in types.Schema, spec WindowSpec) (*Window, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Window{spec: spec, in: in, schema: schema, partTypes: keyTypes(in, spec.PartitionBy), eval: ev, state: state.arrangement(arrange.KindWindow)}, nil
+	return &Window{spec: spec, in: in, schema: schema, partTypes: keyTypes(in, spec.PartitionBy), eval: ev, state: state.groupedArrangement(arrange.KindWindow)}, nil
 }
 
 // Schema implements Operator.
@@ -202,7 +202,7 @@ func (o *Window) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 			continue
 		}
 		prefix := []byte(prefixes[j])
-		before, err := readRows(ctx.Txn, o.state, prefix)
+		before, err := readGroupRows(ctx.Txn, o.state, prefix)
 		if err != nil {
 			return zset.Batch{}, err
 		}
@@ -213,7 +213,7 @@ func (o *Window) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 		if err := o.eval.partition(ctx, after, +1, &out); err != nil {
 			return zset.Batch{}, err
 		}
-		if err := addRows(ctx.Txn, o.state, prefix, delta); err != nil {
+		if err := addGroupRows(ctx.Txn, o.state, prefix, delta); err != nil {
 			return zset.Batch{}, err
 		}
 	}

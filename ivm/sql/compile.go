@@ -54,6 +54,9 @@ type Query struct {
 	// Origins are the relation columns result columns plainly reference
 	// (RowDescription's table OID and attribute number); nil: none.
 	Origins []bind.Origin
+	// RegColumns are the visible regclass/regtype columns, returned as
+	// names, with the hidden column holding each one's oid.
+	RegColumns []bind.RegColumn
 }
 
 // Tag implements Statement.
@@ -342,6 +345,7 @@ func compileQuery(cat catalog.Catalog, st *parse.PG, opts bind.Options) (*Query,
 		LimitParam: q.LimitParam, OffsetParam: q.OffsetParam,
 		ParamTypes: q.ParamTypes,
 		Origins:    q.Origins,
+		RegColumns: q.RegColumns,
 	}, nil
 }
 
