@@ -470,12 +470,7 @@ func (a *Arrangement) SetEntry(txn kv.Writer, group, suffix, value []byte, oldLe
 	if err := txn.Put(full, value); err != nil {
 		return fmt.Errorf("arrange: put: %w", err)
 	}
-	if oldLen < 0 {
-		a.rowsDelta++
-		a.bytesDelta += int64(len(full) + len(value))
-	} else {
-		a.bytesDelta += int64(len(value) - oldLen)
-	}
+	a.countPut(len(full), len(value), oldLen)
 	c := a.groups
 	hash := hashKey(group)
 	if g := c.lookup(group, hash); g != nil {
@@ -502,10 +497,7 @@ func (a *Arrangement) DeleteEntry(txn kv.Writer, group, suffix []byte, oldLen in
 	if err := txn.Delete(full); err != nil {
 		return fmt.Errorf("arrange: delete: %w", err)
 	}
-	if oldLen >= 0 {
-		a.rowsDelta--
-		a.bytesDelta -= int64(len(full) + oldLen)
-	}
+	a.countDelete(len(full), oldLen)
 	c := a.groups
 	if g := c.lookup(group, hashKey(group)); g != nil && g.remove(suffix) {
 		c.units--
