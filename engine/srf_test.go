@@ -23,6 +23,11 @@ var srfScript = []string{
 	`SELECT k, generate_series(1, 2) * 10 + k AS x FROM a WHERE k < 3 ORDER BY x`,
 	`SELECT (information_schema._pg_expandarray(arr)).x, (information_schema._pg_expandarray(arr)).n FROM a WHERE k = 1 ORDER BY 2`,
 	`SELECT (information_schema._pg_expandarray(arr)).nope FROM a`,
+	// A record-valued column of a subquery, read by field (pgjdbc's
+	// getPrimaryKeys).
+	`SELECT r.k, (r.e).x, (r.e).n, r.seq FROM (SELECT k, information_schema._pg_expandarray(arr) AS e, (information_schema._pg_expandarray(arr)).n AS seq FROM a) r WHERE (r.e).x > 10 ORDER BY r.k, r.seq`,
+	`SELECT (r.e).nope FROM (SELECT information_schema._pg_expandarray(arr) AS e FROM a) r`,
+	`SELECT count(*) FROM (SELECT information_schema._pg_expandarray(arr) AS e FROM a) r`,
 	`SELECT DISTINCT unnest(arr) % 2 AS parity FROM a ORDER BY 1`,
 	`SELECT count(*) FROM (SELECT unnest(arr) FROM a) s`,
 	`SELECT s.v FROM (SELECT k, unnest(arr) AS v FROM a) s WHERE s.v > 10 ORDER BY 1`,

@@ -97,13 +97,6 @@ func fragmentRules() []rule {
 			// SQLAlchemy 1.4 get_columns: identity options (pg_sequence is empty).
 			single(`(SELECT json_build_object( 'always', a.attidentity = 'a', 'start', s.seqstart, 'increment', s.seqincrement, 'minvalue', s.seqmin, 'maxvalue', s.seqmax, 'cache', s.seqcache, 'cycle', s.seqcycle) FROM pg_catalog.pg_sequence s JOIN pg_catalog.pg_class c on s.seqrelid = c."oid" WHERE c.relkind = 'S' AND a.attidentity != '' AND s.seqrelid = pg_catalog.pg_get_serial_sequence( a.attrelid::regclass::text, a.attname )::regclass::oid )`,
 				`NULL::text`),
-			// pgjdbc getPrimaryKeys: the same, for _pg_expandarray.
-			{when: ws(`information_schema._pg_expandarray(i.indkey) AS KEYS`), edits: []fragment{
-				edit(`(information_schema._pg_expandarray(i.indkey)).n AS KEY_SEQ`, `ik.ord AS KEY_SEQ`),
-				edit(`information_schema._pg_expandarray(i.indkey) AS KEYS`, `ik.attnum AS KEYS`),
-				edit(`JOIN pg_catalog.pg_index i ON ( a.attrelid = i.indrelid)`,
-					`JOIN pg_catalog.pg_index i ON ( a.attrelid = i.indrelid) JOIN rockstream_catalog.index_columns ik ON (ik.indexrelid = i.indexrelid)`),
-				edit(`(result.KEYS).x`, `result.KEYS`)}},
 		}
 	})
 	return theRules

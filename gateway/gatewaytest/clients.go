@@ -440,6 +440,15 @@ with psycopg.connect(host=os.environ["GW_HOST"], port=os.environ["GW_PORT"], use
             pass
         with c.transaction():
             c.execute("insert into py3_t (id) values (22)")
+        # A failed COPY inside a savepoint undoes only its own rows.
+        try:
+            with c.transaction():
+                with c.cursor().copy("copy py3_t (id) from stdin") as cp:
+                    cp.write_row((23,))
+                    cp.write_row((20,))
+            raise AssertionError("duplicate key accepted by COPY")
+        except psycopg.errors.UniqueViolation:
+            pass
     ids = [r[0] for r in c.execute("select id from py3_t where id >= 20 order by id").fetchall()]
     assert ids == [20, 22], ids
     c.execute("delete from py3_t where id >= 20")
@@ -667,6 +676,13 @@ public class JdbcCheck {
     int n = 0; while (cols.next()) n++;
     ResultSet pk = md.getPrimaryKeys(null, "public", "jdbc_t");
     if (!pk.next() || !pk.getString("COLUMN_NAME").equals("id")) throw new Exception("getPrimaryKeys");
+    // A composite key comes back in key order, numbered.
+    s.execute("drop table if exists jdbc_pk2");
+    s.execute("create table jdbc_pk2(a int, b int, c int, primary key (c, a))");
+    ResultSet pk2 = md.getPrimaryKeys(null, "public", "jdbc_pk2");
+    String keys = "";
+    while (pk2.next()) keys += pk2.getString("COLUMN_NAME") + pk2.getInt("KEY_SEQ") + ";";
+    if (!keys.equals("c1;a2;")) throw new Exception("getPrimaryKeys composite: " + keys);
     // autosave=always: a failed statement inside a transaction rolls back
     // to the driver's savepoint and the transaction goes on; plus the
     // java.sql.Savepoint API.

@@ -55,28 +55,47 @@ func Sum(batches ...Batch) Batch {
 	return out
 }
 
+// consolidateSampleRows is how many rows Consolidate reads before it
+// sizes its table: if at least half of them were distinct, the table
+// is rebuilt for every row of the batch (no growth steps); otherwise it
+// grows as needed. Presizing for all rows made duplicate-heavy deltas
+// (a view's output) pay for a table they never fill, growing made
+// all-distinct deltas (inserts) pay for rehashing; BenchmarkConsolidate
+// measures both.
+const consolidateSampleRows = 256
+
 // Consolidate sums the weights of equal rows, drops zero weights and sorts
 // rows by their encoding, so the result is canonical: two batches denote the
 // same Z-set iff their consolidations are equal.
 func Consolidate(b Batch) Batch {
 	type entry struct {
-		key    []byte
+		key    string
 		row    types.Row
 		weight int64
 	}
-	entries := make([]entry, 0, len(b.Rows))
-	index := make(map[string]int, len(b.Rows))
+	// NB: one string per distinct row serves as map key and sort key.
+	var entries []entry
+	index := make(map[string]int)
 	var buf []byte
 	for i, r := range b.Rows {
+		if i == consolidateSampleRows && len(entries)*2 >= i {
+			sized := make(map[string]int, len(b.Rows))
+			for j, e := range entries {
+				sized[e.key] = j
+			}
+			index = sized
+			entries = append(make([]entry, 0, len(b.Rows)), entries...)
+		}
 		buf = EncodeRow(buf[:0], r)
 		if j, ok := index[string(buf)]; ok {
 			entries[j].weight += b.Weights[i]
 			continue
 		}
-		index[string(buf)] = len(entries)
-		entries = append(entries, entry{key: append([]byte(nil), buf...), row: r, weight: b.Weights[i]})
+		key := string(buf)
+		index[key] = len(entries)
+		entries = append(entries, entry{key: key, row: r, weight: b.Weights[i]})
 	}
-	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].key, entries[j].key) < 0 })
+	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
 	out := Batch{Rows: make([]types.Row, 0, len(entries)), Weights: make([]int64, 0, len(entries))}
 	for _, e := range entries {
 		out.Add(e.row, e.weight)

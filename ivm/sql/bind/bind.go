@@ -55,6 +55,9 @@ type BoundQuery struct {
 	Origins []Origin
 	// RegColumns are the regclass/regtype columns returned as names.
 	RegColumns []RegColumn
+	// RecordHidden counts the hidden columns right after Columns that
+	// carry record columns' fields (srf.go).
+	RecordHidden int
 }
 
 // binder holds the state of one statement's binding.
@@ -150,6 +153,11 @@ func (b *binder) topQuery(sel *pg_query.SelectStmt) (*BoundQuery, error) {
 	q, err := b.selectStmt(sel, nil)
 	if err != nil {
 		return nil, err
+	}
+	for _, c := range q.Columns {
+		if c.Type.Kind == types.KindRecord {
+			return nil, b.unsupported(-1, "record-valued columns in the result (select a field, as in (f(...)).x)")
+		}
 	}
 	if err := b.finishParams(); err != nil {
 		return nil, err

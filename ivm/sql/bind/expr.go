@@ -46,7 +46,11 @@ func (b *binder) expr(n *pg_query.Node, sc *scope, ctx exprCtx) (plan.Scalar, er
 	}
 	switch x := n.Node.(type) {
 	case *pg_query.Node_ColumnRef:
-		return b.columnRef(x.ColumnRef, sc)
+		s, err := b.columnRef(x.ColumnRef, sc)
+		if err == nil && s.Type().Kind == types.KindRecord {
+			return nil, b.unsupported(x.ColumnRef.Location, "record-valued columns outside field selection (r).x")
+		}
+		return s, err
 	case *pg_query.Node_AConst:
 		return b.constant(x.AConst)
 	case *pg_query.Node_ParamRef:

@@ -1,6 +1,8 @@
 package bind
 
 import (
+	"strings"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -52,7 +54,9 @@ func relationScope(name string, cols []plan.Column, parent *scope) *scope {
 	sc := &scope{parent: parent, tables: []string{name}}
 	for i, c := range cols {
 		sc.cols = append(sc.cols, scopeCol{table: name, name: c.Name, index: i, typ: c.Type, nullable: c.Nullable})
-		sc.star = append(sc.star, i)
+		if !strings.HasPrefix(c.Name, "?") { // hidden record fields
+			sc.star = append(sc.star, i)
+		}
 	}
 	return sc
 }

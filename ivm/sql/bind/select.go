@@ -205,12 +205,15 @@ func (b *binder) finishSubquery(q *BoundQuery, aliases []string, name string, lo
 		node = &plan.TopK{Input: node, Order: q.Order, Limit: q.Limit, Offset: q.Offset}
 	}
 	cols := append([]plan.Column(nil), q.Columns...)
+	nVisible := len(cols)
 	if len(aliases) > len(cols) {
 		return nil, nil, b.semantic("42P10", loc, "table \"%s\" has %d columns available but %d columns specified", name, len(cols), len(aliases))
 	}
 	for i, a := range aliases {
 		cols[i].Name = a
 	}
+	// Hidden fields of record columns stay reachable as (col).field.
+	cols = append(cols, node.Schema()[nVisible:nVisible+q.RecordHidden]...)
 	if len(node.Schema()) != len(cols) || len(aliases) > 0 {
 		node = &plan.Project{Input: node, Exprs: plan.ColumnRefs(node.Schema())[:len(cols)], Cols: cols}
 	}
@@ -381,6 +384,7 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 	var aggs []aggRef
 	var wins []*winRef
 	srfs := &srfCollector{base: len(node.Schema())}
+	var records []*recordTarget
 	actx := exprCtx{clause: "SELECT", aggs: &aggs, wins: &wins, srfs: srfs}
 	var targets []plan.Scalar
 	var names []string
@@ -408,6 +412,14 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 			if s, err = b.coerce(s, types.TText, rt.Location); err != nil {
 				return nil, err
 			}
+		}
+		if r := srfs.record; r != nil {
+			srfs.record = nil
+			if r.placeholder != s {
+				return nil, b.unsupported(rt.Location, "record-valued set-returning functions inside expressions")
+			}
+			r.target = len(targets)
+			records = append(records, r)
 		}
 		targets = append(targets, s)
 		names = append(names, name)
@@ -533,6 +545,15 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 		cols[i] = plan.Column{Name: names[i], Type: t.Type(), Nullable: nullable(t, node)}
 	}
 	visible := append([]plan.Column(nil), cols...)
+	// Record columns' fields, hidden right after the visible columns.
+	recordHidden := 0
+	for _, r := range records {
+		for j, f := range r.fields {
+			exprs = append(exprs, &plan.ColRef{Index: r.first + j, Typ: f.Type, Name: f.Name})
+			cols = append(cols, plan.Column{Name: recordFieldName(names[r.target], f.Name), Type: f.Type, Nullable: true})
+			recordHidden++
+		}
+	}
 	var keys []plan.SortKey
 	for _, o := range order {
 		if o.target >= 0 {
@@ -599,7 +620,7 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 			node = &plan.Distinct{Input: node, On: on, Order: keys}
 		}
 	}
-	q := &BoundQuery{Plan: node, Columns: visible, Order: keys, Limit: -1, Origins: origins}
+	q := &BoundQuery{Plan: node, Columns: visible, Order: keys, Limit: -1, Origins: origins, RecordHidden: recordHidden}
 	return q, nil
 }
 

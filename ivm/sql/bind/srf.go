@@ -91,7 +91,23 @@ type srfCollector struct {
 	base  int
 	funcs []*plan.FuncScan
 	width int
+	// record is the last bare multi-column call bound (a record-valued
+	// select-list column: its fields become hidden columns).
+	record *recordTarget
 }
+
+// recordTarget is a record-valued select-list column: placeholder stands
+// for it in the target list, and its fields are ProjectSet columns first..
+type recordTarget struct {
+	placeholder plan.Scalar
+	target      int
+	first       int
+	fields      []plan.Column
+}
+
+// recordFieldName names the hidden column carrying field of the record
+// column col; "?" keeps it out of `*` and of name lookup.
+func recordFieldName(col, field string) string { return "?" + col + "." + field }
 
 func (c *srfCollector) add(fs *plan.FuncScan) int {
 	idx := c.base + c.width
@@ -130,23 +146,50 @@ func (b *binder) selectListSRF(fc *pg_query.FuncCall, name, field string, sc *sc
 			return nil, b.semantic("42703", fc.Location, "could not identify column \"%s\" in record data type", field)
 		}
 	} else if len(fs.Cols) != 1 {
-		return nil, b.unsupported(fc.Location, "record-valued set-returning functions in the SELECT list (select a field, as in (f(...)).x)")
+		// A record: NULL in the plan, its fields hidden columns that
+		// `(col).field` in an enclosing query reads.
+		idx := ctx.srfs.add(fs)
+		ph := &plan.Const{Typ: types.Type{Kind: types.KindRecord, Typmod: -1}}
+		ctx.srfs.record = &recordTarget{placeholder: ph, first: idx, fields: fs.Cols}
+		return ph, nil
 	}
 	idx := ctx.srfs.add(fs)
 	return &plan.ColRef{Index: idx + col, Typ: fs.Cols[col].Type, Name: name}, nil
 }
 
-// srfField binds `(srf(...)).field`; ok is false for other indirections.
+// srfField binds `(srf(...)).field` and `(col).field` of a record column
+// a subquery's set-returning function made; ok is false for other
+// indirections.
 func (b *binder) srfField(ind *pg_query.A_Indirection, sc *scope, ctx exprCtx) (plan.Scalar, bool, error) {
+	if len(ind.Indirection) != 1 || ind.Indirection[0].GetString_() == nil {
+		return nil, false, nil
+	}
+	field := ind.Indirection[0].GetString_().Sval
+	if cr := ind.Arg.GetColumnRef(); cr != nil {
+		s, err := b.columnRef(cr, sc)
+		if err != nil {
+			return nil, true, err
+		}
+		ref, ok := s.(*plan.ColRef)
+		if !ok || ref.Type().Kind != types.KindRecord {
+			return nil, false, nil
+		}
+		for _, c := range sc.cols {
+			if c.table == ref.Qualifier && c.name == recordFieldName(ref.Name, field) {
+				return &plan.ColRef{Index: c.index, Typ: c.typ, Name: field, Qualifier: c.table}, true, nil
+			}
+		}
+		return nil, true, b.semantic("42703", cr.Location, "could not identify column \"%s\" in record data type", field)
+	}
 	fc := ind.Arg.GetFuncCall()
-	if fc == nil || len(ind.Indirection) != 1 || ind.Indirection[0].GetString_() == nil {
+	if fc == nil {
 		return nil, false, nil
 	}
 	name := funcName(fc.Funcname)
 	if !isSetReturning(name) {
 		return nil, false, nil
 	}
-	s, err := b.selectListSRF(fc, name, ind.Indirection[0].GetString_().Sval, sc, ctx)
+	s, err := b.selectListSRF(fc, name, field, sc, ctx)
 	return s, true, err
 }
 
