@@ -58,6 +58,8 @@ func (c *conn) handleParse(ctx context.Context, m *pgproto3.Parse) {
 			c.fail(err)
 			return
 		}
+		// EXECUTE is a utility statement: PostgreSQL binds no parameters
+		// to it ($n in its arguments fails when it runs).
 		p.engine, p.paramTypes, p.columns = target.engine, nil, target.columns
 	case kindUnsupported:
 		c.fail(st.err)

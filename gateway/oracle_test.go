@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -145,4 +146,59 @@ func diffResults(want, got []*pgconn.Result) string {
 		}
 	}
 	return b.String()
+}
+
+// TestExecuteParametersOracle: EXECUTE is a utility statement, so in the
+// extended protocol it takes no parameters ($n in its arguments fails when
+// it runs, also in the simple protocol), as in PostgreSQL.
+func TestExecuteParametersOracle(t *testing.T) {
+	ctx := context.Background()
+	direct, err := pgconn.Connect(ctx, testPG.connString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close(ctx)
+	viaGateway, err := pgconn.Connect(ctx, gatewayConnString(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer viaGateway.Close(ctx)
+	for _, c := range []*pgconn.PgConn{direct, viaGateway} {
+		if _, err := c.Exec(ctx, `prepare xp(int, text) as select $1 * 2 as d, $2 || '!' as s`).ReadAll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, sql := range []string{`execute xp($1, $2)`, `execute xp(5, 'x')`} {
+		wantDesc, err := direct.Prepare(ctx, "", sql, nil)
+		if err != nil {
+			t.Fatalf("postgres: %s: %v", sql, err)
+		}
+		gotDesc, err := viaGateway.Prepare(ctx, "", sql, nil)
+		if err != nil {
+			t.Fatalf("gateway: %s: %v", sql, err)
+		}
+		if fmt.Sprint(wantDesc.ParamOIDs) != fmt.Sprint(gotDesc.ParamOIDs) || len(wantDesc.Fields) != len(gotDesc.Fields) {
+			t.Errorf("%s: parameters %v and %d columns, gateway %v and %d", sql, wantDesc.ParamOIDs, len(wantDesc.Fields), gotDesc.ParamOIDs, len(gotDesc.Fields))
+		}
+	}
+	want := direct.ExecParams(ctx, `execute xp(5, 'x')`, nil, nil, nil, nil).Read()
+	got := viaGateway.ExecParams(ctx, `execute xp(5, 'x')`, nil, nil, nil, nil).Read()
+	if d := diffResults([]*pgconn.Result{want}, []*pgconn.Result{got}); d != "" || want.Err != nil || got.Err != nil {
+		t.Errorf("extended execute xp(5, 'x'): %v %v\n%s", want.Err, got.Err, d)
+	}
+	for _, sql := range []string{`execute xp($1, 'a')`} {
+		_, wantErr := direct.Exec(ctx, sql).ReadAll()
+		_, gotErr := viaGateway.Exec(ctx, sql).ReadAll()
+		if pgCode(wantErr) != pgCode(gotErr) {
+			t.Errorf("%s: postgres %v, gateway %v", sql, wantErr, gotErr)
+		}
+	}
+}
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return fmt.Sprint(err)
 }

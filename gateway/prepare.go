@@ -150,9 +150,10 @@ func (c *conn) executeTarget(st *statement) (*prepared, error) {
 	return target, nil
 }
 
-// executeParams evaluates EXECUTE's arguments as the parameter values of
-// stmt, inside the current transaction.
-func (c *conn) executeParams(ctx context.Context, st *statement, stmt *Statement) ([]types.Datum, error) {
+// executeArgs prepares the evaluation of EXECUTE's arguments as the
+// parameter values of stmt: `SELECT (arg1)::t1, ...`; nil when stmt takes
+// no parameters.
+func (c *conn) executeArgs(ctx context.Context, st *statement, stmt *Statement) (*Statement, error) {
 	if len(st.executeArgs) != len(stmt.ParamTypes) {
 		return nil, errcode.New(errcode.ExecuteParameterCount, "wrong number of parameters for prepared statement %q", st.name).
 			WithDetail("Expected %d parameters but got %d.", len(stmt.ParamTypes), len(st.executeArgs))
@@ -164,12 +165,19 @@ func (c *conn) executeParams(ctx context.Context, st *statement, stmt *Statement
 	for i, a := range st.executeArgs {
 		casts[i] = "(" + a + ")::" + stmt.ParamTypes[i].SQLName()
 	}
-	eval, err := c.session.Prepare(ctx, PrepareRequest{SQL: "SELECT " + strings.Join(casts, ", "), Settings: c.settings})
-	if err != nil {
+	return c.session.Prepare(ctx, PrepareRequest{SQL: "SELECT " + strings.Join(casts, ", "), Settings: c.settings})
+}
+
+// executeParams evaluates EXECUTE's arguments as the parameter values of
+// stmt, inside the current transaction. EXECUTE binds no parameters of
+// its own, so $n in an argument fails (42P02) as in PostgreSQL.
+func (c *conn) executeParams(ctx context.Context, st *statement, stmt *Statement) ([]types.Datum, error) {
+	eval, err := c.executeArgs(ctx, st, stmt)
+	if err != nil || eval == nil {
 		return nil, err
 	}
 	if len(eval.ParamTypes) > 0 {
-		return nil, errcode.New(errcode.GatewayUnsupported, "EXECUTE arguments cannot refer to parameters")
+		return nil, errcode.New(errcode.ParameterCountMismatch, "there is no parameter $1").WithSQLState("42P02")
 	}
 	cur, err := c.session.Execute(ctx, ExecuteRequest{Statement: eval, Settings: c.settings})
 	if err != nil {

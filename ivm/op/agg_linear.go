@@ -174,28 +174,21 @@ func (a *Aggregate) stepLinear(ctx *Context, delta zset.Batch) (zset.Batch, erro
 		l.rowHashes = append(l.rowHashes, hashKey(l.rowKeys[start:]))
 	}
 	l.cache.prefetch(l.rowHashes)
-	var in aggInput
-	for i, row := range delta.Rows {
-		ok, err := evalAggInput(ctx, a.spec.Calls, row, delta.Weights[i], &in)
-		if err != nil {
-			return zset.Batch{}, err
-		}
-		if !ok {
-			continue
-		}
+	err := a.eachInput(ctx, delta, func(i int, row types.Row, in *aggInput) error {
 		start := 0
 		if i > 0 {
 			start = l.rowKeyEnds[i-1]
 		}
 		gi, err := a.linGroupOfHashed(ctx, l.rowKeys[start:l.rowKeyEnds[i]], l.rowHashes[i], row)
 		if err != nil {
-			return zset.Batch{}, err
+			return err
 		}
-		if err := a.linApply(ctx, &l.groups[gi], &in); err != nil {
-			return zset.Batch{}, err
-		}
+		return a.linApply(ctx, &l.groups[gi], in)
+	})
+	if err != nil {
+		return zset.Batch{}, err
 	}
-	var out zset.Batch
+	out := zset.Batch{Rows: make([]types.Row, 0, 2*len(l.groups)), Weights: make([]int64, 0, 2*len(l.groups))}
 	for i := range l.groups {
 		if err := a.linFinish(ctx, &l.groups[i], global, &out); err != nil {
 			return zset.Batch{}, err
@@ -365,9 +358,8 @@ func (a *Aggregate) linFinish(ctx *Context, g *linGroup, global bool, out *zset.
 	case newOut == nil:
 		out.Add(oldOut, -1)
 	default:
-		l.encOld = zset.EncodeRow(l.encOld[:0], oldOut)
-		l.encNew = zset.EncodeRow(l.encNew[:0], newOut)
-		if !bytes.Equal(l.encOld, l.encNew) {
+		// NB: the key columns are the same values in both rows.
+		if k := len(g.keyRow); !l.sameRows(oldOut[k:], newOut[k:]) {
 			out.Add(oldOut, -1)
 			out.Add(newOut, +1)
 		}
@@ -400,6 +392,38 @@ func (a *Aggregate) linFinish(ctx *Context, g *linGroup, global bool, out *zset.
 		return a.acc.Merge(m, key, operand, g.oldLen, len(l.valueBuf))
 	}
 	return a.acc.Set(ctx.Txn, key, l.valueBuf, g.oldLen)
+}
+
+// sameRows reports whether two output rows of a group encode identically
+// (the generic path's test), comparing simple datums directly.
+func (l *linState) sameRows(a, b types.Row) bool {
+	for i, x := range a {
+		switch x := x.(type) {
+		case nil:
+			if b[i] != nil {
+				return false
+			}
+		case int64:
+			if y, ok := b[i].(int64); !ok || x != y {
+				return false
+			}
+		case bool:
+			if y, ok := b[i].(bool); !ok || x != y {
+				return false
+			}
+		case float64:
+			if y, ok := b[i].(float64); !ok || math.Float64bits(x) != math.Float64bits(y) {
+				return false
+			}
+		default:
+			l.encOld = zset.AppendDatum(l.encOld[:0], x)
+			l.encNew = zset.AppendDatum(l.encNew[:0], b[i])
+			if !bytes.Equal(l.encOld, l.encNew) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func wordsEqual(a, b []int64) bool {

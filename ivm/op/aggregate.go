@@ -37,6 +37,13 @@ import (
 //	0x01 KindAggregate op_id group_key → accumulator row ++ last output row
 //	0x01 KindMultiset  op_id group_key call value_key → weight ++ value
 //
+// except on the linear path (agg_linear.go: only COUNT, SUM/AVG over
+// int2/int4/float, BOOL_AND/OR), where the accumulator is a kv words value
+// whose output is a pure function of it (no last-output copy), written as
+// a merge operand when no float sum is involved (spec §6.2):
+//
+//	0x01 KindAggregate op_id group_key → kv.AppendWords(words)
+//
 // Keys are ivm/keyenc keys: a MIN multiset is ascending and a MAX multiset
 // descending, so the answer is the first live entry of a prefix scan.
 type Aggregate struct {
@@ -189,27 +196,21 @@ func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) 
 		index[""] = g
 		groups = append(groups, g)
 	}
-	var in aggInput
-	for i, row := range delta.Rows {
-		ok, err := evalAggInput(ctx, a.spec.Calls, row, delta.Weights[i], &in)
-		if err != nil {
-			return zset.Batch{}, err
-		}
-		if !ok {
-			continue
-		}
+	err := a.eachInput(ctx, delta, func(_ int, row types.Row, in *aggInput) error {
 		keyBuf = appendKey(keyBuf[:0], a.keyTypes, row, a.spec.GroupBy)
 		g := index[string(keyBuf)]
 		if g == nil {
+			var err error
 			if g, err = a.loadGroup(ctx, append([]byte(nil), keyBuf...), project(row, a.spec.GroupBy)); err != nil {
-				return zset.Batch{}, err
+				return err
 			}
 			index[string(g.key)] = g
 			groups = append(groups, g)
 		}
-		if err := a.apply(ctx, g, &in, &valueBuf); err != nil {
-			return zset.Batch{}, err
-		}
+		return a.apply(ctx, g, in, &valueBuf)
+	})
+	if err != nil {
+		return zset.Batch{}, err
 	}
 	var out zset.Batch
 	for _, g := range groups {
@@ -218,6 +219,25 @@ func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) 
 		}
 	}
 	return out, nil
+}
+
+// eachInput evaluates every call's inputs on each delta row and calls fn
+// with the row's number, the row and its inputs (reused across rows); rows
+// whose expressions failed (the error was recorded) are skipped.
+func (a *Aggregate) eachInput(ctx *Context, delta zset.Batch, fn func(i int, row types.Row, in *aggInput) error) error {
+	var in aggInput
+	for i, row := range delta.Rows {
+		ok, err := evalAggInput(ctx, a.spec.Calls, row, delta.Weights[i], &in)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := fn(i, row, &in); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // The accumulator row is [rowCount, per call: linear state...]; linear
