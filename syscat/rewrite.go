@@ -94,9 +94,13 @@ func single(old, new string) rule { return rule{when: ws(old), edits: []fragment
 func fragmentRules() []rule {
 	rulesOnce.Do(func() {
 		theRules = []rule{
-			// SQLAlchemy 1.4 get_columns: identity options (pg_sequence is empty).
+			// SQLAlchemy 1.4 get_columns: identity options. The same JSON
+			// object, built as text (json_build_object is not provided), of
+			// the sequence pg_depend says the identity column owns (the
+			// query's pg_get_serial_sequence(...)::regclass needs a
+			// run-time text-to-regclass cast).
 			single(`(SELECT json_build_object( 'always', a.attidentity = 'a', 'start', s.seqstart, 'increment', s.seqincrement, 'minvalue', s.seqmin, 'maxvalue', s.seqmax, 'cache', s.seqcache, 'cycle', s.seqcycle) FROM pg_catalog.pg_sequence s JOIN pg_catalog.pg_class c on s.seqrelid = c."oid" WHERE c.relkind = 'S' AND a.attidentity != '' AND s.seqrelid = pg_catalog.pg_get_serial_sequence( a.attrelid::regclass::text, a.attname )::regclass::oid )`,
-				`NULL::text`),
+				`(SELECT ('{"always": ' || (a.attidentity = 'a')::text || ', "start": ' || s.seqstart || ', "increment": ' || s.seqincrement || ', "minvalue": ' || s.seqmin || ', "maxvalue": ' || s.seqmax || ', "cache": ' || s.seqcache || ', "cycle": ' || s.seqcycle::text || '}')::json FROM pg_catalog.pg_sequence s JOIN pg_catalog.pg_depend d ON d.objid = s.seqrelid WHERE d.refobjid = a.attrelid AND d.refobjsubid = a.attnum AND d.deptype = 'i' AND a.attidentity != '')`),
 		}
 	})
 	return theRules

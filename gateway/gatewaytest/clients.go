@@ -605,6 +605,7 @@ func CheckSQLAlchemy(t testing.TB, s Server) {
 	execSQL(t, c, `drop materialized view if exists sa_mv; drop view if exists sa_v; drop table if exists sa_t; drop table if exists sa_pk2;
 		create table sa_t(id int primary key, name text not null); create view sa_v as select id from sa_t;
 		create table sa_pk2(a int, b int, c int, primary key (c, a));
+		drop table if exists sa_ident; create table sa_ident(id int generated always as identity (start with 5 increment by 2) primary key, s serial not null, v text);
 		create materialized view sa_mv as select count(*) as n from sa_t`)
 	out := runPython(t, s, "sqlalchemy", `
 import os, sqlalchemy as sa
@@ -616,6 +617,10 @@ assert "sa_mv" in insp.get_view_names(include=("materialized",)), insp.get_view_
 cols = {c["name"]: c for c in insp.get_columns("sa_t")}
 assert str(cols["id"]["type"]) == "INTEGER" and cols["name"]["nullable"] is False, cols
 assert insp.get_pk_constraint("sa_t")["constrained_columns"] == ["id"]
+# Identity options of an identity column; a serial column is not one.
+ic = {c["name"]: c for c in insp.get_columns("sa_ident")}
+assert ic["id"].get("identity") == {"always": True, "start": 5, "increment": 2, "minvalue": 1, "maxvalue": 2147483647, "cache": 1, "cycle": False}, ic["id"]
+assert "identity" not in ic["s"] and "identity" not in ic["v"], ic
 # A composite key in key order (unnest/generate_subscripts in the SELECT list).
 assert insp.get_pk_constraint("sa_pk2")["constrained_columns"] == ["c", "a"], insp.get_pk_constraint("sa_pk2")
 with e.connect() as conn:
