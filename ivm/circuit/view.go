@@ -55,10 +55,11 @@ func readArrangement(r kv.Reader, a *arrange.Arrangement) (zset.Batch, error) {
 		if err != nil || len(rest) != 0 {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output row")
 		}
-		w, err := arrange.DecodeWeight(v)
+		w, err := decodeViewWeight(v)
 		if err != nil {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output weight")
 		}
+		// NB: Add skips a stored weight of zero (sink.go): absent.
 		out.Add(types.Row(row), w)
 		return nil
 	})
