@@ -21,7 +21,7 @@ type plainTxn struct{ kv.Txn }
 // across restarts (a new circuit over the same store) and epochs whose
 // batch is thrown away (DiscardCaches). Retracted rows leave no key, and a
 // stored weight of zero (a positive merge onto a negative weight) reads as
-// absent.
+// absent, and ViewRowCount agrees with the rows read.
 func TestSinkWritesMatchIntegral(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		build := func() *Circuit {
@@ -70,6 +70,13 @@ func TestSinkWritesMatchIntegral(t *testing.T) {
 			want := zset.Consolidate(integral)
 			if !zset.Equal(got, want) || got.Len() != want.Len() {
 				t.Fatalf("step %d: view %v, want %v", step, got, want)
+			}
+			var rows int64
+			for _, w := range want.Weights {
+				rows += w
+			}
+			if n, err := ViewRowCount(store, viewSums); err != nil || n != rows {
+				t.Fatalf("step %d: ViewRowCount = %d, %v; want %d", step, n, err, rows)
 			}
 			keys := 0
 			err = kv.ScanPrefix(store, viewArrangement(viewSums, arrange.KindViewRows).Prefix(), func(_, v []byte) error {
