@@ -162,12 +162,7 @@ func (a *Arrangement) Set(txn kv.Writer, key, value []byte, oldLen int) error {
 	if err := txn.Put(full, value); err != nil {
 		return fmt.Errorf("arrange: put: %w", err)
 	}
-	if oldLen < 0 {
-		a.rowsDelta++
-		a.bytesDelta += int64(len(full) + len(value))
-	} else {
-		a.bytesDelta += int64(len(value) - oldLen)
-	}
+	a.countPut(len(full), len(value), oldLen)
 	a.cache.update(full, value, true)
 	return nil
 }
@@ -180,10 +175,7 @@ func (a *Arrangement) Delete(txn kv.Writer, key []byte, oldLen int) error {
 	if err := txn.Delete(full); err != nil {
 		return fmt.Errorf("arrange: delete: %w", err)
 	}
-	if oldLen >= 0 {
-		a.rowsDelta--
-		a.bytesDelta -= int64(len(full) + oldLen)
-	}
+	a.countDelete(len(full), oldLen)
 	a.cache.update(full, nil, false)
 	return nil
 }
@@ -233,6 +225,26 @@ func DecodeWeight(v []byte) (int64, error) {
 		return 0, fmt.Errorf("arrange: corrupt weight %x", v)
 	}
 	return w, nil
+}
+
+// countPut accounts for a write of a keyLen-byte key with a valueLen-byte
+// value whose previous value had oldLen bytes (-1: absent).
+func (a *Arrangement) countPut(keyLen, valueLen, oldLen int) {
+	if oldLen < 0 {
+		a.rowsDelta++
+		a.bytesDelta += int64(keyLen + valueLen)
+	} else {
+		a.bytesDelta += int64(valueLen - oldLen)
+	}
+}
+
+// countDelete accounts for deleting a keyLen-byte key whose value had
+// oldLen bytes (-1: it was absent, so nothing changes).
+func (a *Arrangement) countDelete(keyLen, oldLen int) {
+	if oldLen >= 0 {
+		a.rowsDelta--
+		a.bytesDelta -= int64(keyLen + oldLen)
+	}
 }
 
 // Stats are an arrangement's size changes since TakeStats was last called.

@@ -173,8 +173,11 @@ type groupCache struct {
 	// last is the group lookup found last (it may have been evicted since).
 	last *Group
 	// scratch serves groups that are neither cached nor kept (an empty
-	// group of a complete cache).
-	scratch Group
+	// group of a complete cache, a group read but not admitted), with
+	// loadEntries and loadBytes as its reused backing.
+	loadEntries []GroupEntry
+	loadBytes   []byte
+	scratch     Group
 }
 
 func newGroupCache(limit int) *groupCache {
@@ -398,20 +401,40 @@ func (a *Arrangement) Group(txn kv.Reader, group []byte) (*Group, error) {
 		c.scratch = Group{}
 		return &c.scratch, nil
 	}
-	g := newGroup(group, hash)
 	start := a.fullKey(group)
 	n := len(start)
+	if c.limit > 0 && c.admit(hash) {
+		g := newGroup(group, hash)
+		err := txn.Scan(start, kv.PrefixEnd(start), func(k, v []byte) error {
+			g.entries = append(g.entries, g.newEntry(k[n:], v))
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("arrange: scan: %w", err)
+		}
+		c.insert(g)
+		return g, nil
+	}
+	// NB: a group that is not kept is read into reused scratch space, so
+	// a miss allocates nothing that outlives it. Earlier entries stay
+	// valid when loadBytes grows: they keep the old array.
+	c.loadBytes = c.loadBytes[:0]
+	c.scratch = Group{entries: c.loadEntries[:0]}
 	err := txn.Scan(start, kv.PrefixEnd(start), func(k, v []byte) error {
-		g.entries = append(g.entries, g.newEntry(k[n:], v))
+		at := len(c.loadBytes)
+		c.loadBytes = append(append(c.loadBytes, k[n:]...), v...)
+		split := at + len(k) - n
+		c.scratch.entries = append(c.scratch.entries, GroupEntry{
+			Suffix: c.loadBytes[at:split:split],
+			Value:  c.loadBytes[split:len(c.loadBytes):len(c.loadBytes)],
+		})
 		return nil
 	})
+	c.loadEntries = c.scratch.entries
 	if err != nil {
 		return nil, fmt.Errorf("arrange: scan: %w", err)
 	}
-	if c.limit > 0 && c.admit(hash) {
-		c.insert(g)
-	}
-	return g, nil
+	return &c.scratch, nil
 }
 
 // CachedGroup returns group from memory, when it is cached or known empty
@@ -470,12 +493,7 @@ func (a *Arrangement) SetEntry(txn kv.Writer, group, suffix, value []byte, oldLe
 	if err := txn.Put(full, value); err != nil {
 		return fmt.Errorf("arrange: put: %w", err)
 	}
-	if oldLen < 0 {
-		a.rowsDelta++
-		a.bytesDelta += int64(len(full) + len(value))
-	} else {
-		a.bytesDelta += int64(len(value) - oldLen)
-	}
+	a.countPut(len(full), len(value), oldLen)
 	c := a.groups
 	hash := hashKey(group)
 	if g := c.lookup(group, hash); g != nil {
@@ -502,10 +520,7 @@ func (a *Arrangement) DeleteEntry(txn kv.Writer, group, suffix []byte, oldLen in
 	if err := txn.Delete(full); err != nil {
 		return fmt.Errorf("arrange: delete: %w", err)
 	}
-	if oldLen >= 0 {
-		a.rowsDelta--
-		a.bytesDelta -= int64(len(full) + oldLen)
-	}
+	a.countDelete(len(full), oldLen)
 	c := a.groups
 	if g := c.lookup(group, hashKey(group)); g != nil && g.remove(suffix) {
 		c.units--

@@ -22,12 +22,7 @@ func (a *Arrangement) Merge(txn kv.Merger, key, operand []byte, oldLen, newLen i
 	if err := txn.Merge(full, operand); err != nil {
 		return fmt.Errorf("arrange: merge: %w", err)
 	}
-	if oldLen < 0 {
-		a.rowsDelta++
-		a.bytesDelta += int64(len(full) + newLen)
-	} else {
-		a.bytesDelta += int64(newLen - oldLen)
-	}
+	a.countPut(len(full), newLen, oldLen)
 	a.cache.drop(full)
 	return nil
 }

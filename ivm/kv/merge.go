@@ -81,27 +81,20 @@ func DecodeWords(dst []int64, v []byte) ([]int64, byte, error) {
 // of base (hasBase false: the key had no value). It has slate's
 // MergeOperator signature.
 func MergeValues(key, base []byte, hasBase bool, operands [][]byte) ([]byte, error) {
-	var sum []int64
+	var scratch [16]int64
+	sum := scratch[:0]
 	first := true
 	add := func(v []byte) error {
 		if len(v) == 0 || v[0] != TagAddWords {
 			return fmt.Errorf("kv: merge of a non-mergeable value under key %x", key)
 		}
-		words, _, err := DecodeWords(nil, v)
-		if err != nil {
+		if first {
+			var err error
+			sum, _, err = DecodeWords(sum, v)
+			first = false
 			return err
 		}
-		if first {
-			sum, first = words, false
-			return nil
-		}
-		if len(words) != len(sum) {
-			return fmt.Errorf("kv: merge of %d words onto %d under key %x", len(words), len(sum), key)
-		}
-		for i, w := range words {
-			sum[i] += w
-		}
-		return nil
+		return addWords(key, sum, v)
 	}
 	if hasBase {
 		if err := add(base); err != nil {
@@ -116,7 +109,28 @@ func MergeValues(key, base []byte, hasBase bool, operands [][]byte) ([]byte, err
 	if first {
 		return nil, fmt.Errorf("kv: merge without operands under key %x", key)
 	}
-	return AppendWords(nil, TagAddWords, sum), nil
+	return AppendWords(make([]byte, 0, 2+len(sum)*3), TagAddWords, sum), nil
+}
+
+// addWords adds the words of the mergeable value v to sum in place.
+func addWords(key []byte, sum []int64, v []byte) error {
+	n, k := binary.Uvarint(v[1:])
+	if k <= 0 || n != uint64(len(sum)) {
+		return fmt.Errorf("kv: merge of a %x onto %d words under key %x", v, len(sum), key)
+	}
+	pos := 1 + k
+	for i := range sum {
+		w, k := binary.Varint(v[pos:])
+		if k <= 0 {
+			return fmt.Errorf("kv: corrupt words value: %x", v)
+		}
+		sum[i] += w
+		pos += k
+	}
+	if pos != len(v) {
+		return fmt.Errorf("kv: trailing bytes in words value: %x", v)
+	}
+	return nil
 }
 
 // mergeOne applies one operand to an optional base.

@@ -46,6 +46,9 @@ var viewDefs = []viewDef{
 	{"j", "SELECT t1.k, t1.v, t2.w FROM t1 JOIN t2 ON t1.k = t2.k WHERE t2.w > 2"},
 	{"jg", "SELECT t2.w, count(*) AS n, sum(t1.v) AS s FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY t2.w"},
 	{"gv", "SELECT region, count(*) AS n, sum(q) AS s, max(id) AS m FROM gen GROUP BY region"},
+	// Counts only: the Aggregate's linear path (decoded group cache, merge
+	// operands resolved by slate) under crashes and discarded epochs.
+	{"gc", "SELECT c, count(*) AS n, count(v) AS nv FROM t1 GROUP BY c"},
 }
 
 // lateViewDefs: one of them may be created while data flows (backfilled
