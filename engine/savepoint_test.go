@@ -1,7 +1,11 @@
 package engine_test
 
 import (
+	"context"
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/rockstream/rockstream/correctness/harness"
 	"github.com/rockstream/rockstream/internal/enginetest"
@@ -157,5 +161,40 @@ func TestSavepointsMatchPostgres(t *testing.T) {
 		if got != want {
 			t.Errorf("%s\n  rockstream: %s\n  postgresql: %s", stmt, got, want)
 		}
+	}
+}
+
+// TestDDLInBlockWarns: DDL inside BEGIN ... takes effect at once, unlike
+// PostgreSQL's transactional DDL, so the client gets a WARNING (01000,
+// RS-2438) saying ROLLBACK will not undo it; outside a block it gets none.
+func TestDDLInBlockWarns(t *testing.T) {
+	srv := enginetest.StartServer(t, t.TempDir())
+	var notices []*pgconn.Notice
+	cfg, err := pgconn.ParseConfig(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notices = append(notices, n) }
+	ctx := context.Background()
+	c, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, `CREATE TABLE outside (k int PRIMARY KEY)`).ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	if len(notices) != 0 {
+		t.Fatalf("DDL outside a block: notices %v", notices)
+	}
+	if _, err := c.Exec(ctx, `BEGIN; SAVEPOINT s; CREATE TABLE inside (k int PRIMARY KEY); ROLLBACK TO s; ROLLBACK`).ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	if len(notices) != 1 || notices[0].Code != "01000" || notices[0].Severity != "WARNING" || !strings.Contains(notices[0].Message, "not undone by ROLLBACK") {
+		t.Fatalf("DDL inside a block: notices %+v", notices)
+	}
+	// The table exists: the warning told the truth.
+	if _, err := c.Exec(ctx, `SELECT * FROM inside`).ReadAll(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -194,7 +194,15 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.Delete:
 		return s.delete(ctx, snap, st, env)
 	case *rsql.DDL:
-		return s.ddl(ctx, snap, st, p.sql)
+		cur, err := s.ddl(ctx, snap, st, p.sql)
+		if err == nil && s.txn != nil && !s.txnImplicit {
+			// PostgreSQL would undo it with the transaction; say that
+			// RockStream does not rather than diverge silently.
+			if rc, ok := cur.(*rowsCursor); ok {
+				rc.notices = append(rc.notices, errcode.New(errcode.DDLNotTransactional, "%s inside a transaction block is not undone by ROLLBACK", st.Tag()))
+			}
+		}
+		return cur, err
 	case *rsql.Subscribe:
 		return s.subscribe(ctx, snap, st)
 	case *rsql.ExplainIncremental:

@@ -53,6 +53,8 @@ var (
 		"Check the name: ROLLBACK TO and RELEASE need a savepoint set earlier in this transaction and not yet released or rolled back past.")
 	ExecuteParameterCount = Register("RS-2437", "session.execute_parameter_count", "42601",
 		"Pass EXECUTE exactly one argument per parameter of the PREPARE (see pg_prepared_statements.parameter_types).")
+	DDLNotTransactional = Register("RS-2438", "transaction.ddl_not_transactional", "01000",
+		"DDL takes effect when it runs: a later ROLLBACK or ROLLBACK TO SAVEPOINT does not undo it. Run DDL outside transaction blocks, or undo it with the opposite statement.")
 	GatewayUnsupported = Register("RS-2433", "gateway.unsupported_feature", "0A000",
 		"This PostgreSQL feature is not supported by RockStream's gateway; see docs/sql.md for what is.")
 
