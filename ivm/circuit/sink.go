@@ -36,12 +36,27 @@ func keyedConsolidate(b zset.Batch) keyedDelta {
 	if b.Len() == 0 {
 		return keyedDelta{}
 	}
-	index := make(map[string]int, b.Len())
-	keys := make([]string, 0, b.Len())
-	rows := make([]types.Row, 0, b.Len())
-	weights := make([]int64, 0, b.Len())
+	// NB: sized like zset.Consolidate: for every row only once a sample
+	// of sampleRows rows was at least half distinct (inserts), so a
+	// duplicate-heavy delta (an aggregate's input projected) does not pay
+	// for a table it never fills.
+	const sampleRows = 256
+	index := make(map[string]int, min(b.Len(), sampleRows))
+	var keys []string
+	var rows []types.Row
+	var weights []int64
 	var buf []byte
 	for i, r := range b.Rows {
+		if i == sampleRows && 2*len(keys) >= i {
+			sized := make(map[string]int, b.Len())
+			for j, k := range keys {
+				sized[k] = j
+			}
+			index = sized
+			keys = append(make([]string, 0, b.Len()), keys...)
+			rows = append(make([]types.Row, 0, b.Len()), rows...)
+			weights = append(make([]int64, 0, b.Len()), weights...)
+		}
 		buf = zset.EncodeRow(buf[:0], r)
 		if j, ok := index[string(buf)]; ok {
 			weights[j] += b.Weights[i]
