@@ -107,12 +107,10 @@ func (a *Actor) status() Status {
 			vs.StateRows += n.StateRows
 			vs.StateBytes += n.StateBytes
 		}
-		if b, err := circuit.ReadView(a.store, ViewID(v.rel.ID)); err != nil {
+		if n, err := circuit.ViewRowCount(a.store, ViewID(v.rel.ID)); err != nil {
 			vs.Error = err.Error()
 		} else {
-			for _, w := range b.Weights {
-				vs.Rows += w
-			}
+			vs.Rows = n
 		}
 		st.Views = append(st.Views, vs)
 	}

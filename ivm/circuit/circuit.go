@@ -234,27 +234,18 @@ func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]z
 	}
 	results := make(map[ViewID]zset.Batch, len(c.sinks))
 	for _, s := range c.sinks {
-		delta := zset.Consolidate(outs[s.node])
-		if err := addToArrangement(txn, s.rows, delta); err != nil {
+		// NB: each row is encoded once, for consolidation and as its
+		// stored key (sink.go).
+		delta := keyedConsolidate(outs[s.node])
+		if err := writeViewDelta(txn, s.rows.Prefix(), delta); err != nil {
 			return nil, err
 		}
-		if err := addToArrangement(txn, s.errors, zset.Consolidate(errs[s.node])); err != nil {
+		if err := writeViewDelta(txn, s.errors.Prefix(), keyedConsolidate(errs[s.node])); err != nil {
 			return nil, err
 		}
-		results[s.view] = delta
+		results[s.view] = delta.batch
 	}
 	return results, nil
-}
-
-func addToArrangement(txn kv.Txn, a *arrange.Arrangement, delta zset.Batch) error {
-	var key []byte
-	for i, row := range delta.Rows {
-		key = zset.EncodeRow(key[:0], row)
-		if _, _, err := a.AddWeight(txn, key, delta.Weights[i]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // statsKey is where a node's state counters persist (shard_meta namespace).

@@ -93,4 +93,8 @@
 //	0x03 0xF1 view_id(16) row        view output row → weight
 //	0x03 0xF2 view_id(16) error_row  view error → weight
 //	0x06 'S' op_id(16)               node state statistics
+//
+// A view weight is a one-word kv.TagAddWords value, so a sink adds new
+// rows with blind merge writes and retracts with read-modify-write; a
+// stored weight of zero reads as absent (sink.go).
 package circuit

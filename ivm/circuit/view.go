@@ -15,14 +15,38 @@ import (
 // returns an *errcode.Error (RS-3501 with the failing expression's SQLSTATE
 // and the offending row in the detail) instead.
 func ReadView(r kv.Reader, view ViewID) (zset.Batch, error) {
-	errs, err := ViewErrors(r, view)
-	if err != nil {
-		return zset.Batch{}, err
-	}
-	if err := viewError(view, errs); err != nil {
+	if err := viewHealthy(r, view); err != nil {
 		return zset.Batch{}, err
 	}
 	return readArrangement(r, viewArrangement(view, arrange.KindViewRows))
+}
+
+// ViewRowCount returns the number of rows in a view's stored output (the
+// sum of its weights) without decoding them, for statistics; like ReadView
+// it returns the view's error if it is in the error state.
+func ViewRowCount(r kv.Reader, view ViewID) (int64, error) {
+	if err := viewHealthy(r, view); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := viewArrangement(view, arrange.KindViewRows).Scan(r, nil, func(_, v []byte) error {
+		w, err := decodeViewWeight(v)
+		if err != nil {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output weight")
+		}
+		n += w
+		return nil
+	})
+	return n, err
+}
+
+// viewHealthy returns the view's error if it is in the error state.
+func viewHealthy(r kv.Reader, view ViewID) error {
+	errs, err := ViewErrors(r, view)
+	if err != nil {
+		return err
+	}
+	return viewError(view, errs)
 }
 
 // viewError turns a view's live errors into the error its readers get (nil
@@ -55,10 +79,11 @@ func readArrangement(r kv.Reader, a *arrange.Arrangement) (zset.Batch, error) {
 		if err != nil || len(rest) != 0 {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output row")
 		}
-		w, err := arrange.DecodeWeight(v)
+		w, err := decodeViewWeight(v)
 		if err != nil {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output weight")
 		}
+		// NB: Add skips a stored weight of zero (sink.go): absent.
 		out.Add(types.Row(row), w)
 		return nil
 	})
