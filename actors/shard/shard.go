@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"github.com/rockstream/rockstream/buggify"
 	"sort"
@@ -554,11 +555,13 @@ func ownedBy(k []byte, circuitID uint64) bool {
 	if k[0] == kv.PrefixShardMeta && k[1] != 'S' {
 		return false
 	}
-	var id uint64
-	for _, c := range k[2:10] {
-		id = id<<8 | uint64(c)
+	if k[0] == kv.PrefixViewOutput {
+		// NB: view outputs are keyed by view, not by operator:
+		// arrange.MakeID(0, view) (circuit.viewArrangement), and a view's
+		// number is its circuit's id.
+		return binary.BigEndian.Uint64(k[2:10]) == 0 && binary.BigEndian.Uint64(k[10:18]) == circuitID
 	}
-	return id == circuitID
+	return binary.BigEndian.Uint64(k[2:10]) == circuitID
 }
 
 func dedupOps(ops []kv.Op) []kv.Op {

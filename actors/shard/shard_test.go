@@ -1,7 +1,9 @@
 package shard
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"testing"
@@ -291,5 +293,36 @@ func TestOlderCatalogDropsUnknownViewState(t *testing.T) {
 	h.drain()
 	if got := h.view(view); got[1] != 20 || got[2] != 5 || len(got) != 2 {
 		t.Fatalf("view after the older catalog came and went: %v, want map[1:20 2:5]", got)
+	}
+}
+
+// TestDropViewLeavesNoState: a view that leaves the catalog takes every key
+// of its state with it (operator state, indexes, view output rows and
+// errors, statistics), so nothing leaks and nothing stale can be read back
+// if a view of the same id is installed again.
+func TestDropViewLeavesNoState(t *testing.T) {
+	h, view := newHarness(t)
+	h.start()
+	h.ask(Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{int64(1)}, Row: types.Row{int64(1), int64(10)}}}})
+	h.drain()
+	if got := h.view(view); got[1] != 10 {
+		t.Fatalf("view before the drop: %v", got)
+	}
+	h.snap = control.NewSnapshot(catalog.NamespaceID{}, 2, h.table)
+	h.ask(SyncCatalog{Snapshot: h.snap})
+	var left []string
+	for _, ns := range []byte{kv.PrefixOpState, kv.PrefixOpIndex, kv.PrefixViewOutput} {
+		err := kv.ScanPrefix(h.store, []byte{ns}, func(k, _ []byte) error {
+			if !bytes.HasPrefix(k, tablePrefix(h.table.ID)) {
+				left = append(left, fmt.Sprintf("%x", k))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(left) > 0 {
+		t.Fatalf("the dropped view left %d keys, e.g. %s", len(left), left[0])
 	}
 }
