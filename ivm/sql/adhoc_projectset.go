@@ -12,28 +12,7 @@ import (
 // the SELECT list) by the constant rows it produces: its input is run
 // first, then the functions are evaluated for each input row.
 func expandProjectSets(n plan.Node, snap Snapshot, env *expr.Env) (plan.Node, error) {
-	var firstErr error
-	out := plan.Transform(n, func(x plan.Node) plan.Node {
-		ps, ok := x.(*plan.ProjectSet)
-		if !ok || firstErr != nil {
-			return x
-		}
-		for _, a := range ps.HeldScalars() {
-			if hasOuterRef(a) {
-				return x
-			}
-		}
-		v, err := runProjectSet(ps, snap, env)
-		if err != nil {
-			firstErr = err
-			return x
-		}
-		return v
-	})
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	return out, nil
+	return expandUncorrelated(n, func(ps *plan.ProjectSet) (*plan.Values, error) { return runProjectSet(ps, snap, env) })
 }
 
 func runProjectSet(ps *plan.ProjectSet, snap Snapshot, env *expr.Env) (*plan.Values, error) {

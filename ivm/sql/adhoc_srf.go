@@ -15,18 +15,27 @@ const srfRowsMax = 10_000_000
 // expandFuncScans replaces every function in FROM whose arguments no
 // longer reference an outer query by the constant rows it returns.
 func expandFuncScans(n plan.Node, env *expr.Env) (plan.Node, error) {
+	return expandUncorrelated(n, func(fs *plan.FuncScan) (*plan.Values, error) { return runFuncScan(fs, env) })
+}
+
+// expandUncorrelated replaces every node of type T whose expressions
+// reference no outer query by the constant rows run computes for it.
+func expandUncorrelated[T interface {
+	plan.Node
+	HeldScalars() []plan.Scalar
+}](n plan.Node, run func(T) (*plan.Values, error)) (plan.Node, error) {
 	var firstErr error
 	out := plan.Transform(n, func(x plan.Node) plan.Node {
-		fs, ok := x.(*plan.FuncScan)
+		t, ok := x.(T)
 		if !ok || firstErr != nil {
 			return x
 		}
-		for _, a := range fs.Args {
+		for _, a := range t.HeldScalars() {
 			if hasOuterRef(a) {
 				return x
 			}
 		}
-		v, err := runFuncScan(fs, env)
+		v, err := run(t)
 		if err != nil {
 			firstErr = err
 			return x
