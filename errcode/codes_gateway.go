@@ -64,4 +64,6 @@ var (
 		"Fix the value on the reported line (text format: \\N is NULL, tab separates fields; CSV: quote fields that hold the delimiter).")
 	CopyClientFailed = Register("RS-2442", "copy.client_failed", "57014",
 		"The client aborted the COPY (CopyFail); nothing was written. Fix the client-side error and rerun the COPY.")
+	CopyBadBinaryFormat = Register("RS-2443", "copy.bad_binary_format", "22P04",
+		"FORMAT binary input must be PostgreSQL's binary COPY format (signature, flags, tuples, trailer) with one field per target column in the column's binary representation; check the client's column types.")
 )

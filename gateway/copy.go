@@ -37,6 +37,7 @@ type copyFormat uint8
 const (
 	copyText copyFormat = iota
 	copyCSV
+	copyBinary
 )
 
 // copySpec is a parsed COPY statement.
@@ -84,9 +85,7 @@ func classifyCopy(cs *pg_query.CopyStmt, version int32, st *statement) {
 			case "csv":
 				spec.format = copyCSV
 			case "binary":
-				st.kind = kindUnsupported
-				st.err = errcode.New(errcode.GatewayUnsupported, "COPY BINARY is not supported; use FORMAT text or csv")
-				return
+				spec.format = copyBinary
 			default:
 				bad("COPY format %q not recognized", val)
 				return
@@ -125,6 +124,14 @@ func classifyCopy(cs *pg_query.CopyStmt, version int32, st *statement) {
 		default:
 			bad("COPY option %q is not supported", def.Defname)
 			return
+		}
+	}
+	if spec.format == copyBinary {
+		for _, o := range cs.Options {
+			if def := o.GetDefElem(); def != nil && def.Defname != "format" && def.Defname != "freeze" && def.Defname != "encoding" {
+				bad("cannot specify %s in BINARY mode", strings.ToUpper(def.Defname))
+				return
+			}
 		}
 	}
 	if spec.format == copyCSV {

@@ -108,10 +108,10 @@ func TestCopyFromStdin(t *testing.T) {
 
 	// Unsupported forms are refused with RS codes.
 	for q, code := range map[string]string{
-		"copy copy_t from '/etc/passwd'":               "42601",
-		"copy copy_t from stdin with (format binary)":  "0A000",
-		"copy copy_t to program 'ls'":                  "42601",
-		"copy copy_t from stdin with (format unknown)": "42601",
+		"copy copy_t from '/etc/passwd'":                             "42601",
+		"copy copy_t from stdin with (format binary, delimiter ',')": "42601",
+		"copy copy_t to program 'ls'":                                "42601",
+		"copy copy_t from stdin with (format unknown)":               "42601",
 	} {
 		if pe := execErr(t, c, q); pe.Code != code || !strings.HasPrefix(pe.Detail, "RS-") {
 			t.Errorf("%s: %s %q", q, pe.Code, pe.Detail)

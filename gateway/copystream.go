@@ -38,11 +38,15 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 		}
 	}()
 	cols := sink.Columns()
-	c.backend.Send(&pgproto3.CopyInResponse{OverallFormat: 0, ColumnFormatCodes: make([]uint16, len(cols))})
+	c.backend.Send(copyResponseIn(spec, len(cols)))
 	if err := c.flush(); err != nil {
 		return err
 	}
 	dec := &copyDecoder{spec: spec}
+	var binDec *copyBinaryDecoder
+	if spec.format == copyBinary {
+		binDec = &copyBinaryDecoder{cols: cols, table: spec.table}
+	}
 	chunk := make([]types.Row, 0, 64)
 	chunkBytes := 0
 	writeChunk := func() error {
@@ -77,6 +81,15 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 		}
 		return nil
 	}
+	// convertBinary hands a binary COPY's decoded rows on.
+	convertBinary := func(rows []types.Row, size int) error {
+		chunk = append(chunk, rows...)
+		chunkBytes += size
+		if len(chunk) >= copyChunkRowsMax || chunkBytes >= copyChunkBytesMax {
+			return writeChunk()
+		}
+		return nil
+	}
 	for {
 		if ctx.Err() != nil {
 			return canceledError(ctx, ctx.Err())
@@ -87,6 +100,16 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 		}
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
+			if binDec != nil {
+				rows, err := binDec.feed(m.Data, false)
+				if err != nil {
+					return err
+				}
+				if err := convertBinary(rows, len(m.Data)); err != nil {
+					return err
+				}
+				continue
+			}
 			records, err := dec.feed(m.Data, false)
 			if err != nil {
 				return err
@@ -95,12 +118,22 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 				return err
 			}
 		case *pgproto3.CopyDone:
-			records, err := dec.feed(nil, true)
-			if err != nil {
-				return err
-			}
-			if err := convert(records); err != nil {
-				return err
+			if binDec != nil {
+				rows, err := binDec.feed(nil, true)
+				if err != nil {
+					return err
+				}
+				if err := convertBinary(rows, 0); err != nil {
+					return err
+				}
+			} else {
+				records, err := dec.feed(nil, true)
+				if err != nil {
+					return err
+				}
+				if err := convert(records); err != nil {
+					return err
+				}
 			}
 			if err := writeChunk(); err != nil {
 				return err
@@ -178,8 +211,11 @@ func (c *conn) copyOut(ctx context.Context, spec *copySpec) error {
 			c.log.Warn("gateway: closing COPY cursor failed", "err", cerr)
 		}
 	}()
-	c.backend.Send(&pgproto3.CopyOutResponse{OverallFormat: 0, ColumnFormatCodes: make([]uint16, len(stmt.Columns))})
+	c.backend.Send(copyResponseOut(spec, len(stmt.Columns)))
 	var buf []byte
+	if spec.format == copyBinary {
+		c.backend.Send(&pgproto3.CopyData{Data: appendCopyBinaryHeader(nil)})
+	}
 	if spec.header {
 		for i, col := range stmt.Columns {
 			if i > 0 {
@@ -203,7 +239,11 @@ func (c *conn) copyOut(ctx context.Context, spec *copySpec) error {
 		if err != nil {
 			return canceledError(ctx, err)
 		}
-		buf, err = appendCopyRow(buf[:0], row, stmt.Columns, spec, c.settings)
+		if spec.format == copyBinary {
+			buf, err = appendCopyBinaryRow(buf[:0], row, stmt.Columns)
+		} else {
+			buf, err = appendCopyRow(buf[:0], row, stmt.Columns, spec, c.settings)
+		}
 		if err != nil {
 			return errcode.Wrap(errcode.InternalError, err, "cannot encode COPY row")
 		}
@@ -216,7 +256,33 @@ func (c *conn) copyOut(ctx context.Context, spec *copySpec) error {
 			}
 		}
 	}
+	if spec.format == copyBinary {
+		c.backend.Send(&pgproto3.CopyData{Data: appendCopyBinaryTrailer(nil)})
+	}
 	c.backend.Send(&pgproto3.CopyDone{})
 	c.backend.Send(&pgproto3.CommandComplete{CommandTag: []byte("COPY " + strconv.FormatInt(n, 10))})
 	return nil
+}
+
+// copyFormats is the per-column format codes of a COPY response: all
+// binary (1) for FORMAT binary, all text (0) otherwise.
+func copyFormats(spec *copySpec, n int) (overall byte, cols []uint16) {
+	cols = make([]uint16, n)
+	if spec.format != copyBinary {
+		return 0, cols
+	}
+	for i := range cols {
+		cols[i] = 1
+	}
+	return 1, cols
+}
+
+func copyResponseIn(spec *copySpec, n int) *pgproto3.CopyInResponse {
+	overall, cols := copyFormats(spec, n)
+	return &pgproto3.CopyInResponse{OverallFormat: overall, ColumnFormatCodes: cols}
+}
+
+func copyResponseOut(spec *copySpec, n int) *pgproto3.CopyOutResponse {
+	overall, cols := copyFormats(spec, n)
+	return &pgproto3.CopyOutResponse{OverallFormat: overall, ColumnFormatCodes: cols}
 }
