@@ -48,16 +48,7 @@ var oracleQueries = []string{
 
 func TestTextOracle(t *testing.T) {
 	ctx := context.Background()
-	direct, err := pgconn.Connect(ctx, testPG.connString())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close(ctx)
-	viaGateway, err := pgconn.Connect(ctx, gatewayConnString(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer viaGateway.Close(ctx)
+	direct, viaGateway := connectBoth(t)
 	for _, q := range oracleQueries {
 		want, err := direct.Exec(ctx, q).ReadAll()
 		if err != nil {
@@ -75,16 +66,7 @@ func TestTextOracle(t *testing.T) {
 
 func TestBinaryOracle(t *testing.T) {
 	ctx := context.Background()
-	direct, err := pgconn.Connect(ctx, testPG.connString())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close(ctx)
-	viaGateway, err := pgconn.Connect(ctx, gatewayConnString(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer viaGateway.Close(ctx)
+	direct, viaGateway := connectBoth(t)
 	for _, q := range oracleQueries {
 		if strings.Contains(q, ";") || strings.HasPrefix(q, "values") {
 			continue // one statement per extended-protocol execution
@@ -153,16 +135,7 @@ func diffResults(want, got []*pgconn.Result) string {
 // it runs, also in the simple protocol), as in PostgreSQL.
 func TestExecuteParametersOracle(t *testing.T) {
 	ctx := context.Background()
-	direct, err := pgconn.Connect(ctx, testPG.connString())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close(ctx)
-	viaGateway, err := pgconn.Connect(ctx, gatewayConnString(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer viaGateway.Close(ctx)
+	direct, viaGateway := connectBoth(t)
 	for _, c := range []*pgconn.PgConn{direct, viaGateway} {
 		if _, err := c.Exec(ctx, `prepare xp(int, text) as select $1 * 2 as d, $2 || '!' as s`).ReadAll(); err != nil {
 			t.Fatal(err)
@@ -201,4 +174,22 @@ func pgCode(err error) string {
 		return pe.Code
 	}
 	return fmt.Sprint(err)
+}
+
+// connectBoth connects to PostgreSQL directly and through the gateway; both
+// connections close when the test ends.
+func connectBoth(t *testing.T) (direct, viaGateway *pgconn.PgConn) {
+	t.Helper()
+	ctx := context.Background()
+	direct, err := pgconn.Connect(ctx, testPG.connString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Close(ctx) })
+	viaGateway, err = pgconn.Connect(ctx, gatewayConnString(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { viaGateway.Close(ctx) })
+	return direct, viaGateway
 }
