@@ -99,6 +99,7 @@ func buildRegistry() map[string][]*Func {
 	registerMisc(add)
 	registerToChar(add)
 	registerPattern(add)
+	registerTimeZone(add)
 	registerCatalog(add)
 	registerSequence(add)
 	return r

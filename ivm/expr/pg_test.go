@@ -235,6 +235,15 @@ func TestTimeZoneExprsMatchPostgres(t *testing.T) {
 		"'2024-03-10 12:00+00'::timestamptz::text", "concat('2024-03-10 12:00+00'::timestamptz)",
 		"age('2024-03-10 12:00+00'::timestamptz, '2024-01-01 00:00+00'::timestamptz)", "to_timestamp(1700000000)",
 		"'{\"2024-01-01 00:00+00\"}'::timestamptz[]", "'2024-06-01 12:00'::timestamptz = '2024-06-01 12:00'::timestamp",
+		// AT TIME ZONE (timezone()).
+		"'2024-03-10 12:00+00'::timestamptz AT TIME ZONE 'America/New_York'", "'2024-03-10 02:30'::timestamp AT TIME ZONE 'America/New_York'",
+		"'2024-11-03 01:30'::timestamp AT TIME ZONE 'America/New_York'", "'2024-03-10 12:00+00'::timestamptz AT TIME ZONE 'utc'",
+		"'2024-03-10 12:00'::timestamp AT TIME ZONE 'UTC'", "'2024-03-10 12:00+00'::timestamptz AT TIME ZONE '+05'",
+		"'2024-03-10 12:00+00'::timestamptz AT TIME ZONE '-03:30'", "'2024-03-10 12:00'::timestamp AT TIME ZONE '+05'",
+		"'2024-03-10 12:00+00'::timestamptz AT TIME ZONE INTERVAL '-08:00'", "'2024-03-10 12:00'::timestamp AT TIME ZONE INTERVAL '05:30'",
+		"'2024-03-10 12:00+00'::timestamptz AT TIME ZONE INTERVAL '1 day'", "'infinity'::timestamptz AT TIME ZONE 'UTC'",
+		"'-infinity'::timestamp AT TIME ZONE 'Asia/Tokyo'", "'2024-03-10 12:00+00'::timestamptz AT TIME ZONE 'Nowhere/Bogus'",
+		"timezone('Asia/Kolkata', '2024-03-10 12:00+00'::timestamptz)", "'2024-07-01 12:00'::timestamp AT TIME ZONE 'Europe/London' AT TIME ZONE 'Asia/Tokyo'",
 	}
 	for _, zone := range []string{"UTC", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe", "Europe/London"} {
 		if _, _, _, err := pgtest.QueryText(ctx, conn, "SET TimeZone = '"+zone+"'"); err != nil {
