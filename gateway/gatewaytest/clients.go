@@ -198,11 +198,21 @@ func CheckPgx(t testing.TB, s Server) {
 	if err := conn.QueryRow(ctx, "select count(*) from pgx_t").Scan(&count); err != nil || count != 3 {
 		t.Errorf("after rollback: %d %v", count, err)
 	}
-	// Binary COPY (pgx.CopyFrom) is refused with a clear error.
-	_, err = conn.CopyFrom(ctx, pgx.Identifier{"pgx_t"}, []string{"id"}, pgx.CopyFromRows([][]any{{int64(1)}}))
+	// Binary COPY (pgx.CopyFrom) loads rows, NULLs included.
+	loaded, err := conn.CopyFrom(ctx, pgx.Identifier{"pgx_t"}, []string{"id", "i4", "s"},
+		pgx.CopyFromRows([][]any{{int64(-1), int32(7), "copied"}, {int64(-2), nil, nil}}))
+	if err != nil || loaded != 2 {
+		t.Errorf("binary COPY: %d rows, %v", loaded, err)
+	}
+	var copied string
+	if err := conn.QueryRow(ctx, "select count(*)::text || ' ' || string_agg(coalesce(s, 'NULL'), ',' order by id) from pgx_t where id < 0").Scan(&copied); err != nil || copied != "2 NULL,copied" {
+		t.Errorf("after binary COPY: %q %v", copied, err)
+	}
+	// A duplicate key in a binary COPY fails the whole COPY, as in PostgreSQL.
+	_, err = conn.CopyFrom(ctx, pgx.Identifier{"pgx_t"}, []string{"id"}, pgx.CopyFromRows([][]any{{int64(-3)}, {int64(-1)}}))
 	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "0A000" {
-		t.Errorf("binary COPY: %v", err)
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		t.Errorf("binary COPY of a duplicate key: %v", err)
 	}
 }
 
