@@ -193,6 +193,13 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 		return s.update(ctx, snap, st, env)
 	case *rsql.Delete:
 		return s.delete(ctx, snap, st, env)
+	case *rsql.Truncate:
+		for _, d := range st.Deletes {
+			if _, err := s.delete(ctx, snap, d, env); err != nil {
+				return nil, err
+			}
+		}
+		return &rowsCursor{tag: "TRUNCATE TABLE"}, nil
 	case *rsql.DDL:
 		cur, err := s.ddl(ctx, snap, st, p.sql)
 		if err == nil && s.txn != nil && !s.txnImplicit {

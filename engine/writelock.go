@@ -23,7 +23,7 @@ func newImplicitWriteLock() chan struct{} { return make(chan struct{}, 1) }
 // readModifyWrite reports whether st reads the rows it writes.
 func readModifyWrite(st rsql.Statement) bool {
 	switch x := st.(type) {
-	case *rsql.Update, *rsql.Delete:
+	case *rsql.Update, *rsql.Delete, *rsql.Truncate:
 		return true
 	case *rsql.Insert:
 		return x.OnConflict != nil

@@ -80,6 +80,14 @@ func (*Update) Tag() string { return "UPDATE" }
 // Tag implements Statement.
 func (*Delete) Tag() string { return "DELETE" }
 
+// Truncate is TRUNCATE: a DELETE of every row of each table, run in the
+// statement's transaction, so it is transactional and maintains views like
+// any delete.
+type Truncate struct{ Deletes []*Delete }
+
+// Tag implements Statement.
+func (*Truncate) Tag() string { return "TRUNCATE TABLE" }
+
 // DDL is a converted DDL statement. For CREATE MATERIALIZED VIEW, View is
 // the compiled (validated) view; for CREATE VIEW, Columns is the view's
 // output schema.
@@ -270,6 +278,8 @@ func compilePG(cat catalog.Catalog, st *parse.PG, opts Options) (Statement, erro
 			x.Rows = opt.Optimize(x.Rows)
 			return &Delete{x}, nil
 		}
+	case *pg_query.Node_TruncateStmt:
+		return compileTruncate(cat, st, n.TruncateStmt, bopts)
 	case *pg_query.Node_ExplainStmt:
 		inner := &parse.PG{Stmt: n.ExplainStmt.Query, SQL: st.SQL, Offset: st.Offset}
 		if inner.Stmt.GetSelectStmt() == nil {
@@ -381,4 +391,27 @@ func otherTag(n *pg_query.Node) string {
 		return "SHOW"
 	}
 	return "UTILITY"
+}
+
+// compileTruncate binds TRUNCATE t1, t2 as DELETE FROM t1; DELETE FROM t2.
+func compileTruncate(cat catalog.Catalog, st *parse.PG, ts *pg_query.TruncateStmt, bopts bind.Options) (Statement, error) {
+	if ts.RestartSeqs {
+		return nil, errcode.New(errcode.SQLFeatureNotSupported, "TRUNCATE ... RESTART IDENTITY is not supported; truncate, then restart the sequences with ALTER SEQUENCE ... RESTART")
+	}
+	out := &Truncate{}
+	for _, r := range ts.Relations {
+		rv := r.GetRangeVar()
+		if rv == nil {
+			return nil, errcode.New(errcode.SQLFeatureNotSupported, "TRUNCATE of this relation is not supported")
+		}
+		del := &pg_query.Node{Node: &pg_query.Node_DeleteStmt{DeleteStmt: &pg_query.DeleteStmt{Relation: rv}}}
+		d, err := bind.DML(cat, &parse.PG{Stmt: del, SQL: st.SQL, Offset: st.Offset}, bopts)
+		if err != nil {
+			return nil, err
+		}
+		x := d.(*bind.Delete)
+		x.Rows = opt.Optimize(x.Rows)
+		out.Deletes = append(out.Deletes, &Delete{x})
+	}
+	return out, nil
 }

@@ -1,0 +1,91 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rockstream/rockstream/correctness/harness"
+	"github.com/rockstream/rockstream/internal/enginetest"
+)
+
+// truncateScript: TRUNCATE empties one or several tables, is undone by
+// ROLLBACK and by ROLLBACK TO SAVEPOINT, and fails as PostgreSQL 15 does on
+// a missing relation; every outcome must equal PostgreSQL's.
+var truncateScript = []string{
+	`CREATE TABLE ta (k int PRIMARY KEY, v text)`,
+	`CREATE TABLE tb (k int PRIMARY KEY)`,
+	`INSERT INTO ta VALUES (1, 'one'), (2, 'two')`,
+	`INSERT INTO tb VALUES (1), (2), (3)`,
+	`BEGIN`,
+	`TRUNCATE ta`,
+	`SELECT count(*) FROM ta`,
+	`ROLLBACK`,
+	`SELECT * FROM ta ORDER BY k`,
+	`BEGIN`,
+	`SAVEPOINT s`,
+	`TRUNCATE TABLE ta, tb`,
+	`SELECT (SELECT count(*) FROM ta), (SELECT count(*) FROM tb)`,
+	`ROLLBACK TO SAVEPOINT s`,
+	`SELECT (SELECT count(*) FROM ta), (SELECT count(*) FROM tb)`,
+	`COMMIT`,
+	`TRUNCATE ONLY tb CASCADE`,
+	`SELECT count(*) FROM tb`,
+	`INSERT INTO tb VALUES (1)`,
+	`SELECT * FROM tb`,
+	`TRUNCATE missing`,
+	`TRUNCATE ta, missing`,
+	`SELECT count(*) FROM ta`,
+}
+
+func TestTruncateMatchesPostgres(t *testing.T) {
+	srv := enginetest.StartServer(t, t.TempDir())
+	rs := harness.ConnectRS(t, srv)
+	pg := harness.ConnectPG(t)
+	for _, stmt := range truncateScript {
+		want := outcome(pg, stmt)
+		got := outcome(rs, stmt)
+		if got != want {
+			t.Errorf("%s\n  rockstream: %s\n  postgresql: %s", stmt, got, want)
+		}
+	}
+}
+
+// TestTruncateMaintainsViews: a view over a truncated table follows it, the
+// command tag is PostgreSQL's, and RESTART IDENTITY is refused by name.
+func TestTruncateMaintainsViews(t *testing.T) {
+	ctx := context.Background()
+	srv := enginetest.StartServer(t, t.TempDir())
+	conn, err := pgx.Connect(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, sql := range []string{
+		`CREATE TABLE t (k int PRIMARY KEY, g int)`,
+		`INSERT INTO t SELECT i, i % 3 FROM generate_series(1, 30) AS i`,
+		`CREATE MATERIALIZED VIEW mv AS SELECT g, count(*) AS n FROM t GROUP BY g`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	tag, err := conn.Exec(ctx, `TRUNCATE t`)
+	if err != nil || tag.String() != "TRUNCATE TABLE" {
+		t.Fatalf("TRUNCATE: tag %q, %v", tag.String(), err)
+	}
+	var n int64
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM mv`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("view rows after TRUNCATE: %d %v", n, err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO t VALUES (1, 1), (2, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT n FROM mv WHERE g = 1`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("view after TRUNCATE and INSERT: %d %v", n, err)
+	}
+	if _, err := conn.Exec(ctx, `TRUNCATE t RESTART IDENTITY`); err == nil {
+		t.Fatal("TRUNCATE ... RESTART IDENTITY was accepted")
+	}
+}
