@@ -66,11 +66,5 @@ func TestPrepareMatchesPostgres(t *testing.T) {
 	srv := enginetest.StartServer(t, t.TempDir())
 	rs := harness.ConnectRS(t, srv)
 	pg := harness.ConnectPG(t)
-	for _, stmt := range prepareScript {
-		want := outcome(pg, stmt)
-		got := outcome(rs, stmt)
-		if got != want {
-			t.Errorf("%s\n  rockstream: %s\n  postgresql: %s", stmt, got, want)
-		}
-	}
+	checkScriptMatchesPostgres(t, rs, pg, prepareScript)
 }

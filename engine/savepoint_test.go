@@ -155,13 +155,7 @@ func TestSavepointsMatchPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, stmt := range savepointScript {
-		want := outcome(pg, stmt)
-		got := outcome(rs, stmt)
-		if got != want {
-			t.Errorf("%s\n  rockstream: %s\n  postgresql: %s", stmt, got, want)
-		}
-	}
+	checkScriptMatchesPostgres(t, rs, pg, savepointScript)
 }
 
 // TestDDLInBlockWarns: DDL inside BEGIN ... takes effect at once, unlike

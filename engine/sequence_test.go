@@ -106,10 +106,16 @@ func TestSequencesMatchPostgres(t *testing.T) {
 	srv := enginetest.StartServer(t, t.TempDir())
 	rs := harness.ConnectRS(t, srv)
 	pg := harness.ConnectPG(t)
-	for _, stmt := range sequenceScript {
+	checkScriptMatchesPostgres(t, rs, pg, sequenceScript)
+}
+
+// checkScriptMatchesPostgres runs script on RockStream and on PostgreSQL
+// 15, statement by statement, and reports every outcome that differs.
+func checkScriptMatchesPostgres(t *testing.T, rs, pg *harness.Conn, script []string) {
+	t.Helper()
+	for _, stmt := range script {
 		want := outcome(pg, stmt)
-		got := outcome(rs, stmt)
-		if got != want {
+		if got := outcome(rs, stmt); got != want {
 			t.Errorf("%s\n  rockstream: %s\n  postgresql: %s", stmt, got, want)
 		}
 	}

@@ -48,13 +48,7 @@ func TestSelectListSRFsMatchPostgres(t *testing.T) {
 	srv := enginetest.StartServer(t, t.TempDir())
 	rs := harness.ConnectRS(t, srv)
 	pg := harness.ConnectPG(t)
-	for _, stmt := range srfScript {
-		want := outcome(pg, stmt)
-		got := outcome(rs, stmt)
-		if got != want {
-			t.Errorf("%s\n  rockstream: %s\n  postgresql: %s", stmt, got, want)
-		}
-	}
+	checkScriptMatchesPostgres(t, rs, pg, srfScript)
 }
 
 // TestSelectListSRFsRejectedInViews: a materialized view cannot maintain a

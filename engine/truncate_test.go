@@ -43,13 +43,7 @@ func TestTruncateMatchesPostgres(t *testing.T) {
 	srv := enginetest.StartServer(t, t.TempDir())
 	rs := harness.ConnectRS(t, srv)
 	pg := harness.ConnectPG(t)
-	for _, stmt := range truncateScript {
-		want := outcome(pg, stmt)
-		got := outcome(rs, stmt)
-		if got != want {
-			t.Errorf("%s\n  rockstream: %s\n  postgresql: %s", stmt, got, want)
-		}
-	}
+	checkScriptMatchesPostgres(t, rs, pg, truncateScript)
 }
 
 // TestTruncateMaintainsViews: a view over a truncated table follows it, the
