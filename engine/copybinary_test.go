@@ -22,12 +22,7 @@ import (
 // with 22P04 and an RS code while the table stays unchanged.
 func TestCopyBinary(t *testing.T) {
 	ctx := context.Background()
-	srv := enginetest.StartServer(t, t.TempDir())
-	conn, err := pgx.Connect(ctx, srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := dialPgx(t, enginetest.StartServer(t, t.TempDir()).URL)
 	exec := func(sql string) {
 		t.Helper()
 		if _, err := conn.Exec(ctx, sql); err != nil {
@@ -125,3 +120,14 @@ func TestCopyBinary(t *testing.T) {
 }
 
 func asPgError(err error, pe **pgconn.PgError) bool { return errors.As(err, pe) }
+
+// dialPgx connects pgx to url; the connection closes when the test ends.
+func dialPgx(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/rockstream/rockstream/correctness/harness"
 	"github.com/rockstream/rockstream/internal/enginetest"
 )
@@ -50,12 +48,7 @@ func TestTruncateMatchesPostgres(t *testing.T) {
 // command tag is PostgreSQL's, and RESTART IDENTITY is refused by name.
 func TestTruncateMaintainsViews(t *testing.T) {
 	ctx := context.Background()
-	srv := enginetest.StartServer(t, t.TempDir())
-	conn, err := pgx.Connect(ctx, srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := dialPgx(t, enginetest.StartServer(t, t.TempDir()).URL)
 	for _, sql := range []string{
 		`CREATE TABLE t (k int PRIMARY KEY, g int)`,
 		`INSERT INTO t SELECT i, i % 3 FROM generate_series(1, 30) AS i`,
