@@ -38,6 +38,8 @@ type Circuit struct {
 	nodes   []*node
 	sources map[SourceID]int
 	sinks   []*sink
+	// format is the state format record (format.go), taken before fusion.
+	format []byte
 }
 
 type node struct {
@@ -100,6 +102,7 @@ func (b *Builder) Build(cfg Config) (*Circuit, error) {
 			c.sources[*spec.source] = i
 		}
 	}
+	c.format = c.stateFormat()
 	if !cfg.Unfused {
 		c.fuse(b.sinks)
 	}
