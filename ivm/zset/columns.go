@@ -259,7 +259,7 @@ func (c *Columns) AppendEncodedRow(buf []byte, i int) []byte {
 		case *array.Float64:
 			buf = binary.BigEndian.AppendUint64(append(buf, tagFloat), math.Float64bits(a.Value(i)))
 		case *array.String:
-			v := a.ValueBytes()[a.ValueOffset(i):a.ValueOffset(i+1)]
+			v := a.Value(i)
 			buf = binary.AppendUvarint(append(buf, tagString), uint64(len(v)))
 			buf = append(buf, v...)
 		case *array.Binary:
@@ -446,7 +446,7 @@ func (b *ColumnBuilder) appendFrom(a arrow.Array, i int) {
 	case *array.Float64:
 		b.AppendFloat(a.Value(i))
 	case *array.String:
-		b.AppendBytes(a.ValueBytes()[a.ValueOffset(i):a.ValueOffset(i+1)])
+		b.AppendString(a.Value(i))
 	case *array.Binary:
 		b.AppendBytes(a.Value(i))
 	case *array.Date32:
