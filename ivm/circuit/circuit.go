@@ -7,6 +7,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/op"
+	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 
@@ -40,6 +41,8 @@ type Circuit struct {
 	sinks   []*sink
 	// exitRowsBuilt counts rows Step built from columnar view outputs.
 	exitRowsBuilt int64
+	// columnarRowsIn counts the entries of columnar source deltas.
+	columnarRowsIn int64
 }
 
 type node struct {
@@ -234,6 +237,16 @@ func (c *Circuit) ColumnarSource(id SourceID) bool {
 	return consumers > 0
 }
 
+// SourceSchema is the schema the circuit reads source id's deltas as (nil
+// for an unknown source).
+func (c *Circuit) SourceSchema(id SourceID) types.Schema {
+	src, ok := c.sources[id]
+	if !ok {
+		return nil
+	}
+	return c.nodes[src].operator.Schema()
+}
+
 // RowsMaterialized is the number of rows the circuit built from columnar
 // deltas over its lifetime: at the input of operators that step only rows,
 // inside columnar operators (expressions with no columnar kernel, outputs
@@ -249,6 +262,10 @@ func (c *Circuit) RowsMaterialized() int64 {
 	}
 	return n
 }
+
+// ColumnarRowsIn is the number of entries the circuit received in
+// columnar source deltas over its lifetime.
+func (c *Circuit) ColumnarRowsIn() int64 { return c.columnarRowsIn }
 
 // StepDeltas is Step over deltas in either form. A columnar delta stays
 // columnar through operators that implement op.Columnar and into view
@@ -294,6 +311,9 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 				if idx == i {
 					ins = []zset.Delta{inputs[id]}
 					rowsIn += int64(inputs[id].Len())
+					if inputs[id].Columns() != nil {
+						c.columnarRowsIn += int64(inputs[id].Len())
+					}
 				}
 			}
 		}
