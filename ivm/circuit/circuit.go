@@ -43,6 +43,8 @@ type Circuit struct {
 	exitRowsBuilt int64
 	// columnarRowsIn counts the entries of columnar source deltas.
 	columnarRowsIn int64
+	// format is the state format record (format.go), taken before fusion.
+	format []byte
 }
 
 type node struct {
@@ -108,6 +110,7 @@ func (b *Builder) Build(cfg Config) (*Circuit, error) {
 			c.sources[*spec.source] = i
 		}
 	}
+	c.format = c.stateFormat()
 	if !cfg.Unfused {
 		c.fuse(b.sinks)
 	}
