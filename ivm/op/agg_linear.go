@@ -105,7 +105,7 @@ type linState struct {
 	// sumErrors: some call is an int8 or float SUM/AVG, whose output can
 	// be an error (linErrors has work).
 	sumErrors bool
-	cache    linCache
+	cache     linCache
 	// Per step: the touched groups, their words (old then new, words each)
 	// and keys (offsets into keys), and the groups the cache could not
 	// hold.

@@ -202,9 +202,9 @@ func TestFloatSumMatchesPostgres(t *testing.T) {
 		{row{"5e307", "1e38", ""}, 1},
 		{row{"1e308", "3e38", "1e308"}, -1}, // back in range
 		{row{"Infinity", "1", "Infinity"}, 1},
-		{row{"1e308", "3e38", "1e308"}, 1}, // overflowed finite part, but +Infinity is live
-		{row{"-Infinity", "1", "-Infinity"}, 1}, // NaN
-		{row{"Infinity", "1", "Infinity"}, -1}, // -Infinity
+		{row{"1e308", "3e38", "1e308"}, 1},       // overflowed finite part, but +Infinity is live
+		{row{"-Infinity", "1", "-Infinity"}, 1},  // NaN
+		{row{"Infinity", "1", "Infinity"}, -1},   // -Infinity
 		{row{"-Infinity", "1", "-Infinity"}, -1}, // overflow again
 		{row{"NaN", "2", "NaN"}, 1},
 		{row{"1e308", "3e38", "1e308"}, -1},
