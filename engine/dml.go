@@ -426,7 +426,7 @@ func (w *writer) replace(ctx context.Context, snap *control.Snapshot, oldKey typ
 }
 
 func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.Update, env *expr.Env) (gateway.Cursor, error) {
-	if len(st.Table.PrimaryKey) == 0 && st.Table.Kind == catalog.KindTable {
+	if st.Table.InsertOnly && st.Table.Kind == catalog.KindTable {
 		return nil, errcode.New(errcode.InsertOnlyTable, "cannot update table %q because it is insert-only", st.Table.Name)
 	}
 	w, ret, pairs, err := s.startDML(ctx, snap, st.Table, "UPDATE", st.Returning, st.Rows, env)
@@ -434,6 +434,9 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 		return nil, err
 	}
 	width := len(st.Table.Columns)
+	if len(w.rel.PrimaryKey) == 0 {
+		return w.updateKeyless(pairs, width, env, ret)
+	}
 	var n int64
 	oldKeys := make([]types.Row, 0, len(pairs))
 	for _, p := range pairs {
@@ -471,12 +474,15 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 }
 
 func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.Delete, env *expr.Env) (gateway.Cursor, error) {
-	if len(st.Table.PrimaryKey) == 0 && st.Table.Kind == catalog.KindTable {
+	if st.Table.InsertOnly && st.Table.Kind == catalog.KindTable {
 		return nil, errcode.New(errcode.InsertOnlyTable, "cannot delete from table %q because it is insert-only", st.Table.Name)
 	}
 	w, ret, rows, err := s.startDML(ctx, snap, st.Table, "DELETE", st.Returning, st.Rows, env)
 	if err != nil {
 		return nil, err
+	}
+	if len(w.rel.PrimaryKey) == 0 {
+		return w.deleteKeyless(rows, len(st.Table.Columns), env, ret)
 	}
 	keys := make([]types.Row, len(rows))
 	for i, r := range rows {

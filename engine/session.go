@@ -218,6 +218,10 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 		return textCursor(rsql.ExplainQuery(st.Query)), nil
 	case *rsql.ShowViewStatus:
 		return s.showViewStatus(ctx, snap, st)
+	case *rsql.Other:
+		if vs := st.PG.Stmt.GetVacuumStmt(); vs != nil {
+			return s.maintenance(ctx, snap, vs)
+		}
 	}
 	return nil, errcode.New(errcode.GatewayUnsupported, "statement %s is not supported", p.stmt.Tag())
 }
@@ -276,6 +280,12 @@ func (s *session) Close() error {
 // session's own commits, unless read-your-writes is switched off) and
 // overlays the open transaction's writes on tables.
 func (s *session) readSnapshot(ctx context.Context, snap *control.Snapshot, rels []*catalog.Relation) (map[catalog.ID]zset.Batch, error) {
+	return s.readSnapshotKeys(ctx, snap, rels, nil)
+}
+
+// readSnapshotKeys is readSnapshot reading the tables in points by
+// primary key only (pointread.go).
+func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, rels []*catalog.Relation, points map[catalog.ID][]types.Row) (map[catalog.ID]zset.Batch, error) {
 	out := map[catalog.ID]zset.Batch{}
 	var user []*catalog.Relation
 	var env *syscat.Env
@@ -283,6 +293,14 @@ func (s *session) readSnapshot(ctx context.Context, snap *control.Snapshot, rels
 	for _, r := range rels {
 		if r.Kind == catalog.KindSequence {
 			sequences = append(sequences, r)
+			continue
+		}
+		if keys, ok := points[r.ID]; ok {
+			b, err := s.lookupRows(ctx, snap, r, keys)
+			if err != nil {
+				return nil, err
+			}
+			out[r.ID] = s.txn.overlay(r, b)
 			continue
 		}
 		if !syscat.IsSystem(r.ID) {
