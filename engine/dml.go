@@ -136,15 +136,31 @@ func (w *writer) current(ctx context.Context, snap *control.Snapshot, keys []typ
 // deleted by another transaction between the statement's read and the
 // lookup then conflicts at COMMIT instead of being overwritten with a
 // value computed from its old version (a lost update).
-func (w *writer) currentRead(ctx context.Context, snap *control.Snapshot, keys, read []types.Row) ([]types.Row, error) {
+//
+// With lock, the keys are row-locked first (rowlock.go), and a row that
+// changed since the statement read it makes the statement run again
+// (errStaleRead) instead of failing at COMMIT.
+func (w *writer) currentRead(ctx context.Context, snap *control.Snapshot, keys, read []types.Row, lock bool) ([]types.Row, error) {
 	fresh := make([]bool, len(keys))
 	for i, k := range keys {
 		_, seen := w.tw.rows[encodePK(w.rel, k)]
 		fresh[i] = !seen
 	}
+	if lock {
+		if _, err := w.s.lockRows(ctx, w.rel, keys); err != nil {
+			return nil, err
+		}
+	}
 	cur, err := w.current(ctx, snap, keys)
 	if err != nil {
 		return nil, err
+	}
+	if lock {
+		for i := range keys {
+			if fresh[i] && read[i] != nil && !sameRow(w.rel, cur[i], read[i]) {
+				return nil, errStaleRead
+			}
+		}
 	}
 	for i, k := range keys {
 		if fresh[i] && read[i] != nil {
@@ -212,7 +228,7 @@ func describeKey(rel *catalog.Relation, key types.Row) string {
 }
 
 func (w *writer) duplicate(key types.Row) error {
-	return errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", w.rel.Name+"_pkey").
+	return errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", w.rel.PrimaryKeyConstraint()).
 		WithDetail("Key %s already exists.", describeKey(w.rel, key))
 }
 
@@ -446,7 +462,7 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 	for i, p := range pairs {
 		oldRows[i] = p[:width]
 	}
-	if _, err := w.currentRead(ctx, snap, oldKeys, oldRows); err != nil {
+	if _, err := w.currentRead(ctx, snap, oldKeys, oldRows, true); err != nil {
 		return nil, err
 	}
 	for i, p := range pairs {
@@ -473,7 +489,7 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 	return ret.cursor(fmt.Sprintf("UPDATE %d", n)), nil
 }
 
-func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.Delete, env *expr.Env) (gateway.Cursor, error) {
+func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.Delete, env *expr.Env, lock bool) (gateway.Cursor, error) {
 	if st.Table.InsertOnly && st.Table.Kind == catalog.KindTable {
 		return nil, errcode.New(errcode.InsertOnlyTable, "cannot delete from table %q because it is insert-only", st.Table.Name)
 	}
@@ -493,7 +509,7 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 	for i, r := range rows {
 		read[i] = r[:width]
 	}
-	if _, err := w.currentRead(ctx, snap, keys, read); err != nil {
+	if _, err := w.currentRead(ctx, snap, keys, read, lock); err != nil {
 		return nil, err
 	}
 	var n int64

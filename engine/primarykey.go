@@ -46,14 +46,11 @@ func (s *session) addPrimaryKey(ctx context.Context, snap *control.Snapshot, st 
 	if err != nil {
 		return err
 	}
-	index := st.Name
-	if index == "" {
-		index = rel.Name + "_pkey"
-	}
+	index := (&catalog.Relation{Name: rel.Name, PrimaryKeyName: st.Name}).PrimaryKeyConstraint()
 	if err := checkNewPrimaryKey(rel, cols, index, batches[rel.ID].Rows); err != nil {
 		return err
 	}
-	if _, err := s.control(ctx, control.SetPrimaryKey{Table: st.Table, Columns: cols}); err != nil {
+	if _, err := s.control(ctx, control.SetPrimaryKey{Table: st.Table, Columns: cols, Name: st.Name}); err != nil {
 		return err
 	}
 	if err := s.syncShard(ctx); err != nil {

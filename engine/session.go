@@ -34,6 +34,9 @@ type session struct {
 	// txnImplicit is set while txn is an implicit transaction;
 	// holdsWriteLock while this session holds the implicit-write lock.
 	txnImplicit, holdsWriteLock bool
+	// rowLocksHeld are the row locks this session's transaction holds
+	// (rowlock.go), released when it ends.
+	rowLocksHeld []rowLockKey
 	// currval holds the last nextval/setval value per sequence seen by this
 	// session; lastSequence is the sequence lastval() reports.
 	// seqMu guards them: an abandoned evaluation (cancel.go) may still
@@ -190,12 +193,14 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.Insert:
 		return s.insert(ctx, snap, st, env)
 	case *rsql.Update:
-		return s.update(ctx, snap, st, env)
+		return s.retryStale(func() (gateway.Cursor, error) { return s.update(ctx, snap, st, env) })
 	case *rsql.Delete:
-		return s.delete(ctx, snap, st, env)
+		return s.retryStale(func() (gateway.Cursor, error) { return s.delete(ctx, snap, st, env, true) })
 	case *rsql.Truncate:
 		for _, d := range st.Deletes {
-			if _, err := s.delete(ctx, snap, d, env); err != nil {
+			// NB: no row locks: a TRUNCATE would lock every row; the
+			// commit-time check of what it read guards it instead.
+			if _, err := s.delete(ctx, snap, d, env, false); err != nil {
 				return nil, err
 			}
 		}
@@ -237,6 +242,7 @@ func (s *session) Begin(_ context.Context, opts gateway.TxOptions) error {
 // durable source epoch on the shard before this returns.
 func (s *session) Commit(ctx context.Context) error {
 	defer s.unlockImplicitWrite()
+	defer s.unlockRows()
 	t := s.txn
 	s.txn = nil
 	if t == nil {
@@ -264,6 +270,7 @@ func (s *session) Commit(ctx context.Context) error {
 // Rollback implements gateway.Session.
 func (s *session) Rollback(context.Context) error {
 	s.unlockImplicitWrite()
+	s.unlockRows()
 	s.txn = nil
 	return nil
 }
@@ -271,6 +278,7 @@ func (s *session) Rollback(context.Context) error {
 // Close implements gateway.Session.
 func (s *session) Close() error {
 	s.unlockImplicitWrite()
+	s.unlockRows()
 	s.txn = nil
 	s.e.sessionClosed()
 	return nil

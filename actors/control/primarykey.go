@@ -14,6 +14,8 @@ type SetPrimaryKey struct {
 	Table string
 	// Columns are column indexes in key order (they become NOT NULL).
 	Columns []int
+	// Name is the constraint's name ("" = table_pkey).
+	Name string
 	// Revert, with Previous, undoes an earlier SetPrimaryKey of the table.
 	Revert   bool
 	Previous *catalog.Relation
@@ -57,6 +59,7 @@ func (a *Actor) setPrimaryKey(m SetPrimaryKey) (DDLResult, error) {
 		}
 		altered.PrimaryKey = append([]int(nil), m.Columns...)
 		altered.PrimaryKeyAdded = true
+		altered.PrimaryKeyName = m.Name
 	}
 	next := a.snap.clone()
 	next.put(&altered, a.snap.deps[rel.ID])

@@ -147,7 +147,7 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 		var oldEnc []byte
 		if exists {
 			if w.MustNotExist {
-				return nil, errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", rel.Name+"_pkey").
+				return nil, errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", rel.PrimaryKeyConstraint()).
 					WithDetail("Key %s already exists.", describeKey(rel, w.Row))
 			}
 			if oldEnc, err = cb.canonical(codec, old); err != nil {

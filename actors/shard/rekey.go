@@ -76,7 +76,7 @@ func (a *Actor) rekey(rel *catalog.Relation) error {
 		}
 		newKey := keyOf(rel, codec.ts, key)
 		if seen[string(newKey[prefixLen:])] {
-			return errcode.New(errcode.UniqueViolation, "could not create unique index %q", rel.Name+"_pkey").
+			return errcode.New(errcode.UniqueViolation, "could not create unique index %q", rel.PrimaryKeyConstraint()).
 				WithDetail("Key %s is duplicated.", describeKey(rel, row))
 		}
 		seen[string(newKey[prefixLen:])] = true

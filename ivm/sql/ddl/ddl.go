@@ -113,12 +113,12 @@ type SourceColumn struct {
 	Args      []parse.Literal
 }
 
-func (*CreateTable) ddl()  {}
-func (*CreateView) ddl()   {}
-func (*Drop) ddl()         {}
-func (*AddColumn) ddl()    {}
+func (*CreateTable) ddl()   {}
+func (*CreateView) ddl()    {}
+func (*Drop) ddl()          {}
+func (*AddColumn) ddl()     {}
 func (*AddPrimaryKey) ddl() {}
-func (*CreateSource) ddl() {}
+func (*CreateSource) ddl()  {}
 
 // IsDDL reports whether a parsed statement is DDL that Convert handles.
 func IsDDL(st parse.Statement) bool {
