@@ -1,6 +1,7 @@
 package op
 
 import (
+	"math"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -24,6 +25,23 @@ func (f floatOf) Eval(env *expr.Env, row types.Row) (types.Datum, error) {
 		return nil, err
 	}
 	return float64(v.(int64)), nil
+}
+
+// extremeOf maps an int8 expression's tiny domain onto int8 values near
+// ±2^63 and the 2^31/2^32 boundaries of the int8 SUM words (test only).
+type extremeOf struct{ e expr.Expr }
+
+//lint:immutable test table, never assigned.
+var extremes = []int64{math.MaxInt64, math.MinInt64, 1<<32 - 1, -1 << 31, math.MaxInt64 - 1<<31}
+
+func (f extremeOf) Type() types.Type { return types.TInt8 }
+func (f extremeOf) String() string   { return "extreme(" + f.e.String() + ")" }
+func (f extremeOf) Eval(env *expr.Env, row types.Row) (types.Datum, error) {
+	v, err := f.e.Eval(env, row)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	return extremes[v.(int64)%int64(len(extremes))], nil
 }
 
 // int4Of is e typed int4 (test only).
@@ -52,14 +70,30 @@ func linearCases() []AggregateSpec {
 	floats := append(append([]AggregateCall(nil), mergeable[:3]...),
 		AggregateCall{Func: AggSum, Arg: floatOf{a}, Name: "sf8"},
 		AggregateCall{Func: AggAvg, Arg: floatOf{testexpr.Col{Index: 2, T: types.TInt8}}, Name: "avgf8"})
+	b8 := testexpr.IntCol(2)
+	ext := extremeOf{b8}
+	int8s := []AggregateCall{
+		{Func: AggCountStar, Name: "n"},
+		{Func: AggSum, Arg: b8, Name: "s8"},
+		{Func: AggAvg, Arg: b8, Name: "avg8"},
+		{Func: AggSum, Arg: ext, Name: "sx"},
+		{Func: AggAvg, Arg: ext, Name: "avgx"},
+		{Func: AggSum, Arg: ext, Filter: isBig, Name: "sxf"},
+		{Func: AggSum, Arg: b4, Name: "s4"},
+	}
 	return []AggregateSpec{
 		{GroupBy: []int{0}, Calls: mergeable},
 		{GroupBy: nil, Calls: mergeable},
 		{GroupBy: []int{0, 1}, Calls: mergeable[:3]},
+		{GroupBy: []int{0}, Calls: int8s},
+		{GroupBy: nil, Calls: int8s},
 		{GroupBy: []int{0}, Calls: floats},
 		{GroupBy: nil, Calls: floats},
 	}
 }
+
+// linearMergeable is how many of linearCases() lead with mergeable words.
+const linearMergeable = 5
 
 func TestAggregateLinearIncremental(t *testing.T) {
 	for i, spec := range linearCases() {
@@ -67,7 +101,7 @@ func TestAggregateLinearIncremental(t *testing.T) {
 		if err != nil || a.lin == nil {
 			t.Fatalf("spec %d: not on the linear path (%v)", i, err)
 		}
-		if a.lin.merge != (i < 3) {
+		if a.lin.merge != (i < linearMergeable) {
 			t.Fatalf("spec %d: merge = %v", i, a.lin.merge)
 		}
 	}
