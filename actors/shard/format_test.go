@@ -63,14 +63,14 @@ func TestForeignViewStateIsRebuilt(t *testing.T) {
 		t.Fatalf("a restart of the same build rebuilt %d views", n)
 	}
 	marker, ok, err := h.store.Get(viewMarkerKey(view))
-	if err != nil || !ok || !bytes.Contains(marker, []byte("aggregate.words/2")) {
+	if err != nil || !ok || !bytes.Contains(marker, []byte("aggregate.words/3")) {
 		t.Fatalf("view marker %q (%v, %v) holds no format record", marker, ok, err)
 	}
 	// An "earlier build" wrote the state: its record names another
 	// aggregate encoding, and the state itself does not decode here.
 	circuitID := objectNumber(view)
 	var b kv.WriteBatch
-	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Value: bytes.ReplaceAll(marker, []byte("aggregate.words/2"), []byte("aggregate.words/1"))})
+	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Value: bytes.ReplaceAll(marker, []byte("aggregate.words/3"), []byte("aggregate.words/1"))})
 	garbled := 0
 	for k := range storedState(t, h.store, circuitID) { //lint:maprange ops are sorted below
 		if k[0] == kv.PrefixOpState || k[0] == kv.PrefixViewOutput {

@@ -44,6 +44,27 @@ func (f extremeOf) Eval(env *expr.Env, row types.Row) (types.Datum, error) {
 	return extremes[v.(int64)%int64(len(extremes))], nil
 }
 
+// floatsOf maps an int8 expression's tiny domain onto float values of
+// type t (test only): the values near float8's (or float4's) largest,
+// whose sums overflow, and non-finite ones. Every sum of them is exact in
+// any order (small multiples of one power of two), so the incremental
+// (sequential) float sum and StreamAggregate's exact sum agree.
+type floatsOf struct {
+	e      expr.Expr
+	t      types.Type
+	values []float64
+}
+
+func (f floatsOf) Type() types.Type { return f.t }
+func (f floatsOf) String() string   { return "floats(" + f.e.String() + ")" }
+func (f floatsOf) Eval(env *expr.Env, row types.Row) (types.Datum, error) {
+	v, err := f.e.Eval(env, row)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	return f.values[v.(int64)%int64(len(f.values))], nil
+}
+
 // int4Of is e typed int4 (test only).
 type int4Of struct{ expr.Expr }
 
@@ -81,6 +102,18 @@ func linearCases() []AggregateSpec {
 		{Func: AggSum, Arg: ext, Filter: isBig, Name: "sxf"},
 		{Func: AggSum, Arg: b4, Name: "s4"},
 	}
+	big8 := floatsOf{e: a, t: types.TFloat8, values: []float64{math.Ldexp(1, 1023), math.Ldexp(-1, 1023), math.Ldexp(3, 1021)}}
+	odd8 := floatsOf{e: b8, t: types.TFloat8, values: []float64{math.Inf(1), math.Ldexp(1, 1023), math.NaN(), math.Inf(-1)}}
+	big4 := floatsOf{e: b8, t: types.TFloat4, values: []float64{math.Ldexp(1, 127), math.Ldexp(-1, 127), math.Ldexp(3, 125)}}
+	overflows := []AggregateCall{
+		{Func: AggCountStar, Name: "n"},
+		{Func: AggSum, Arg: big8, Name: "s8"},
+		{Func: AggAvg, Arg: big8, Name: "a8"},
+		{Func: AggSum, Arg: odd8, Name: "so"},
+		{Func: AggAvg, Arg: odd8, Name: "ao"},
+		{Func: AggSum, Arg: big4, Name: "s4"},
+		{Func: AggAvg, Arg: big4, Name: "a4"},
+	}
 	return []AggregateSpec{
 		{GroupBy: []int{0}, Calls: mergeable},
 		{GroupBy: nil, Calls: mergeable},
@@ -89,6 +122,8 @@ func linearCases() []AggregateSpec {
 		{GroupBy: nil, Calls: int8s},
 		{GroupBy: []int{0}, Calls: floats},
 		{GroupBy: nil, Calls: floats},
+		{GroupBy: []int{1}, Calls: overflows},
+		{GroupBy: nil, Calls: overflows},
 	}
 }
 

@@ -17,7 +17,8 @@ import (
 //
 //	operator             format                        changed when
 //	Aggregate (generic)  aggregate/1                   —
-//	Aggregate (linear)   aggregate.words/2 [layout]    int8 SUM/AVG became words (2)
+//	Aggregate (linear)   aggregate.words/3 [layout]    int8 SUM/AVG became words (2),
+//	                                                   float sums became floatSum words (3)
 //	Join                 join/1
 //	Distinct, SetOp      counting/1
 //	TopK                 topk/1
@@ -62,7 +63,7 @@ func (a *Aggregate) stateFormat() string {
 		return "aggregate/1"
 	}
 	var b strings.Builder
-	b.WriteString("aggregate.words/2[")
+	b.WriteString("aggregate.words/3[")
 	for _, c := range a.lin.calls {
 		b.WriteByte("cifb8"[c.kind])
 	}
