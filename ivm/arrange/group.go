@@ -2,7 +2,6 @@ package arrange
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -528,25 +527,9 @@ func (a *Arrangement) DeleteEntry(txn kv.Writer, group, suffix []byte, oldLen in
 	return nil
 }
 
-// hashKey is a fast, fixed (seedless, so runs are reproducible) 64-bit hash
-// of a group key, eight bytes at a time.
-func hashKey(key []byte) uint64 { return HashKey(key) }
+// hashKey is the group cache's hash of a group key.
+func hashKey(key []byte) uint64 { return kv.Hash(key) }
 
-// HashKey is the hash the group cache uses, for operators that index keys
-// the same way.
-func HashKey(key []byte) uint64 {
-	const m = 0x9E3779B97F4A7C15
-	h := uint64(len(key)) * m
-	for len(key) >= 8 {
-		h = (h ^ binary.LittleEndian.Uint64(key)) * m
-		h ^= h >> 29
-		key = key[8:]
-	}
-	var tail uint64
-	for i, b := range key {
-		tail |= uint64(b) << (8 * i)
-	}
-	h = (h ^ tail) * m
-	h ^= h >> 32
-	return h
-}
+// HashKey is the hash the group cache uses (kv.Hash), for operators that
+// index keys the same way.
+func HashKey(key []byte) uint64 { return kv.Hash(key) }

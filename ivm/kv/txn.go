@@ -53,17 +53,6 @@ func NewTxn(base Reader) Txn {
 	return &overlayTxn{base: base}
 }
 
-// Hash is 64-bit FNV-1a of key: fixed, so structures indexed by it behave
-// deterministically.
-func Hash(key []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, b := range key {
-		h ^= uint64(b)
-		h *= 1099511628211
-	}
-	return h
-}
-
 // lookup returns the pending write for key (with hash h), or the index
 // position where it would go.
 func (t *overlayTxn) lookup(key []byte, h uint64) (int32, uint64, bool) {
