@@ -165,13 +165,15 @@ func (m *Memory) Apply(b *WriteBatch) error {
 	// batch before any of it is applied (Apply is atomic). An existing
 	// key's entry number stays valid through the batch (keys are unique
 	// in a batch, so no other op deletes or reuses it).
-	m.prefetch(b.Ops)
 	type resolved struct {
 		value []byte
 		entry int32
 	}
 	var merged []resolved
 	for i, op := range b.Ops {
+		if i%prefetchChunk == 0 {
+			m.prefetch(b.Ops[i:min(i+prefetchChunk, len(b.Ops))])
+		}
 		if !op.Merge {
 			continue
 		}
@@ -216,9 +218,11 @@ func (m *Memory) Bytes() int { return m.bytes }
 
 // prefetch touches the index entries of a batch's keys, then their entries
 // and key bytes, in passes of independent loads, so the cache misses of a
-// large store overlap instead of being paid one op at a time.
+// large store overlap instead of being paid one op at a time. Apply passes
+// chunks of prefetchChunk ops just before using them (touching a whole
+// batch up front evicted its first entries again before they were used).
 func (m *Memory) prefetch(ops []Op) {
-	if len(m.index) == 0 || len(ops) < 64 {
+	if len(m.index) < prefetchIndexMin {
 		return
 	}
 	mask := uint64(len(m.index) - 1)
@@ -241,3 +245,13 @@ func (m *Memory) prefetch(ops []Op) {
 	}
 	m.prefetched, m.sink = ents, sink
 }
+
+const (
+	// prefetchChunk is how many ops one prefetch pass covers: enough
+	// independent loads to overlap their misses, few enough that what
+	// they bring in stays in the CPU's L2 cache until used.
+	prefetchChunk = 128
+	// prefetchIndexMin is the index size below which the store fits in
+	// the CPU caches anyway and prefetching is skipped.
+	prefetchIndexMin = 1 << 15
+)
