@@ -2,6 +2,8 @@ package kv
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"slices"
 
 	"github.com/RaduBerinde/btreemap"
@@ -254,9 +256,52 @@ func (t *overlayTxn) Batch() *WriteBatch {
 		})
 		return b
 	}
-	for i := range t.pending {
+	for _, i := range t.sortedPending() {
 		add(&t.pending[i])
 	}
-	slices.SortFunc(b.Ops, func(x, y Op) int { return bytes.Compare(x.Key, y.Key) })
 	return b
+}
+
+// sortedPending returns the pending writes' numbers in key order. Keys
+// of one epoch mostly share a long prefix (namespace, kind, op id), so
+// each is represented by the eight bytes after the prefix common to all
+// of them, and only equal heads compare the whole keys.
+func (t *overlayTxn) sortedPending() []int32 {
+	common := 0
+	if len(t.pending) > 0 {
+		first := t.pending[0].key
+		common = len(first)
+		for i := 1; i < len(t.pending) && common > 0; i++ {
+			k := t.pending[i].key
+			n := min(common, len(k))
+			j := 0
+			for j < n && k[j] == first[j] {
+				j++
+			}
+			common = j
+		}
+	}
+	type item struct {
+		head uint64
+		n    int32
+	}
+	items := make([]item, len(t.pending))
+	for i := range t.pending {
+		var head [8]byte
+		if k := t.pending[i].key; len(k) > common {
+			copy(head[:], k[common:])
+		}
+		items[i] = item{head: binary.BigEndian.Uint64(head[:]), n: int32(i)}
+	}
+	slices.SortFunc(items, func(x, y item) int {
+		if x.head != y.head {
+			return cmp.Compare(x.head, y.head)
+		}
+		return bytes.Compare(t.pending[x.n].key, t.pending[y.n].key)
+	})
+	order := make([]int32, len(items))
+	for i, it := range items {
+		order[i] = it.n
+	}
+	return order
 }
