@@ -25,7 +25,9 @@ func TestTxnMatchesModel(t *testing.T) {
 				_ = base.Delete([]byte(k))
 				delete(model, k)
 			} else {
-				v := fmt.Sprint(i)
+				// NB: values of many lengths, so rewrites both fit the
+				// stored value's buffer and outgrow it.
+				v := fmt.Sprint(i) + strings.Repeat("v", rapid.IntRange(0, 12).Draw(t, "pad"))
 				_ = base.Put([]byte(k), []byte(v))
 				model[k] = v
 			}
@@ -37,7 +39,7 @@ func TestTxnMatchesModel(t *testing.T) {
 				_ = txn.Delete([]byte(k))
 				delete(model, k)
 			} else {
-				v := fmt.Sprint("t", i)
+				v := fmt.Sprint("t", i) + strings.Repeat("v", rapid.IntRange(0, 12).Draw(t, "pad"))
 				_ = txn.Put([]byte(k), []byte(v))
 				model[k] = v
 			}

@@ -55,6 +55,35 @@ func NewTxn(base Reader) Txn {
 	return &overlayTxn{base: base}
 }
 
+// NewTxnSized is NewTxn with room reserved for about writes distinct keys
+// (an owner passes the previous epoch's batch length): the pending writes,
+// their index and the arena are allocated once at their final size instead
+// of growing by doubling — each doubling copied the pending writes and
+// rehashed the index, and the large fresh arrays cost page faults.
+func NewTxnSized(base Reader, writes int) Txn {
+	t := &overlayTxn{base: base}
+	if writes = min(writes, txnReserveWritesMax); writes > 0 {
+		t.pending = make([]pendingWrite, 0, writes)
+		size := 256
+		for size < 2*writes+2 {
+			size *= 2
+		}
+		t.index = make([]int32, size)
+		t.arena = make([]byte, 0, max(overlayArenaChunk, writes*txnReserveBytesPerWrite))
+	}
+	return t
+}
+
+const (
+	// txnReserveWritesMax caps what NewTxnSized reserves, so one huge
+	// epoch does not make every later one allocate as much.
+	txnReserveWritesMax = 1 << 20
+	// txnReserveBytesPerWrite is the arena room reserved per write: an
+	// operator key (18-byte prefix and a short user key) and a small
+	// value.
+	txnReserveBytesPerWrite = 48
+)
+
 // lookup returns the pending write for key (with hash h), or the index
 // position where it would go.
 func (t *overlayTxn) lookup(key []byte, h uint64) (int32, uint64, bool) {
