@@ -39,7 +39,19 @@ func (a *Actor) step(ctx runtime.Context) error {
 	start := a.now()
 	txn := kv.NewTxn(a.store)
 	upTo := min(a.lastEpoch, a.frontier+uint64(a.cfg.LogEntriesPerStepMax))
-	tableDeltas := map[catalog.ID]*zset.Batch{}
+	// NB: one decoder per table accumulates its rows over the step's
+	// entries, in columnar form when every view reading it steps columns.
+	decoders := map[catalog.ID]deltaDecoder{}
+	decoderOf := func(id catalog.ID) (deltaDecoder, bool) {
+		if d, ok := decoders[id]; ok {
+			return d, true
+		}
+		d, ok := a.newDecoder(id)
+		if ok {
+			decoders[id] = d
+		}
+		return d, ok
+	}
 	for e := a.frontier + 1; e <= upTo; e++ {
 		v, ok, err := txn.Get(logKey(e))
 		if err != nil {
@@ -49,31 +61,23 @@ func (a *Actor) step(ctx runtime.Context) error {
 		if !ok {
 			return corrupt("delta log entry for epoch %d is missing (frontier %d, last %d)", e, a.frontier, a.lastEpoch)
 		}
-		entry, err := decodeLog(v, a.snap.Namespace(), a.codecOfID)
-		if err != nil {
+		if err := decodeLog(v, a.snap.Namespace(), decoderOf); err != nil {
 			return err
-		}
-		for _, td := range entry.tables {
-			d := tableDeltas[td.table]
-			if d == nil {
-				// The decoded delta is this step's own: take it as is
-				// (most steps consume one entry per table).
-				delta := td.delta
-				tableDeltas[td.table] = &delta
-				continue
-			}
-			d.AddBatch(td.delta, 1)
 		}
 		if err := txn.Delete(logKey(e)); err != nil {
 			return err
 		}
 	}
-	viewDeltas := map[catalog.ID]zset.Batch{}
+	tableDeltas := make(map[catalog.ID]zset.Delta, len(decoders))
+	for id, d := range decoders { //lint:maprange copied into a map keyed the same way
+		tableDeltas[id] = d.delta()
+	}
+	viewDeltas := map[catalog.ID]zset.Delta{}
 	for _, v := range a.views {
-		inputs := map[circuit.SourceID]zset.Batch{}
+		inputs := map[circuit.SourceID]zset.Delta{}
 		for _, s := range v.sources {
 			if d, ok := tableDeltas[s]; ok {
-				inputs[SourceID(s)] = v.trim(s, *d)
+				inputs[SourceID(s)] = v.trimDelta(s, d)
 			} else if d, ok := viewDeltas[s]; ok {
 				inputs[SourceID(s)] = d
 			}
@@ -81,7 +85,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 		if len(inputs) == 0 {
 			continue
 		}
-		outs, err := v.circuit.Step(txn, inputs)
+		outs, err := v.circuit.StepDeltas(txn, inputs)
 		if err != nil {
 			a.discardCaches()
 			return errcode.Wrap(errcode.ShardUnavailable, err, "maintaining view %s", v.rel.Name)
@@ -125,11 +129,18 @@ func (a *Actor) discardCaches() {
 	}
 }
 
-// publish sends each subscriber its view's delta for the closed epoch.
-func (a *Actor) publish(viewDeltas map[catalog.ID]zset.Batch) {
+// publish sends each subscriber its view's delta for the closed epoch (its
+// rows are built here, once per view, only for views with subscribers).
+func (a *Actor) publish(viewDeltas map[catalog.ID]zset.Delta) {
 	kept := a.subs[:0]
+	built := map[catalog.ID]zset.Batch{}
 	for _, s := range a.subs {
-		if s.to(SubscriptionUpdate{Epoch: a.frontier, Delta: viewDeltas[s.view]}) {
+		b, ok := built[s.view]
+		if !ok {
+			b = viewDeltas[s.view].Batch()
+			built[s.view] = b
+		}
+		if s.to(SubscriptionUpdate{Epoch: a.frontier, Delta: b}) {
 			kept = append(kept, s)
 		}
 	}

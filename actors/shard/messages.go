@@ -81,6 +81,9 @@ type (
 		EpochSteps  uint64
 		StepNanos   int64
 		StateWrites uint64
+		// ViewRebuilds counts views whose stored state was in another
+		// format and was rebuilt from their inputs (format.go).
+		ViewRebuilds uint64
 	}
 	// ViewStatus is one view's line in SHOW VIEW STATUS.
 	ViewStatus struct {

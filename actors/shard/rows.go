@@ -2,6 +2,9 @@ package shard
 
 import (
 	"encoding/binary"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/rockstream/rockstream/ivm/keyenc"
 	"github.com/rockstream/rockstream/ivm/kv"
@@ -98,14 +101,86 @@ func appendKey(dst []byte, rel *catalog.Relation, ts []types.Type, key types.Row
 	return dst
 }
 
-// logEntry is one committed transaction's delta, per table.
-type logEntry struct {
-	tables []tableDelta
+// deltaDecoder accumulates one table's delta from its stored rows: as rows
+// (rowDecoder) or straight into Arrow columns (columnDecoder).
+type deltaDecoder interface {
+	// add decodes one stored row (encodeStoredRow bytes) with weight w.
+	add(enc []byte, w int64) error
+	// delta is the accumulated delta.
+	delta() zset.Delta
 }
 
-type tableDelta struct {
-	table catalog.ID
-	delta zset.Batch
+// rowDecoder decodes stored rows into a row batch.
+type rowDecoder struct {
+	codec tableCodec
+	batch zset.Batch
+}
+
+func (d *rowDecoder) add(enc []byte, w int64) error {
+	row, err := d.codec.decode(enc)
+	if err != nil {
+		return err
+	}
+	d.batch.Add(row, w)
+	return nil
+}
+
+func (d *rowDecoder) delta() zset.Delta { return zset.RowDelta(d.batch) }
+
+// columnDecoder decodes stored rows straight into column builders
+// (keyenc.DecodeRowColumns): no Datum is boxed and no row is built, for
+// tables whose every view consumes columnar deltas. Columns added by ALTER
+// TABLE read as the codec's pad values for rows stored before them.
+type columnDecoder struct {
+	codec    tableCodec
+	schema   types.Schema
+	builders []*zset.ColumnBuilder
+	weights  []int64
+}
+
+func newColumnDecoder(codec tableCodec, schema types.Schema) *columnDecoder {
+	d := &columnDecoder{codec: codec, schema: schema, builders: make([]*zset.ColumnBuilder, len(schema))}
+	for j, c := range schema {
+		d.builders[j] = zset.NewColumnBuilder(c.Type, 0)
+	}
+	return d
+}
+
+func (d *columnDecoder) add(enc []byte, w int64) error {
+	if w == 0 {
+		// NB: as zset.Batch.Add, which the row decoder uses.
+		return nil
+	}
+	ts := d.codec.ts
+	n, used := binary.Uvarint(enc)
+	if used <= 0 || n > uint64(len(ts)) {
+		return corrupt("stored row has width %d for a table of %d columns", n, len(ts))
+	}
+	if err := keyenc.DecodeRowColumns(enc[used:], ts[:n], d.builders[:n]); err != nil {
+		return err
+	}
+	for j := int(n); j < len(ts); j++ {
+		var pad types.Datum
+		if d.codec.pad != nil {
+			var err error
+			if pad, err = d.codec.pad(j); err != nil {
+				return err
+			}
+		}
+		if err := d.builders[j].AppendDatum(pad); err != nil {
+			return corrupt("column %d default: %v", j, err)
+		}
+	}
+	d.weights = append(d.weights, w)
+	return nil
+}
+
+func (d *columnDecoder) delta() zset.Delta {
+	cols := make([]arrow.Array, len(d.builders))
+	for j, b := range d.builders {
+		cols[j] = b.Finish()
+	}
+	return zset.ColumnDelta(zset.NewColumns(d.schema, cols, d.weights))
 }
 
 // The log entry format (written by commitBatch.encodeLog): uvarint table
@@ -113,8 +188,10 @@ type tableDelta struct {
 // varint weight, uvarint length and the encodeStoredRow bytes. Rows are
 // typed by the catalog at commit time; their widths are stored, so a later
 // ADD COLUMN cannot misread them.
-func decodeLog(src []byte, ns catalog.NamespaceID, codecOf func(catalog.ID) (tableCodec, bool)) (logEntry, error) {
-	var e logEntry
+//
+// decodeLog hands each table's rows to the decoder decoderOf returns for
+// it (ok false: the table was dropped since, its rows are skipped).
+func decodeLog(src []byte, ns catalog.NamespaceID, decoderOf func(catalog.ID) (deltaDecoder, bool)) error {
 	r := byteReader{src: src}
 	n := r.uvarint()
 	for i := uint64(0); i < n && r.err == nil; i++ {
@@ -122,35 +199,25 @@ func decodeLog(src []byte, ns catalog.NamespaceID, codecOf func(catalog.ID) (tab
 		id.Namespace = ns
 		copy(id.Object[:], r.bytes(16))
 		count := r.uvarint()
-		codec, ok := codecOf(id)
-		td := tableDelta{table: id}
-		if ok && count <= uint64(len(r.src)) { // each row takes at least a byte
-			td.delta.Rows = make([]types.Row, 0, count)
-			td.delta.Weights = make([]int64, 0, count)
-		}
+		dec, ok := decoderOf(id)
 		for j := uint64(0); j < count && r.err == nil; j++ {
 			w := r.varint()
 			enc := r.bytes(int(r.uvarint()))
 			if !ok || r.err != nil {
 				continue // the table was dropped since: its rows no longer matter
 			}
-			row, err := codec.decode(enc)
-			if err != nil {
-				return e, err
+			if err := dec.add(enc, w); err != nil {
+				return err
 			}
-			td.delta.Add(row, w)
-		}
-		if ok {
-			e.tables = append(e.tables, td)
 		}
 	}
 	if r.err != nil {
-		return e, r.err
+		return r.err
 	}
 	if len(r.src) != 0 {
-		return e, corrupt("log entry has %d trailing bytes", len(r.src))
+		return corrupt("log entry has %d trailing bytes", len(r.src))
 	}
-	return e, nil
+	return nil
 }
 
 type byteReader struct {
@@ -195,4 +262,68 @@ func (r *byteReader) bytes(n int) []byte {
 	b := r.src[:n]
 	r.src = r.src[n:]
 	return b
+}
+
+// newDecoder returns the decoder of a table's delta for one epoch step
+// (ok false: the table no longer exists): columnar when every installed
+// view reading the table steps columnar deltas from it and reads the
+// table's column types as they are stored, rows otherwise.
+func (a *Actor) newDecoder(id catalog.ID) (deltaDecoder, bool) {
+	rel, ok := a.snap.RelationByID(id)
+	if !ok {
+		return nil, false
+	}
+	codec, err := a.codecOf(rel)
+	if err != nil {
+		return nil, false
+	}
+	schema := Schema(rel)
+	if a.columnarTable(id, schema) {
+		return newColumnDecoder(codec, schema), true
+	}
+	return &rowDecoder{codec: codec}, true
+}
+
+// columnarTable reports whether table id's deltas (rows of schema) should
+// be decoded into columns.
+func (a *Actor) columnarTable(id catalog.ID, schema types.Schema) bool {
+	if !zset.ColumnarSchema(schema) {
+		return false
+	}
+	readers := 0
+	for _, v := range a.views {
+		if !slices.Contains(v.sources, id) {
+			continue
+		}
+		readers++
+		src := SourceID(id)
+		planned := v.circuit.SourceSchema(src)
+		if !v.circuit.ColumnarSource(src) || len(planned) > len(schema) {
+			return false
+		}
+		for j, c := range planned {
+			if !c.Type.Equal(schema[j].Type) {
+				return false
+			}
+		}
+	}
+	return readers > 0
+}
+
+// trimDelta is trim for a delta in either form: a columnar delta keeps
+// the view's columns (sharing the arrays).
+func (v *installedView) trimDelta(src catalog.ID, d zset.Delta) zset.Delta {
+	c := d.Columns()
+	if c == nil {
+		return zset.RowDelta(v.trim(src, d.Batch()))
+	}
+	w, ok := v.widths[src]
+	if !ok || w >= len(c.Schema()) {
+		return d
+	}
+	cols := make([]int, w)
+	for j := range cols {
+		cols[j] = j
+	}
+	return zset.ColumnDelta(c.Select(cols))
 }

@@ -220,6 +220,9 @@ func (a *Actor) open(ctx runtime.Context) error {
 		return err
 	}
 	a.store = store
+	if err := checkShardFormat(ctx, store); err != nil {
+		return err
+	}
 	if a.lastEpoch, err = getUint64(store, lastEpochKey()); err != nil {
 		return err
 	}
@@ -330,21 +333,35 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 		}
 	}
 	var fresh []*catalog.Relation
+	isFresh := map[catalog.ID]bool{}
 	for _, rel := range snap.Relations() {
 		if rel.Kind != catalog.KindMaterializedView || a.installed(rel.ID) != nil {
 			continue
 		}
-		_, stored, err := a.store.Get(viewMarkerKey(rel.ID))
+		marker, stored, err := a.store.Get(viewMarkerKey(rel.ID))
 		if err != nil {
 			return nil, err
 		}
 		if !stored {
 			fresh = append(fresh, rel)
+			isFresh[rel.ID] = true
 			continue
 		}
 		v, err := a.build(snap, rel)
 		if err != nil {
 			return nil, err
+		}
+		// State written in another format is rebuilt from the inputs
+		// (format.go), before any step reads it.
+		if reason, foreign := storedStateForeign(marker, v, isFresh); foreign {
+			ctx.Logger().Info("view state is in another format: rebuilding the view from its inputs", "view", rel.Name, "reason", reason)
+			if err := a.dropState(rel.ID); err != nil {
+				return nil, err
+			}
+			a.stats.ViewRebuilds++
+			fresh = append(fresh, rel)
+			isFresh[rel.ID] = true
+			continue
 		}
 		a.addView(v)
 	}
@@ -443,7 +460,9 @@ func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalo
 			v.circuit.DiscardCaches()
 			return err
 		}
-		if err := txn.Put(viewMarkerKey(rel.ID), []byte{1}); err != nil {
+		// NB: the marker is the state's format record (format.go), in the
+		// same batch as the state.
+		if err := txn.Put(viewMarkerKey(rel.ID), v.circuit.StateFormat()); err != nil {
 			return err
 		}
 		if err := a.store.Apply(txn.Batch()); err != nil {

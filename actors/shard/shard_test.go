@@ -88,6 +88,8 @@ type harness struct {
 	table *catalog.Relation
 	ctx   *testCtx
 	actor *Actor
+	// planner plans views (nil: sumPlanner).
+	planner Planner
 }
 
 func (h *harness) start() {
@@ -95,9 +97,13 @@ func (h *harness) start() {
 	if h.open != nil {
 		h.store = h.open()
 	}
+	planner := h.planner
+	if planner == nil {
+		planner = sumPlanner{table: h.table}
+	}
 	h.actor = New(Config{
 		OpenStore: func(runtime.Context) (kv.Store, error) { return h.store, nil },
-		Planner:   sumPlanner{table: h.table},
+		Planner:   planner,
 	})().(*Actor)
 	h.actor.Receive(h.ctx, runtime.Started{})
 	h.ask(SyncCatalog{Snapshot: h.snap})

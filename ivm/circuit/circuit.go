@@ -7,6 +7,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/op"
+	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 
@@ -38,6 +39,12 @@ type Circuit struct {
 	nodes   []*node
 	sources map[SourceID]int
 	sinks   []*sink
+	// exitRowsBuilt counts rows Step built from columnar view outputs.
+	exitRowsBuilt int64
+	// columnarRowsIn counts the entries of columnar source deltas.
+	columnarRowsIn int64
+	// format is the state format record (format.go), taken before fusion.
+	format []byte
 }
 
 type node struct {
@@ -75,6 +82,9 @@ type NodeStats struct {
 	StepNanos int64
 	// Steps counts steps.
 	Steps int64
+	// RowsMaterialized counts the rows built from columnar deltas at the
+	// node's inputs (see Circuit.RowsMaterialized).
+	RowsMaterialized int64
 }
 
 // Build constructs the circuit.
@@ -100,6 +110,7 @@ func (b *Builder) Build(cfg Config) (*Circuit, error) {
 			c.sources[*spec.source] = i
 		}
 	}
+	c.format = c.stateFormat()
 	if !cfg.Unfused {
 		c.fuse(b.sinks)
 	}
@@ -149,6 +160,13 @@ func (c *Circuit) fuse(sinks []sinkSpec) {
 		n.inputs = up.inputs
 		up.fused, up.stages = true, nil
 	}
+	for _, n := range c.nodes {
+		// A lone Filter, Map or Project runs as a one-stage chain, which
+		// steps columnar deltas.
+		if single, ok := op.Single(n.operator); ok && !n.fused {
+			n.operator = single
+		}
+	}
 }
 
 func viewArrangement(view ViewID, kind byte) *arrange.Arrangement {
@@ -163,14 +181,108 @@ func viewArrangement(view ViewID, kind byte) *arrange.Arrangement {
 // All state writes go to txn; the caller commits txn.Batch() as the epoch's
 // one write batch (or calls DiscardCaches if it throws the batch away).
 // outputs holds each view's consolidated output delta.
+//
+// Step is StepDeltas with row deltas in and out; a view whose output is
+// columnar has its rows built here (counted by RowsMaterialized).
 func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]zset.Batch, error) {
+	deltas := make(map[SourceID]zset.Delta, len(inputs))
+	for id, b := range inputs { //lint:maprange copied into a map keyed the same way
+		deltas[id] = zset.RowDelta(b)
+	}
+	outs, err := c.StepDeltas(txn, deltas)
+	if err != nil {
+		return nil, err
+	}
+	results := make(map[ViewID]zset.Batch, len(outs))
+	for id, d := range outs { //lint:maprange copied into a map keyed the same way
+		results[id] = c.materialize(d)
+	}
+	return results, nil
+}
+
+// materialize returns d's rows, counting the rows built from columns.
+func (c *Circuit) materialize(d zset.Delta) zset.Batch {
+	if d.Columns() != nil {
+		c.exitRowsBuilt += int64(d.Len())
+	}
+	return d.Batch()
+}
+
+// ColumnarSource reports whether the source id's deltas are best passed
+// in columnar form (zset.Columns): its schema has one and every consumer
+// of the source steps columnar deltas (a columnar operator or a view
+// sink), so no row is built for it in the circuit.
+func (c *Circuit) ColumnarSource(id SourceID) bool {
+	src, ok := c.sources[id]
+	if !ok || !zset.ColumnarSchema(c.nodes[src].operator.Schema()) {
+		return false
+	}
+	consumers := 0
+	for _, n := range c.nodes {
+		if n.fused {
+			continue
+		}
+		for _, in := range n.inputs {
+			if in != src {
+				continue
+			}
+			consumers++
+			if _, ok := n.operator.(op.Columnar); !ok || len(n.inputs) != 1 {
+				return false
+			}
+		}
+	}
+	for _, s := range c.sinks {
+		if s.node == src {
+			consumers++
+		}
+	}
+	return consumers > 0
+}
+
+// SourceSchema is the schema the circuit reads source id's deltas as (nil
+// for an unknown source).
+func (c *Circuit) SourceSchema(id SourceID) types.Schema {
+	src, ok := c.sources[id]
+	if !ok {
+		return nil
+	}
+	return c.nodes[src].operator.Schema()
+}
+
+// RowsMaterialized is the number of rows the circuit built from columnar
+// deltas over its lifetime: at the input of operators that step only rows,
+// inside columnar operators (expressions with no columnar kernel, outputs
+// with no columnar form) and for Step's row outputs. It is zero for a
+// circuit whose deltas stay columnar from source to view.
+func (c *Circuit) RowsMaterialized() int64 {
+	n := c.exitRowsBuilt
+	for _, nd := range c.nodes {
+		n += nd.stats.RowsMaterialized
+		if co, ok := nd.operator.(op.Columnar); ok {
+			n += co.RowsBuilt()
+		}
+	}
+	return n
+}
+
+// ColumnarRowsIn is the number of entries the circuit received in
+// columnar source deltas over its lifetime.
+func (c *Circuit) ColumnarRowsIn() int64 { return c.columnarRowsIn }
+
+// StepDeltas is Step over deltas in either form. A columnar delta stays
+// columnar through operators that implement op.Columnar and into view
+// sinks, which encode and store rows straight from the arrays; any other
+// operator gets the rows built at its input. Each view's output delta is
+// columnar when the delta reaching its sink was.
+func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[ViewID]zset.Delta, error) {
 	//lint:maprange validation only; the error names one unknown id, and any is a bug.
 	for id := range inputs {
 		if _, ok := c.sources[id]; !ok {
 			return nil, fmt.Errorf("circuit: delta for unknown source %d", id)
 		}
 	}
-	outs := make([]zset.Batch, len(c.nodes))
+	outs := make([]zset.Delta, len(c.nodes))
 	errs := make([]zset.Batch, len(c.nodes))
 	for i, n := range c.nodes {
 		if n.fused {
@@ -187,11 +299,11 @@ func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]z
 		if c.cfg.Clock != nil {
 			start = c.cfg.Clock()
 		}
-		ins := make([]zset.Batch, len(n.inputs))
 		ctx := &op.Context{Txn: txn, Env: c.cfg.Env}
+		var ins []zset.Delta
 		var rowsIn int64
-		for j, in := range n.inputs {
-			ins[j] = outs[in]
+		for _, in := range n.inputs {
+			ins = append(ins, outs[in])
 			rowsIn += int64(outs[in].Len())
 			// Errors flow downstream unchanged: a view is in error while
 			// any upstream error row is live.
@@ -200,12 +312,15 @@ func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]z
 		if n.inputs == nil {
 			for id, idx := range c.sources { //lint:maprange finds the one id mapped to this node
 				if idx == i {
-					ins = []zset.Batch{inputs[id]}
+					ins = []zset.Delta{inputs[id]}
 					rowsIn += int64(inputs[id].Len())
+					if inputs[id].Columns() != nil {
+						c.columnarRowsIn += int64(inputs[id].Len())
+					}
 				}
 			}
 		}
-		out, err := n.operator.Step(ctx, ins)
+		out, err := c.stepNode(ctx, n, ins)
 		if err != nil {
 			c.DiscardCaches()
 			return nil, fmt.Errorf("circuit: %s: %w", n.label, err)
@@ -232,20 +347,46 @@ func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]z
 			n.stats.StepNanos += c.cfg.Clock() - start
 		}
 	}
-	results := make(map[ViewID]zset.Batch, len(c.sinks))
+	results := make(map[ViewID]zset.Delta, len(c.sinks))
 	for _, s := range c.sinks {
 		// NB: each row is encoded once, for consolidation and as its
-		// stored key (sink.go).
-		delta := keyedConsolidate(outs[s.node])
+		// stored key (sink.go), straight from the arrays when columnar.
+		var delta keyedDelta
+		if cols := outs[s.node].Columns(); cols != nil {
+			delta = keyedConsolidateColumns(cols)
+		} else {
+			delta = keyedConsolidate(outs[s.node].Batch())
+		}
 		if err := writeViewDelta(txn, s.rows.Prefix(), delta); err != nil {
 			return nil, err
 		}
 		if err := writeViewDelta(txn, s.errors.Prefix(), keyedConsolidate(errs[s.node])); err != nil {
 			return nil, err
 		}
-		results[s.view] = delta.batch
+		results[s.view] = delta.delta
 	}
 	return results, nil
+}
+
+// stepNode steps one node: a source passes its delta on as it is, a
+// columnar operator steps a columnar delta, and any other operator gets
+// row batches (built from columnar deltas here, and counted).
+func (c *Circuit) stepNode(ctx *op.Context, n *node, ins []zset.Delta) (zset.Delta, error) {
+	if _, ok := n.operator.(*op.Source); ok {
+		return ins[0], nil
+	}
+	if co, ok := n.operator.(op.Columnar); ok && len(ins) == 1 && ins[0].Columns() != nil {
+		return co.StepColumns(ctx, ins[0].Columns())
+	}
+	batches := make([]zset.Batch, len(ins))
+	for j, d := range ins {
+		if d.Columns() != nil {
+			n.stats.RowsMaterialized += int64(d.Len())
+		}
+		batches[j] = d.Batch()
+	}
+	out, err := n.operator.Step(ctx, batches)
+	return zset.RowDelta(out), err
 }
 
 // statsKey is where a node's state counters persist (shard_meta namespace).

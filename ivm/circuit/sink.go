@@ -24,68 +24,93 @@ import (
 // The sink encodes each row once: keyedConsolidate sums the delta's
 // weights by encoded row, and the same encodings become the stored keys.
 
-// keyedDelta is a consolidated delta with each row's encoding.
+// keyedDelta is a consolidated delta with each row's encoding: keys[i]
+// and weights[i] are entry i's encoded row and (non-zero) weight, in key
+// order, and delta holds the same entries in the input's form.
 type keyedDelta struct {
-	batch zset.Batch
-	keys  []string
+	delta   zset.Delta
+	keys    []string
+	weights []int64
 }
 
 // keyedConsolidate is zset.Consolidate keeping each row's encoding
 // (zset.EncodeRow, the sort key), so the caller need not encode again.
 func keyedConsolidate(b zset.Batch) keyedDelta {
-	if b.Len() == 0 {
-		return keyedDelta{}
+	keys, firsts, weights := consolidateKeys(b.Len(), b.Weights, func(buf []byte, i int) []byte {
+		return zset.EncodeRow(buf, b.Rows[i])
+	})
+	out := zset.Batch{Rows: make([]types.Row, len(firsts)), Weights: weights}
+	for k, i := range firsts {
+		out.Rows[k] = b.Rows[i]
+	}
+	return keyedDelta{delta: zset.RowDelta(out), keys: keys, weights: weights}
+}
+
+// keyedConsolidateColumns is keyedConsolidate over a columnar delta: the
+// rows are encoded straight from the arrays (the same bytes EncodeRow
+// gives) and the consolidated delta stays columnar.
+func keyedConsolidateColumns(c *zset.Columns) keyedDelta {
+	keys, firsts, weights := consolidateKeys(c.Len(), c.Weights(), c.AppendEncodedRow)
+	return keyedDelta{delta: zset.ColumnDelta(c.Take(firsts, weights)), keys: keys, weights: weights}
+}
+
+// consolidateKeys sums the weights of the n entries (weights) by their
+// encoding (encode appends entry i's) and returns, in encoding order, each
+// distinct encoding with a non-zero sum, the first entry that has it and
+// the sum.
+func consolidateKeys(n int, weights []int64, encode func(buf []byte, i int) []byte) (keys []string, firsts []int32, sums []int64) {
+	if n == 0 {
+		return nil, nil, nil
 	}
 	// NB: sized like zset.Consolidate: for every row only once a sample
 	// of sampleRows rows was at least half distinct (inserts), so a
 	// duplicate-heavy delta (an aggregate's input projected) does not pay
 	// for a table it never fills.
 	const sampleRows = 256
-	index := make(map[string]int, min(b.Len(), sampleRows))
-	var keys []string
-	var rows []types.Row
-	var weights []int64
+	index := make(map[string]int, min(n, sampleRows))
+	var allKeys []string
+	var allFirsts []int32
+	var allSums []int64
 	var buf []byte
-	for i, r := range b.Rows {
-		if i == sampleRows && 2*len(keys) >= i {
-			sized := make(map[string]int, b.Len())
-			for j, k := range keys {
+	for i := 0; i < n; i++ {
+		if i == sampleRows && 2*len(allKeys) >= i {
+			sized := make(map[string]int, n)
+			for j, k := range allKeys {
 				sized[k] = j
 			}
 			index = sized
-			keys = append(make([]string, 0, b.Len()), keys...)
-			rows = append(make([]types.Row, 0, b.Len()), rows...)
-			weights = append(make([]int64, 0, b.Len()), weights...)
+			allKeys = append(make([]string, 0, n), allKeys...)
+			allFirsts = append(make([]int32, 0, n), allFirsts...)
+			allSums = append(make([]int64, 0, n), allSums...)
 		}
-		buf = zset.EncodeRow(buf[:0], r)
+		buf = encode(buf[:0], i)
 		if j, ok := index[string(buf)]; ok {
-			weights[j] += b.Weights[i]
+			allSums[j] += weights[i]
 			continue
 		}
 		key := string(buf)
-		index[key] = len(keys)
-		keys = append(keys, key)
-		rows = append(rows, r)
-		weights = append(weights, b.Weights[i])
+		index[key] = len(allKeys)
+		allKeys = append(allKeys, key)
+		allFirsts = append(allFirsts, int32(i))
+		allSums = append(allSums, weights[i])
 	}
-	order := make([]int32, len(keys))
+	order := make([]int32, len(allKeys))
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(keys[x], keys[y]) })
-	out := keyedDelta{
-		batch: zset.Batch{Rows: make([]types.Row, 0, len(keys)), Weights: make([]int64, 0, len(keys))},
-		keys:  make([]string, 0, len(keys)),
-	}
+	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(allKeys[x], allKeys[y]) })
+	keys = make([]string, 0, len(order))
+	firsts = make([]int32, 0, len(order))
+	sums = make([]int64, 0, len(order))
 	for _, i := range order {
-		if weights[i] == 0 {
+		if allSums[i] == 0 {
 			continue
 		}
-		out.batch.Rows = append(out.batch.Rows, rows[i])
-		out.batch.Weights = append(out.batch.Weights, weights[i])
-		out.keys = append(out.keys, keys[i])
+		keys = append(keys, allKeys[i])
+		firsts = append(firsts, allFirsts[i])
+		sums = append(sums, allSums[i])
 	}
-	return out
+	return keys, firsts, sums
 }
 
 // writeViewDelta adds a keyed delta to the view output stored under
@@ -96,7 +121,7 @@ func writeViewDelta(txn kv.Txn, prefix []byte, d keyedDelta) error {
 	var vbuf [2 + binary.MaxVarintLen64]byte
 	for i, key := range d.keys {
 		full = append(append(full[:0], prefix...), key...)
-		w := d.batch.Weights[i]
+		w := d.weights[i]
 		if w > 0 && merger != nil {
 			if err := merger.Merge(full, encodeViewWeight(vbuf[:0], w)); err != nil {
 				return fmt.Errorf("circuit: view output merge: %w", err)

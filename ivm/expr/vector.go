@@ -25,14 +25,14 @@ import (
 // MIN / -1) with a cheap test and hand only those rows to the operator's
 // row function, so the error value (22003, 22012) is the one Eval gives.
 //
-// NB: the vectors are plain Go slices ([]int64, []bool with a parallel NULL
-// slice, []types.Datum), not Arrow arrays: batches in flight are
-// row-oriented ([]types.Row of Datums, see ivm/zset for the measured
-// comparison with Arrow in flight), so a kernel's input is extracted from
-// the rows and its output boxed back into Datums. Building Arrow arrays for
-// that round trip costs a builder and validity bitmaps per batch and buys
-// nothing the kernels use; slices owned by the Program are reused across
-// batches with no allocation in the steady state.
+// The input is either rows ([]types.Row, EvalSel) or a columnar batch of
+// Arrow arrays (EvalColumnsSel, columns.go): column kernels read typed
+// values straight from the arrays, and only fallback kernels build the rows
+// they evaluate (once per row). The intermediate vectors are plain Go
+// slices ([]int64, []bool with a parallel NULL slice, []types.Datum) owned
+// by the Program and reused across batches with no allocation in the
+// steady state; callers turn a Result into an Arrow array (op.Fused) or
+// box it into rows (Box).
 //
 // EvalSel evaluates only a selection of the rows (a fused Filter→Map step
 // evaluates the SELECT list on the rows the WHERE clause kept); Box writes
@@ -132,14 +132,36 @@ func (v *Vector) Datum(i int) types.Datum {
 // vectorContext is one batch evaluation: the rows and the per-row errors
 // (nil until the first error).
 type vectorContext struct {
-	env  *Env
+	env *Env
+	// rows is the batch in row form, or nil when it is cols (columnar
+	// input, see columns.go); n is its length.
 	rows []types.Row
-	errs []error
+	cols Columns
+	n    int
+	// built caches the rows built from cols for fallback kernels.
+	built  []types.Row
+	builtN int64
+	errs   []error
+}
+
+// row is row i, built from the columns (once) when the input is columnar.
+func (c *vectorContext) row(i int32) types.Row {
+	if c.cols == nil {
+		return c.rows[i]
+	}
+	if c.built == nil {
+		c.built = make([]types.Row, c.n)
+	}
+	if c.built[i] == nil {
+		c.built[i] = c.cols.Row(int(i))
+		c.builtN++
+	}
+	return c.built[i]
 }
 
 func (c *vectorContext) fail(i int, err error) {
 	if c.errs == nil {
-		c.errs = make([]error, len(c.rows))
+		c.errs = make([]error, c.n)
 	}
 	c.errs[i] = err
 }
@@ -162,6 +184,9 @@ type Program struct {
 	// Vectorized is false when the whole expression is one fallback kernel
 	// (nothing gained over Eval).
 	Vectorized bool
+	// RowsBuilt counts the rows fallback kernels built from columnar
+	// input (EvalColumnsSel) over the Program's lifetime.
+	RowsBuilt int64
 }
 
 // Result is a Program's output for one batch: valid until the next Eval.
@@ -290,7 +315,7 @@ func (p *Program) Eval(env *Env, rows []types.Row) Result {
 // rows the WHERE clause kept, as the unfused operators would. The Result is
 // indexed by row number; only positions in sel are meaningful.
 func (p *Program) EvalSel(env *Env, rows []types.Row, sel []int32) Result {
-	c := &vectorContext{env: env, rows: rows}
+	c := &vectorContext{env: env, rows: rows, n: len(rows)}
 	p.out.resize(len(rows))
 	p.root.eval(c, sel, &p.out)
 	return Result{vec: &p.out, errs: c.errs}
@@ -351,7 +376,7 @@ func (f *fallbackKernel) kind() vectorKind { return f.k }
 
 func (f *fallbackKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 	for _, i := range sel {
-		v, err := f.e.Eval(c.env, c.rows[i])
+		v, err := f.e.Eval(c.env, c.row(i))
 		if err != nil {
 			c.fail(int(i), err)
 			continue
@@ -370,6 +395,10 @@ func (k *columnKernel) kind() vectorKind { return k.k }
 
 func (k *columnKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 	col := k.index
+	if c.cols != nil {
+		k.evalColumns(c, sel, out)
+		return
+	}
 	switch k.k {
 	case vectorInt:
 		rows, ints, nulls := c.rows, out.ints, out.nulls
@@ -430,7 +459,7 @@ func (k *notKernel) kind() vectorKind { return vectorBool }
 
 func (k *notKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 	k.buf.kind = vectorBool
-	k.buf.resize(len(c.rows))
+	k.buf.resize(c.n)
 	k.x.eval(c, sel, &k.buf)
 	for _, i := range sel {
 		out.bools[i], out.nulls[i] = !k.buf.bools[i], k.buf.nulls[i]
@@ -448,7 +477,7 @@ func (k *isNullKernel) kind() vectorKind { return vectorBool }
 
 func (k *isNullKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 	k.buf.kind = k.x.kind()
-	k.buf.resize(len(c.rows))
+	k.buf.resize(c.n)
 	k.x.eval(c, sel, &k.buf)
 	for _, i := range sel {
 		out.bools[i], out.nulls[i] = k.buf.nulls[i] != k.negated, false
@@ -480,7 +509,7 @@ func newLogicKernel(args []Expr, or bool) *logicKernel {
 func (k *logicKernel) kind() vectorKind { return vectorBool }
 
 func (k *logicKernel) eval(c *vectorContext, sel []int32, out *Vector) {
-	n := len(c.rows)
+	n := c.n
 	k.buf.kind = vectorBool
 	k.buf.resize(n)
 	k.sawNull = growBools(k.sawNull, n)
@@ -568,7 +597,7 @@ func (k *intBinaryKernel) kind() vectorKind {
 }
 
 func (k *intBinaryKernel) eval(c *vectorContext, sel []int32, out *Vector) {
-	n := len(c.rows)
+	n := c.n
 	k.lbuf.kind, k.rbuf.kind = vectorInt, vectorInt
 	k.lbuf.resize(n)
 	// The right side runs only where the left side is non-NULL (Eval
@@ -672,6 +701,9 @@ func (k *intBinaryKernel) eval(c *vectorContext, sel []int32, out *Vector) {
 // the same pass.
 func (k *intBinaryKernel) evalNonNull(c *vectorContext, x kernel, sel []int32, v *Vector, out *Vector, dst []int32) []int32 {
 	col, ok := x.(*columnKernel)
+	if ok && c.cols != nil {
+		return evalNonNullColumn(c, col.index, sel, v, out, dst)
+	}
 	if !ok {
 		x.eval(c, sel, v)
 		return k.nonNull(c, sel, v, out, dst)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/arrange"
 	"github.com/rockstream/rockstream/ivm/kv"
@@ -12,11 +14,27 @@ import (
 )
 
 // The linear path of Aggregate: every call is COUNT(*), COUNT, BOOL_AND/OR
-// or SUM/AVG over int2/int4/float4/float8 (no multiset, no decimal sum).
-// A group's whole state is then a fixed vector of int64 words
+// or SUM/AVG over int2/int4/int8/float4/float8 (no multiset, no numeric
+// sum). A group's whole state is then a fixed vector of int64 words
 //
 //	[rowCount, per call: COUNT [count] | SUM/AVG [sum, nonNull] |
-//	           BOOL_AND/OR [trues, falses]]
+//	           SUM/AVG(int8) [hi, lo, nonNull] | BOOL_AND/OR [trues, falses] |
+//	           SUM/AVG(float) [m, e, nonNull, +Inf, -Inf, NaN]]
+//
+// A float sum is a floatSum (agg_value.go: non-finite inputs counted, the
+// finite ones summed in a float whose exponent cannot overflow, m's
+// float64 bits and e stored), so a sum that overflowed comes back when the
+// rows are retracted, as PostgreSQL's does.
+//
+// An int8 value v is split into halves v = hi·2^32 + lo with lo its low 32
+// bits read as a signed int32 (−2^31 ≤ lo < 2^31) and hi = (v − lo)/2^32
+// (−2^31 ≤ hi ≤ 2^31); the words hold Σ w·hi and Σ w·lo, added with
+// wrap-around. Wrap-around addition is exact modulo 2^64 whatever the
+// order, and each true sum is bounded by N·2^31 for N live non-NULL rows,
+// so the words are the exact sums while N < 2^32 (int8SumRowsMax), and the
+// SUM is the exact numeric hi·2^32 + lo (PostgreSQL's sum(int8) and
+// avg(int8) are numeric). A group past the bound is in error (54000)
+// instead of showing a wrong number; it recovers when rows leave.
 //
 // (a float sum is its float64 bits), stored as a kv words value, and its
 // output row is a pure function of the words — so the last-emitted row
@@ -37,9 +55,40 @@ type linKind uint8
 const (
 	linCount    linKind = iota // [count]
 	linSumInt                  // [sum, nonNull]
-	linSumFloat                // [float64 bits of sum, nonNull]
+	linSumFloat                // [float64 bits of m, e, nonNull, +Inf, -Inf, NaN] (floatSum)
 	linBool                    // [trues, falses]
+	linSumInt8                 // [Σ w·hi, Σ w·lo, nonNull]
 )
+
+// int8SumRowsMax bounds the live non-NULL rows of an int8 SUM/AVG group
+// whose words are exact (see the layout above): |Σ w·half| ≤ N·2^31 < 2^63.
+const int8SumRowsMax = 1<<32 - 1
+
+// splitInt8 splits v into v = hi·2^32 + lo, −2^31 ≤ lo < 2^31.
+func splitInt8(v int64) (hi, lo int64) {
+	lo = int64(int32(uint32(v)))
+	hi = v >> 32
+	if lo < 0 {
+		// NB: v − lo = (v>>32)·2^32 + 2^32 here; computed this way it
+		// cannot overflow.
+		hi++
+	}
+	return hi, lo
+}
+
+// int8Sum is the exact sum of int8 halves: hi·2^32 + lo.
+func int8Sum(hi, lo int64) *apd.Decimal {
+	var out apd.Decimal
+	var big apd.BigInt
+	big.SetInt64(hi)
+	big.Lsh(&big, 32)
+	var low apd.BigInt
+	low.SetInt64(lo)
+	big.Add(&big, &low)
+	out.Coeff.Abs(&big)
+	out.Negative = big.Sign() < 0
+	return &out
+}
 
 type linCall struct {
 	kind linKind
@@ -53,7 +102,10 @@ type linState struct {
 	words int
 	// merge: accumulator writes are merge operands (no float sums).
 	merge bool
-	cache linCache
+	// sumErrors: some call is an int8 or float SUM/AVG, whose output can
+	// be an error (linErrors has work).
+	sumErrors bool
+	cache     linCache
 	// Per step: the touched groups, their words (old then new, words each)
 	// and keys (offsets into keys), and the groups the cache could not
 	// hold.
@@ -87,7 +139,7 @@ type linGroup struct {
 }
 
 // linearLayout returns the linear layout of calls, or nil when some call
-// needs a multiset or an exact decimal sum.
+// needs a multiset or a numeric sum.
 func linearLayout(calls []AggregateCall, kinds []sumKind) *linState {
 	st := &linState{words: 1, merge: true}
 	for i, call := range calls {
@@ -100,12 +152,18 @@ func linearLayout(calls []AggregateCall, kinds []sumKind) *linState {
 			c.kind = linCount
 			st.words++
 		case AggSum, AggAvg:
-			switch kinds[i] {
-			case sumInt:
+			switch {
+			case kinds[i] == sumInt:
 				c.kind = linSumInt
-			case sumFloat:
+			case kinds[i] == sumDecimal && call.Arg.Type().Kind == types.KindInt8:
+				c.kind = linSumInt8
+				st.words++
+				st.sumErrors = true
+			case kinds[i] == sumFloat:
 				c.kind = linSumFloat
 				st.merge = false
+				st.words += 4
+				st.sumErrors = true
 			default:
 				return nil
 			}
@@ -309,18 +367,103 @@ func (a *Aggregate) linApply(ctx *Context, g *linGroup, in *aggInput) error {
 				w[s] = 0
 			}
 		case linSumFloat:
-			sum := math.Float64frombits(uint64(w[s])) + in.values[i].(float64)*float64(sumWeight(in.weight))
-			w[s] = int64(math.Float64bits(sum))
-			w[s+1] += in.weight
-			if w[s+1] == 0 {
+			fs := linFloatSum(w, c)
+			fs.add(in.values[i].(float64), sumWeight(in.weight))
+			w[s+2] += in.weight
+			if w[s+2] == 0 {
 				// No non-NULL input left: forget any rounding residue.
-				w[s] = 0
+				fs.reset()
 			}
+			w[s], w[s+1] = int64(math.Float64bits(fs.m)), fs.e
+			w[s+3], w[s+4], w[s+5] = fs.posInf, fs.negInf, fs.nan
 		case linBool:
 			if in.values[i].(bool) {
 				w[s] += in.weight
 			} else {
 				w[s+1] += in.weight
+			}
+		case linSumInt8:
+			// NB: wrap-around products and sums are intended: the words
+			// are exact modulo 2^64 (see int8SumRowsMax).
+			hi, lo := splitInt8(in.values[i].(int64))
+			sw := sumWeight(in.weight)
+			w[s] += hi * sw
+			w[s+1] += lo * sw
+			w[s+2] += in.weight
+		}
+	}
+	return nil
+}
+
+// linInt8Overflow reports whether an int8 SUM/AVG call's words are past
+// int8SumRowsMax.
+func linInt8Overflow(words []int64, c linCall) bool {
+	n := words[c.word+2]
+	return n > int8SumRowsMax || n < -int8SumRowsMax
+}
+
+// errInt8SumRows is the error of a group past int8SumRowsMax.
+func errInt8SumRows() error {
+	return errcode.New(errcode.ViewEvaluationError, "sum or avg of bigint over more than %d rows in one group is not supported", int64(int8SumRowsMax)).WithSQLState("54000")
+}
+
+// linFloatSum is a float SUM/AVG call's accumulator in words.
+func linFloatSum(words []int64, c linCall) floatSum {
+	s := c.word
+	return floatSum{m: math.Float64frombits(uint64(words[s])), e: words[s+1], posInf: words[s+3], negInf: words[s+4], nan: words[s+5]}
+}
+
+// linSum is an int8 or float SUM/AVG call's result for words, or its
+// error.
+func (a *Aggregate) linSum(words []int64, i int, c linCall) (types.Datum, error) {
+	s := c.word
+	avg := a.spec.Calls[i].Func == AggAvg
+	switch c.kind {
+	case linSumInt8:
+		n := words[s+2]
+		if n == 0 {
+			return nil, nil
+		}
+		if linInt8Overflow(words, c) {
+			return nil, errInt8SumRows()
+		}
+		sum := int8Sum(words[s], words[s+1])
+		if avg {
+			return finalizeAvg(sumDecimal, sum, n), nil
+		}
+		return finalizeSum(sumDecimal, a.types[i], sum, n), nil
+	case linSumFloat:
+		n := words[s+2]
+		if n == 0 {
+			return nil, nil
+		}
+		fs := linFloatSum(words, c)
+		var v float64
+		var err error
+		if avg {
+			v, err = fs.avg(n)
+		} else {
+			v, err = fs.sum(a.types[i].Kind == types.KindFloat4)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+	panic("op: linSum of a call that is no int8 or float sum")
+}
+
+// linErrors adds, with weight w, the errors of a group's output for words
+// (a pure function of the words, so the errors of the old words retract
+// exactly): one per failing call, as StreamAggregate reports them.
+func (a *Aggregate) linErrors(ctx *Context, keyRow types.Row, words []int64, w int64) error {
+	for i, c := range a.lin.calls {
+		if c.kind != linSumInt8 && c.kind != linSumFloat {
+			continue
+		}
+		if _, err := a.linSum(words, i, c); err != nil {
+			if err := ctx.Fail(err, keyRow, w); err != nil {
+				return err
 			}
 		}
 	}
@@ -337,11 +480,8 @@ func (a *Aggregate) linFinalize(keyRow types.Row, words []int64) types.Row {
 		switch c.kind {
 		case linCount:
 			v = words[s]
-		case linSumInt, linSumFloat:
+		case linSumInt:
 			var sum types.Datum = words[s]
-			if c.kind == linSumFloat {
-				sum = math.Float64frombits(uint64(words[s]))
-			}
 			if a.spec.Calls[i].Func == AggAvg {
 				v = finalizeAvg(a.sumKinds[i], sum, words[s+1])
 			} else {
@@ -349,6 +489,10 @@ func (a *Aggregate) linFinalize(keyRow types.Row, words []int64) types.Row {
 			}
 		case linBool:
 			v = finalizeBool(a.spec.Calls[i].Func == AggBoolAnd, words[s], words[s+1])
+		case linSumInt8, linSumFloat:
+			// NB: an error's value is NULL; the error is emitted by
+			// linErrors.
+			v, _ = a.linSum(words, i, c)
 		}
 		row = append(row, v)
 	}
@@ -361,6 +505,20 @@ func (a *Aggregate) linFinish(ctx *Context, g *linGroup, global bool, out *zset.
 	old, nw := l.oldWords(g), l.newWords(g)
 	if g.found && (g.inputs == 0 || wordsEqual(old, nw)) {
 		return nil
+	}
+	if l.sumErrors {
+		// NB: errors belong to output rows: a group without one (no rows
+		// left) has none.
+		if g.found && (global || old[0] != 0) {
+			if err := a.linErrors(ctx, g.keyRow, old, -1); err != nil {
+				return err
+			}
+		}
+		if global || nw[0] != 0 {
+			if err := a.linErrors(ctx, g.keyRow, nw, +1); err != nil {
+				return err
+			}
+		}
 	}
 	var oldOut, newOut types.Row
 	if g.found && (global || old[0] != 0) {

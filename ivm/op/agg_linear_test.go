@@ -1,6 +1,7 @@
 package op
 
 import (
+	"math"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -24,6 +25,44 @@ func (f floatOf) Eval(env *expr.Env, row types.Row) (types.Datum, error) {
 		return nil, err
 	}
 	return float64(v.(int64)), nil
+}
+
+// extremeOf maps an int8 expression's tiny domain onto int8 values near
+// ±2^63 and the 2^31/2^32 boundaries of the int8 SUM words (test only).
+type extremeOf struct{ e expr.Expr }
+
+//lint:immutable test table, never assigned.
+var extremes = []int64{math.MaxInt64, math.MinInt64, 1<<32 - 1, -1 << 31, math.MaxInt64 - 1<<31}
+
+func (f extremeOf) Type() types.Type { return types.TInt8 }
+func (f extremeOf) String() string   { return "extreme(" + f.e.String() + ")" }
+func (f extremeOf) Eval(env *expr.Env, row types.Row) (types.Datum, error) {
+	v, err := f.e.Eval(env, row)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	return extremes[v.(int64)%int64(len(extremes))], nil
+}
+
+// floatsOf maps an int8 expression's tiny domain onto float values of
+// type t (test only): the values near float8's (or float4's) largest,
+// whose sums overflow, and non-finite ones. Every sum of them is exact in
+// any order (small multiples of one power of two), so the incremental
+// (sequential) float sum and StreamAggregate's exact sum agree.
+type floatsOf struct {
+	e      expr.Expr
+	t      types.Type
+	values []float64
+}
+
+func (f floatsOf) Type() types.Type { return f.t }
+func (f floatsOf) String() string   { return "floats(" + f.e.String() + ")" }
+func (f floatsOf) Eval(env *expr.Env, row types.Row) (types.Datum, error) {
+	v, err := f.e.Eval(env, row)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	return f.values[v.(int64)%int64(len(f.values))], nil
 }
 
 // int4Of is e typed int4 (test only).
@@ -52,14 +91,44 @@ func linearCases() []AggregateSpec {
 	floats := append(append([]AggregateCall(nil), mergeable[:3]...),
 		AggregateCall{Func: AggSum, Arg: floatOf{a}, Name: "sf8"},
 		AggregateCall{Func: AggAvg, Arg: floatOf{testexpr.Col{Index: 2, T: types.TInt8}}, Name: "avgf8"})
+	b8 := testexpr.IntCol(2)
+	ext := extremeOf{b8}
+	int8s := []AggregateCall{
+		{Func: AggCountStar, Name: "n"},
+		{Func: AggSum, Arg: b8, Name: "s8"},
+		{Func: AggAvg, Arg: b8, Name: "avg8"},
+		{Func: AggSum, Arg: ext, Name: "sx"},
+		{Func: AggAvg, Arg: ext, Name: "avgx"},
+		{Func: AggSum, Arg: ext, Filter: isBig, Name: "sxf"},
+		{Func: AggSum, Arg: b4, Name: "s4"},
+	}
+	big8 := floatsOf{e: a, t: types.TFloat8, values: []float64{math.Ldexp(1, 1023), math.Ldexp(-1, 1023), math.Ldexp(3, 1021)}}
+	odd8 := floatsOf{e: b8, t: types.TFloat8, values: []float64{math.Inf(1), math.Ldexp(1, 1023), math.NaN(), math.Inf(-1)}}
+	big4 := floatsOf{e: b8, t: types.TFloat4, values: []float64{math.Ldexp(1, 127), math.Ldexp(-1, 127), math.Ldexp(3, 125)}}
+	overflows := []AggregateCall{
+		{Func: AggCountStar, Name: "n"},
+		{Func: AggSum, Arg: big8, Name: "s8"},
+		{Func: AggAvg, Arg: big8, Name: "a8"},
+		{Func: AggSum, Arg: odd8, Name: "so"},
+		{Func: AggAvg, Arg: odd8, Name: "ao"},
+		{Func: AggSum, Arg: big4, Name: "s4"},
+		{Func: AggAvg, Arg: big4, Name: "a4"},
+	}
 	return []AggregateSpec{
 		{GroupBy: []int{0}, Calls: mergeable},
 		{GroupBy: nil, Calls: mergeable},
 		{GroupBy: []int{0, 1}, Calls: mergeable[:3]},
+		{GroupBy: []int{0}, Calls: int8s},
+		{GroupBy: nil, Calls: int8s},
 		{GroupBy: []int{0}, Calls: floats},
 		{GroupBy: nil, Calls: floats},
+		{GroupBy: []int{1}, Calls: overflows},
+		{GroupBy: nil, Calls: overflows},
 	}
 }
+
+// linearMergeable is how many of linearCases() lead with mergeable words.
+const linearMergeable = 5
 
 func TestAggregateLinearIncremental(t *testing.T) {
 	for i, spec := range linearCases() {
@@ -67,7 +136,7 @@ func TestAggregateLinearIncremental(t *testing.T) {
 		if err != nil || a.lin == nil {
 			t.Fatalf("spec %d: not on the linear path (%v)", i, err)
 		}
-		if a.lin.merge != (i < 3) {
+		if a.lin.merge != (i < linearMergeable) {
 			t.Fatalf("spec %d: merge = %v", i, a.lin.merge)
 		}
 	}

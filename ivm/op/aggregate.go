@@ -613,6 +613,9 @@ func streamAggregateCall(call AggregateCall, kind sumKind, resultType types.Type
 	if isOrderedAgg(call.Func) {
 		return streamOrdered(call, values, weights), nil
 	}
+	if kind == sumFloat && !usesMultiset(call) {
+		return streamFloatSum(call.Func == AggAvg, resultType.Kind == types.KindFloat4, values, weights)
+	}
 	if usesMultiset(call) {
 		// Consolidate SQL-equal values first.
 		argType := call.Arg.Type()

@@ -28,6 +28,9 @@ type Filter struct {
 	// program is pred compiled into column kernels (nil when nothing in
 	// pred vectorizes).
 	program *expr.Program
+	// columns is pred compiled for columnar input (fallback kernels
+	// included: EvalColumnsSel builds rows only for them).
+	columns *expr.Program
 	// all and sel are reused selection buffers.
 	all, sel []int32
 }
@@ -35,7 +38,9 @@ type Filter struct {
 // NewFilter returns a Filter over rows of schema in.
 func NewFilter(in types.Schema, pred expr.Expr) *Filter {
 	f := &Filter{schema: in, pred: pred}
-	if p := expr.CompileVector(pred); p.Vectorized {
+	p := expr.CompileVector(pred)
+	f.columns = p
+	if p.Vectorized {
 		f.program = p
 	}
 	return f

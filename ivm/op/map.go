@@ -32,6 +32,12 @@ type Map struct {
 	// programs are exprs compiled into column kernels; nil entries are
 	// plain column references (copied, not re-boxed).
 	programs []*expr.Program
+	// columnar is set when the output schema has a columnar form, so
+	// columnar input gives columnar output (fused_columns.go).
+	columnar bool
+	// rowsBuilt counts rows built from columnar input (no columnar
+	// output form).
+	rowsBuilt int64
 	// Reused buffers: the all-rows selection, each expression's result
 	// and the rows no expression failed on.
 	all, live []int32
@@ -44,7 +50,7 @@ func NewMap(exprs []expr.Expr, names []string) *Map {
 	for i, e := range exprs {
 		schema[i] = types.Column{Name: names[i], Type: e.Type(), Nullable: true}
 	}
-	m := &Map{schema: schema, exprs: exprs, programs: make([]*expr.Program, len(exprs))}
+	m := &Map{schema: schema, exprs: exprs, programs: make([]*expr.Program, len(exprs)), columnar: zset.ColumnarSchema(schema)}
 	for i, e := range exprs {
 		if _, ok := e.(*expr.ColumnRef); !ok {
 			m.programs[i] = expr.CompileVector(e)
@@ -63,7 +69,7 @@ func NewProject(in types.Schema, cols []int) *Map {
 	for j, c := range cols {
 		identity = identity && c == j
 	}
-	return &Map{schema: schema, cols: cols, identity: identity}
+	return &Map{schema: schema, cols: cols, identity: identity, columnar: true}
 }
 
 // Schema implements Operator.

@@ -1,0 +1,82 @@
+package shard
+
+import (
+	"bytes"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/circuit"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// Storage format versions (spec §5.5). Two records say which encodings
+// wrote what a shard stores:
+//
+//	0x06 'v'          shard format: one byte, the version of the base-table
+//	                  row, delta-log and shard_meta encodings
+//	0x06 'V' view(16) a view's installed marker holds its circuit's state
+//	                  format record (circuit.StateFormat), written in the
+//	                  same batch as the view's backfilled state
+//
+// Base-table rows are the source of truth and cannot be recomputed, so a
+// shard whose format this build does not read is refused at open with
+// RS-5001 (run the build that wrote it). A view's state can be recomputed:
+// when its stored record differs from the record this build computes for
+// the same view (another encoding of some operator's state or of the view
+// outputs, or another plan layout), the view's state is dropped and the
+// view is backfilled afresh from its inputs, exactly as CREATE does —
+// before the first epoch step that would read the state, in syncCatalog.
+// Views reading a rebuilt view are rebuilt with it (they would miss its
+// deltas otherwise). A view with no state yet has no record and is simply
+// installed.
+const (
+	// shardFormat is the format this build writes; shardFormatMin is the
+	// oldest it reads.
+	shardFormat    byte = 1
+	shardFormatMin byte = 1
+	metaFormat     byte = 'v'
+)
+
+func formatKey() []byte { return []byte{kv.PrefixShardMeta, metaFormat} }
+
+// checkShardFormat refuses a store written in a shard format this build
+// does not read, and records the format of a store that has none: a new
+// store, or one written before formats were recorded (whose encodings are
+// version 1's).
+func checkShardFormat(ctx runtime.Context, store kv.Store) error {
+	v, ok, err := store.Get(formatKey())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if _, used, err := store.Get(lastEpochKey()); err != nil {
+			return err
+		} else if used {
+			ctx.Logger().Info("shard storage has no format record: recording version 1, the format of the builds before records")
+		}
+		return store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: formatKey(), Value: []byte{shardFormat}}}})
+	}
+	if len(v) != 1 || v[0] < shardFormatMin || v[0] > shardFormat {
+		return errcode.New(errcode.StorageFormatVersionIncompatible,
+			"the shard's storage is in format %x, and this build reads formats %d to %d: run the RockStream version that wrote it (or a newer one that reads both), or restore a backup made with this version", v, shardFormatMin, shardFormat)
+	}
+	return nil
+}
+
+// storedStateForeign reports whether a stored view's state, with marker
+// value marker, must be rebuilt by this build: its format record differs
+// from v's, or it reads a view that is being (re)built from scratch
+// (fresh). reason says why, for the log.
+func storedStateForeign(marker []byte, v *installedView, fresh map[catalog.ID]bool) (string, bool) {
+	for _, s := range v.sources {
+		if fresh[s] {
+			return "it reads view " + s.String() + ", which is being rebuilt", true
+		}
+	}
+	current := v.circuit.StateFormat()
+	if bytes.Equal(marker, current) {
+		return "", false
+	}
+	return circuit.FormatDifference(marker, current), true
+}

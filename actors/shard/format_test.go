@@ -1,0 +1,173 @@
+package shard
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// storedState returns every stored key of the view's circuit (operator
+// state, view outputs, statistics) with its value.
+func storedState(t *testing.T, store kv.Store, view uint64) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, ns := range []byte{kv.PrefixOpState, kv.PrefixOpIndex, kv.PrefixViewOutput, kv.PrefixShardMeta} {
+		err := kv.ScanPrefix(store, []byte{ns}, func(k, v []byte) error {
+			if ownedBy(k, view) {
+				out[string(k)] = append([]byte(nil), v...)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestForeignViewStateIsRebuilt: state written by a "build" whose format
+// record differs (the test rewrites the stored record, as an earlier
+// build's aggregate encoding would have written it, and garbles the state
+// into bytes this build cannot decode) is not read: at restart the view is
+// rebuilt from the base table and keeps being maintained. A restart with
+// the same build rebuilds nothing (the state round-trips), and a fresh
+// view (no state yet) installs without a rebuild.
+func TestForeignViewStateIsRebuilt(t *testing.T) {
+	h, view := newHarness(t)
+	h.start()
+	if n := h.ask(GetStatus{}).(Status).ViewRebuilds; n != 0 {
+		t.Fatalf("a fresh view was rebuilt (%d)", n)
+	}
+	commit := func(k, v int64) {
+		h.ask(Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{k}, Row: types.Row{k, v}}}})
+		h.drain()
+	}
+	commit(1, 10)
+	commit(2, 20)
+	if got := h.view(view); len(got) != 2 || got[1] != 10 || got[2] != 20 {
+		t.Fatalf("view: %v", got)
+	}
+	// Same build, restart: the stored record matches, nothing is rebuilt.
+	h.start()
+	commit(1, 11)
+	if got := h.view(view); len(got) != 2 || got[1] != 11 || got[2] != 20 {
+		t.Fatalf("view after a restart: %v", got)
+	}
+	if n := h.ask(GetStatus{}).(Status).ViewRebuilds; n != 0 {
+		t.Fatalf("a restart of the same build rebuilt %d views", n)
+	}
+	marker, ok, err := h.store.Get(viewMarkerKey(view))
+	if err != nil || !ok || !bytes.Contains(marker, []byte("aggregate.words/3")) {
+		t.Fatalf("view marker %q (%v, %v) holds no format record", marker, ok, err)
+	}
+	// An "earlier build" wrote the state: its record names another
+	// aggregate encoding, and the state itself does not decode here.
+	circuitID := objectNumber(view)
+	var b kv.WriteBatch
+	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Value: bytes.ReplaceAll(marker, []byte("aggregate.words/3"), []byte("aggregate.words/1"))})
+	garbled := 0
+	for k := range storedState(t, h.store, circuitID) { //lint:maprange ops are sorted below
+		if k[0] == kv.PrefixOpState || k[0] == kv.PrefixViewOutput {
+			b.Ops = append(b.Ops, kv.Op{Key: []byte(k), Value: []byte{0xEE, 0xEE}})
+			garbled++
+		}
+	}
+	sort.Slice(b.Ops, func(i, j int) bool { return bytes.Compare(b.Ops[i].Key, b.Ops[j].Key) < 0 })
+	if err := h.store.Apply(&b); err != nil {
+		t.Fatal(err)
+	}
+	if garbled < 3 {
+		t.Fatalf("only %d state keys garbled", garbled)
+	}
+	h.start()
+	if n := h.ask(GetStatus{}).(Status).ViewRebuilds; n != 1 {
+		t.Fatalf("%d views rebuilt, want 1", n)
+	}
+	if got := h.view(view); len(got) != 2 || got[1] != 11 || got[2] != 20 {
+		t.Fatalf("rebuilt view: %v", got)
+	}
+	commit(3, 30)
+	commit(2, 21)
+	if got := h.view(view); len(got) != 3 || got[1] != 11 || got[2] != 21 || got[3] != 30 {
+		t.Fatalf("rebuilt view after commits: %v", got)
+	}
+	if marker2, _, _ := h.store.Get(viewMarkerKey(view)); !bytes.Equal(marker2, marker) {
+		t.Fatalf("rebuilt view's record %q, want %q", marker2, marker)
+	}
+	// And the rebuilt state round-trips through another restart.
+	h.start()
+	commit(4, 40)
+	if got := h.view(view); len(got) != 4 || got[4] != 40 || got[2] != 21 {
+		t.Fatalf("view after a restart of the rebuilt view: %v", got)
+	}
+	if n := h.ask(GetStatus{}).(Status).ViewRebuilds; n != 0 {
+		t.Fatalf("the rebuilt view was rebuilt again (%d)", n)
+	}
+}
+
+// TestLegacyViewMarkerIsRebuilt: a marker written before format records
+// (the byte 1) is foreign too.
+func TestLegacyViewMarkerIsRebuilt(t *testing.T) {
+	h, view := newHarness(t)
+	h.start()
+	h.ask(Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{int64(1)}, Row: types.Row{int64(1), int64(5)}}}})
+	h.drain()
+	if err := h.store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: viewMarkerKey(view), Value: []byte{1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	if n := h.ask(GetStatus{}).(Status).ViewRebuilds; n != 1 {
+		t.Fatalf("%d views rebuilt, want 1", n)
+	}
+	if got := h.view(view); len(got) != 1 || got[1] != 5 {
+		t.Fatalf("rebuilt view: %v", got)
+	}
+}
+
+// TestForeignShardFormatRefused: a shard whose format record this build
+// does not read is refused with RS-5001 naming the format and what to do;
+// a store without a record gets this build's.
+func TestForeignShardFormatRefused(t *testing.T) {
+	h, _ := newHarness(t)
+	h.start()
+	v, ok, err := h.store.Get(formatKey())
+	if err != nil || !ok || !bytes.Equal(v, []byte{shardFormat}) {
+		t.Fatalf("shard format record %x (%v, %v)", v, ok, err)
+	}
+	if err := h.store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: formatKey(), Value: []byte{shardFormat + 1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	h.ctx.reply = nil
+	h.actor = New(Config{
+		OpenStore: func(runtime.Context) (kv.Store, error) { return h.store, nil },
+		Planner:   sumPlanner{table: h.table},
+	})().(*Actor)
+	h.actor.Receive(h.ctx, runtime.Started{})
+	h.actor.Receive(h.ctx, SyncCatalog{Snapshot: h.snap})
+	rerr, _ := h.ctx.reply.(error)
+	e, ok := errcode.As(rerr)
+	if !ok {
+		t.Fatalf("sync on a foreign shard format: %v", h.ctx.reply)
+	}
+	var cause *errcode.Error
+	for c := error(e); c != nil; {
+		if ce, ok := c.(*errcode.Error); ok && ce.Code == errcode.StorageFormatVersionIncompatible {
+			cause = ce
+			break
+		}
+		u, ok := c.(interface{ Unwrap() error })
+		if !ok {
+			break
+		}
+		c = u.Unwrap()
+	}
+	if cause == nil || cause.State() != "XX002" || !strings.Contains(cause.Message, "format 02") || !strings.Contains(cause.Message, "run the RockStream version that wrote it") {
+		t.Fatalf("error on a foreign shard format: %v", rerr)
+	}
+}

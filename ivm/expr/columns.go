@@ -1,0 +1,127 @@
+package expr
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// Columns is a batch in columnar form as a Program reads it (zset.Columns
+// implements it): Arrow arrays, one per column, with the row Datum of each
+// value and the whole row for kernels that evaluate row by row.
+type Columns interface {
+	Len() int
+	Column(j int) arrow.Array
+	Datum(j, i int) types.Datum
+	Row(i int) types.Row
+}
+
+// EvalColumnsSel is EvalSel over a columnar batch: the same values and
+// errors for the same rows. Column references read the arrays; a fallback
+// kernel builds the rows it evaluates.
+func (p *Program) EvalColumnsSel(env *Env, cols Columns, sel []int32) Result {
+	n := cols.Len()
+	c := &vectorContext{env: env, cols: cols, n: n}
+	p.out.resize(n)
+	p.root.eval(c, sel, &p.out)
+	p.RowsBuilt += c.builtN
+	return Result{vec: &p.out, errs: c.errs}
+}
+
+// Ints returns the value and NULL slices of an integer result, indexed by
+// row (ok is false for other results).
+func (r Result) Ints() (values []int64, nulls []bool, ok bool) {
+	if r.vec.kind != vectorInt {
+		return nil, nil, false
+	}
+	return r.vec.ints, r.vec.nulls, true
+}
+
+// Bools returns the value and NULL slices of a boolean result computed by
+// boolean kernels, indexed by row (ok is false otherwise).
+func (r Result) Bools() (values, nulls []bool, ok bool) {
+	if r.vec.kind != vectorBool {
+		return nil, nil, false
+	}
+	return r.vec.bools, r.vec.nulls, true
+}
+
+// evalColumns is columnKernel.eval over a columnar batch.
+func (k *columnKernel) evalColumns(c *vectorContext, sel []int32, out *Vector) {
+	a := c.cols.Column(k.index)
+	nulls := out.nulls
+	switch k.k {
+	case vectorInt:
+		if !readInts(a, sel, out.ints) {
+			panic(fmt.Sprintf("expr: column %d is %s, not an integer array", k.index, a.DataType()))
+		}
+		for _, i := range sel {
+			nulls[i] = a.IsNull(int(i))
+		}
+		return
+	case vectorBool:
+		b, ok := a.(*array.Boolean)
+		if !ok {
+			panic(fmt.Sprintf("expr: column %d is %s, not a boolean array", k.index, a.DataType()))
+		}
+		bools := out.bools
+		for _, i := range sel {
+			bools[i], nulls[i] = b.Value(int(i)), b.IsNull(int(i))
+		}
+		return
+	}
+	for _, i := range sel {
+		d := c.cols.Datum(k.index, int(i))
+		out.datums[i], nulls[i] = d, d == nil
+	}
+}
+
+// readInts copies the values sel of an integer array into ints (NULL
+// positions get the array's placeholder value).
+func readInts(a arrow.Array, sel []int32, ints []int64) bool {
+	switch a := a.(type) {
+	case *array.Int64:
+		vals := a.Int64Values()
+		for _, i := range sel {
+			ints[i] = vals[i]
+		}
+	case *array.Int32:
+		vals := a.Int32Values()
+		for _, i := range sel {
+			ints[i] = int64(vals[i])
+		}
+	case *array.Int16:
+		vals := a.Int16Values()
+		for _, i := range sel {
+			ints[i] = int64(vals[i])
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// evalNonNullColumn is intBinaryKernel.evalNonNull for a column operand
+// of a columnar batch: values into v, NULL rows marked NULL in out, the
+// rest appended to dst.
+func evalNonNullColumn(c *vectorContext, index int, sel []int32, v *Vector, out *Vector, dst []int32) []int32 {
+	a := c.cols.Column(index)
+	if !readInts(a, sel, v.ints) {
+		panic(fmt.Sprintf("expr: column %d is %s, not an integer array", index, a.DataType()))
+	}
+	if a.NullN() == 0 {
+		return append(dst, sel...)
+	}
+	outNulls := out.nulls
+	for _, i := range sel {
+		if a.IsNull(int(i)) {
+			outNulls[i] = true
+			continue
+		}
+		dst = append(dst, i)
+	}
+	return dst
+}

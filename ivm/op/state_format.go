@@ -1,0 +1,72 @@
+package op
+
+import (
+	"fmt"
+	"strings"
+)
+
+// State formats. Every stateful operator names the encoding of the state
+// it stores (keys and values under its arrangements); a circuit's format
+// record is built from them (circuit.StateFormat) and stored with a view's
+// state, so a build whose encodings differ from the ones that wrote the
+// state does not misread it: the view is rebuilt from its inputs instead
+// (actors/shard).
+//
+// RULE: whoever changes how an operator encodes its state bumps that
+// operator's version below in the same commit. Versions only grow.
+//
+//	operator             format                        changed when
+//	Aggregate (generic)  aggregate/1                   —
+//	Aggregate (linear)   aggregate.words/3 [layout]    int8 SUM/AVG became words (2),
+//	                                                   float sums became floatSum words (3)
+//	Join                 join/1
+//	Distinct, SetOp      counting/1
+//	TopK                 topk/1
+//	Window               window/1
+//	Integrate            integrate/1
+//	Differentiate        differentiate/1
+//	Delay                delay/1
+
+// StateFormat returns the name and version of the state encoding of o, or
+// "" when o stores no state.
+func StateFormat(o Operator) string {
+	switch o := o.(type) {
+	case *Aggregate:
+		return o.stateFormat()
+	case *Join:
+		return "join/1"
+	case *Distinct, *SetOp:
+		return "counting/1"
+	case *TopK:
+		return "topk/1"
+	case *Window:
+		return "window/1"
+	case *Integrate:
+		return "integrate/1"
+	case *Differentiate:
+		return "differentiate/1"
+	case *Delay:
+		return "delay/1"
+	}
+	if _, ok := o.(Stateful); ok {
+		// INVARIANT: every stateful operator is listed above.
+		panic(fmt.Sprintf("op: stateful operator %T has no state format", o))
+	}
+	return ""
+}
+
+// stateFormat is the Aggregate's state format: on the linear path the
+// words layout (one letter per call kind) is part of it, since it decides
+// what each stored word means.
+func (a *Aggregate) stateFormat() string {
+	if a.lin == nil {
+		return "aggregate/1"
+	}
+	var b strings.Builder
+	b.WriteString("aggregate.words/3[")
+	for _, c := range a.lin.calls {
+		b.WriteByte("cifb8"[c.kind])
+	}
+	b.WriteByte(']')
+	return b.String()
+}
