@@ -25,8 +25,8 @@ func TestTxnMatchesModel(t *testing.T) {
 				_ = base.Delete([]byte(k))
 				delete(model, k)
 			} else {
-				// NB: values of many lengths, so rewrites both fit the
-				// stored value's buffer and outgrow it.
+				// NB: values of many lengths, so rewrites change a
+				// stored value's length.
 				v := fmt.Sprint(i) + strings.Repeat("v", rapid.IntRange(0, 12).Draw(t, "pad"))
 				_ = base.Put([]byte(k), []byte(v))
 				model[k] = v

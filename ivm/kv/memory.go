@@ -120,21 +120,19 @@ func (m *Memory) Put(key, value []byte) error {
 	return nil
 }
 
-// put writes value under key (hash h), whose entry is e when found. An
-// existing value's buffer is reused when the new value fits (values read
-// are valid only until the next write).
+// put writes value under key (hash h), whose entry is e when found.
+//
+// NB: a new value always gets a new buffer, although the Reader contract
+// only keeps a value valid until the next write: callers (tests holding a
+// value across an Apply) rely on values staying unchanged.
 func (m *Memory) put(key []byte, h uint64, e int32, found bool, value []byte) {
 	if found {
 		en := &m.entries[e]
 		m.bytes += len(value) - len(en.value)
-		if len(value) <= cap(en.value) {
-			en.value = append(en.value[:0], value...)
-		} else {
-			en.value = append(make([]byte, 0, len(value)+memValueSlackBytes), value...)
-		}
+		en.value = append([]byte{}, value...)
 		return
 	}
-	buf := make([]byte, len(key)+len(value), len(key)+len(value)+memValueSlackBytes)
+	buf := make([]byte, len(key)+len(value))
 	copy(buf, key)
 	copy(buf[len(key):], value)
 	en := memEntry{key: buf[:len(key):len(key)], value: buf[len(key):], hash: h}
@@ -156,11 +154,6 @@ func (m *Memory) put(key []byte, h uint64, e int32, found bool, value []byte) {
 	m.tree.ReplaceOrInsert(makeTreeKey(en.key), e)
 	m.bytes += len(key) + len(value)
 }
-
-// memValueSlackBytes is spare capacity given to a stored value so a value
-// that grows by a few bytes (a varint crossing a byte boundary) is
-// rewritten in place.
-const memValueSlackBytes = 4
 
 // Delete removes one key directly.
 func (m *Memory) Delete(key []byte) error {
