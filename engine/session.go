@@ -197,14 +197,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.Delete:
 		return s.retryStale(func() (gateway.Cursor, error) { return s.delete(ctx, snap, st, env, true) })
 	case *rsql.Truncate:
-		for _, d := range st.Deletes {
-			// NB: no row locks: a TRUNCATE would lock every row; the
-			// commit-time check of what it read guards it instead.
-			if _, err := s.delete(ctx, snap, d, env, false); err != nil {
-				return nil, err
-			}
-		}
-		return &rowsCursor{tag: "TRUNCATE TABLE"}, nil
+		return s.truncate(ctx, snap, st, env)
 	case *rsql.DDL:
 		cur, err := s.ddl(ctx, snap, st, p.sql)
 		if err == nil && s.txn != nil && !s.txnImplicit {
@@ -259,6 +252,9 @@ func (s *session) Commit(ctx context.Context) error {
 	m, err := s.e.ask(ctx, shard.ActorID, shard.Commit{Snapshot: snap, Writes: writes})
 	if err != nil {
 		s.e.metrics.CommitErrors.Add(1)
+		if uerr := s.undoRestarts(ctx, t, 0); uerr != nil {
+			s.e.log.Error("putting back sequences after a failed commit", "err", uerr)
+		}
 		return err
 	}
 	s.lastWritten = m.(shard.Committed).Epoch
@@ -268,17 +264,21 @@ func (s *session) Commit(ctx context.Context) error {
 }
 
 // Rollback implements gateway.Session.
-func (s *session) Rollback(context.Context) error {
+func (s *session) Rollback(ctx context.Context) error {
 	s.unlockImplicitWrite()
 	s.unlockRows()
+	t := s.txn
 	s.txn = nil
-	return nil
+	return s.undoRestarts(ctx, t, 0)
 }
 
 // Close implements gateway.Session.
 func (s *session) Close() error {
 	s.unlockImplicitWrite()
 	s.unlockRows()
+	if err := s.undoRestarts(context.Background(), s.txn, 0); err != nil {
+		s.e.log.Error("putting back sequences of an abandoned transaction", "err", err)
+	}
 	s.txn = nil
 	s.e.sessionClosed()
 	return nil
