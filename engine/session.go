@@ -34,6 +34,9 @@ type session struct {
 	// txnImplicit is set while txn is an implicit transaction;
 	// holdsWriteLock while this session holds the implicit-write lock.
 	txnImplicit, holdsWriteLock bool
+	// prepared lists the connection's named prepared statements
+	// (pg_prepared_statements), from the running request.
+	prepared func() []gateway.PreparedStatementInfo
 	// rowLocksHeld are the row locks this session's transaction holds
 	// (rowlock.go), released when it ends.
 	rowLocksHeld []rowLockKey
@@ -180,6 +183,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 		p = np
 	}
 	s.settings = req.Settings
+	s.prepared = req.PreparedStatements
 	env := s.env(req.Settings, req.Params)
 	env.Sequences = s.sequences(ctx)
 	switch st := p.stmt.(type) {
@@ -420,6 +424,7 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 	for _, v := range st.Views {
 		env.Views[v.View] = syscat.ViewStats{Rows: v.Rows, StateRows: v.StateRows, StateBytes: v.StateBytes, Error: v.Error}
 	}
+	env.PreparedStatements = preparedStatementRows(s.prepared)
 	if s.settings != nil {
 		for _, row := range s.settings.All() {
 			env.Settings = append(env.Settings, syscat.Setting{Name: row.Name, Value: row.Setting, Category: row.Category, Description: row.ShortDesc, VarType: row.Vartype})
