@@ -200,13 +200,7 @@ func (m *Map) applyColumns(ctx *Context, in *zset.Columns, sel []int32) (zset.De
 func resultArray(t types.Type, res expr.Result, live []int32) (arrow.Array, error) {
 	cb := zset.NewColumnBuilder(t, len(live))
 	if ints, nulls, ok := res.Ints(); ok {
-		for _, i := range live {
-			if nulls[i] {
-				cb.AppendNull()
-			} else {
-				cb.AppendInt(ints[i])
-			}
-		}
+		cb.AppendIntsSel(ints, nulls, live)
 		return cb.Finish(), nil
 	}
 	if bools, nulls, ok := res.Bools(); ok {
