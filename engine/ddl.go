@@ -30,10 +30,6 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 	}
 	switch st := d.Stmt.(type) {
 	case *ddl.CreateTable:
-		if len(st.PrimaryKey) == 0 && !st.InsertOnly {
-			return nil, errcode.New(errcode.PrimaryKeyRequired, "table %q needs a PRIMARY KEY", st.Name).
-				WithDetail("RockStream identifies rows by primary key so that UPDATE and DELETE become exact retractions (spec §6.4)")
-		}
 		cols := append([]catalog.Column(nil), st.Columns...)
 		seqs, deps, err := createTableSequences(snap, st, cols)
 		if err != nil {
@@ -82,6 +78,10 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			return nil, err
 		}
 		notice(r)
+	case *ddl.AddPrimaryKey:
+		if err := s.addPrimaryKey(ctx, snap, st); err != nil {
+			return nil, err
+		}
 	case *ddl.CreateSequence, *ddl.AlterSequence:
 		r, err := s.sequenceDDL(ctx, snap, st)
 		if err != nil {

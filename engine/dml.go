@@ -136,15 +136,31 @@ func (w *writer) current(ctx context.Context, snap *control.Snapshot, keys []typ
 // deleted by another transaction between the statement's read and the
 // lookup then conflicts at COMMIT instead of being overwritten with a
 // value computed from its old version (a lost update).
-func (w *writer) currentRead(ctx context.Context, snap *control.Snapshot, keys, read []types.Row) ([]types.Row, error) {
+//
+// With lock, the keys are row-locked first (rowlock.go), and a row that
+// changed since the statement read it makes the statement run again
+// (errStaleRead) instead of failing at COMMIT.
+func (w *writer) currentRead(ctx context.Context, snap *control.Snapshot, keys, read []types.Row, lock bool) ([]types.Row, error) {
 	fresh := make([]bool, len(keys))
 	for i, k := range keys {
 		_, seen := w.tw.rows[encodePK(w.rel, k)]
 		fresh[i] = !seen
 	}
+	if lock {
+		if _, err := w.s.lockRows(ctx, w.rel, keys); err != nil {
+			return nil, err
+		}
+	}
 	cur, err := w.current(ctx, snap, keys)
 	if err != nil {
 		return nil, err
+	}
+	if lock {
+		for i := range keys {
+			if fresh[i] && read[i] != nil && !sameRow(w.rel, cur[i], read[i]) {
+				return nil, errStaleRead
+			}
+		}
 	}
 	for i, k := range keys {
 		if fresh[i] && read[i] != nil {
@@ -212,7 +228,7 @@ func describeKey(rel *catalog.Relation, key types.Row) string {
 }
 
 func (w *writer) duplicate(key types.Row) error {
-	return errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", w.rel.Name+"_pkey").
+	return errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", w.rel.PrimaryKeyConstraint()).
 		WithDetail("Key %s already exists.", describeKey(w.rel, key))
 }
 
@@ -426,7 +442,7 @@ func (w *writer) replace(ctx context.Context, snap *control.Snapshot, oldKey typ
 }
 
 func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.Update, env *expr.Env) (gateway.Cursor, error) {
-	if len(st.Table.PrimaryKey) == 0 && st.Table.Kind == catalog.KindTable {
+	if st.Table.InsertOnly && st.Table.Kind == catalog.KindTable {
 		return nil, errcode.New(errcode.InsertOnlyTable, "cannot update table %q because it is insert-only", st.Table.Name)
 	}
 	w, ret, pairs, err := s.startDML(ctx, snap, st.Table, "UPDATE", st.Returning, st.Rows, env)
@@ -434,6 +450,9 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 		return nil, err
 	}
 	width := len(st.Table.Columns)
+	if len(w.rel.PrimaryKey) == 0 {
+		return w.updateKeyless(pairs, width, env, ret)
+	}
 	var n int64
 	oldKeys := make([]types.Row, 0, len(pairs))
 	for _, p := range pairs {
@@ -443,7 +462,7 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 	for i, p := range pairs {
 		oldRows[i] = p[:width]
 	}
-	if _, err := w.currentRead(ctx, snap, oldKeys, oldRows); err != nil {
+	if _, err := w.currentRead(ctx, snap, oldKeys, oldRows, true); err != nil {
 		return nil, err
 	}
 	for i, p := range pairs {
@@ -470,13 +489,16 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 	return ret.cursor(fmt.Sprintf("UPDATE %d", n)), nil
 }
 
-func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.Delete, env *expr.Env) (gateway.Cursor, error) {
-	if len(st.Table.PrimaryKey) == 0 && st.Table.Kind == catalog.KindTable {
+func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.Delete, env *expr.Env, lock bool) (gateway.Cursor, error) {
+	if st.Table.InsertOnly && st.Table.Kind == catalog.KindTable {
 		return nil, errcode.New(errcode.InsertOnlyTable, "cannot delete from table %q because it is insert-only", st.Table.Name)
 	}
 	w, ret, rows, err := s.startDML(ctx, snap, st.Table, "DELETE", st.Returning, st.Rows, env)
 	if err != nil {
 		return nil, err
+	}
+	if len(w.rel.PrimaryKey) == 0 {
+		return w.deleteKeyless(rows, len(st.Table.Columns), env, ret)
 	}
 	keys := make([]types.Row, len(rows))
 	for i, r := range rows {
@@ -487,7 +509,7 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 	for i, r := range rows {
 		read[i] = r[:width]
 	}
-	if _, err := w.currentRead(ctx, snap, keys, read); err != nil {
+	if _, err := w.currentRead(ctx, snap, keys, read, lock); err != nil {
 		return nil, err
 	}
 	var n int64

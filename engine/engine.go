@@ -46,6 +46,8 @@ type Engine struct {
 	metrics  Metrics
 	// implicitWrites is the implicit-write lock (writelock.go).
 	implicitWrites chan struct{}
+	// rowLocks are the row locks of open transactions (rowlock.go).
+	rowLocks *rowLocks
 }
 
 // Metrics are process-wide counters for /metrics.
@@ -68,7 +70,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.StorageTickInterval <= 0 {
 		cfg.StorageTickInterval = 100 * time.Millisecond
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, implicitWrites: newImplicitWriteLock()}
+	e := &Engine{cfg: cfg, log: cfg.Logger, implicitWrites: newImplicitWriteLock(), rowLocks: newRowLocks()}
 	e.rt = real.New(real.Options{Store: cfg.Store, Logger: cfg.Logger})
 	open := func(path string) func(runtime.Context) (kv.Store, error) {
 		return func(actx runtime.Context) (kv.Store, error) {

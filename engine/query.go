@@ -58,7 +58,7 @@ func scannedRelations(n plan.Node) []*catalog.Relation {
 
 // runPlan runs a plan once over the current snapshot of what it reads.
 func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.Node, env *expr.Env) ([]types.Row, error) {
-	inputs, err := s.readSnapshot(ctx, snap, scannedRelations(n))
+	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(n), pointKeys(n, env))
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.No
 }
 
 func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Query, env *expr.Env) ([]types.Row, error) {
-	inputs, err := s.readSnapshot(ctx, snap, scannedRelations(q.Plan))
+	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(q.Plan), pointKeys(q.Plan, env))
 	if err != nil {
 		return nil, err
 	}

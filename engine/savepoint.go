@@ -26,7 +26,7 @@ type savepointMark struct {
 	tables             map[catalog.ID]tableMark
 }
 
-type tableMark struct{ keys, appended int }
+type tableMark struct{ keys, appended, removed int }
 
 // undoEntry is a pending row's state before its first change after a mark.
 type undoEntry struct {
@@ -40,7 +40,7 @@ func (t *txnState) mark() {
 	m := savepointMark{undo: len(t.undo), count: t.count, order: len(t.order), tables: make(map[catalog.ID]tableMark, len(t.order))}
 	for _, id := range t.order {
 		tw := t.tables[id]
-		m.tables[id] = tableMark{keys: len(tw.keys), appended: len(tw.appended)}
+		m.tables[id] = tableMark{keys: len(tw.keys), appended: len(tw.appended), removed: len(tw.removed)}
 	}
 	t.marks = append(t.marks, m)
 	t.gen++
@@ -84,6 +84,9 @@ func (t *txnState) rollbackTo(depth int) {
 		}
 		if tm.appended < len(tw.appended) {
 			tw.appended = tw.appended[:tm.appended]
+		}
+		if tm.removed < len(tw.removed) {
+			tw.removed = tw.removed[:tm.removed]
 		}
 	}
 	t.count = m.count

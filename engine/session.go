@@ -34,6 +34,9 @@ type session struct {
 	// txnImplicit is set while txn is an implicit transaction;
 	// holdsWriteLock while this session holds the implicit-write lock.
 	txnImplicit, holdsWriteLock bool
+	// rowLocksHeld are the row locks this session's transaction holds
+	// (rowlock.go), released when it ends.
+	rowLocksHeld []rowLockKey
 	// currval holds the last nextval/setval value per sequence seen by this
 	// session; lastSequence is the sequence lastval() reports.
 	// seqMu guards them: an abandoned evaluation (cancel.go) may still
@@ -190,12 +193,14 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.Insert:
 		return s.insert(ctx, snap, st, env)
 	case *rsql.Update:
-		return s.update(ctx, snap, st, env)
+		return s.retryStale(func() (gateway.Cursor, error) { return s.update(ctx, snap, st, env) })
 	case *rsql.Delete:
-		return s.delete(ctx, snap, st, env)
+		return s.retryStale(func() (gateway.Cursor, error) { return s.delete(ctx, snap, st, env, true) })
 	case *rsql.Truncate:
 		for _, d := range st.Deletes {
-			if _, err := s.delete(ctx, snap, d, env); err != nil {
+			// NB: no row locks: a TRUNCATE would lock every row; the
+			// commit-time check of what it read guards it instead.
+			if _, err := s.delete(ctx, snap, d, env, false); err != nil {
 				return nil, err
 			}
 		}
@@ -218,6 +223,10 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 		return textCursor(rsql.ExplainQuery(st.Query)), nil
 	case *rsql.ShowViewStatus:
 		return s.showViewStatus(ctx, snap, st)
+	case *rsql.Other:
+		if vs := st.PG.Stmt.GetVacuumStmt(); vs != nil {
+			return s.maintenance(ctx, snap, vs)
+		}
 	}
 	return nil, errcode.New(errcode.GatewayUnsupported, "statement %s is not supported", p.stmt.Tag())
 }
@@ -233,6 +242,7 @@ func (s *session) Begin(_ context.Context, opts gateway.TxOptions) error {
 // durable source epoch on the shard before this returns.
 func (s *session) Commit(ctx context.Context) error {
 	defer s.unlockImplicitWrite()
+	defer s.unlockRows()
 	t := s.txn
 	s.txn = nil
 	if t == nil {
@@ -260,6 +270,7 @@ func (s *session) Commit(ctx context.Context) error {
 // Rollback implements gateway.Session.
 func (s *session) Rollback(context.Context) error {
 	s.unlockImplicitWrite()
+	s.unlockRows()
 	s.txn = nil
 	return nil
 }
@@ -267,6 +278,7 @@ func (s *session) Rollback(context.Context) error {
 // Close implements gateway.Session.
 func (s *session) Close() error {
 	s.unlockImplicitWrite()
+	s.unlockRows()
 	s.txn = nil
 	s.e.sessionClosed()
 	return nil
@@ -276,6 +288,12 @@ func (s *session) Close() error {
 // session's own commits, unless read-your-writes is switched off) and
 // overlays the open transaction's writes on tables.
 func (s *session) readSnapshot(ctx context.Context, snap *control.Snapshot, rels []*catalog.Relation) (map[catalog.ID]zset.Batch, error) {
+	return s.readSnapshotKeys(ctx, snap, rels, nil)
+}
+
+// readSnapshotKeys is readSnapshot reading the tables in points by
+// primary key only (pointread.go).
+func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, rels []*catalog.Relation, points map[catalog.ID][]types.Row) (map[catalog.ID]zset.Batch, error) {
 	out := map[catalog.ID]zset.Batch{}
 	var user []*catalog.Relation
 	var env *syscat.Env
@@ -283,6 +301,14 @@ func (s *session) readSnapshot(ctx context.Context, snap *control.Snapshot, rels
 	for _, r := range rels {
 		if r.Kind == catalog.KindSequence {
 			sequences = append(sequences, r)
+			continue
+		}
+		if keys, ok := points[r.ID]; ok {
+			b, err := s.lookupRows(ctx, snap, r, keys)
+			if err != nil {
+				return nil, err
+			}
+			out[r.ID] = s.txn.overlay(r, b)
 			continue
 		}
 		if !syscat.IsSystem(r.ID) {

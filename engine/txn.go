@@ -32,8 +32,26 @@ type tableWrites struct {
 	rel  *catalog.Relation
 	rows map[string]*pendingRow
 	keys []string // first-write order, for a deterministic commit
-	// appended are rows of INSERT_ONLY tables (no key).
+	// appended are rows inserted into tables without a primary key
+	// (INSERT_ONLY or declared without one); removed are rows deleted from
+	// a table without a primary key, by value (an UPDATE removes the old
+	// row and appends the new one). Both only grow (savepoints truncate
+	// them); together they are the table's Z-set delta.
 	appended []types.Row
+	removed  []types.Row
+}
+
+// keylessDelta is a keyless table's pending change as a consolidated Z-set:
+// rows appended and then removed again in the transaction cancel.
+func (tw *tableWrites) keylessDelta() zset.Batch {
+	var b zset.Batch
+	for _, r := range tw.appended {
+		b.Add(r, 1)
+	}
+	for _, r := range tw.removed {
+		b.Add(r, -1)
+	}
+	return zset.Consolidate(b)
 }
 
 type pendingRow struct {
@@ -112,8 +130,21 @@ func (t *txnState) writes() []shard.RowWrite {
 				// their commit.
 				CheckBase: p.existedBefore, Base: p.base})
 		}
-		for _, r := range tw.appended {
-			out = append(out, shard.RowWrite{Table: id, Row: r})
+		if len(tw.removed) == 0 {
+			for _, r := range tw.appended {
+				out = append(out, shard.RowWrite{Table: id, Row: r})
+			}
+			continue
+		}
+		delta := tw.keylessDelta()
+		for i, r := range delta.Rows {
+			for n := delta.Weights[i]; n > 0; n-- {
+				out = append(out, shard.RowWrite{Table: id, Row: r})
+			}
+			for n := delta.Weights[i]; n < 0; n++ {
+				// A delete by value: the shard removes one stored row equal to Base.
+				out = append(out, shard.RowWrite{Table: id, Base: r})
+			}
 		}
 	}
 	return out
@@ -145,10 +176,16 @@ func (t *txnState) overlay(rel *catalog.Relation, committed zset.Batch) zset.Bat
 			out.Add(p.row, 1)
 		}
 	}
-	for _, r := range tw.appended {
-		out.Add(r, 1)
+	if len(tw.removed) == 0 {
+		for _, r := range tw.appended {
+			out.Add(r, 1)
+		}
+		return out
 	}
-	return out
+	out.AddBatch(tw.keylessDelta(), 1)
+	// INVARIANT: a transaction removes only rows it could read, so no
+	// row's weight goes below zero.
+	return zset.Consolidate(out)
 }
 
 // snapshotTable copies a table's pending writes (nil if none), so a failed
@@ -158,7 +195,7 @@ func (t *txnState) snapshotTable(id catalog.ID) *tableWrites {
 	if tw == nil {
 		return nil
 	}
-	c := &tableWrites{rel: tw.rel, rows: make(map[string]*pendingRow, len(tw.rows)), keys: append([]string(nil), tw.keys...), appended: append([]types.Row(nil), tw.appended...)}
+	c := &tableWrites{rel: tw.rel, rows: make(map[string]*pendingRow, len(tw.rows)), keys: append([]string(nil), tw.keys...), appended: append([]types.Row(nil), tw.appended...), removed: append([]types.Row(nil), tw.removed...)}
 	for k, p := range tw.rows { //lint:maprange copying a map into a map
 		cp := *p
 		c.rows[k] = &cp
@@ -170,8 +207,8 @@ func (t *txnState) snapshotTable(id catalog.ID) *tableWrites {
 func (t *txnState) restoreTable(id catalog.ID, saved *tableWrites) {
 	if saved == nil {
 		if tw := t.tables[id]; tw != nil {
-			t.count -= len(tw.appended)
-			tw.rows, tw.keys, tw.appended = map[string]*pendingRow{}, nil, nil
+			t.count -= len(tw.appended) + len(tw.removed)
+			tw.rows, tw.keys, tw.appended, tw.removed = map[string]*pendingRow{}, nil, nil, nil
 		}
 		return
 	}

@@ -13,7 +13,8 @@ type Batch struct {
 	bytes int64
 	// arena is the current chunk keys and values are copied into, back to
 	// back: a few allocations per batch instead of two per operation (fewer
-	// objects for the GC to trace while they sit in the memtable). A full
+	// objects for the GC to trace while they wait in the WAL buffer; the
+	// memtable copies rows into its own arena). A full
 	// chunk is left as is and a new, bigger one started, so bytes are
 	// copied once, never again on growth (a single growing slice copied a
 	// 1 MiB batch about twice over).
@@ -88,8 +89,9 @@ func (b *Batch) add(kind Kind, key, value []byte) {
 // the last put/delete of a key wins, and later merges fold onto it (or onto
 // each other) with op.
 func (b *Batch) resolve(op MergeOperator, seq uint64) ([]row, error) {
-	// NB: the arena is shared with the memtable from here on, so the
-	// batch's own later adds must not write into it: cap it.
+	// NB: the arena is shared with the WAL buffer from here on (until the
+	// buffer is sealed), so the batch's own later adds must not write into
+	// it: cap it.
 	b.arena = b.arena[:len(b.arena):len(b.arena)]
 	rows := make([]row, 0, len(b.ops))
 	// Fast path: keys already strictly ascending (kv.WriteBatch and most

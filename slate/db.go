@@ -80,7 +80,7 @@ func Open(ctx context.Context, store objstore.Store, path string, opts Options) 
 	d := &DB{
 		store:     store,
 		opts:      opts,
-		memtable:  newMemtable(),
+		memtable:  newMemtableChunks(opts.memtableChunksMax),
 		snapshots: map[uint64]int{},
 	}
 	d.tables = newTableReader(store, opts.BlockCacheBytes, opts.MetaCacheBytes)
@@ -187,16 +187,23 @@ func (d *DB) replay(ctx context.Context, fenceID uint64) error {
 		if err != nil {
 			return err
 		}
-		for _, r := range w.rows {
-			if r.seq <= d.manifest.LastL0Seq {
-				continue
-			}
+		rows := w.rows
+		for len(rows) > 0 && rows[0].seq <= d.manifest.LastL0Seq {
+			rows = rows[1:] // WAL rows are in seq order
+		}
+		if !d.memtable.fits(rows) && d.memtable.rows > 0 {
+			// NB: rotate between WAL objects: a batch never spans two,
+			// so none spans two memtables either.
+			d.immutables = append(d.immutables, immutableMemtable{mt: d.memtable, lastWALID: id - 1})
+			d.memtable = newMemtableChunks(d.opts.memtableChunksMax)
+		}
+		for _, r := range rows {
 			d.memtable.add(r)
 			d.lastSeq = max(d.lastSeq, r.seq)
 		}
 		if d.memtable.bytes >= d.opts.MemtableBytesMax {
 			d.immutables = append(d.immutables, immutableMemtable{mt: d.memtable, lastWALID: id})
-			d.memtable = newMemtable()
+			d.memtable = newMemtableChunks(d.opts.memtableChunksMax)
 		}
 	}
 	d.durableSeq = d.lastSeq
@@ -244,6 +251,14 @@ func (d *DB) Write(ctx context.Context, b *Batch, opts WriteOptions) (uint64, er
 	rows, err := b.resolve(d.opts.MergeOperator, seq)
 	if err != nil {
 		return 0, err
+	}
+	if !d.memtable.fits(rows) {
+		// The arena cannot address the batch: start a new memtable (a
+		// batch never spans two, see memtable.fits).
+		d.freeze()
+		if !d.memtable.fits(rows) {
+			return 0, batchTooLargeErr(b.bytes)
+		}
 	}
 	d.memtable.addSorted(rows) // resolve returns the rows in key order
 	d.walBuffer = slices.Grow(d.walBuffer, len(rows))
@@ -315,7 +330,7 @@ func (d *DB) freeze() {
 	}
 	d.seal()
 	d.immutables = append(d.immutables, immutableMemtable{mt: d.memtable, lastWALID: d.nextWALID - 1})
-	d.memtable = newMemtable()
+	d.memtable = newMemtableChunks(d.opts.memtableChunksMax)
 }
 
 // FlushWAL writes every buffered batch to WAL objects, strictly in id order,

@@ -49,7 +49,12 @@
 //
 // Write resolves the batch to one row per key, gives it one sequence number,
 // appends it to the WAL buffer (a batch never spans WAL objects) and inserts
-// it into the memtable; it is visible at once. FlushWAL (called by Write with
+// it into the memtable; it is visible at once. The memtable is a skiplist
+// laid out in an arena (memtable.go): nodes, keys and values live in a few
+// large pointer-free []byte chunks linked by uint32 offsets, so the GC has
+// almost nothing to trace however many rows it holds. A batch the arena
+// cannot address freezes the memtable first (a batch never spans
+// memtables either). FlushWAL (called by Write with
 // AwaitDurable, by Tick, and when the buffer is full) seals the buffer into
 // the next WAL id and creates it with put-if-absent, strictly in id order, one
 // at a time; a failed object is retried with the same id and bytes, never

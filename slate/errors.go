@@ -22,6 +22,10 @@ var (
 	ErrMergeOperatorMissing = errors.New("slate: merge operator missing")
 	// ErrBackpressure: a memory budget is full; flush and retry.
 	ErrBackpressure = errors.New("slate: memory budget exceeded")
+	// ErrBatchTooLarge: one batch is more than a memtable can hold (its
+	// arena addresses at least 32 GiB; a single key or value is limited to
+	// 4 GiB). Nothing was applied; retrying cannot help.
+	ErrBatchTooLarge = errors.New("slate: batch too large for a memtable")
 	// ErrClosed: the handle was closed or failed.
 	ErrClosed = errors.New("slate: closed")
 	// errStaleCommit: a manifest create landed at or below the GC boundary.
@@ -46,6 +50,10 @@ func mergeMissingErr(key []byte) error {
 
 func backpressureErr(format string, args ...any) error {
 	return errcode.Wrap(errcode.StorageMemoryBudgetExceeded, ErrBackpressure, format, args...)
+}
+
+func batchTooLargeErr(bytes int64) error {
+	return errcode.Wrap(errcode.StorageMemoryBudgetExceeded, ErrBatchTooLarge, "batch of %d bytes does not fit an empty memtable", bytes)
 }
 
 func closedErr(cause error) error {

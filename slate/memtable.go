@@ -1,39 +1,123 @@
 package slate
 
-// memtable is a skiplist of rows in (key asc, seq desc) order. It is
-// append-only (rows are never removed or changed), so an iterator stays valid
-// while later rows are inserted; readers filter by seq.
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+)
+
+// memtable is a skiplist of rows in (key asc, seq desc) order, laid out in
+// an arena: every node (header, tower of next links, key, value) is carved
+// from a few large []byte chunks and addressed by a uint32 nodeRef instead
+// of a pointer. The GC sees a handful of pointer-free slices instead of
+// several objects per row (the old node, its tower and the batch arena it
+// pointed into), and an insert allocates nothing but the occasional chunk.
+// A node's header, tower and key are contiguous, so a search step touches
+// one cache line where the pointer layout touched three.
+//
+// It is append-only (rows are never removed or changed, chunks never move
+// or are reused), so an iterator stays valid while later rows are inserted,
+// and the key and value slices it returns stay valid and unchanged for as
+// long as the caller holds them; readers filter by seq.
 //
 // NB: the skiplist's level choice uses a private xorshift state seeded with a
 // constant, so its shape is a deterministic function of the insert sequence.
 type memtable struct {
-	head   *skipNode
+	chunks [][]byte // the arena; chunks[ref>>nodeRefOffsetBits] holds node ref
+	cur    int      // the chunk small nodes are carved from
+	used   int      // bytes of chunks[cur] in use
+	// nextSize is the next regular chunk's size: chunks double from
+	// arenaChunkBytesMin to arenaChunkBytesMax, so a small (test or
+	// simulation) memtable stays small.
+	nextSize int
+	// chunksMax bounds len(chunks) (what a nodeRef can address); fits says
+	// when a batch would pass it, and the owner rotates the memtable.
+	chunksMax  int
+	arenaBytes int64 // bytes of all chunks (the memtable's real footprint)
+
 	levels int
 	rng    uint64
-	bytes  int64
+	bytes  int64 // logical size (row.encodedSize per row): flush decisions
 	rows   int
 	maxSeq uint64
 	minSeq uint64
 }
 
-const memtableLevelsMax = 16
+// nodeRef addresses a node: the chunk index in the high bits, the node's
+// offset in that chunk in nodeAlign units in the low nodeRefOffsetBits.
+// 0 is nil (the first 8 bytes of chunk 0 are never used).
+type nodeRef uint32
 
-type skipNode struct {
-	r    row
-	next []*skipNode // one per level of this node (sized to its height)
+const (
+	memtableLevelsMax = 16
+
+	nodeAlign          = 8
+	nodeRefOffsetBits  = 17
+	nodeRefOffsetMask  = 1<<nodeRefOffsetBits - 1
+	arenaChunkBytesMax = nodeAlign << nodeRefOffsetBits // 1 MiB: every 8-aligned offset is addressable
+	arenaChunkBytesMin = 4 << 10
+	arenaChunksMax     = 1 << (32 - nodeRefOffsetBits) // 32768 chunks: ≥ 32 GiB per memtable
+	// arenaLargeBytes: a node bigger than this gets a chunk of its own (at
+	// offset 0, so its size is not bounded by the offset bits) and the
+	// current chunk stays open for small nodes.
+	arenaLargeBytes = arenaChunkBytesMax / 4
+
+	headRef nodeRef = 1 // the head node: chunk 0, offset 8
+)
+
+// Node layout (little-endian), nodeAlign-aligned:
+//
+//	[0:8)   seq
+//	[8:12)  key length
+//	[12:16) value length
+//	[16]    kind
+//	[17]    height h (tower entries)
+//	[18]    flags (nodeFlagNilValue)
+//	[19]    unused
+//	[20:20+4h)  tower: next nodeRef per level
+//	key, then value
+const (
+	nodeSeqOff      = 0
+	nodeKeyLenOff   = 8
+	nodeValueLenOff = 12
+	nodeKindOff     = 16
+	nodeHeightOff   = 17
+	nodeFlagsOff    = 18
+	nodeTowerOff    = 20
+
+	// nodeFlagNilValue: the row's value was nil (tombstones, Put(k, nil)),
+	// returned as nil rather than as an empty slice.
+	nodeFlagNilValue = 1
+)
+
+func newMemtable() *memtable { return newMemtableChunks(arenaChunksMax) }
+
+// newMemtableChunks makes a memtable of at most chunksMax arena chunks
+// (tests use small limits to exercise rotation).
+func newMemtableChunks(chunksMax int) *memtable {
+	if chunksMax <= 0 || chunksMax > arenaChunksMax {
+		chunksMax = arenaChunksMax
+	}
+	m := &memtable{levels: 1, rng: 0x9E3779B97F4A7C15, chunksMax: chunksMax}
+	m.chunks = append(m.chunks, make([]byte, arenaChunkBytesMin))
+	m.arenaBytes = arenaChunkBytesMin
+	m.nextSize = min(2*arenaChunkBytesMin, arenaChunkBytesMax)
+	m.used = nodeAlign // ref 0 stays nil
+	head := m.alloc(nodeTowerOff + 4*memtableLevelsMax)
+	m.node(head)[nodeHeightOff] = memtableLevelsMax
+	return m
 }
 
-func newMemtable() *memtable {
-	return &memtable{head: &skipNode{next: make([]*skipNode, memtableLevelsMax)}, levels: 1, rng: 0x9E3779B97F4A7C15}
-}
+func (m *memtable) randomLevel() int { return drawLevel(&m.rng) }
 
-func (m *memtable) randomLevel() int {
+// drawLevel draws a node height from the xorshift state rng.
+func drawLevel(rng *uint64) int {
 	level := 1
 	for level < memtableLevelsMax {
-		m.rng ^= m.rng << 13
-		m.rng ^= m.rng >> 7
-		m.rng ^= m.rng << 17
-		if m.rng&3 != 0 { // p = 1/4
+		*rng ^= *rng << 13
+		*rng ^= *rng >> 7
+		*rng ^= *rng << 17
+		if *rng&3 != 0 { // p = 1/4
 			break
 		}
 		level++
@@ -41,43 +125,209 @@ func (m *memtable) randomLevel() int {
 	return level
 }
 
-// seekGE returns the first node at or after (key, seq) and fills prev.
-func (m *memtable) findGE(key []byte, seq uint64, prev *[memtableLevelsMax]*skipNode) *skipNode {
-	x := m.head
+func alignNode(size int) int { return (size + nodeAlign - 1) &^ (nodeAlign - 1) }
+
+// alloc carves size bytes (rounded up to nodeAlign) from the arena.
+func (m *memtable) alloc(size int) nodeRef {
+	size = alignNode(size)
+	if len(m.chunks) >= arenaChunksMax {
+		// INVARIANT: owners check fits before adding, and fits never
+		// allows more than arenaChunksMax chunks.
+		panic("slate: memtable arena exhausted")
+	}
+	if size > arenaLargeBytes {
+		m.chunks = append(m.chunks, make([]byte, size))
+		m.arenaBytes += int64(size)
+		return nodeRef((len(m.chunks) - 1) << nodeRefOffsetBits)
+	}
+	if m.used+size > len(m.chunks[m.cur]) {
+		n := max(m.nextSize, size)
+		m.nextSize = min(2*n, arenaChunkBytesMax)
+		m.chunks = append(m.chunks, make([]byte, n))
+		m.arenaBytes += int64(n)
+		m.cur, m.used = len(m.chunks)-1, 0
+	}
+	ref := nodeRef(m.cur<<nodeRefOffsetBits | m.used/nodeAlign)
+	m.used += size
+	return ref
+}
+
+// fits reports whether adding rows (in this order) keeps the arena within
+// chunksMax chunks. It replays alloc's decisions exactly, drawing the same
+// node heights from a copy of the level generator. A batch must not span
+// memtables (flush records a memtable's highest seq as flushed), so the
+// owner checks before adding and rotates first.
+func (m *memtable) fits(rows []row) bool {
+	chunks, cur, used, nextSize, rng := len(m.chunks), len(m.chunks[m.cur]), m.used, m.nextSize, m.rng
+	for _, r := range rows {
+		if uint64(len(r.key)) > math.MaxUint32 || uint64(len(r.value)) > math.MaxUint32 {
+			return false
+		}
+		size := alignNode(nodeTowerOff + 4*drawLevel(&rng) + len(r.key) + len(r.value))
+		switch {
+		case size > arenaLargeBytes:
+			chunks++
+		case used+size > cur:
+			cur = max(nextSize, size)
+			nextSize = min(2*cur, arenaChunkBytesMax)
+			chunks, used = chunks+1, size
+		default:
+			used += size
+		}
+		if chunks > m.chunksMax {
+			return false
+		}
+	}
+	return true
+}
+
+// node is the arena from ref's node on.
+func (m *memtable) node(ref nodeRef) []byte {
+	return m.chunks[ref>>nodeRefOffsetBits][int(ref&nodeRefOffsetMask)*nodeAlign:]
+}
+
+// next is ref's successor on level l (0: none).
+func (m *memtable) next(ref nodeRef, l int) nodeRef {
+	return nodeRef(binary.LittleEndian.Uint32(m.node(ref)[nodeTowerOff+4*l:]))
+}
+
+func (m *memtable) setNext(ref nodeRef, l int, to nodeRef) {
+	binary.LittleEndian.PutUint32(m.node(ref)[nodeTowerOff+4*l:], uint32(to))
+}
+
+// nodeKey is the key of the node n starts.
+func nodeKey(n []byte) []byte {
+	k := nodeTowerOff + 4*int(n[nodeHeightOff])
+	end := k + int(binary.LittleEndian.Uint32(n[nodeKeyLenOff:]))
+	return n[k:end:end]
+}
+
+// compareNode orders ref's row against (key, seq) like compareRows.
+func (m *memtable) compareNode(ref nodeRef, key []byte, seq uint64) int {
+	n := m.node(ref)
+	if c := bytes.Compare(nodeKey(n), key); c != 0 {
+		return c
+	}
+	switch nseq := binary.LittleEndian.Uint64(n[nodeSeqOff:]); {
+	case nseq > seq:
+		return -1
+	case nseq < seq:
+		return 1
+	}
+	return 0
+}
+
+// row returns ref's row; key and value alias the arena (capped, so an
+// append to them cannot write into the next node).
+func (m *memtable) row(ref nodeRef) row {
+	n := m.node(ref)
+	k := nodeTowerOff + 4*int(n[nodeHeightOff])
+	v := k + int(binary.LittleEndian.Uint32(n[nodeKeyLenOff:]))
+	end := v + int(binary.LittleEndian.Uint32(n[nodeValueLenOff:]))
+	r := row{key: n[k:v:v], seq: binary.LittleEndian.Uint64(n[nodeSeqOff:]), kind: Kind(n[nodeKindOff])}
+	if n[nodeFlagsOff]&nodeFlagNilValue == 0 {
+		r.value = n[v:end:end]
+	}
+	return r
+}
+
+// findGE returns the first node at or after (key, seq) (0: none) and, when
+// prev is not nil, fills it with each level's predecessor.
+func (m *memtable) findGE(key []byte, seq uint64, prev *[memtableLevelsMax]nodeRef) nodeRef {
+	x := headRef
 	for l := m.levels - 1; l >= 0; l-- {
-		for x.next[l] != nil && compareRows(x.next[l].r.key, x.next[l].r.seq, key, seq) < 0 {
-			x = x.next[l]
+		for {
+			nx := m.next(x, l)
+			if nx == 0 || m.compareNode(nx, key, seq) >= 0 {
+				break
+			}
+			x = nx
 		}
 		if prev != nil {
 			prev[l] = x
 		}
 	}
-	return x.next[0]
+	return m.next(x, 0)
 }
 
 // add inserts r. The caller owns uniqueness of (key, seq): a batch carries at
 // most one row per key.
 func (m *memtable) add(r row) {
-	var prev [memtableLevelsMax]*skipNode
-	m.findGE(r.key, r.seq, &prev)
-	level := m.randomLevel()
-	for l := m.levels; l < level; l++ {
-		prev[l] = m.head
-	}
-	if level > m.levels {
-		m.levels = level
-	}
-	n := &skipNode{r: r, next: make([]*skipNode, level)}
-	m.link(n, &prev)
+	rows := [1]row{r}
+	m.addSorted(rows[:])
 }
 
-// link splices n in after prev[0..len(n.next)) and counts it.
-func (m *memtable) link(n *skipNode, prev *[memtableLevelsMax]*skipNode) {
-	for l := range n.next {
-		n.next[l] = prev[l].next[l]
-		prev[l].next[l] = n
+// addSorted inserts rows in strictly ascending (key, seq) order (one
+// resolved batch), copying keys and values into the arena. Each search
+// starts from the previous row's predecessors (a finger) instead of the
+// head, since every row goes after the one before it; the result is the
+// skiplist adding the rows one by one builds.
+func (m *memtable) addSorted(rows []row) {
+	var prev [memtableLevelsMax]nodeRef
+	for l := range prev {
+		prev[l] = headRef
 	}
-	r := n.r
+	for _, r := range rows {
+		// NB: levels are drawn one per row in row order, so the shape is
+		// a deterministic function of the inserts.
+		level := m.randomLevel()
+		if level > m.levels {
+			m.levels = level
+		}
+		x := headRef
+		for l := m.levels - 1; l >= 0; l-- {
+			// Both x (reached on the level above) and prev[l] (this level's
+			// predecessor of the previous row) precede r: start from the
+			// further one.
+			if p := prev[l]; p != headRef && (x == headRef || m.compareNodes(p, x) > 0) {
+				x = p
+			}
+			for {
+				nx := m.next(x, l)
+				if nx == 0 || m.compareNode(nx, r.key, r.seq) >= 0 {
+					break
+				}
+				x = nx
+			}
+			prev[l] = x
+		}
+		n := m.newNode(r, level)
+		for l := 0; l < level; l++ {
+			m.setNext(n, l, m.next(prev[l], l))
+			m.setNext(prev[l], l, n)
+			prev[l] = n
+		}
+		m.count(r)
+	}
+}
+
+// compareNodes orders two nodes' rows.
+func (m *memtable) compareNodes(a, b nodeRef) int {
+	n := m.node(b)
+	return m.compareNode(a, nodeKey(n), binary.LittleEndian.Uint64(n[nodeSeqOff:]))
+}
+
+// newNode writes r's node with an empty tower of level entries.
+func (m *memtable) newNode(r row, level int) nodeRef {
+	k := nodeTowerOff + 4*level
+	size := k + len(r.key) + len(r.value)
+	ref := m.alloc(size)
+	n := m.node(ref)[:size]
+	binary.LittleEndian.PutUint64(n[nodeSeqOff:], r.seq)
+	binary.LittleEndian.PutUint32(n[nodeKeyLenOff:], uint32(len(r.key)))
+	binary.LittleEndian.PutUint32(n[nodeValueLenOff:], uint32(len(r.value)))
+	n[nodeKindOff] = byte(r.kind)
+	n[nodeHeightOff] = byte(level)
+	if r.value == nil {
+		n[nodeFlagsOff] = nodeFlagNilValue
+	}
+	copy(n[k:], r.key)
+	copy(n[k+len(r.key):], r.value)
+	return ref
+}
+
+// count adds r to the size and seq accounting.
+func (m *memtable) count(r row) {
 	m.bytes += int64(r.encodedSize())
 	if m.rows == 0 || r.seq < m.minSeq {
 		m.minSeq = r.seq
@@ -88,77 +338,26 @@ func (m *memtable) link(n *skipNode, prev *[memtableLevelsMax]*skipNode) {
 	}
 }
 
-// addSorted inserts rows in strictly ascending (key, seq) order (one
-// resolved batch): the same skiplist add would build, with two
-// allocations for the whole batch instead of two per row, and each search
-// starting from the previous row's predecessors (a finger) instead of the
-// head, since every row goes after the one before it.
-func (m *memtable) addSorted(rows []row) {
-	if len(rows) == 0 {
-		return
-	}
-	// NB: levels are drawn one per row in row order, exactly as add draws
-	// them, so the shape stays a deterministic function of the inserts.
-	levels := make([]uint8, len(rows))
-	total := 0
-	for i := range rows {
-		l := m.randomLevel()
-		levels[i] = uint8(l)
-		total += l
-	}
-	nodes := make([]skipNode, len(rows))
-	ptrs := make([]*skipNode, total)
-	var prev [memtableLevelsMax]*skipNode
-	for l := range prev {
-		prev[l] = m.head
-	}
-	for i, r := range rows {
-		level := int(levels[i])
-		if level > m.levels {
-			m.levels = level
-		}
-		x := m.head
-		for l := m.levels - 1; l >= 0; l-- {
-			// Both x (reached on the level above) and prev[l] (this level's
-			// predecessor of the previous row) precede r: start from the
-			// further one.
-			if p := prev[l]; p != m.head && (x == m.head || compareRows(p.r.key, p.r.seq, x.r.key, x.r.seq) > 0) {
-				x = p
-			}
-			for x.next[l] != nil && compareRows(x.next[l].r.key, x.next[l].r.seq, r.key, r.seq) < 0 {
-				x = x.next[l]
-			}
-			prev[l] = x
-		}
-		n := &nodes[i]
-		n.r = r
-		n.next, ptrs = ptrs[:level:level], ptrs[level:]
-		m.link(n, &prev)
-		for l := 0; l < level; l++ {
-			prev[l] = n
-		}
-	}
-}
-
 // memtableIter iterates rows with key in [start, end) (end nil = unbounded).
 type memtableIter struct {
-	node *skipNode
+	m    *memtable
+	node nodeRef
 	end  []byte
 }
 
 func (m *memtable) iter(start, end []byte) *memtableIter {
-	return &memtableIter{node: m.findGE(start, ^uint64(0), nil), end: end}
+	return &memtableIter{m: m, node: m.findGE(start, ^uint64(0), nil), end: end}
 }
 
 func (it *memtableIter) next() (row, bool, error) {
-	if it.node == nil {
+	if it.node == 0 {
 		return row{}, false, nil
 	}
-	r := it.node.r
-	if it.end != nil && string(r.key) >= string(it.end) {
-		it.node = nil
+	r := it.m.row(it.node)
+	if it.end != nil && bytes.Compare(r.key, it.end) >= 0 {
+		it.node = 0
 		return row{}, false, nil
 	}
-	it.node = it.node.next[0]
+	it.node = it.m.next(it.node, 0)
 	return r, true, nil
 }

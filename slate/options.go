@@ -67,6 +67,10 @@ type Options struct {
 	GCInterval time.Duration
 	// GCMinAge: GC only deletes unreferenced objects older than this.
 	GCMinAge time.Duration
+
+	// memtableChunksMax bounds a memtable's arena chunks (0: what a
+	// nodeRef addresses); tests set it low to exercise rotation.
+	memtableChunksMax int
 }
 
 func (o Options) withDefaults() Options {

@@ -24,6 +24,10 @@ type ReaderOptions struct {
 	CheckpointLifetime time.Duration
 	// BlockCacheBytes bounds the reader's cache. Default 64 MiB.
 	BlockCacheBytes int64
+
+	// memtableChunksMax bounds the arena chunks of each memtable the WAL
+	// tail is replayed into (0: what a nodeRef addresses); tests set it low.
+	memtableChunksMax int
 }
 
 // Reader is a read-only view of a database, typically in another process. It
@@ -40,7 +44,7 @@ type Reader struct {
 	checkpointID string
 	leaseCreated int64
 	manifest     *Manifest
-	memtable     *memtable // replayed WAL rows
+	memtables    []*memtable // replayed WAL rows, oldest first
 	nextWALID    uint64
 	walLimit     uint64 // pinned mode: replay stops after this id
 	seq          uint64
@@ -133,22 +137,23 @@ func (r *Reader) lease(ctx context.Context, cur *Manifest, now time.Time) (*Mani
 // read was deleted), it keeps the old state and returns nil; a later Poll
 // retries.
 func (r *Reader) rebuild(ctx context.Context, m *Manifest) error {
-	mt := newMemtable()
+	mts := []*memtable{newMemtableChunks(r.opts.memtableChunksMax)}
 	seq := m.LastL0Seq
-	next, err := r.replayInto(ctx, mt, m, m.ReplayAfterWALID+1, &seq)
+	next, err := r.replayInto(ctx, &mts, m, m.ReplayAfterWALID+1, &seq)
 	if err != nil {
 		return err
 	}
 	if r.manifest != nil && seq < r.seq {
 		return nil
 	}
-	r.manifest, r.memtable, r.nextWALID, r.seq = m, mt, next, seq
+	r.manifest, r.memtables, r.nextWALID, r.seq = m, mts, next, seq
 	return nil
 }
 
 // replayInto reads WAL objects from id on until one is missing (or past
-// walLimit in pinned mode) and returns the next id to read.
-func (r *Reader) replayInto(ctx context.Context, mt *memtable, m *Manifest, id uint64, seq *uint64) (uint64, error) {
+// walLimit in pinned mode) into the last of mts, starting another when
+// its arena is full, and returns the next id to read.
+func (r *Reader) replayInto(ctx context.Context, mts *[]*memtable, m *Manifest, id uint64, seq *uint64) (uint64, error) {
 	for ; !r.fixed || id <= r.walLimit; id++ {
 		key := walKey(id)
 		obj, err := r.store.Get(ctx, key)
@@ -162,10 +167,15 @@ func (r *Reader) replayInto(ctx context.Context, mt *memtable, m *Manifest, id u
 		if err != nil {
 			return id, err
 		}
-		for _, row := range w.rows {
-			if row.seq <= m.LastL0Seq {
-				continue
-			}
+		rows := w.rows
+		for len(rows) > 0 && rows[0].seq <= m.LastL0Seq {
+			rows = rows[1:] // WAL rows are in seq order
+		}
+		if mt := (*mts)[len(*mts)-1]; !mt.fits(rows) && mt.rows > 0 {
+			*mts = append(*mts, newMemtableChunks(r.opts.memtableChunksMax))
+		}
+		mt := (*mts)[len(*mts)-1]
+		for _, row := range rows {
 			mt.add(row)
 			*seq = max(*seq, row.seq)
 		}
@@ -194,7 +204,7 @@ func (r *Reader) Poll(ctx context.Context, now time.Time) error {
 		return r.rebuild(ctx, m)
 	}
 	seq := r.seq
-	next, err := r.replayInto(ctx, r.memtable, r.manifest, r.nextWALID, &seq)
+	next, err := r.replayInto(ctx, &r.memtables, r.manifest, r.nextWALID, &seq)
 	if err != nil {
 		return err
 	}
@@ -209,7 +219,11 @@ func (r *Reader) Seq() uint64 { return r.seq }
 func (r *Reader) ManifestID() uint64 { return r.manifest.ID }
 
 func (r *Reader) view() *view {
-	return &view{memtables: []*memtable{r.memtable}, l0: r.manifest.L0, runs: r.manifest.SortedRuns,
+	mts := make([]*memtable, 0, len(r.memtables))
+	for i := len(r.memtables) - 1; i >= 0; i-- {
+		mts = append(mts, r.memtables[i])
+	}
+	return &view{memtables: mts, l0: r.manifest.L0, runs: r.manifest.SortedRuns,
 		tables: r.tables, op: r.opts.MergeOperator, readSeq: r.seq}
 }
 

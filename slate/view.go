@@ -30,8 +30,12 @@ func (v *view) get(ctx context.Context, key []byte) ([]byte, bool, error) {
 	for _, mt := range v.memtables {
 		// (key asc, seq desc): the first node at or after (key, readSeq)
 		// is the newest visible version.
-		for n := mt.findGE(key, v.readSeq, nil); n != nil && bytes.Equal(n.r.key, key); n = n.next[0] {
-			pv.add(n.r)
+		for n := mt.findGE(key, v.readSeq, nil); n != 0; n = mt.next(n, 0) {
+			r := mt.row(n)
+			if !bytes.Equal(r.key, key) {
+				break
+			}
+			pv.add(r)
 		}
 		if pv.done() {
 			return resolveVersions(v.op, key, pv.versions)

@@ -66,7 +66,7 @@ func allRelations(env *Env) []relSchema {
 	return out
 }
 
-func pkName(r *catalog.Relation) string { return r.Name + "_pkey" }
+func pkName(r *catalog.Relation) string { return r.PrimaryKeyConstraint() }
 
 func pkColumns(r *catalog.Relation) string {
 	names := make([]string, len(r.PrimaryKey))

@@ -122,6 +122,8 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(a.replyOf(a.drop(m)))
 	case AddColumn:
 		ctx.Reply(a.replyOf(a.addColumn(m)))
+	case SetPrimaryKey:
+		ctx.Reply(a.replyOf(a.setPrimaryKey(m)))
 	case SequenceOp:
 		v, err := a.sequenceOp(m)
 		if err != nil {

@@ -68,6 +68,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 // twice; the caller then rebuilds it in exact mode.
 func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatch, error) {
 	cb := newCommitBatch(a.store, len(m.Writes), exact)
+	var byValue []valueDeletes
 	for i, w := range m.Writes {
 		rel, ok := a.snap.RelationByID(w.Table)
 		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
@@ -80,13 +81,18 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 		ts := codec.ts
 		td := cb.table(w.Table)
 		if len(rel.PrimaryKey) == 0 {
-			// INSERT_ONLY: a unique synthetic key (epoch, position). No
-			// row can exist under it: the epoch is new, and rows of an
-			// epoch that never became durable were lost with it (the last
-			// epoch is in the same atomic batch), so there is nothing to
-			// read first.
+			// No primary key (INSERT_ONLY or declared without one): a
+			// unique synthetic key (epoch, position). No row can exist
+			// under it: the epoch is new, and rows of an epoch that never
+			// became durable were lost with it (the last epoch is in the
+			// same atomic batch), so there is nothing to read first.
 			if w.Row == nil {
-				return nil, errcode.New(errcode.InternalError, "delete from insert-only table %s", rel.Name)
+				if rel.InsertOnly || w.Base == nil || len(w.Base) != len(ts) {
+					return nil, errcode.New(errcode.InternalError, "delete from insert-only table %s", rel.Name)
+				}
+				// A delete by value (rekey.go), applied after the loop.
+				byValue = appendDeleteByValue(byValue, w.Table, encodeStoredRow(nil, ts, w.Base))
+				continue
 			}
 			if len(w.Row) != len(ts) {
 				return nil, errcode.New(errcode.InternalError, "row of width %d for table %s of %d columns", len(w.Row), rel.Name, len(ts))
@@ -106,9 +112,23 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 		}
 		keyRow := w.Key
 		if keyRow == nil {
+			// NB: a keyed table's writes always carry their key, except
+			// writes made while it had none (ALTER TABLE ADD PRIMARY KEY
+			// committed in between): an insert must then be new, and a
+			// delete by value must find its row unchanged.
+			src := w.Row
+			if src == nil {
+				src = w.Base
+				w.CheckBase = true
+			} else {
+				w.MustNotExist = true
+			}
 			keyRow = make(types.Row, len(rel.PrimaryKey))
 			for j, c := range rel.PrimaryKey {
-				keyRow[j] = w.Row[c]
+				if src[c] == nil {
+					return nil, errcode.New(errcode.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", rel.Columns[c].Name, rel.Name)
+				}
+				keyRow[j] = src[c]
 			}
 		}
 		from := cb.arena.alloc(2 + 16 + 9*len(rel.PrimaryKey))
@@ -127,7 +147,7 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 		var oldEnc []byte
 		if exists {
 			if w.MustNotExist {
-				return nil, errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", rel.Name+"_pkey").
+				return nil, errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", rel.PrimaryKeyConstraint()).
 					WithDetail("Key %s already exists.", describeKey(rel, w.Row))
 			}
 			if oldEnc, err = cb.canonical(codec, old); err != nil {
@@ -158,6 +178,11 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 			td.add(oldEnc, -1)
 		}
 		td.add(enc, 1)
+	}
+	for _, d := range byValue {
+		if err := a.deleteByValue(cb, d.table, d.values); err != nil {
+			return nil, err
+		}
 	}
 	if err := cb.Put(logKey(epoch), cb.encodeLog()); err != nil {
 		return nil, err

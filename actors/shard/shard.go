@@ -332,6 +332,9 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			}
 		}
 	}
+	if err := a.rekeyTables(); err != nil {
+		return nil, err
+	}
 	var fresh []*catalog.Relation
 	isFresh := map[catalog.ID]bool{}
 	for _, rel := range snap.Relations() {
@@ -560,7 +563,7 @@ func (a *Actor) dropTable(id catalog.ID) error {
 	if err != nil {
 		return err
 	}
-	b.Ops = append(b.Ops, kv.Op{Key: offsetKey(id), Delete: true})
+	b.Ops = append(b.Ops, kv.Op{Key: offsetKey(id), Delete: true}, kv.Op{Key: rekeyedKey(id), Delete: true})
 	sort.SliceStable(b.Ops, func(i, j int) bool { return bytes.Compare(b.Ops[i].Key, b.Ops[j].Key) < 0 })
 	return a.store.Apply(&b)
 }

@@ -17,7 +17,7 @@ import (
 // keeps it in the view's installed marker), rebuilding the view from its
 // inputs when they differ instead of misreading the state.
 //
-//	rockstream.circuit/2 | sink=weights.words/2 | 1:source 5 | 2:aggregate<1> aggregate.words/2[ci8] | …
+//	rockstream.circuit/2 | sink=weights.words/2 | 1:source 5 | 2:aggregate<1> aggregate.words/3[ci8] | …
 //
 // RULE: a change to how sinks, errors or statistics are stored bumps
 // sinkFormat (or circuitFormat); a change to an operator's state bumps that

@@ -18,7 +18,13 @@ import (
 // sum). A group's whole state is then a fixed vector of int64 words
 //
 //	[rowCount, per call: COUNT [count] | SUM/AVG [sum, nonNull] |
-//	           SUM/AVG(int8) [hi, lo, nonNull] | BOOL_AND/OR [trues, falses]]
+//	           SUM/AVG(int8) [hi, lo, nonNull] | BOOL_AND/OR [trues, falses] |
+//	           SUM/AVG(float) [m, e, nonNull, +Inf, -Inf, NaN]]
+//
+// A float sum is a floatSum (agg_value.go: non-finite inputs counted, the
+// finite ones summed in a float whose exponent cannot overflow, m's
+// float64 bits and e stored), so a sum that overflowed comes back when the
+// rows are retracted, as PostgreSQL's does.
 //
 // An int8 value v is split into halves v = hi·2^32 + lo with lo its low 32
 // bits read as a signed int32 (−2^31 ≤ lo < 2^31) and hi = (v − lo)/2^32
@@ -49,7 +55,7 @@ type linKind uint8
 const (
 	linCount    linKind = iota // [count]
 	linSumInt                  // [sum, nonNull]
-	linSumFloat                // [float64 bits of sum, nonNull]
+	linSumFloat                // [float64 bits of m, e, nonNull, +Inf, -Inf, NaN] (floatSum)
 	linBool                    // [trues, falses]
 	linSumInt8                 // [Σ w·hi, Σ w·lo, nonNull]
 )
@@ -96,9 +102,10 @@ type linState struct {
 	words int
 	// merge: accumulator writes are merge operands (no float sums).
 	merge bool
-	// int8Sums: some call is an int8 SUM/AVG (linErrors has work).
-	int8Sums bool
-	cache    linCache
+	// sumErrors: some call is an int8 or float SUM/AVG, whose output can
+	// be an error (linErrors has work).
+	sumErrors bool
+	cache     linCache
 	// Per step: the touched groups, their words (old then new, words each)
 	// and keys (offsets into keys), and the groups the cache could not
 	// hold.
@@ -150,10 +157,12 @@ func linearLayout(calls []AggregateCall, kinds []sumKind) *linState {
 			case kinds[i] == sumDecimal && call.Arg.Type().Kind == types.KindInt8:
 				c.kind = linSumInt8
 				st.words++
-				st.int8Sums = true
+				st.sumErrors = true
 			case kinds[i] == sumFloat:
 				c.kind = linSumFloat
 				st.merge = false
+				st.words += 4
+				st.sumErrors = true
 			default:
 				return nil
 			}
@@ -340,13 +349,15 @@ func (a *Aggregate) linApply(ctx *Context, g *linGroup, in *aggInput) error {
 				w[s] = 0
 			}
 		case linSumFloat:
-			sum := math.Float64frombits(uint64(w[s])) + in.values[i].(float64)*float64(sumWeight(in.weight))
-			w[s] = int64(math.Float64bits(sum))
-			w[s+1] += in.weight
-			if w[s+1] == 0 {
+			fs := linFloatSum(w, c)
+			fs.add(in.values[i].(float64), sumWeight(in.weight))
+			w[s+2] += in.weight
+			if w[s+2] == 0 {
 				// No non-NULL input left: forget any rounding residue.
-				w[s] = 0
+				fs.reset()
 			}
+			w[s], w[s+1] = int64(math.Float64bits(fs.m)), fs.e
+			w[s+3], w[s+4], w[s+5] = fs.posInf, fs.negInf, fs.nan
 		case linBool:
 			if in.values[i].(bool) {
 				w[s] += in.weight
@@ -378,14 +389,64 @@ func errInt8SumRows() error {
 	return errcode.New(errcode.ViewEvaluationError, "sum or avg of bigint over more than %d rows in one group is not supported", int64(int8SumRowsMax)).WithSQLState("54000")
 }
 
-// linErrors adds to errs, with weight w, the errors of a group's output
-// for words (a pure function of the words, so the errors of the old words
-// retract exactly).
+// linFloatSum is a float SUM/AVG call's accumulator in words.
+func linFloatSum(words []int64, c linCall) floatSum {
+	s := c.word
+	return floatSum{m: math.Float64frombits(uint64(words[s])), e: words[s+1], posInf: words[s+3], negInf: words[s+4], nan: words[s+5]}
+}
+
+// linSum is an int8 or float SUM/AVG call's result for words, or its
+// error.
+func (a *Aggregate) linSum(words []int64, i int, c linCall) (types.Datum, error) {
+	s := c.word
+	avg := a.spec.Calls[i].Func == AggAvg
+	switch c.kind {
+	case linSumInt8:
+		n := words[s+2]
+		if n == 0 {
+			return nil, nil
+		}
+		if linInt8Overflow(words, c) {
+			return nil, errInt8SumRows()
+		}
+		sum := int8Sum(words[s], words[s+1])
+		if avg {
+			return finalizeAvg(sumDecimal, sum, n), nil
+		}
+		return finalizeSum(sumDecimal, a.types[i], sum, n), nil
+	case linSumFloat:
+		n := words[s+2]
+		if n == 0 {
+			return nil, nil
+		}
+		fs := linFloatSum(words, c)
+		var v float64
+		var err error
+		if avg {
+			v, err = fs.avg(n)
+		} else {
+			v, err = fs.sum(a.types[i].Kind == types.KindFloat4)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+	panic("op: linSum of a call that is no int8 or float sum")
+}
+
+// linErrors adds, with weight w, the errors of a group's output for words
+// (a pure function of the words, so the errors of the old words retract
+// exactly): one per failing call, as StreamAggregate reports them.
 func (a *Aggregate) linErrors(ctx *Context, keyRow types.Row, words []int64, w int64) error {
-	for _, c := range a.lin.calls {
-		if c.kind == linSumInt8 && linInt8Overflow(words, c) {
-			// One error per group, whichever calls are past the bound.
-			return ctx.Fail(errInt8SumRows(), keyRow, w)
+	for i, c := range a.lin.calls {
+		if c.kind != linSumInt8 && c.kind != linSumFloat {
+			continue
+		}
+		if _, err := a.linSum(words, i, c); err != nil {
+			if err := ctx.Fail(err, keyRow, w); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -401,11 +462,8 @@ func (a *Aggregate) linFinalize(keyRow types.Row, words []int64) types.Row {
 		switch c.kind {
 		case linCount:
 			v = words[s]
-		case linSumInt, linSumFloat:
+		case linSumInt:
 			var sum types.Datum = words[s]
-			if c.kind == linSumFloat {
-				sum = math.Float64frombits(uint64(words[s]))
-			}
 			if a.spec.Calls[i].Func == AggAvg {
 				v = finalizeAvg(a.sumKinds[i], sum, words[s+1])
 			} else {
@@ -413,16 +471,10 @@ func (a *Aggregate) linFinalize(keyRow types.Row, words []int64) types.Row {
 			}
 		case linBool:
 			v = finalizeBool(a.spec.Calls[i].Func == AggBoolAnd, words[s], words[s+1])
-		case linSumInt8:
-			if words[s+2] == 0 || linInt8Overflow(words, c) {
-				break
-			}
-			sum := int8Sum(words[s], words[s+1])
-			if a.spec.Calls[i].Func == AggAvg {
-				v = finalizeAvg(sumDecimal, sum, words[s+2])
-			} else {
-				v = finalizeSum(sumDecimal, a.types[i], sum, words[s+2])
-			}
+		case linSumInt8, linSumFloat:
+			// NB: an error's value is NULL; the error is emitted by
+			// linErrors.
+			v, _ = a.linSum(words, i, c)
 		}
 		row = append(row, v)
 	}
@@ -436,14 +488,18 @@ func (a *Aggregate) linFinish(ctx *Context, g *linGroup, global bool, out *zset.
 	if g.found && (g.inputs == 0 || wordsEqual(old, nw)) {
 		return nil
 	}
-	if l.int8Sums {
-		if g.found {
+	if l.sumErrors {
+		// NB: errors belong to output rows: a group without one (no rows
+		// left) has none.
+		if g.found && (global || old[0] != 0) {
 			if err := a.linErrors(ctx, g.keyRow, old, -1); err != nil {
 				return err
 			}
 		}
-		if err := a.linErrors(ctx, g.keyRow, nw, +1); err != nil {
-			return err
+		if global || nw[0] != 0 {
+			if err := a.linErrors(ctx, g.keyRow, nw, +1); err != nil {
+				return err
+			}
 		}
 	}
 	var oldOut, newOut types.Row

@@ -3,6 +3,7 @@ package op
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,10 +184,30 @@ func finalizeSum(kind sumKind, resultType types.Type, sum types.Datum, nonNull i
 	if nonNull == 0 {
 		return nil
 	}
-	if kind == sumFloat && resultType.Kind == types.KindFloat4 {
-		return float64(float32(sum.(float64)))
+	if kind == sumFloat {
+		v, err := floatSumOf(sum).sum(resultType.Kind == types.KindFloat4)
+		if err != nil {
+			// NB: the error is reported by sumError.
+			return nil
+		}
+		return v
 	}
 	return sum
+}
+
+// sumError is the error of a SUM/AVG result, or nil (float sums out of
+// range; the value finalizeSum or finalizeAvg gives is then NULL).
+func sumError(kind sumKind, resultType types.Type, avg bool, sum types.Datum, nonNull int64) error {
+	if kind != sumFloat || nonNull == 0 {
+		return nil
+	}
+	var err error
+	if avg {
+		_, err = floatSumOf(sum).avg(nonNull)
+	} else {
+		_, err = floatSumOf(sum).sum(resultType.Kind == types.KindFloat4)
+	}
+	return err
 }
 
 // finalizeAvg turns a sum accumulator into the AVG result.
@@ -196,7 +217,12 @@ func finalizeAvg(kind sumKind, sum types.Datum, nonNull int64) types.Datum {
 	}
 	switch kind {
 	case sumFloat:
-		return sum.(float64) / float64(nonNull)
+		v, err := floatSumOf(sum).avg(nonNull)
+		if err != nil {
+			// NB: the error is reported by sumError.
+			return nil
+		}
+		return v
 	case sumInt:
 		return numericDivide(apd.New(sum.(int64), 0), apd.New(nonNull, 0))
 	}
@@ -210,8 +236,9 @@ func weightedAdd(kind sumKind, sum, value types.Datum, w int64) (types.Datum, er
 		s, _ := sum.(int64)
 		return addInt(s, value.(int64), w)
 	case sumFloat:
-		s, _ := sum.(float64)
-		return s + value.(float64)*float64(w), nil
+		fs := floatSumOf(sum)
+		fs.add(value.(float64), w)
+		return fs.datum(), nil
 	}
 	s, ok := sum.(*apd.Decimal)
 	if !ok {
@@ -285,9 +312,9 @@ func finalizeMultiset(call AggregateCall, argType types.Type, kind sumKind, resu
 	case AggCount:
 		return count, nil
 	case AggSum:
-		return finalizeSum(kind, resultType, sum, count), nil
+		return finalizeSum(kind, resultType, sum, count), sumError(kind, resultType, false, sum, count)
 	case AggAvg:
-		return finalizeAvg(kind, sum, count), nil
+		return finalizeAvg(kind, sum, count), sumError(kind, resultType, true, sum, count)
 	case AggBoolAnd:
 		return finalizeBool(true, trues, falses), nil
 	case AggBoolOr:
@@ -414,4 +441,191 @@ func streamScaleCounts(values []types.Datum, weights []int64) types.Datum {
 		}
 	}
 	return counts
+}
+
+// floatSum is a float SUM/AVG accumulator that matches PostgreSQL's float8
+// sum (float8pl, float8_accum) after any sequence of inserts and deletes:
+//
+//   - Non-finite inputs are counted, not added: +Infinity, -Infinity and
+//     NaN each have a weighted count, so retracting one restores the sum
+//     of the rest (inf − inf would leave NaN behind for good).
+//   - The finite inputs are added in a float whose exponent cannot
+//     overflow: m·2^e, with e = 0 and m the plain float64 sum while it is
+//     within float8 range (so in range the sum is the native, sequential
+//     float64 sum), else m in [0.5, 1) and e the binary exponent, added at
+//     53-bit precision. A sum that left the range comes back into it when
+//     the rows that took it out are retracted; nothing is ever subtracted
+//     that was not added.
+//
+// Result (PostgreSQL): NaN if a NaN or both infinities are live, else ±Inf
+// if one infinity is, else, for finite inputs whose sum is out of range,
+// the error 22003 "value out of range: overflow" (PostgreSQL raises it
+// when a running sum overflows; ours is the sum of the live rows in an
+// order where it does not overflow if one exists), else the sum. SUM of
+// float4 also errs when the sum is outside float4's range (float4pl).
+//
+// NOTE: PostgreSQL's avg(float8) also errs when its Youngs–Cramer sum of
+// squared deviations overflows (|deviations| beyond ~1e154); that
+// order-dependent, non-linear condition is not reproduced.
+type floatSum struct {
+	m                   float64
+	e                   int64
+	posInf, negInf, nan int64
+}
+
+// add adds x with weight w.
+func (s *floatSum) add(x float64, w int64) {
+	switch {
+	case math.IsNaN(x):
+		s.nan += w
+		return
+	case math.IsInf(x, 1):
+		s.posInf += w
+		return
+	case math.IsInf(x, -1):
+		s.negInf += w
+		return
+	}
+	if s.e == 0 {
+		if r := s.m + x*float64(w); !math.IsInf(r, 0) {
+			s.m = r
+			return
+		}
+	}
+	var acc, term big.Float
+	acc.SetPrec(53).SetMode(big.ToNearestEven)
+	acc.SetMantExp(big.NewFloat(s.m), int(s.e))
+	term.SetPrec(53).SetMode(big.ToNearestEven).SetFloat64(x)
+	term.Mul(&term, new(big.Float).SetInt64(w))
+	acc.Add(&acc, &term)
+	if f, _ := acc.Float64(); !math.IsInf(f, 0) {
+		// Back in range (at 53 bits the value is a float64 exactly).
+		s.m, s.e = f, 0
+		return
+	}
+	var mant big.Float
+	exp := acc.MantExp(&mant)
+	s.m, _ = mant.Float64()
+	s.e = int64(exp)
+}
+
+// reset forgets the sum (no non-NULL input left: no rounding residue).
+func (s *floatSum) reset() { *s = floatSum{} }
+
+// floatSumTag starts the text form of a floatSum that is not a plain
+// float64 (the generic Aggregate path keeps a sum as a datum).
+const floatSumTag = "floatsum:"
+
+// datum is s as a state datum: the float64 sum while it is plain (in
+// range, no non-finite input), else its text form.
+func (s floatSum) datum() types.Datum {
+	if s.e == 0 && s.posInf == 0 && s.negInf == 0 && s.nan == 0 {
+		return s.m
+	}
+	return fmt.Sprintf("%s%x:%d:%d:%d:%d", floatSumTag, math.Float64bits(s.m), s.e, s.posInf, s.negInf, s.nan)
+}
+
+// floatSumOf reads a datum made by datum (nil: an empty sum).
+func floatSumOf(d types.Datum) floatSum {
+	switch v := d.(type) {
+	case nil:
+		return floatSum{}
+	case float64:
+		return floatSum{m: v}
+	case string:
+		var s floatSum
+		var bits uint64
+		if _, err := fmt.Sscanf(strings.TrimPrefix(v, floatSumTag), "%x:%d:%d:%d:%d", &bits, &s.e, &s.posInf, &s.negInf, &s.nan); err != nil || !strings.HasPrefix(v, floatSumTag) {
+			panic(fmt.Sprintf("op: corrupt float sum %q", v))
+		}
+		s.m = math.Float64frombits(bits)
+		return s
+	}
+	panic(fmt.Sprintf("op: %T is not a float sum", d))
+}
+
+// errFloatOverflow is PostgreSQL's 22003 for a float sum out of range.
+func errFloatOverflow() error {
+	return errcode.New(errcode.ViewEvaluationError, "value out of range: overflow").WithSQLState("22003")
+}
+
+// sum is the SUM result (float4: rounded to float4).
+func (s floatSum) sum(float4 bool) (float64, error) {
+	switch {
+	case s.nan != 0 || (s.posInf != 0 && s.negInf != 0):
+		return math.NaN(), nil
+	case s.posInf != 0:
+		return math.Inf(1), nil
+	case s.negInf != 0:
+		return math.Inf(-1), nil
+	case s.e != 0:
+		return 0, errFloatOverflow()
+	}
+	if float4 {
+		r := float32(s.m)
+		if math.IsInf(float64(r), 0) {
+			return 0, errFloatOverflow()
+		}
+		return float64(r), nil
+	}
+	return s.m, nil
+}
+
+// avg is the AVG result over n non-NULL inputs (float8 arithmetic).
+func (s floatSum) avg(n int64) (float64, error) {
+	sum, err := s.sum(false)
+	if err != nil {
+		return 0, err
+	}
+	return sum / float64(n), nil
+}
+
+// streamFloatSum is SUM/AVG over float values computed directly: the
+// exact sum of the finite values (no rounding on the way) rounded once,
+// with the non-finite values and out-of-range sums giving what floatSum's
+// result rules say. It is the reference the incremental floatSum is
+// checked against (their results agree wherever the float sums are exact,
+// e.g. on integers and on multiples of a power of two).
+func streamFloatSum(avg, float4 bool, values []types.Datum, weights []int64) (types.Datum, error) {
+	var n, posInf, negInf, nan int64
+	exact := new(big.Float).SetPrec(4096)
+	for i, v := range values {
+		x, w := v.(float64), weights[i]
+		n += w
+		switch {
+		case math.IsNaN(x):
+			nan += w
+		case math.IsInf(x, 1):
+			posInf += w
+		case math.IsInf(x, -1):
+			negInf += w
+		default:
+			term := new(big.Float).SetPrec(4096).SetFloat64(x)
+			exact.Add(exact, term.Mul(term, new(big.Float).SetInt64(w)))
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	var sum float64
+	switch {
+	case nan != 0 || (posInf != 0 && negInf != 0):
+		sum = math.NaN()
+	case posInf != 0:
+		sum = math.Inf(1)
+	case negInf != 0:
+		sum = math.Inf(-1)
+	default:
+		sum, _ = exact.Float64()
+		if math.IsInf(sum, 0) || (float4 && !avg && math.IsInf(float64(float32(sum)), 0)) {
+			return nil, errFloatOverflow()
+		}
+	}
+	if avg {
+		return sum / float64(n), nil
+	}
+	if float4 {
+		return float64(float32(sum)), nil
+	}
+	return sum, nil
 }

@@ -16,8 +16,9 @@ import (
 // operator's version below in the same commit. Versions only grow.
 //
 //	operator             format                        changed when
-//	Aggregate (generic)  aggregate/1                   —
-//	Aggregate (linear)   aggregate.words/2 [layout]    int8 SUM/AVG became words (2)
+//	Aggregate (generic)  aggregate/2                   output errors stored, float sums as floatSum (2)
+//	Aggregate (linear)   aggregate.words/3 [layout]    int8 SUM/AVG became words (2),
+//	                                                   float sums became floatSum words (3)
 //	Join                 join/1
 //	Distinct, SetOp      counting/1
 //	TopK                 topk/1
@@ -59,10 +60,10 @@ func StateFormat(o Operator) string {
 // what each stored word means.
 func (a *Aggregate) stateFormat() string {
 	if a.lin == nil {
-		return "aggregate/1"
+		return "aggregate/2"
 	}
 	var b strings.Builder
-	b.WriteString("aggregate.words/2[")
+	b.WriteString("aggregate.words/3[")
 	for _, c := range a.lin.calls {
 		b.WriteByte("cifb8"[c.kind])
 	}

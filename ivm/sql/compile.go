@@ -119,7 +119,7 @@ func (d *DDL) Tag() string {
 			return "DROP SEQUENCE"
 		}
 		return "DROP SOURCE"
-	case *ddl.AddColumn:
+	case *ddl.AddColumn, *ddl.AddPrimaryKey:
 		return "ALTER TABLE"
 	case *ddl.CreateSource:
 		return "CREATE SOURCE"

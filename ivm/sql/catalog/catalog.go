@@ -98,8 +98,17 @@ type Relation struct {
 	// Columns is the output schema (for inline views: as of their creation).
 	Columns []Column
 	// PrimaryKey lists column indexes of the primary key (tables); empty for
-	// INSERT_ONLY tables, sources and views.
+	// tables declared without one (their rows have a hidden row identity,
+	// and UPDATE/DELETE match rows by value), INSERT_ONLY tables, sources
+	// and views.
 	PrimaryKey []int
+	// PrimaryKeyAdded marks a table whose primary key came from ALTER
+	// TABLE ... ADD PRIMARY KEY: its rows were stored under hidden row ids
+	// first, and the shard re-keys them once (actors/shard/rekey.go).
+	PrimaryKeyAdded bool `json:",omitempty"`
+	// PrimaryKeyName is the primary key constraint's name when one was
+	// given (ADD CONSTRAINT name PRIMARY KEY); "" means table_pkey.
+	PrimaryKeyName string `json:",omitempty"`
 	// InsertOnly marks tables created WITH (insert_only = true) and sources:
 	// rows are never updated or deleted, so no key is needed.
 	InsertOnly bool
@@ -135,6 +144,15 @@ type Check struct {
 	Name string
 	// Expr is the expression as SQL text.
 	Expr string
+}
+
+// PrimaryKeyConstraint is the name of the primary key constraint (and its
+// index): PostgreSQL's default table_pkey unless one was given.
+func (r *Relation) PrimaryKeyConstraint() string {
+	if r.PrimaryKeyName != "" {
+		return r.PrimaryKeyName
+	}
+	return r.Name + "_pkey"
 }
 
 // ColumnIndex returns the index of the column named name, or -1.

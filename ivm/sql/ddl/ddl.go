@@ -86,6 +86,15 @@ type AddColumn struct {
 	Column      catalog.Column
 }
 
+// AddPrimaryKey is ALTER TABLE name ADD [CONSTRAINT c] PRIMARY KEY (cols).
+type AddPrimaryKey struct {
+	Table string
+	// Columns are the key's column names, in key order.
+	Columns []string
+	// Name is the constraint's name ("" = PostgreSQL's default, table_pkey).
+	Name string
+}
+
 // CreateSource is CREATE SOURCE name FROM GENERATE ROWS (spec §13.5.0),
 // with column types resolved.
 type CreateSource struct {
@@ -104,11 +113,12 @@ type SourceColumn struct {
 	Args      []parse.Literal
 }
 
-func (*CreateTable) ddl()  {}
-func (*CreateView) ddl()   {}
-func (*Drop) ddl()         {}
-func (*AddColumn) ddl()    {}
-func (*CreateSource) ddl() {}
+func (*CreateTable) ddl()   {}
+func (*CreateView) ddl()    {}
+func (*Drop) ddl()          {}
+func (*AddColumn) ddl()     {}
+func (*AddPrimaryKey) ddl() {}
+func (*CreateSource) ddl()  {}
 
 // IsDDL reports whether a parsed statement is DDL that Convert handles.
 func IsDDL(st parse.Statement) bool {
@@ -329,6 +339,15 @@ func (c *converter) createTable(s *pg_query.CreateStmt) (*CreateTable, error) {
 				return nil, err
 			}
 			t.InsertOnly = v
+		case "fillfactor":
+			// PostgreSQL's heap page fill factor (pgbench -i sets 100):
+			// checked for PostgreSQL's range, then ignored, because
+			// RockStream's storage has no heap pages to leave room in.
+			n, err := strconv.Atoi(opts[k])
+			if err != nil || n < 10 || n > 100 {
+				return nil, errcode.New(errcode.SQLInvalidParameterValue, "value %s out of bounds for option \"fillfactor\"", opts[k]).
+					WithDetail("Valid values are between \"10\" and \"100\".").WithSQLState("22023")
+			}
 		default:
 			return nil, errcode.New(errcode.SQLInvalidParameterValue, "unrecognized parameter \"%s\"", k).WithSQLState("22023")
 		}
@@ -636,7 +655,7 @@ func (c *converter) drop(d *pg_query.DropStmt) (*Drop, error) {
 	return out, nil
 }
 
-func (c *converter) alterTable(a *pg_query.AlterTableStmt) (*AddColumn, error) {
+func (c *converter) alterTable(a *pg_query.AlterTableStmt) (Statement, error) {
 	name, err := c.relName(a.Relation)
 	if err != nil {
 		return nil, err
@@ -645,6 +664,9 @@ func (c *converter) alterTable(a *pg_query.AlterTableStmt) (*AddColumn, error) {
 		return nil, c.unsupported(a.Relation.Location, "ALTER TABLE with several actions")
 	}
 	cmd := a.Cmds[0].GetAlterTableCmd()
+	if cmd.Subtype == pg_query.AlterTableType_AT_AddConstraint {
+		return c.addConstraint(name, cmd)
+	}
 	if cmd.Subtype != pg_query.AlterTableType_AT_AddColumn {
 		return nil, c.unsupported(a.Relation.Location, "ALTER TABLE "+words(strings.TrimPrefix(cmd.Subtype.String(), "AT_")))
 	}
@@ -657,6 +679,36 @@ func (c *converter) alterTable(a *pg_query.AlterTableStmt) (*AddColumn, error) {
 		return nil, c.unsupported(def.Location, "adding a PRIMARY KEY column")
 	}
 	return &AddColumn{Table: name, IfNotExists: cmd.MissingOk, Column: col}, nil
+}
+
+// addConstraint converts ALTER TABLE ... ADD [CONSTRAINT c] PRIMARY KEY
+// (cols); other constraints are refused by name.
+func (c *converter) addConstraint(table string, cmd *pg_query.AlterTableCmd) (Statement, error) {
+	con := cmd.Def.GetConstraint()
+	if con == nil || con.Contype != pg_query.ConstrType_CONSTR_PRIMARY {
+		what := "this constraint"
+		if con != nil {
+			what = constraintName(con.Contype) + " constraints"
+		}
+		return nil, c.unsupported(-1, "ALTER TABLE ADD "+what)
+	}
+	if con.Indexname != "" {
+		return nil, c.unsupported(con.Location, "ADD PRIMARY KEY USING INDEX")
+	}
+	if len(con.Including) > 0 || len(con.Options) > 0 || con.Indexspace != "" {
+		return nil, c.unsupported(con.Location, "PRIMARY KEY index options")
+	}
+	out := &AddPrimaryKey{Table: table, Name: con.Conname}
+	for _, k := range con.Keys {
+		kn := k.GetString_().GetSval()
+		for _, prev := range out.Columns {
+			if prev == kn {
+				return nil, errcode.New(errcode.SQLDuplicateColumn, "column \"%s\" appears twice in primary key constraint", kn).WithPosition(c.pos(con.Location))
+			}
+		}
+		out.Columns = append(out.Columns, kn)
+	}
+	return out, nil
 }
 
 // createSource resolves the generator source's column types.

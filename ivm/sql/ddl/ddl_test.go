@@ -57,6 +57,8 @@ func describe(d ddl.Statement) string {
 		fmt.Fprintf(&b, "drop kind=%d names=%v if_exists=%v cascade=%v\n", x.Kind, x.Names, x.IfExists, x.Cascade)
 	case *ddl.AddColumn:
 		fmt.Fprintf(&b, "alter table %s add column if_not_exists=%v %s\n", x.Table, x.IfNotExists, formatColumn(x.Column))
+	case *ddl.AddPrimaryKey:
+		fmt.Fprintf(&b, "add primary key %s (%s) name=%s\n", x.Table, strings.Join(x.Columns, ", "), x.Name)
 	case *ddl.CreateSource:
 		fmt.Fprintf(&b, "create source %s rate=%d\n", x.Name, x.RatePerSecond)
 		for _, c := range x.Columns {

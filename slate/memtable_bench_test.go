@@ -1,0 +1,85 @@
+package slate
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// processCPU is this process's user+system CPU time (the machine is
+// shared, so wall time would measure the neighbours).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkMemtableInsert fills one memtable the way a 1M-group GROUP BY
+// does through Write: 100 batches of 10K sorted random keys out of 1M
+// (16-byte keys, 16-byte values), each resolved and added as one batch.
+// Then it forces a GC with the memtable live. Reported per op (one full
+// memtable): cpu-ns/row for the inserts (process CPU time, GC included),
+// heap-objects live after the GC, gc-forced-cpu-ms (process CPU time of
+// the forced GC: the mark work a memtable costs every cycle) and
+// gc-cpu-ms (GC CPU time over the whole op, runtime/metrics). Run:
+//
+//	go test ./slate -run '^$' -bench MemtableInsert -benchtime 5x
+func BenchmarkMemtableInsert(b *testing.B) {
+	const batches, perBatch, keys = 100, 10_000, 1_000_000
+	samples := []metrics.Sample{{Name: "/gc/heap/objects:objects"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	var insert, pause time.Duration
+	var objects, gcCPU float64
+	for b.Loop() {
+		rng := rand.New(rand.NewPCG(1, 2))
+		runtime.GC()
+		metrics.Read(samples)
+		gcStart := samples[1].Value.Float64()
+		start := processCPU()
+		m := newMemtable()
+		ids := make([]uint64, perBatch)
+		for seq := uint64(1); seq <= batches; seq++ {
+			for i := range ids {
+				ids[i] = rng.Uint64N(keys)
+			}
+			slices.Sort(ids)
+			var batch Batch
+			var k [16]byte
+			var v [16]byte
+			for i, id := range ids {
+				if i > 0 && id == ids[i-1] {
+					continue
+				}
+				binary.BigEndian.PutUint64(k[:8], 0x0102030405060708)
+				binary.BigEndian.PutUint64(k[8:], id)
+				binary.LittleEndian.PutUint64(v[:8], id)
+				binary.LittleEndian.PutUint64(v[8:], seq)
+				batch.Put(k[:], v[:])
+			}
+			rows, err := batch.resolve(nil, seq)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m.addSorted(rows)
+		}
+		insert += processCPU() - start
+		start = processCPU()
+		runtime.GC()
+		pause += processCPU() - start
+		metrics.Read(samples)
+		objects += float64(samples[0].Value.Uint64())
+		gcCPU += samples[1].Value.Float64() - gcStart
+		runtime.KeepAlive(m)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(insert.Nanoseconds())/(n*batches*perBatch), "cpu-ns/row")
+	b.ReportMetric(objects/n, "heap-objects")
+	b.ReportMetric(float64(pause.Microseconds())/1000/n, "gc-forced-cpu-ms")
+	b.ReportMetric(gcCPU*1000/n, "gc-cpu-ms")
+}
