@@ -105,9 +105,9 @@ var benchStores = []string{"memory", "slate"}
 
 // openBenchStore opens an empty store of the given kind: slate runs on a
 // local-disk object store in a temporary directory with its defaults.
-func openBenchStore(b *testing.B, kind string) kv.Store {
+func openBenchStore(b *testing.B, kind string) *benchStore {
 	if kind == "memory" {
-		return kv.NewMemory()
+		return &benchStore{Store: kv.NewMemory()}
 	}
 	fs, err := objstore.NewFS(b.TempDir())
 	if err != nil {
@@ -118,16 +118,26 @@ func openBenchStore(b *testing.B, kind string) kv.Store {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = store.Close() })
-	return store
+	return &benchStore{Store: store}
+}
+
+// benchStore is a store and the length of the last batch committed to it.
+type benchStore struct {
+	kv.Store
+	lastWrites int
 }
 
 // stepEpoch runs one epoch of o over inputs and commits its write batch.
-func stepEpoch(b *testing.B, store kv.Store, o Operator, inputs []zset.Batch) {
-	txn := kv.NewTxn(store)
+// Like the shard, it reserves the Txn's room for as many writes as the
+// previous epoch made (kv.NewTxnSized).
+func stepEpoch(b *testing.B, store *benchStore, o Operator, inputs []zset.Batch) {
+	txn := kv.NewTxnSized(store, store.lastWrites)
 	if _, err := o.Step(&Context{Txn: txn, Env: &expr.Env{}}, inputs); err != nil {
 		b.Fatal(err)
 	}
-	if err := store.Apply(txn.Batch()); err != nil {
+	batch := txn.Batch()
+	store.lastWrites = batch.Len()
+	if err := store.Apply(batch); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -135,7 +145,7 @@ func stepEpoch(b *testing.B, store kv.Store, o Operator, inputs []zset.Batch) {
 // runEpochs steps an operator once per benchmark iteration over a fresh
 // delta on input side (of inputs inputs), committing each epoch's write
 // batch, and reports against reference.
-func runEpochs(b *testing.B, store kv.Store, o Operator, keys int64, inputs, side int, reference func(epochs int)) {
+func runEpochs(b *testing.B, store *benchStore, o Operator, keys int64, inputs, side int, reference func(epochs int)) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	batches := make([]zset.Batch, 8)
 	for i := range batches {
