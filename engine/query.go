@@ -86,6 +86,7 @@ func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Que
 		if len(q.RegColumns) > 0 {
 			regValues(q, res.Rows)
 		}
+		regArrayValues(q.Columns, res.Rows)
 		return res.Rows, nil
 	})
 }

@@ -112,12 +112,12 @@ func (s *session) Savepoint(context.Context) error {
 }
 
 // RollbackToSavepoint implements gateway.SavepointSession.
-func (s *session) RollbackToSavepoint(_ context.Context, depth int) error {
+func (s *session) RollbackToSavepoint(ctx context.Context, depth int) error {
 	if err := s.checkDepth(depth); err != nil {
 		return err
 	}
 	s.txn.rollbackTo(depth)
-	return nil
+	return s.undoRestarts(ctx, s.txn, depth)
 }
 
 // ReleaseSavepoint implements gateway.SavepointSession.
@@ -126,6 +126,11 @@ func (s *session) ReleaseSavepoint(_ context.Context, depth int) error {
 		return err
 	}
 	s.txn.release(depth)
+	// Restarts made inside the released savepoints now belong to the
+	// enclosing one.
+	for i := range s.txn.restarts {
+		s.txn.restarts[i].depth = min(s.txn.restarts[i].depth, depth-1)
+	}
 	return nil
 }
 

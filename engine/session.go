@@ -34,6 +34,9 @@ type session struct {
 	// txnImplicit is set while txn is an implicit transaction;
 	// holdsWriteLock while this session holds the implicit-write lock.
 	txnImplicit, holdsWriteLock bool
+	// prepared lists the connection's named prepared statements
+	// (pg_prepared_statements), from the running request.
+	prepared func() []gateway.PreparedStatementInfo
 	// rowLocksHeld are the row locks this session's transaction holds
 	// (rowlock.go), released when it ends.
 	rowLocksHeld []rowLockKey
@@ -180,6 +183,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 		p = np
 	}
 	s.settings = req.Settings
+	s.prepared = req.PreparedStatements
 	env := s.env(req.Settings, req.Params)
 	env.Sequences = s.sequences(ctx)
 	switch st := p.stmt.(type) {
@@ -197,14 +201,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.Delete:
 		return s.retryStale(func() (gateway.Cursor, error) { return s.delete(ctx, snap, st, env, true) })
 	case *rsql.Truncate:
-		for _, d := range st.Deletes {
-			// NB: no row locks: a TRUNCATE would lock every row; the
-			// commit-time check of what it read guards it instead.
-			if _, err := s.delete(ctx, snap, d, env, false); err != nil {
-				return nil, err
-			}
-		}
-		return &rowsCursor{tag: "TRUNCATE TABLE"}, nil
+		return s.truncate(ctx, snap, st, env)
 	case *rsql.DDL:
 		cur, err := s.ddl(ctx, snap, st, p.sql)
 		if err == nil && s.txn != nil && !s.txnImplicit {
@@ -259,6 +256,9 @@ func (s *session) Commit(ctx context.Context) error {
 	m, err := s.e.ask(ctx, shard.ActorID, shard.Commit{Snapshot: snap, Writes: writes})
 	if err != nil {
 		s.e.metrics.CommitErrors.Add(1)
+		if uerr := s.undoRestarts(ctx, t, 0); uerr != nil {
+			s.e.log.Error("putting back sequences after a failed commit", "err", uerr)
+		}
 		return err
 	}
 	s.lastWritten = m.(shard.Committed).Epoch
@@ -268,17 +268,21 @@ func (s *session) Commit(ctx context.Context) error {
 }
 
 // Rollback implements gateway.Session.
-func (s *session) Rollback(context.Context) error {
+func (s *session) Rollback(ctx context.Context) error {
 	s.unlockImplicitWrite()
 	s.unlockRows()
+	t := s.txn
 	s.txn = nil
-	return nil
+	return s.undoRestarts(ctx, t, 0)
 }
 
 // Close implements gateway.Session.
 func (s *session) Close() error {
 	s.unlockImplicitWrite()
 	s.unlockRows()
+	if err := s.undoRestarts(context.Background(), s.txn, 0); err != nil {
+		s.e.log.Error("putting back sequences of an abandoned transaction", "err", err)
+	}
 	s.txn = nil
 	s.e.sessionClosed()
 	return nil
@@ -420,6 +424,7 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 	for _, v := range st.Views {
 		env.Views[v.View] = syscat.ViewStats{Rows: v.Rows, StateRows: v.StateRows, StateBytes: v.StateBytes, Error: v.Error}
 	}
+	env.PreparedStatements = preparedStatementRows(s.prepared)
 	if s.settings != nil {
 		for _, row := range s.settings.All() {
 			env.Settings = append(env.Settings, syscat.Setting{Name: row.Name, Value: row.Setting, Category: row.Category, Description: row.ShortDesc, VarType: row.Vartype})

@@ -44,8 +44,8 @@ func TestTruncateMatchesPostgres(t *testing.T) {
 	checkScriptMatchesPostgres(t, rs, pg, truncateScript)
 }
 
-// TestTruncateMaintainsViews: a view over a truncated table follows it, the
-// command tag is PostgreSQL's, and RESTART IDENTITY is refused by name.
+// TestTruncateMaintainsViews: a view over a truncated table follows it, and
+// the command tag is PostgreSQL's.
 func TestTruncateMaintainsViews(t *testing.T) {
 	ctx := context.Background()
 	conn := dialPgx(t, enginetest.StartServer(t, t.TempDir()).URL)
@@ -72,7 +72,55 @@ func TestTruncateMaintainsViews(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT n FROM mv WHERE g = 1`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("view after TRUNCATE and INSERT: %d %v", n, err)
 	}
-	if _, err := conn.Exec(ctx, `TRUNCATE t RESTART IDENTITY`); err == nil {
-		t.Fatal("TRUNCATE ... RESTART IDENTITY was accepted")
-	}
+}
+
+// restartIdentityScript: TRUNCATE ... RESTART IDENTITY restarts the
+// sequences owned by the tables' columns (serial and identity), the
+// transaction's own inserts see the restart, and ROLLBACK or ROLLBACK TO
+// puts the sequences back; CONTINUE IDENTITY (the default) leaves them.
+var restartIdentityScript = []string{
+	`DROP TABLE IF EXISTS ri_a, ri_b, ri_c`,
+	`CREATE TABLE ri_a (id serial PRIMARY KEY, v text)`,
+	`CREATE TABLE ri_b (id int GENERATED ALWAYS AS IDENTITY (START WITH 10 INCREMENT BY 5) PRIMARY KEY, v text)`,
+	`CREATE TABLE ri_c (id bigserial PRIMARY KEY)`,
+	`INSERT INTO ri_a (v) VALUES ('x'), ('y')`,
+	`INSERT INTO ri_b (v) VALUES ('x'), ('y'), ('z')`,
+	`INSERT INTO ri_c DEFAULT VALUES`,
+	`TRUNCATE ri_a RESTART IDENTITY`,
+	`INSERT INTO ri_a (v) VALUES ('p') RETURNING id, v`,
+	`INSERT INTO ri_c DEFAULT VALUES RETURNING id`,
+	`BEGIN`,
+	`TRUNCATE ri_a, ri_b RESTART IDENTITY`,
+	`INSERT INTO ri_b (v) VALUES ('q') RETURNING id`,
+	`SELECT count(*) FROM ri_a`,
+	`ROLLBACK`,
+	`INSERT INTO ri_b (v) VALUES ('r') RETURNING id`,
+	`SELECT id, v FROM ri_b ORDER BY id`,
+	`BEGIN`,
+	`SAVEPOINT s`,
+	`TRUNCATE TABLE ri_b RESTART IDENTITY`,
+	`ROLLBACK TO SAVEPOINT s`,
+	`INSERT INTO ri_b (v) VALUES ('s') RETURNING id`,
+	`SAVEPOINT t`,
+	`TRUNCATE ri_a RESTART IDENTITY`,
+	`RELEASE SAVEPOINT t`,
+	`INSERT INTO ri_a (v) VALUES ('u') RETURNING id`,
+	`COMMIT`,
+	`SELECT id, v FROM ri_a ORDER BY id`,
+	`TRUNCATE ri_b CONTINUE IDENTITY`,
+	`INSERT INTO ri_b (v) VALUES ('t') RETURNING id`,
+	`BEGIN`,
+	`TRUNCATE ri_b RESTART IDENTITY`,
+	`COMMIT`,
+	`INSERT INTO ri_b (v) VALUES ('w') RETURNING id`,
+	`SELECT last_value, is_called FROM ri_a_id_seq`,
+	`TRUNCATE ri_missing RESTART IDENTITY`,
+	`DROP TABLE ri_a, ri_b, ri_c`,
+}
+
+func TestTruncateRestartIdentityMatchesPostgres(t *testing.T) {
+	srv := enginetest.StartServer(t, t.TempDir())
+	rs := harness.ConnectRS(t, srv)
+	pg := harness.ConnectPG(t)
+	checkScriptMatchesPostgres(t, rs, pg, restartIdentityScript)
 }

@@ -25,6 +25,9 @@ type txnState struct {
 	marks []savepointMark
 	undo  []undoEntry
 	gen   uint64
+	// restarts are sequences TRUNCATE ... RESTART IDENTITY restarted,
+	// put back on rollback (truncate.go).
+	restarts []seqRestart
 }
 
 // tableWrites are one table's pending row changes, by encoded primary key.

@@ -74,6 +74,9 @@ type conn struct {
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
+	// clientQuery is the text of the client message being run (a Query's
+	// string or a Parse's query), which pg_prepared_statements shows.
+	clientQuery string
 	// ignoreTillSync is set after an error in the extended protocol.
 	ignoreTillSync bool
 
@@ -100,6 +103,12 @@ type prepared struct {
 	// RowDescription).
 	paramTypes []types.Type
 	columns    types.Schema
+	// What pg_prepared_statements shows of named statements
+	// (prepared_statements.go).
+	text        string
+	prepareTime time.Time
+	fromSQL     bool
+	executions  int64
 }
 
 // origins are the result columns' sources, when the engine knows them.

@@ -202,7 +202,7 @@ func (c *conn) copyOut(ctx context.Context, spec *copySpec) error {
 	if err := c.ensureTx(ctx); err != nil {
 		return canceledError(ctx, err)
 	}
-	cur, err := c.session.Execute(ctx, ExecuteRequest{Statement: stmt, Settings: c.settings})
+	cur, err := c.session.Execute(ctx, c.executeRequest(stmt, nil))
 	if err != nil {
 		return canceledError(ctx, err)
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"time"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -157,6 +158,24 @@ type ExecuteRequest struct {
 	Params []types.Datum
 	// Settings is the session's parameters at the time of the call.
 	Settings *Settings
+	// PreparedStatements lists the session's named prepared statements
+	// (pg_prepared_statements); nil outside a connection.
+	PreparedStatements func() []PreparedStatementInfo
+}
+
+// PreparedStatementInfo is one row of pg_prepared_statements: a named
+// statement prepared with Parse or SQL PREPARE.
+type PreparedStatementInfo struct {
+	Name string
+	// Statement is the text of the client message that created it (the
+	// whole Query string for PREPARE, as PostgreSQL shows it).
+	Statement   string
+	PrepareTime time.Time
+	ParamTypes  []types.Type
+	FromSQL     bool
+	// Executions counts its executions (all with its one plan: RockStream
+	// binds a statement once, so they are generic plans).
+	Executions int64
 }
 
 // Cursor streams a statement's result.

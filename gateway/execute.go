@@ -18,6 +18,7 @@ import (
 // implicit transaction unless BEGIN opens an explicit block, stopping at
 // the first error; then ReadyForQuery.
 func (c *conn) simpleQuery(ctx context.Context, sql string) {
+	c.clientQuery = sql
 	pieces := splitStatements(sql)
 	if len(pieces) == 0 {
 		c.backend.Send(&pgproto3.EmptyQueryResponse{})
@@ -123,7 +124,8 @@ func (c *conn) executePortal(ctx context.Context, p *portal, maxRows int32, simp
 			if err := c.ensureTx(sctx); err != nil {
 				return canceledError(sctx, err)
 			}
-			cur, err := c.session.Execute(sctx, ExecuteRequest{Statement: p.stmt.engine, Params: p.params, Settings: c.settings})
+			p.stmt.executions++
+			cur, err := c.session.Execute(sctx, c.executeRequest(p.stmt.engine, p.params))
 			if err != nil {
 				return canceledError(sctx, err)
 			}
@@ -138,7 +140,10 @@ func (c *conn) executePortal(ctx context.Context, p *portal, maxRows int32, simp
 			if err != nil {
 				return canceledError(sctx, err)
 			}
-			cur, err := c.session.Execute(sctx, ExecuteRequest{Statement: p.stmt.engine, Params: params, Settings: c.settings})
+			if target, ok := c.stmts[st.name]; ok {
+				target.executions++
+			}
+			cur, err := c.session.Execute(sctx, c.executeRequest(p.stmt.engine, params))
 			if err != nil {
 				return canceledError(sctx, err)
 			}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -40,7 +41,8 @@ func (c *conn) handleParse(ctx context.Context, m *pgproto3.Parse) {
 		}
 		declared[i] = t
 	}
-	p := &prepared{st: st, paramTypes: declared}
+	c.clientQuery = m.Query
+	p := &prepared{st: st, paramTypes: declared, text: m.Query, prepareTime: time.Now()}
 	switch st.kind {
 	case kindEngine:
 		sctx, done := c.statementContext(ctx)

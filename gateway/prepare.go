@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"time"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -134,7 +135,8 @@ func (c *conn) sqlPrepare(ctx context.Context, st *statement) error {
 	if err != nil {
 		return err
 	}
-	c.stmts[st.name] = &prepared{st: inner, engine: stmt, paramTypes: stmt.ParamTypes, columns: stmt.Columns}
+	c.stmts[st.name] = &prepared{st: inner, engine: stmt, paramTypes: stmt.ParamTypes, columns: stmt.Columns,
+		text: c.clientQuery, prepareTime: time.Now(), fromSQL: true}
 	return nil
 }
 
@@ -179,7 +181,7 @@ func (c *conn) executeParams(ctx context.Context, st *statement, stmt *Statement
 	if len(eval.ParamTypes) > 0 {
 		return nil, errcode.New(errcode.ParameterCountMismatch, "there is no parameter $1").WithSQLState("42P02")
 	}
-	cur, err := c.session.Execute(ctx, ExecuteRequest{Statement: eval, Settings: c.settings})
+	cur, err := c.session.Execute(ctx, c.executeRequest(eval, nil))
 	if err != nil {
 		return nil, err
 	}

@@ -367,6 +367,8 @@ func pgCatalogDefinitions() []*Table {
 			"seqmin", i8, "seqcache", i8, "seqcycle", b), sequenceRows),
 		pg("pg_sequences", columns("schemaname", name, "sequencename", name, "sequenceowner", name, "data_type", t,
 			"start_value", i8, "min_value", i8, "max_value", i8, "increment_by", i8, "cycle", b, "cache_size", i8, "last_value", i8), sequencesView),
+		pg("pg_prepared_statements", columns("name", t, "statement", t, "prepare_time", ts, "parameter_types", types.ArrayOf(regtypeType),
+			"from_sql", b, "generic_plans", i8, "custom_plans", i8), preparedStatementRows),
 		pg("pg_enum", columns("oid", oid, "enumtypid", oid, "enumsortorder", f4, "enumlabel", name), empty),
 		pg("pg_range", columns("rngtypid", oid, "rngsubtype", oid, "rngmultitypid", oid, "rngcollation", oid,
 			"rngsubopc", oid, "rngcanonical", t, "rngsubdiff", t), empty),
@@ -611,3 +613,20 @@ func typStorage(t types.Type) string {
 	}
 	return "p"
 }
+
+// preparedStatementRows is pg_prepared_statements: parameter_types holds
+// type oids (the engine sends them as regtype names).
+func preparedStatementRows(env *Env) []types.Row {
+	out := make([]types.Row, 0, len(env.PreparedStatements))
+	for _, p := range env.PreparedStatements {
+		oids := types.Array{Elem: regtypeType, Values: make([]types.Datum, len(p.ParamTypes))}
+		for i, t := range p.ParamTypes {
+			oids.Values[i] = int64(t.OID())
+		}
+		out = append(out, types.Row{p.Name, p.Statement, types.TimestampTZ(p.PrepareTime), oids, p.FromSQL, p.GenericPlans, p.CustomPlans})
+	}
+	return out
+}
+
+// regtypeType is regtype (pg_prepared_statements.parameter_types' element).
+var regtypeType = types.Type{Kind: types.KindRegType, Typmod: -1} //lint:immutable a type constant

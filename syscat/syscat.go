@@ -50,6 +50,20 @@ type Env struct {
 	// SequenceValue is a sequence's last_value and is_called (pg_sequences);
 	// nil: unknown (last_value shows NULL).
 	SequenceValue func(catalog.ID) (last int64, called bool, ok bool)
+	// PreparedStatements are the session's named prepared statements
+	// (pg_prepared_statements).
+	PreparedStatements []PreparedStatement
+}
+
+// PreparedStatement is one pg_prepared_statements row.
+type PreparedStatement struct {
+	Name, Statement string
+	// PrepareTime is microseconds since 2000-01-01 UTC (timestamptz).
+	PrepareTime int64
+	ParamTypes  []types.Type
+	FromSQL     bool
+	// GenericPlans and CustomPlans count executions by plan kind.
+	GenericPlans, CustomPlans int64
 }
 
 // ViewStats are the numbers SHOW VIEW STATUS and rockstream_catalog.views show.

@@ -2,7 +2,6 @@ package arrange
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -50,15 +49,13 @@ type GroupEntry struct {
 // Group is the complete listing of one group's entries in key order. It is
 // valid until the next write to, or Group call on, its arrangement.
 type Group struct {
-	// key is the group key when it is longer than head (else head holds
-	// all of it and key is empty).
-	key     string
+	// NB: the fields a probe reads (hash, keyLen, head, entries and the
+	// inline entry) come first, so a lookup of a small group touches its
+	// first two cache lines only.
+	hash    uint64
 	keyLen  int
 	head    [groupKeyHeadBytes]byte
-	hash    uint64
 	entries []GroupEntry
-	// next chains cached groups whose keys share a hash.
-	next *Group
 	// inline holds the entry of a one-entry group (the common case for a
 	// join on a unique key) without a separate allocation, and bytes the
 	// key and value of one small entry.
@@ -68,6 +65,9 @@ type Group struct {
 	// cached is set while the group is held by the cache (an evicted or
 	// never-cached group is a private copy).
 	cached bool
+	// key is the group key when it is longer than head (else head holds
+	// all of it and key is empty).
+	key string
 }
 
 // Entries returns the group's entries in suffix order; they must not be
@@ -155,10 +155,9 @@ const (
 type groupCache struct {
 	limit int
 	units int
-	// groups maps a key hash to the cached groups with that hash (chained
-	// through next): integer keys keep lookups in millions of groups from
-	// chasing key strings.
-	groups map[uint64]*Group
+	// table indexes the cached groups by key hash (groupSlot).
+	table []groupSlot
+	n     int
 	// admitted is a doorkeeper for a partial cache: a group read from the
 	// store is cached only on its second miss since the filter was last
 	// reset, so a stream of one-off probes over state much larger than the
@@ -178,14 +177,101 @@ type groupCache struct {
 	loadEntries []GroupEntry
 	loadBytes   []byte
 	scratch     Group
+	// prefetched and sink are Prefetch's scratch.
+	prefetched []*Group
+	sink       uint64
 }
 
 func newGroupCache(limit int) *groupCache {
 	if limit < 0 {
 		limit = 0
 	}
-	return &groupCache{limit: limit, groups: make(map[uint64]*Group)}
+	return &groupCache{limit: limit}
 }
+
+// groupSlot is an entry of the group cache's table: open addressing with
+// linear probing on the key hash, the hash beside the group so a probe
+// past other groups does not touch them; the zero slot is empty and
+// removal shifts entries back (kv.ProbeDelete), so there are no
+// tombstones. Groups whose keys share a hash occupy separate slots.
+type groupSlot struct {
+	hash  uint64
+	group *Group
+}
+
+// find returns the table position of g, or of the group with key and
+// hash when g is nil, or the empty position where probing stopped.
+func (c *groupCache) find(key []byte, hash uint64, g *Group) (uint64, bool) {
+	if len(c.table) == 0 {
+		return 0, false
+	}
+	mask := uint64(len(c.table) - 1)
+	for i := hash & mask; ; i = (i + 1) & mask {
+		s := c.table[i]
+		if s.group == nil {
+			return i, false
+		}
+		if s.hash == hash && (s.group == g || (g == nil && s.group.is(key, hash))) {
+			return i, true
+		}
+	}
+}
+
+// add puts g (not in the table) into the table.
+func (c *groupCache) add(g *Group) {
+	if 2*(c.n+1) > len(c.table) {
+		old := c.table
+		c.table = make([]groupSlot, max(64, 2*len(old)))
+		mask := uint64(len(c.table) - 1)
+		for _, s := range old {
+			if s.group == nil {
+				continue
+			}
+			i := s.hash & mask
+			for c.table[i].group != nil {
+				i = (i + 1) & mask
+			}
+			c.table[i] = s
+		}
+	}
+	i, _ := c.find(nil, g.hash, g)
+	c.table[i] = groupSlot{hash: g.hash, group: g}
+	c.n++
+}
+
+// Prefetch touches the table slots of hashes (kv.Hash of group keys), then
+// the groups they hold, in passes of independent loads, so that the CPU
+// cache misses of a large cache overlap instead of being paid one probe at
+// a time. Operators call it for a chunk of PrefetchChunk keys just before
+// reading those groups.
+func (a *Arrangement) Prefetch(hashes []uint64) {
+	c := a.groups
+	if c == nil || len(c.table) < prefetchTableMin {
+		return
+	}
+	mask := uint64(len(c.table) - 1)
+	groups := c.prefetched[:0]
+	for _, h := range hashes {
+		if s := c.table[h&mask]; s.hash == h {
+			groups = append(groups, s.group)
+		}
+	}
+	var sink uint64
+	for _, g := range groups {
+		sink += g.hash + uint64(len(g.inline[0].Value))
+	}
+	c.prefetched, c.sink = groups[:0], sink
+}
+
+const (
+	// PrefetchChunk is how many keys one Prefetch call should cover:
+	// enough independent loads to overlap their misses, few enough that
+	// what they bring in stays in the CPU's L2 cache until used.
+	PrefetchChunk = 128
+	// prefetchTableMin is the table size below which the cache fits in
+	// the CPU caches anyway and Prefetch does nothing.
+	prefetchTableMin = 1 << 15
+)
 
 // groupKeyHeadBytes is how much of a group key a Group holds inline.
 const groupKeyHeadBytes = 16
@@ -219,11 +305,10 @@ func (c *groupCache) lookup(key []byte, hash uint64) *Group {
 	if g := c.last; g != nil && g.cached && g.is(key, hash) {
 		return g
 	}
-	for g := c.groups[hash]; g != nil; g = g.next {
-		if g.is(key, hash) {
-			c.last = g
-			return g
-		}
+	if i, ok := c.find(key, hash, nil); ok {
+		g := c.table[i].group
+		c.last = g
+		return g
 	}
 	return nil
 }
@@ -255,29 +340,18 @@ func (c *groupCache) admit(hash uint64) bool {
 // unit. Simulation range: any positive value.
 const doorkeeperBitsPerUnit = 8
 
-// unlink removes g from its hash chain.
+// unlink removes g from the table.
 func (c *groupCache) unlink(g *Group) {
-	head := c.groups[g.hash]
-	if head == g {
-		if g.next == nil {
-			delete(c.groups, g.hash)
-		} else {
-			c.groups[g.hash] = g.next
-		}
-		g.next = nil
-		return
+	i, ok := c.find(nil, g.hash, g)
+	if !ok {
+		panic("arrange: cached group missing from the group table")
 	}
-	for p := head; p != nil; p = p.next {
-		if p.next == g {
-			p.next = g.next
-			g.next = nil
-			return
-		}
-	}
+	kv.ProbeDelete(c.table, i, func(s groupSlot) uint64 { return s.hash })
+	c.n--
 }
 
 func (c *groupCache) clear() {
-	c.groups = make(map[uint64]*Group)
+	c.table, c.n = nil, 0
 	c.last = nil
 	clear(c.admitted)
 	c.misses = 0
@@ -302,8 +376,7 @@ func (c *groupCache) insert(g *Group) {
 	}
 	c.makeRoom(need)
 	g.cached = true
-	g.next = c.groups[g.hash]
-	c.groups[g.hash] = g
+	c.add(g)
 	c.fifo = append(c.fifo, g)
 	c.units += need
 }
@@ -528,25 +601,9 @@ func (a *Arrangement) DeleteEntry(txn kv.Writer, group, suffix []byte, oldLen in
 	return nil
 }
 
-// hashKey is a fast, fixed (seedless, so runs are reproducible) 64-bit hash
-// of a group key, eight bytes at a time.
-func hashKey(key []byte) uint64 { return HashKey(key) }
+// hashKey is the group cache's hash of a group key.
+func hashKey(key []byte) uint64 { return kv.Hash(key) }
 
-// HashKey is the hash the group cache uses, for operators that index keys
-// the same way.
-func HashKey(key []byte) uint64 {
-	const m = 0x9E3779B97F4A7C15
-	h := uint64(len(key)) * m
-	for len(key) >= 8 {
-		h = (h ^ binary.LittleEndian.Uint64(key)) * m
-		h ^= h >> 29
-		key = key[8:]
-	}
-	var tail uint64
-	for i, b := range key {
-		tail |= uint64(b) << (8 * i)
-	}
-	h = (h ^ tail) * m
-	h ^= h >> 32
-	return h
-}
+// HashKey is the hash the group cache uses (kv.Hash), for operators that
+// index keys the same way.
+func HashKey(key []byte) uint64 { return kv.Hash(key) }

@@ -113,14 +113,24 @@ func groupKey(i int) []byte {
 
 func checkGroupCacheBound(t *rapid.T, a *Arrangement) {
 	c := a.groups
-	units := 0
-	for _, head := range c.groups { //lint:maprange summing only
-		for g := head; g != nil; g = g.next {
-			if !g.cached {
-				t.Fatalf("group %x in the map but not marked cached", g.key)
-			}
-			units += 1 + len(g.entries)
+	units, n := 0, 0
+	for _, slot := range c.table {
+		g := slot.group
+		if g == nil {
+			continue
 		}
+		n++
+		if !g.cached || slot.hash != g.hash {
+			t.Fatalf("group %x in the table but not marked cached (or under hash %x, not %x)", g.key, slot.hash, g.hash)
+		}
+		// INVARIANT: a probe from the group's home position reaches it.
+		if _, ok := c.find(nil, g.hash, g); !ok {
+			t.Fatalf("group %x not reachable from its home position", g.key)
+		}
+		units += 1 + len(g.entries)
+	}
+	if n != c.n {
+		t.Fatalf("table holds %d groups, counted %d", n, c.n)
 	}
 	if units != c.units || (units > c.limit && c.limit >= 0) {
 		t.Fatalf("cache holds %d units (counted %d), limit %d", units, c.units, c.limit)

@@ -202,7 +202,7 @@ func (c *Circuit) Step(txn kv.Txn, inputs map[SourceID]zset.Batch) (map[ViewID]z
 
 // materialize returns d's rows, counting the rows built from columns.
 func (c *Circuit) materialize(d zset.Delta) zset.Batch {
-	if d.Columns() != nil {
+	if d.Columnar() {
 		c.exitRowsBuilt += int64(d.Len())
 	}
 	return d.Batch()
@@ -314,7 +314,7 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 				if idx == i {
 					ins = []zset.Delta{inputs[id]}
 					rowsIn += int64(inputs[id].Len())
-					if inputs[id].Columns() != nil {
+					if inputs[id].Columnar() {
 						c.columnarRowsIn += int64(inputs[id].Len())
 					}
 				}
@@ -375,12 +375,12 @@ func (c *Circuit) stepNode(ctx *op.Context, n *node, ins []zset.Delta) (zset.Del
 	if _, ok := n.operator.(*op.Source); ok {
 		return ins[0], nil
 	}
-	if co, ok := n.operator.(op.Columnar); ok && len(ins) == 1 && ins[0].Columns() != nil {
+	if co, ok := n.operator.(op.Columnar); ok && len(ins) == 1 && ins[0].Columnar() {
 		return co.StepColumns(ctx, ins[0].Columns())
 	}
 	batches := make([]zset.Batch, len(ins))
 	for j, d := range ins {
-		if d.Columns() != nil {
+		if d.Columnar() {
 			n.stats.RowsMaterialized += int64(d.Len())
 		}
 		batches[j] = d.Batch()

@@ -51,7 +51,7 @@ func keyedConsolidate(b zset.Batch) keyedDelta {
 // gives) and the consolidated delta stays columnar.
 func keyedConsolidateColumns(c *zset.Columns) keyedDelta {
 	keys, firsts, weights := consolidateKeys(c.Len(), c.Weights(), c.AppendEncodedRow)
-	return keyedDelta{delta: zset.ColumnDelta(c.Take(firsts, weights)), keys: keys, weights: weights}
+	return keyedDelta{delta: zset.TakeDelta(c, firsts, weights), keys: keys, weights: weights}
 }
 
 // consolidateKeys sums the weights of the n entries (weights) by their

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -124,4 +125,51 @@ func evalNonNullColumn(c *vectorContext, index int, sel []int32, v *Vector, out 
 		dst = append(dst, i)
 	}
 	return dst
+}
+
+// readColumns returns the columns e reads, and false when some node of e
+// is not known to read the row only through ColumnRefs (then a row built
+// for it must be whole).
+func readColumns(e Expr) ([]int, bool) {
+	var cols []int
+	ok := true
+	Walk(e, func(x Expr) {
+		switch x := x.(type) {
+		case *ColumnRef:
+			if !slices.Contains(cols, x.Index) {
+				cols = append(cols, x.Index)
+			}
+		case *Const, *Not, *And, *Or, *IsNull, *BoolTest, *DistinctFrom, *Case, *Coalesce, *NullIf,
+			*MinMax, *InList, *Between, *Like, *RegexMatch, *Binary, *Unary, *Cast, *Call, *AnyAll:
+			// Eval reads the row only through its children.
+		default:
+			ok = false
+		}
+	})
+	return cols, ok
+}
+
+// evalSparse is fallbackKernel.eval over columnar input for an expression
+// whose columns are known: one reused row holds, for each row in turn,
+// only the columns the expression reads (Eval keeps no reference to it).
+func (f *fallbackKernel) evalSparse(c *vectorContext, sel []int32, out *Vector) {
+	width := 0
+	for _, j := range f.reads {
+		width = max(width, j+1)
+	}
+	if len(f.row) < width {
+		f.row = make(types.Row, width)
+	}
+	row := f.row[:width]
+	for _, i := range sel {
+		for _, j := range f.reads {
+			row[j] = c.cols.Datum(j, int(i))
+		}
+		v, err := f.e.Eval(c.env, row)
+		if err != nil {
+			c.fail(int(i), err)
+			continue
+		}
+		out.set(int(i), v)
+	}
 }

@@ -184,8 +184,11 @@ type Program struct {
 	// Vectorized is false when the whole expression is one fallback kernel
 	// (nothing gained over Eval).
 	Vectorized bool
-	// RowsBuilt counts the rows fallback kernels built from columnar
-	// input (EvalColumnsSel) over the Program's lifetime.
+	// RowsBuilt counts the whole rows fallback kernels built from
+	// columnar input (EvalColumnsSel) over the Program's lifetime: for
+	// expressions whose nodes are not all known to read the row only
+	// through column references (the others box just the columns they
+	// read into one reused row).
 	RowsBuilt int64
 }
 
@@ -363,18 +366,35 @@ func compileKernel(e Expr) kernel {
 			return k
 		}
 	}
-	return &fallbackKernel{e: e, k: vectorKindOf(e.Type())}
+	return newFallbackKernel(e, vectorKindOf(e.Type()))
 }
 
 // fallbackKernel evaluates its node row by row with Eval.
 type fallbackKernel struct {
 	e Expr
 	k vectorKind
+	// reads lists the columns e reads, when every node of e reads the
+	// row only through ColumnRefs (readColumns); over columnar input the
+	// kernel then fills only those positions of one reused row instead
+	// of building every row whole.
+	reads []int
+	// sparse is set when reads is known; row is the reused row.
+	sparse bool
+	row    types.Row
+}
+
+func newFallbackKernel(e Expr, k vectorKind) *fallbackKernel {
+	reads, ok := readColumns(e)
+	return &fallbackKernel{e: e, k: k, reads: reads, sparse: ok}
 }
 
 func (f *fallbackKernel) kind() vectorKind { return f.k }
 
 func (f *fallbackKernel) eval(c *vectorContext, sel []int32, out *Vector) {
+	if c.cols != nil && f.sparse {
+		f.evalSparse(c, sel, out)
+		return
+	}
 	for _, i := range sel {
 		v, err := f.e.Eval(c.env, c.row(i))
 		if err != nil {

@@ -25,19 +25,22 @@ func TestTxnMatchesModel(t *testing.T) {
 				_ = base.Delete([]byte(k))
 				delete(model, k)
 			} else {
-				v := fmt.Sprint(i)
+				// NB: values of many lengths, so rewrites change a
+				// stored value's length.
+				v := fmt.Sprint(i) + strings.Repeat("v", rapid.IntRange(0, 12).Draw(t, "pad"))
 				_ = base.Put([]byte(k), []byte(v))
 				model[k] = v
 			}
 		}
-		txn := NewTxn(base)
+		// Room reserved or not (NewTxnSized), the Txn behaves the same.
+		txn := NewTxnSized(base, rapid.IntRange(0, 20).Draw(t, "room"))
 		for i, n := 0, rapid.IntRange(0, 12).Draw(t, "txnOps"); i < n; i++ {
 			k := keyGen.Draw(t, "k")
 			if rapid.Bool().Draw(t, "del") {
 				_ = txn.Delete([]byte(k))
 				delete(model, k)
 			} else {
-				v := fmt.Sprint("t", i)
+				v := fmt.Sprint("t", i) + strings.Repeat("v", rapid.IntRange(0, 12).Draw(t, "pad"))
 				_ = txn.Put([]byte(k), []byte(v))
 				model[k] = v
 			}
@@ -104,4 +107,35 @@ func TestPrefixEnd(t *testing.T) {
 	if got := PrefixEnd([]byte{0xff}); got != nil {
 		t.Fatalf("got %x", got)
 	}
+}
+
+// TestBatchIsSorted checks the order of a Txn's batch when no Scan ordered
+// its writes first (Batch sorts them itself, by the bytes after their
+// common prefix): strictly ascending keys, each written key once, with its
+// last write.
+func TestBatchIsSorted(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		prefix := rapid.SampledFrom([]string{"", "\x01\xa1", strings.Repeat("p", 18)}).Draw(t, "prefix")
+		suffix := rapid.SampledFrom([]string{"", "a", "a\x00", "a\x00\x00", "ab", "b", "\x00", "\xff", "\xff\xff", "12345678", "123456789", "12345678\x00", "1234567\xff"})
+		txn := NewTxn(NewMemory())
+		last := map[string]string{}
+		for i, n := 0, rapid.IntRange(0, 20).Draw(t, "ops"); i < n; i++ {
+			k := prefix + suffix.Draw(t, "k")
+			v := fmt.Sprint(i)
+			_ = txn.Put([]byte(k), []byte(v))
+			last[k] = v
+		}
+		ops := txn.Batch().Ops
+		if len(ops) != len(last) {
+			t.Fatalf("%d ops for %d keys", len(ops), len(last))
+		}
+		for i, op := range ops {
+			if i > 0 && bytes.Compare(ops[i-1].Key, op.Key) >= 0 {
+				t.Fatalf("op %d key %q not after %q", i, op.Key, ops[i-1].Key)
+			}
+			if last[string(op.Key)] != string(op.Value) {
+				t.Fatalf("key %q has %q, want %q", op.Key, op.Value, last[string(op.Key)])
+			}
+		}
+	})
 }

@@ -18,9 +18,12 @@ type Memory struct {
 	n     int
 	// bytes is the total size of keys and values, for statistics.
 	bytes int
-	// prefetched and sink are prefetch's scratch.
+	// prefetched and sink are prefetch's scratch; applied and merged
+	// Apply's.
 	prefetched []int32
 	sink       uint64
+	applied    []appliedOp
+	merged     []byte
 }
 
 type memEntry struct {
@@ -112,17 +115,27 @@ func (m *Memory) Scan(start, end []byte, fn func(k, v []byte) error) error {
 // Put writes one key directly (outside any batch). Key and value are copied.
 func (m *Memory) Put(key, value []byte) error {
 	h := Hash(key)
-	if e, _, ok := m.find(key, h); ok {
+	e, _, ok := m.find(key, h)
+	m.put(key, h, e, ok, value)
+	return nil
+}
+
+// put writes value under key (hash h), whose entry is e when found.
+//
+// NB: a new value always gets a new buffer, although the Reader contract
+// only keeps a value valid until the next write: callers (tests holding a
+// value across an Apply) rely on values staying unchanged.
+func (m *Memory) put(key []byte, h uint64, e int32, found bool, value []byte) {
+	if found {
 		en := &m.entries[e]
 		m.bytes += len(value) - len(en.value)
 		en.value = append([]byte{}, value...)
-		return nil
+		return
 	}
 	buf := make([]byte, len(key)+len(value))
 	copy(buf, key)
 	copy(buf[len(key):], value)
 	en := memEntry{key: buf[:len(key):len(key)], value: buf[len(key):], hash: h}
-	var e int32
 	if n := len(m.free); n > 0 {
 		e = m.free[n-1]
 		m.free = m.free[:n-1]
@@ -140,7 +153,6 @@ func (m *Memory) Put(key, value []byte) error {
 	}
 	m.tree.ReplaceOrInsert(makeTreeKey(en.key), e)
 	m.bytes += len(key) + len(value)
-	return nil
 }
 
 // Delete removes one key directly.
@@ -149,6 +161,12 @@ func (m *Memory) Delete(key []byte) error {
 	if !ok {
 		return nil
 	}
+	m.remove(e, pos)
+	return nil
+}
+
+// remove deletes entry e, indexed at position pos.
+func (m *Memory) remove(e int32, pos uint64) {
 	en := &m.entries[e]
 	m.bytes -= len(en.key) + len(en.value)
 	m.tree.Delete(makeTreeKey(en.key))
@@ -156,56 +174,73 @@ func (m *Memory) Delete(key []byte) error {
 	*en = memEntry{}
 	m.free = append(m.free, e)
 	m.n--
-	return nil
 }
 
 // Apply implements Store.
 func (m *Memory) Apply(b *WriteBatch) error {
-	// NB: merge operands are resolved first so a bad operand fails the
-	// batch before any of it is applied (Apply is atomic). An existing
-	// key's entry number stays valid through the batch (keys are unique
-	// in a batch, so no other op deletes or reuses it).
-	m.prefetch(b.Ops)
-	type resolved struct {
-		value []byte
-		entry int32
+	// NB: every op's entry is found and every merge operand resolved
+	// first, so a bad operand fails the batch before any of it is applied
+	// (Apply is atomic). An existing key's entry number stays valid
+	// through the batch: keys are unique in a batch, so no other op
+	// deletes or reuses it.
+	if cap(m.applied) < len(b.Ops) {
+		m.applied = make([]appliedOp, len(b.Ops))
 	}
-	var merged []resolved
-	for i, op := range b.Ops {
-		if !op.Merge {
-			continue
+	applied := m.applied[:len(b.Ops)]
+	merged := m.merged[:0]
+	for i := range b.Ops {
+		if i%prefetchChunk == 0 {
+			m.prefetch(b.Ops[i:min(i+prefetchChunk, len(b.Ops))])
 		}
-		if merged == nil {
-			merged = make([]resolved, len(b.Ops))
-		}
-		e, _, ok := m.find(op.Key, Hash(op.Key))
-		var base []byte
+		op := &b.Ops[i]
+		h := Hash(op.Key)
+		e, _, ok := m.find(op.Key, h)
+		a := appliedOp{hash: h, entry: -1}
 		if ok {
-			base = m.entries[e].value
-		} else {
-			e = -1
+			a.entry = e
 		}
-		v, err := mergeOne(op.Key, base, ok, op.Value)
-		if err != nil {
-			return err
+		if op.Merge {
+			var base []byte
+			if ok {
+				base = m.entries[e].value
+			}
+			start := len(merged)
+			var err error
+			if merged, err = appendMerged(merged, op.Key, base, ok, op.Value); err != nil {
+				m.merged = merged[:0]
+				return err
+			}
+			a.mergedStart, a.mergedEnd = start, len(merged)
 		}
-		merged[i] = resolved{value: v, entry: e}
+		applied[i] = a
 	}
-	for i, op := range b.Ops {
+	m.merged = merged[:0]
+	for i := range b.Ops {
+		op, a := &b.Ops[i], &applied[i]
 		switch {
 		case op.Delete:
-			_ = m.Delete(op.Key)
-		case op.Merge && merged[i].entry >= 0:
-			en := &m.entries[merged[i].entry]
-			m.bytes += len(merged[i].value) - len(en.value)
-			en.value = merged[i].value
+			if a.entry >= 0 {
+				// NB: the index position is looked up again: inserts
+				// earlier in the batch may have moved it.
+				_, pos, _ := m.find(op.Key, a.hash)
+				m.remove(a.entry, pos)
+			}
 		case op.Merge:
-			_ = m.Put(op.Key, merged[i].value)
+			m.put(op.Key, a.hash, a.entry, a.entry >= 0, merged[a.mergedStart:a.mergedEnd])
 		default:
-			_ = m.Put(op.Key, op.Value)
+			m.put(op.Key, a.hash, a.entry, a.entry >= 0, op.Value)
 		}
 	}
 	return nil
+}
+
+// appliedOp is what Apply's first pass learned about one op.
+type appliedOp struct {
+	hash uint64
+	// entry is the key's entry (-1: absent).
+	entry int32
+	// mergedStart and mergedEnd locate a merge's result in Memory.merged.
+	mergedStart, mergedEnd int
 }
 
 // Len is the number of keys stored.
@@ -216,9 +251,11 @@ func (m *Memory) Bytes() int { return m.bytes }
 
 // prefetch touches the index entries of a batch's keys, then their entries
 // and key bytes, in passes of independent loads, so the cache misses of a
-// large store overlap instead of being paid one op at a time.
+// large store overlap instead of being paid one op at a time. Apply passes
+// chunks of prefetchChunk ops just before using them (touching a whole
+// batch up front evicted its first entries again before they were used).
 func (m *Memory) prefetch(ops []Op) {
-	if len(m.index) == 0 || len(ops) < 64 {
+	if len(m.index) < prefetchIndexMin {
 		return
 	}
 	mask := uint64(len(m.index) - 1)
@@ -241,3 +278,13 @@ func (m *Memory) prefetch(ops []Op) {
 	}
 	m.prefetched, m.sink = ents, sink
 }
+
+const (
+	// prefetchChunk is how many ops one prefetch pass covers: enough
+	// independent loads to overlap their misses, few enough that what
+	// they bring in stays in the CPU's L2 cache until used.
+	prefetchChunk = 128
+	// prefetchIndexMin is the index size below which the store fits in
+	// the CPU caches anyway and prefetching is skipped.
+	prefetchIndexMin = 1 << 15
+)

@@ -137,3 +137,22 @@ func addWords(key []byte, sum []int64, v []byte) error {
 func mergeOne(key, base []byte, hasBase bool, operand []byte) ([]byte, error) {
 	return MergeValues(key, base, hasBase, [][]byte{operand})
 }
+
+// appendMerged appends the merge of operand onto an optional base (as
+// MergeValues) to dst, allocating nothing when dst has room.
+func appendMerged(dst, key, base []byte, hasBase bool, operand []byte) ([]byte, error) {
+	if len(operand) == 0 || operand[0] != TagAddWords || (hasBase && (len(base) == 0 || base[0] != TagAddWords)) {
+		return nil, fmt.Errorf("kv: merge of a non-mergeable value under key %x", key)
+	}
+	var scratch [16]int64
+	sum, _, err := DecodeWords(scratch[:0], operand)
+	if err != nil {
+		return nil, err
+	}
+	if hasBase {
+		if err := addWords(key, sum, base); err != nil {
+			return nil, err
+		}
+	}
+	return AppendWords(dst, TagAddWords, sum), nil
+}

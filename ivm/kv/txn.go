@@ -2,6 +2,8 @@ package kv
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"slices"
 
 	"github.com/RaduBerinde/btreemap"
@@ -53,16 +55,34 @@ func NewTxn(base Reader) Txn {
 	return &overlayTxn{base: base}
 }
 
-// Hash is 64-bit FNV-1a of key: fixed, so structures indexed by it behave
-// deterministically.
-func Hash(key []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, b := range key {
-		h ^= uint64(b)
-		h *= 1099511628211
+// NewTxnSized is NewTxn with room reserved for about writes distinct keys
+// (an owner passes the previous epoch's batch length): the pending writes,
+// their index and the arena are allocated once at their final size instead
+// of growing by doubling — each doubling copied the pending writes and
+// rehashed the index, and the large fresh arrays cost page faults.
+func NewTxnSized(base Reader, writes int) Txn {
+	t := &overlayTxn{base: base}
+	if writes = min(writes, txnReserveWritesMax); writes > 0 {
+		t.pending = make([]pendingWrite, 0, writes)
+		size := 256
+		for size < 2*writes+2 {
+			size *= 2
+		}
+		t.index = make([]int32, size)
+		t.arena = make([]byte, 0, max(overlayArenaChunk, writes*txnReserveBytesPerWrite))
 	}
-	return h
+	return t
 }
+
+const (
+	// txnReserveWritesMax caps what NewTxnSized reserves, so one huge
+	// epoch does not make every later one allocate as much.
+	txnReserveWritesMax = 1 << 20
+	// txnReserveBytesPerWrite is the arena room reserved per write: an
+	// operator key (18-byte prefix and a short user key) and a small
+	// value.
+	txnReserveBytesPerWrite = 48
+)
 
 // lookup returns the pending write for key (with hash h), or the index
 // position where it would go.
@@ -265,9 +285,52 @@ func (t *overlayTxn) Batch() *WriteBatch {
 		})
 		return b
 	}
-	for i := range t.pending {
+	for _, i := range t.sortedPending() {
 		add(&t.pending[i])
 	}
-	slices.SortFunc(b.Ops, func(x, y Op) int { return bytes.Compare(x.Key, y.Key) })
 	return b
+}
+
+// sortedPending returns the pending writes' numbers in key order. Keys
+// of one epoch mostly share a long prefix (namespace, kind, op id), so
+// each is represented by the eight bytes after the prefix common to all
+// of them, and only equal heads compare the whole keys.
+func (t *overlayTxn) sortedPending() []int32 {
+	common := 0
+	if len(t.pending) > 0 {
+		first := t.pending[0].key
+		common = len(first)
+		for i := 1; i < len(t.pending) && common > 0; i++ {
+			k := t.pending[i].key
+			n := min(common, len(k))
+			j := 0
+			for j < n && k[j] == first[j] {
+				j++
+			}
+			common = j
+		}
+	}
+	type item struct {
+		head uint64
+		n    int32
+	}
+	items := make([]item, len(t.pending))
+	for i := range t.pending {
+		var head [8]byte
+		if k := t.pending[i].key; len(k) > common {
+			copy(head[:], k[common:])
+		}
+		items[i] = item{head: binary.BigEndian.Uint64(head[:]), n: int32(i)}
+	}
+	slices.SortFunc(items, func(x, y item) int {
+		if x.head != y.head {
+			return cmp.Compare(x.head, y.head)
+		}
+		return bytes.Compare(t.pending[x.n].key, t.pending[y.n].key)
+	})
+	order := make([]int32, len(items))
+	for i, it := range items {
+		order[i] = it.n
+	}
+	return order
 }

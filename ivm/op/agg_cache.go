@@ -269,8 +269,11 @@ func (c *linCache) store(slot int32, words []int64, found bool, valueLen int) {
 // prefetch touches the table entries of hashes, then the records they
 // point to, in two passes of independent loads, so that the cache misses
 // of a large cache overlap instead of being paid one lookup at a time.
+// Callers pass a chunk of at most prefetchChunk hashes just before using
+// them: touching a whole 10K-row delta up front evicted its first entries
+// from the CPU cache again before they were used.
 func (c *linCache) prefetch(hashes []uint64) {
-	if c.n == 0 || len(hashes) < 64 {
+	if len(c.table) < prefetchTableMin {
 		return
 	}
 	mask := uint64(len(c.table) - 1)
@@ -287,3 +290,30 @@ func (c *linCache) prefetch(hashes []uint64) {
 	}
 	c.prefetched, c.sink = ents, sink
 }
+
+// prefetchSlots touches the records of slots (negative: not cached), as
+// prefetch does, before a pass writes them back.
+func (c *linCache) prefetchSlots(slots []int32) {
+	if len(c.table) < prefetchTableMin {
+		return
+	}
+	var sink int64
+	for _, s := range slots {
+		if s >= 0 {
+			at := int(s) * c.rec
+			sink += c.data[at] + c.data[at+c.rec-1]
+		}
+	}
+	c.sink += sink
+}
+
+const (
+	// prefetchChunk is how many lookups one prefetch pass covers: enough
+	// independent loads to overlap their misses, few enough that what
+	// they bring in (about three cache lines each) stays in the CPU's L2
+	// cache until used.
+	prefetchChunk = 128
+	// prefetchTableMin is the table size below which the cache fits in
+	// the CPU caches anyway and prefetching is skipped.
+	prefetchTableMin = 1 << 15
+)

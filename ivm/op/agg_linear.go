@@ -123,6 +123,7 @@ type linState struct {
 	rowKeys    []byte
 	rowKeyEnds []int
 	rowHashes  []uint64
+	slots      []int32
 }
 
 // linGroup is one group touched by a step.
@@ -231,8 +232,12 @@ func (a *Aggregate) stepLinear(ctx *Context, delta zset.Batch) (zset.Batch, erro
 		l.rowKeyEnds = append(l.rowKeyEnds, len(l.rowKeys))
 		l.rowHashes = append(l.rowHashes, hashKey(l.rowKeys[start:]))
 	}
-	l.cache.prefetch(l.rowHashes)
+	prefetched := 0
 	err := a.eachInput(ctx, delta, func(i int, row types.Row, in *aggInput) error {
+		if i >= prefetched {
+			prefetched = min(i+prefetchChunk, len(l.rowHashes))
+			l.cache.prefetch(l.rowHashes[i:prefetched])
+		}
 		start := 0
 		if i > 0 {
 			start = l.rowKeyEnds[i-1]
@@ -248,11 +253,24 @@ func (a *Aggregate) stepLinear(ctx *Context, delta zset.Batch) (zset.Batch, erro
 	}
 	out := zset.Batch{Rows: make([]types.Row, 0, 2*len(l.groups)), Weights: make([]int64, 0, 2*len(l.groups))}
 	for i := range l.groups {
+		if i%prefetchChunk == 0 {
+			l.prefetchGroups(l.groups[i:min(i+prefetchChunk, len(l.groups))])
+		}
 		if err := a.linFinish(ctx, &l.groups[i], global, &out); err != nil {
 			return zset.Batch{}, err
 		}
 	}
 	return out, nil
+}
+
+// prefetchGroups touches the cache records of groups before linFinish
+// writes their new words back.
+func (l *linState) prefetchGroups(groups []linGroup) {
+	l.slots = l.slots[:0]
+	for i := range groups {
+		l.slots = append(l.slots, groups[i].slot)
+	}
+	l.cache.prefetchSlots(l.slots)
 }
 
 // linGroupOf returns the index of key's group in this step, loading its

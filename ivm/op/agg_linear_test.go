@@ -102,18 +102,7 @@ func linearCases() []AggregateSpec {
 		{Func: AggSum, Arg: ext, Filter: isBig, Name: "sxf"},
 		{Func: AggSum, Arg: b4, Name: "s4"},
 	}
-	big8 := floatsOf{e: a, t: types.TFloat8, values: []float64{math.Ldexp(1, 1023), math.Ldexp(-1, 1023), math.Ldexp(3, 1021)}}
-	odd8 := floatsOf{e: b8, t: types.TFloat8, values: []float64{math.Inf(1), math.Ldexp(1, 1023), math.NaN(), math.Inf(-1)}}
-	big4 := floatsOf{e: b8, t: types.TFloat4, values: []float64{math.Ldexp(1, 127), math.Ldexp(-1, 127), math.Ldexp(3, 125)}}
-	overflows := []AggregateCall{
-		{Func: AggCountStar, Name: "n"},
-		{Func: AggSum, Arg: big8, Name: "s8"},
-		{Func: AggAvg, Arg: big8, Name: "a8"},
-		{Func: AggSum, Arg: odd8, Name: "so"},
-		{Func: AggAvg, Arg: odd8, Name: "ao"},
-		{Func: AggSum, Arg: big4, Name: "s4"},
-		{Func: AggAvg, Arg: big4, Name: "a4"},
-	}
+	overflows := floatOverflowCalls()
 	return []AggregateSpec{
 		{GroupBy: []int{0}, Calls: mergeable},
 		{GroupBy: nil, Calls: mergeable},
@@ -125,6 +114,43 @@ func linearCases() []AggregateSpec {
 		{GroupBy: []int{1}, Calls: overflows},
 		{GroupBy: nil, Calls: overflows},
 	}
+}
+
+// floatOverflowCalls are float SUM/AVG calls whose sums overflow and come
+// back, over infinities and NaN (values of columns 1 and 2).
+func floatOverflowCalls() []AggregateCall {
+	a, b := testexpr.IntCol(1), testexpr.IntCol(2)
+	big8 := floatsOf{e: a, t: types.TFloat8, values: []float64{math.Ldexp(1, 1023), math.Ldexp(-1, 1023), math.Ldexp(3, 1021)}}
+	odd8 := floatsOf{e: b, t: types.TFloat8, values: []float64{math.Inf(1), math.Ldexp(1, 1023), math.NaN(), math.Inf(-1)}}
+	big4 := floatsOf{e: b, t: types.TFloat4, values: []float64{math.Ldexp(1, 127), math.Ldexp(-1, 127), math.Ldexp(3, 125)}}
+	return []AggregateCall{
+		{Func: AggCountStar, Name: "n"},
+		{Func: AggSum, Arg: big8, Name: "s8"},
+		{Func: AggAvg, Arg: big8, Name: "a8"},
+		{Func: AggSum, Arg: odd8, Name: "so"},
+		{Func: AggAvg, Arg: odd8, Name: "ao"},
+		{Func: AggSum, Arg: big4, Name: "s4"},
+		{Func: AggAvg, Arg: big4, Name: "a4"},
+	}
+}
+
+// TestAggregateGenericFloatOverflow: the same float sums on the generic
+// path (a MIN and DISTINCT sums beside them), whose output errors are
+// stored with the group and retracted with the rows.
+func TestAggregateGenericFloatOverflow(t *testing.T) {
+	calls := floatOverflowCalls()
+	calls = append(calls,
+		AggregateCall{Func: AggMin, Arg: testexpr.IntCol(1), Name: "min"},
+		AggregateCall{Func: AggSum, Arg: calls[1].Arg, Distinct: true, Name: "sd8"},
+		AggregateCall{Func: AggAvg, Arg: calls[3].Arg, Distinct: true, Name: "ad8"})
+	specs := []AggregateSpec{{GroupBy: []int{1}, Calls: calls}, {GroupBy: nil, Calls: calls}, {GroupBy: []int{2}, Calls: calls}}
+	for i, spec := range specs {
+		a, err := NewAggregate(State{}, intSchema(3), spec)
+		if err != nil || a.lin != nil {
+			t.Fatalf("spec %d: not on the generic path (%v)", i, err)
+		}
+	}
+	checkAggregateSpecs(t, specs)
 }
 
 // linearMergeable is how many of linearCases() lead with mergeable words.

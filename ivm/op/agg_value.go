@@ -184,10 +184,30 @@ func finalizeSum(kind sumKind, resultType types.Type, sum types.Datum, nonNull i
 	if nonNull == 0 {
 		return nil
 	}
-	if kind == sumFloat && resultType.Kind == types.KindFloat4 {
-		return float64(float32(sum.(float64)))
+	if kind == sumFloat {
+		v, err := floatSumOf(sum).sum(resultType.Kind == types.KindFloat4)
+		if err != nil {
+			// NB: the error is reported by sumError.
+			return nil
+		}
+		return v
 	}
 	return sum
+}
+
+// sumError is the error of a SUM/AVG result, or nil (float sums out of
+// range; the value finalizeSum or finalizeAvg gives is then NULL).
+func sumError(kind sumKind, resultType types.Type, avg bool, sum types.Datum, nonNull int64) error {
+	if kind != sumFloat || nonNull == 0 {
+		return nil
+	}
+	var err error
+	if avg {
+		_, err = floatSumOf(sum).avg(nonNull)
+	} else {
+		_, err = floatSumOf(sum).sum(resultType.Kind == types.KindFloat4)
+	}
+	return err
 }
 
 // finalizeAvg turns a sum accumulator into the AVG result.
@@ -197,7 +217,12 @@ func finalizeAvg(kind sumKind, sum types.Datum, nonNull int64) types.Datum {
 	}
 	switch kind {
 	case sumFloat:
-		return sum.(float64) / float64(nonNull)
+		v, err := floatSumOf(sum).avg(nonNull)
+		if err != nil {
+			// NB: the error is reported by sumError.
+			return nil
+		}
+		return v
 	case sumInt:
 		return numericDivide(apd.New(sum.(int64), 0), apd.New(nonNull, 0))
 	}
@@ -211,8 +236,9 @@ func weightedAdd(kind sumKind, sum, value types.Datum, w int64) (types.Datum, er
 		s, _ := sum.(int64)
 		return addInt(s, value.(int64), w)
 	case sumFloat:
-		s, _ := sum.(float64)
-		return s + value.(float64)*float64(w), nil
+		fs := floatSumOf(sum)
+		fs.add(value.(float64), w)
+		return fs.datum(), nil
 	}
 	s, ok := sum.(*apd.Decimal)
 	if !ok {
@@ -286,9 +312,9 @@ func finalizeMultiset(call AggregateCall, argType types.Type, kind sumKind, resu
 	case AggCount:
 		return count, nil
 	case AggSum:
-		return finalizeSum(kind, resultType, sum, count), nil
+		return finalizeSum(kind, resultType, sum, count), sumError(kind, resultType, false, sum, count)
 	case AggAvg:
-		return finalizeAvg(kind, sum, count), nil
+		return finalizeAvg(kind, sum, count), sumError(kind, resultType, true, sum, count)
 	case AggBoolAnd:
 		return finalizeBool(true, trues, falses), nil
 	case AggBoolOr:
@@ -485,6 +511,38 @@ func (s *floatSum) add(x float64, w int64) {
 
 // reset forgets the sum (no non-NULL input left: no rounding residue).
 func (s *floatSum) reset() { *s = floatSum{} }
+
+// floatSumTag starts the text form of a floatSum that is not a plain
+// float64 (the generic Aggregate path keeps a sum as a datum).
+const floatSumTag = "floatsum:"
+
+// datum is s as a state datum: the float64 sum while it is plain (in
+// range, no non-finite input), else its text form.
+func (s floatSum) datum() types.Datum {
+	if s.e == 0 && s.posInf == 0 && s.negInf == 0 && s.nan == 0 {
+		return s.m
+	}
+	return fmt.Sprintf("%s%x:%d:%d:%d:%d", floatSumTag, math.Float64bits(s.m), s.e, s.posInf, s.negInf, s.nan)
+}
+
+// floatSumOf reads a datum made by datum (nil: an empty sum).
+func floatSumOf(d types.Datum) floatSum {
+	switch v := d.(type) {
+	case nil:
+		return floatSum{}
+	case float64:
+		return floatSum{m: v}
+	case string:
+		var s floatSum
+		var bits uint64
+		if _, err := fmt.Sscanf(strings.TrimPrefix(v, floatSumTag), "%x:%d:%d:%d:%d", &bits, &s.e, &s.posInf, &s.negInf, &s.nan); err != nil || !strings.HasPrefix(v, floatSumTag) {
+			panic(fmt.Sprintf("op: corrupt float sum %q", v))
+		}
+		s.m = math.Float64frombits(bits)
+		return s
+	}
+	panic(fmt.Sprintf("op: %T is not a float sum", d))
+}
 
 // errFloatOverflow is PostgreSQL's 22003 for a float sum out of range.
 func errFloatOverflow() error {

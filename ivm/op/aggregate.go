@@ -35,10 +35,11 @@ import (
 // State:
 //
 //	0x01 KindAggregate op_id group_key → accumulator row ++ last output row
+//	                                      [++ its errors (agg_errors.go)]
 //	0x01 KindMultiset  op_id group_key call value_key → weight ++ value
 //
 // except on the linear path (agg_linear.go: only COUNT, SUM/AVG over
-// int2/int4/float, BOOL_AND/OR), where the accumulator is a kv words value
+// int2/int4/int8/float, BOOL_AND/OR), where the accumulator is a kv words value
 // whose output is a pure function of it (no last-output copy), written as
 // a merge operand when no float sum is involved (spec §6.2):
 //
@@ -170,9 +171,12 @@ type aggGroup struct {
 	// lastEncoded is lastOutput's encoding as stored (immutable: cached or
 	// copied values), so the output need not be encoded again to compare.
 	lastEncoded []byte
-	found       bool
-	oldLen      int
-	inputs      int
+	// lastErrors and newErrors are the errors of the last and the new
+	// output row (agg_errors.go).
+	lastErrors, newErrors types.Row
+	found                 bool
+	oldLen                int
+	inputs                int
 }
 
 // Step implements Operator. Rows are applied to their group's state as they
@@ -281,9 +285,15 @@ func (a *Aggregate) loadGroup(ctx *Context, key []byte, keyRow types.Row) (*aggG
 		return nil, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt aggregate state")
 	}
 	if len(rest) > 0 {
-		g.lastEncoded = rest
-		if g.lastOutput, _, err = zset.DecodeRow(rest); err != nil {
+		var errs []byte
+		if g.lastOutput, errs, err = zset.DecodeRow(rest); err != nil {
 			return nil, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt aggregate output")
+		}
+		g.lastEncoded = rest[:len(rest)-len(errs)]
+		if len(errs) > 0 {
+			if g.lastErrors, _, err = zset.DecodeRow(errs); err != nil {
+				return nil, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt aggregate errors")
+			}
 		}
 	}
 	return g, nil
@@ -376,6 +386,7 @@ func (a *Aggregate) finishGroup(ctx *Context, g *aggGroup, global bool, out *zse
 			out.Add(newOutput, +1)
 		}
 	}
+	g.emitErrors(ctx)
 	if !global && rowCount == 0 && allZero(g.state) {
 		if !g.found {
 			return nil
@@ -385,6 +396,9 @@ func (a *Aggregate) finishGroup(ctx *Context, g *aggGroup, global bool, out *zse
 	value := zset.EncodeRow(a.valueBuf[:0], g.state)
 	if newOutput != nil {
 		value = append(value, newEnc...)
+		if len(g.newErrors) > 0 {
+			value = zset.EncodeRow(value, g.newErrors)
+		}
 	}
 	a.valueBuf = value
 	return a.acc.Set(ctx.Txn, g.key, value, g.oldLen)
@@ -498,10 +512,8 @@ func (a *Aggregate) finalize(ctx *Context, g *aggGroup, state types.Row) (types.
 				return nil, err
 			}
 			v, err := finalizeMultiset(call, call.Arg.Type(), a.sumKinds[i], a.types[i], values, weights)
-			if err != nil {
-				if err := ctx.Fail(err, g.keyRow, 1); err != nil {
-					return nil, err
-				}
+			if err := g.addError(err); err != nil {
+				return nil, err
 			}
 			row = append(row, v)
 			continue
@@ -510,11 +522,16 @@ func (a *Aggregate) finalize(ctx *Context, g *aggGroup, state types.Row) (types.
 		case AggCountStar, AggCount:
 			row = append(row, state[slot])
 			slot++
-		case AggSum:
-			row = append(row, finalizeSum(a.sumKinds[i], a.types[i], rescale(state[slot], state[slot+2]), state[slot+1].(int64)))
-			slot += 3
-		case AggAvg:
-			row = append(row, finalizeAvg(a.sumKinds[i], rescale(state[slot], state[slot+2]), state[slot+1].(int64)))
+		case AggSum, AggAvg:
+			sum, n := rescale(state[slot], state[slot+2]), state[slot+1].(int64)
+			if call.Func == AggSum {
+				row = append(row, finalizeSum(a.sumKinds[i], a.types[i], sum, n))
+			} else {
+				row = append(row, finalizeAvg(a.sumKinds[i], sum, n))
+			}
+			if err := g.addError(sumError(a.sumKinds[i], a.types[i], call.Func == AggAvg, sum, n)); err != nil {
+				return nil, err
+			}
 			slot += 3
 		case AggBoolAnd, AggBoolOr:
 			row = append(row, finalizeBool(call.Func == AggBoolAnd, state[slot].(int64), state[slot+1].(int64)))

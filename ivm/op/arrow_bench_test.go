@@ -11,8 +11,10 @@ package op
 //	path=arrow-to-rows     Arrow in, rows out: rows materialized lazily at
 //	                       the first row-oriented (stateful) operator or sink
 //	path=rows-arrow-rows   rows in, Arrow kernels, rows out: what a circuit
-//	                       pays today, whose sources deliver rows and whose
-//	                       segments all end in a stateful operator or a sink
+//	                       would pay with row sources and row consumers
+//	path=fused-columns     op.Fused.StepColumns: the generic columnar path
+//	                       circuits run (zset.Columns in and out)
+//	path=fused-columns-to-rows  the same, rows built from the output
 //
 //	go test ./ivm/op -run '^$' -bench 'FilterMapArrow|FilterMap$' -benchtime 2000x
 //
@@ -261,6 +263,32 @@ func BenchmarkFilterMapArrow(b *testing.B) {
 					b.Fatal(err)
 				}
 				arrowRows(out)
+			}
+		}},
+		{"fused-columns", func(b *testing.B) func() {
+			fused := filterMapRowChain(b)
+			cols, err := zset.ColumnsFromRows(intSchema(2), batch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return func() {
+				if _, err := fused.StepColumns(ctx, cols); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+		{"fused-columns-to-rows", func(b *testing.B) func() {
+			fused := filterMapRowChain(b)
+			cols, err := zset.ColumnsFromRows(intSchema(2), batch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return func() {
+				out, err := fused.StepColumns(ctx, cols)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out.Batch()
 			}
 		}},
 		{"rows-arrow-rows", func(b *testing.B) func() {

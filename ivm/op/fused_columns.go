@@ -126,13 +126,6 @@ func (m *Map) applyColumns(ctx *Context, in *zset.Columns, sel []int32) (zset.De
 		}
 		return zset.ColumnDelta(proj.Take(sel, nil)), nil
 	}
-	if !m.columnar {
-		// No columnar form for the output: the rows are built here.
-		rows := in.Rows()
-		m.rowsBuilt += int64(len(rows.Rows))
-		out, err := m.apply(ctx, rows, sel)
-		return zset.RowDelta(out), err
-	}
 	width := len(m.exprs)
 	if cap(m.results) < width {
 		m.results = make([]expr.Result, width)
@@ -168,6 +161,11 @@ func (m *Map) applyColumns(ctx *Context, in *zset.Columns, sel []int32) (zset.De
 		}
 		m.live = live
 	}
+	if !m.columnar {
+		// No columnar form for the output (e.g. NUMERIC): the output rows
+		// are built here, from the results and the input arrays.
+		return zset.RowDelta(m.boxColumns(in, results, live)), nil
+	}
 	allLive := len(live) == in.Len()
 	cols := make([]arrow.Array, width)
 	for j, e := range m.exprs {
@@ -196,17 +194,39 @@ func (m *Map) applyColumns(ctx *Context, in *zset.Columns, sel []int32) (zset.De
 	return zset.ColumnDelta(zset.NewColumns(m.schema, cols, weights)), nil
 }
 
+// boxColumns builds the output rows of the rows live from the results
+// and, for column references, the input arrays.
+func (m *Map) boxColumns(in *zset.Columns, results []expr.Result, live []int32) zset.Batch {
+	if len(live) == 0 {
+		return zset.Batch{}
+	}
+	width := len(m.exprs)
+	out := zset.Batch{Rows: make([]types.Row, len(live)), Weights: make([]int64, len(live))}
+	values := make([]types.Datum, len(live)*width)
+	for j, e := range m.exprs {
+		if m.programs[j] != nil {
+			results[j].Box(values[j:], width, live)
+			continue
+		}
+		col := e.(*expr.ColumnRef).Index
+		for k, i := range live {
+			values[k*width+j] = in.Datum(col, int(i))
+		}
+	}
+	weights := in.Weights()
+	for k, i := range live {
+		out.Rows[k] = values[k*width : (k+1)*width : (k+1)*width]
+		out.Weights[k] = weights[i]
+	}
+	m.rowsBuilt += int64(len(live))
+	return out
+}
+
 // resultArray builds the array of a result's values on the rows live.
 func resultArray(t types.Type, res expr.Result, live []int32) (arrow.Array, error) {
 	cb := zset.NewColumnBuilder(t, len(live))
 	if ints, nulls, ok := res.Ints(); ok {
-		for _, i := range live {
-			if nulls[i] {
-				cb.AppendNull()
-			} else {
-				cb.AppendInt(ints[i])
-			}
-		}
+		cb.AppendIntsSel(ints, nulls, live)
 		return cb.Finish(), nil
 	}
 	if bools, nulls, ok := res.Bools(); ok {

@@ -3,6 +3,7 @@ package op
 import (
 	"testing"
 
+	"github.com/cockroachdb/apd/v3"
 	"pgregory.net/rapid"
 
 	"github.com/rockstream/rockstream/ivm/expr"
@@ -104,7 +105,7 @@ func (g exprGen) boolean(depth int) expr.Expr {
 
 // output draws a SELECT-list expression of any type.
 func (g exprGen) output() expr.Expr {
-	switch rapid.IntRange(0, 4).Draw(g.t, "output") {
+	switch rapid.IntRange(0, 5).Draw(g.t, "output") {
 	case 0:
 		return g.integer(2)
 	case 1:
@@ -116,6 +117,14 @@ func (g exprGen) output() expr.Expr {
 	case 3:
 		// A text result (fallback kernel, Datum vector).
 		return g.must(expr.NewCall("upper", g.col(types.KindText, types.KindVarchar)))
+	case 4:
+		// A NUMERIC result (no columnar form: the output is rows), as
+		// nexmark q1's 0.908 * price.
+		d, _, err := apd.NewFromString("0.908")
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		return g.must(expr.NewBinary("*", expr.NewConst(types.TNumeric, d), g.integer(1)))
 	}
 	j := rapid.IntRange(0, len(g.schema)-1).Draw(g.t, "col")
 	return &expr.ColumnRef{Index: j, Typ: g.schema[j].Type}

@@ -49,6 +49,22 @@ type Join struct {
 	left, right, meta     *arrange.Arrangement
 	// rows backs the joined rows the join emits.
 	rows rowArena
+	// prefetchKey and prefetchHashes are prefetch's scratch.
+	prefetchKey    []byte
+	prefetchHashes []uint64
+}
+
+// prefetch hashes the join keys of rows and has the arrangements touch
+// the groups they will read (arrange.Arrangement.Prefetch), so the CPU
+// cache misses of large cached state overlap.
+func (j *Join) prefetch(rows []types.Row, ts []types.Type, cols []int, probed, own *arrange.Arrangement) {
+	j.prefetchHashes = j.prefetchHashes[:0]
+	for _, row := range rows {
+		j.prefetchKey = appendKey(j.prefetchKey[:0], ts, row, cols)
+		j.prefetchHashes = append(j.prefetchHashes, kv.Hash(j.prefetchKey))
+	}
+	probed.Prefetch(j.prefetchHashes)
+	own.Prefetch(j.prefetchHashes)
 }
 
 // rowArena hands out rows carved from shared backing arrays, so emitting
@@ -280,6 +296,9 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 	var keyBuf, rowBuf []byte
 	var writes []pendingWrite
 	for i, l := range dl.Rows {
+		if i%arrange.PrefetchChunk == 0 {
+			j.prefetch(dl.Rows[i:min(i+arrange.PrefetchChunk, len(dl.Rows))], j.leftTypes, j.spec.LeftKeys, j.right, j.left)
+		}
 		dw := dl.Weights[i]
 		if dw == 0 {
 			continue
@@ -411,6 +430,9 @@ func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode
 	var keyBuf, rowBuf []byte
 	var writes []pendingWrite
 	for i, r := range dr.Rows {
+		if i%arrange.PrefetchChunk == 0 {
+			j.prefetch(dr.Rows[i:min(i+arrange.PrefetchChunk, len(dr.Rows))], j.rightTypes, j.spec.RightKeys, j.left, j.right)
+		}
 		dw := dr.Weights[i]
 		if dw == 0 {
 			continue

@@ -16,7 +16,7 @@ import (
 // operator's version below in the same commit. Versions only grow.
 //
 //	operator             format                        changed when
-//	Aggregate (generic)  aggregate/1                   —
+//	Aggregate (generic)  aggregate/2                   output errors stored, float sums as floatSum (2)
 //	Aggregate (linear)   aggregate.words/3 [layout]    int8 SUM/AVG became words (2),
 //	                                                   float sums became floatSum words (3)
 //	Join                 join/1
@@ -60,7 +60,7 @@ func StateFormat(o Operator) string {
 // what each stored word means.
 func (a *Aggregate) stateFormat() string {
 	if a.lin == nil {
-		return "aggregate/1"
+		return "aggregate/2"
 	}
 	var b strings.Builder
 	b.WriteString("aggregate.words/3[")

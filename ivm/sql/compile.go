@@ -83,7 +83,12 @@ func (*Delete) Tag() string { return "DELETE" }
 // Truncate is TRUNCATE: a DELETE of every row of each table, run in the
 // statement's transaction, so it is transactional and maintains views like
 // any delete.
-type Truncate struct{ Deletes []*Delete }
+type Truncate struct {
+	Deletes []*Delete
+	// RestartIdentity is RESTART IDENTITY: the sequences owned by the
+	// tables' columns restart too.
+	RestartIdentity bool
+}
 
 // Tag implements Statement.
 func (*Truncate) Tag() string { return "TRUNCATE TABLE" }
@@ -395,10 +400,7 @@ func otherTag(n *pg_query.Node) string {
 
 // compileTruncate binds TRUNCATE t1, t2 as DELETE FROM t1; DELETE FROM t2.
 func compileTruncate(cat catalog.Catalog, st *parse.PG, ts *pg_query.TruncateStmt, bopts bind.Options) (Statement, error) {
-	if ts.RestartSeqs {
-		return nil, errcode.New(errcode.SQLFeatureNotSupported, "TRUNCATE ... RESTART IDENTITY is not supported; truncate, then restart the sequences with ALTER SEQUENCE ... RESTART")
-	}
-	out := &Truncate{}
+	out := &Truncate{RestartIdentity: ts.RestartSeqs}
 	for _, r := range ts.Relations {
 		rv := r.GetRangeVar()
 		if rv == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -348,6 +349,23 @@ func (b *ColumnBuilder) AppendNull() {
 // AppendInt appends an integer, date, time or timestamp value (the int64
 // of the row Datum: days or microseconds since 2000-01-01).
 func (b *ColumnBuilder) AppendInt(v int64) { b.ints = append(b.ints, v); b.n++ }
+
+// AppendIntsSel appends values[i] (NULL where nulls[i]) for each i in sel:
+// AppendInt and AppendNull in one loop, for kernel results.
+func (b *ColumnBuilder) AppendIntsSel(values []int64, nulls []bool, sel []int32) {
+	start := len(b.ints)
+	b.ints = slices.Grow(b.ints, len(sel))[:start+len(sel)]
+	out := b.ints[start:]
+	for k, i := range sel {
+		if nulls[i] {
+			out[k] = 0
+			b.nullAt = append(b.nullAt, b.n+k)
+			continue
+		}
+		out[k] = values[i]
+	}
+	b.n += len(sel)
+}
 
 // AppendFloat appends a float8.
 func (b *ColumnBuilder) AppendFloat(v float64) { b.floats = append(b.floats, v); b.n++ }
