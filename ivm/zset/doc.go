@@ -5,36 +5,43 @@
 // rows and drops zeros, giving the canonical form (rows sorted by their
 // encoding, so output order is deterministic).
 //
-// Representation, honestly: ARCHITECTURE.md §5 asks deltas in flight to be
-// Arrow RecordBatches. A Batch is row-oriented in memory ([]types.Row plus
-// []int64 weights) and ToArrow/FromArrow convert at the boundaries
-// (exchange, COPY, tests). The stateless operators evaluate columnar inside
-// a step (ivm/expr Program: typed column vectors unboxed from the rows, see
-// vector.go), and a circuit fuses a chain of Filters ending in a Map or
-// Project into one pass (op.Fused), so the circuit API stays row-oriented.
+// Representation (ARCHITECTURE.md §5): a delta in flight is a Batch
+// (rows: []types.Row plus []int64 weights) or a Columns (one Arrow array
+// per column, as ArrowSchema lays them out, plus the weights as the weight
+// column); a Delta carries either. A Columns is a different type, not a
+// Batch with an empty Rows slice, so no code can read a column-only batch
+// as rows by mistake: rows exist only where code asks for them
+// (Columns.Rows, Delta.Batch), and ivm/circuit counts every such
+// materialization.
 //
-// Arrow in flight was measured, not assumed (BenchmarkFilterMapArrow in
-// ivm/op: WHERE k >= 0 AND v > 0 SELECT k + v * 2 over 10,000-row deltas,
-// hand-written kernels over the Arrow arrays as an upper bound, rows/cpu-s
-// on 2 shared cores at load ≈ 12, three runs):
+// The common stateless segment runs columnar end to end when every view
+// reading a table is columnar-capable: the shard decodes stored rows
+// straight into column builders (keyenc.DecodeRowColumns, no Datum
+// boxing), op.Fused evaluates filters and the SELECT list over the arrays
+// (expr.Program.EvalColumnsSel; a projection selects arrays without
+// copying), and the view sink encodes each row's identity straight from
+// the arrays (Columns.AppendEncodedRow: byte-identical to EncodeRow, so the
+// stored format does not depend on the path). Types whose Arrow form is
+// not exact (NUMERIC travels as text, float4, interval, arrays) keep their
+// batches in rows (Columnar); stateful operators take rows, built at their
+// input.
 //
-//	path=rows              9.2M–13.5M   op.Fused over rows (what runs)
-//	path=arrow             46M–61M      Arrow in, Arrow out
-//	path=arrow-to-rows     9.9M–11.7M   Arrow in, rows materialized at the end
-//	path=rows-arrow-rows   7.6M–11.0M   rows in, Arrow kernels, rows out
+// Measured (rows/cpu-s, 2 shared cores at load ≈ 11, three runs each):
 //
-//	go test ./ivm/op -run '^$' -bench 'FilterMapArrow' -benchtime 2000x
+//	BenchmarkFilterMapArrow (ivm/op; WHERE k >= 0 AND v > 0 SELECT k + v * 2)
+//	path=rows                   9.4M–11.7M  op.Fused over rows
+//	path=fused-columns          18.7M–32.6M op.Fused over columns (what runs now)
+//	path=fused-columns-to-rows  11.0M–13.0M the same, rows built from the output
+//	path=arrow                  63M–70M     hand-written kernels, the upper bound
 //
-// Columnar kernels are 4–5× faster only while no row is built. Every
-// segment of a circuit today starts at a row source (shard deltas decoded
-// from slate) and ends at a row-oriented consumer (Consolidate and
-// arrangements key rows by EncodeRow/keyenc, stateful operators keep rows),
-// so the segment pays unboxing or materialization at its ends and the
-// Arrow path is no faster (arrow-to-rows ≈ rows) or slower (rows-arrow-rows)
-// than the fused row path. Decision: deltas stay row-oriented in flight;
-// carrying Arrow arrays pays once the consumers are columnar too (sink
-// consolidation and keyenc over typed columns, columnar aggregation), which
-// is where to start if the stateless path must get faster.
+//	go test ./ivm/op -run '^$' -bench 'FilterMapArrow' -benchtime 2000x -count 3
+//
+// Over a whole epoch of a stateless view (BenchmarkDecodeFusedSink in
+// actors/shard: decode, fused chain, sink into a kv.Txn) the columnar path
+// is about as fast as the row path or somewhat faster: the sink's
+// consolidation map and its writes, the same on both paths, dominate.
+// Columnar kernels pay only while no row is built: the segment gains what
+// decoding and evaluation cost, not more.
 //
 // Row identity: codec.go holds a lossless, self-delimiting, schema-free
 // binary encoding of rows (EncodeRow/DecodeRow): two rows encode equally iff
