@@ -321,6 +321,22 @@ func NewColumnBuilder(t types.Type, n int) *ColumnBuilder {
 	return b
 }
 
+// Grow makes room for n more values without reallocating.
+func (b *ColumnBuilder) Grow(n int) {
+	switch b.t.Kind {
+	case types.KindBool:
+		b.bools = slices.Grow(b.bools, n)
+	case types.KindFloat8:
+		b.floats = slices.Grow(b.floats, n)
+	case types.KindText, types.KindVarchar, types.KindChar, types.KindName, types.KindBytea:
+		b.ends = slices.Grow(b.ends, n)
+	case types.KindUUID:
+		b.data = slices.Grow(b.data, 16*n)
+	default:
+		b.ints = slices.Grow(b.ints, n)
+	}
+}
+
 // Type is the column's type.
 func (b *ColumnBuilder) Type() types.Type { return b.t }
 
