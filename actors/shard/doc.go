@@ -37,5 +37,11 @@
 //	0x06 'E'                           last assigned source epoch
 //	0x06 'F'                           frontier: last epoch applied to views
 //	0x06 'L' epoch(8)                  delta log entry awaiting maintenance
-//	0x06 'V' view(16)                  view installed (backfilled) marker
+//	0x06 'V' view(16)                  view installed (backfilled) marker,
+//	                                   holding its state format record
+//	0x06 'v'                           shard (base-table row) format version
+//
+// Formats (format.go): a stored view whose format record is not this
+// build's is rebuilt from its inputs at install, with the views reading
+// it; a shard in a format this build does not read is refused (RS-5001).
 package shard

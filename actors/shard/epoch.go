@@ -37,7 +37,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 		return nil
 	}
 	start := a.now()
-	txn := kv.NewTxn(a.store)
+	txn := kv.NewTxnSized(a.store, a.lastStepWrites)
 	upTo := min(a.lastEpoch, a.frontier+uint64(a.cfg.LogEntriesPerStepMax))
 	// NB: one decoder per table accumulates its rows over the step's
 	// entries, in columnar form when every view reading it steps columns.
@@ -98,6 +98,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 		return err
 	}
 	batch := txn.Batch()
+	a.lastStepWrites = batch.Len()
 	// NB: an epoch step need not be durable before anyone proceeds: its
 	// inputs (the delta log) are durable, and the step is a deterministic
 	// function of them, so a step lost in a crash is recomputed identically

@@ -12,9 +12,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
-	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
-	"github.com/rockstream/rockstream/slate/objstore"
 )
 
 // storedState returns every stored key of the view's circuit (operator
@@ -205,85 +203,36 @@ func TestViewOnRebuiltViewIsRebuilt(t *testing.T) {
 	v1 := &catalog.Relation{Kind: catalog.KindMaterializedView, Name: "v1", SQL: "SELECT k, sum(v), count(*) FROM t GROUP BY k", Columns: cols}
 	v2 := &catalog.Relation{Kind: catalog.KindMaterializedView, Name: "v2", SQL: "SELECT k, s FROM v1", Columns: cols[:2]}
 	snap := control.NewSnapshot(catalog.NamespaceID{}, 1, table, v1, v2)
-	store := kv.NewMemory()
-	var ctx *testCtx
-	var actor *Actor
-	ask := func(m runtime.Message) runtime.Message {
-		t.Helper()
-		ctx.reply = nil
-		actor.Receive(ctx, m)
-		if ctx.reply == nil {
-			for len(ctx.self) > 0 {
-				m := ctx.self[0]
-				ctx.self = ctx.self[1:]
-				if _, ok := m.(flushCommits); ok {
-					actor.Receive(ctx, m)
-				}
-			}
-		}
-		if err, ok := ctx.reply.(error); ok {
-			t.Fatalf("%T: %v", m, err)
-		}
-		return ctx.reply
-	}
-	start := func() {
-		ctx = &testCtx{store: objstore.NewMemory()}
-		actor = New(Config{
-			OpenStore: func(runtime.Context) (kv.Store, error) { return store, nil },
-			Planner:   chainPlanner{sumPlanner: sumPlanner{table: table}, v1: v1},
-		})().(*Actor)
-		actor.Receive(ctx, runtime.Started{})
-		ask(SyncCatalog{Snapshot: snap})
-	}
-	drain := func() {
-		for len(ctx.self) > 0 {
-			m := ctx.self[0]
-			ctx.self = ctx.self[1:]
-			actor.Receive(ctx, m)
-		}
-	}
+	h := &harness{t: t, store: kv.NewMemory(), snap: snap, table: table, planner: chainPlanner{sumPlanner: sumPlanner{table: table}, v1: v1}}
 	commit := func(k, v int64) {
-		ask(Commit{Snapshot: snap, Writes: []RowWrite{{Table: table.ID, Key: types.Row{k}, Row: types.Row{k, v}}}})
+		h.ask(Commit{Snapshot: snap, Writes: []RowWrite{{Table: table.ID, Key: types.Row{k}, Row: types.Row{k, v}}}})
 	}
-	view := func(id catalog.ID) map[int64]int64 {
-		t.Helper()
-		res := ask(Read{Snapshot: snap, Relations: []catalog.ID{id}}).(ReadResult)
-		out := map[int64]int64{}
-		b := zset.Consolidate(res.Batches[0])
-		for i, r := range b.Rows {
-			if b.Weights[i] != 1 {
-				t.Fatalf("view row %v has weight %d", r, b.Weights[i])
-			}
-			out[r[0].(int64)] = r[1].(int64)
-		}
-		return out
-	}
-	start()
+	h.start()
 	commit(1, 10)
-	drain()
-	if got := view(v2.ID); len(got) != 1 || got[1] != 10 {
+	h.drain()
+	if got := h.view(v2.ID); len(got) != 1 || got[1] != 10 {
 		t.Fatalf("v2: %v", got)
 	}
 	// v1's state is foreign; a commit is durable but not yet maintained
 	// when the process stops.
-	if err := store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: viewMarkerKey(v1.ID), Value: []byte{1}}}}); err != nil {
+	if err := h.store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: viewMarkerKey(v1.ID), Value: []byte{1}}}}); err != nil {
 		t.Fatal(err)
 	}
 	commit(1, 11)
 	commit(2, 20)
-	ctx.self = nil // the epoch step is lost with the process
-	start()
-	if n := ask(GetStatus{}).(Status).ViewRebuilds; n != 2 {
+	h.ctx.self = nil // the epoch step is lost with the process
+	h.start()
+	if n := h.ask(GetStatus{}).(Status).ViewRebuilds; n != 2 {
 		t.Fatalf("%d views rebuilt, want 2 (v1 and v2 reading it)", n)
 	}
 	for _, id := range []catalog.ID{v1.ID, v2.ID} {
-		if got := view(id); len(got) != 2 || got[1] != 11 || got[2] != 20 {
+		if got := h.view(id); len(got) != 2 || got[1] != 11 || got[2] != 20 {
 			t.Fatalf("view %s after the rebuild: %v", id, got)
 		}
 	}
 	commit(3, 30)
-	drain()
-	if got := view(v2.ID); len(got) != 3 || got[3] != 30 || got[1] != 11 {
+	h.drain()
+	if got := h.view(v2.ID); len(got) != 3 || got[3] != 30 || got[1] != 11 {
 		t.Fatalf("v2 after the rebuild and a commit: %v", got)
 	}
 }

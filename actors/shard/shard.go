@@ -92,6 +92,9 @@ type Actor struct {
 	nextSub uint64
 	now     func() int64
 	stats   Status
+	// lastStepWrites is the length of the last epoch step's batch: the
+	// next step's Txn reserves that much room (kv.NewTxnSized).
+	lastStepWrites int
 	// stepScheduled avoids queueing a tick per commit.
 	stepScheduled bool
 	// codecs caches each relation version's row codec (relations are

@@ -147,9 +147,14 @@ func (a *Arrangement) Get(txn kv.Reader, key []byte) ([]byte, bool, error) {
 	if ok {
 		// NB: only values read from the store are cached (not absences,
 		// not fresh writes): a stream of new keys — a join's arrangement
-		// growing — then never churns the cache.
-		v = append([]byte(nil), v...)
+		// growing — then never churns the cache. The caller gets the
+		// cache's copy (or its own), never the Txn's slice, which the
+		// next write may invalidate.
 		a.cache.put(full, v, true)
+		if cached, _, hit := a.cache.get(full); hit {
+			return cached, true, nil
+		}
+		v = append([]byte(nil), v...)
 	}
 	return v, ok, nil
 }

@@ -1,6 +1,7 @@
 package arrange
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -49,9 +50,7 @@ func TestCacheIsWriteThrough(t *testing.T) {
 					t.Fatalf("AddWeight(%s, %d) = %d, %d; model %d", k, dw, old, nw, model[k])
 				}
 				model[k] = nw
-				if limit > 0 && len(a.cache.entries) > limit {
-					t.Fatalf("cache holds %d entries, limit %d", len(a.cache.entries), limit)
-				}
+				checkCache(t, a.cache)
 			}
 			if rapid.IntRange(0, 3).Draw(t, "abort") == 0 {
 				// The epoch's batch is thrown away.
@@ -106,5 +105,74 @@ func TestKeysUnderShardPrefix(t *testing.T) {
 	ops := txn.Batch().Ops
 	if len(ops) != 1 || ops[0].Key[0] != kv.PrefixOpState || ops[0].Key[1] != KindAggregate || len(ops[0].Key) != 2+16+1 {
 		t.Fatalf("key %x", ops[0].Key)
+	}
+}
+
+// checkCache checks a point cache's invariants: at most limit slots, and
+// the table holds exactly the live slots, each reachable from its home
+// position.
+func checkCache(t *rapid.T, c *cache) {
+	if len(c.slots) > c.limit {
+		t.Fatalf("cache has %d slots, limit %d", len(c.slots), c.limit)
+	}
+	live := 0
+	for i := range c.slots {
+		s := &c.slots[i]
+		if !s.live {
+			continue
+		}
+		live++
+		if at, ok := c.find(c.key(s), s.hash); !ok || uint32(c.table[at])-1 != uint32(i) {
+			t.Fatalf("slot %d (key %q) not found from its home position", i, c.key(s))
+		}
+	}
+	if live != c.n {
+		t.Fatalf("%d live slots, table counts %d", live, c.n)
+	}
+}
+
+// TestCacheArenaCompacts rewrites a few keys' values until the point
+// cache's arena is compacted many times: cached values stay current,
+// values handed out earlier keep their bytes, and the arena stays bounded.
+func TestCacheArenaCompacts(t *testing.T) {
+	c := newCache(3)
+	last := map[string][]byte{}
+	type held struct{ got, want []byte }
+	var handed []held
+	for i := range 4000 {
+		// Mostly rewrites of three cached keys, with a fourth key now
+		// and then evicting one.
+		key := []byte(fmt.Sprint(i % 3))
+		if i%11 == 0 {
+			key = []byte(fmt.Sprint(3 + i%2))
+		}
+		value := bytes.Repeat([]byte{byte(i)}, 100+i%7)
+		c.put(key, value, true)
+		last[string(key)] = value
+		v, present, hit := c.get(key)
+		if !hit || !present || !bytes.Equal(v, value) {
+			t.Fatalf("write %d: get(%s) = %x, %v, %v", i, key, v, present, hit)
+		}
+		if i%97 == 0 {
+			handed = append(handed, held{got: v, want: value})
+		}
+		for k, want := range last { //lint:maprange each key checked independently
+			if v, _, hit := c.get([]byte(k)); hit && !bytes.Equal(v, want) {
+				t.Fatalf("write %d: get(%s) = %x, want %x", i, k, v, want)
+			}
+		}
+	}
+	for k, want := range last { //lint:maprange each key checked independently
+		if v, _, hit := c.get([]byte(k)); hit && !bytes.Equal(v, want) {
+			t.Fatalf("get(%s) = %x, want %x", k, v, want)
+		}
+	}
+	for _, h := range handed {
+		if !bytes.Equal(h.got, h.want) {
+			t.Fatalf("a value handed out earlier changed: %x, want %x", h.got, h.want)
+		}
+	}
+	if len(c.arena) > 2*cacheArenaGarbageMinBytes+3*200 {
+		t.Fatalf("arena holds %d bytes for 3 entries", len(c.arena))
 	}
 }

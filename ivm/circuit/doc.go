@@ -113,6 +113,9 @@
 //	0x03 0xF2 view_id(16) error_row  view error → weight
 //	0x06 'S' op_id(16)               node state statistics
 //
+// Which encodings wrote this state is said by the circuit's format record
+// (StateFormat, format.go), which the state's owner stores with it.
+//
 // A view weight is a one-word kv.TagAddWords value, so a sink adds new
 // rows with blind merge writes and retracts with read-modify-write; a
 // stored weight of zero reads as absent (sink.go).

@@ -32,7 +32,8 @@ func TestTxnMatchesModel(t *testing.T) {
 				model[k] = v
 			}
 		}
-		txn := NewTxn(base)
+		// Room reserved or not (NewTxnSized), the Txn behaves the same.
+		txn := NewTxnSized(base, rapid.IntRange(0, 20).Draw(t, "room"))
 		for i, n := 0, rapid.IntRange(0, 12).Draw(t, "txnOps"); i < n; i++ {
 			k := keyGen.Draw(t, "k")
 			if rapid.Bool().Draw(t, "del") {

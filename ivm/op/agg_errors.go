@@ -1,6 +1,8 @@
 package op
 
 import (
+	"slices"
+
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -30,7 +32,7 @@ func (g *aggGroup) addError(err error) error {
 // emitErrors replaces g's last output errors by its new ones in ctx's
 // error Z-set.
 func (g *aggGroup) emitErrors(ctx *Context) {
-	if sameStrings(g.lastErrors, g.newErrors) {
+	if slices.Equal(g.lastErrors, g.newErrors) {
 		return
 	}
 	key := zset.FormatRow(g.keyRow)
@@ -40,17 +42,4 @@ func (g *aggGroup) emitErrors(ctx *Context) {
 	for i := 0; i+2 < len(g.newErrors); i += 3 {
 		ctx.Errors.Add(types.Row{g.newErrors[i], g.newErrors[i+1], g.newErrors[i+2], key}, +1)
 	}
-}
-
-// sameStrings reports whether two rows of strings are equal.
-func sameStrings(a, b types.Row) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

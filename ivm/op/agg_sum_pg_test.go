@@ -19,6 +19,35 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// aggRun steps an Aggregate over a kv.Memory, committing every step, and
+// integrates its outputs and errors.
+type aggRun struct {
+	t             *testing.T
+	a             *Aggregate
+	store         *kv.Memory
+	env           *expr.Env
+	outputs, errs zset.Batch
+}
+
+func newAggRun(t *testing.T, a *Aggregate) *aggRun {
+	return &aggRun{t: t, a: a, store: kv.NewMemory(), env: &expr.Env{}}
+}
+
+func (r *aggRun) step(delta zset.Batch) {
+	r.t.Helper()
+	txn := kv.NewTxn(r.store)
+	ctx := &Context{Txn: txn, Env: r.env}
+	out, err := r.a.Step(ctx, []zset.Batch{delta})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := r.store.Apply(txn.Batch()); err != nil {
+		r.t.Fatal(err)
+	}
+	r.outputs = zset.Consolidate(zset.Sum(r.outputs, out))
+	r.errs = zset.Consolidate(zset.Sum(r.errs, ctx.Errors))
+}
+
 // int8SumSpec is SELECT sum(x), avg(x) over int8 x (column 0), on the
 // linear path's int8 words.
 func int8SumSpec(t *testing.T) (*Aggregate, AggregateSpec) {
@@ -40,8 +69,7 @@ func int8SumSpec(t *testing.T) (*Aggregate, AggregateSpec) {
 func TestInt8SumMatchesPostgres(t *testing.T) {
 	conn := pgtest.Connect(t)
 	a, _ := int8SumSpec(t)
-	store := kv.NewMemory()
-	env := &expr.Env{}
+	run := newAggRun(t, a)
 	type change struct {
 		v int64
 		w int64
@@ -55,23 +83,14 @@ func TestInt8SumMatchesPostgres(t *testing.T) {
 		{{math.MinInt64, -5}},
 	}
 	live := map[int64]int64{}
-	var outputs zset.Batch
 	for i, step := range steps {
 		var delta zset.Batch
 		for _, c := range step {
 			delta.Add(types.Row{c.v}, c.w)
 			live[c.v] += c.w
 		}
-		txn := kv.NewTxn(store)
-		ctx := &Context{Txn: txn, Env: env}
-		out, err := a.Step(ctx, []zset.Batch{delta})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := store.Apply(txn.Batch()); err != nil {
-			t.Fatal(err)
-		}
-		outputs = zset.Consolidate(zset.Sum(outputs, out))
+		run.step(delta)
+		outputs := run.outputs
 		if len(outputs.Rows) != 1 || outputs.Weights[0] != 1 {
 			t.Fatalf("step %d: output %v", i, outputs)
 		}
@@ -103,24 +122,13 @@ func TestInt8SumMatchesPostgres(t *testing.T) {
 // with the exact sum back, when rows leave.
 func TestInt8SumRowBound(t *testing.T) {
 	a, _ := int8SumSpec(t)
-	store := kv.NewMemory()
-	env := &expr.Env{}
-	var outputs, errs zset.Batch
+	run := newAggRun(t, a)
 	step := func(v, w int64) {
 		t.Helper()
-		txn := kv.NewTxn(store)
-		ctx := &Context{Txn: txn, Env: env}
-		out, err := a.Step(ctx, []zset.Batch{{Rows: []types.Row{{v}}, Weights: []int64{w}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := store.Apply(txn.Batch()); err != nil {
-			t.Fatal(err)
-		}
-		outputs = zset.Consolidate(zset.Sum(outputs, out))
-		errs = zset.Consolidate(zset.Sum(errs, ctx.Errors))
+		run.step(zset.Batch{Rows: []types.Row{{v}}, Weights: []int64{w}})
 	}
 	step(math.MaxInt64, int8SumRowsMax)
+	errs, outputs := &run.errs, &run.outputs
 	if len(errs.Rows) != 0 {
 		t.Fatalf("errors at the bound: %v", errs)
 	}
@@ -166,8 +174,7 @@ func TestFloatSumMatchesPostgres(t *testing.T) {
 	if err != nil || a.lin == nil {
 		t.Fatalf("not on the linear path: %v", err)
 	}
-	store := kv.NewMemory()
-	env := &expr.Env{}
+	run := newAggRun(t, a)
 	type row struct {
 		x8, x4, y8 string
 	}
@@ -214,24 +221,13 @@ func TestFloatSumMatchesPostgres(t *testing.T) {
 	}
 	live := map[row]int64{}
 	var order []row
-	var outputs, errs zset.Batch
 	for i, st := range steps {
 		if _, ok := live[st.r]; !ok {
 			order = append(order, st.r)
 		}
 		live[st.r] += st.w
-		txn := kv.NewTxn(store)
-		ctx := &Context{Txn: txn, Env: env}
-		delta := zset.Batch{Rows: []types.Row{{parse(st.r.x8), float64(float32(parse(st.r.x4).(float64))), parse(st.r.y8)}}, Weights: []int64{st.w}}
-		out, err := a.Step(ctx, []zset.Batch{delta})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := store.Apply(txn.Batch()); err != nil {
-			t.Fatal(err)
-		}
-		outputs = zset.Consolidate(zset.Sum(outputs, out))
-		errs = zset.Consolidate(zset.Sum(errs, ctx.Errors))
+		run.step(zset.Batch{Rows: []types.Row{{parse(st.r.x8), float64(float32(parse(st.r.x4).(float64))), parse(st.r.y8)}}, Weights: []int64{st.w}})
+		outputs, errs := run.outputs, run.errs
 		// NB: PostgreSQL reads the non-finite rows first: with an
 		// infinity live, a finite part that overflows does not fail in
 		// that order (it does if the finite rows come first), and the

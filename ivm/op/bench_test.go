@@ -8,7 +8,7 @@ package op
 //	go test ./ivm/op -run '^$' -bench . -benchtime 20x
 //
 // Metrics: rows/cpu-s is the operator's per-core rate, ref-rows/cpu-s the
-// reference loop's, and x-ref = rows/cpu-s ÷ ref-rows/cpu-s (1 = as fast as
+// reference loop's (over the same deltas, in the same order), and x-ref = rows/cpu-s ÷ ref-rows/cpu-s (1 = as fast as
 // the plain map loop). The machine is shared, so CPU time (getrusage), not
 // wall time, is the per-core measure.
 //
@@ -98,6 +98,17 @@ func benchBatch(rng *rand.Rand, keys int64) zset.Batch {
 	return b
 }
 
+// benchBatches are the deltas runEpochs feeds an operator in turn (and
+// its reference loop the same ones, so both touch the same keys).
+func benchBatches(keys int64) []zset.Batch {
+	rng := rand.New(rand.NewPCG(1, 2))
+	batches := make([]zset.Batch, 8)
+	for i := range batches {
+		batches[i] = benchBatch(rng, keys)
+	}
+	return batches
+}
+
 // benchStores are the stores stateful benchmarks run over.
 //
 //lint:immutable a constant table of benchmark variants.
@@ -146,11 +157,7 @@ func stepEpoch(b *testing.B, store *benchStore, o Operator, inputs []zset.Batch)
 // delta on input side (of inputs inputs), committing each epoch's write
 // batch, and reports against reference.
 func runEpochs(b *testing.B, store *benchStore, o Operator, keys int64, inputs, side int, reference func(epochs int)) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	batches := make([]zset.Batch, 8)
-	for i := range batches {
-		batches[i] = benchBatch(rng, keys)
-	}
+	batches := benchBatches(keys)
 	in := make([]zset.Batch, inputs)
 	meter := startRate(b)
 	for i := 0; i < b.N; i++ {
@@ -305,10 +312,12 @@ func groupByReference(groups int64) func(epochs int) {
 	for k := range groups {
 		state[k] = &acc{}
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	batch := benchBatch(rng, groups)
+	batches := benchBatches(groups)
+	next := 0
 	return func(epochs int) {
 		for range epochs {
+			batch := batches[next%len(batches)]
+			next++
 			for j, r := range batch.Rows {
 				k := r[0].(int64)
 				a := state[k]
@@ -369,25 +378,28 @@ func benchJoinInner(b *testing.B, cacheEntries int) {
 }
 
 // joinReference probes a 1M-key Go map per left row, emits the matches and
-// appends the row to the left side's map.
+// adds the row's weight to the left side's map (keyed by row, as the
+// arrangement is).
 func joinReference() func(epochs int) {
 	right := make(map[int64][][2]int64, joinArrangedRows)
 	for k := int64(0); k < joinArrangedRows; k++ {
 		right[k] = append(right[k], [2]int64{k, k % 7})
 	}
-	left := map[int64][][2]int64{}
-	rng := rand.New(rand.NewPCG(1, 2))
-	batch := benchBatch(rng, joinArrangedRows)
+	left := map[[2]int64]int64{}
+	batches := benchBatches(joinArrangedRows)
+	next := 0
 	out := make([][4]int64, 0, benchBatchRows)
 	return func(epochs int) {
 		for range epochs {
+			batch := batches[next%len(batches)]
+			next++
 			out = out[:0]
-			for _, r := range batch.Rows {
+			for i, r := range batch.Rows {
 				k, v := r[0].(int64), r[1].(int64)
 				for _, m := range right[k] {
 					out = append(out, [4]int64{k, v, m[0], m[1]})
 				}
-				left[k] = append(left[k], [2]int64{k, v})
+				left[[2]int64{k, v}] += batch.Weights[i]
 			}
 		}
 	}
@@ -409,11 +421,13 @@ func BenchmarkDistinct(b *testing.B) {
 // presence changed.
 func distinctReference() func(epochs int) {
 	counts := map[[2]int64]int64{}
-	rng := rand.New(rand.NewPCG(1, 2))
-	batch := benchBatch(rng, distinctKeys)
+	batches := benchBatches(distinctKeys)
+	next := 0
 	var emitted int
 	return func(epochs int) {
 		for range epochs {
+			batch := batches[next%len(batches)]
+			next++
 			for j, r := range batch.Rows {
 				k := [2]int64{r[0].(int64), r[1].(int64)}
 				before := counts[k] > 0
