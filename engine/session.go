@@ -186,6 +186,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	s.prepared = req.PreparedStatements
 	env := s.env(req.Settings, req.Params)
 	env.Sequences = s.sequences(ctx)
+	env.Notify = req.Notify
 	switch st := p.stmt.(type) {
 	case *rsql.Query:
 		s.e.metrics.Queries.Add(1)

@@ -34,6 +34,9 @@ const (
 	kindExecute // SQL EXECUTE
 	kindCopyFrom
 	kindCopyTo
+	kindListen
+	kindUnlisten
+	kindNotify
 	kindUnsupported
 )
 
@@ -186,9 +189,12 @@ func classifyParsed(sql string) statement {
 		st.kind, st.name = kindDeallocate, node.GetDeallocateStmt().Name
 	case node.GetCopyStmt() != nil:
 		classifyCopy(node.GetCopyStmt(), tree.Version, &st)
-	case node.GetListenStmt() != nil, node.GetNotifyStmt() != nil, node.GetUnlistenStmt() != nil:
-		st.kind = kindUnsupported
-		st.err = errcode.New(errcode.GatewayUnsupported, "LISTEN/NOTIFY is not supported")
+	case node.GetListenStmt() != nil:
+		st.kind, st.name = kindListen, node.GetListenStmt().Conditionname
+	case node.GetUnlistenStmt() != nil:
+		st.kind, st.name = kindUnlisten, node.GetUnlistenStmt().Conditionname
+	case node.GetNotifyStmt() != nil:
+		st.kind, st.name, st.value = kindNotify, node.GetNotifyStmt().Conditionname, node.GetNotifyStmt().Payload
 	case node.GetPrepareStmt() != nil:
 		st.kind, st.name = kindPrepare, node.GetPrepareStmt().Name
 		if !sqlPrepareText(sql, &st) {
@@ -368,6 +374,12 @@ func (st *statement) commandTag() string {
 		return "DISCARD"
 	case kindPrepare:
 		return "PREPARE"
+	case kindListen:
+		return "LISTEN"
+	case kindUnlisten:
+		return "UNLISTEN"
+	case kindNotify:
+		return "NOTIFY"
 	case kindDeallocate:
 		if st.name == "" {
 			return "DEALLOCATE ALL"

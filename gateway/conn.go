@@ -74,6 +74,8 @@ type conn struct {
 
 	stmts   map[string]*prepared
 	portals map[string]*portal
+	// notify is the session's LISTEN/NOTIFY state (notify.go).
+	notify notifyState
 	// clientQuery is the text of the client message being run (a Query's
 	// string or a Parse's query), which pg_prepared_statements shows.
 	clientQuery string
@@ -337,6 +339,7 @@ func (c *conn) closeSession() {
 	if c.session == nil {
 		return
 	}
+	c.stopListening()
 	ctx := context.Background()
 	c.closeAllPortals()
 	if c.engineTx {
@@ -352,8 +355,12 @@ func (c *conn) closeSession() {
 
 // loop reads and dispatches messages until Terminate or a broken connection.
 func (c *conn) loop(ctx context.Context) {
+	c.notify.ioMu.Lock()
+	defer c.notify.ioMu.Unlock()
 	for {
+		c.awaitClient()
 		msg, err := c.backend.Receive()
+		c.clientSpoke()
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) && !isEOF(err) {
 				c.log.Info("gateway: receive failed", "err", err)
@@ -444,6 +451,7 @@ func (c *conn) sendReady() {
 	case txFailed:
 		status = 'E'
 	}
+	c.sendNotifications()
 	c.backend.Send(&pgproto3.ReadyForQuery{TxStatus: status})
 }
 
@@ -530,6 +538,9 @@ func (c *conn) abortTx() {
 	if c.state == txInBlock {
 		c.state = txFailed
 	}
+	if c.state == txIdle {
+		c.notifyTxEnded(false) // the implicit transaction rolled back
+	}
 }
 
 // ensureTx begins the engine transaction before an engine statement.
@@ -552,12 +563,15 @@ func (c *conn) endImplicit(ctx context.Context) {
 		return
 	}
 	c.closeAllPortals()
+	committed := true
 	if c.engineTx && c.engineImplicit {
 		c.engineTx = false
 		if err := c.session.Commit(ctx); err != nil {
 			c.backend.Send(errorResponse(err))
+			committed = false
 		}
 	}
+	c.notifyTxEnded(committed)
 	c.closeAllPortals()
 	c.resetTxCharacteristics()
 }

@@ -161,6 +161,9 @@ type ExecuteRequest struct {
 	// PreparedStatements lists the session's named prepared statements
 	// (pg_prepared_statements); nil outside a connection.
 	PreparedStatements func() []PreparedStatementInfo
+	// Notify queues a notification of the statement's transaction
+	// (pg_notify); it checks the arguments as PostgreSQL does.
+	Notify func(channel, payload string) error
 }
 
 // PreparedStatementInfo is one row of pg_prepared_statements: a named

@@ -313,6 +313,14 @@ func (c *conn) runGateway(ctx context.Context, st *statement) (string, error) {
 		return st.commandTag(), c.rollback(ctx)
 	case kindPrepare:
 		return st.commandTag(), c.sqlPrepare(ctx, st)
+	case kindListen:
+		c.queueListen(listenAction{channel: st.name, listen: true})
+		return st.commandTag(), nil
+	case kindUnlisten:
+		c.queueListen(listenAction{channel: st.name, all: st.name == ""})
+		return st.commandTag(), nil
+	case kindNotify:
+		return st.commandTag(), c.queueNotify(st.name, st.value)
 	case kindSavepoint, kindRelease, kindRollbackTo:
 		return st.commandTag(), c.savepointCmd(ctx, st)
 	case kindSet:
@@ -349,6 +357,7 @@ func (c *conn) runGateway(ctx context.Context, st *statement) (string, error) {
 			}
 			c.closeAllPortals()
 			c.stmts = map[string]*prepared{}
+			c.queueListen(listenAction{all: true})
 			c.setSettings(c.startupSettings)
 			c.resetTxCharacteristics()
 		}
@@ -468,6 +477,7 @@ func (c *conn) rollback(ctx context.Context) error {
 // block changed (SET inside a rolled-back transaction is undone, as in
 // PostgreSQL).
 func (c *conn) endBlock(rolledBack bool) {
+	c.notifyTxEnded(!rolledBack)
 	c.state = txIdle
 	c.savepoints = nil
 	c.closeAllPortals()

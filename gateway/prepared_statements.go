@@ -9,7 +9,7 @@ import (
 // executeRequest builds an ExecuteRequest carrying the session's settings
 // and its prepared statements (for pg_prepared_statements).
 func (c *conn) executeRequest(stmt *Statement, params []types.Datum) ExecuteRequest {
-	return ExecuteRequest{Statement: stmt, Params: params, Settings: c.settings, PreparedStatements: c.preparedStatements}
+	return ExecuteRequest{Statement: stmt, Params: params, Settings: c.settings, PreparedStatements: c.preparedStatements, Notify: c.queueNotify}
 }
 
 // preparedStatements lists the named prepared statements, by name (the

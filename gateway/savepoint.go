@@ -13,6 +13,7 @@ type savepoint struct {
 	name          string
 	settings      *Settings
 	localSettings map[string]string
+	notify        notifyMark
 }
 
 // savepointCmd runs SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT
@@ -37,7 +38,7 @@ func (c *conn) savepointCmd(ctx context.Context, st *statement) error {
 		if err := sp.Savepoint(ctx); err != nil {
 			return err
 		}
-		c.savepoints = append(c.savepoints, savepoint{name: st.name, settings: c.settings, localSettings: maps.Clone(c.localSettings)})
+		c.savepoints = append(c.savepoints, savepoint{name: st.name, settings: c.settings, localSettings: maps.Clone(c.localSettings), notify: c.notifyMark()})
 		return nil
 	}
 	depth := 0
@@ -72,6 +73,7 @@ func (c *conn) savepointCmd(ctx context.Context, st *statement) error {
 	c.savepoints = c.savepoints[:depth]
 	c.setSettings(saved.settings)
 	c.localSettings = maps.Clone(saved.localSettings)
+	c.rollbackNotifyTo(saved.notify)
 	c.state = txInBlock
 	return nil
 }

@@ -56,6 +56,8 @@ type Server struct {
 	// CancelRequest.
 	conns map[uint32]*conn
 	wg    sync.WaitGroup
+	// notifyHub holds the LISTENing sessions (notify.go).
+	notifyHub notifyHub
 }
 
 // NewServer checks opts and returns a server.

@@ -83,3 +83,60 @@ func BenchmarkMemtableInsert(b *testing.B) {
 	b.ReportMetric(float64(pause.Microseconds())/1000/n, "gc-forced-cpu-ms")
 	b.ReportMetric(gcCPU*1000/n, "gc-cpu-ms")
 }
+
+// benchFilledMemtable is a memtable of n rows with 16-byte keys and 100-byte
+// values, written in sorted batches of 1,000.
+func benchFilledMemtable(n int) *memtable {
+	m := newMemtable()
+	rng := rand.New(rand.NewPCG(3, 4))
+	perm := rng.Perm(n)
+	value := make([]byte, 100)
+	for start := 0; start < n; start += 1000 {
+		ids := slices.Clone(perm[start:min(start+1000, n)])
+		slices.Sort(ids)
+		var batch Batch
+		for _, id := range ids {
+			batch.Put(benchMemtableKey(id), value)
+		}
+		rows, _ := batch.resolve(nil, uint64(start/1000+1))
+		m.addSorted(rows)
+	}
+	return m
+}
+
+func benchMemtableKey(id int) []byte {
+	k := binary.BigEndian.AppendUint64(nil, 0x0102030405060708)
+	return binary.BigEndian.AppendUint64(k, uint64(id))
+}
+
+// BenchmarkMemtableReads: point lookups (findGE + the version walk a Get
+// does) and 1,000-row range scans on a 200K-row memtable. Run:
+//
+//	go test ./slate -run '^$' -bench MemtableReads
+func BenchmarkMemtableReads(b *testing.B) {
+	const n = 200_000
+	m := benchFilledMemtable(n)
+	b.Run("get", func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		v := view{memtables: []*memtable{m}, readSeq: ^uint64(0)}
+		for b.Loop() {
+			if _, ok, err := v.get(nil, benchMemtableKey(rng.IntN(n))); !ok || err != nil {
+				b.Fatal("missing key")
+			}
+		}
+	})
+	b.Run("scan1000", func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for b.Loop() {
+			start := rng.IntN(n - 1000)
+			it := m.iter(benchMemtableKey(start), benchMemtableKey(start+1000))
+			rows := 0
+			for _, ok, _ := it.next(); ok; _, ok, _ = it.next() {
+				rows++
+			}
+			if rows != 1000 {
+				b.Fatalf("%d rows", rows)
+			}
+		}
+	})
+}

@@ -34,6 +34,10 @@ type Env struct {
 	// Sequences answers nextval/currval/setval/lastval (func_sequence.go);
 	// nil makes them fail.
 	Sequences Sequences
+	// Notify queues a notification for pg_notify(channel, payload)
+	// (func_notify.go), delivered when the transaction commits; nil makes
+	// pg_notify fail.
+	Notify func(channel, payload string) error
 	// Interrupt, when set, is polled by long evaluations (between the
 	// operators of an ad-hoc circuit run); a non-nil error aborts the run
 	// with it (a cancelled statement, a server shutting down).

@@ -102,6 +102,7 @@ func buildRegistry() map[string][]*Func {
 	registerTimeZone(add)
 	registerCatalog(add)
 	registerSequence(add)
+	registerNotify(add)
 	return r
 }
 

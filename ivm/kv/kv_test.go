@@ -2,7 +2,9 @@ package kv
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -119,8 +121,10 @@ func TestBatchIsSorted(t *testing.T) {
 		suffix := rapid.SampledFrom([]string{"", "a", "a\x00", "a\x00\x00", "ab", "b", "\x00", "\xff", "\xff\xff", "12345678", "123456789", "12345678\x00", "1234567\xff"})
 		txn := NewTxn(NewMemory())
 		last := map[string]string{}
-		for i, n := 0, rapid.IntRange(0, 20).Draw(t, "ops"); i < n; i++ {
-			k := prefix + suffix.Draw(t, "k")
+		// Up to 400 distinct keys, so large batches take the radix sort,
+		// and many agree in the eight bytes after their common prefix.
+		for i, n := 0, rapid.IntRange(0, 600).Draw(t, "ops"); i < n; i++ {
+			k := prefix + suffix.Draw(t, "k") + strings.Repeat("x", rapid.IntRange(0, 30).Draw(t, "tail"))
 			v := fmt.Sprint(i)
 			_ = txn.Put([]byte(k), []byte(v))
 			last[k] = v
@@ -136,6 +140,26 @@ func TestBatchIsSorted(t *testing.T) {
 			if last[string(op.Key)] != string(op.Value) {
 				t.Fatalf("key %q has %q, want %q", op.Key, op.Value, last[string(op.Key)])
 			}
+		}
+	})
+}
+
+// TestRadixSortHeads checks Batch's radix sort of key heads against a
+// stable comparison sort, on batches large enough to be radix sorted,
+// with heads that agree in some bytes and tie often.
+func TestRadixSortHeads(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 700).Draw(t, "n")
+		mask := rapid.Uint64().Draw(t, "mask")
+		base := rapid.Uint64().Draw(t, "base")
+		items := make([]sortItem, n)
+		for i := range items {
+			items[i] = sortItem{head: base ^ (rapid.Uint64().Draw(t, "h") & mask & 0x0000ff0000ff00ff), n: int32(i)}
+		}
+		want := slices.Clone(items)
+		slices.SortStableFunc(want, func(x, y sortItem) int { return cmp.Compare(x.head, y.head) })
+		if got := radixSortHeads(items, make([]sortItem, n)); !slices.Equal(got, want) {
+			t.Fatalf("radix sort gave %v, want %v", got, want)
 		}
 	})
 }

@@ -294,7 +294,8 @@ func (t *overlayTxn) Batch() *WriteBatch {
 // sortedPending returns the pending writes' numbers in key order. Keys
 // of one epoch mostly share a long prefix (namespace, kind, op id), so
 // each is represented by the eight bytes after the prefix common to all
-// of them, and only equal heads compare the whole keys.
+// of them (its head), the heads are radix sorted, and only equal heads
+// compare the whole keys.
 func (t *overlayTxn) sortedPending() []int32 {
 	common := 0
 	if len(t.pending) > 0 {
@@ -310,27 +311,79 @@ func (t *overlayTxn) sortedPending() []int32 {
 			common = j
 		}
 	}
-	type item struct {
-		head uint64
-		n    int32
-	}
-	items := make([]item, len(t.pending))
+	items := make([]sortItem, len(t.pending))
 	for i := range t.pending {
 		var head [8]byte
 		if k := t.pending[i].key; len(k) > common {
 			copy(head[:], k[common:])
 		}
-		items[i] = item{head: binary.BigEndian.Uint64(head[:]), n: int32(i)}
+		items[i] = sortItem{head: binary.BigEndian.Uint64(head[:]), n: int32(i)}
 	}
-	slices.SortFunc(items, func(x, y item) int {
-		if x.head != y.head {
-			return cmp.Compare(x.head, y.head)
+	items = radixSortHeads(items, make([]sortItem, len(items)))
+	// Equal heads (keys that agree on those eight bytes) are ordered by
+	// their whole keys.
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && items[j].head == items[i].head {
+			j++
 		}
-		return bytes.Compare(t.pending[x.n].key, t.pending[y.n].key)
-	})
+		if j-i > 1 {
+			slices.SortFunc(items[i:j], func(x, y sortItem) int {
+				return bytes.Compare(t.pending[x.n].key, t.pending[y.n].key)
+			})
+		}
+		i = j
+	}
 	order := make([]int32, len(items))
 	for i, it := range items {
 		order[i] = it.n
 	}
 	return order
 }
+
+// sortItem is a pending write's number and the head it is sorted by.
+type sortItem struct {
+	head uint64
+	n    int32
+}
+
+// radixSortHeads sorts items by head (stably; LSD radix sort a byte at a
+// time, skipping bytes in which all heads agree) using scratch of the same
+// length, and returns the sorted slice (items or scratch).
+func radixSortHeads(items, scratch []sortItem) []sortItem {
+	if len(items) < radixSortMin {
+		slices.SortStableFunc(items, func(x, y sortItem) int { return cmp.Compare(x.head, y.head) })
+		return items
+	}
+	var or, and uint64 = 0, ^uint64(0)
+	for _, it := range items {
+		or |= it.head
+		and &= it.head
+	}
+	varying := or ^ and
+	for shift := uint(0); shift < 64; shift += 8 {
+		if (varying>>shift)&0xff == 0 {
+			continue
+		}
+		var counts [256]int
+		for _, it := range items {
+			counts[(it.head>>shift)&0xff]++
+		}
+		at := 0
+		for b, c := range counts {
+			counts[b] = at
+			at += c
+		}
+		for _, it := range items {
+			b := (it.head >> shift) & 0xff
+			scratch[counts[b]] = it
+			counts[b]++
+		}
+		items, scratch = scratch, items
+	}
+	return items
+}
+
+// radixSortMin is the batch size from which radix sorting the heads beats
+// a comparison sort.
+const radixSortMin = 256

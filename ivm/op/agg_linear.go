@@ -124,6 +124,8 @@ type linState struct {
 	rowKeyEnds []int
 	rowHashes  []uint64
 	slots      []int32
+	// rows backs the output rows.
+	rows rowArena
 }
 
 // linGroup is one group touched by a step.
@@ -472,7 +474,10 @@ func (a *Aggregate) linErrors(ctx *Context, keyRow types.Row, words []int64, w i
 
 // linFinalize is a group's output row for words.
 func (a *Aggregate) linFinalize(keyRow types.Row, words []int64) types.Row {
-	row := make(types.Row, len(keyRow), len(keyRow)+len(a.lin.calls))
+	// NB: rows are carved from a shared arena (one allocation per many
+	// rows); each is capped at its length, so the appends below stay in
+	// its own part.
+	row := a.lin.rows.row(len(keyRow) + len(a.lin.calls))[:len(keyRow)]
 	copy(row, keyRow)
 	for i, c := range a.lin.calls {
 		s := c.word
