@@ -104,6 +104,8 @@ func appendKey(dst []byte, rel *catalog.Relation, ts []types.Type, key types.Row
 // deltaDecoder accumulates one table's delta from its stored rows: as rows
 // (rowDecoder) or straight into Arrow columns (columnDecoder).
 type deltaDecoder interface {
+	// grow makes room for n more rows.
+	grow(n int)
 	// add decodes one stored row (encodeStoredRow bytes) with weight w.
 	add(enc []byte, w int64) error
 	// delta is the accumulated delta.
@@ -114,6 +116,11 @@ type deltaDecoder interface {
 type rowDecoder struct {
 	codec tableCodec
 	batch zset.Batch
+}
+
+func (d *rowDecoder) grow(n int) {
+	d.batch.Rows = slices.Grow(d.batch.Rows, n)
+	d.batch.Weights = slices.Grow(d.batch.Weights, n)
 }
 
 func (d *rowDecoder) add(enc []byte, w int64) error {
@@ -144,6 +151,13 @@ func newColumnDecoder(codec tableCodec, schema types.Schema) *columnDecoder {
 		d.builders[j] = zset.NewColumnBuilder(c.Type, 0)
 	}
 	return d
+}
+
+func (d *columnDecoder) grow(n int) {
+	for _, b := range d.builders {
+		b.Grow(n)
+	}
+	d.weights = slices.Grow(d.weights, n)
 }
 
 func (d *columnDecoder) add(enc []byte, w int64) error {
@@ -200,6 +214,9 @@ func decodeLog(src []byte, ns catalog.NamespaceID, decoderOf func(catalog.ID) (d
 		copy(id.Object[:], r.bytes(16))
 		count := r.uvarint()
 		dec, ok := decoderOf(id)
+		if ok && count <= uint64(len(r.src)) { // each row takes at least a byte
+			dec.grow(int(count))
+		}
 		for j := uint64(0); j < count && r.err == nil; j++ {
 			w := r.varint()
 			enc := r.bytes(int(r.uvarint()))

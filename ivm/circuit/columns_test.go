@@ -65,6 +65,21 @@ func buildMixed(t interface{ Fatal(...any) }) *Circuit {
 	return c
 }
 
+// buildDownstream builds views over view 301's output (s, d, k): a
+// filter on k, and DISTINCT (rows only), as views on views read it.
+func buildDownstream(t interface{ Fatal(...any) }) *Circuit {
+	schema := types.Schema{mixedSchema[2], mixedSchema[3], mixedSchema[0]}
+	b := NewBuilder()
+	src := b.Source(tableU, schema)
+	b.Sink(310, b.Filter(src, intBinary(t, ">=", &expr.ColumnRef{Index: 2, Typ: types.TInt8}, num(0))))
+	b.Sink(311, b.Distinct(b.Project(src, []int{1})))
+	c, err := b.Build(Config{ID: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // storeDump renders every key and value of a store.
 func storeDump(t interface{ Fatal(...any) }, s kv.Store) string {
 	var buf bytes.Buffer
@@ -80,12 +95,14 @@ func storeDump(t interface{ Fatal(...any) }, s kv.Store) string {
 // TestColumnarInputStoresSameBytes: epoch by epoch, a circuit fed columnar
 // deltas writes byte-identical state (view rows, view errors, operator
 // state, statistics) to the same circuit fed the deltas as rows, and
-// returns the same output deltas; epochs whose write batch is thrown away
+// returns the same output deltas, which views on its views read (columnar
+// from the columnar circuit); epochs whose write batch is thrown away
 // (DiscardCaches) leave no trace in either.
 func TestColumnarInputStoresSameBytes(t *testing.T) {
 	views := []ViewID{300, 301, 302, 303, 304, 305}
 	rapid.Check(t, func(t *rapid.T) {
 		rowCircuit, colCircuit := buildMixed(t), buildMixed(t)
+		rowDown, colDown := buildDownstream(t), buildDownstream(t)
 		if !colCircuit.ColumnarSource(tableT) {
 			t.Fatal("the source feeds only columnar consumers and sinks but is not columnar")
 		}
@@ -106,9 +123,20 @@ func TestColumnarInputStoresSameBytes(t *testing.T) {
 					t.Fatalf("step %d view %d: columnar %v, rows %v", step, v, got[v].Batch(), want[v])
 				}
 			}
+			// Views on view 301 read its output delta as it comes.
+			if _, err := rowDown.Step(rowTxn, map[SourceID]zset.Batch{tableU: want[301]}); err != nil {
+				t.Fatal(err)
+			}
+			if !got[301].Columnar() {
+				t.Fatalf("step %d: view 301's output delta is not columnar", step)
+			}
+			if _, err := colDown.StepDeltas(colTxn, map[SourceID]zset.Delta{tableU: got[301]}); err != nil {
+				t.Fatal(err)
+			}
 			if rapid.Bool().Draw(t, "throw away") {
-				rowCircuit.DiscardCaches()
-				colCircuit.DiscardCaches()
+				for _, c := range []*Circuit{rowCircuit, colCircuit, rowDown, colDown} {
+					c.DiscardCaches()
+				}
 				continue
 			}
 			if err := rowStore.Apply(rowTxn.Batch()); err != nil {

@@ -70,6 +70,25 @@
 // positions (operator ids do not move) and their rows in/out statistics;
 // Config.Unfused turns fusion off.
 //
+// # Columnar deltas
+//
+// StepDeltas is Step over zset.Delta values, each a row batch or a
+// columnar one (zset.Columns: Arrow arrays plus the weights). A columnar
+// delta stays columnar through every node whose operator implements
+// op.Columnar (fused chains, and lone Filters, Maps and Projects, which
+// Build wraps as one-stage chains) and into view sinks, which encode and
+// store rows straight from the arrays (the same bytes as from rows). Any
+// other operator gets the rows built at its input; RowsMaterialized counts
+// every row built from columns (there, inside columnar operators, and for
+// Step's row outputs), so a test can prove a view runs columnar end to
+// end. ColumnarSource tells the input's owner (the shard) whether a
+// source's deltas are worth decoding into columns: every consumer is
+// columnar. A view's output delta is columnar when its sink's input was,
+// and is gathered only if someone reads it (zset.TakeDelta).
+//
+//	outs, err := c.StepDeltas(txn, map[circuit.SourceID]zset.Delta{1: zset.ColumnDelta(cols)})
+//	rows := outs[100].Batch() // built here, only if wanted
+//
 // # Evaluation errors are data
 //
 // An expression error (division by zero, overflow, bad cast) in a view's

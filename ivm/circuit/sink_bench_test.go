@@ -18,6 +18,8 @@ import (
 // growth is not the sink's cost, is outside). sink=view steps the circuit; sink=reference is the
 // "physical limit" loop in the same run: encode each row once into a Go map
 // of encoded row → weight, then write those keys to a kv.Txn and commit it.
+// sink=view-columns is sink=view fed the deltas as columns (zset.Columns):
+// rows encoded straight from the arrays.
 //
 //	go test ./ivm/circuit -run '^$' -bench CircuitSink -benchtime 100x -count 3
 //
@@ -32,11 +34,19 @@ func BenchmarkCircuitSink(b *testing.B) {
 		}
 		return d
 	}
-	for _, sink := range []string{"view", "reference"} {
+	for _, sink := range []string{"view", "view-columns", "reference"} {
 		b.Run("sink="+sink, func(b *testing.B) {
 			deltas := make([]zset.Batch, b.N)
+			columns := make([]*zset.Columns, b.N)
 			for i := range deltas {
 				deltas[i] = delta(i)
+				if sink == "view-columns" {
+					c, err := zset.ColumnsFromRows(kvSchema, deltas[i])
+					if err != nil {
+						b.Fatal(err)
+					}
+					columns[i] = c
+				}
 			}
 			builder := NewBuilder()
 			builder.Sink(viewSums, builder.Source(tableT, kvSchema))
@@ -51,11 +61,16 @@ func BenchmarkCircuitSink(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				txn := kv.NewTxn(store)
 				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
-				if sink == "view" {
+				switch sink {
+				case "view":
 					if _, err := c.Step(txn, map[SourceID]zset.Batch{tableT: deltas[i]}); err != nil {
 						b.Fatal(err)
 					}
-				} else {
+				case "view-columns":
+					if _, err := c.StepDeltas(txn, map[SourceID]zset.Delta{tableT: zset.ColumnDelta(columns[i])}); err != nil {
+						b.Fatal(err)
+					}
+				default:
 					referenceSink(b, txn, deltas[i])
 				}
 				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)

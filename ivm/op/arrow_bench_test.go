@@ -3,9 +3,9 @@ package op
 // Arrow in flight, measured: should the stateless segment of a circuit
 // carry Arrow record batches (+ a weight column) between operators instead
 // of zset.Batch rows? BenchmarkFilterMapArrow runs BenchmarkFilterMap's
-// query (WHERE k >= 0 AND v > 0, SELECT k + v * 2) four ways in one run:
+// query (WHERE k >= 0 AND v > 0, SELECT k + v * 2) six ways in one run:
 //
-//	path=rows              op.Fused over zset.Batch rows (what circuits run)
+//	path=rows              op.Fused over zset.Batch rows (row deltas)
 //	path=arrow             Arrow kernels, Arrow record in and out: the best
 //	                       case, a segment that never meets rows
 //	path=arrow-to-rows     Arrow in, rows out: rows materialized lazily at
@@ -13,7 +13,8 @@ package op
 //	path=rows-arrow-rows   rows in, Arrow kernels, rows out: what a circuit
 //	                       would pay with row sources and row consumers
 //	path=fused-columns     op.Fused.StepColumns: the generic columnar path
-//	                       circuits run (zset.Columns in and out)
+//	                       circuits run on columnar deltas (zset.Columns in
+//	                       and out; TestFusedColumnsMatchesRows checks it)
 //	path=fused-columns-to-rows  the same, rows built from the output
 //
 //	go test ./ivm/op -run '^$' -bench 'FilterMapArrow|FilterMap$' -benchtime 2000x

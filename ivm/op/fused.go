@@ -84,18 +84,29 @@ func (f *Fused) Schema() types.Schema {
 	return f.filters[len(f.filters)-1].Schema()
 }
 
-// Step implements Operator.
-func (f *Fused) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
-	in := inputs[0]
-	f.sel = expr.AllRows(f.sel, len(in.Rows))
+// runFilters runs the filters over n rows, leaving the rows every filter
+// kept in f.sel; selectRows is one filter's selection over the input.
+func (f *Fused) runFilters(n int, selectRows func(filter *Filter, sel, dst []int32) ([]int32, error)) error {
+	f.sel = expr.AllRows(f.sel, n)
 	for k, filter := range f.filters {
-		next, err := filter.selectRows(ctx, in, f.sel, f.next[:0])
+		next, err := selectRows(filter, f.sel, f.next[:0])
 		if err != nil {
-			return zset.Batch{}, err
+			return err
 		}
 		// NB: selectRows reads one buffer while appending to the other.
 		f.sel, f.next = next, f.sel
 		f.stageRowsOut[k] = int64(len(f.sel))
+	}
+	return nil
+}
+
+// Step implements Operator.
+func (f *Fused) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
+	in := inputs[0]
+	if err := f.runFilters(len(in.Rows), func(filter *Filter, sel, dst []int32) ([]int32, error) {
+		return filter.selectRows(ctx, in, sel, dst)
+	}); err != nil {
+		return zset.Batch{}, err
 	}
 	if f.last == nil {
 		if len(f.sel) == len(in.Rows) {

@@ -48,15 +48,10 @@ func Single(o Operator) (*Fused, bool) {
 // offending row is built only to be named in the error.
 func (f *Fused) StepColumns(ctx *Context, in *zset.Columns) (zset.Delta, error) {
 	n := in.Len()
-	f.sel = expr.AllRows(f.sel, n)
-	for k, filter := range f.filters {
-		next, err := filter.selectColumns(ctx, in, f.sel, f.next[:0])
-		if err != nil {
-			return zset.Delta{}, err
-		}
-		// NB: selectColumns reads one buffer while appending to the other.
-		f.sel, f.next = next, f.sel
-		f.stageRowsOut[k] = int64(len(f.sel))
+	if err := f.runFilters(n, func(filter *Filter, sel, dst []int32) ([]int32, error) {
+		return filter.selectColumns(ctx, in, sel, dst)
+	}); err != nil {
+		return zset.Delta{}, err
 	}
 	if f.last == nil {
 		if len(f.sel) == n {
@@ -126,40 +121,12 @@ func (m *Map) applyColumns(ctx *Context, in *zset.Columns, sel []int32) (zset.De
 		}
 		return zset.ColumnDelta(proj.Take(sel, nil)), nil
 	}
-	width := len(m.exprs)
-	if cap(m.results) < width {
-		m.results = make([]expr.Result, width)
-	}
-	results := m.results[:width]
-	failed := false
-	for j, p := range m.programs {
-		if p != nil {
-			results[j] = p.EvalColumnsSel(ctx.Env, in, sel)
-			failed = failed || results[j].Failed()
-		}
-	}
-	live := sel
-	if failed {
-		live = m.live[:0]
-		weights := in.Weights()
-	rows:
-		for _, i := range sel {
-			// NB: a row fails with the error of its first failing
-			// expression in SELECT-list order, as in StreamMap.
-			for j, p := range m.programs {
-				if p == nil {
-					continue
-				}
-				if err := results[j].Err(int(i)); err != nil {
-					if err := ctx.Fail(err, in.Row(int(i)), weights[i]); err != nil {
-						return zset.Delta{}, err
-					}
-					continue rows
-				}
-			}
-			live = append(live, i)
-		}
-		m.live = live
+	weights := in.Weights()
+	results, live, err := m.evalLive(ctx, sel, func(p *expr.Program) expr.Result {
+		return p.EvalColumnsSel(ctx.Env, in, sel)
+	}, func(i int32) (types.Row, int64) { return in.Row(int(i)), weights[i] })
+	if err != nil {
+		return zset.Delta{}, err
 	}
 	if !m.columnar {
 		// No columnar form for the output (e.g. NUMERIC): the output rows
@@ -167,6 +134,7 @@ func (m *Map) applyColumns(ctx *Context, in *zset.Columns, sel []int32) (zset.De
 		return zset.RowDelta(m.boxColumns(in, results, live)), nil
 	}
 	allLive := len(live) == in.Len()
+	width := len(m.exprs)
 	cols := make([]arrow.Array, width)
 	for j, e := range m.exprs {
 		if m.programs[j] == nil {
@@ -184,7 +152,6 @@ func (m *Map) applyColumns(ctx *Context, in *zset.Columns, sel []int32) (zset.De
 		}
 		cols[j] = a
 	}
-	weights := in.Weights()
 	if !allLive {
 		weights = make([]int64, len(live))
 		for k, i := range live {
@@ -197,29 +164,12 @@ func (m *Map) applyColumns(ctx *Context, in *zset.Columns, sel []int32) (zset.De
 // boxColumns builds the output rows of the rows live from the results
 // and, for column references, the input arrays.
 func (m *Map) boxColumns(in *zset.Columns, results []expr.Result, live []int32) zset.Batch {
-	if len(live) == 0 {
-		return zset.Batch{}
-	}
-	width := len(m.exprs)
-	out := zset.Batch{Rows: make([]types.Row, len(live)), Weights: make([]int64, len(live))}
-	values := make([]types.Datum, len(live)*width)
-	for j, e := range m.exprs {
-		if m.programs[j] != nil {
-			results[j].Box(values[j:], width, live)
-			continue
-		}
-		col := e.(*expr.ColumnRef).Index
-		for k, i := range live {
-			values[k*width+j] = in.Datum(col, int(i))
-		}
-	}
-	weights := in.Weights()
-	for k, i := range live {
-		out.Rows[k] = values[k*width : (k+1)*width : (k+1)*width]
-		out.Weights[k] = weights[i]
-	}
 	m.rowsBuilt += int64(len(live))
-	return out
+	return m.assemble(results, live, in.Weights(), func(values []types.Datum, width, col int) {
+		for k, i := range live {
+			values[k*width] = in.Datum(col, int(i))
+		}
+	})
 }
 
 // resultArray builds the array of a result's values on the rows live.

@@ -104,41 +104,28 @@ func (m *Map) apply(ctx *Context, in zset.Batch, sel []int32) (zset.Batch, error
 // that fails on it, as in StreamMap; evaluating the later expressions on it
 // has no effect (evaluation has no side effects).
 func (m *Map) stepVectorized(ctx *Context, in zset.Batch, sel []int32) (zset.Batch, error) {
-	width := len(m.exprs)
-	if cap(m.results) < width {
-		m.results = make([]expr.Result, width)
+	results, live, err := m.evalLive(ctx, sel, func(p *expr.Program) expr.Result {
+		return p.EvalSel(ctx.Env, in.Rows, sel)
+	}, func(i int32) (types.Row, int64) { return in.Rows[i], in.Weights[i] })
+	if err != nil {
+		return zset.Batch{}, err
 	}
-	results := m.results[:width]
-	failed := false
-	for j, p := range m.programs {
-		if p != nil {
-			results[j] = p.EvalSel(ctx.Env, in.Rows, sel)
-			failed = failed || results[j].Failed()
+	return m.assemble(results, live, in.Weights, func(values []types.Datum, width, col int) {
+		for k, i := range live {
+			values[k*width] = in.Rows[i][col]
 		}
-	}
-	live := sel
-	if failed {
-		live = m.live[:0]
-	rows:
-		for _, i := range sel {
-			for j, p := range m.programs {
-				if p == nil {
-					continue
-				}
-				if err := results[j].Err(int(i)); err != nil {
-					if err := ctx.Fail(err, in.Rows[i], in.Weights[i]); err != nil {
-						return zset.Batch{}, err
-					}
-					continue rows
-				}
-			}
-			live = append(live, i)
-		}
-		m.live = live
-	}
+	}), nil
+}
+
+// assemble builds the output rows of the rows live (with their weights)
+// column by column into one backing array: boxed results, and column
+// references copied by copyColumn (values[k*width] is output row k's
+// slot; col is the input column).
+func (m *Map) assemble(results []expr.Result, live []int32, weights []int64, copyColumn func(values []types.Datum, width, col int)) zset.Batch {
 	if len(live) == 0 {
-		return zset.Batch{}, nil
+		return zset.Batch{}
 	}
+	width := len(m.exprs)
 	out := zset.Batch{Rows: make([]types.Row, len(live)), Weights: make([]int64, len(live))}
 	// NB: one backing array for all output rows of the batch saves an
 	// allocation per row; it is filled one column at a time.
@@ -148,16 +135,54 @@ func (m *Map) stepVectorized(ctx *Context, in zset.Batch, sel []int32) (zset.Bat
 			results[j].Box(values[j:], width, live)
 			continue
 		}
-		col := e.(*expr.ColumnRef).Index
-		for k, i := range live {
-			values[k*width+j] = in.Rows[i][col]
-		}
+		copyColumn(values[j:], width, e.(*expr.ColumnRef).Index)
 	}
 	for k, i := range live {
 		out.Rows[k] = values[k*width : (k+1)*width : (k+1)*width]
-		out.Weights[k] = in.Weights[i]
+		out.Weights[k] = weights[i]
 	}
-	return out, nil
+	return out
+}
+
+// evalLive evaluates every program with eval and returns the results and
+// the rows of sel no expression failed on; a failing row is recorded in
+// ctx (row gives it and its weight) with the error of its first failing
+// expression in SELECT-list order.
+func (m *Map) evalLive(ctx *Context, sel []int32, eval func(*expr.Program) expr.Result, row func(i int32) (types.Row, int64)) ([]expr.Result, []int32, error) {
+	width := len(m.exprs)
+	if cap(m.results) < width {
+		m.results = make([]expr.Result, width)
+	}
+	results := m.results[:width]
+	failed := false
+	for j, p := range m.programs {
+		if p != nil {
+			results[j] = eval(p)
+			failed = failed || results[j].Failed()
+		}
+	}
+	if !failed {
+		return results, sel, nil
+	}
+	live := m.live[:0]
+rows:
+	for _, i := range sel {
+		for j, p := range m.programs {
+			if p == nil {
+				continue
+			}
+			if err := results[j].Err(int(i)); err != nil {
+				r, w := row(i)
+				if err := ctx.Fail(err, r, w); err != nil {
+					return nil, nil, err
+				}
+				continue rows
+			}
+		}
+		live = append(live, i)
+	}
+	m.live = live
+	return results, live, nil
 }
 
 // StreamMap is the non-incremental Map.

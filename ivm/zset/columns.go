@@ -321,6 +321,22 @@ func NewColumnBuilder(t types.Type, n int) *ColumnBuilder {
 	return b
 }
 
+// Grow makes room for n more values without reallocating.
+func (b *ColumnBuilder) Grow(n int) {
+	switch b.t.Kind {
+	case types.KindBool:
+		b.bools = slices.Grow(b.bools, n)
+	case types.KindFloat8:
+		b.floats = slices.Grow(b.floats, n)
+	case types.KindText, types.KindVarchar, types.KindChar, types.KindName, types.KindBytea:
+		b.ends = slices.Grow(b.ends, n)
+	case types.KindUUID:
+		b.data = slices.Grow(b.data, 16*n)
+	default:
+		b.ints = slices.Grow(b.ints, n)
+	}
+}
+
 // Type is the column's type.
 func (b *ColumnBuilder) Type() types.Type { return b.t }
 
@@ -402,9 +418,7 @@ func (b *ColumnBuilder) AppendDatum(d types.Datum) error {
 		v, ok = d.(bool)
 		b.AppendBool(v)
 	case types.KindInt2, types.KindInt4, types.KindInt8:
-		var v int64
-		v, ok = d.(int64)
-		b.AppendInt(v)
+		ok = b.appendIntOf(datumInt[int64](d))
 	case types.KindFloat8:
 		var v float64
 		v, ok = d.(float64)
@@ -418,21 +432,13 @@ func (b *ColumnBuilder) AppendDatum(d types.Datum) error {
 		v, ok = d.([]byte)
 		b.AppendBytes(v)
 	case types.KindDate:
-		var v types.Date
-		v, ok = d.(types.Date)
-		b.AppendInt(int64(v))
+		ok = b.appendIntOf(datumInt[types.Date](d))
 	case types.KindTime:
-		var v types.TimeOfDay
-		v, ok = d.(types.TimeOfDay)
-		b.AppendInt(int64(v))
+		ok = b.appendIntOf(datumInt[types.TimeOfDay](d))
 	case types.KindTimestamp:
-		var v types.Timestamp
-		v, ok = d.(types.Timestamp)
-		b.AppendInt(int64(v))
+		ok = b.appendIntOf(datumInt[types.Timestamp](d))
 	case types.KindTimestampTZ:
-		var v types.TimestampTZ
-		v, ok = d.(types.TimestampTZ)
-		b.AppendInt(int64(v))
+		ok = b.appendIntOf(datumInt[types.TimestampTZ](d))
 	case types.KindUUID:
 		var v types.UUID
 		v, ok = d.(types.UUID)
@@ -444,6 +450,18 @@ func (b *ColumnBuilder) AppendDatum(d types.Datum) error {
 		return fmt.Errorf("datum %T does not match type %s", d, b.t.SQLName())
 	}
 	return nil
+}
+
+// datumInt returns d as the int64 of its Go type T.
+func datumInt[T ~int32 | ~int64](d types.Datum) (int64, bool) {
+	v, ok := d.(T)
+	return int64(v), ok
+}
+
+// appendIntOf appends v and returns ok.
+func (b *ColumnBuilder) appendIntOf(v int64, ok bool) bool {
+	b.AppendInt(v)
+	return ok
 }
 
 // appendFrom appends entry i of a (an array of this builder's type).

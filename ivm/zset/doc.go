@@ -1,40 +1,60 @@
 // Package zset is the Z-set batch: rows with signed int64 weights (spec §2).
 //
 // An insert is (row, +1), a delete (row, -1), an update a delete plus an
-// insert. Operators exchange Batches; Consolidate sums the weights of equal
+// insert. Operators exchange Batches (or Columns, see below); Consolidate sums the weights of equal
 // rows and drops zeros, giving the canonical form (rows sorted by their
 // encoding, so output order is deterministic).
 //
-// Representation, honestly: ARCHITECTURE.md §5 asks deltas in flight to be
-// Arrow RecordBatches. A Batch is row-oriented in memory ([]types.Row plus
-// []int64 weights) and ToArrow/FromArrow convert at the boundaries
-// (exchange, COPY, tests). The stateless operators evaluate columnar inside
-// a step (ivm/expr Program: typed column vectors unboxed from the rows, see
-// vector.go), and a circuit fuses a chain of Filters ending in a Map or
-// Project into one pass (op.Fused), so the circuit API stays row-oriented.
+// Representation (ARCHITECTURE.md §5): a delta in flight is a Batch
+// (rows: []types.Row plus []int64 weights) or a Columns (one Arrow array
+// per column, as ArrowSchema lays them out, plus the weights as the weight
+// column); a Delta carries either. A Columns is a different type, not a
+// Batch with an empty Rows slice, so no code can read a column-only batch
+// as rows by mistake: rows exist only where code asks for them
+// (Columns.Rows, Delta.Batch), and ivm/circuit counts every such
+// materialization.
 //
-// Arrow in flight was measured, not assumed (BenchmarkFilterMapArrow in
-// ivm/op: WHERE k >= 0 AND v > 0 SELECT k + v * 2 over 10,000-row deltas,
-// hand-written kernels over the Arrow arrays as an upper bound, rows/cpu-s
-// on 2 shared cores at load ≈ 12, three runs):
+// The common stateless segment runs columnar end to end when every view
+// reading a table is columnar-capable: the shard decodes stored rows
+// straight into column builders (keyenc.DecodeRowColumns, no Datum
+// boxing), op.Fused evaluates filters and the SELECT list over the arrays
+// (expr.Program.EvalColumnsSel; a projection selects arrays without
+// copying), and the view sink encodes each row's identity straight from
+// the arrays (Columns.AppendEncodedRow: byte-identical to EncodeRow, so the
+// stored format does not depend on the path). Types whose Arrow form is
+// not exact (NUMERIC travels as text, float4, interval, arrays) keep their
+// batches in rows (Columnar); stateful operators take rows, built at their
+// input.
 //
-//	path=rows              9.2M–13.5M   op.Fused over rows (what runs)
-//	path=arrow             46M–61M      Arrow in, Arrow out
-//	path=arrow-to-rows     9.9M–11.7M   Arrow in, rows materialized at the end
-//	path=rows-arrow-rows   7.6M–11.0M   rows in, Arrow kernels, rows out
+// Measured (rows/cpu-s, 2 shared cores at load ≈ 11–12, three runs each,
+// ratios within one run):
 //
-//	go test ./ivm/op -run '^$' -bench 'FilterMapArrow' -benchtime 2000x
+//	BenchmarkFilterMapArrow (ivm/op; WHERE k >= 0 AND v > 0 SELECT k + v * 2)
+//	path=rows                   10.4M–12.7M  op.Fused over rows (the row path)
+//	path=fused-columns          22.0M–33.1M  op.Fused over columns (what runs)
+//	path=fused-columns-to-rows  10.8M–14.7M  the same, rows built from the output
+//	path=arrow                  40.5M–48.6M  hand-written kernels, an upper bound
 //
-// Columnar kernels are 4–5× faster only while no row is built. Every
-// segment of a circuit today starts at a row source (shard deltas decoded
-// from slate) and ends at a row-oriented consumer (Consolidate and
-// arrangements key rows by EncodeRow/keyenc, stateful operators keep rows),
-// so the segment pays unboxing or materialization at its ends and the
-// Arrow path is no faster (arrow-to-rows ≈ rows) or slower (rows-arrow-rows)
-// than the fused row path. Decision: deltas stay row-oriented in flight;
-// carrying Arrow arrays pays once the consumers are columnar too (sink
-// consolidation and keyenc over typed columns, columnar aggregation), which
-// is where to start if the stateless path must get faster.
+//	BenchmarkDecodeFusedSink (actors/shard; stored rows decoded, WHERE v > 0
+//	SELECT k, v * 2, s, view sink into a kv.Txn, 10,000 new rows per epoch)
+//	path=rows                   0.57M–0.89M
+//	path=columns                0.98M–1.73M
+//
+//	BenchmarkCircuitSink (ivm/circuit; Source → view, 10,000 new rows)
+//	sink=view                   0.96M–1.89M  rows
+//	sink=view-columns           1.63M–2.17M  columns
+//	sink=reference              1.59M–2.04M  a Go map of encoded rows
+//
+//	go test ./ivm/op -run '^$' -bench 'FilterMapArrow' -benchtime 2000x -count 3
+//	go test ./actors/shard -run '^$' -bench DecodeFusedSink -benchtime 100x -count 3
+//	go test ./ivm/circuit -run '^$' -bench CircuitSink -benchtime 100x -count 3
+//
+// Columnar kernels pay only while no row is built (fused-columns-to-rows
+// is no faster than rows): the gain is in the segment's decoding and
+// evaluation, ~2–3× there, and about 1.1–2× over a whole stateless view's
+// epoch, whose sink (a hash map of encoded rows, sorting, and the writes)
+// costs the same on both paths and dominates. The generic kernels reach
+// about half of the hand-written bound (selection vectors, builders).
 //
 // Row identity: codec.go holds a lossless, self-delimiting, schema-free
 // binary encoding of rows (EncodeRow/DecodeRow): two rows encode equally iff
