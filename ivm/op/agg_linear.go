@@ -415,6 +415,18 @@ func linFloatSum(words []int64, c linCall) floatSum {
 	return floatSum{m: math.Float64frombits(uint64(words[s])), e: words[s+1], posInf: words[s+3], negInf: words[s+4], nan: words[s+5]}
 }
 
+// linSumError is linSum's error alone (cheap: no decimal arithmetic).
+func (a *Aggregate) linSumError(words []int64, i int, c linCall) error {
+	if c.kind == linSumInt8 {
+		if words[c.word+2] != 0 && linInt8Overflow(words, c) {
+			return errInt8SumRows()
+		}
+		return nil
+	}
+	_, err := a.linSum(words, i, c)
+	return err
+}
+
 // linSum is an int8 or float SUM/AVG call's result for words, or its
 // error.
 func (a *Aggregate) linSum(words []int64, i int, c linCall) (types.Datum, error) {
@@ -463,7 +475,7 @@ func (a *Aggregate) linErrors(ctx *Context, keyRow types.Row, words []int64, w i
 		if c.kind != linSumInt8 && c.kind != linSumFloat {
 			continue
 		}
-		if _, err := a.linSum(words, i, c); err != nil {
+		if err := a.linSumError(words, i, c); err != nil {
 			if err := ctx.Fail(err, keyRow, w); err != nil {
 				return err
 			}

@@ -128,7 +128,37 @@ func addInt(sum, v, w int64) (int64, error) {
 // numericDivide is PostgreSQL's numeric division x / y with the result
 // scale chosen by select_div_scale (numeric.c), rounded half away from
 // zero: avg(1, 2) = 1.5000000000000000, avg(1, 1) = 1.00000000000000000000.
+// Finite operands are divided exactly in integers (one big-integer
+// division, no rounding but the last), the rest by apd.
 func numericDivide(x, y *apd.Decimal) *apd.Decimal {
+	rscale := divScale(x, y)
+	if x.Form != apd.Finite || y.Form != apd.Finite || y.IsZero() {
+		return numericDivideDecimal(x, y, rscale)
+	}
+	// x/y·10^rscale = cx·10^(ex+rscale−ey) / cy.
+	var num, den, ten, q, r apd.BigInt
+	num.Set(&x.Coeff)
+	den.Set(&y.Coeff)
+	ten.SetInt64(10)
+	if shift := int64(x.Exponent) + int64(rscale) - int64(y.Exponent); shift >= 0 {
+		var p apd.BigInt
+		num.Mul(&num, p.Exp(&ten, p.SetInt64(shift), nil))
+	} else {
+		var p apd.BigInt
+		den.Mul(&den, p.Exp(&ten, p.SetInt64(-shift), nil))
+	}
+	q.QuoRem(&num, &den, &r)
+	if r.Lsh(&r, 1).CmpAbs(&den) >= 0 {
+		q.Add(&q, ten.SetInt64(1))
+	}
+	out := &apd.Decimal{Exponent: int32(-rscale)}
+	out.Coeff.Set(&q)
+	out.Negative = x.Negative != y.Negative && q.Sign() != 0
+	return out
+}
+
+// divScale is select_div_scale (numeric.c): the result scale of x / y.
+func divScale(x, y *apd.Decimal) int {
 	w1, f1 := nbaseLeading(x)
 	w2, f2 := nbaseLeading(y)
 	qweight := w1 - w2
@@ -137,7 +167,12 @@ func numericDivide(x, y *apd.Decimal) *apd.Decimal {
 	}
 	rscale := 16 - qweight*4
 	rscale = max(rscale, dscale(x), dscale(y), 0)
-	rscale = min(rscale, 1000)
+	return min(rscale, 1000)
+}
+
+// numericDivideDecimal is x / y at rscale by apd (non-finite operands, and
+// the reference of the exact division's test).
+func numericDivideDecimal(x, y *apd.Decimal, rscale int) *apd.Decimal {
 	var q apd.Decimal
 	ctx := decimalContext
 	ctx.Precision = uint32(rscale) + 2000
