@@ -185,6 +185,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case Read:
 		ctx.Reply(a.replyOf(a.read(ctx, m)))
 	case Lookup:
+		// A table that just gained a primary key is re-keyed when its
+		// catalog is adopted (rekey.go): adopt before looking keys up.
+		if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
+			ctx.Reply(a.replyOf(nil, err))
+			return
+		}
 		ctx.Reply(a.replyOf(a.lookup(m)))
 	case OpenSnapshot:
 		ctx.Reply(a.replyOf(a.openSnapshot(ctx, m)))
