@@ -30,6 +30,9 @@ type writer struct {
 	// written are the new rows of this statement, for CHECK constraints.
 	written []types.Row
 	snap    *control.Snapshot
+	// read is the target table as the statement's row plan read it (for
+	// UPDATE ... FROM / DELETE ... USING on tables without a key).
+	read zset.Batch
 }
 
 // verifyChecks evaluates the table's CHECK constraints over the rows this
@@ -293,10 +296,11 @@ func (s *session) startDML(ctx context.Context, snap *control.Snapshot, table *c
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rows, err := s.runPlan(ctx, snap, rowsPlan, env)
+	rows, inputs, err := s.runPlanInputs(ctx, snap, rowsPlan, env)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	w.read = inputs[table.ID]
 	return w, ret, rows, nil
 }
 
@@ -456,6 +460,11 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 	}
 	width := len(st.Table.Columns)
 	if len(w.rel.PrimaryKey) == 0 {
+		if st.From {
+			if pairs, err = w.onePerPhysicalRow(pairs), nil; err != nil {
+				return nil, err
+			}
+		}
 		return w.updateKeyless(pairs, width, env, ret)
 	}
 	var n int64
@@ -484,7 +493,7 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 		}
 		w.touched[k] = true
 		n++
-		if err := ret.add(env, newRow); err != nil {
+		if err := ret.add(env, withSources(newRow, p[2*width:])); err != nil {
 			return nil, err
 		}
 	}
@@ -503,6 +512,11 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 		return nil, err
 	}
 	if len(w.rel.PrimaryKey) == 0 {
+		if st.Using {
+			if rows, err = w.onePerPhysicalRow(rows), nil; err != nil {
+				return nil, err
+			}
+		}
 		return w.deleteKeyless(rows, len(st.Table.Columns), env, ret)
 	}
 	keys := make([]types.Row, len(rows))
