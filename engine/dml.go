@@ -177,6 +177,11 @@ func (w *writer) currentRead(ctx context.Context, snap *control.Snapshot, keys, 
 	if lock {
 		for i := range keys {
 			if fresh[i] && read[i] != nil && !sameRow(w.rel, cur[i], read[i]) {
+				if w.s.txn.repeatable() {
+					// The row read from the transaction's snapshot is not
+					// the newest: someone committed a change after it.
+					return nil, concurrentUpdate(cur[i] == nil)
+				}
 				return nil, errStaleRead
 			}
 		}

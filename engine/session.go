@@ -187,6 +187,9 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	env := s.env(req.Settings, req.Params)
 	env.Sequences = s.sequences(ctx)
 	env.Notify = req.Notify
+	if err := s.pinSnapshot(ctx, snap, p.stmt); err != nil {
+		return nil, err
+	}
 	switch st := p.stmt.(type) {
 	case *rsql.Query:
 		s.e.metrics.Queries.Add(1)
@@ -232,6 +235,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 // Begin implements gateway.Session.
 func (s *session) Begin(_ context.Context, opts gateway.TxOptions) error {
 	s.txn = newTxn(opts.ReadOnly)
+	s.txn.isolation = opts.Isolation
 	s.txnImplicit = opts.Implicit
 	return nil
 }
@@ -246,6 +250,7 @@ func (s *session) Commit(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
+	s.releaseSnapshot(t)
 	writes := t.writes()
 	if len(writes) == 0 {
 		return nil
@@ -274,6 +279,7 @@ func (s *session) Rollback(ctx context.Context) error {
 	s.unlockRows()
 	t := s.txn
 	s.txn = nil
+	s.releaseSnapshot(t)
 	return s.undoRestarts(ctx, t, 0)
 }
 
@@ -284,6 +290,7 @@ func (s *session) Close() error {
 	if err := s.undoRestarts(context.Background(), s.txn, 0); err != nil {
 		s.e.log.Error("putting back sequences of an abandoned transaction", "err", err)
 	}
+	s.releaseSnapshot(s.txn)
 	s.txn = nil
 	s.e.sessionClosed()
 	return nil
@@ -351,7 +358,7 @@ func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, 
 			minEpoch = 0
 		}
 	}
-	m, err := s.e.ask(ctx, shard.ActorID, shard.Read{Snapshot: snap, Relations: ids, MinEpoch: minEpoch})
+	m, err := s.e.ask(ctx, shard.ActorID, shard.Read{Snapshot: snap, Relations: ids, MinEpoch: minEpoch, At: s.readAt()})
 	if err != nil {
 		return nil, err
 	}

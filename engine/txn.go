@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/keyenc"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -28,6 +29,11 @@ type txnState struct {
 	// restarts are sequences TRUNCATE ... RESTART IDENTITY restarted,
 	// put back on rollback (truncate.go).
 	restarts []seqRestart
+	// isolation is the transaction's level; snapshotID its pinned shard
+	// snapshot once a REPEATABLE READ transaction ran a statement
+	// (isolation.go).
+	isolation  gateway.Isolation
+	snapshotID uint64
 }
 
 // tableWrites are one table's pending row changes, by encoded primary key.

@@ -11,7 +11,8 @@
 //
 //	client ──pgwire──▶ conn (one goroutine) ──Prepare/Execute/Begin/...──▶ Session (engine)
 //	                     │ answers itself: SET SHOW RESET DISCARD BEGIN COMMIT
-//	                     │ ROLLBACK, COPY framing and parsing, formats, cancel
+//	                     │ ROLLBACK, LISTEN UNLISTEN NOTIFY, COPY framing and
+//	                     │ parsing, formats, cancel
 //
 // Start a server with
 //
@@ -45,6 +46,11 @@
 //	                    (TimeZone), SearchPath.
 //	pg_catalog etc.     the engine's virtual tables; package gatewaytest has
 //	                    the psql 15 fixtures to test them.
+//	LISTEN/NOTIFY       answered here (notify.go): a per-server hub of
+//	                    listening sessions; the engine's pg_notify reaches
+//	                    it through ExecuteRequest.Notify.
+//	pg_prepared_stmts   ExecuteRequest.PreparedStatements lists the
+//	                    connection's named statements for the engine.
 //	cancel, timeout     ctx of Prepare/Execute/Next/CopyIn is cancelled;
 //	                    return promptly (the gateway reports 57014).
 //	errors              return *errcode.Error (SQLSTATE, RS code, hint,

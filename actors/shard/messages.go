@@ -47,6 +47,9 @@ type (
 		Snapshot  *control.Snapshot
 		Relations []catalog.ID
 		MinEpoch  uint64
+		// At, when set, reads pinned snapshot At (OpenSnapshot) instead
+		// of the current state; MinEpoch is then ignored.
+		At uint64
 	}
 	// ReadResult holds one batch per requested relation, in request order.
 	ReadResult struct {
@@ -60,6 +63,8 @@ type (
 		Snapshot *control.Snapshot
 		Table    catalog.ID
 		Keys     []types.Row // primary-key values, in PrimaryKey column order
+		// At, when set, looks up in pinned snapshot At (OpenSnapshot).
+		At uint64
 	}
 	// LookupResult has one entry per key: the row, or nil if absent.
 	LookupResult struct{ Rows []types.Row }

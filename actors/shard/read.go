@@ -16,6 +16,9 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
 		return nil, err
 	}
+	if m.At != 0 {
+		return a.readAt(m)
+	}
 	// Tables hold every committed epoch; views reflect the frontier. A
 	// read of both catches up completely so they describe one epoch
 	// (found by sim/system with concurrent sessions, seed 1).
@@ -75,9 +78,13 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 		return nil, err
 	}
 	ts := codec.ts
+	r, err := a.readerAt(m.At)
+	if err != nil {
+		return nil, err
+	}
 	out := LookupResult{Rows: make([]types.Row, len(m.Keys))}
 	for i, k := range m.Keys {
-		v, ok, err := a.store.Get(keyOf(rel, ts, k))
+		v, ok, err := r.Get(keyOf(rel, ts, k))
 		if err != nil {
 			return nil, err
 		}

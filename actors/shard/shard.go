@@ -90,8 +90,11 @@ type Actor struct {
 	views   []*installedView
 	subs    []subscription
 	nextSub uint64
-	now     func() int64
-	stats   Status
+	// snapshots are pinned point-in-time readers (snapshot.go).
+	snapshots    map[uint64]pinnedSnapshot
+	nextSnapshot uint64
+	now          func() int64
+	stats        Status
 	// lastStepWrites is the length of the last epoch step's batch: the
 	// next step's Txn reserves that much room (kv.NewTxnSized).
 	lastStepWrites int
@@ -182,7 +185,18 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case Read:
 		ctx.Reply(a.replyOf(a.read(ctx, m)))
 	case Lookup:
+		// A table that just gained a primary key is re-keyed when its
+		// catalog is adopted (rekey.go): adopt before looking keys up.
+		if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
+			ctx.Reply(a.replyOf(nil, err))
+			return
+		}
 		ctx.Reply(a.replyOf(a.lookup(m)))
+	case OpenSnapshot:
+		ctx.Reply(a.replyOf(a.openSnapshot(ctx, m)))
+	case ReleaseSnapshot:
+		a.releaseSnapshot(m.ID)
+		ctx.Reply(struct{}{})
 	case GetStatus:
 		ctx.Reply(a.status())
 	case GetSourceOffset:
@@ -223,6 +237,7 @@ func (a *Actor) open(ctx runtime.Context) error {
 		return err
 	}
 	a.store = store
+	a.dropSnapshots()
 	if err := checkShardFormat(ctx, store); err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func keyedConsolidate(b zset.Batch) keyedDelta {
 // rows are encoded straight from the arrays (the same bytes EncodeRow
 // gives) and the consolidated delta stays columnar.
 func keyedConsolidateColumns(c *zset.Columns) keyedDelta {
-	keys, firsts, weights := consolidateKeys(c.Len(), c.Weights(), c.AppendEncodedRow)
+	keys, firsts, weights := consolidateKeys(c.Len(), c.Weights(), c.RowEncoder())
 	return keyedDelta{delta: zset.TakeDelta(c, firsts, weights), keys: keys, weights: weights}
 }
 

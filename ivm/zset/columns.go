@@ -236,55 +236,106 @@ func TakeArray(t types.Type, a arrow.Array, sel []int32) arrow.Array {
 }
 
 // AppendEncodedRow appends EncodeRow(Row(i)) without building the row: the
-// same bytes, so stored keys do not depend on the batch's form.
-func (c *Columns) AppendEncodedRow(buf []byte, i int) []byte {
-	buf = binary.AppendUvarint(buf, uint64(len(c.cols)))
-	for j, a := range c.cols {
-		if a.IsNull(i) {
-			buf = append(buf, tagNull)
-			continue
+// same bytes, so stored keys do not depend on the batch's form. To encode
+// many rows, use RowEncoder once.
+func (c *Columns) AppendEncodedRow(buf []byte, i int) []byte { return c.RowEncoder()(buf, i) }
+
+// RowEncoder returns a function that appends EncodeRow(Row(i)) for any
+// entry i, with each column's encoder chosen once (not per value).
+func (c *Columns) RowEncoder() func(buf []byte, i int) []byte {
+	encs := make([]func([]byte, int) []byte, len(c.cols))
+	for j := range c.cols {
+		encs[j] = c.columnEncoder(j)
+	}
+	header := binary.AppendUvarint(nil, uint64(len(c.cols)))
+	return func(buf []byte, i int) []byte {
+		buf = append(buf, header...)
+		for _, enc := range encs {
+			buf = enc(buf, i)
 		}
-		switch a := a.(type) {
-		case *array.Boolean:
+		return buf
+	}
+}
+
+// columnEncoder returns the appender of column j's values in EncodeRow's
+// datum encoding (tag, then the value).
+func (c *Columns) columnEncoder(j int) func([]byte, int) []byte {
+	var value func(buf []byte, i int) []byte
+	switch a := c.cols[j].(type) {
+	case *array.Boolean:
+		value = func(buf []byte, i int) []byte {
 			if a.Value(i) {
-				buf = append(buf, tagTrue)
-			} else {
-				buf = append(buf, tagFalse)
+				return append(buf, tagTrue)
 			}
-		case *array.Int16:
-			buf = binary.BigEndian.AppendUint64(append(buf, tagInt), uint64(int64(a.Value(i))))
-		case *array.Int32:
-			buf = binary.BigEndian.AppendUint64(append(buf, tagInt), uint64(int64(a.Value(i))))
-		case *array.Int64:
-			buf = binary.BigEndian.AppendUint64(append(buf, tagInt), uint64(a.Value(i)))
-		case *array.Float64:
-			buf = binary.BigEndian.AppendUint64(append(buf, tagFloat), math.Float64bits(a.Value(i)))
-		case *array.String:
+			return append(buf, tagFalse)
+		}
+	case *array.Int16:
+		vals := a.Int16Values()
+		value = func(buf []byte, i int) []byte {
+			return binary.BigEndian.AppendUint64(append(buf, tagInt), uint64(int64(vals[i])))
+		}
+	case *array.Int32:
+		vals := a.Int32Values()
+		value = func(buf []byte, i int) []byte {
+			return binary.BigEndian.AppendUint64(append(buf, tagInt), uint64(int64(vals[i])))
+		}
+	case *array.Int64:
+		vals := a.Int64Values()
+		value = func(buf []byte, i int) []byte {
+			return binary.BigEndian.AppendUint64(append(buf, tagInt), uint64(vals[i]))
+		}
+	case *array.Float64:
+		vals := a.Float64Values()
+		value = func(buf []byte, i int) []byte {
+			return binary.BigEndian.AppendUint64(append(buf, tagFloat), math.Float64bits(vals[i]))
+		}
+	case *array.String:
+		value = func(buf []byte, i int) []byte {
 			v := a.Value(i)
 			buf = binary.AppendUvarint(append(buf, tagString), uint64(len(v)))
-			buf = append(buf, v...)
-		case *array.Binary:
+			return append(buf, v...)
+		}
+	case *array.Binary:
+		value = func(buf []byte, i int) []byte {
 			v := a.Value(i)
 			buf = binary.AppendUvarint(append(buf, tagBytes), uint64(len(v)))
-			buf = append(buf, v...)
-		case *array.Date32:
-			buf = binary.BigEndian.AppendUint32(append(buf, tagDate), uint32(int32(a.Value(i))-pgEpochDays))
-		case *array.Time64:
-			buf = binary.BigEndian.AppendUint64(append(buf, tagTime), uint64(a.Value(i)))
-		case *array.Timestamp:
-			tag := tagTimestamp
-			if c.schema[j].Type.Kind == types.KindTimestampTZ {
-				tag = tagTimestampTZ
-			}
-			buf = binary.BigEndian.AppendUint64(append(buf, tag), uint64(int64(a.Value(i))-pgEpochMicros))
-		case *array.FixedSizeBinary:
-			buf = append(append(buf, tagUUID), a.Value(i)...)
-		default:
-			// INVARIANT: NewColumns's callers build only Columnar types' arrays.
-			panic(fmt.Sprintf("zset: unsupported array %T", a))
+			return append(buf, v...)
 		}
+	case *array.Date32:
+		vals := a.Date32Values()
+		value = func(buf []byte, i int) []byte {
+			return binary.BigEndian.AppendUint32(append(buf, tagDate), uint32(int32(vals[i])-pgEpochDays))
+		}
+	case *array.Time64:
+		vals := a.Time64Values()
+		value = func(buf []byte, i int) []byte {
+			return binary.BigEndian.AppendUint64(append(buf, tagTime), uint64(vals[i]))
+		}
+	case *array.Timestamp:
+		vals := a.TimestampValues()
+		tag := tagTimestamp
+		if c.schema[j].Type.Kind == types.KindTimestampTZ {
+			tag = tagTimestampTZ
+		}
+		value = func(buf []byte, i int) []byte {
+			return binary.BigEndian.AppendUint64(append(buf, tag), uint64(int64(vals[i])-pgEpochMicros))
+		}
+	case *array.FixedSizeBinary:
+		value = func(buf []byte, i int) []byte { return append(append(buf, tagUUID), a.Value(i)...) }
+	default:
+		// INVARIANT: NewColumns's callers build only Columnar types' arrays.
+		panic(fmt.Sprintf("zset: unsupported array %T", a))
 	}
-	return buf
+	a := c.cols[j]
+	if a.NullN() == 0 {
+		return value
+	}
+	return func(buf []byte, i int) []byte {
+		if a.IsNull(i) {
+			return append(buf, tagNull)
+		}
+		return value(buf, i)
+	}
 }
 
 // ColumnBuilder builds one column's array from values appended in entry

@@ -1,0 +1,112 @@
+package shard
+
+import (
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// Pinned snapshots serve REPEATABLE READ transactions: one consistent
+// picture of every table and materialized view, taken at the
+// transaction's first statement, which its later Reads and Lookups name
+// with At. The views are first brought up to the last committed epoch, so
+// tables and views describe the same epoch.
+type (
+	// OpenSnapshot pins the shard's current state, every committed epoch
+	// applied to the views too. → SnapshotOpened.
+	OpenSnapshot struct {
+		Snapshot *control.Snapshot
+	}
+	// SnapshotOpened names the pinned snapshot (ID, for Read.At and
+	// Lookup.At) and the last source epoch it contains.
+	SnapshotOpened struct {
+		ID    uint64
+		Epoch uint64
+	}
+	// ReleaseSnapshot unpins a snapshot. → struct{}.
+	ReleaseSnapshot struct{ ID uint64 }
+)
+
+// Snapshotter is implemented by stores that can pin a point-in-time
+// reader (storage.KV); Release ends the pin.
+type Snapshotter interface {
+	Snapshot() kv.Reader
+}
+
+type releaser interface{ Release() }
+
+type pinnedSnapshot struct {
+	reader kv.Reader
+	epoch  uint64
+}
+
+func (a *Actor) openSnapshot(ctx runtime.Context, m OpenSnapshot) (runtime.Message, error) {
+	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
+		return nil, err
+	}
+	// Views reflect the frontier, tables every commit: catch the views up
+	// so both describe the last epoch.
+	for a.frontier < a.lastEpoch {
+		if err := a.step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.makeFrontierDurable(); err != nil {
+		return nil, err
+	}
+	s, ok := a.store.(Snapshotter)
+	if !ok {
+		return nil, errcode.New(errcode.SnapshotUnavailable, "this shard's storage cannot pin a snapshot")
+	}
+	if a.snapshots == nil {
+		a.snapshots = map[uint64]pinnedSnapshot{}
+	}
+	a.nextSnapshot++
+	a.snapshots[a.nextSnapshot] = pinnedSnapshot{reader: s.Snapshot(), epoch: a.lastEpoch}
+	return SnapshotOpened{ID: a.nextSnapshot, Epoch: a.lastEpoch}, nil
+}
+
+func (a *Actor) releaseSnapshot(id uint64) {
+	if p, ok := a.snapshots[id]; ok {
+		if r, ok := p.reader.(releaser); ok {
+			r.Release()
+		}
+		delete(a.snapshots, id)
+	}
+}
+
+// dropSnapshots forgets every pinned snapshot (the store was reopened:
+// they no longer read it); reads naming them fail with 40001.
+func (a *Actor) dropSnapshots() {
+	a.snapshots = nil
+}
+
+// readerAt is the store as of pinned snapshot id (0: the current state).
+func (a *Actor) readerAt(id uint64) (kv.Reader, error) {
+	if id == 0 {
+		return a.store, nil
+	}
+	p, ok := a.snapshots[id]
+	if !ok {
+		return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the transaction's snapshot is no longer available")
+	}
+	return p.reader, nil
+}
+
+// readAt serves a Read of pinned snapshot m.At.
+func (a *Actor) readAt(m Read) (runtime.Message, error) {
+	r, err := a.readerAt(m.At)
+	if err != nil {
+		return nil, err
+	}
+	res := ReadResult{Frontier: a.snapshots[m.At].epoch}
+	for _, id := range m.Relations {
+		b, err := a.snapshotOf(r, id)
+		if err != nil {
+			return nil, err
+		}
+		res.Batches = append(res.Batches, b)
+	}
+	return res, nil
+}
