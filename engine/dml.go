@@ -341,7 +341,14 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 	for i, r := range rows {
 		keys[i] = pkOf(w.rel, r)
 	}
+	var unseen []bool
+	if oc != nil && w.s.txn.repeatable() {
+		unseen = w.unseen(keys)
+	}
 	if _, err := w.current(ctx, snap, keys); err != nil {
+		return 0, err
+	}
+	if err := w.conflictsVisible(ctx, keys, unseen); err != nil {
 		return 0, err
 	}
 	var set []expr.Expr
