@@ -369,7 +369,14 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 		}
 		keys[i], encs[i] = k, encodePK(w.rel, k)
 	}
+	var unseen []bool
+	if oc != nil && w.s.txn.repeatable() {
+		unseen = w.unseen(keys)
+	}
 	if _, err := w.currentEncoded(ctx, snap, keys, encs); err != nil {
+		return 0, err
+	}
+	if err := w.conflictsVisible(ctx, keys, unseen); err != nil {
 		return 0, err
 	}
 	var set []expr.Expr

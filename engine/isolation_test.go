@@ -84,6 +84,19 @@ var isolationScript = []step{
 	{"a", `UPDATE t SET v = 0 WHERE id = 3 RETURNING v`, now},
 	{"a", `ROLLBACK`, now},
 
+	// INSERT ... ON CONFLICT meeting a row committed after the snapshot.
+	{"a", `BEGIN ISOLATION LEVEL REPEATABLE READ`, now},
+	{"a", `SELECT v FROM t WHERE id = 2`, now},
+	{"b", `UPDATE t SET v = v + 100 WHERE id = 1`, now},
+	{"a", `INSERT INTO t VALUES (2, 0) ON CONFLICT DO NOTHING RETURNING v`, now}, // unchanged since the snapshot
+	{"a", `INSERT INTO t VALUES (1, 0) ON CONFLICT DO NOTHING RETURNING v`, now},
+	{"a", `ROLLBACK`, now},
+	{"a", `BEGIN ISOLATION LEVEL REPEATABLE READ`, now},
+	{"a", `SELECT v FROM t WHERE id = 2`, now},
+	{"b", `UPDATE t SET v = v + 100 WHERE id = 1`, now},
+	{"a", `INSERT INTO t VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET v = t.v + 1 RETURNING v`, now},
+	{"a", `ROLLBACK`, now},
+
 	// The other transaction is still open: wait, then 40001 when it commits.
 	{"a", `BEGIN ISOLATION LEVEL REPEATABLE READ`, now},
 	{"a", `SELECT v FROM t WHERE id = 1`, now},
