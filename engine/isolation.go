@@ -2,12 +2,14 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
+	"github.com/rockstream/rockstream/ivm/types"
 )
 
 // Isolation levels, as PostgreSQL 15 defines them (transaction-iso.html):
@@ -29,6 +31,9 @@ import (
 // committed epoch when the snapshot is pinned (so they are as fresh as the
 // tables and include the session's earlier commits); like in READ
 // COMMITTED, they never include the transaction's own uncommitted writes.
+
+// releaseTimeout bounds the wait for the shard to unpin a snapshot.
+const releaseTimeout = 10 * time.Second
 
 // repeatable reports whether t runs at REPEATABLE READ.
 func (t *txnState) repeatable() bool { return t != nil && t.isolation == gateway.RepeatableRead }
@@ -60,7 +65,11 @@ func (s *session) releaseSnapshot(t *txnState) {
 	}
 	id := t.snapshotID
 	t.snapshotID = 0
-	if _, err := s.e.ask(context.Background(), shard.ActorID, shard.ReleaseSnapshot{ID: id}); err != nil {
+	// Not the statement's context: the release must happen even when the
+	// client canceled; bounded so a stopping engine cannot hang Close.
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	if _, err := s.e.ask(ctx, shard.ActorID, shard.ReleaseSnapshot{ID: id}); err != nil {
 		s.e.log.Error("releasing a transaction snapshot", "err", err)
 	}
 }
@@ -82,4 +91,48 @@ func concurrentUpdate(deleted bool) error {
 		what = "delete"
 	}
 	return errcode.New(errcode.ConcurrentUpdate, "could not serialize access due to concurrent %s", what)
+}
+
+// unseen reports, per key, whether the transaction has not looked the row
+// up before.
+func (w *writer) unseen(keys []types.Row) []bool {
+	out := make([]bool, len(keys))
+	for i, k := range keys {
+		_, seen := w.tw.rows[encodePK(w.rel, k)]
+		out[i] = !seen
+	}
+	return out
+}
+
+// conflictsVisible is REPEATABLE READ's rule for INSERT ... ON CONFLICT:
+// a conflicting row (looked up at the newest state by current) must be
+// the one the transaction's snapshot holds; one committed after the
+// snapshot fails with 40001, as in PostgreSQL, rather than being skipped
+// or updated from a state the transaction cannot see. unseen (nil: no
+// check) marks the keys current looked up in this statement.
+func (w *writer) conflictsVisible(ctx context.Context, keys []types.Row, unseen []bool) error {
+	var check []types.Row
+	var latest []types.Row
+	for i, k := range keys {
+		if unseen == nil || !unseen[i] {
+			continue
+		}
+		if p := w.tw.rows[encodePK(w.rel, k)]; p != nil && p.row != nil && !p.changed {
+			check = append(check, k)
+			latest = append(latest, p.row)
+		}
+	}
+	if len(check) == 0 {
+		return nil
+	}
+	m, err := w.s.e.ask(ctx, shard.ActorID, shard.Lookup{Snapshot: w.snap, Table: w.rel.ID, Keys: check, At: w.s.readAt()})
+	if err != nil {
+		return err
+	}
+	for i, r := range m.(shard.LookupResult).Rows {
+		if !sameRow(w.rel, r, latest[i]) {
+			return concurrentUpdate(false)
+		}
+	}
+	return nil
 }
