@@ -8,6 +8,7 @@ import (
 
 	"github.com/rockstream/rockstream/correctness/harness"
 	"github.com/rockstream/rockstream/internal/enginetest"
+	"github.com/rockstream/rockstream/internal/pgtest"
 )
 
 // dmlFromScript: UPDATE ... FROM and DELETE ... USING join the target with
@@ -169,6 +170,56 @@ func TestDMLFromKeepsViews(t *testing.T) {
 	for _, v := range []string{"vk", "vl"} {
 		if got := rowsText(t, c, "SELECT g, count(*), sum(n) FROM "+v+" GROUP BY g ORDER BY g"); fmt.Sprint(got) != want {
 			t.Fatalf("%s after DELETE ... USING: %v, want %s", v, got, want)
+		}
+	}
+}
+
+// dmlFromLockScript: UPDATE ... FROM and DELETE ... USING lock their
+// target rows like plain UPDATE and DELETE. Under READ COMMITTED a
+// statement reaching a row another transaction holds waits, then applies
+// to the committed row (the WHERE rechecked against it); under
+// REPEATABLE READ it fails with 40001. Outcomes must equal PostgreSQL's.
+var dmlFromLockScript = []step{
+	{"a", `DROP TABLE IF EXISTS dfl_r, dfl_s`, now},
+	{"a", `CREATE TABLE dfl_r (id int PRIMARY KEY, v int NOT NULL)`, now},
+	{"a", `CREATE TABLE dfl_s (sid int, d int)`, now},
+	{"a", `INSERT INTO dfl_r VALUES (1, 0), (2, 0), (3, 0)`, now},
+	{"a", `INSERT INTO dfl_s VALUES (1, 1), (1, 1), (2, 1), (3, 1)`, now},
+	// READ COMMITTED: wait, then update the committed row once.
+	{"a", `BEGIN`, now},
+	{"a", `UPDATE dfl_r SET v = v + 10 WHERE id = 1`, now},
+	{"b", `UPDATE dfl_r SET v = v + d FROM dfl_s WHERE id = sid AND sid = 1 RETURNING id, v`, async},
+	{"a", `COMMIT`, now},
+	{"b", ``, join},
+	// ... and DELETE ... USING rechecks its WHERE on the committed row.
+	{"a", `BEGIN`, now},
+	{"a", `UPDATE dfl_r SET v = 100 WHERE id = 2`, now},
+	{"b", `DELETE FROM dfl_r USING dfl_s WHERE id = sid AND sid = 2 AND v = 0 RETURNING id, v`, async},
+	{"a", `COMMIT`, now},
+	{"b", ``, join},
+	{"a", `BEGIN`, now},
+	{"a", `UPDATE dfl_r SET v = 7 WHERE id = 3`, now},
+	{"b", `DELETE FROM dfl_r USING dfl_s WHERE id = sid AND sid = 3 RETURNING id, v, d`, async},
+	{"a", `COMMIT`, now},
+	{"b", ``, join},
+	// REPEATABLE READ: a row committed after the snapshot is 40001.
+	{"b", `BEGIN ISOLATION LEVEL REPEATABLE READ`, now},
+	{"b", `SELECT id, v FROM dfl_r ORDER BY id`, now},
+	{"a", `UPDATE dfl_r SET v = v + 1 WHERE id = 1`, now},
+	{"b", `UPDATE dfl_r SET v = 0 FROM dfl_s WHERE id = sid AND sid = 1`, now},
+	{"b", `ROLLBACK`, now},
+	{"a", `SELECT id, v FROM dfl_r ORDER BY id`, now},
+	{"a", `DROP TABLE dfl_r, dfl_s`, now},
+}
+
+func TestDMLFromLocksMatchPostgres(t *testing.T) {
+	srv := enginetest.StartServer(t, t.TempDir())
+	got := runInterleaving(t, harness.ConnectRS(t, srv), harness.ConnectRS(t, srv), dmlFromLockScript)
+	url := pgtest.Start(t)
+	want := runInterleaving(t, harness.Dial(t, "postgresql", url), harness.Dial(t, "postgresql", url), dmlFromLockScript)
+	for i, s := range dmlFromLockScript {
+		if got[i] != want[i] {
+			t.Errorf("step %d %s: %s\n  rockstream: %s\n  postgresql: %s", i, s.session, s.sql, got[i], want[i])
 		}
 	}
 }
