@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
@@ -30,6 +31,9 @@ type writer struct {
 	// written are the new rows of this statement, for CHECK constraints.
 	written []types.Row
 	snap    *control.Snapshot
+	// read is the target table as the statement's row plan read it (for
+	// UPDATE ... FROM / DELETE ... USING on tables without a key).
+	read zset.Batch
 }
 
 // verifyChecks evaluates the table's CHECK constraints over the rows this
@@ -89,12 +93,23 @@ func (s *session) writerFor(snap *control.Snapshot, rel *catalog.Relation, verb 
 // current returns the row a key has as this transaction sees it, fetching
 // committed rows for the keys it has not touched in one request.
 func (w *writer) current(ctx context.Context, snap *control.Snapshot, keys []types.Row) ([]types.Row, error) {
+	return w.currentEncoded(ctx, snap, keys, nil)
+}
+
+// currentEncoded is current with the keys' encodings (encodePK) when the
+// caller has them (nil: computed here).
+func (w *writer) currentEncoded(ctx context.Context, snap *control.Snapshot, keys []types.Row, encs []string) ([]types.Row, error) {
 	out := make([]types.Row, len(keys))
 	missing := make([]types.Row, 0, len(keys))
 	missingKeys := make([]string, 0, len(keys))
 	at := make([]int, 0, len(keys))
 	for i, k := range keys {
-		enc := encodePK(w.rel, k)
+		var enc string
+		if encs != nil {
+			enc = encs[i]
+		} else {
+			enc = encodePK(w.rel, k)
+		}
 		if p, ok := w.tw.rows[enc]; ok {
 			out[i] = p.row
 			continue
@@ -111,8 +126,15 @@ func (w *writer) current(ctx context.Context, snap *control.Snapshot, keys []typ
 		return nil, err
 	}
 	rows := m.(shard.LookupResult).Rows
-	// One allocation for the new entries (a COPY chunk adds thousands).
+	// One allocation for the new entries (a COPY chunk adds thousands),
+	// and room for them in the map and the key order up front: growing
+	// them one insert at a time was a third of this function's bytes.
 	slab := make([]pendingRow, len(at))
+	if len(w.tw.rows) == 0 && len(at) > 8 {
+		// NB: empty, so nothing refers to the old map's entries.
+		w.tw.rows = make(map[string]*pendingRow, len(at))
+	}
+	w.tw.keys = slices.Grow(w.tw.keys, len(at))
 	for j, i := range at {
 		out[i] = rows[j]
 		// Remember what was committed when the transaction first looked.
@@ -293,10 +315,11 @@ func (s *session) startDML(ctx context.Context, snap *control.Snapshot, table *c
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rows, err := s.runPlan(ctx, snap, rowsPlan, env)
+	rows, inputs, err := s.runPlanInputs(ctx, snap, rowsPlan, env)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	w.read = inputs[table.ID]
 	return w, ret, rows, nil
 }
 
@@ -337,15 +360,24 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 		}
 		return int64(len(rows)), nil
 	}
+	// The keys and their encodings, computed once per row (the key rows
+	// carved from one slab).
 	keys := make([]types.Row, len(rows))
+	encs := make([]string, len(rows))
+	npk := len(w.rel.PrimaryKey)
+	slab := make(types.Row, len(rows)*npk)
 	for i, r := range rows {
-		keys[i] = pkOf(w.rel, r)
+		k := slab[i*npk : (i+1)*npk : (i+1)*npk]
+		for j, c := range w.rel.PrimaryKey {
+			k[j] = r[c]
+		}
+		keys[i], encs[i] = k, encodePK(w.rel, k)
 	}
 	var unseen []bool
 	if oc != nil && w.s.txn.repeatable() {
 		unseen = w.unseen(keys)
 	}
-	if _, err := w.current(ctx, snap, keys); err != nil {
+	if _, err := w.currentEncoded(ctx, snap, keys, encs); err != nil {
 		return 0, err
 	}
 	if err := w.conflictsVisible(ctx, keys, unseen); err != nil {
@@ -372,7 +404,7 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 	}
 	var n int64
 	for i, r := range rows {
-		k := encodePK(w.rel, keys[i])
+		k := encs[i]
 		existing := w.tw.rows[k].row
 		if existing == nil {
 			if err := w.setEncoded(k, r); err != nil {
@@ -463,6 +495,11 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 	}
 	width := len(st.Table.Columns)
 	if len(w.rel.PrimaryKey) == 0 {
+		if st.From {
+			if pairs, err = w.onePerPhysicalRow(pairs), nil; err != nil {
+				return nil, err
+			}
+		}
 		return w.updateKeyless(pairs, width, env, ret)
 	}
 	var n int64
@@ -491,7 +528,7 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 		}
 		w.touched[k] = true
 		n++
-		if err := ret.add(env, newRow); err != nil {
+		if err := ret.add(env, withSources(newRow, p[2*width:])); err != nil {
 			return nil, err
 		}
 	}
@@ -510,6 +547,11 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 		return nil, err
 	}
 	if len(w.rel.PrimaryKey) == 0 {
+		if st.Using {
+			if rows, err = w.onePerPhysicalRow(rows), nil; err != nil {
+				return nil, err
+			}
+		}
 		return w.deleteKeyless(rows, len(st.Table.Columns), env, ret)
 	}
 	keys := make([]types.Row, len(rows))

@@ -55,7 +55,7 @@ func (w *writer) updateKeyless(pairs []types.Row, width int, env *expr.Env, ret 
 		if err := w.appendKeyless(newRow); err != nil {
 			return nil, err
 		}
-		if err := ret.add(env, newRow); err != nil {
+		if err := ret.add(env, withSources(newRow, p[2*width:])); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/syscat"
 )
 
@@ -58,11 +59,18 @@ func scannedRelations(n plan.Node) []*catalog.Relation {
 
 // runPlan runs a plan once over the current snapshot of what it reads.
 func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.Node, env *expr.Env) ([]types.Row, error) {
+	rows, _, err := s.runPlanInputs(ctx, snap, n, env)
+	return rows, err
+}
+
+// runPlanInputs is runPlan also returning the relations it read.
+func (s *session) runPlanInputs(ctx context.Context, snap *control.Snapshot, n plan.Node, env *expr.Env) ([]types.Row, map[catalog.ID]zset.Batch, error) {
 	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(n), pointKeys(n, env))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return s.e.evaluate(ctx, env, func() ([]types.Row, error) { return runOnce(n, inputs, env) })
+	rows, err := s.e.evaluate(ctx, env, func() ([]types.Row, error) { return runOnce(n, inputs, env) })
+	return rows, inputs, err
 }
 
 func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Query, env *expr.Env) ([]types.Row, error) {

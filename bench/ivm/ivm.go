@@ -47,6 +47,10 @@ type Options struct {
 	PGURL     string // PostgreSQL 15 connection string
 	Out       string // CSV and SVG folder ("" : none)
 	Progress  io.Writer
+	// BeforeChanges, if set, runs once after loading and before the first
+	// change is applied (rockstream bench ivm --profile=changes starts the
+	// CPU profile there, so loading does not drown the measured phase).
+	BeforeChanges func()
 }
 
 // Result is one change size's timings (medians).
@@ -61,7 +65,13 @@ type Result struct {
 	// with no views (plus the waiting read): the ingest floor, so
 	// RockStream - RSIngest approximates the maintenance cost.
 	RSIngest time.Duration
+	// RSCPU and RSIngestCPU are this process's CPU time (server and
+	// client, user+system) over the same intervals as RockStream and
+	// RSIngest: on a shared machine they move less than wall time.
+	RSCPU, RSIngestCPU time.Duration
 }
+
+func cpuNow() time.Duration { return time.Duration(benchutil.CPUSeconds() * float64(time.Second)) }
 
 const dimRows = 1000
 
@@ -200,14 +210,17 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	}
 	next := o.Rows
 	var res []Result
+	if o.BeforeChanges != nil {
+		o.BeforeChanges()
+	}
 	for _, f := range o.Fractions {
 		k := max(int64(float64(o.Rows)*f), 1)
-		var tRS, tRef, tUp, tIns, tPlain []time.Duration
+		var tRS, tRef, tUp, tIns, tPlain, cRS, cPlain []time.Duration
 		for rep := 0; rep < o.Reps; rep++ {
 			data := rows(next, next+k)
 			next += k
 			// RockStream: ingest + maintenance, until a read sees it.
-			t := time.Now()
+			t, c := time.Now(), cpuNow()
 			if err := copyIn(ctx, rs, "base", data); err != nil {
 				return res, err
 			}
@@ -215,15 +228,15 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			if err := rs.QueryRow(ctx, "SELECT count(*) FROM v_group").Scan(&n); err != nil {
 				return res, err
 			}
-			tRS = append(tRS, time.Since(t))
-			t = time.Now()
+			tRS, cRS = append(tRS, time.Since(t)), append(cRS, cpuNow()-c)
+			t, c = time.Now(), cpuNow()
 			if err := copyIn(ctx, rs, "plain", data); err != nil {
 				return res, err
 			}
 			if err := rs.QueryRow(ctx, "SELECT count(*) FROM v_group").Scan(&n); err != nil {
 				return res, err
 			}
-			tPlain = append(tPlain, time.Since(t))
+			tPlain, cPlain = append(tPlain, time.Since(t)), append(cPlain, cpuNow()-c)
 			// PostgreSQL: stage, insert, refresh, upsert.
 			if err := execAll(ctx, pg, "TRUNCATE chg"); err != nil {
 				return res, err
@@ -251,10 +264,10 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			}
 			tUp = append(tUp, time.Since(t))
 		}
-		r := Result{Fraction: f, ChangeRows: k, RockStream: median(tRS), PGRefresh: median(tRef), PGUpsert: median(tUp), PGInsert: median(tIns), RSIngest: median(tPlain)}
+		r := Result{Fraction: f, ChangeRows: k, RockStream: median(tRS), PGRefresh: median(tRef), PGUpsert: median(tUp), PGInsert: median(tIns), RSIngest: median(tPlain), RSCPU: median(cRS), RSIngestCPU: median(cPlain)}
 		res = append(res, r)
 		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "change %s (%d rows): rockstream %s (ingest alone %s), pg refresh %s, pg upsert %s\n", pct(f), k, r.RockStream, r.RSIngest, r.PGRefresh, r.PGUpsert)
+			fmt.Fprintf(o.Progress, "change %s (%d rows): rockstream %s (cpu %s; ingest alone %s, cpu %s), pg refresh %s, pg upsert %s\n", pct(f), k, r.RockStream, r.RSCPU, r.RSIngest, r.RSIngestCPU, r.PGRefresh, r.PGUpsert)
 		}
 	}
 	// Cross-check: the views agree with PostgreSQL's recomputation.
@@ -331,9 +344,9 @@ func writeOut(dir string, n int64, res []Result) error {
 
 // WriteTable prints results as an aligned text table.
 func WriteTable(w io.Writer, n int64, res []Result) {
-	fmt.Fprintf(w, "base rows %d\n%-8s %10s %14s %14s %14s %14s %14s %12s %12s\n", n, "change", "rows", "rockstream ms", "rs ingest ms", "pg refresh ms", "pg upsert ms", "pg insert ms", "refresh/rs", "upsert/rs")
+	fmt.Fprintf(w, "base rows %d\n%-8s %10s %14s %10s %14s %10s %14s %14s %14s %12s %12s\n", n, "change", "rows", "rockstream ms", "rs cpu ms", "rs ingest ms", "ingest cpu", "pg refresh ms", "pg upsert ms", "pg insert ms", "refresh/rs", "upsert/rs")
 	for _, r := range res {
-		fmt.Fprintf(w, "%-8s %10d %14.2f %14.2f %14.2f %14.2f %14.2f %11.1fx %11.2fx\n", pct(r.Fraction), r.ChangeRows, ms(r.RockStream), ms(r.RSIngest), ms(r.PGRefresh),
+		fmt.Fprintf(w, "%-8s %10d %14.2f %10.2f %14.2f %10.2f %14.2f %14.2f %14.2f %11.1fx %11.2fx\n", pct(r.Fraction), r.ChangeRows, ms(r.RockStream), ms(r.RSCPU), ms(r.RSIngest), ms(r.RSIngestCPU), ms(r.PGRefresh),
 			ms(r.PGUpsert), ms(r.PGInsert), r.PGRefresh.Seconds()/r.RockStream.Seconds(), r.PGUpsert.Seconds()/r.RockStream.Seconds())
 	}
 }

@@ -17,38 +17,77 @@ import (
 
 // newBenchCommand is `rockstream bench ...`: the benchmark suites in bench/.
 func newBenchCommand() *cobra.Command {
-	var cpuProfile string
-	var stopProfile func()
+	p := &benchProfile{}
 	c := &cobra.Command{
 		Use:   "bench",
 		Short: "Run a benchmark suite (nexmark, ivm)",
 		PersistentPreRunE: func(*cobra.Command, []string) error {
-			if cpuProfile == "" {
-				return nil
+			if p.from == "run" {
+				return p.start()
 			}
-			f, err := os.Create(cpuProfile)
-			if err != nil {
-				return err
-			}
-			if err := pprof.StartCPUProfile(f); err != nil {
-				f.Close()
-				return err
-			}
-			stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
-			return nil
-		},
-		PersistentPostRunE: func(*cobra.Command, []string) error {
-			if stopProfile != nil {
-				stopProfile()
+			if p.from != "changes" {
+				return fmt.Errorf("--profile must be run or changes, not %q", p.from)
 			}
 			return nil
 		},
+		PersistentPostRunE: func(*cobra.Command, []string) error { return p.stop() },
 	}
 	// The profile covers the whole process: the server AND the benchmark's
 	// driver (client, generator), so the driver's share is visible.
-	c.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (go tool pprof) to this file")
-	c.AddCommand(newBenchNexmarkCommand(), newBenchIVMCommand())
+	c.PersistentFlags().StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
+	c.PersistentFlags().StringVar(&p.mem, "memprofile", "", "write an allocation profile (go tool pprof -sample_index=alloc_space) to this file at the end")
+	c.PersistentFlags().StringVar(&p.from, "profile", "run", "what the profiles cover: run (the whole run) or changes (ivm: only the measured change sets, not loading)")
+	c.AddCommand(newBenchNexmarkCommand(), newBenchIVMCommand(p))
 	return c
+}
+
+// benchProfile is the --cpuprofile/--memprofile state of one bench run.
+type benchProfile struct {
+	cpu, mem, from string
+	f              *os.File
+}
+
+// start starts the CPU profile (a no-op without --cpuprofile, or when
+// already started).
+func (p *benchProfile) start() error {
+	if p.cpu == "" || p.f != nil {
+		return nil
+	}
+	f, err := os.Create(p.cpu)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	p.f = f
+	return nil
+}
+
+// stop ends the CPU profile and writes the allocation profile. NB: Go's
+// allocation profile counts from process start, so --memprofile always
+// covers the whole run, loading included.
+func (p *benchProfile) stop() error {
+	if p.f != nil {
+		pprof.StopCPUProfile()
+		if err := p.f.Close(); err != nil {
+			return err
+		}
+		p.f = nil
+	}
+	if p.mem == "" {
+		return nil
+	}
+	f, err := os.Create(p.mem)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func newBenchNexmarkCommand() *cobra.Command {
@@ -114,7 +153,7 @@ func newBenchNexmarkCommand() *cobra.Command {
 	return c
 }
 
-func newBenchIVMCommand() *cobra.Command {
+func newBenchIVMCommand(p *benchProfile) *cobra.Command {
 	var (
 		rows      int64
 		fractions []float64
@@ -137,7 +176,15 @@ func newBenchIVMCommand() *cobra.Command {
 				defer pgtest.Stop()
 				pgURL = u
 			}
-			res, err := ivm.Run(ctx, ivm.Options{Rows: rows, Fractions: fractions, Reps: reps, PGURL: pgURL, Out: out, Progress: cmd.ErrOrStderr()})
+			o := ivm.Options{Rows: rows, Fractions: fractions, Reps: reps, PGURL: pgURL, Out: out, Progress: cmd.ErrOrStderr()}
+			var startErr error
+			if p.from == "changes" {
+				o.BeforeChanges = func() { startErr = p.start() }
+			}
+			res, err := ivm.Run(ctx, o)
+			if err == nil {
+				err = startErr
+			}
 			ivm.WriteTable(cmd.OutOrStdout(), rows, res)
 			if err == nil && out != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/ivm.csv and %s/ivm.svg\n", out, out)

@@ -50,23 +50,32 @@ type Assignment struct {
 type Update struct {
 	Table *catalog.Relation
 	// Rows produces, per updated row, the old row followed by the new row
-	// (2 × table width columns).
+	// (2 × table width columns), then with FROM the columns of the FROM
+	// items joined to it. With FROM a target row can come several times
+	// (once per matching source row); it is updated once, as PostgreSQL.
 	Rows       plan.Node
 	Returning  *Returning
 	ParamTypes []types.Type
+	// From is set for UPDATE ... FROM.
+	From bool
 }
 
 // Delete is DELETE FROM t [WHERE ...] [RETURNING].
 type Delete struct {
 	Table *catalog.Relation
-	// Rows produces the rows to delete (full old rows).
+	// Rows produces the rows to delete (full old rows), then with USING the
+	// columns of the USING items joined to them (a row can come several
+	// times; it is deleted once).
 	Rows       plan.Node
 	Returning  *Returning
 	ParamTypes []types.Type
+	// Using is set for DELETE ... USING.
+	Using bool
 }
 
 // Returning is a RETURNING list, evaluated over the affected table row (the
-// new row for INSERT/UPDATE, the old row for DELETE).
+// new row for INSERT/UPDATE, the old row for DELETE), followed for UPDATE
+// ... FROM and DELETE ... USING by the columns of the joined source row.
 type Returning struct {
 	Exprs   []plan.Scalar
 	Columns []plan.Column
@@ -438,8 +447,12 @@ func (b *binder) assignments(rel *catalog.Relation, list []*pg_query.Node, sc *s
 }
 
 func (b *binder) returning(rel *catalog.Relation, alias string, list []*pg_query.Node) (*Returning, error) {
-	cols := tableColumns(rel)
-	sc := relationScope(alias, cols, nil)
+	return b.returningIn(relationScope(alias, tableColumns(rel), nil), list)
+}
+
+// returningIn binds a RETURNING list over sc (the target's columns, then
+// any FROM/USING columns).
+func (b *binder) returningIn(sc *scope, list []*pg_query.Node) (*Returning, error) {
 	r := &Returning{}
 	for _, n := range list {
 		rt := n.GetResTarget()
@@ -482,6 +495,27 @@ func (b *binder) tableScan(rel *catalog.Relation, alias string) (plan.Node, *sco
 	return &plan.Scan{Relation: rel, Alias: alias, Cols: cols}, relationScope(alias, cols, nil)
 }
 
+// joinSources joins the target scan with the FROM items of UPDATE ... FROM
+// or the USING items of DELETE ... USING (cross joins, filtered later by
+// the WHERE), target columns first. The items cannot see the target (only
+// LATERAL could, which is not supported), and a name may appear once: the
+// target's own name (or alias) among them is 42712, as in PostgreSQL.
+func (b *binder) joinSources(node plan.Node, sc *scope, items []*pg_query.Node) (plan.Node, *scope, error) {
+	for _, item := range items {
+		n, s, err := b.fromItem(item, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, t := range s.tables {
+			if sc.hasTable(t) {
+				return nil, nil, b.semantic("42712", -1, "table name \"%s\" specified more than once", t)
+			}
+		}
+		node, sc = crossJoin(node, sc, n, s)
+	}
+	return node, sc, nil
+}
+
 func (b *binder) where(node plan.Node, sc *scope, w *pg_query.Node) (plan.Node, error) {
 	if w == nil {
 		return node, nil
@@ -500,14 +534,14 @@ func (b *binder) update(s *pg_query.UpdateStmt) (*Update, error) {
 	if s.WithClause != nil {
 		return nil, b.unsupported(s.WithClause.Location, "WITH in UPDATE")
 	}
-	if len(s.FromClause) > 0 {
-		return nil, b.unsupported(s.Relation.Location, "UPDATE ... FROM")
-	}
 	rel, alias, err := b.targetTable(s.Relation)
 	if err != nil {
 		return nil, err
 	}
 	node, sc := b.tableScan(rel, alias)
+	if node, sc, err = b.joinSources(node, sc, s.FromClause); err != nil {
+		return nil, err
+	}
 	sets, err := b.assignments(rel, s.TargetList, sc)
 	if err != nil {
 		return nil, err
@@ -522,9 +556,16 @@ func (b *binder) update(s *pg_query.UpdateStmt) (*Update, error) {
 		newExprs[a.Column] = a.Expr
 	}
 	outCols := append(append([]plan.Column(nil), cols...), cols...)
-	u := &Update{Table: rel, Rows: &plan.Project{Input: node, Exprs: append(exprs, newExprs...), Cols: outCols}}
+	outExprs := append(exprs, newExprs...)
+	// The FROM items' columns follow, for RETURNING.
+	all := node.Schema()
+	for i := len(cols); i < len(all); i++ {
+		outExprs = append(outExprs, &plan.ColRef{Index: i, Typ: all[i].Type})
+		outCols = append(outCols, all[i])
+	}
+	u := &Update{Table: rel, Rows: &plan.Project{Input: node, Exprs: outExprs, Cols: outCols}, From: len(s.FromClause) > 0}
 	if len(s.ReturningList) > 0 {
-		if u.Returning, err = b.returning(rel, alias, s.ReturningList); err != nil {
+		if u.Returning, err = b.returningIn(sc, s.ReturningList); err != nil {
 			return nil, err
 		}
 	}
@@ -535,20 +576,20 @@ func (b *binder) delete(s *pg_query.DeleteStmt) (*Delete, error) {
 	if s.WithClause != nil {
 		return nil, b.unsupported(s.WithClause.Location, "WITH in DELETE")
 	}
-	if len(s.UsingClause) > 0 {
-		return nil, b.unsupported(s.Relation.Location, "DELETE ... USING")
-	}
 	rel, alias, err := b.targetTable(s.Relation)
 	if err != nil {
 		return nil, err
 	}
 	node, sc := b.tableScan(rel, alias)
+	if node, sc, err = b.joinSources(node, sc, s.UsingClause); err != nil {
+		return nil, err
+	}
 	if node, err = b.where(node, sc, s.WhereClause); err != nil {
 		return nil, err
 	}
-	d := &Delete{Table: rel, Rows: node}
+	d := &Delete{Table: rel, Rows: node, Using: len(s.UsingClause) > 0}
 	if len(s.ReturningList) > 0 {
-		if d.Returning, err = b.returning(rel, alias, s.ReturningList); err != nil {
+		if d.Returning, err = b.returningIn(sc, s.ReturningList); err != nil {
 			return nil, err
 		}
 	}
