@@ -57,6 +57,12 @@ var dmlFromScript = []string{
 	// Self-join with an alias; the target named twice is an error.
 	`UPDATE df_k SET n = df_k.n + 100 FROM df_k other WHERE other.id = df_k.id + 1 RETURNING df_k.id, df_k.n, other.id`,
 	`SELECT id, n FROM df_k ORDER BY id`,
+	`UPDATE df_l SET n = df_l.n + 1 FROM df_l o WHERE o.id = df_l.id RETURNING df_l.id, df_l.n, o.n`,
+	`SELECT id, n FROM df_l ORDER BY id, n`,
+	`PREPARE df_p (int) AS UPDATE df_l SET n = n + $1 FROM df_s WHERE id = sid AND w > $1 RETURNING id, n`,
+	`EXECUTE df_p (15)`,
+	`DEALLOCATE df_p`,
+	`SELECT id, n FROM df_l ORDER BY id, n`,
 	`UPDATE df_k SET n = 1 FROM df_k WHERE true`,
 	`UPDATE df_k k SET n = 1 FROM df_k k WHERE true`,
 	`DELETE FROM df_l USING df_l WHERE true`,
@@ -65,6 +71,8 @@ var dmlFromScript = []string{
 	`UPDATE df_l SET n = 1 FROM df_k WHERE id = 1`,
 	`DELETE FROM df_l USING df_k WHERE id = 1`,
 	`DELETE FROM df_l USING df_s WHERE id = nope`,
+	`UPDATE df_k SET n = 1 FROM df_s JOIN df_t ON tid = df_k.id WHERE true`,
+	`UPDATE df_k SET n = 1 FROM (SELECT * FROM df_s WHERE sid = df_k.id) x WHERE true`,
 	`UPDATE df_l SET n = 1 FROM df_s WHERE df_l.id = df_s.sid RETURNING df_s.nope`,
 	// DELETE ... USING with RETURNING, keyed and keyless, multi-match.
 	`DELETE FROM df_l USING df_s WHERE id = sid AND sid = 1 RETURNING id, n, w`,
