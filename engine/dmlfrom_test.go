@@ -50,6 +50,7 @@ var dmlFromScript = []string{
 	`UPDATE df_t SET tid = tid + 10 FROM df_s WHERE tid = sid RETURNING tid, label`,
 	`UPDATE df_t SET tid = tid - 10 FROM df_s WHERE tid = sid + 10 RETURNING *`,
 	`SELECT tid, label FROM df_t ORDER BY tid`,
+	`UPDATE df_t SET label = label || g FROM generate_series(1, 3) g WHERE tid = g RETURNING tid, label, g`,
 	`SELECT id, n, g FROM df_k ORDER BY id`,
 	// No match: nothing changes.
 	`UPDATE df_k SET n = 0 FROM df_s WHERE id = sid AND w > 100`,
