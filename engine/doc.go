@@ -11,5 +11,8 @@
 //
 // A session's transaction buffers its row writes (per table, per primary
 // key); its own reads of tables see them. Materialized views reflect
-// committed data only.
+// committed data only. READ COMMITTED statements read the newest committed
+// state; a REPEATABLE READ transaction pins one shard snapshot at its first
+// statement (shard.OpenSnapshot, Read.At, Lookup.At) for all its reads
+// (isolation.go).
 package engine

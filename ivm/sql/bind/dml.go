@@ -1,6 +1,9 @@
 package bind
 
 import (
+	"errors"
+	"fmt"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -504,7 +507,7 @@ func (b *binder) joinSources(node plan.Node, sc *scope, items []*pg_query.Node) 
 	for _, item := range items {
 		n, s, err := b.fromItem(item, nil)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, invalidReference(err, sc)
 		}
 		for _, t := range s.tables {
 			if sc.hasTable(t) {
@@ -514,6 +517,24 @@ func (b *binder) joinSources(node plan.Node, sc *scope, items []*pg_query.Node) 
 		node, sc = crossJoin(node, sc, n, s)
 	}
 	return node, sc, nil
+}
+
+// invalidReference rewords a FROM item's reference to the target (or an
+// earlier item) as PostgreSQL does: the table is there, but this part of
+// the statement cannot see it.
+func invalidReference(err error, sc *scope) error {
+	var e *errcode.Error
+	if !errors.As(err, &e) || e.Code != errcode.SQLUndefinedTable {
+		return err
+	}
+	for _, t := range sc.tables {
+		if e.Message == fmt.Sprintf("missing FROM-clause entry for table \"%s\"", t) {
+			out := errcode.New(errcode.SQLUndefinedTable, "invalid reference to FROM-clause entry for table \"%s\"", t).WithPosition(e.Position)
+			out.Hint = fmt.Sprintf("There is an entry for table \"%s\", but it cannot be referenced from this part of the query.", t)
+			return out
+		}
+	}
+	return err
 }
 
 func (b *binder) where(node plan.Node, sc *scope, w *pg_query.Node) (plan.Node, error) {
