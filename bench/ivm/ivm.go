@@ -318,14 +318,15 @@ func writeOut(dir string, n int64, res []Result) error {
 	}
 	var b strings.Builder
 	cw := csv.NewWriter(&b)
-	_ = cw.Write([]string{"base_rows", "change_pct", "change_rows", "rockstream_ms", "rockstream_ingest_only_ms", "pg_refresh_ms", "pg_upsert_ms", "pg_insert_ms", "refresh_over_rockstream", "upsert_over_rockstream"})
+	_ = cw.Write([]string{"base_rows", "change_pct", "change_rows", "rockstream_ms", "rockstream_ingest_only_ms", "pg_refresh_ms", "pg_upsert_ms", "pg_insert_ms", "refresh_over_rockstream", "upsert_over_rockstream", "rockstream_cpu_ms", "rockstream_ingest_only_cpu_ms"})
 	ff := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	var cats []string
 	var s1, s2, s3 []float64
 	for _, r := range res {
 		_ = cw.Write([]string{strconv.FormatInt(n, 10), ff(r.Fraction * 100), strconv.FormatInt(r.ChangeRows, 10),
 			ff(ms(r.RockStream)), ff(ms(r.RSIngest)), ff(ms(r.PGRefresh)), ff(ms(r.PGUpsert)), ff(ms(r.PGInsert)),
-			ff(r.PGRefresh.Seconds() / r.RockStream.Seconds()), ff(r.PGUpsert.Seconds() / r.RockStream.Seconds())})
+			ff(r.PGRefresh.Seconds() / r.RockStream.Seconds()), ff(r.PGUpsert.Seconds() / r.RockStream.Seconds()),
+			ff(ms(r.RSCPU)), ff(ms(r.RSIngestCPU))})
 		cats = append(cats, pct(r.Fraction))
 		s1, s2, s3 = append(s1, ms(r.RockStream)), append(s2, ms(r.PGRefresh)), append(s3, ms(r.PGUpsert))
 	}
