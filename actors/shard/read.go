@@ -83,8 +83,11 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 		return nil, err
 	}
 	out := LookupResult{Rows: make([]types.Row, len(m.Keys))}
+	// NB: one key buffer for the whole lookup (Get does not keep the key).
+	var key []byte
 	for i, k := range m.Keys {
-		v, ok, err := r.Get(keyOf(rel, ts, k))
+		key = appendKey(key[:0], rel, ts, k)
+		v, ok, err := r.Get(key)
 		if err != nil {
 			return nil, err
 		}
