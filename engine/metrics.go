@@ -14,6 +14,7 @@ type collector struct {
 
 	commits, commitErrors, queries, rowsWritten  *prometheus.Desc
 	frontier, lastEpoch, epochSteps, stepSeconds *prometheus.Desc
+	viewRebuilds                                 *prometheus.Desc
 	viewRows, viewStateBytes, viewLag            *prometheus.Desc
 }
 
@@ -31,6 +32,7 @@ func newCollector(engine func() *Engine) *collector {
 		lastEpoch:      d("shard_last_epoch", "Last source epoch committed."),
 		epochSteps:     d("shard_epoch_steps_total", "Epoch maintenance steps."),
 		stepSeconds:    d("shard_last_step_seconds", "Duration of the last epoch step."),
+		viewRebuilds:   d("view_rebuilds_total", "Views rebuilt from their inputs at startup because their stored state was written in another format (see the log for which)."),
 		viewRows:       d("view_rows", "Rows in a materialized view.", "view"),
 		viewStateBytes: d("view_state_bytes", "Operator state bytes of a view.", "view"),
 		viewLag:        d("view_freshness_lag_epochs", "Committed epochs not yet reflected in the view.", "view"),
@@ -38,7 +40,7 @@ func newCollector(engine func() *Engine) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRows, c.viewStateBytes, c.viewLag} {
+	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag} {
 		ch <- d
 	}
 }
@@ -63,6 +65,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.lastEpoch, prometheus.GaugeValue, float64(st.LastEpoch))
 	ch <- prometheus.MustNewConstMetric(c.epochSteps, prometheus.CounterValue, float64(st.EpochSteps))
 	ch <- prometheus.MustNewConstMetric(c.stepSeconds, prometheus.GaugeValue, float64(st.StepNanos)/1e9)
+	ch <- prometheus.MustNewConstMetric(c.viewRebuilds, prometheus.CounterValue, float64(st.ViewRebuilds))
 	for _, v := range st.Views {
 		ch <- prometheus.MustNewConstMetric(c.viewRows, prometheus.GaugeValue, float64(v.Rows), v.Name)
 		ch <- prometheus.MustNewConstMetric(c.viewStateBytes, prometheus.GaugeValue, float64(v.StateBytes), v.Name)

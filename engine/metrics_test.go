@@ -61,6 +61,7 @@ func TestMetricsAndHealth(t *testing.T) {
 		`rockstream_commits_total 1`,
 		`rockstream_object_store_requests_total{object="wal",op="put_if_absent"}`,
 		`rockstream_view_freshness_lag_epochs{view="mg"} 0`,
+		"rockstream_view_rebuilds_total 0\n",
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Fatalf("/metrics lacks %q", want)
