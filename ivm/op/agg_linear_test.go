@@ -66,6 +66,26 @@ func (f floatsOf) Eval(env *expr.Env, row types.Row) (types.Datum, error) {
 	return f.values[v.(int64)%int64(len(f.values))], nil
 }
 
+// numericsOf maps an int8 expression's tiny domain onto values of
+// numeric(18,2): the largest and least, a small one and NaN (test only).
+type numericsOf struct{ e expr.Expr }
+
+//lint:immutable test table, never assigned.
+var numerics = []string{"9999999999999999.99", "NaN", "-9999999999999999.99", "0.50"}
+
+func (f numericsOf) Type() types.Type {
+	return types.Type{Kind: types.KindNumeric, Typmod: types.MakeNumericTypmod(18, 2)}
+}
+func (f numericsOf) String() string { return "numerics(" + f.e.String() + ")" }
+func (f numericsOf) Eval(env *expr.Env, row types.Row) (types.Datum, error) {
+	v, err := f.e.Eval(env, row)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	d, _, err := apd.NewFromString(numerics[v.(int64)%int64(len(numerics))])
+	return d, err
+}
+
 // int4Of is e typed int4 (test only).
 type int4Of struct{ expr.Expr }
 
@@ -103,6 +123,14 @@ func linearCases() []AggregateSpec {
 		{Func: AggSum, Arg: ext, Filter: isBig, Name: "sxf"},
 		{Func: AggSum, Arg: b4, Name: "s4"},
 	}
+	num := numericsOf{b8}
+	numerics := []AggregateCall{
+		{Func: AggCountStar, Name: "n"},
+		{Func: AggSum, Arg: num, Name: "sn"},
+		{Func: AggAvg, Arg: num, Name: "avgn"},
+		{Func: AggSum, Arg: num, Filter: isBig, Name: "snf"},
+		{Func: AggSum, Arg: ext, Name: "sx"},
+	}
 	overflows := floatOverflowCalls()
 	return []AggregateSpec{
 		{GroupBy: []int{0}, Calls: mergeable},
@@ -110,6 +138,8 @@ func linearCases() []AggregateSpec {
 		{GroupBy: []int{0, 1}, Calls: mergeable[:3]},
 		{GroupBy: []int{0}, Calls: int8s},
 		{GroupBy: nil, Calls: int8s},
+		{GroupBy: []int{0}, Calls: numerics},
+		{GroupBy: nil, Calls: numerics},
 		{GroupBy: []int{0}, Calls: floats},
 		{GroupBy: nil, Calls: floats},
 		{GroupBy: []int{1}, Calls: overflows},
@@ -155,7 +185,7 @@ func TestAggregateGenericFloatOverflow(t *testing.T) {
 }
 
 // linearMergeable is how many of linearCases() lead with mergeable words.
-const linearMergeable = 5
+const linearMergeable = 7
 
 func TestAggregateLinearIncremental(t *testing.T) {
 	for i, spec := range linearCases() {

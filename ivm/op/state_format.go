@@ -18,7 +18,8 @@ import (
 //	operator             format                        changed when
 //	Aggregate (generic)  aggregate/2                   output errors stored, float sums as floatSum (2)
 //	Aggregate (linear)   aggregate.words/3 [layout]    int8 SUM/AVG became words (2),
-//	                                                   float sums became floatSum words (3)
+//	                                                   float sums became floatSum words (3),
+//	                                                   numeric(p≤18,s) sums as words "n<s>." (new letter)
 //	Join                 join/1
 //	Distinct, SetOp      counting/1
 //	TopK                 topk/1
@@ -65,7 +66,10 @@ func (a *Aggregate) stateFormat() string {
 	var b strings.Builder
 	b.WriteString("aggregate.words/3[")
 	for _, c := range a.lin.calls {
-		b.WriteByte("cifb8"[c.kind])
+		b.WriteByte("cifb8n"[c.kind])
+		if c.kind == linSumNumeric {
+			fmt.Fprintf(&b, "%d.", c.scale)
+		}
 	}
 	b.WriteByte(']')
 	return b.String()
