@@ -279,6 +279,17 @@ func TestNumericScaleAfterRetraction(t *testing.T) {
 	o.check("retracted the 2-digit value")
 	o.both("UPDATE n SET v = 4 WHERE id = 3")
 	o.check("only integers left")
+	o.both("INSERT INTO n VALUES (5, 'a', 'NaN'), (6, 'b', 'NaN')")
+	o.check("NaN inserted")
+	o.both("DELETE FROM n WHERE id = 5")
+	o.both("UPDATE n SET v = 7.125 WHERE id = 6")
+	o.check("NaN retracted")
+	o.both("INSERT INTO n VALUES (7, 'a', 'Infinity'), (8, 'a', '-Infinity'), (9, 'b', 'Infinity')")
+	o.check("infinities inserted")
+	o.both("DELETE FROM n WHERE id = 8")
+	o.check("one infinity left")
+	o.both("DELETE FROM n WHERE id IN (7, 9)")
+	o.check("infinities retracted")
 
 	// numeric(p,s) with p ≤ 18 sums as merge words (op/agg_linear.go):
 	// values at the type's bounds, NaN, and retractions of both.
