@@ -40,6 +40,8 @@ func aggResultType(call AggregateCall) (types.Type, error) {
 	switch call.Func {
 	case AggStringAgg, AggArrayAgg:
 		return orderedAggResultType(call)
+	case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
+		return varianceResultType(call)
 	case AggCountStar, AggCount:
 		return types.TInt8, nil
 	case AggBoolAnd, AggBoolOr:
@@ -319,6 +321,16 @@ func finalizeMultiset(call AggregateCall, argType types.Type, kind sumKind, resu
 	case AggMax:
 		return extremum(argType, values, weights, true), nil
 	}
+	if isVarianceAgg(call.Func) {
+		// DISTINCT: each value with positive weight counts once.
+		var distinct []types.Datum
+		for i, v := range values {
+			if weights[i] > 0 {
+				distinct = append(distinct, v)
+			}
+		}
+		return varianceOf(call.Func, distinct, ones(len(distinct))), nil
+	}
 	// DISTINCT: each value with positive weight counts once.
 	var count int64
 	var sum types.Datum
@@ -364,6 +376,14 @@ func finalizeMultiset(call AggregateCall, argType types.Type, kind sumKind, resu
 		return finalizeBool(false, trues, falses), nil
 	}
 	return nil, fmt.Errorf("aggregate %s has no multiset form", call.Func)
+}
+
+func ones(n int) []int64 {
+	w := make([]int64, n)
+	for i := range w {
+		w[i] = 1
+	}
+	return w
 }
 
 func finalizeBool(and bool, trues, falses int64) types.Datum {

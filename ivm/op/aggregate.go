@@ -263,6 +263,8 @@ func (a *Aggregate) emptyState() types.Row {
 			st = append(st, nil, int64(0), nil)
 		case AggBoolAnd, AggBoolOr:
 			st = append(st, int64(0), int64(0))
+		case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
+			st = append(st, emptyVarianceState()...)
 		}
 	}
 	return st
@@ -354,6 +356,11 @@ func (a *Aggregate) apply(ctx *Context, g *aggGroup, in *aggInput, valueBuf *[]b
 				}
 			}
 			slot += 2
+		case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
+			if in.seen[i] {
+				varianceAdd(state, slot, in.values[i], in.weight)
+			}
+			slot += varianceSlots
 		}
 	}
 	return nil
@@ -536,6 +543,9 @@ func (a *Aggregate) finalize(ctx *Context, g *aggGroup, state types.Row) (types.
 		case AggBoolAnd, AggBoolOr:
 			row = append(row, finalizeBool(call.Func == AggBoolAnd, state[slot].(int64), state[slot+1].(int64)))
 			slot += 2
+		case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
+			row = append(row, finalizeVariance(call.Func, state[slot:slot+varianceSlots]))
+			slot += varianceSlots
 		}
 	}
 	return row, nil
@@ -654,6 +664,9 @@ func streamAggregateCall(call AggregateCall, kind sumKind, resultType types.Type
 			ws[j] += weights[i]
 		}
 		return finalizeMultiset(call, argType, kind, resultType, vs, ws)
+	}
+	if isVarianceAgg(call.Func) {
+		return varianceOf(call.Func, values, weights), nil
 	}
 	var count, trues, falses int64
 	var sum types.Datum

@@ -22,6 +22,13 @@ const (
 	AggStringAgg
 	// AggArrayAgg is array_agg(Arg [ORDER BY ...]) → Arg's array type.
 	AggArrayAgg
+	// AggVarPop, AggVarSamp, AggStddevPop and AggStddevSamp are var_pop,
+	// var_samp (= variance), stddev_pop and stddev_samp (= stddev) of an
+	// int2/int4/int8/numeric argument → numeric (agg_variance.go).
+	AggVarPop
+	AggVarSamp
+	AggStddevPop
+	AggStddevSamp
 )
 
 func (f AggFunc) String() string {
@@ -46,6 +53,14 @@ func (f AggFunc) String() string {
 		return "string_agg"
 	case AggArrayAgg:
 		return "array_agg"
+	case AggVarPop:
+		return "var_pop"
+	case AggVarSamp:
+		return "var_samp"
+	case AggStddevPop:
+		return "stddev_pop"
+	case AggStddevSamp:
+		return "stddev_samp"
 	}
 	return "?"
 }

@@ -213,6 +213,9 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 	if !ok {
 		return nil, b.noFunction(name, call.Args, f.Location)
 	}
+	if isFloatVariance(call.Func, ts) {
+		return nil, b.unsupported(f.Location, fmt.Sprintf("aggregate function %s(%s) (variance and standard deviation of float arguments; cast the argument to numeric)", name, ts[0].SQLName()))
+	}
 	// Arguments are cast to the aggregate's input type where PostgreSQL
 	// would (varchar → text for min/max/string_agg).
 	for i, a := range call.Args[:values] {

@@ -112,6 +112,14 @@ func aggResult(name string, args []types.Type) (types.Type, bool) {
 		}
 	case "bool_and", "bool_or", "every":
 		return types.TBool, a.Kind == types.KindBool
+	case "var_pop", "var_samp", "variance", "stddev_pop", "stddev_samp", "stddev":
+		switch a.Kind {
+		case types.KindInt2, types.KindInt4, types.KindInt8, types.KindNumeric:
+			return types.TNumeric, true
+		case types.KindFloat4, types.KindFloat8:
+			// NB: refused by the binder (isFloatVariance).
+			return types.TFloat8, true
+		}
 	case "array_agg":
 		if a.Kind == types.KindArray || a.Kind == types.KindUnknown {
 			return types.Type{}, false
@@ -127,7 +135,28 @@ func isAggregate(name string) bool {
 	case "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "string_agg", "array_agg":
 		return true
 	}
+	return isVarianceAggregate(name)
+}
+
+// isVarianceAggregate names the variance and standard deviation
+// aggregates (exact over int2/int4/int8/numeric, like PostgreSQL).
+func isVarianceAggregate(name string) bool {
+	switch name {
+	case "var_pop", "var_samp", "variance", "stddev_pop", "stddev_samp", "stddev":
+		return true
+	}
 	return false
+}
+
+// isFloatVariance reports a variance aggregate over a float argument:
+// PostgreSQL accumulates those with the order-dependent Youngs–Cramer
+// recurrence, which retractions cannot reproduce, so they are refused.
+func isFloatVariance(name string, args []types.Type) bool {
+	if !isVarianceAggregate(name) || len(args) != 1 {
+		return false
+	}
+	k := baseType(args[0]).Kind
+	return k == types.KindFloat4 || k == types.KindFloat8
 }
 
 // isUnsupportedAggregate names aggregates PostgreSQL has but RockStream does
@@ -135,7 +164,7 @@ func isAggregate(name string) bool {
 func isUnsupportedAggregate(name string) bool {
 	switch name {
 	case "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "percentile_cont", "percentile_disc",
-		"mode", "stddev", "stddev_pop", "stddev_samp", "variance", "var_pop", "var_samp", "corr", "covar_pop", "covar_samp",
+		"mode", "corr", "covar_pop", "covar_samp",
 		"regr_slope", "bit_and", "bit_or", "xmlagg":
 		return true
 	}

@@ -136,7 +136,7 @@ func (b *binder) windowCall(name string, f *pg_query.FuncCall, sc *scope, ctx ex
 	switch {
 	case agg:
 		switch name {
-		case "string_agg", "array_agg":
+		case "string_agg", "array_agg", "var_pop", "var_samp", "variance", "stddev_pop", "stddev_samp", "stddev":
 			return nil, b.unsupported(f.Location, name+"() as a window function")
 		case "every":
 			ref.fn.Name = "bool_and"

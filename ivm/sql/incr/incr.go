@@ -243,6 +243,14 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 				call.Func = op.AggBoolAnd
 			case "bool_or":
 				call.Func = op.AggBoolOr
+			case "var_pop":
+				call.Func = op.AggVarPop
+			case "var_samp", "variance":
+				call.Func = op.AggVarSamp
+			case "stddev_pop":
+				call.Func = op.AggStddevPop
+			case "stddev_samp", "stddev":
+				call.Func = op.AggStddevSamp
 			case "string_agg", "array_agg":
 				if call, err = w.orderedAggregate(call, a); err != nil {
 					return circuit.Node{}, err
