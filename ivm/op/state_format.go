@@ -18,6 +18,8 @@ import (
 //	operator             format                        changed when
 //	Aggregate (generic)  aggregate/3                   output errors stored, float sums as floatSum (2),
 //	                                                   numeric NaN/±Infinity counted, not added (3)
+//	                                                   (var_*/stddev_* calls add their own slots
+//	                                                   [sumX, sumX², n, scales]; no existing layout changed)
 //	Aggregate (linear)   aggregate.words/3 [layout]    int8 SUM/AVG became words (2),
 //	                                                   float sums became floatSum words (3),
 //	                                                   numeric(p≤18,s) sums as words "n<s>." (new letter)
