@@ -279,6 +279,29 @@ func TestNumericScaleAfterRetraction(t *testing.T) {
 	o.check("retracted the 2-digit value")
 	o.both("UPDATE n SET v = 4 WHERE id = 3")
 	o.check("only integers left")
+	o.both("INSERT INTO n VALUES (5, 'a', 'NaN'), (6, 'b', 'NaN')")
+	o.check("NaN inserted")
+	o.both("DELETE FROM n WHERE id = 5")
+	o.both("UPDATE n SET v = 7.125 WHERE id = 6")
+	o.check("NaN retracted")
+	o.both("INSERT INTO n VALUES (7, 'a', 'Infinity'), (8, 'a', '-Infinity'), (9, 'b', 'Infinity')")
+	o.check("infinities inserted")
+	o.both("DELETE FROM n WHERE id = 8")
+	o.check("one infinity left")
+	o.both("DELETE FROM n WHERE id IN (7, 9)")
+	o.check("infinities retracted")
+
+	// numeric(p,s) with p ≤ 18 sums as merge words (op/agg_linear.go):
+	// values at the type's bounds, NaN, and retractions of both.
+	o.both("CREATE TABLE m (id int PRIMARY KEY, g text, v numeric(18,2))")
+	o.view("m_sum", "SELECT g, sum(v) AS s, avg(v) AS a, count(v) AS c FROM m GROUP BY g")
+	o.view("m_total", "SELECT sum(v) AS s, avg(v) AS a FROM m")
+	o.both("INSERT INTO m VALUES (1, 'a', 9999999999999999.99), (2, 'a', 9999999999999999.99), (3, 'a', -0.5), (4, 'b', 'NaN'), (5, 'b', 1.25), (6, 'b', NULL)")
+	o.check("numeric(18,2) inserted")
+	o.both("DELETE FROM m WHERE id IN (2, 4)")
+	o.check("numeric(18,2) bound and NaN retracted")
+	o.both("UPDATE m SET v = v / 3 WHERE id = 5")
+	o.check("numeric(18,2) rounded on update")
 }
 
 // TestSchemaEvolutionAndViewsOnViews: ADD COLUMN fills existing rows with

@@ -14,12 +14,20 @@ import (
 )
 
 // The linear path of Aggregate: every call is COUNT(*), COUNT, BOOL_AND/OR
-// or SUM/AVG over int2/int4/int8/float4/float8 (no multiset, no numeric
-// sum). A group's whole state is then a fixed vector of int64 words
+// or SUM/AVG over int2/int4/int8/float4/float8 or numeric(p,s) with
+// p ≤ 18 (no multiset, no unconstrained numeric sum). A group's whole
+// state is then a fixed vector of int64 words
 //
 //	[rowCount, per call: COUNT [count] | SUM/AVG [sum, nonNull] |
 //	           SUM/AVG(int8) [hi, lo, nonNull] | BOOL_AND/OR [trues, falses] |
-//	           SUM/AVG(float) [m, e, nonNull, +Inf, -Inf, NaN]]
+//	           SUM/AVG(float) [m, e, nonNull, +Inf, -Inf, NaN] |
+//	           SUM/AVG(numeric(p,s)) [hi, lo, nonNull, NaN]]
+//
+// A numeric(p,s) value with p ≤ 18 is an integer below 10^18 < 2^63 at
+// scale s (its unscaled value, value·10^s), so it sums as an int8 does
+// (the halves below) and the sum is that integer sum at scale s, which is
+// PostgreSQL's: every value of the type has display scale s. NaN (which
+// numeric(p,s) admits) is counted, not added, so deleting it removes it.
 //
 // A float sum is a floatSum (agg_value.go: non-finite inputs counted, the
 // finite ones summed in a float whose exponent cannot overflow, m's
@@ -53,12 +61,54 @@ import (
 type linKind uint8
 
 const (
-	linCount    linKind = iota // [count]
-	linSumInt                  // [sum, nonNull]
-	linSumFloat                // [float64 bits of m, e, nonNull, +Inf, -Inf, NaN] (floatSum)
-	linBool                    // [trues, falses]
-	linSumInt8                 // [Σ w·hi, Σ w·lo, nonNull]
+	linCount      linKind = iota // [count]
+	linSumInt                    // [sum, nonNull]
+	linSumFloat                  // [float64 bits of m, e, nonNull, +Inf, -Inf, NaN] (floatSum)
+	linBool                      // [trues, falses]
+	linSumInt8                   // [Σ w·hi, Σ w·lo, nonNull]
+	linSumNumeric                // [Σ w·hi, Σ w·lo, nonNull, NaNs] of unscaled values at scale
 )
+
+// numericWordsPrecisionMax is the largest precision p of numeric(p,s)
+// whose unscaled values fit an int8 (|v| < 10^18 < 2^63), so that its
+// SUM/AVG take the int8 words.
+const numericWordsPrecisionMax = 18
+
+// numericWordsScale is the scale of t's values when SUM/AVG over t can
+// use int8 words: t is numeric(p,s) with p ≤ numericWordsPrecisionMax.
+func numericWordsScale(t types.Type) (int32, bool) {
+	if t.Kind != types.KindNumeric {
+		return 0, false
+	}
+	p, sc, ok := types.NumericTypmod(t.Typmod)
+	if !ok || p > numericWordsPrecisionMax {
+		return 0, false
+	}
+	return int32(sc), true
+}
+
+// unscaledNumeric is d·10^scale as an int8, or false when that is no
+// integer or does not fit (d is not a value of the numeric(p,s) its type
+// says).
+func unscaledNumeric(d *apd.Decimal, scale int32) (int64, bool) {
+	if d.Form != apd.Finite {
+		return 0, false
+	}
+	// NB: Int64 refuses a fraction (below the scale) and values past int8;
+	// trailing zeros below the scale are fine (1.500 at scale 2).
+	var u apd.Decimal
+	u.Set(d)
+	u.Exponent += scale
+	v, err := u.Int64()
+	return v, err == nil
+}
+
+// numericSum is the decimal hi·2^32 + lo at scale.
+func numericSum(hi, lo int64, scale int32) *apd.Decimal {
+	d := int8Sum(hi, lo)
+	d.Exponent = -scale
+	return d
+}
 
 // int8SumRowsMax bounds the live non-NULL rows of an int8 SUM/AVG group
 // whose words are exact (see the layout above): |Σ w·half| ≤ N·2^31 < 2^63.
@@ -94,6 +144,8 @@ type linCall struct {
 	kind linKind
 	// word is the call's first word.
 	word int
+	// scale is a numeric sum's scale (linSumNumeric).
+	scale int32
 }
 
 // linState is the linear path's layout, cache and per-step scratch.
@@ -160,6 +212,14 @@ func linearLayout(calls []AggregateCall, kinds []sumKind) *linState {
 			case kinds[i] == sumDecimal && call.Arg.Type().Kind == types.KindInt8:
 				c.kind = linSumInt8
 				st.words++
+				st.sumErrors = true
+			case kinds[i] == sumDecimal && call.Arg.Type().Kind == types.KindNumeric:
+				sc, ok := numericWordsScale(call.Arg.Type())
+				if !ok {
+					return nil
+				}
+				c.kind, c.scale = linSumNumeric, sc
+				st.words += 2
 				st.sumErrors = true
 			case kinds[i] == sumFloat:
 				c.kind = linSumFloat
@@ -392,6 +452,29 @@ func (a *Aggregate) linApply(ctx *Context, g *linGroup, in *aggInput) error {
 			w[s] += hi * sw
 			w[s+1] += lo * sw
 			w[s+2] += in.weight
+		case linSumNumeric:
+			d := in.values[i].(*apd.Decimal)
+			if d.Form == apd.NaN {
+				w[s+2] += in.weight
+				w[s+3] += in.weight
+				continue
+			}
+			v, ok := unscaledNumeric(d, c.scale)
+			if !ok {
+				// INVARIANT: a numeric(p,s) expression yields values of
+				// numeric(p,s); a value that is none is refused with the
+				// group's key and retracted with the input.
+				err := errcode.New(errcode.ViewEvaluationError, "sum or avg input %s is not a value of %s", d, a.spec.Calls[i].Arg.Type().SQLName()).WithSQLState("XX000")
+				if err := ctx.Fail(err, g.keyRow, in.weight); err != nil {
+					return err
+				}
+				continue
+			}
+			hi, lo := splitInt8(v)
+			sw := sumWeight(in.weight)
+			w[s] += hi * sw
+			w[s+1] += lo * sw
+			w[s+2] += in.weight
 		}
 	}
 	return nil
@@ -417,7 +500,7 @@ func linFloatSum(words []int64, c linCall) floatSum {
 
 // linSumError is linSum's error alone (cheap: no decimal arithmetic).
 func (a *Aggregate) linSumError(words []int64, i int, c linCall) error {
-	if c.kind == linSumInt8 {
+	if c.kind == linSumInt8 || c.kind == linSumNumeric {
 		if words[c.word+2] != 0 && linInt8Overflow(words, c) {
 			return errInt8SumRows()
 		}
@@ -442,6 +525,22 @@ func (a *Aggregate) linSum(words []int64, i int, c linCall) (types.Datum, error)
 			return nil, errInt8SumRows()
 		}
 		sum := int8Sum(words[s], words[s+1])
+		if avg {
+			return finalizeAvg(sumDecimal, sum, n), nil
+		}
+		return finalizeSum(sumDecimal, a.types[i], sum, n), nil
+	case linSumNumeric:
+		n := words[s+2]
+		if n == 0 {
+			return nil, nil
+		}
+		if linInt8Overflow(words, c) {
+			return nil, errInt8SumRows()
+		}
+		if words[s+3] != 0 {
+			return &apd.Decimal{Form: apd.NaN}, nil
+		}
+		sum := numericSum(words[s], words[s+1], c.scale)
 		if avg {
 			return finalizeAvg(sumDecimal, sum, n), nil
 		}
@@ -472,7 +571,7 @@ func (a *Aggregate) linSum(words []int64, i int, c linCall) (types.Datum, error)
 // exactly): one per failing call, as StreamAggregate reports them.
 func (a *Aggregate) linErrors(ctx *Context, keyRow types.Row, words []int64, w int64) error {
 	for i, c := range a.lin.calls {
-		if c.kind != linSumInt8 && c.kind != linSumFloat {
+		if c.kind != linSumInt8 && c.kind != linSumFloat && c.kind != linSumNumeric {
 			continue
 		}
 		if err := a.linSumError(words, i, c); err != nil {
@@ -506,7 +605,7 @@ func (a *Aggregate) linFinalize(keyRow types.Row, words []int64) types.Row {
 			}
 		case linBool:
 			v = finalizeBool(a.spec.Calls[i].Func == AggBoolAnd, words[s], words[s+1])
-		case linSumInt8, linSumFloat:
+		case linSumInt8, linSumFloat, linSumNumeric:
 			// NB: an error's value is NULL; the error is emitted by
 			// linErrors.
 			v, _ = a.linSum(words, i, c)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/apd/v3"
+
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/internal/pgtest"
 	"github.com/rockstream/rockstream/ivm/expr"
@@ -280,6 +282,74 @@ func TestFloatSumMatchesPostgres(t *testing.T) {
 		}
 		if fmt.Sprint(gotFailing) != fmt.Sprint(failing) {
 			t.Fatalf("step %d: view errors %v, PostgreSQL errors %v", i, errs, failing)
+		}
+	}
+}
+
+// TestNumericSumMatchesPostgres: sum and avg over numeric(18,2) run on the
+// linear path's words, and over values at the type's bounds and NaN,
+// inserted and deleted in steps, print exactly what PostgreSQL 15 prints
+// for the same live rows.
+func TestNumericSumMatchesPostgres(t *testing.T) {
+	conn := pgtest.Connect(t)
+	typ := types.Type{Kind: types.KindNumeric, Typmod: types.MakeNumericTypmod(18, 2)}
+	x := testexpr.Col{Index: 0, T: typ}
+	spec := AggregateSpec{Calls: []AggregateCall{{Func: AggSum, Arg: x, Name: "s"}, {Func: AggAvg, Arg: x, Name: "a"}}}
+	a, err := NewAggregate(State{}, types.Schema{{Name: "x", Type: typ, Nullable: true}}, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.lin == nil || !a.lin.merge || a.lin.calls[0].kind != linSumNumeric {
+		t.Fatal("sum(numeric(18,2)) is not on the linear path with merge words")
+	}
+	run := newAggRun(t, a)
+	type change struct {
+		v string
+		w int64
+	}
+	const top, bottom = "9999999999999999.99", "-9999999999999999.99"
+	steps := [][]change{
+		{{top, 3}, {"0.01", 1}},
+		{{bottom, 2}, {"NaN", 1}, {"-0.50", 5}},
+		{{"NaN", -1}, {top, -2}},
+		{{"12.30", 7}, {bottom, -2}},
+		{{top, -1}, {"0.01", -1}, {"-0.50", -5}, {"12.30", -7}},
+	}
+	order := []string{top, bottom, "0.01", "NaN", "-0.50", "12.30"}
+	live := map[string]int64{}
+	for i, step := range steps {
+		var delta zset.Batch
+		for _, c := range step {
+			d, _, err := apd.NewFromString(c.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			delta.Add(types.Row{d}, c.w)
+			live[c.v] += c.w
+		}
+		run.step(delta)
+		if len(run.outputs.Rows) != 1 || run.outputs.Weights[0] != 1 || len(run.errs.Rows) != 0 {
+			t.Fatalf("step %d: output %v errors %v", i, run.outputs, run.errs)
+		}
+		var values []string
+		for _, v := range order {
+			for range live[v] {
+				values = append(values, fmt.Sprintf("('%s'::numeric(18,2))", v))
+			}
+		}
+		from := "(SELECT NULL::numeric(18,2) AS x WHERE false) t"
+		if len(values) > 0 {
+			from = "(VALUES " + strings.Join(values, ",") + ") t(x)"
+		}
+		for c, fn := range []string{"sum", "avg"} {
+			want, null, _, err := pgtest.QueryText(context.Background(), conn, "SELECT "+fn+"(x)::text FROM "+from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := run.outputs.Rows[0][c]
+			if null != (got == nil) || (!null && types.Format(types.TNumeric, got) != want) {
+				t.Fatalf("step %d: %s = %v, PostgreSQL %q (null %v)", i, fn, got, want, null)
+			}
 		}
 	}
 }

@@ -261,6 +261,10 @@ func finalizeAvg(kind sumKind, sum types.Datum, nonNull int64) types.Datum {
 	case sumInt:
 		return numericDivide(apd.New(sum.(int64), 0), apd.New(nonNull, 0))
 	}
+	if d, ok := sum.(*apd.Decimal); ok && d.Form != apd.Finite {
+		// NaN and ±Infinity divided by a count are themselves.
+		return d
+	}
 	return numericDivide(toDecimal(sum), apd.New(nonNull, 0))
 }
 
@@ -278,6 +282,10 @@ func weightedAdd(kind sumKind, sum, value types.Datum, w int64) (types.Datum, er
 	s, ok := sum.(*apd.Decimal)
 	if !ok {
 		s = apd.New(0, 0)
+	}
+	if d, ok := value.(*apd.Decimal); ok && d.Form != apd.Finite {
+		// NB: counted by addScaleCount, not added (see scaleNaN).
+		return s, nil
 	}
 	return addDecimal(s, mulDecimal(toDecimal(value), w)), nil
 }
@@ -374,12 +382,33 @@ func usesMultiset(call AggregateCall) bool {
 	return isOrderedAgg(call.Func) || call.Func == AggMin || call.Func == AggMax || (call.Distinct && call.Func != AggCountStar)
 }
 
-// scaleOf is the display scale of an exact SUM/AVG input (0 for integers).
+// Non-finite numeric inputs of SUM/AVG are counted beside the scales
+// under these (impossible) scales, not added to the sum: NaN − NaN is
+// NaN, so a sum that once added NaN (or both infinities) could never lose
+// it again when the row is deleted. The result is then PostgreSQL's
+// (do_numeric_accum counts them too): NaN if a NaN or both infinities are
+// live, else ±Infinity if one infinity is, else the finite sum.
+const (
+	scaleNaN    int32 = -1
+	scalePosInf int32 = -2
+	scaleNegInf int32 = -3
+)
+
+// scaleOf is the display scale of an exact SUM/AVG input (0 for integers),
+// or the count key of a non-finite one.
 func scaleOf(v types.Datum) int32 {
-	if d, ok := v.(*apd.Decimal); ok && d.Form == apd.Finite {
+	d, ok := v.(*apd.Decimal)
+	switch {
+	case !ok:
+		return 0
+	case d.Form == apd.Finite:
 		return max(-d.Exponent, 0)
+	case d.Form == apd.Infinite && d.Negative:
+		return scaleNegInf
+	case d.Form == apd.Infinite:
+		return scalePosInf
 	}
-	return 0
+	return scaleNaN
 }
 
 // addScaleCount adds weight w to the count of v's scale in counts, a
@@ -442,15 +471,57 @@ func maxScale(counts types.Datum) (int32, bool) {
 		if _, err := fmt.Sscanf(part, "%d:%d", &scale, &count); err != nil {
 			panic(fmt.Sprintf("op: corrupt scale counts %q", s))
 		}
-		if count > 0 && (!any || scale > best) {
+		if count > 0 && scale >= 0 && (!any || scale > best) {
 			best, any = scale, true
 		}
 	}
 	return best, any
 }
 
-// rescale sets an exact sum to the largest scale among its live inputs.
+// nonFinite is the non-finite SUM of the live inputs counted in counts,
+// or nil when they are all finite.
+func nonFinite(counts types.Datum) *apd.Decimal {
+	s, ok := counts.(string)
+	if !ok || s == "" || s[0] != '-' {
+		// NB: counts are sorted by scale, so non-finite ones lead.
+		return nil
+	}
+	var nan, pos, neg bool
+	for _, part := range strings.Split(s, ",") {
+		var scale int32
+		var count int64
+		if _, err := fmt.Sscanf(part, "%d:%d", &scale, &count); err != nil {
+			panic(fmt.Sprintf("op: corrupt scale counts %q", s))
+		}
+		if count == 0 {
+			continue
+		}
+		switch scale {
+		case scaleNaN:
+			nan = true
+		case scalePosInf:
+			pos = true
+		case scaleNegInf:
+			neg = true
+		}
+	}
+	switch {
+	case nan || (pos && neg):
+		return &apd.Decimal{Form: apd.NaN}
+	case pos:
+		return &apd.Decimal{Form: apd.Infinite}
+	case neg:
+		return &apd.Decimal{Form: apd.Infinite, Negative: true}
+	}
+	return nil
+}
+
+// rescale sets an exact sum to the largest scale among its live inputs
+// (or to their non-finite sum, see scaleNaN).
 func rescale(sum types.Datum, counts types.Datum) types.Datum {
+	if nf := nonFinite(counts); nf != nil {
+		return nf
+	}
 	d, ok := sum.(*apd.Decimal)
 	if !ok || d.Form != apd.Finite {
 		return sum

@@ -16,9 +16,11 @@ import (
 // operator's version below in the same commit. Versions only grow.
 //
 //	operator             format                        changed when
-//	Aggregate (generic)  aggregate/2                   output errors stored, float sums as floatSum (2)
+//	Aggregate (generic)  aggregate/3                   output errors stored, float sums as floatSum (2),
+//	                                                   numeric NaN/±Infinity counted, not added (3)
 //	Aggregate (linear)   aggregate.words/3 [layout]    int8 SUM/AVG became words (2),
-//	                                                   float sums became floatSum words (3)
+//	                                                   float sums became floatSum words (3),
+//	                                                   numeric(p≤18,s) sums as words "n<s>." (new letter)
 //	Join                 join/1
 //	Distinct, SetOp      counting/1
 //	TopK                 topk/1
@@ -60,12 +62,15 @@ func StateFormat(o Operator) string {
 // what each stored word means.
 func (a *Aggregate) stateFormat() string {
 	if a.lin == nil {
-		return "aggregate/2"
+		return "aggregate/3"
 	}
 	var b strings.Builder
 	b.WriteString("aggregate.words/3[")
 	for _, c := range a.lin.calls {
-		b.WriteByte("cifb8"[c.kind])
+		b.WriteByte("cifb8n"[c.kind])
+		if c.kind == linSumNumeric {
+			fmt.Fprintf(&b, "%d.", c.scale)
+		}
 	}
 	b.WriteByte(']')
 	return b.String()
