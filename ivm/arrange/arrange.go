@@ -72,6 +72,11 @@ type Arrangement struct {
 	cache  *cache
 	// groups is the group cache of a grouped arrangement (nil otherwise).
 	groups *groupCache
+	// entries caches single entries of a grouped arrangement whose groups
+	// are not cached, loaded by PrefetchEntries (entries.go).
+	entries *cache
+	// prefetch is PrefetchEntries' scratch.
+	prefetch entryPrefetch
 	// keyBuf is scratch space for building full keys.
 	keyBuf []byte
 	// Rows and Bytes count live entries (keys) and their key+value bytes,
@@ -107,7 +112,7 @@ func New(cfg Config) *Arrangement {
 		limit = cacheEntriesMaxDefault
 	}
 	if cfg.Grouped {
-		return &Arrangement{prefix: prefix, cache: newCache(-1), groups: newGroupCache(limit)}
+		return &Arrangement{prefix: prefix, cache: newCache(-1), groups: newGroupCache(limit), entries: newCache(limit)}
 	}
 	return &Arrangement{prefix: prefix, cache: newCache(limit)}
 }
@@ -270,6 +275,7 @@ func (a *Arrangement) DiscardCache() {
 	a.cache.clear()
 	if a.groups != nil {
 		a.groups.clear()
+		a.entries.clear()
 	}
 	for _, fn := range a.onDiscard {
 		fn()

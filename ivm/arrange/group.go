@@ -550,6 +550,9 @@ func (a *Arrangement) GetEntry(txn kv.Reader, group, suffix []byte) ([]byte, boo
 	}
 	full := append(a.fullKey(group), suffix...)
 	a.keyBuf = full
+	if v, present, hit := a.entries.get(full); hit {
+		return v, present, nil
+	}
 	v, ok, err := txn.Get(full)
 	if err != nil {
 		return nil, false, fmt.Errorf("arrange: get: %w", err)
@@ -567,6 +570,7 @@ func (a *Arrangement) SetEntry(txn kv.Writer, group, suffix, value []byte, oldLe
 		return fmt.Errorf("arrange: put: %w", err)
 	}
 	a.countPut(len(full), len(value), oldLen)
+	a.entries.updateCached(full, value, true)
 	c := a.groups
 	hash := hashKey(group)
 	if g := c.lookup(group, hash); g != nil {
@@ -594,6 +598,7 @@ func (a *Arrangement) DeleteEntry(txn kv.Writer, group, suffix []byte, oldLen in
 		return fmt.Errorf("arrange: delete: %w", err)
 	}
 	a.countDelete(len(full), oldLen)
+	a.entries.updateCached(full, nil, false)
 	c := a.groups
 	if g := c.lookup(group, hashKey(group)); g != nil && g.remove(suffix) {
 		c.units--

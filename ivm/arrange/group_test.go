@@ -13,8 +13,9 @@ import (
 
 // TestGroupCacheIsWriteThrough: with any cache size, starting empty or
 // from stored state, with epochs committed or thrown away, a grouped
-// arrangement's Group and GetEntry answers equal a model of the store, and
-// the cache never exceeds its bound.
+// arrangement's Group and GetEntry answers equal a model of the store
+// (also after PrefetchEntries loaded entries into the entry cache), and
+// the caches never exceed their bounds.
 func TestGroupCacheIsWriteThrough(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		limit := rapid.IntRange(-1, 6).Draw(t, "limit")
@@ -51,7 +52,7 @@ func TestGroupCacheIsWriteThrough(t *testing.T) {
 				g := groupKey(rapid.IntRange(0, 3).Draw(t, "g"))
 				s := []byte(fmt.Sprint(rapid.IntRange(0, 2).Draw(t, "s")))
 				old, had := model[string(g)+string(s)]
-				switch rapid.IntRange(0, 3).Draw(t, "op") {
+				switch rapid.IntRange(0, 4).Draw(t, "op") {
 				case 0:
 					v := []byte(rapid.StringMatching(`[a-c]{0,6}`).Draw(t, "v"))
 					oldLen := -1
@@ -89,6 +90,17 @@ func TestGroupCacheIsWriteThrough(t *testing.T) {
 					sort.Strings(want)
 					if fmt.Sprint(got) != fmt.Sprint(want) {
 						t.Fatalf("Group(%x) = %v; model %v", g, got, want)
+					}
+				case 4:
+					// Name a batch of entries (duplicates allowed, often
+					// more than the cache holds) for later GetEntry calls.
+					var groups, suffixes [][]byte
+					for j, k := 0, rapid.IntRange(0, 8).Draw(t, "prefetch"); j < k; j++ {
+						groups = append(groups, groupKey(rapid.IntRange(0, 3).Draw(t, "pg")))
+						suffixes = append(suffixes, []byte(fmt.Sprint(rapid.IntRange(0, 2).Draw(t, "ps"))))
+					}
+					if err := a.PrefetchEntries(txn, groups, suffixes); err != nil {
+						t.Fatal(err)
 					}
 				}
 				checkGroupCacheBound(t, a)
@@ -131,6 +143,9 @@ func checkGroupCacheBound(t *rapid.T, a *Arrangement) {
 	}
 	if n != c.n {
 		t.Fatalf("table holds %d groups, counted %d", n, c.n)
+	}
+	if a.entries.n > max(a.entries.limit, 0) {
+		t.Fatalf("entry cache holds %d entries, limit %d", a.entries.n, a.entries.limit)
 	}
 	if units != c.units || (units > c.limit && c.limit >= 0) {
 		t.Fatalf("cache holds %d units (counted %d), limit %d", units, c.units, c.limit)

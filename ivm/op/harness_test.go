@@ -82,7 +82,7 @@ type incrementalCase struct {
 func checkIncremental(t *rapid.T, c incrementalCase) {
 	store := kv.NewMemory()
 	id := arrange.MakeID(1, 1)
-	operator := c.make(State{ID: id, CacheEntriesMax: rapid.SampledFrom([]int{-1, 0, 2}).Draw(t, "cache")})
+	operator := c.make(State{ID: id, CacheEntriesMax: rapid.SampledFrom([]int{-1, 0, 1, 2}).Draw(t, "cache")})
 	env := &expr.Env{}
 	integrated := make([]zset.Batch, len(c.widths))
 	var outputs, errs zset.Batch

@@ -52,6 +52,8 @@ type Join struct {
 	// prefetchKey and prefetchHashes are prefetch's scratch.
 	prefetchKey    []byte
 	prefetchHashes []uint64
+	// entryPrefetch is prefetchEntries' scratch.
+	entryPrefetch entryPrefetch
 }
 
 // prefetch hashes the join keys of rows and has the arrangements touch
@@ -295,7 +297,14 @@ func (j *Join) phaseLeft(ctx *Context, dl zset.Batch, out *zset.Batch) error {
 func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode int) error {
 	var keyBuf, rowBuf []byte
 	var writes []pendingWrite
+	entryBatch := j.left.EntryPrefetchBatch()
 	for i, l := range dl.Rows {
+		if i%entryBatch == 0 {
+			end := min(i+entryBatch, len(dl.Rows))
+			if err := j.prefetchEntries(ctx, j.left, dl.Rows[i:end], dl.Weights[i:end], j.leftTypes, j.spec.LeftKeys); err != nil {
+				return err
+			}
+		}
 		if i%arrange.PrefetchChunk == 0 {
 			j.prefetch(dl.Rows[i:min(i+arrange.PrefetchChunk, len(dl.Rows))], j.leftTypes, j.spec.LeftKeys, j.right, j.left)
 		}
@@ -429,7 +438,14 @@ func (j *Join) phaseRight(ctx *Context, dr zset.Batch, out *zset.Batch) error {
 func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode int) error {
 	var keyBuf, rowBuf []byte
 	var writes []pendingWrite
+	entryBatch := j.right.EntryPrefetchBatch()
 	for i, r := range dr.Rows {
+		if i%entryBatch == 0 {
+			end := min(i+entryBatch, len(dr.Rows))
+			if err := j.prefetchEntries(ctx, j.right, dr.Rows[i:end], dr.Weights[i:end], j.rightTypes, j.spec.RightKeys); err != nil {
+				return err
+			}
+		}
 		if i%arrange.PrefetchChunk == 0 {
 			j.prefetch(dr.Rows[i:min(i+arrange.PrefetchChunk, len(dr.Rows))], j.rightTypes, j.spec.RightKeys, j.left, j.right)
 		}

@@ -1,0 +1,176 @@
+package slate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// GetSorted looks up keys, which must be in strictly ascending order, as
+// one ordered pass and calls fn(i, value, ok) for keys[i] in order, with
+// the same answers as Get. The pass reuses positions between keys: each
+// memtable search starts from the previous key's predecessors (a finger)
+// and each SST keeps its metadata and last data block, so a batch of keys
+// costs less than the same Gets one at a time. value is valid only during
+// the call; an error from fn ends the pass and is returned.
+func (d *DB) GetSorted(ctx context.Context, keys [][]byte, opts ReadOptions, fn func(i int, value []byte, ok bool) error) error {
+	if err := d.check(); err != nil {
+		return err
+	}
+	var mts [4]*memtable
+	v := view{memtables: d.memtablesNewestFirst(mts[:0]), l0: d.manifest.L0, runs: d.manifest.SortedRuns,
+		tables: d.tables, op: d.opts.MergeOperator, readSeq: d.readSeq(opts)}
+	return v.getSorted(ctx, keys, fn)
+}
+
+// sstCursor is what an ordered pass remembers about one SST: its metadata
+// and the data block it read last.
+type sstCursor struct {
+	meta     *sstMeta
+	blockIdx int
+	rows     []row
+}
+
+// getSorted is get for ascending keys (see DB.GetSorted).
+func (v *view) getSorted(ctx context.Context, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
+	fingers := make([][memtableLevelsMax]nodeRef, len(v.memtables))
+	for i := range fingers {
+		for l := range fingers[i] {
+			fingers[i][l] = headRef
+		}
+	}
+	cursors := map[string]*sstCursor{}
+	cursor := func(info SSTInfo) *sstCursor {
+		c := cursors[info.Key]
+		if c == nil {
+			c = &sstCursor{blockIdx: -1}
+			cursors[info.Key] = c
+		}
+		return c
+	}
+	runPos := make([]int, len(v.runs))
+	for i, key := range keys {
+		if i > 0 && bytes.Compare(keys[i-1], key) >= 0 {
+			return fmt.Errorf("slate: GetSorted: keys not strictly ascending at %d", i)
+		}
+		value, ok, err := v.getAt(ctx, key, fingers, cursor, runPos)
+		if err != nil {
+			return err
+		}
+		if err := fn(i, value, ok); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// getAt is get through an ordered pass's fingers, cursors and run
+// positions.
+func (v *view) getAt(ctx context.Context, key []byte, fingers [][memtableLevelsMax]nodeRef, cursor func(SSTInfo) *sstCursor, runPos []int) ([]byte, bool, error) {
+	pv := pointVersions{readSeq: v.readSeq}
+	for m, mt := range v.memtables {
+		for n := mt.findGEFrom(key, v.readSeq, &fingers[m]); n != 0; n = mt.next(n, 0) {
+			r := mt.row(n)
+			if !bytes.Equal(r.key, key) {
+				break
+			}
+			pv.add(r)
+		}
+		if pv.done() {
+			return resolveVersions(v.op, key, pv.versions)
+		}
+	}
+	h := xxhash.Sum64(key)
+	for _, sst := range v.l0 {
+		rows, err := v.tables.versionsAt(ctx, sst, key, h, cursor(sst))
+		if err != nil {
+			return nil, false, err
+		}
+		pv.addAll(rows)
+		if pv.done() {
+			return resolveVersions(v.op, key, pv.versions)
+		}
+	}
+	for r, run := range v.runs {
+		from := runPos[r]
+		i := from + sort.Search(len(run.SSTs)-from, func(i int) bool { return bytes.Compare(run.SSTs[from+i].LastKey, key) >= 0 })
+		runPos[r] = i
+		if i == len(run.SSTs) {
+			continue
+		}
+		rows, err := v.tables.versionsAt(ctx, run.SSTs[i], key, h, cursor(run.SSTs[i]))
+		if err != nil {
+			return nil, false, err
+		}
+		pv.addAll(rows)
+		if pv.done() {
+			break
+		}
+	}
+	return resolveVersions(v.op, key, pv.versions)
+}
+
+// findGEFrom is findGE for a key after the one finger was last set for:
+// each level's search starts from the further of the level above's stop
+// and the finger (the previous key's predecessor), and finger is updated.
+func (m *memtable) findGEFrom(key []byte, seq uint64, finger *[memtableLevelsMax]nodeRef) nodeRef {
+	x := headRef
+	for l := m.levels - 1; l >= 0; l-- {
+		if p := finger[l]; p != headRef && (x == headRef || m.compareNodes(p, x) > 0) {
+			x = p
+		}
+		for {
+			nx := m.next(x, l)
+			if nx == 0 || m.compareNode(nx, key, seq) >= 0 {
+				break
+			}
+			x = nx
+		}
+		finger[l] = x
+	}
+	return m.next(x, 0)
+}
+
+// versionsAt is versions through an ordered pass's cursor on the SST: the
+// metadata is looked up once, and a key in the block read last is served
+// without another block cache lookup.
+func (t *tableReader) versionsAt(ctx context.Context, info SSTInfo, key []byte, keyHash uint64, c *sstCursor) ([]row, error) {
+	if bytes.Compare(key, info.FirstKey) < 0 || bytes.Compare(key, info.LastKey) > 0 {
+		return nil, nil
+	}
+	if c.meta == nil {
+		m, err := t.sstMeta(ctx, info)
+		if err != nil {
+			return nil, err
+		}
+		c.meta = m
+	}
+	m := c.meta
+	if !bloomMayContain(m.filter, keyHash) {
+		return nil, nil
+	}
+	from := max(c.blockIdx, 0)
+	i := from + sort.Search(len(m.index)-from, func(i int) bool { return bytes.Compare(m.index[from+i].lastKey, key) >= 0 })
+	var out []row
+	for ; i < len(m.index); i++ {
+		rows := c.rows
+		if i != c.blockIdx {
+			var err error
+			if rows, err = t.block(ctx, info, m, i, true); err != nil {
+				return nil, err
+			}
+			c.blockIdx, c.rows = i, rows
+		}
+		j := sort.Search(len(rows), func(j int) bool { return bytes.Compare(rows[j].key, key) >= 0 })
+		for ; j < len(rows) && bytes.Equal(rows[j].key, key); j++ {
+			out = append(out, rows[j])
+		}
+		if j < len(rows) {
+			break
+		}
+	}
+	return out, nil
+}
