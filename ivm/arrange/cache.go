@@ -195,21 +195,7 @@ func (c *cache) unlink(slot int) {
 }
 
 // grow doubles the table (or makes the first one) and reinserts entries.
-func (c *cache) grow() {
-	old := c.table
-	c.table = make([]uint64, max(64, 2*len(old)))
-	mask := uint64(len(c.table) - 1)
-	for _, e := range old {
-		if e == 0 {
-			continue
-		}
-		i := (e >> 32) & mask
-		for c.table[i] != 0 {
-			i = (i + 1) & mask
-		}
-		c.table[i] = e
-	}
-}
+func (c *cache) grow() { c.table = kv.GrowTable(c.table) }
 
 // compact copies the live keys and values into a new arena once most of
 // the arena is garbage.

@@ -72,6 +72,26 @@ func (m *Memory) unindex(i uint64) {
 	ProbeDelete(m.index, i, func(e int32) uint64 { return m.entries[e-1].hash })
 }
 
+// GrowTable returns a linear-probing table of uint64 entries (0 = empty)
+// twice old's size (64 for none) holding old's entries, each with its
+// hash in the high 32 bits (its home slot) and a payload in the low ones:
+// the layout of the pointer-free caches in ivm/arrange and ivm/op.
+func GrowTable(old []uint64) []uint64 {
+	table := make([]uint64, max(64, 2*len(old)))
+	mask := uint64(len(table) - 1)
+	for _, e := range old {
+		if e == 0 {
+			continue
+		}
+		i := (e >> 32) & mask
+		for table[i] != 0 {
+			i = (i + 1) & mask
+		}
+		table[i] = e
+	}
+	return table
+}
+
 // ProbeDelete empties position i of a linear-probing hash table whose
 // empty entries are the zero value, shifting later entries of the probe
 // run back so lookups need no tombstones. hash gives an entry's hash (its

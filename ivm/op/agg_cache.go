@@ -144,22 +144,7 @@ func (c *linCache) lookup(key []byte, h uint64) (int32, bool) {
 }
 
 // grow doubles the table (or makes the first one) and reinserts entries.
-func (c *linCache) grow() {
-	old := c.table
-	size := max(64, 2*len(old))
-	c.table = make([]uint64, size)
-	mask := uint64(size - 1)
-	for _, e := range old {
-		if e == 0 {
-			continue
-		}
-		i := (e >> 32) & mask
-		for c.table[i] != 0 {
-			i = (i + 1) & mask
-		}
-		c.table[i] = e
-	}
-}
+func (c *linCache) grow() { c.table = kv.GrowTable(c.table) }
 
 // remove deletes the table entry at position i.
 func (c *linCache) remove(i uint64) {

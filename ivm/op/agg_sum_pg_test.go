@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/apd/v3"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/internal/pgtest"
@@ -99,22 +100,34 @@ func TestInt8SumMatchesPostgres(t *testing.T) {
 		var values []string
 		for _, v := range []int64{math.MaxInt64, math.MaxInt64 - 1, math.MinInt64, -1, 1<<32 - 1, -1 << 31} {
 			for range live[v] {
-				values = append(values, fmt.Sprintf("('%d'::int8)", v))
+				values = append(values, fmt.Sprintf("%d", v))
 			}
 		}
-		from := "(SELECT NULL::int8 AS x WHERE false) t"
-		if len(values) > 0 {
-			from = "(VALUES " + strings.Join(values, ",") + ") t(x)"
+		checkSumAvgMatchPostgres(t, conn, i, outputs.Rows[0], "int8", values)
+	}
+}
+
+// checkSumAvgMatchPostgres checks that row's first two values print as
+// PostgreSQL 15 prints sum(x) and avg(x) over values (literals of type
+// typ; none: an empty input).
+func checkSumAvgMatchPostgres(t *testing.T, conn *pgx.Conn, step int, row types.Row, typ string, values []string) {
+	t.Helper()
+	from := "(SELECT NULL::" + typ + " AS x WHERE false) t"
+	if len(values) > 0 {
+		lits := make([]string, len(values))
+		for i, v := range values {
+			lits[i] = "('" + v + "'::" + typ + ")"
 		}
-		for c, fn := range []string{"sum", "avg"} {
-			want, null, _, err := pgtest.QueryText(context.Background(), conn, "SELECT "+fn+"(x)::text FROM "+from)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := outputs.Rows[0][c]
-			if null != (got == nil) || (!null && types.Format(types.TNumeric, got) != want) {
-				t.Fatalf("step %d: %s = %v, PostgreSQL %q (null %v)", i, fn, got, want, null)
-			}
+		from = "(VALUES " + strings.Join(lits, ",") + ") t(x)"
+	}
+	for c, fn := range []string{"sum", "avg"} {
+		want, null, _, err := pgtest.QueryText(context.Background(), conn, "SELECT "+fn+"(x)::text FROM "+from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := row[c]
+		if null != (got == nil) || (!null && types.Format(types.TNumeric, got) != want) {
+			t.Fatalf("step %d: %s = %v, PostgreSQL %q (null %v)", step, fn, got, want, null)
 		}
 	}
 }
@@ -334,22 +347,9 @@ func TestNumericSumMatchesPostgres(t *testing.T) {
 		var values []string
 		for _, v := range order {
 			for range live[v] {
-				values = append(values, fmt.Sprintf("('%s'::numeric(18,2))", v))
+				values = append(values, v)
 			}
 		}
-		from := "(SELECT NULL::numeric(18,2) AS x WHERE false) t"
-		if len(values) > 0 {
-			from = "(VALUES " + strings.Join(values, ",") + ") t(x)"
-		}
-		for c, fn := range []string{"sum", "avg"} {
-			want, null, _, err := pgtest.QueryText(context.Background(), conn, "SELECT "+fn+"(x)::text FROM "+from)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := run.outputs.Rows[0][c]
-			if null != (got == nil) || (!null && types.Format(types.TNumeric, got) != want) {
-				t.Fatalf("step %d: %s = %v, PostgreSQL %q (null %v)", i, fn, got, want, null)
-			}
-		}
+		checkSumAvgMatchPostgres(t, conn, i, run.outputs.Rows[0], "numeric(18,2)", values)
 	}
 }
