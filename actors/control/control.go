@@ -338,12 +338,9 @@ func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 }
 
 func (a *Actor) addColumn(m AddColumn) (DDLResult, error) {
-	rel, ok := a.snap.byName[m.Table]
-	if !ok {
-		return DDLResult{}, errcode.New(errcode.UndefinedObject, "relation %q does not exist", m.Table)
-	}
-	if rel.Kind != catalog.KindTable {
-		return DDLResult{}, errcode.New(errcode.WrongObjectType, "%q is not a table", m.Table)
+	rel, err := a.table(m.Table)
+	if err != nil {
+		return DDLResult{}, err
 	}
 	if rel.ColumnIndex(m.Column.Name) >= 0 {
 		if m.IfNotExists {
@@ -371,4 +368,17 @@ func kindWord(k catalog.Kind) string {
 		return "relation"
 	}
 	return k.String()
+}
+
+// table is the table named name, or the error an ALTER TABLE of something
+// else gets (42P01 / 42809).
+func (a *Actor) table(name string) (*catalog.Relation, error) {
+	rel, ok := a.snap.byName[name]
+	if !ok {
+		return nil, errcode.New(errcode.UndefinedObject, "relation %q does not exist", name)
+	}
+	if rel.Kind != catalog.KindTable {
+		return nil, errcode.New(errcode.WrongObjectType, "%q is not a table", name)
+	}
+	return rel, nil
 }

@@ -22,12 +22,9 @@ type SetPrimaryKey struct {
 }
 
 func (a *Actor) setPrimaryKey(m SetPrimaryKey) (DDLResult, error) {
-	rel, ok := a.snap.byName[m.Table]
-	if !ok {
-		return DDLResult{}, errcode.New(errcode.UndefinedObject, "relation %q does not exist", m.Table)
-	}
-	if rel.Kind != catalog.KindTable {
-		return DDLResult{}, errcode.New(errcode.WrongObjectType, "%q is not a table", m.Table)
+	rel, err := a.table(m.Table)
+	if err != nil {
+		return DDLResult{}, err
 	}
 	var altered catalog.Relation
 	if m.Revert {

@@ -17,17 +17,26 @@ import (
 // restarts; stats reads the current database's counters.
 func slateHarness(t *testing.T) (*harness, func() *storage.KV) {
 	h, _ := newHarness(t)
-	objects := objstore.NewMemory()
 	var cur *storage.KV
-	h.open = func() kv.Store {
+	h.open = slateOpener(t, func(db *storage.KV) { cur = db })
+	return h, func() *storage.KV { return cur }
+}
+
+// slateOpener opens the shard's slate on one in-memory object store that
+// outlives restarts (each open fences the previous writer); opened, if
+// set, sees each database opened.
+func slateOpener(t *testing.T, opened func(*storage.KV)) func() kv.Store {
+	objects := objstore.NewMemory()
+	return func() kv.Store {
 		db, err := storage.Open(context.Background(), objects, "shards/0", storage.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cur = db
+		if opened != nil {
+			opened(db)
+		}
 		return db
 	}
-	return h, func() *storage.KV { return cur }
 }
 
 // TestGroupCommit: commits that queue up while the shard is busy share ONE

@@ -2,7 +2,6 @@ package shard
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
-	"github.com/rockstream/rockstream/actors/storage"
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/op"
@@ -187,14 +185,7 @@ func TestCommitMaintainRecover(t *testing.T) {
 // and sees only what was made durable.
 func TestCommitMaintainRecoverSlate(t *testing.T) {
 	h, view := newHarness(t)
-	objects := objstore.NewMemory()
-	h.open = func() kv.Store {
-		db, err := storage.Open(context.Background(), objects, "shards/0", storage.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db
-	}
+	h.open = slateOpener(t, nil)
 	testCommitMaintainRecover(t, h, view)
 }
 

@@ -1,17 +1,13 @@
 package shard
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
-	"github.com/rockstream/rockstream/actors/storage"
 	"github.com/rockstream/rockstream/errcode"
-	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
-	"github.com/rockstream/rockstream/slate/objstore"
 )
 
 // TestPinnedSnapshot: reads and lookups at a pinned snapshot see the
@@ -19,14 +15,7 @@ import (
 // a released snapshot, or one from before a reopen, fails with 40001.
 func TestPinnedSnapshot(t *testing.T) {
 	h, view := newHarness(t)
-	objects := objstore.NewMemory()
-	h.open = func() kv.Store {
-		db, err := storage.Open(context.Background(), objects, "shards/0", storage.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db
-	}
+	h.open = slateOpener(t, nil)
 	h.start()
 	put := func(k, v int64) {
 		h.ask(Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{k}, Row: types.Row{k, v}}}})
