@@ -29,9 +29,12 @@ func Planner() shard.Planner { return planner{} }
 var viewEnv = expr.Env{}
 
 // PlanView implements shard.Planner: the view's defining query is compiled
-// against the catalog and lowered into b.
+// from what it was pinned to (catalog.Pinned: the inline views and input
+// schemas as they were at CREATE or the last RECOMPILE, never today's
+// definitions, so the plan is the one that built the stored state) and
+// lowered into b.
 func (planner) PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.Relation) (shard.PlannedView, error) {
-	v, err := rsql.CompileView(cat, view.SQL)
+	v, err := rsql.CompileView(catalog.Pinned(cat, view), view.SQL)
 	if err != nil {
 		return shard.PlannedView{}, err
 	}

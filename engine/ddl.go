@@ -14,6 +14,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
 	"github.com/rockstream/rockstream/ivm/sql/lower"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/syscat"
 )
 
 // ddl runs a DDL statement: the catalog change is durable in the control DB,
@@ -78,6 +79,16 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			return nil, err
 		}
 		notice(r)
+	case *ddl.Rename:
+		r, err := s.control(ctx, control.RenameRelation{Name: st.Name, NewName: st.NewName, Kind: st.Kind, IfExists: st.IfExists})
+		if err != nil {
+			return nil, err
+		}
+		notice(r)
+	case *ddl.Recompile:
+		if err := s.recompile(ctx, snap, st.Name); err != nil {
+			return nil, err
+		}
 	case *ddl.AddPrimaryKey:
 		if err := s.addPrimaryKey(ctx, snap, st); err != nil {
 			return nil, err
@@ -138,7 +149,11 @@ func (s *session) syncShard(ctx context.Context) error {
 
 func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, st *ddl.CreateView, notice func(control.DDLResult)) error {
 	rel := &catalog.Relation{Name: st.Name, SQL: st.Query}
-	var deps []catalog.ID
+	// The definition is bound again through a recorder: the names it uses
+	// become its references (resolved by id from now on, and its
+	// dependencies for DROP), and a materialized view pins every relation
+	// it was compiled from (catalog.Pinned).
+	rec := &catalog.Recorder{Base: snap}
 	if st.Materialized {
 		if d.View == nil {
 			return errcode.New(errcode.InternalError, "materialized view %q was not compiled", st.Name)
@@ -150,17 +165,19 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 				return errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support reading sequence %q in a materialized view", r.Name).
 					WithDetail("a sequence's value changes outside transactions, so a view over it cannot be maintained incrementally")
 			}
-			deps = append(deps, r.ID)
 		}
+		if _, err := rsql.CompileView(rec, st.Query); err != nil {
+			return err
+		}
+		rel.Pinned = pinnedRelations(rec.Reached)
 	} else {
 		rel.Kind = catalog.KindView
 		rel.Columns = catalogColumns(d.Columns, st.ColumnNames)
-		if q, err := bind.QueryText(snap, st.Query, bind.Options{}); err == nil {
-			for _, r := range scannedRelations(q.Plan) {
-				deps = append(deps, r.ID)
-			}
+		if _, err := bind.QueryText(rec, st.Query, bind.Options{}); err != nil {
+			return err
 		}
 	}
+	rel.Refs = rec.Refs
 	seen := map[string]bool{}
 	for _, c := range rel.Columns {
 		if seen[c.Name] {
@@ -168,13 +185,13 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 		}
 		seen[c.Name] = true
 	}
-	r, err := s.control(ctx, control.CreateRelation{Relation: rel, Deps: deps, IfNotExists: st.IfNotExists, OrReplace: st.OrReplace})
+	r, err := s.control(ctx, control.CreateRelation{Relation: rel, Deps: userRelations(catalog.RefIDs(rel.Refs)), IfNotExists: st.IfNotExists, OrReplace: st.OrReplace})
 	if err != nil {
 		return err
 	}
 	notice(r)
 	if st.Materialized && r.Changed != nil {
-		if err := s.syncShard(ctx); err != nil {
+		if err := s.installView(ctx, r.Changed); err != nil {
 			// The view cannot be maintained: take it out of the catalog again
 			// so nothing half-made stays behind.
 			_, _ = s.control(ctx, control.DropRelation{Name: st.Name, Kind: catalog.KindMaterializedView, Cascade: true})
@@ -183,6 +200,125 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 		}
 	}
 	return nil
+}
+
+// installView syncs the shard after a materialized view was created or
+// recompiled, and fails if the shard could not build it (the shard keeps
+// such a view in its failed state rather than failing the sync, so that
+// one broken view never keeps the rest from running).
+func (s *session) installView(ctx context.Context, view *catalog.Relation) error {
+	if err := s.syncShard(ctx); err != nil {
+		return err
+	}
+	st, err := s.e.Status(ctx)
+	if err != nil {
+		return err
+	}
+	for _, v := range st.Views {
+		if v.View == view.ID && v.Failed != "" {
+			return errcode.New(errcode.ViewBuildFailed, "materialized view %s could not be built: %s", view.Name, v.Failed)
+		}
+	}
+	return nil
+}
+
+// recompile is ALTER MATERIALIZED VIEW name RECOMPILE (spec §4.3): the
+// view's SQL is compiled again — its own names still resolve to what they
+// meant at CREATE, the inline views it reads with today's definitions —
+// the result is pinned, and the shard rebuilds the view's state from its
+// inputs. A failed view is recompiled the same way.
+func (s *session) recompile(ctx context.Context, snap *control.Snapshot, name string) error {
+	rel, ok := snap.LookupRelation([]string{name})
+	if !ok {
+		return errcode.New(errcode.UndefinedObject, "materialized view %q does not exist", name)
+	}
+	if rel.Kind != catalog.KindMaterializedView {
+		return errcode.New(errcode.WrongObjectType, "%q is not a materialized view", name)
+	}
+	rec := &catalog.Recorder{Base: snap}
+	v, err := rsql.CompileView(catalog.WithRefs(rec, rel.Refs), rel.SQL)
+	if err != nil {
+		return err
+	}
+	cols := catalogColumns(v.Columns, nil)
+	for i := range cols {
+		if i < len(rel.Columns) {
+			cols[i].Name = rel.Columns[i].Name
+		}
+	}
+	if !sameColumns(cols, rel.Columns) {
+		return errcode.New(errcode.IncompatibleEvolution, "ALTER MATERIALIZED VIEW %s RECOMPILE would change the view's columns", rel.Name).
+			WithDetail("the view has %s; its definition now gives %s", columnList(rel.Columns), columnList(cols))
+	}
+	refs := append(append([]catalog.Ref(nil), rel.Refs...), rec.Refs...)
+	pinned := pinnedRelations(rec.Reached)
+	for _, p := range pinned {
+		if p.Kind == catalog.KindMaterializedView && control.ObjectNumber(p.ID) > control.ObjectNumber(rel.ID) {
+			// NB: views are maintained in creation order, each from the
+			// outputs of those before it in the same step.
+			return errcode.New(errcode.IncompatibleEvolution, "ALTER MATERIALIZED VIEW %s RECOMPILE would make it read materialized view %s, which was created after it", rel.Name, p.Name).
+				WithDetail("a materialized view can read only materialized views created before it; drop %s and create it again", rel.Name)
+		}
+	}
+	recompiled := *rel
+	recompiled.Refs, recompiled.Pinned = refs, pinned
+	r, err := s.control(ctx, control.RecompileView{Relation: &recompiled, Deps: userRelations(catalog.RefIDs(refs))})
+	if err != nil {
+		return err
+	}
+	return s.installView(ctx, r.Changed)
+}
+
+func sameColumns(a, b []catalog.Column) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || !a[i].Type.Equal(b[i].Type) {
+			return false
+		}
+	}
+	return true
+}
+
+func columnList(cols []catalog.Column) string {
+	s := "("
+	for i, c := range cols {
+		if i > 0 {
+			s += ", "
+		}
+		s += c.Name + " " + c.Type.SQLName()
+	}
+	return s + ")"
+}
+
+// pinnedRelations are the versions of the user relations a materialized
+// view was compiled from (system relations are generated, not pinned).
+func pinnedRelations(reached []*catalog.Relation) []*catalog.Relation {
+	var out []*catalog.Relation
+	for _, r := range reached {
+		if syscat.IsSystem(r.ID) {
+			continue
+		}
+		p := *r
+		// NB: a pinned materialized view is read, not compiled: its own
+		// pins are not needed (and would nest without bound).
+		p.Pinned = nil
+		out = append(out, &p)
+	}
+	return out
+}
+
+// userRelations drops system relations from ids (they are never dropped,
+// so nothing depends on them).
+func userRelations(ids []catalog.ID) []catalog.ID {
+	var out []catalog.ID
+	for _, id := range ids {
+		if !syscat.IsSystem(id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func catalogColumns(cols []plan.Column, names []string) []catalog.Column {

@@ -430,7 +430,7 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 		return nil, err
 	}
 	for _, v := range st.Views {
-		env.Views[v.View] = syscat.ViewStats{Rows: v.Rows, StateRows: v.StateRows, StateBytes: v.StateBytes, Error: v.Error}
+		env.Views[v.View] = viewStats(v)
 	}
 	env.PreparedStatements = preparedStatementRows(s.prepared)
 	if s.settings != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/rockstream/rockstream/gateway"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/syscat"
 )
 
 type atomicBool = atomic.Bool
@@ -41,10 +42,11 @@ func (s *session) showViewStatus(ctx context.Context, _ *control.Snapshot, st *r
 }
 
 func viewStatusRow(st shard.Status, v shard.ViewStatus) types.Row {
-	state := "running"
-	var errText types.Datum
-	if v.Error != "" {
-		state, errText = "error", v.Error
-	}
+	state, errText := syscat.ViewState(viewStats(v))
 	return types.Row{v.Name, state, int64(st.Frontier), int64(st.LastEpoch - st.Frontier), v.Rows, v.StateRows, v.StateBytes, errText}
+}
+
+// viewStats are a view's status line as the system relations show it.
+func viewStats(v shard.ViewStatus) syscat.ViewStats {
+	return syscat.ViewStats{Rows: v.Rows, StateRows: v.StateRows, StateBytes: v.StateBytes, Error: v.Error, Failed: v.Failed}
 }

@@ -66,6 +66,14 @@ var (
 var (
 	DependentInlineView = Register("RS-1010", "view.dependent_inline_view_exists", "2BP01",
 		"Drop or replace the inline view first (DROP VIEW, CREATE OR REPLACE VIEW), or add CASCADE to drop it too.")
+	InlineViewCycle = Register("RS-1011", "view.inline_cycle_detected", "42P17",
+		"A view cannot read itself, directly or through other views: define it over the relations underneath instead.")
+	// ViewBuildFailed is a materialized view whose circuit cannot be built
+	// from its stored definition (e.g. a store written by an older build
+	// that let what it reads be dropped): the view is in the failed state,
+	// everything else keeps running.
+	ViewBuildFailed = Register("RS-1514", "view.build_failed", "55000",
+		"The view is not maintained. DROP MATERIALIZED VIEW it, or make what it reads exist again and run ALTER MATERIALIZED VIEW ... RECOMPILE.")
 )
 
 // Sequences (nextval/currval/setval, serial, identity).

@@ -70,6 +70,21 @@ type PreparedStatement struct {
 type ViewStats struct {
 	Rows, StateRows, StateBytes int64
 	Error                       string
+	// Failed is why the view could not be built ("" when it runs).
+	Failed string
+}
+
+// ViewState is a materialized view's state column and its error text:
+// "running", "error" (an input row makes an expression fail) or "failed"
+// (the view could not be built and is not maintained).
+func ViewState(st ViewStats) (string, types.Datum) {
+	switch {
+	case st.Failed != "":
+		return "failed", st.Failed
+	case st.Error != "":
+		return "error", st.Error
+	}
+	return "running", nil
 }
 
 // Setting is one pg_settings row.

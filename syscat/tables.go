@@ -100,22 +100,23 @@ func definitions() []*Table {
 			}},
 		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "views", Columns: columns(
 			"name", t, "kind", t, "definition", t, "state", t, "rows", i8, "state_rows", i8, "state_bytes", i8,
-			"frontier", i8, "lag_epochs", i8, "error", t)},
+			"frontier", i8, "lag_epochs", i8, "error", t, "behind_inputs", types.TBool)},
 			Rows: func(env *Env) []types.Row {
 				var out []types.Row
+				byID := make(map[catalog.ID]*catalog.Relation, len(env.Relations))
+				for _, r := range env.Relations {
+					byID[r.ID] = r
+				}
+				current := func(id catalog.ID) (*catalog.Relation, bool) { r, ok := byID[id]; return r, ok }
 				for _, r := range env.Relations {
 					switch r.Kind {
 					case catalog.KindMaterializedView:
 						st := env.Views[r.ID]
-						state := "running"
-						var errText types.Datum
-						if st.Error != "" {
-							state, errText = "error", st.Error
-						}
+						state, errText := ViewState(st)
 						out = append(out, types.Row{r.Name, "materialized", r.SQL, state, st.Rows, st.StateRows, st.StateBytes,
-							int64(env.Frontier), int64(env.LastEpoch - env.Frontier), errText})
+							int64(env.Frontier), int64(env.LastEpoch - env.Frontier), errText, r.BehindInputs(current)})
 					case catalog.KindView:
-						out = append(out, types.Row{r.Name, "inline", r.SQL, "inline", nil, nil, nil, nil, nil, nil})
+						out = append(out, types.Row{r.Name, "inline", r.SQL, "inline", nil, nil, nil, nil, nil, nil, false})
 					}
 				}
 				return out

@@ -122,6 +122,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(a.replyOf(a.drop(m)))
 	case AddColumn:
 		ctx.Reply(a.replyOf(a.addColumn(m)))
+	case RenameRelation:
+		ctx.Reply(a.replyOf(a.rename(m)))
+	case RecompileView:
+		ctx.Reply(a.replyOf(a.recompile(m)))
 	case SetPrimaryKey:
 		ctx.Reply(a.replyOf(a.setPrimaryKey(m)))
 	case SequenceOp:
@@ -238,6 +242,9 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 	if old, ok := a.snap.byName[rel.Name]; ok {
 		switch {
 		case m.OrReplace && old.Kind == rel.Kind:
+			if err := a.checkReplaceView(old, rel, m.Deps); err != nil {
+				return DDLResult{}, err
+			}
 			next := a.snap.clone()
 			replaced := *rel
 			replaced.ID = old.ID
@@ -297,32 +304,11 @@ func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 	if rel.Kind == catalog.KindSequence {
 		return a.dropSequence(m, rel)
 	}
-	// Collect the closure of dependents, dependents before what they read.
-	var order []*catalog.Relation
-	seen := map[catalog.ID]bool{}
-	var visit func(r *catalog.Relation)
-	visit = func(r *catalog.Relation) {
-		if seen[r.ID] {
-			return
-		}
-		seen[r.ID] = true
-		for _, d := range a.snap.Dependents(r.ID) {
-			visit(d)
-		}
-		order = append(order, r)
+	order, edges := a.dependentClosure(rel)
+	if len(edges) > 0 && !m.Cascade {
+		return DDLResult{}, dependentsError(rel, edges)
 	}
-	visit(rel)
-	if len(order) > 1 && !m.Cascade {
-		dep := order[0]
-		if dep.Kind == catalog.KindView {
-			// Spec §4.3: an inline view is expanded at query time, so
-			// dropping what it reads would break it silently later.
-			return DDLResult{}, errcode.New(errcode.DependentInlineView, "cannot drop %s %s because inline view %s depends on it", kindWord(rel.Kind), rel.Name, dep.Name).
-				WithDetail("view %s depends on %s %s", dep.Name, kindWord(rel.Kind), rel.Name)
-		}
-		return DDLResult{}, errcode.New(errcode.DependentObjects, "cannot drop %s %s because other objects depend on it", kindWord(rel.Kind), rel.Name).
-			WithDetail("%s %s depends on %s %s", kindWord(dep.Kind), dep.Name, kindWord(rel.Kind), rel.Name)
-	}
+	notice := cascadeNotice(edges)
 	// Sequences owned by dropped tables (serial, identity, OWNED BY) go
 	// with them.
 	order = append(order, ownedSequences(a.snap, order)...)
@@ -334,7 +320,7 @@ func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 	if err := a.commit(next, nil, order); err != nil {
 		return DDLResult{}, err
 	}
-	return DDLResult{Snapshot: next, Dropped: order}, nil
+	return DDLResult{Snapshot: next, Dropped: order, Notice: notice}, nil
 }
 
 func (a *Actor) addColumn(m AddColumn) (DDLResult, error) {

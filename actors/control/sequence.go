@@ -341,8 +341,10 @@ func (a *Actor) dropSequence(m DropRelation, rel *catalog.Relation) (DDLResult, 
 	}
 	detail, users := sequenceUsers(a.snap, rel)
 	if len(users) > 0 && !m.Cascade {
-		return DDLResult{}, errcode.New(errcode.DependentObjects, "cannot drop sequence %s because other objects depend on it", rel.Name).
+		e := errcode.New(errcode.DependentObjects, "cannot drop sequence %s because other objects depend on it", rel.Name).
 			WithDetail("%s", detail)
+		e.Hint = dropCascadeHint
+		return DDLResult{}, e
 	}
 	next := a.snap.clone()
 	var puts []*catalog.Relation

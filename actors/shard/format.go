@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"fmt"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/circuit"
@@ -74,9 +75,22 @@ func storedStateForeign(marker []byte, v *installedView, fresh map[catalog.ID]bo
 			return "it reads view " + s.String() + ", which is being rebuilt", true
 		}
 	}
-	current := v.circuit.StateFormat()
+	current := v.marker()
 	if bytes.Equal(marker, current) {
 		return "", false
 	}
 	return circuit.FormatDifference(marker, current), true
+}
+
+// marker is the format record stored beside a view's state: its circuit's
+// state format, and, once the view was recompiled, the plan that built the
+// state. NB: a recompiled plan may have the shape of the old one (only a
+// constant changed), and state built by one must never be read by the
+// other; a view never recompiled keeps the record earlier builds wrote.
+func (v *installedView) marker() []byte {
+	f := v.circuit.StateFormat()
+	if v.rel.Plan == 0 {
+		return f
+	}
+	return append(append([]byte(nil), f...), fmt.Sprintf(" | plan %d", v.rel.Plan)...)
 }

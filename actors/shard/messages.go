@@ -98,7 +98,10 @@ type (
 		StateRows  int64
 		StateBytes int64
 		Error      string
-		Nodes      []circuit.NodeStats
+		// Failed is why the view could not be built ("" when it runs):
+		// it is not maintained (failed.go).
+		Failed string
+		Nodes  []circuit.NodeStats
 	}
 
 	// Subscribe registers a subscriber for a view's deltas: every epoch step

@@ -124,6 +124,8 @@ func (a *Actor) status() Status {
 		}
 		st.Views = append(st.Views, vs)
 	}
+	st.Views = append(st.Views, a.failedStatuses()...)
+	sortViewStatuses(st.Views)
 	return st
 }
 

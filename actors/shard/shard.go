@@ -3,7 +3,6 @@ package shard
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"github.com/rockstream/rockstream/buggify"
 	"sort"
 	"time"
@@ -87,7 +86,10 @@ type Actor struct {
 	// INVARIANT: durableEpoch <= lastEpoch.
 	durableEpoch uint64
 	// views are installed views in creation (= dependency) order.
-	views   []*installedView
+	views []*installedView
+	// failed are the materialized views of the catalog that could not be
+	// built (failed.go), with the reason; they are retried at every sync.
+	failed  map[catalog.ID]string
 	subs    []subscription
 	nextSub uint64
 	// snapshots are pinned point-in-time readers (snapshot.go).
@@ -174,6 +176,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			ctx.After(a.cfg.TickEvery, storageTick{})
 			return
 		}
+		if ctx.From() == ctx.Self() {
+			// NB: a message the shard sent itself (an epoch tick) waits
+			// for no answer; replying would deliver the error back to the
+			// shard as a message. The reopen schedules a step itself.
+			return
+		}
 		ctx.Reply(errcode.Wrap(errcode.ShardUnavailable, a.openErr, "shard storage failed to open"))
 		return
 	}
@@ -220,7 +228,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case epochTick:
 		a.epochTick(ctx)
 	default:
-		panic(fmt.Sprintf("shard: unexpected message %T", msg))
+		a.unexpected(ctx, msg)
 	}
 }
 
@@ -355,6 +363,11 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	}
 	var fresh []*catalog.Relation
 	isFresh := map[catalog.ID]bool{}
+	// Installed views that were recompiled (or renamed) since: a new plan
+	// is rebuilt from the inputs after the step below, with the views
+	// reading it; a new name is adopted.
+	rebuild := a.adoptRecompiled(snap)
+	a.forgetFailed(snap)
 	for _, rel := range snap.Relations() {
 		if rel.Kind != catalog.KindMaterializedView || a.installed(rel.ID) != nil {
 			continue
@@ -370,7 +383,11 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 		}
 		v, err := a.build(snap, rel)
 		if err != nil {
-			return nil, err
+			// Its state is dropped with the state of every view not
+			// installed (dropUnknownViewState): a view that is not
+			// maintained misses epochs.
+			a.fail(ctx, rel, err)
+			continue
 		}
 		// State written in another format is rebuilt from the inputs
 		// (format.go), before any step reads it.
@@ -389,11 +406,11 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	if err := a.stepAll(ctx); err != nil {
 		return nil, err
 	}
-	// Drop views that left the catalog.
+	// Drop views that left the catalog, and the state of those rebuilt.
 	kept := a.views[:0]
 	var dropped []*installedView
 	for _, v := range a.views {
-		if rel, ok := snap.RelationByID(v.rel.ID); ok && rel.Kind == catalog.KindMaterializedView {
+		if rel, ok := snap.RelationByID(v.rel.ID); ok && rel.Kind == catalog.KindMaterializedView && !rebuild[v.rel.ID] {
 			kept = append(kept, v)
 		} else {
 			dropped = append(dropped, v)
@@ -408,6 +425,15 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	if err := a.dropUnknownViewState(snap); err != nil {
 		return nil, err
 	}
+	for _, v := range dropped {
+		if rebuild[v.rel.ID] {
+			rel, _ := snap.RelationByID(v.rel.ID)
+			fresh = append(fresh, rel)
+		}
+	}
+	// Installed in creation (= dependency) order, so a view reading a
+	// rebuilt view is backfilled from its new output.
+	sort.SliceStable(fresh, func(i, j int) bool { return objectNumber(fresh[i].ID) < objectNumber(fresh[j].ID) })
 	for _, rel := range fresh {
 		if err := a.install(ctx, snap, rel); err != nil {
 			ctx.Logger().Error("view install failed", "view", rel.Name, "err", err)
@@ -420,6 +446,7 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 }
 
 func (a *Actor) addView(v *installedView) {
+	delete(a.failed, v.rel.ID)
 	a.views = append(a.views, v)
 	sort.SliceStable(a.views, func(i, j int) bool {
 		return objectNumber(a.views[i].rel.ID) < objectNumber(a.views[j].rel.ID)
@@ -452,6 +479,14 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		if !ok {
 			return nil, errcode.New(errcode.UndefinedObject, "view %s reads relation %s, which does not exist", rel.Name, s)
 		}
+		if reason, failed := a.failed[s]; failed {
+			return nil, errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", src.Name, reason)
+		}
+		// The plan reads the columns the source had when the view was
+		// compiled (pinned), not the ones ADD COLUMN added since.
+		if p, pinned := rel.PinnedRelation(s); pinned {
+			src = p
+		}
 		v.widths[s] = len(src.Columns)
 	}
 	return v, nil
@@ -462,7 +497,8 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalog.Relation) error {
 	v, err := a.build(snap, rel)
 	if err != nil {
-		return err
+		a.fail(ctx, rel, err)
+		return nil
 	}
 	{
 		txn := kv.NewTxn(a.store)
@@ -483,7 +519,7 @@ func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalo
 		}
 		// NB: the marker is the state's format record (format.go), in the
 		// same batch as the state.
-		if err := txn.Put(viewMarkerKey(rel.ID), v.circuit.StateFormat()); err != nil {
+		if err := txn.Put(viewMarkerKey(rel.ID), v.marker()); err != nil {
 			return err
 		}
 		if err := a.store.Apply(txn.Batch()); err != nil {
@@ -640,6 +676,9 @@ func (a *Actor) snapshotOf(r kv.Reader, id catalog.ID) (zset.Batch, error) {
 		})
 		return out, err
 	case catalog.KindMaterializedView:
+		if reason, failed := a.failed[id]; failed {
+			return zset.Batch{}, errcode.New(errcode.ViewBuildFailed, "materialized view %s failed: %s", rel.Name, reason)
+		}
 		if a.installed(id) == nil {
 			return zset.Batch{}, errcode.New(errcode.ShardUnavailable, "materialized view %s is not installed on this shard yet", rel.Name)
 		}

@@ -132,6 +132,16 @@ func (d *DDL) Tag() string {
 		return "CREATE SEQUENCE"
 	case *ddl.AlterSequence:
 		return "ALTER SEQUENCE"
+	case *ddl.Rename:
+		switch x.Kind {
+		case catalog.KindView:
+			return "ALTER VIEW"
+		case catalog.KindMaterializedView:
+			return "ALTER MATERIALIZED VIEW"
+		}
+		return "ALTER TABLE"
+	case *ddl.Recompile:
+		return "ALTER MATERIALIZED VIEW"
 	}
 	return "DDL"
 }
@@ -204,7 +214,7 @@ func Compile(cat catalog.Catalog, text string, opts Options) ([]Statement, error
 // CompileStatement compiles one parsed statement.
 func CompileStatement(cat catalog.Catalog, st parse.Statement, opts Options) (Statement, error) {
 	switch x := st.(type) {
-	case *parse.CreateSource, *parse.DropSource:
+	case *parse.CreateSource, *parse.DropSource, *parse.RecompileView:
 		d, err := ddl.Convert(x)
 		if err != nil {
 			return nil, err
@@ -228,7 +238,9 @@ func CompileStatement(cat catalog.Catalog, st parse.Statement, opts Options) (St
 			if rel.Kind != catalog.KindMaterializedView && rel.Kind != catalog.KindView {
 				return nil, errcode.New(errcode.SQLFeatureNotSupported, "EXPLAIN INCREMENTAL needs a view; \"%s\" is a %s", rel.Name, rel.Kind)
 			}
-			v, err := CompileView(cat, rel.SQL)
+			// A materialized view's plan is the one that maintains it, not
+			// one from today's definitions of the inline views it read.
+			v, err := CompileView(catalog.Pinned(cat, rel), rel.SQL)
 			if err != nil {
 				return nil, err
 			}

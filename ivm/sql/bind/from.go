@@ -140,6 +140,13 @@ func (b *binder) expandView(rel *catalog.Relation, alias string, colAliases []st
 	saved := *b
 	b.src, b.base, b.ctes = rel.SQL, 0, nil
 	b.viewDepth++
+	// The body's names resolve as they did when the view was created (by
+	// id), so a renamed relation it reads is still found.
+	b.cat = catalog.WithRefs(b.cat, rel.Refs)
+	if o, ok := b.cat.(catalog.ExpansionObserver); ok {
+		o.EnterView()
+		defer o.LeaveView()
+	}
 	q, err := b.selectStmt(sel, nil)
 	params := b.params
 	*b = saved

@@ -118,6 +118,29 @@ type Relation struct {
 	Checks []Check
 	// Sequence is a sequence's definition (KindSequence only).
 	Sequence *Sequence `json:",omitempty"`
+	// Refs are the relations a view's or materialized view's SQL names
+	// directly, resolved when it was created: names in SQL resolve through
+	// them by id, so renaming what a view reads does not break it (and they
+	// are the view's dependencies for DROP). Nil for views created before
+	// references were recorded: their names resolve in the current catalog.
+	Refs []Ref `json:",omitempty"`
+	// Pinned are, for a materialized view, the relations its plan was
+	// compiled from (pinned.go), as they were then: every inline view
+	// expanded into it, at any depth, and every relation it reads. A
+	// restart recompiles the view from these, never from today's
+	// definitions; ALTER MATERIALIZED VIEW ... RECOMPILE re-pins them.
+	Pinned []*Relation `json:",omitempty"`
+	// Plan counts a materialized view's recompilations: state built by an
+	// earlier plan is rebuilt from the inputs (the shard keeps the plan it
+	// was built by beside the state).
+	Plan uint64 `json:",omitempty"`
+}
+
+// Ref is one name a view's SQL used and the relation it resolved to.
+type Ref struct {
+	// Name is the name as looked up (folded; ["t"] or ["public", "t"]).
+	Name []string
+	ID   ID
 }
 
 // Sequence is the definition of a sequence (PostgreSQL's pg_sequence row).

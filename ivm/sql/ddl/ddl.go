@@ -113,6 +113,22 @@ type SourceColumn struct {
 	Args      []parse.Literal
 }
 
+// Rename is ALTER {TABLE | VIEW | MATERIALIZED VIEW} [IF EXISTS] name
+// RENAME TO new_name.
+type Rename struct {
+	Kind          catalog.Kind
+	Name, NewName string
+	IfExists      bool
+}
+
+// Recompile is ALTER MATERIALIZED VIEW name RECOMPILE.
+type Recompile struct {
+	Name string
+}
+
+func (*Rename) ddl()    {}
+func (*Recompile) ddl() {}
+
 func (*CreateTable) ddl()   {}
 func (*CreateView) ddl()    {}
 func (*Drop) ddl()          {}
@@ -123,7 +139,7 @@ func (*CreateSource) ddl()  {}
 // IsDDL reports whether a parsed statement is DDL that Convert handles.
 func IsDDL(st parse.Statement) bool {
 	switch st.(type) {
-	case *parse.CreateSource, *parse.DropSource:
+	case *parse.CreateSource, *parse.DropSource, *parse.RecompileView:
 		return true
 	}
 	pg, ok := st.(*parse.PG)
@@ -133,7 +149,8 @@ func IsDDL(st parse.Statement) bool {
 	switch pg.Stmt.Node.(type) {
 	case *pg_query.Node_CreateStmt, *pg_query.Node_ViewStmt, *pg_query.Node_CreateTableAsStmt,
 		*pg_query.Node_DropStmt, *pg_query.Node_AlterTableStmt,
-		*pg_query.Node_CreateSeqStmt, *pg_query.Node_AlterSeqStmt, *pg_query.Node_CreateSchemaStmt:
+		*pg_query.Node_CreateSeqStmt, *pg_query.Node_AlterSeqStmt, *pg_query.Node_CreateSchemaStmt,
+		*pg_query.Node_RenameStmt:
 		return true
 	}
 	return false
@@ -143,6 +160,9 @@ func IsDDL(st parse.Statement) bool {
 func Convert(st parse.Statement) (Statement, error) {
 	if cs, ok := st.(*parse.CreateSource); ok {
 		return createSource(cs)
+	}
+	if rv, ok := st.(*parse.RecompileView); ok {
+		return &Recompile{Name: rv.Name.Last()}, nil
 	}
 	if ds, ok := st.(*parse.DropSource); ok {
 		d := &Drop{Kind: DropSource, IfExists: ds.IfExists, Cascade: ds.Cascade}
@@ -173,6 +193,8 @@ func Convert(st parse.Statement) (Statement, error) {
 		return c.alterSequence(x.AlterSeqStmt)
 	case *pg_query.Node_CreateSchemaStmt:
 		return nil, schemasNotSupported("CREATE SCHEMA " + x.CreateSchemaStmt.Schemaname)
+	case *pg_query.Node_RenameStmt:
+		return c.rename(x.RenameStmt)
 	}
 	return nil, errcode.New(errcode.SQLFeatureNotSupported, "statement %s is not supported", bind.StatementTag(pg.Stmt))
 }
@@ -778,4 +800,22 @@ func words(camel string) string {
 		b.WriteRune(r)
 	}
 	return strings.ToUpper(b.String())
+}
+
+// rename converts ALTER TABLE / VIEW / MATERIALIZED VIEW ... RENAME TO.
+func (c *converter) rename(r *pg_query.RenameStmt) (Statement, error) {
+	kind, ok := map[pg_query.ObjectType]catalog.Kind{
+		pg_query.ObjectType_OBJECT_TABLE:   catalog.KindTable,
+		pg_query.ObjectType_OBJECT_VIEW:    catalog.KindView,
+		pg_query.ObjectType_OBJECT_MATVIEW: catalog.KindMaterializedView,
+	}[r.RenameType]
+	if !ok || r.Relation == nil {
+		return nil, errcode.New(errcode.SQLFeatureNotSupported, "ALTER ... RENAME of a %s is not supported", strings.ToLower(strings.TrimPrefix(r.RenameType.String(), "OBJECT_"))).
+			WithDetail("RockStream renames tables, views and materialized views")
+	}
+	name, err := c.relName(r.Relation)
+	if err != nil {
+		return nil, err
+	}
+	return &Rename{Kind: kind, Name: name, NewName: r.Newname, IfExists: r.MissingOk}, nil
 }

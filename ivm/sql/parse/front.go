@@ -429,3 +429,19 @@ func (p *frontParser) dropSource() (*DropSource, error) {
 	}
 	return d, nil
 }
+
+// recompileView parses ALTER MATERIALIZED VIEW name RECOMPILE.
+func (p *frontParser) recompileView() (*RecompileView, error) {
+	p.pos = 3 // ALTER MATERIALIZED VIEW
+	name, err := p.qualifiedName()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("recompile"); err != nil {
+		return nil, err
+	}
+	if err := p.expectEnd(); err != nil {
+		return nil, err
+	}
+	return &RecompileView{SQL: p.text, Name: name}, nil
+}

@@ -152,6 +152,17 @@ type ShowViewStatus struct {
 // Text implements Statement.
 func (s *ShowViewStatus) Text() string { return s.SQL }
 
+// RecompileView is `ALTER MATERIALIZED VIEW name RECOMPILE`: the view is
+// compiled again with today's definitions of the inline views it reads
+// and rebuilt from its inputs.
+type RecompileView struct {
+	SQL  string
+	Name QualifiedName
+}
+
+// Text implements Statement.
+func (r *RecompileView) Text() string { return r.SQL }
+
 // CharPosition converts a byte offset in s to PostgreSQL's 1-based
 // character position.
 func CharPosition(s string, byteOffset int) int {
@@ -247,6 +258,12 @@ func parseOne(src string, toks []token, end token) ([]Statement, error) {
 		return []Statement{s}, nil
 	case kw(0, "explain") && kw(1, "incremental"):
 		s, err := p.explainIncremental()
+		if err != nil {
+			return nil, err
+		}
+		return []Statement{s}, nil
+	case kw(0, "alter") && kw(1, "materialized") && kw(2, "view") && kw(len(toks)-1, "recompile"):
+		s, err := p.recompileView()
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,115 @@
+package shard
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// A materialized view whose circuit cannot be built from its stored
+// definition (the planner refuses it: e.g. a store written by an older
+// build that let a relation it reads be dropped, or let inline views form
+// a cycle) is FAILED: it is not maintained, its state is dropped (it
+// misses epochs), reads of it answer RS-1514 with the reason, and every
+// other view keeps running — one broken view never keeps a shard, or a
+// server, from starting. Views reading a failed view fail with it. A
+// failed view is retried at every catalog sync, so DROP removes it and
+// RECOMPILE (a new plan) or a recovered input brings it back, backfilled.
+//
+//	           build fails                     sync: build succeeds
+//	absent ──────────────────► failed ─────────────────────────────► backfilled
+//	   ▲                         │
+//	   └──── dropped ────────────┘
+
+// fail records that view rel could not be built.
+func (a *Actor) fail(ctx runtime.Context, rel *catalog.Relation, err error) {
+	reason := err.Error()
+	if a.failed[rel.ID] != reason {
+		ctx.Logger().Error("materialized view failed: it is not maintained until it is recompiled or dropped", "view", rel.Name, "reason", reason)
+	}
+	if a.failed == nil {
+		a.failed = map[catalog.ID]string{}
+	}
+	a.failed[rel.ID] = reason
+}
+
+// forgetFailed forgets failed views that left snap.
+func (a *Actor) forgetFailed(snap *control.Snapshot) {
+	var gone []catalog.ID
+	//lint:maprange collected ids are only deleted; order cannot matter.
+	for id := range a.failed {
+		if rel, ok := snap.RelationByID(id); !ok || rel.Kind != catalog.KindMaterializedView {
+			gone = append(gone, id)
+		}
+	}
+	for _, id := range gone {
+		delete(a.failed, id)
+	}
+}
+
+// adoptRecompiled compares the installed views with snap: a view whose
+// plan changed (RECOMPILE), and every installed view reading one, is to be
+// rebuilt from its inputs; a view that only changed otherwise (a rename)
+// adopts its new catalog record.
+func (a *Actor) adoptRecompiled(snap *control.Snapshot) map[catalog.ID]bool {
+	rebuild := map[catalog.ID]bool{}
+	for i, v := range a.views {
+		rel, ok := snap.RelationByID(v.rel.ID)
+		if !ok || rel.Kind != catalog.KindMaterializedView {
+			continue // dropped after the step
+		}
+		reads := false
+		for _, s := range v.sources {
+			reads = reads || rebuild[s]
+		}
+		if rel.Plan != v.rel.Plan || reads {
+			rebuild[rel.ID] = true
+			continue
+		}
+		if rel != v.rel {
+			// NB: a copy, so a sync that fails restores the old list as it
+			// was.
+			adopted := *v
+			adopted.rel = rel
+			a.views[i] = &adopted
+		}
+	}
+	return rebuild
+}
+
+// failedStatuses are the status lines of the failed views, in creation
+// order.
+func (a *Actor) failedStatuses() []ViewStatus {
+	var out []ViewStatus
+	if a.snap == nil {
+		return nil
+	}
+	for _, rel := range a.snap.Relations() {
+		if reason, ok := a.failed[rel.ID]; ok {
+			out = append(out, ViewStatus{View: rel.ID, Name: rel.Name, Failed: reason})
+		}
+	}
+	return out
+}
+
+// unexpected handles a message the shard has no transition for. An error
+// arriving as a message is a reply nobody waits for (whoever sent it
+// answered a message that wanted no answer): it is logged and dropped,
+// never answered, or two actors would trade errors forever. Anything else
+// is answered with an error naming it.
+func (a *Actor) unexpected(ctx runtime.Context, msg runtime.Message) {
+	ctx.Logger().Error("shard: unexpected message", "type", fmt.Sprintf("%T", msg), "from", ctx.From())
+	if _, isErr := msg.(error); isErr || ctx.From() == ctx.Self() {
+		return
+	}
+	ctx.Reply(errcode.New(errcode.InternalError, "shard: unexpected message %T", msg))
+}
+
+// sortViewStatuses orders status lines by view creation.
+func sortViewStatuses(views []ViewStatus) {
+	sort.SliceStable(views, func(i, j int) bool { return objectNumber(views[i].View) < objectNumber(views[j].View) })
+}
