@@ -51,6 +51,12 @@ func TestDropInlineViewUnderMaterializedView(t *testing.T) {
 	if got := rowsText(t, rs, "SELECT n FROM m"); strings.Join(got, ",") != "2" {
 		t.Fatalf("m after a restart: %v, want 2", got)
 	}
+	// The table under both is renamed: they read it by id.
+	exec(t, rs, "ALTER TABLE t RENAME TO t2")
+	exec(t, rs, "INSERT INTO t2 VALUES (5, 5)")
+	if got := rowsText(t, rs, "SELECT (SELECT n FROM m), (SELECT count(*) FROM iv), (SELECT count(*) FROM pg_constraint WHERE conname = 't_pkey')"); strings.Join(got, ",") != "3|3|1" {
+		t.Fatalf("m, iv and the primary key's name after the table's rename: %v, want 3|3|1", got)
+	}
 	exec(t, rs, "DROP VIEW iv CASCADE")
 	if err := execErr(rs, "SELECT * FROM m"); err == nil {
 		t.Fatal("m survived DROP VIEW iv CASCADE")
@@ -58,7 +64,7 @@ func TestDropInlineViewUnderMaterializedView(t *testing.T) {
 	srv.stop()
 	srv = startServer(t, dir)
 	rs = connect(t, srv.url())
-	exec(t, rs, "INSERT INTO t VALUES (4, 4)")
+	exec(t, rs, "INSERT INTO t2 VALUES (4, 4)")
 }
 
 // TestViewCycleRefused (issue defect 1): CREATE OR REPLACE VIEW that makes

@@ -167,6 +167,11 @@ func (a *Actor) rename(m RenameRelation) (DDLResult, error) {
 	}
 	renamed := *rel
 	renamed.Name = m.NewName
+	if rel.Kind == catalog.KindTable && len(rel.PrimaryKey) > 0 && rel.PrimaryKeyName == "" {
+		// PostgreSQL keeps the constraint's name (t_pkey) when the table
+		// is renamed.
+		renamed.PrimaryKeyName = rel.PrimaryKeyConstraint()
+	}
 	next := a.snap.clone()
 	next.put(&renamed, a.snap.deps[rel.ID])
 	if err := a.commit(next, []*catalog.Relation{&renamed}, nil); err != nil {
