@@ -11,6 +11,11 @@
 //	        ◄──Snapshot v+1────────┘
 //	session ──Ask(shard.SyncCatalog{v+1})──► shard (installs/backfills views)
 //
+// A view's record keeps the relations its SQL names directly (its
+// dependencies: DROP refuses to break them without CASCADE, and CREATE OR
+// REPLACE VIEW refuses a cycle; dependencies.go), and a materialized
+// view's record keeps what its plan was compiled from (catalog.Pinned).
+//
 // Keys (spec §5.2; namespace-scoped from day one):
 //
 //	0x01 0x01 ns(16) object(16)   a table or source        → relation record

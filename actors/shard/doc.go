@@ -26,8 +26,16 @@
 //
 //	          SyncCatalog (new mview)
 //	absent ───────────────────────────► backfilled ──epoch steps──► maintained
-//	   ▲                                                   │
-//	   └──────────────── SyncCatalog (dropped) ◄───────────┘  (state scan-deleted)
+//	   ▲  │                                 ▲                          │  │
+//	   │  │ cannot be built                 └── SyncCatalog (new plan: ─┘  │
+//	   │  ▼                                     RECOMPILE; rebuilt)        │
+//	   │ failed ── SyncCatalog, built ──► backfilled                       │
+//	   │  │                                                                │
+//	   └──┴───────────── SyncCatalog (dropped) ◄───────────────────────────┘
+//	                     (state scan-deleted)
+//
+// A view that cannot be built from its stored definition is failed
+// (failed.go): not maintained, reads answer RS-1514, every other view runs.
 //
 // Keys (spec §5.1):
 //
