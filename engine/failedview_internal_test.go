@@ -1,18 +1,18 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rockstream/rockstream/actors/storage"
-	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
-	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/slate/objstore"
 )
 
@@ -31,35 +31,7 @@ func TestServerStartsWithUnbuildableViews(t *testing.T) {
 	open := func() (*Engine, error) {
 		return Open(ctx, Config{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	}
-	run := func(e *Engine, sql string) (string, error) {
-		t.Helper()
-		gs, err := e.NewSession(ctx, gateway.SessionInfo{Database: "default", User: "test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer gs.Close()
-		st, err := gs.Prepare(ctx, gateway.PrepareRequest{SQL: sql})
-		if err != nil {
-			return "", err
-		}
-		cur, err := gs.Execute(ctx, gateway.ExecuteRequest{Statement: st})
-		if err != nil {
-			return "", err
-		}
-		defer cur.Close()
-		var rows []string
-		for {
-			r, err := cur.Next(ctx)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return "", err
-			}
-			rows = append(rows, zset.FormatRow(r))
-		}
-		return strings.Join(rows, "; "), gs.Commit(ctx)
-	}
+	run := func(e *Engine, sql string) (string, error) { return runSQL(ctx, e, sql) }
 	must := func(e *Engine, sql string) string {
 		t.Helper()
 		out, err := run(e, sql)
@@ -134,7 +106,7 @@ func TestServerStartsWithUnbuildableViews(t *testing.T) {
 		rewrite(id("m"), func(map[string]any) {}),
 		rewrite(id("cyc"), func(map[string]any) {}),
 	}}
-	sortOps(b.Ops)
+	slices.SortFunc(b.Ops, func(x, y kv.Op) int { return bytes.Compare(x.Key, y.Key) })
 	if err := db.Apply(&b); err != nil {
 		t.Fatal(err)
 	}
@@ -191,14 +163,5 @@ func TestServerStartsWithUnbuildableViews(t *testing.T) {
 	}
 	if got := must(e, `SELECT count(*) FROM rockstream_catalog.views WHERE state <> 'running' AND kind = 'materialized'`); got != "(0)" {
 		t.Fatalf("%s views are not running", got)
-	}
-}
-
-// sortOps sorts a batch's operations by key, as kv.WriteBatch requires.
-func sortOps(ops []kv.Op) {
-	for i := 1; i < len(ops); i++ {
-		for j := i; j > 0 && string(ops[j].Key) < string(ops[j-1].Key); j-- {
-			ops[j], ops[j-1] = ops[j-1], ops[j]
-		}
 	}
 }

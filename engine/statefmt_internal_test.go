@@ -9,9 +9,7 @@ import (
 	"testing"
 
 	"github.com/rockstream/rockstream/actors/storage"
-	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/kv"
-	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/slate/objstore"
 )
 
@@ -35,35 +33,11 @@ func TestViewStateFormatAcrossRestarts(t *testing.T) {
 	}
 	run := func(e *Engine, sql string) string {
 		t.Helper()
-		gs, err := e.NewSession(ctx, gateway.SessionInfo{Database: "default", User: "test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer gs.Close()
-		st, err := gs.Prepare(ctx, gateway.PrepareRequest{SQL: sql})
+		out, err := runSQL(ctx, e, sql)
 		if err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
-		cur, err := gs.Execute(ctx, gateway.ExecuteRequest{Statement: st})
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		defer cur.Close()
-		var rows []string
-		for {
-			r, err := cur.Next(ctx)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", sql, err)
-			}
-			rows = append(rows, zset.FormatRow(r))
-		}
-		if err := gs.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(rows, "; ")
+		return out
 	}
 	views := map[string]string{
 		"agg":    `SELECT g, count(*) AS n, sum(b) AS sb, avg(b) AS ab, sum(f) AS sf, bool_or(b > 0) AS bo FROM t GROUP BY g`,
