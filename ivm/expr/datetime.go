@@ -179,7 +179,9 @@ func intervalMul(iv types.Interval, factor float64) (types.Datum, error) {
 
 // IntervalDiv is interval / factor (interval_div), exported for
 // avg(interval), which PostgreSQL finalizes as sum / count.
-func IntervalDiv(iv types.Interval, factor float64) (types.Datum, error) { return intervalDiv(iv, factor) }
+func IntervalDiv(iv types.Interval, factor float64) (types.Datum, error) {
+	return intervalDiv(iv, factor)
+}
 
 // intervalDiv is interval / factor (interval_div).
 func intervalDiv(iv types.Interval, factor float64) (types.Datum, error) {

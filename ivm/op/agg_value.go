@@ -19,10 +19,10 @@ import (
 type sumKind uint8
 
 const (
-	sumInt     sumKind = iota + 1 // int2/int4: int64 accumulator (PostgreSQL: int8)
-	sumDecimal                    // int8/numeric: exact decimal
-	sumFloat                      // float4/float8
-	sumInterval                   // interval: months, days and micros summed apart
+	sumInt      sumKind = iota + 1 // int2/int4: int64 accumulator (PostgreSQL: int8)
+	sumDecimal                     // int8/numeric: exact decimal
+	sumFloat                       // float4/float8
+	sumInterval                    // interval: months, days and micros summed apart
 )
 
 func sumKindOf(t types.Type) (sumKind, error) {
