@@ -116,3 +116,62 @@ func TestCleanFixture(t *testing.T) {
 		t.Errorf("unexpected finding: %s", f)
 	}
 }
+
+// TestPlantedImports checks the forbidden-import rule reports exactly the
+// imports planted in testdata/fixture/imports/planted: direct imports of
+// net, net/http, os/exec and the AWS SDK, and transitive links through
+// net/smtp (to net) and a helper package (to crypto/tls), an import of an
+// edge package (fsstore), while net/url and net/netip, which do no I/O, stay
+// allowed.
+func TestPlantedImports(t *testing.T) {
+	root := moduleRoot(t)
+	findings, err := Check(root, "./internal/lint/testdata/fixture/imports/planted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := wantedFindings(t, filepath.Join("testdata", "fixture", "imports", "planted", "planted.go"))
+	sort.Strings(want)
+	got := gotFindings(findings)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("findings differ\ngot:\n%s\nwant:\n%s\nall findings:\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"), findings)
+	}
+	if len(want) < 6 {
+		t.Fatalf("fixture lost its planted imports: only %d want comments", len(want))
+	}
+	// The transitive findings must name the chain, or nobody can fix them.
+	for _, chain := range []string{
+		"fixture/imports/relay -> crypto/tls",
+		"net/smtp -> ",
+		"imports github.com/rockstream/rockstream/slate/objstore/fsstore: an edge package",
+	} {
+		found := false
+		for _, f := range findings {
+			found = found || strings.Contains(f.Message, chain)
+		}
+		if !found {
+			t.Errorf("no finding names the chain %q; findings: %v", chain, findings)
+		}
+	}
+}
+
+// TestEdgeDirs keeps the list of edges honest: every entry names an existing
+// package under a deterministic directory and says why it is an edge.
+func TestEdgeDirs(t *testing.T) {
+	root := moduleRoot(t)
+	for dir, why := range EdgeDirs {
+		if strings.TrimSpace(why) == "" {
+			t.Errorf("EdgeDirs[%q] gives no reason", dir)
+		}
+		underDeterministic := false
+		for _, d := range DeterministicDirs {
+			underDeterministic = underDeterministic || strings.HasPrefix(dir, d+"/")
+		}
+		if !underDeterministic {
+			t.Errorf("EdgeDirs[%q] is not under a deterministic directory; it needs no entry", dir)
+		}
+		goFiles, _ := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		if len(goFiles) == 0 {
+			t.Errorf("EdgeDirs[%q] holds no Go package", dir)
+		}
+	}
+}
