@@ -40,6 +40,23 @@ func TestDeterministicPackages(t *testing.T) {
 	}
 }
 
+// TestRuntimeInterfaceLinksNoEdges: runtime/ is the contract every actor
+// imports, so it is part of the core even though it sits outside the
+// deterministic directories; only runtime/real, the goroutine runtime, is an
+// edge. A forbidden import there would reach every actor.
+func TestRuntimeInterfaceLinksNoEdges(t *testing.T) {
+	root := moduleRoot(t)
+	findings, err := Check(root, "./runtime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range findings {
+		if f.Rule == RuleForbiddenImport {
+			t.Errorf("%s", f)
+		}
+	}
+}
+
 var wantPattern = regexp.MustCompile(`// want ([a-z-]+)`)
 
 // wantedFindings reads the `// want <rule>` comments of a fixture file.
