@@ -89,20 +89,28 @@ func gotFindings(findings []Finding) []string {
 // TestPlantedFixture checks the linter reports exactly the violations planted
 // in testdata/fixture/planted (one of each rule) and nothing else.
 func TestPlantedFixture(t *testing.T) {
-	root := moduleRoot(t)
-	findings, err := Check(root, "./internal/lint/testdata/fixture/planted")
+	checkPlanted(t, "planted", 10)
+}
+
+// checkPlanted lints the fixture package testdata/fixture/<dir> and checks
+// the findings are exactly its `// want <rule>` comments, of which there must
+// be at least wantMin (so a fixture cannot lose its violations unnoticed).
+func checkPlanted(t *testing.T, dir string, wantMin int) []Finding {
+	t.Helper()
+	findings, err := Check(moduleRoot(t), "./internal/lint/testdata/fixture/"+dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := wantedFindings(t, filepath.Join("testdata", "fixture", "planted", "planted.go"))
+	want := wantedFindings(t, filepath.Join("testdata", "fixture", filepath.FromSlash(dir), filepath.Base(dir)+".go"))
 	sort.Strings(want)
 	got := gotFindings(findings)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("findings differ\ngot:\n%s\nwant:\n%s\nall findings:\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"), findings)
 	}
-	if len(want) < 10 {
-		t.Fatalf("fixture lost its planted violations: only %d want comments", len(want))
+	if len(want) < wantMin {
+		t.Fatalf("fixture %s lost its planted violations: only %d want comments", dir, len(want))
 	}
+	return findings
 }
 
 // TestPlantedTimeNowFails is the acceptance check of issue 2: a planted
@@ -141,20 +149,7 @@ func TestCleanFixture(t *testing.T) {
 // edge package (fsstore), while net/url and net/netip, which do no I/O, stay
 // allowed.
 func TestPlantedImports(t *testing.T) {
-	root := moduleRoot(t)
-	findings, err := Check(root, "./internal/lint/testdata/fixture/imports/planted")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := wantedFindings(t, filepath.Join("testdata", "fixture", "imports", "planted", "planted.go"))
-	sort.Strings(want)
-	got := gotFindings(findings)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("findings differ\ngot:\n%s\nwant:\n%s\nall findings:\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"), findings)
-	}
-	if len(want) < 6 {
-		t.Fatalf("fixture lost its planted imports: only %d want comments", len(want))
-	}
+	findings := checkPlanted(t, "imports/planted", 7)
 	// The transitive findings must name the chain, or nobody can fix them.
 	for _, chain := range []string{
 		"fixture/imports/relay -> crypto/tls",
