@@ -221,3 +221,20 @@ func TestDropDependentsLikePostgres(t *testing.T) {
 		run(sql)
 	}
 }
+
+// TestDropSourceWithDependents: a source is protected like a table.
+func TestDropSourceWithDependents(t *testing.T) {
+	srv := startServer(t, t.TempDir())
+	rs := connect(t, srv.url())
+	exec(t, rs, "CREATE SOURCE gen FROM GENERATE ROWS (id BIGINT GENERATED) RATE = 10 PER SECOND")
+	exec(t, rs, "CREATE VIEW recent AS SELECT id FROM gen WHERE id > 0")
+	exec(t, rs, "CREATE MATERIALIZED VIEW gen_n AS SELECT count(*) AS n FROM recent")
+	e := wantError(t, "DROP SOURCE gen", execErr(rs, "DROP SOURCE gen"), "2BP01", "cannot drop source gen because other objects depend on it")
+	if !strings.HasSuffix(e.Detail, ": view recent depends on source gen\nmaterialized view gen_n depends on view recent") {
+		t.Fatalf("detail %q", e.Detail)
+	}
+	exec(t, rs, "DROP SOURCE gen CASCADE")
+	for _, name := range []string{"gen", "recent", "gen_n"} {
+		wantError(t, "SELECT from "+name+" after DROP SOURCE CASCADE", execErr(rs, "SELECT * FROM "+name), "42P01", "does not exist")
+	}
+}
