@@ -415,13 +415,16 @@ func TestDDLAndRestarts(t *testing.T) {
 	defer func() { c.srv.Stop() }()
 	c.rs = harness.ConnectRS(t, srv)
 	restarts := 0
-	for _, seed := range seeds {
+	for i, seed := range seeds {
 		c.seed, c.r, c.script = seed, rand.New(rand.NewPCG(seed, 0x5eed)), nil
 		runDDLCase(t, c)
 		for _, s := range c.script {
 			if s == "-- restart" {
 				restarts++
 			}
+		}
+		if (i+1)%100 == 0 {
+			t.Logf("%d cases, %d restarts", i+1, restarts)
 		}
 	}
 	t.Logf("cases=%d restarts=%d mismatches=0 failed-starts=0", len(seeds), restarts)
