@@ -453,7 +453,7 @@ func (r *runner) act(ss *session) {
 			r.schedule(ss, r.think(ss)+5*time.Millisecond)
 			return
 		}
-		snap := reply.(*control.Snapshot)
+		snap := control.SnapshotOf(reply.(control.SnapshotValue))
 		if snap.Version > r.snap.Version {
 			r.snap = snap
 		}
@@ -547,7 +547,7 @@ func (r *runner) commitOne(ss *session, snap *control.Snapshot, t1, t2 *catalog.
 			shard.RowWrite{Table: t2.ID, Key: types.Row{t.target}, Row: row2})
 		ops = append(ops, r.hist.write(ss.id, linKey{1, t.target}, row1, c.call), r.hist.write(ss.id, linKey{2, t.target}, row2, c.call))
 	}
-	r.askAsync(shard.ActorID, shard.Commit{Snapshot: snap, Writes: writes}, func(reply runtime.Message, err error) {
+	r.askAsync(shard.ActorID, shard.Commit{CatalogVersion: snap.Version, Writes: writes}, func(reply runtime.Message, err error) {
 		if err != nil {
 			c.state = unknown
 			m.unknown++
@@ -636,7 +636,7 @@ func (q readReq) msg() shard.Read {
 	for _, v := range q.views {
 		rels = append(rels, v.ID)
 	}
-	return shard.Read{Snapshot: q.snap, Relations: rels, MinEpoch: q.minEpoch}
+	return shard.Read{CatalogVersion: q.snap.Version, Relations: rels, MinEpoch: q.minEpoch}
 }
 
 // finalReq is the read after healing, at the highest acknowledged epoch.
@@ -839,7 +839,7 @@ func (r *runner) ddl(steps []func() control.CreateRelation, retry func(what stri
 	for {
 		err := r.refresh()
 		if err == nil {
-			_, err = r.ask(shard.ActorID, shard.SyncCatalog{Snapshot: r.snap})
+			_, err = r.ask(shard.ActorID, shard.SyncCatalog{Catalog: r.snap.Value()})
 		}
 		if err == nil {
 			return nil
@@ -892,7 +892,7 @@ func (r *runner) refresh() error {
 	if err != nil {
 		return err
 	}
-	r.snap = reply.(*control.Snapshot)
+	r.snap = control.SnapshotOf(reply.(control.SnapshotValue))
 	r.views = nil
 	for _, rel := range r.snap.Relations() {
 		switch {
