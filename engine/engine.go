@@ -130,7 +130,6 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 // Snapshot returns the current catalog.
 func (e *Engine) Snapshot(ctx context.Context) (*control.Snapshot, error) { return e.snapshot(ctx) }
 
-
 // ask sends a request to an actor and turns an error reply into an error.
 func (e *Engine) ask(ctx context.Context, to runtime.ActorID, msg runtime.Message) (runtime.Message, error) {
 	reply, err := e.rt.Ask(ctx, to, msg)

@@ -86,14 +86,14 @@ type harness struct {
 	store kv.Store
 	// open, when set, opens the store at every (re)start, e.g. slate over
 	// an object store that outlives the "process".
-	open  func() kv.Store
+	open func() kv.Store
 	snap *control.Snapshot
 	// control, when set, is the control plane's current catalog, which
 	// answers the shard's catalog fetches (default: snap).
 	control *control.Snapshot
 	table   *catalog.Relation
-	ctx   *testCtx
-	actor *Actor
+	ctx     *testCtx
+	actor   *Actor
 	// planner plans views (nil: sumPlanner).
 	planner Planner
 }
