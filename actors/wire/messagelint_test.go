@@ -50,7 +50,9 @@ type (
 	plantedUnsafe    struct{ P unsafe.Pointer }
 	plantedShared    struct{ Catalog *control.Snapshot }
 	plantedHidden    struct{ n int }
-	plantedNestedFun struct{ Inner struct{ Callbacks map[string]func() } }
+	plantedNestedFun struct {
+		Inner struct{ Callbacks map[string]func() }
+	}
 )
 
 // TestPlantedNonValuesFail: the lint rejects a func, a chan, an
