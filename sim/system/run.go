@@ -11,6 +11,7 @@ import (
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/actors/storage"
+	"github.com/rockstream/rockstream/actors/wire"
 	"github.com/rockstream/rockstream/engine"
 	"github.com/rockstream/rockstream/faults"
 	"github.com/rockstream/rockstream/ivm/kv"
@@ -251,7 +252,9 @@ func (r *runner) logf(format string, args ...any) {
 
 // Run simulates the embedded database under faults and checks it.
 func Run(opts Options) Outcome {
-	s := sim.New(sim.Options{Seed: opts.Seed, Config: opts.Config, AskTimeout: 20 * time.Second})
+	// Every message crosses the wire codec (issue 16): no actor shares
+	// memory with another, and a message that is not a value fails the run.
+	s := sim.New(sim.Options{Seed: opts.Seed, Config: opts.Config, AskTimeout: 20 * time.Second, Codec: wire.Standard()})
 	r := &runner{s: s, rnd: s.Rand("system"), model: newModel()}
 	plant := opts.Plant
 	if plantAckBeforeDurable {
