@@ -370,6 +370,10 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	prev := a.snap
 	prevViews := append([]*installedView(nil), a.views...)
 	a.snap = snap
+	// NB: row codecs are cached per relation pointer, and a catalog that
+	// arrived as a value has all-new pointers: start afresh rather than
+	// keep every version's entries (a bounded cache, STYLE.md 10).
+	a.codecs = nil
 	synced := false
 	defer func() {
 		if !synced {
