@@ -451,12 +451,28 @@ func (r *runner) act(ss *session) {
 	// Like the engine's session, every statement starts from the current
 	// catalog snapshot (a snapshot never outlives its process: the
 	// control plane's versions restart with it).
-	r.askAsync(control.ActorID, control.GetSnapshot{}, func(reply runtime.Message, err error) {
+	// NB: asked with the version the driver holds, as the engine caches
+	// its catalog (engine/catalogcache.go): an unchanged catalog is not
+	// sent again.
+	known := r.snap.Version
+	r.askAsync(control.ActorID, control.GetSnapshot{Known: known}, func(reply runtime.Message, err error) {
 		if err != nil {
 			r.schedule(ss, r.think(ss)+5*time.Millisecond)
 			return
 		}
-		snap := control.SnapshotOf(reply.(control.SnapshotValue))
+		var snap *control.Snapshot
+		switch m := reply.(type) {
+		case control.SnapshotUnchanged:
+			if m.Version != r.snap.Version {
+				// Another session's answer replaced r.snap meanwhile:
+				// ask again.
+				r.schedule(ss, 0)
+				return
+			}
+			snap = r.snap
+		case control.SnapshotValue:
+			snap = control.SnapshotOf(m)
+		}
 		if snap.Version > r.snap.Version {
 			r.snap = snap
 		}
