@@ -142,6 +142,7 @@ func (a *Actor) parkForCatalog(ctx runtime.Context, msg runtime.Message) bool {
 func (a *Actor) askCatalog(ctx runtime.Context) {
 	f := &a.catalog
 	f.attempts++
+	a.stats.CatalogFetches++
 	var known uint64
 	if a.snap != nil {
 		known = a.snap.Version

@@ -96,6 +96,9 @@ type (
 		// ViewRebuilds counts views whose stored state was in another
 		// format and was rebuilt from their inputs (format.go).
 		ViewRebuilds uint64
+		// CatalogFetches counts the catalogs asked of the control plane
+		// because a message named a newer one (catalog.go).
+		CatalogFetches uint64
 	}
 	// ViewStatus is one view's line in SHOW VIEW STATUS.
 	ViewStatus struct {

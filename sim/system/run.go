@@ -739,6 +739,9 @@ func (r *runner) statusCheck() error {
 		return err
 	}
 	st := reply.(shard.Status)
+	if st.CatalogFetches > 0 {
+		r.cover.scenario("shard_fetched_catalog")
+	}
 	switch {
 	case st.LastEpoch < floorEpoch:
 		return fmt.Errorf("%w: shard LastEpoch went backwards: %d after %d", errChecker, st.LastEpoch, floorEpoch)
