@@ -3,6 +3,7 @@ package shard
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/errcode"
@@ -79,5 +80,30 @@ func TestCatalogFetchGivesUp(t *testing.T) {
 	}
 	if len(h.actor.catalog.parked) != 0 || h.actor.catalog.asking {
 		t.Fatal("the shard still waits after giving up")
+	}
+}
+
+// TestPoisonedShardFailsParkedAndIgnoresCatalogAnswers: a poisoned shard
+// answers the requests waiting for a catalog (as it answers every request),
+// and never answers the control plane's catalog answer (an error sent back
+// to the control actor would be a message it does not handle).
+func TestPoisonedShardFailsParkedAndIgnoresCatalogAnswers(t *testing.T) {
+	h, _ := newHarness(t)
+	h.start()
+	h.ctx.reply = nil
+	h.actor.Receive(h.ctx, Read{CatalogVersion: h.snap.Version + 1, Relations: []catalog.ID{h.table.ID}})
+	h.actor.poison(errors.New("disk gone"))
+	if len(h.ctx.deferred) != 1 {
+		t.Fatalf("the parked read was not answered when the shard was poisoned")
+	}
+	if _, ok := h.ctx.deferred[0].(error); !ok {
+		t.Fatalf("the parked read got %#v, want an error", h.ctx.deferred[0])
+	}
+	h.actor.reopen.at = h.ctx.now.Add(time.Hour) // no reopen during this test
+	h.ctx.reply = nil
+	h.actor.Receive(h.ctx, h.snap.Value())
+	h.actor.Receive(h.ctx, errors.New("control: not loaded"))
+	if h.ctx.reply != nil {
+		t.Fatalf("a poisoned shard answered the control plane's catalog answer with %#v", h.ctx.reply)
 	}
 }

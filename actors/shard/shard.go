@@ -184,9 +184,15 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	}
 	a.maybeReopen(ctx)
 	if a.openErr != nil {
-		if _, tick := msg.(storageTick); tick {
+		switch msg.(type) {
+		case storageTick:
 			// Keep ticking while poisoned: each tick may retry the reopen.
 			ctx.After(a.cfg.TickEvery, storageTick{})
+			return
+		case control.SnapshotValue, control.SnapshotUnchanged, error:
+			// NB: the control plane's answer to a catalog fetch is not a
+			// request: answering it would send the control actor an error.
+			// A reopened shard fetches again if it still needs to.
 			return
 		}
 		ctx.Reply(errcode.Wrap(errcode.ShardUnavailable, a.openErr, "shard storage failed to open"))
@@ -327,6 +333,9 @@ func (a *Actor) makeFrontierDurable() error {
 func (a *Actor) poison(err error) {
 	a.openErr = err
 	a.ready = false
+	// Requests waiting for a catalog get the answer every request gets
+	// now (catalog.go).
+	a.failParked(errcode.Wrap(errcode.ShardUnavailable, err, "shard storage failed"))
 	if errcode.Has(err, errcode.ShardFenceLost) {
 		// NB: a newer writer owns the store (another process, or an
 		// operator's takeover). Reopening would fence it back, and the two
