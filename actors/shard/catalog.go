@@ -158,7 +158,9 @@ func (a *Actor) receiveCatalog(ctx runtime.Context, msg runtime.Message) {
 	case control.SnapshotValue:
 		if err := a.adoptValue(ctx, m); err != nil {
 			ctx.Logger().Error("adopting the fetched catalog failed", "version", m.Version, "err", err)
-			a.failParked(errcode.Wrap(errcode.ShardUnavailable, err, "the shard could not adopt catalog version %d", m.Version))
+			// NB: the adoption's own error (e.g. 23505 from re-keying a
+			// table with duplicates), as a pushed catalog answers it.
+			a.failParked(err)
 			return
 		}
 	case control.SnapshotUnchanged:
