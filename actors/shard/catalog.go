@@ -63,7 +63,9 @@ const (
 )
 
 // catalogFetchTick re-asks the control plane while messages are parked.
-type catalogFetchTick struct{}
+// Only the tick of the latest ask counts (an earlier chain's tick, left
+// behind when the parked messages were answered, is ignored).
+type catalogFetchTick struct{ Ask uint64 }
 
 // catalogFetch is the shard's state of following the control plane.
 type catalogFetch struct {
@@ -76,6 +78,8 @@ type catalogFetch struct {
 	asking   bool
 	attempts int
 	timer    runtime.TimerID
+	// ask numbers the asks; the retry tick names the ask it follows.
+	ask uint64
 }
 
 // parkedMessage is a message waiting for a catalog, with the handle that
@@ -148,7 +152,8 @@ func (a *Actor) askCatalog(ctx runtime.Context) {
 		known = a.snap.Version
 	}
 	ctx.Send(a.cfg.Control, control.GetSnapshot{Known: known})
-	f.timer = ctx.After(catalogFetchEvery, catalogFetchTick{})
+	f.ask++
+	f.timer = ctx.After(catalogFetchEvery, catalogFetchTick{Ask: f.ask})
 }
 
 // receiveCatalog handles the control plane's answers and the retry timer.
@@ -168,7 +173,7 @@ func (a *Actor) receiveCatalog(ctx runtime.Context, msg runtime.Message) {
 		ctx.Logger().Warn("catalog fetch failed; asking again", "err", m)
 		return
 	case catalogFetchTick:
-		if !f.asking {
+		if !f.asking || m.Ask != f.ask {
 			return
 		}
 		if f.attempts >= catalogFetchAttemptsMax {

@@ -38,7 +38,7 @@ func TestBehindShardParksAndFetches(t *testing.T) {
 	// The control plane fails (still loading): the retry timer asks again.
 	h.ctx.toControl = nil
 	h.actor.Receive(h.ctx, errors.New("control: catalog not loaded"))
-	h.actor.Receive(h.ctx, catalogFetchTick{})
+	h.actor.Receive(h.ctx, catalogFetchTick{Ask: h.actor.catalog.ask})
 	if len(h.ctx.toControl) != 1 {
 		t.Fatalf("%d fetches after the retry timer, want 1", len(h.ctx.toControl))
 	}
@@ -69,7 +69,7 @@ func TestCatalogFetchGivesUp(t *testing.T) {
 	h.actor.Receive(h.ctx, Read{CatalogVersion: h.snap.Version + 5, Relations: []catalog.ID{h.table.ID}})
 	for i := 0; i < 2*catalogFetchAttemptsMax && len(h.ctx.deferred) == 0; i++ {
 		h.answerFetches() // the control plane is at h.snap: unchanged
-		h.actor.Receive(h.ctx, catalogFetchTick{})
+		h.actor.Receive(h.ctx, catalogFetchTick{Ask: h.actor.catalog.ask})
 	}
 	if len(h.ctx.deferred) != 1 {
 		t.Fatalf("the parked read was never answered")
