@@ -366,6 +366,10 @@ func (d *decoder) varint() int64 {
 	return n
 }
 
+// emptyElementsMax bounds a count of elements that encode to no bytes
+// (struct{}), which the bytes left cannot bound.
+const emptyElementsMax = 1 << 16
+
 // length reads a count of items each at least minBytes long, bounded by
 // what is left, so a corrupt count cannot allocate without limit.
 func (d *decoder) length(minBytes int) int {
@@ -373,10 +377,27 @@ func (d *decoder) length(minBytes int) int {
 	if minBytes > 0 && n > uint64(len(d.buf)/minBytes) {
 		corrupt("length %d beyond the %d bytes left", n, len(d.buf))
 	}
-	if minBytes == 0 && n > uint64(len(d.buf))+1<<16 {
+	if minBytes == 0 && n > emptyElementsMax {
 		corrupt("length %d of empty elements", n)
 	}
 	return int(n)
+}
+
+// minEncoded is the fewest bytes a value of t encodes to.
+func minEncoded(t reflect.Type) int {
+	switch t.Kind() {
+	case reflect.Array:
+		return t.Len() * minEncoded(t.Elem())
+	case reflect.Struct:
+		n := 0
+		for i := 0; i < t.NumField(); i++ {
+			n += minEncoded(t.Field(i).Type)
+		}
+		return n
+	case reflect.Float32, reflect.Float64:
+		return 8
+	}
+	return 1
 }
 
 func (d *decoder) bytes() []byte {
@@ -506,7 +527,7 @@ func (d *decoder) value(v reflect.Value, depth int) {
 			v.Set(s)
 			return
 		}
-		n := d.length(0)
+		n := d.length(minEncoded(t.Elem()))
 		s := reflect.MakeSlice(t, n, n)
 		for i := 0; i < n; i++ {
 			d.value(s.Index(i), depth+1)
@@ -531,7 +552,7 @@ func (d *decoder) value(v reflect.Value, depth int) {
 		if !d.flag() {
 			return
 		}
-		n := d.length(0)
+		n := d.length(minEncoded(t.Key()) + minEncoded(t.Elem()))
 		m := reflect.MakeMapWithSize(t, n)
 		for i := 0; i < n; i++ {
 			k := reflect.New(t.Key()).Elem()

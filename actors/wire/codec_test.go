@@ -248,3 +248,33 @@ func TestEncodeRefusesUnregistered(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeNeverPanics: corrupted encodings (bytes flipped, cut, random)
+// decode to an error or some message, never a panic, and never allocate
+// from a corrupt count (bounded by the bytes left).
+func TestDecodeNeverPanics(t *testing.T) {
+	c := Standard()
+	rnd := rand.New(rand.NewPCG(7, 7))
+	for _, name := range c.Names() {
+		typ, _ := c.Type(name)
+		for i := 0; i < 50; i++ {
+			v := reflect.New(typ).Elem()
+			fill(rnd, v, 0)
+			b := mustEncode(t, c, v.Interface())
+			for j := 0; j < 20; j++ {
+				bad := append([]byte(nil), b...)
+				switch rnd.IntN(3) {
+				case 0:
+					if len(bad) > 0 {
+						bad[rnd.IntN(len(bad))] = byte(rnd.IntN(256))
+					}
+				case 1:
+					bad = bad[:rnd.IntN(len(bad)+1)]
+				default:
+					bad = append(bad[:rnd.IntN(len(bad)+1)], 0xff, 0xff, 0xff, 0xff, 0x0f)
+				}
+				_, _ = c.Decode(bad) // must return
+			}
+		}
+	}
+}
