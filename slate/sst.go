@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"sort"
 
 	"github.com/cespare/xxhash/v2"
@@ -28,11 +27,6 @@ const (
 	sstFormatVersion = 1
 	sstFooterBytes   = 8*5 + 2 + 4 + 4
 )
-
-//lint:immutable the CRC table is computed once and only read.
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
-
-func checksum(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
 
 func appendBlock(dst, payload []byte) []byte {
 	dst = append(dst, payload...)
