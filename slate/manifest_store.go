@@ -131,7 +131,7 @@ func decodeBoundary(key string, data []byte) (uint64, error) {
 		return binary.BigEndian.Uint64(data[6:14]), nil
 	}
 	if len(data) == 0 || len(data) > boundaryDecimalMax || strings.Trim(string(data), "0123456789") != "" {
-		return 0, corruptErr(key, "not a GC boundary (%d bytes)", len(data))
+		return 0, corruptErr(key, "not a GC boundary (bad magic or %d bytes)", len(data))
 	}
 	n, err := strconv.ParseUint(string(data), 10, 64)
 	if err != nil {

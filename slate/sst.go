@@ -190,6 +190,8 @@ type sstMeta struct {
 	filter []byte
 	index  []sstIndexEntry
 	rows   uint64
+	// dataEnd is where the data blocks end (the filter block's offset).
+	dataEnd int64
 }
 
 func (m *sstMeta) cacheBytes() int64 {
@@ -262,7 +264,7 @@ func (t *tableReader) sstMeta(ctx context.Context, info SSTInfo) (*sstMeta, erro
 	if err != nil {
 		return nil, err
 	}
-	m := &sstMeta{filter: append([]byte(nil), filter...), rows: rows}
+	m := &sstMeta{filter: append([]byte(nil), filter...), rows: rows, dataEnd: filterOff}
 	for p := indexPayload; len(p) > 0; {
 		n, w := binary.Uvarint(p)
 		if w <= 0 || uint64(len(p)-w) < n {
