@@ -18,3 +18,22 @@ var (
 	StorageMemoryBudgetExceeded = Register("RS-5501", "storage.memory_budget_exceeded", "53000",
 		"Writes are arriving faster than slate can flush them to the object store within the configured memory budget. Flush (or let the owner's flush timer run) and retry; raise the unflushed-bytes budget if this persists.")
 )
+
+// StorageIntegrityError returns the error in err's chain that says stored
+// data is damaged (RS-5002) or in a format this build cannot read
+// (RS-5001). Retrying cannot change either, so a layer that would wrap a
+// failure as "unavailable, retry shortly" reports this error itself: the
+// client and the log see the code and the object's name first.
+func StorageIntegrityError(err error) (*Error, bool) {
+	for err != nil {
+		if e, ok := err.(*Error); ok && (e.Code == StorageObjectCorrupt || e.Code == StorageFormatVersionIncompatible) {
+			return e, true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return nil, false
+		}
+		err = u.Unwrap()
+	}
+	return nil, false
+}
