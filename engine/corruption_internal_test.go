@@ -115,11 +115,11 @@ func TestCorruptionNeverChangesViews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	killed := cloneStore(t, base)
+	killed := base.Clone()
 	e.Close(ctx)
 
 	// A clean restart of the killed store answers the same.
-	e, err = open(cloneStore(t, killed))
+	e, err = open(killed.Clone())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestCorruptionNeverChangesViews(t *testing.T) {
 		trials = append(edges, trials...)
 		refused := 0
 		for _, tr := range trials {
-			store := cloneStore(t, killed)
+			store := killed.Clone()
 			obj, _ := store.Get(ctx, tr.key)
 			obj.Data[tr.pos] ^= tr.mask
 			store.Put(ctx, tr.key, obj.Data)
@@ -220,22 +220,4 @@ func engineCorruptionTargets(t *testing.T, store *objstore.Memory) map[string][]
 		t.Fatalf("store too small: %v", targets)
 	}
 	return targets
-}
-
-func cloneStore(t *testing.T, src *objstore.Memory) *objstore.Memory {
-	t.Helper()
-	ctx := context.Background()
-	dst := objstore.NewMemory()
-	infos, err := src.List(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range infos {
-		obj, err := src.Get(ctx, o.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst.Put(ctx, o.Key, obj.Data)
-	}
-	return dst
 }

@@ -48,6 +48,27 @@ func storedChecksumAroundOK(data []byte, at int) bool {
 	return checksumAround(data, at) == binary.BigEndian.Uint32(data[at:at+4])
 }
 
+// checkFormatChecksum verifies an object whose u16 format field is version
+// and whose u32 checksum field is at offset at: format current covers every
+// byte but the field, format payloadOnly (the format before it) covers
+// payload only, and any other format is unknownFormatErr.
+func checkFormatChecksum(objectKey, what string, data []byte, version uint16, at int, payload []byte, current, payloadOnly uint16) error {
+	stored := binary.BigEndian.Uint32(data[at:])
+	var ok bool
+	switch version {
+	case current:
+		ok = checksumAround(data, at) == stored
+	case payloadOnly:
+		ok = checksum(payload) == stored
+	default:
+		return unknownFormatErr(objectKey, what, version, current, storedChecksumAroundOK(data, at))
+	}
+	if !ok {
+		return corruptErr(objectKey, "%s checksum mismatch", what)
+	}
+	return nil
+}
+
 // unknownFormatErr reports an object whose format field holds a version this
 // build does not read: RS-5001 if the rest of the object is intact under
 // this build's layout (checksumOK), else RS-5002 (the field is damaged).

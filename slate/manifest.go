@@ -132,18 +132,9 @@ func decodeManifest(key string, id uint64, data []byte) (*Manifest, error) {
 		return nil, corruptErr(key, "not a manifest (bad magic or %d bytes)", len(data))
 	}
 	js := data[manifestHeaderBytes:]
-	stored := binary.BigEndian.Uint32(data[manifestChecksumOffset:])
-	switch v := binary.BigEndian.Uint16(data[4:6]); v {
-	case manifestFormatVersion:
-		if checksumAround(data, manifestChecksumOffset) != stored {
-			return nil, corruptErr(key, "manifest checksum mismatch")
-		}
-	case manifestFormatPayloadChecksum:
-		if checksum(js) != stored {
-			return nil, corruptErr(key, "manifest checksum mismatch")
-		}
-	default:
-		return nil, unknownFormatErr(key, "manifest", v, manifestFormatVersion, storedChecksumAroundOK(data, manifestChecksumOffset))
+	version := binary.BigEndian.Uint16(data[4:6])
+	if err := checkFormatChecksum(key, "manifest", data, version, manifestChecksumOffset, js, manifestFormatVersion, manifestFormatPayloadChecksum); err != nil {
+		return nil, err
 	}
 	var m Manifest
 	if err := json.Unmarshal(js, &m); err != nil {

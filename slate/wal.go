@@ -76,18 +76,9 @@ func decodeWAL(key string, id uint64, data []byte) (walObject, error) {
 		return w, corruptErr(key, "not a WAL object (bad magic or %d bytes)", len(data))
 	}
 	payload := data[walHeaderBytes:]
-	stored := binary.BigEndian.Uint32(data[walChecksumOffset:])
-	switch v := binary.BigEndian.Uint16(data[4:6]); v {
-	case walFormatVersion:
-		if checksumAround(data, walChecksumOffset) != stored {
-			return w, corruptErr(key, "WAL checksum mismatch")
-		}
-	case walFormatPayloadChecksum:
-		if checksum(payload) != stored {
-			return w, corruptErr(key, "WAL checksum mismatch")
-		}
-	default:
-		return w, unknownFormatErr(key, "WAL", v, walFormatVersion, storedChecksumAroundOK(data, walChecksumOffset))
+	version := binary.BigEndian.Uint16(data[4:6])
+	if err := checkFormatChecksum(key, "WAL", data, version, walChecksumOffset, payload, walFormatVersion, walFormatPayloadChecksum); err != nil {
+		return w, err
 	}
 	kind := data[6]
 	w.epoch = binary.BigEndian.Uint64(data[7:15])

@@ -10,6 +10,26 @@ import (
 	"github.com/rockstream/rockstream/slate/objstore"
 )
 
+// writeTestDatabase leaves a database at path with one L0 SST (row k) and
+// one WAL object to replay (row k2).
+func writeTestDatabase(t *testing.T, store objstore.Store, path string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := slate.Open(ctx, store, path, slate.Options{InstanceID: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Put(ctx, []byte("k"), []byte("v"), slate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FlushMemtable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Put(ctx, []byte("k2"), []byte("v"), slate.WriteOptions{AwaitDurable: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestDebugSlateDescribes(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -17,15 +37,7 @@ func TestDebugSlateDescribes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := slate.Open(ctx, store, "shards/7", slate.Options{InstanceID: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Put(ctx, []byte("k"), []byte("v"), slate.WriteOptions{})
-	if err := db.FlushMemtable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	db.Put(ctx, []byte("k2"), []byte("v"), slate.WriteOptions{AwaitDurable: true})
+	writeTestDatabase(t, store, "shards/7")
 	cmd := newDebugCommand()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
@@ -49,17 +61,8 @@ func TestDebugSlateVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"control", "shards/0"} {
-		db, err := slate.Open(ctx, store, path, slate.Options{InstanceID: "test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.Put(ctx, []byte("k"), []byte("v"), slate.WriteOptions{})
-		if err := db.FlushMemtable(ctx); err != nil {
-			t.Fatal(err)
-		}
-		db.Put(ctx, []byte("k2"), []byte("v"), slate.WriteOptions{AwaitDurable: true})
-	}
+	writeTestDatabase(t, store, "control")
+	writeTestDatabase(t, store, "shards/0")
 	verify := func() (string, error) {
 		cmd := newDebugCommand()
 		var out bytes.Buffer
