@@ -21,7 +21,6 @@ import (
 	"github.com/rockstream/rockstream/actors/storage"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
-	"github.com/rockstream/rockstream/slate/objstore"
 )
 
 // Default addresses: pgwire on 6875 so it never clashes with a local
@@ -131,7 +130,7 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		return err
 	}
 	shown := RedactStorageURL(u)
-	store, err := objstore.Open(ctx, u)
+	store, err := OpenStore(ctx, u)
 	if err != nil {
 		return errcode.Wrap(errcode.StorageUnavailable, err, "cannot open storage %s", shown)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rockstream/rockstream/slate"
-	"github.com/rockstream/rockstream/slate/objstore"
+	"github.com/rockstream/rockstream/slate/objstore/fsstore"
 )
 
 // writeTestDatabase leaves a database at path with one L0 SST (row k) and
@@ -33,7 +33,7 @@ func writeTestDatabase(t *testing.T, store objstore.Store, path string) {
 func TestDebugSlateDescribes(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := objstore.NewFS(dir)
+	store, err := fsstore.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
