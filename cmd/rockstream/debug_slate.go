@@ -51,7 +51,7 @@ func newDebugSlateVerifyCommand() *cobra.Command {
 			"when a restart reads it; exits non-zero if any is found.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := objstore.Open(cmd.Context(), storage)
+			store, err := engine.OpenStore(cmd.Context(), storage)
 			if err != nil {
 				return err
 			}

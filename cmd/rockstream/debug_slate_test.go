@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rockstream/rockstream/slate"
+	"github.com/rockstream/rockstream/slate/objstore"
 	"github.com/rockstream/rockstream/slate/objstore/fsstore"
 )
 
@@ -57,7 +58,7 @@ func TestDebugSlateDescribes(t *testing.T) {
 func TestDebugSlateVerify(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := objstore.NewFS(dir)
+	store, err := fsstore.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
