@@ -526,7 +526,7 @@ func (c *fileChecker) calledFunc(expr ast.Expr) *types.Func {
 func (c *fileChecker) visit(node ast.Node) bool {
 	switch n := node.(type) {
 	case *ast.GoStmt:
-		c.report(n.Pos(), RuleGoStatement, "go statement in a deterministic package; background work is a timer message (ARCHITECTURE.md §3)")
+		c.report(n.Pos(), RuleGoStatement, "go statement in a deterministic package; background work is a timer message (docs/architecture.md, the runtime contract)")
 	case *ast.SelectStmt:
 		c.report(n.Pos(), RuleSelect, "select in a deterministic package; actors receive one message at a time")
 	case *ast.RangeStmt:
