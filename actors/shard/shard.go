@@ -195,7 +195,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			// A reopened shard fetches again if it still needs to.
 			return
 		}
-		ctx.Reply(errcode.Wrap(errcode.ShardUnavailable, a.openErr, "shard storage failed to open"))
+		ctx.Reply(openFailure(a.openErr, "shard storage failed to open"))
 		return
 	}
 	// Checked again: a reopen just now may have restored an older catalog.
