@@ -335,7 +335,7 @@ func (a *Actor) poison(err error) {
 	a.ready = false
 	// Requests waiting for a catalog get the answer every request gets
 	// now (catalog.go).
-	a.failParked(errcode.Wrap(errcode.ShardUnavailable, err, "shard storage failed"))
+	a.failParked(openFailure(err, "shard storage failed"))
 	if errcode.Has(err, errcode.ShardFenceLost) {
 		// NB: a newer writer owns the store (another process, or an
 		// operator's takeover). Reopening would fence it back, and the two
