@@ -157,10 +157,29 @@ func randomError(rnd *rand.Rand, depth int) error {
 // (the decoded value encodes to the same bytes, maps included).
 func TestRoundTripEveryMessage(t *testing.T) {
 	c := Standard()
-	rnd := rand.New(rand.NewPCG(16, 3))
+	eachRandomMessage(t, c, 16, 300, func(_ *rand.Rand, name string, msg runtime.Message, b []byte) {
+		got, err := c.Decode(b)
+		if err != nil {
+			t.Fatalf("%s: decode: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, msg) {
+			t.Fatalf("%s: round trip changed the message:\n got %#v\nwant %#v", name, got, msg)
+		}
+		again, err := c.Encode(got)
+		if err != nil || !bytes.Equal(again, b) {
+			t.Fatalf("%s: encoding is not deterministic (err %v)", name, err)
+		}
+	})
+}
+
+// eachRandomMessage calls fn with perType random values of every
+// registered type and their encodings.
+func eachRandomMessage(t *testing.T, c *Codec, seed uint64, perType int, fn func(rnd *rand.Rand, name string, msg runtime.Message, b []byte)) {
+	t.Helper()
+	rnd := rand.New(rand.NewPCG(seed, 3))
 	for _, name := range c.Names() {
 		typ, _ := c.Type(name)
-		for i := 0; i < 300; i++ {
+		for i := 0; i < perType; i++ {
 			v := reflect.New(typ).Elem()
 			fill(rnd, v, 0)
 			msg := v.Interface()
@@ -168,17 +187,7 @@ func TestRoundTripEveryMessage(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: encode %#v: %v", name, msg, err)
 			}
-			got, err := c.Decode(b)
-			if err != nil {
-				t.Fatalf("%s: decode: %v", name, err)
-			}
-			if !reflect.DeepEqual(got, msg) {
-				t.Fatalf("%s: round trip changed the message:\n got %#v\nwant %#v", name, got, msg)
-			}
-			again, err := c.Encode(got)
-			if err != nil || !bytes.Equal(again, b) {
-				t.Fatalf("%s: encoding is not deterministic (err %v)", name, err)
-			}
+			fn(rnd, name, msg, b)
 		}
 	}
 }
@@ -254,27 +263,20 @@ func TestEncodeRefusesUnregistered(t *testing.T) {
 // from a corrupt count (bounded by the bytes left).
 func TestDecodeNeverPanics(t *testing.T) {
 	c := Standard()
-	rnd := rand.New(rand.NewPCG(7, 7))
-	for _, name := range c.Names() {
-		typ, _ := c.Type(name)
-		for i := 0; i < 50; i++ {
-			v := reflect.New(typ).Elem()
-			fill(rnd, v, 0)
-			b := mustEncode(t, c, v.Interface())
-			for j := 0; j < 20; j++ {
-				bad := append([]byte(nil), b...)
-				switch rnd.IntN(3) {
-				case 0:
-					if len(bad) > 0 {
-						bad[rnd.IntN(len(bad))] = byte(rnd.IntN(256))
-					}
-				case 1:
-					bad = bad[:rnd.IntN(len(bad)+1)]
-				default:
-					bad = append(bad[:rnd.IntN(len(bad)+1)], 0xff, 0xff, 0xff, 0xff, 0x0f)
+	eachRandomMessage(t, c, 7, 50, func(rnd *rand.Rand, _ string, _ runtime.Message, b []byte) {
+		for j := 0; j < 20; j++ {
+			bad := append([]byte(nil), b...)
+			switch rnd.IntN(3) {
+			case 0:
+				if len(bad) > 0 {
+					bad[rnd.IntN(len(bad))] = byte(rnd.IntN(256))
 				}
-				_, _ = c.Decode(bad) // must return
+			case 1:
+				bad = bad[:rnd.IntN(len(bad)+1)]
+			default:
+				bad = append(bad[:rnd.IntN(len(bad)+1)], 0xff, 0xff, 0xff, 0xff, 0x0f)
 			}
+			_, _ = c.Decode(bad) // must return
 		}
-	}
+	})
 }
