@@ -31,7 +31,7 @@ func TestServerStartsWithUnbuildableViews(t *testing.T) {
 	open := func() (*Engine, error) {
 		return Open(ctx, Config{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	}
-	run := func(e *Engine, sql string) (string, error) { return runSQL(ctx, e, sql) }
+	run := func(e *Engine, sql string) (string, error) { return execSQL(ctx, e, sql) }
 	must := func(e *Engine, sql string) string {
 		t.Helper()
 		out, err := run(e, sql)

@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/rockstream/rockstream/actors/storage"
+	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/slate/objstore"
 )
 
@@ -33,7 +35,7 @@ func TestViewStateFormatAcrossRestarts(t *testing.T) {
 	}
 	run := func(e *Engine, sql string) string {
 		t.Helper()
-		out, err := runSQL(ctx, e, sql)
+		out, err := execSQL(ctx, e, sql)
 		if err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
@@ -132,6 +134,40 @@ func TestViewStateFormatAcrossRestarts(t *testing.T) {
 	if got := run(e, `SELECT * FROM onview`); !strings.Contains(got, "18446744073709551615") {
 		t.Fatalf("onview after an insert: %s", got)
 	}
+}
+
+// execSQL runs one statement in a new session and commits; it returns the
+// rows formatted and joined by "; ".
+func execSQL(ctx context.Context, e *Engine, sql string) (string, error) {
+	gs, err := e.NewSession(ctx, gateway.SessionInfo{Database: "default", User: "test"})
+	if err != nil {
+		return "", err
+	}
+	defer gs.Close()
+	st, err := gs.Prepare(ctx, gateway.PrepareRequest{SQL: sql})
+	if err != nil {
+		return "", err
+	}
+	cur, err := gs.Execute(ctx, gateway.ExecuteRequest{Statement: st})
+	if err != nil {
+		return "", err
+	}
+	defer cur.Close()
+	var rows []string
+	for {
+		r, err := cur.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		rows = append(rows, zset.FormatRow(r))
+	}
+	if err := gs.Commit(ctx); err != nil {
+		return "", err
+	}
+	return strings.Join(rows, "; "), nil
 }
 
 func equalMaps(a, b map[string]string) bool {

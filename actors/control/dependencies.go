@@ -155,7 +155,7 @@ func (a *Actor) rename(m RenameRelation) (DDLResult, error) {
 	rel, ok := a.snap.byName[m.Name]
 	if !ok {
 		if m.IfExists {
-			return DDLResult{Snapshot: a.snap, Notice: fmt.Sprintf("relation %q does not exist, skipping", m.Name)}, nil
+			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("relation %q does not exist, skipping", m.Name)}, nil
 		}
 		return DDLResult{}, errcode.New(errcode.UndefinedObject, "relation %q does not exist", m.Name)
 	}
@@ -177,7 +177,7 @@ func (a *Actor) rename(m RenameRelation) (DDLResult, error) {
 	if err := a.commit(next, []*catalog.Relation{&renamed}, nil); err != nil {
 		return DDLResult{}, err
 	}
-	return DDLResult{Snapshot: next, Changed: &renamed}, nil
+	return DDLResult{Version: next.Version, Changed: &renamed}, nil
 }
 
 func (a *Actor) recompile(m RecompileView) (DDLResult, error) {
@@ -199,5 +199,5 @@ func (a *Actor) recompile(m RecompileView) (DDLResult, error) {
 	if err := a.commit(next, []*catalog.Relation{&recompiled}, nil); err != nil {
 		return DDLResult{}, err
 	}
-	return DDLResult{Snapshot: next, Changed: &recompiled}, nil
+	return DDLResult{Version: next.Version, Changed: &recompiled}, nil
 }

@@ -22,16 +22,22 @@
 // after that sync, and an epoch step due at that moment runs before it, so
 // the same WAL object carries the commits and their maintenance.
 //
+// Catalog by version (catalog.go): messages name the catalog version they
+// were planned against; the shard caches the newest catalog it has, and one
+// that is behind parks the message and fetches the catalog from the
+// control plane. It never adopts a catalog older than one it ran (a durable
+// floor survives restarts), so a stale message never drops a view's state.
+//
 // State diagram of a view on this shard:
 //
-//	          SyncCatalog (new mview)
+//	          catalog adopted (new mview)
 //	absent ───────────────────────────► backfilled ──epoch steps──► maintained
 //	   ▲  │                                 ▲                          │  │
-//	   │  │ cannot be built                 └── SyncCatalog (new plan: ─┘  │
-//	   │  ▼                                     RECOMPILE; rebuilt)        │
-//	   │ failed ── SyncCatalog, built ──► backfilled                       │
+//	   │  │ cannot be built                 └── catalog with a new plan ─┘  │
+//	   │  ▼                                     (RECOMPILE; rebuilt)        │
+//	   │ failed ── catalog adopted, built ──► backfilled                   │
 //	   │  │                                                                │
-//	   └──┴───────────── SyncCatalog (dropped) ◄───────────────────────────┘
+//	   └──┴───────────── newer catalog without it ◄────────────────────────┘
 //	                     (state scan-deleted)
 //
 // A view that cannot be built from its stored definition is failed
@@ -48,6 +54,7 @@
 //	0x06 'V' view(16)                  view installed (backfilled) marker,
 //	                                   holding its state format record
 //	0x06 'v'                           shard (base-table row) format version
+//	0x06 'C'                           catalog floor: newest catalog version adopted
 //
 // Formats (format.go): a stored view whose format record is not this
 // build's is rebuilt from its inputs at install, with the views reading

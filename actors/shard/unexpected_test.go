@@ -39,7 +39,7 @@ func TestPoisonedShardDoesNotAnswerItsOwnTick(t *testing.T) {
 		Planner: sumPlanner{table: h.table},
 	})().(*Actor)
 	h.actor.Receive(h.ctx, runtime.Started{})
-	h.ask(SyncCatalog{Snapshot: h.snap})
+	h.ask(SyncCatalog{Catalog: h.snap.Value()})
 	h.actor.poison(errBroken)
 
 	h.ctx.reply = nil
