@@ -29,6 +29,8 @@ func Messages() []runtime.Message {
 		control.DropRelation{},
 		control.AddColumn{},
 		control.SetPrimaryKey{},
+		control.RenameRelation{},
+		control.RecompileView{},
 		control.DDLResult{},
 		control.SequenceOp{},
 		control.SequenceValue{},
