@@ -144,3 +144,13 @@ func Internal(err error) *Error {
 	}
 	return Wrap(InternalError, err, "internal error")
 }
+
+// Lookup returns the registered code with id ("RS-2005"), so an error that
+// crossed an actor boundary as plain values (code id and message) becomes
+// an *Error again on the other side.
+func Lookup(id string) (*Code, bool) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	c, ok := registry[id]
+	return c, ok
+}
