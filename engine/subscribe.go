@@ -30,7 +30,7 @@ func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsq
 	if _, err := s.e.ask(ctx, shard.ActorID, shard.SyncCatalog{Snapshot: snap}); err != nil {
 		return nil, err
 	}
-	cfg := subscriber.Config{Shard: shard.ActorID}
+	cfg := subscriber.Config{Shard: shard.ActorID, QueueUpdatesMax: s.e.cfg.SubscriberQueueUpdatesMax}
 	edge := runtime.ActorID(fmt.Sprintf("subscriber/%d", subscriberSeq.Add(1)))
 	if err := s.e.rt.Spawn("embedded", edge, subscriber.New(cfg)); err != nil {
 		return nil, errcode.Wrap(errcode.InternalError, err, "starting the subscription")
