@@ -394,6 +394,13 @@ func TestSubscribeBeforeRetention(t *testing.T) {
 	srv := startServer(t, t.TempDir())
 	rs := connect(t, srv.url())
 	exec(t, rs, "CREATE TABLE h (id int PRIMARY KEY)")
+	for _, bad := range []string{"retain_history = 'soon'", "retain_history = '8 days'", "retain_histroy = '1 hour'"} {
+		_, err := rs.Exec(context.Background(), "CREATE MATERIALIZED VIEW h_bad WITH ("+bad+") AS SELECT id FROM h")
+		var pgErr *pgconn.PgError
+		if !asPgError(err, &pgErr) || pgErr.Code != "22023" {
+			t.Fatalf("WITH (%s): got %v, want 22023", bad, err)
+		}
+	}
 	exec(t, rs, "CREATE MATERIALIZED VIEW h_off WITH (retain_history = '0') AS SELECT id FROM h")
 	exec(t, rs, "CREATE MATERIALIZED VIEW h_short WITH (retain_history = '1 second') AS SELECT id FROM h")
 	exec(t, rs, "INSERT INTO h VALUES (1)")

@@ -7,5 +7,5 @@ var (
 	// changes the view no longer keeps. SQLSTATE 72000 is PostgreSQL's
 	// snapshot_too_old, the same situation for its old_snapshot_threshold.
 	HistoryEpochBeforeRetention = Register("RS-2005", "history.epoch_before_retention", "72000",
-		"Resume from an epoch at or after the oldest available one named in the message, or SUBSCRIBE again WITH (SNAPSHOT) to start over; keep more history with ALTER MATERIALIZED VIEW ... SET (retain_history = '...').")
+		"Resume from an epoch at or after the oldest available one named in the message, or SUBSCRIBE again WITH (SNAPSHOT) to start over; to keep more history, create the view WITH (retain_history = '...').")
 )
