@@ -88,7 +88,7 @@ type Actor struct {
 	// INVARIANT: durableEpoch <= lastEpoch.
 	durableEpoch uint64
 	// views are installed views in creation (= dependency) order.
-	views   []*installedView
+	views []*installedView
 	// subs are the live subscriptions (subscription.go), in subscribe
 	// order.
 	subs []subscription

@@ -16,9 +16,12 @@
 // behind in the view's durable change history by the shard, not in
 // memory (actors/shard/subscription.go).
 //
-//	           update / ended             Take (queue empty)
-//	  open ◄──────────────────── open ──────────────────────► waiting
-//	   │ Take: reply queued           ◄──── update / ended ───────┘
-//	   ▼                                    (reply the Take)
-//	 ended (SubscriptionEnded, or a lost update): every later Take gets the error
+//	         Take, queue empty
+//	open ──────────────────────────► waiting
+//	 ▲ ◄─────────────────────────────┘
+//	 │   an update or the end arrives: the Take is answered
+//	 └── a Take with updates queued is answered at once
+//
+//	SubscriptionEnded, or a lost update (a Seq gap) → ended: the queued
+//	updates are still taken, then every Take gets the error.
 package subscriber
