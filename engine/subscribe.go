@@ -91,6 +91,11 @@ func (c *subscribeCursor) Next(ctx context.Context) (types.Row, error) {
 		}
 		m, err := c.s.e.ask(ctx, c.edge, subscriber.Take{})
 		if err != nil {
+			// NB: the edge may still answer the abandoned Take with
+			// updates nobody reads, so the stream has a gap from here:
+			// the subscription ends (the client resumes AS OF its last
+			// progress epoch).
+			c.ended = err
 			return nil, err
 		}
 		t := m.(subscriber.Taken)

@@ -112,7 +112,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.endWith(m.Code, m.Message)
 	case Take:
 		if a.waiting != nil {
-			panic("subscriber: a second Take while one waits")
+			// The earlier Take's caller gave up (its statement context
+			// ended) and asks again: answer the old one empty, so no
+			// update is handed to a caller that is gone.
+			a.waiting.Reply(Taken{})
 		}
 		a.waiting = ctx.Defer()
 		if len(a.queue) == 0 && a.ended.Code == "" {
