@@ -40,14 +40,7 @@ func TestViewStateFormatAcrossRestarts(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer gs.Close()
-		st, err := gs.Prepare(ctx, gateway.PrepareRequest{SQL: sql})
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		cur, err := gs.Execute(ctx, gateway.ExecuteRequest{Statement: st})
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
+		cur := startStatement(t, gs, sql)
 		defer cur.Close()
 		var rows []string
 		for {

@@ -33,18 +33,7 @@ func TestSubscribeSlowConsumer(t *testing.T) {
 		}
 		return gs
 	}
-	start := func(gs gateway.Session, sql string) gateway.Cursor {
-		t.Helper()
-		st, err := gs.Prepare(ctx, gateway.PrepareRequest{SQL: sql})
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		cur, err := gs.Execute(ctx, gateway.ExecuteRequest{Statement: st})
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		return cur
-	}
+	start := func(gs gateway.Session, sql string) gateway.Cursor { t.Helper(); return startStatement(t, gs, sql) }
 	writer := open()
 	run := func(sql string) {
 		t.Helper()
@@ -110,4 +99,20 @@ func TestSubscribeSlowConsumer(t *testing.T) {
 		}
 		break
 	}
+}
+
+// startStatement prepares and executes one statement on a session and
+// returns its cursor.
+func startStatement(t testing.TB, gs gateway.Session, sql string) gateway.Cursor {
+	t.Helper()
+	ctx := context.Background()
+	st, err := gs.Prepare(ctx, gateway.PrepareRequest{SQL: sql})
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	cur, err := gs.Execute(ctx, gateway.ExecuteRequest{Statement: st})
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return cur
 }
