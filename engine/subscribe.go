@@ -25,11 +25,6 @@ var subscriberSeq atomic.Uint64
 // The shard sends the updates to an edge actor (actors/subscriber) that
 // owns the bounded queue; the cursor takes them from it.
 func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsql.Subscribe) (gateway.Cursor, error) {
-	// The shard must run the catalog the view was resolved in; Subscribe
-	// itself names it only by version.
-	if _, err := s.e.ask(ctx, shard.ActorID, shard.SyncCatalog{Snapshot: snap}); err != nil {
-		return nil, err
-	}
 	cfg := subscriber.Config{Shard: shard.ActorID, QueueUpdatesMax: s.e.cfg.SubscriberQueueUpdatesMax}
 	edge := runtime.ActorID(fmt.Sprintf("subscriber/%d", subscriberSeq.Add(1)))
 	if err := s.e.rt.Spawn("embedded", edge, subscriber.New(cfg)); err != nil {

@@ -33,21 +33,18 @@ func TestSubscribeSlowConsumer(t *testing.T) {
 		}
 		return gs
 	}
-	start := func(gs gateway.Session, sql string) gateway.Cursor { t.Helper(); return startStatement(t, gs, sql) }
-	writer := open()
+	start := func(gs gateway.Session, sql string) gateway.Cursor {
+		t.Helper()
+		cur, err := startStatement(ctx, gs, sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return cur
+	}
 	run := func(sql string) {
 		t.Helper()
-		cur := start(writer, sql)
-		for {
-			if _, err := cur.Next(ctx); err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatalf("%s: %v", sql, err)
-			}
-		}
-		_ = cur.Close()
-		if err := writer.Commit(ctx); err != nil {
-			t.Fatal(err)
+		if _, err := execSQL(ctx, e, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
 		}
 	}
 	run("CREATE TABLE s (id int PRIMARY KEY)")
@@ -103,16 +100,10 @@ func TestSubscribeSlowConsumer(t *testing.T) {
 
 // startStatement prepares and executes one statement on a session and
 // returns its cursor.
-func startStatement(t testing.TB, gs gateway.Session, sql string) gateway.Cursor {
-	t.Helper()
-	ctx := context.Background()
+func startStatement(ctx context.Context, gs gateway.Session, sql string) (gateway.Cursor, error) {
 	st, err := gs.Prepare(ctx, gateway.PrepareRequest{SQL: sql})
 	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
+		return nil, err
 	}
-	cur, err := gs.Execute(ctx, gateway.ExecuteRequest{Statement: st})
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return cur
+	return gs.Execute(ctx, gateway.ExecuteRequest{Statement: st})
 }
