@@ -1,13 +1,16 @@
 package control
 
 import (
+	"bytes"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
@@ -204,5 +207,50 @@ func TestSequenceDurableAcrossCrash(t *testing.T) {
 	r := mustAsk(t, a, ctx, DropRelation{Name: "tiny", Kind: catalog.KindSequence})
 	if _, ok, _ := store.Get(sequenceStateKey(r.Dropped[0].ID)); ok {
 		t.Fatal("dropped sequence's value is still stored")
+	}
+}
+
+// TestBucketMapBootstrap: the control DB gets a bucket map at bootstrap,
+// answers it, and keeps the stored map on a restart configured for
+// another number of shards (moving buckets is a migration, not a restart).
+func TestBucketMapBootstrap(t *testing.T) {
+	store := kv.NewMemory()
+	a, ctx := start(store)
+	a.Receive(ctx, GetBucketMap{})
+	m, ok := ctx.reply.(partition.Map)
+	if !ok || !m.Valid() || m.Version != 1 || !slices.Equal(m.Shards(), []partition.ShardID{0}) {
+		t.Fatalf("bucket map at bootstrap: %#v", ctx.reply)
+	}
+	for b := range partition.Bucket(partition.Buckets) {
+		if m.Owner(b) != 0 {
+			t.Fatalf("bucket %d owned by shard %d with one shard", b, m.Owner(b))
+		}
+	}
+	stored, _, _ := store.Get(bucketMapKey())
+	if !bytes.Equal(stored, m.Encode()) {
+		t.Fatalf("stored bucket map differs from the answered one")
+	}
+	if got := mustAsk(t, a, ctx, CreateRelation{Relation: &catalog.Relation{Kind: catalog.KindTable, Name: "t", Columns: []catalog.Column{{Name: "a", Type: types.TInt4}}}}); !bytes.Equal(got.Snapshot.BucketMap().Encode(), m.Encode()) {
+		t.Fatalf("a published snapshot carries another bucket map")
+	}
+	again := New(Config{Shards: 3, OpenStore: func(runtime.Context) (kv.Store, error) { return store, nil }})().(*Actor)
+	again.Receive(ctx, runtime.Started{})
+	again.Receive(ctx, GetBucketMap{})
+	if m2 := ctx.reply.(partition.Map); !bytes.Equal(m2.Encode(), m.Encode()) {
+		t.Fatalf("a restart with 3 configured shards changed the stored map to %v", m2.Shards())
+	}
+	fresh := New(Config{Shards: 3, OpenStore: func(runtime.Context) (kv.Store, error) { return kv.NewMemory(), nil }})().(*Actor)
+	fresh.Receive(ctx, runtime.Started{})
+	fresh.Receive(ctx, GetBucketMap{})
+	if m3 := ctx.reply.(partition.Map); !slices.Equal(m3.Shards(), []partition.ShardID{0, 1, 2}) {
+		t.Fatalf("a new control DB configured for 3 shards has map over %v", m3.Shards())
+	}
+	if err := store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: bucketMapKey(), Value: []byte{1, 2}}}}); err != nil {
+		t.Fatal(err)
+	}
+	broken := New(Config{OpenStore: func(runtime.Context) (kv.Store, error) { return store, nil }})().(*Actor)
+	broken.Receive(ctx, runtime.Started{})
+	if e, ok := errcode.As(broken.loadErr); !ok || e.Code != CatalogCorrupt {
+		t.Fatalf("a damaged bucket map record loads with %v", broken.loadErr)
 	}
 }
