@@ -8,6 +8,7 @@ import (
 
 	"github.com/rockstream/rockstream/ivm/keyenc"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -80,23 +81,56 @@ func (c tableCodec) decode(src []byte) (types.Row, error) {
 	return row, nil
 }
 
-// encodePKColumn appends one primary-key column (memcomparable, so a table
-// scan is in primary-key order).
+// encodePKColumn appends one primary-key column (memcomparable, so a
+// bucket's rows scan in primary-key order).
 func encodePKColumn(dst []byte, t types.Type, d types.Datum) []byte {
 	return keyenc.EncodeColumn(dst, t, d, keyenc.Asc)
 }
 
 // keyOf encodes the storage key of the row with primary-key values key.
 func keyOf(rel *catalog.Relation, ts []types.Type, key types.Row) []byte {
-	return appendKey(make([]byte, 0, 2+16+16), rel, ts, key)
+	return appendKey(make([]byte, 0, tableKeyHeadBytes+16), rel, ts, key)
 }
 
-// appendKey appends the storage key of keyOf to dst.
+// appendKey appends the storage key of keyOf to dst (format v2, keys.go):
+// the table prefix, the bucket of the encoded primary key, then the
+// encoded primary key.
 func appendKey(dst []byte, rel *catalog.Relation, ts []types.Type, key types.Row) []byte {
 	dst = append(dst, kv.PrefixOpState, kindTableRows)
 	dst = append(dst, rel.ID.Object[:]...)
+	at := len(dst)
+	dst = append(dst, 0, 0) // the bucket, once the key is encoded
 	for j, c := range rel.PrimaryKey {
 		dst = encodePKColumn(dst, ts[c], key[j])
+	}
+	partition.PutBucket(dst[at:], partition.BucketOf(dst[at+partition.BucketBytes:]))
+	return dst
+}
+
+// BucketOfKey is the bucket of the row of table rel with primary-key values
+// key (in PrimaryKey column order): the bucket its storage key carries.
+func BucketOfKey(rel *catalog.Relation, key types.Row) partition.Bucket {
+	var buf [64]byte
+	enc := buf[:0]
+	for j, c := range rel.PrimaryKey {
+		enc = encodePKColumn(enc, rel.Columns[c].Type, key[j])
+	}
+	return partition.BucketOf(enc)
+}
+
+// BucketOfRow is the bucket of a row of a table without a primary key
+// (INSERT_ONLY or declared without one): the row's whole value is its
+// partition key, encoded as a key of every column.
+func BucketOfRow(ts []types.Type, row types.Row) partition.Bucket {
+	var buf [128]byte
+	return partition.BucketOf(appendRowPartitionKey(buf[:0], ts, row))
+}
+
+// appendRowPartitionKey appends the partition key of a keyless row: every
+// column memcomparable-encoded, so SQL-equal rows share a bucket.
+func appendRowPartitionKey(dst []byte, ts []types.Type, row types.Row) []byte {
+	for j, t := range ts {
+		dst = encodePKColumn(dst, t, row[j])
 	}
 	return dst
 }

@@ -31,10 +31,10 @@ type testCtx struct {
 	deferred []runtime.Message
 }
 
-func (c *testCtx) Self() runtime.ActorID { return ActorID }
+func (c *testCtx) Self() runtime.ActorID { return ActorOf(0) }
 func (c *testCtx) From() runtime.ActorID { return "" }
 func (c *testCtx) Send(to runtime.ActorID, m runtime.Message) {
-	if to == ActorID {
+	if to == ActorOf(0) {
 		c.self = append(c.self, m)
 	}
 }

@@ -1,0 +1,114 @@
+package shard
+
+import (
+	"fmt"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/partition"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// ActorOf is the actor id of shard id ("shard/<id>"), the same in every
+// process so messages and durable state can name it.
+func ActorOf(id partition.ShardID) runtime.ActorID {
+	return runtime.ActorID(fmt.Sprintf("shard/%d", id))
+}
+
+// Router addresses shards: it maps a key or bucket to the shard that owns
+// it by the bucket map (spec §7.1), and a shard to its actor. Senders of
+// shard messages route through it rather than naming a shard.
+//
+// NB: while a process runs one shard, that shard owns every bucket, holds
+// every table and runs every view, so whole-relation requests (reads,
+// snapshots, subscriptions, catalog sync) go to Home. Serving several
+// shards replaces Home with fan-out to Shards.
+type Router struct {
+	buckets partition.Map
+}
+
+// NewRouter routes by bucket map m.
+func NewRouter(m partition.Map) Router {
+	if !m.Valid() {
+		panic("shard: a router needs a bucket map")
+	}
+	return Router{buckets: m}
+}
+
+// Map is the bucket map the router routes by.
+func (r Router) Map() partition.Map { return r.buckets }
+
+// Shards lists every shard of the map, ascending.
+func (r Router) Shards() []partition.ShardID { return r.buckets.Shards() }
+
+// ActorOf is the actor of shard id.
+func (r Router) ActorOf(id partition.ShardID) runtime.ActorID { return ActorOf(id) }
+
+// OwnerOfBucket is the shard that owns bucket b.
+func (r Router) OwnerOfBucket(b partition.Bucket) partition.ShardID { return r.buckets.Owner(b) }
+
+// OwnerOfKey is the shard that stores the row of table rel with
+// primary-key values key.
+func (r Router) OwnerOfKey(rel *catalog.Relation, key types.Row) partition.ShardID {
+	if home, ok := r.home(); ok {
+		return home // one owner: no need to encode and hash the key
+	}
+	return r.buckets.Owner(BucketOfKey(rel, key))
+}
+
+// OwnerOfWrite is the shard that stores the row a write changes: by its
+// primary key, or for a table without one by the row's value.
+func (r Router) OwnerOfWrite(rel *catalog.Relation, w RowWrite) partition.ShardID {
+	if home, ok := r.home(); ok {
+		return home
+	}
+	if len(rel.PrimaryKey) == 0 {
+		row := w.Row
+		if row == nil {
+			row = w.Base
+		}
+		return r.buckets.Owner(BucketOfRow(columnTypes(rel), row))
+	}
+	return r.buckets.Owner(BucketOfKey(rel, keyOfWrite(rel, w)))
+}
+
+// Home is the shard that serves whole-relation requests: the only shard
+// of the map. ok is false when the map has several shards.
+func (r Router) Home() (partition.ShardID, bool) { return r.home() }
+
+func (r Router) home() (partition.ShardID, bool) {
+	if s := r.buckets.Shards(); len(s) == 1 {
+		return s[0], true
+	}
+	return 0, false
+}
+
+// CheckServable refuses a bucket map this build cannot serve: one that
+// places buckets on several shards, which needs cross-shard routing of
+// reads and transactions.
+func CheckServable(m partition.Map) error {
+	if n := len(m.Shards()); n != 1 {
+		return errcode.New(errcode.StorageFormatVersionIncompatible,
+			"the stored bucket map (version %d) places buckets on %d shards, and this build serves one shard per process", m.Version, n)
+	}
+	return nil
+}
+
+// checkOwned is the receiving side of routing: a shard writes only rows of
+// buckets it owns by the map of the catalog it runs, so a write routed by
+// another map is refused instead of stored where no reader looks.
+func (a *Actor) checkOwned(b partition.Bucket) error {
+	m := a.snap.BucketMap()
+	if owner := m.Owner(b); owner != a.cfg.ID {
+		return errcode.New(errcode.InternalError, "bucket %d is owned by shard %d under bucket map version %d, not by shard %d: the write was routed by another bucket map", b, owner, m.Version, a.cfg.ID)
+	}
+	return nil
+}
+
+// rowBucket is the bucket of a keyless table's row (BucketOfRow), encoded
+// into the actor's scratch buffer.
+func (a *Actor) rowBucket(ts []types.Type, row types.Row) partition.Bucket {
+	a.rowKeyBuf = appendRowPartitionKey(a.rowKeyBuf[:0], ts, row)
+	return partition.BucketOf(a.rowKeyBuf)
+}
