@@ -48,7 +48,15 @@ type Engine struct {
 	implicitWrites chan struct{}
 	// rowLocks are the row locks of open transactions (rowlock.go).
 	rowLocks *rowLocks
+	// router addresses the shards by the bucket map (route.go); set
+	// before any session exists and never changed.
+	router shard.Router
 }
+
+// shardsPerProcess is the number of shards a new store's bucket map
+// places buckets on: one, until sessions route reads and transactions
+// across shards.
+const shardsPerProcess = 1
 
 // Metrics are process-wide counters for /metrics.
 type Metrics struct {
@@ -77,14 +85,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			return storage.Open(ctx, actx.Store(), path, cfg.Storage)
 		}
 	}
-	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval})); err != nil {
+	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval, Shards: shardsPerProcess})); err != nil {
 		return nil, err
 	}
-	if err := e.rt.Spawn("embedded", shard.ActorID, shard.New(shard.Config{
-		OpenStore: open("shards/0"),
-		Planner:   planner{},
-		TickEvery: cfg.StorageTickInterval,
-	})); err != nil {
+	if err := e.spawnShards(ctx, open); err != nil {
+		e.Close(ctx)
 		return nil, err
 	}
 	snap, err := e.snapshot(ctx)
@@ -92,7 +97,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.Close(ctx)
 		return nil, err
 	}
-	if _, err := e.ask(ctx, shard.ActorID, shard.SyncCatalog{Snapshot: snap}); err != nil {
+	if err := e.syncShards(ctx, snap); err != nil {
 		e.Close(ctx)
 		return nil, err
 	}
@@ -118,7 +123,7 @@ func (e *Engine) Metrics() *Metrics { return &e.metrics }
 
 // Status returns the shard's status (views, frontier, counters).
 func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
-	m, err := e.ask(ctx, shard.ActorID, shard.GetStatus{})
+	m, err := e.ask(ctx, e.homeShard(), shard.GetStatus{})
 	if err != nil {
 		return shard.Status{}, err
 	}

@@ -27,7 +27,7 @@ func (e *Engine) startSource(snap *control.Snapshot, rel *catalog.Relation) erro
 	if !ok {
 		return errcode.New(errcode.InternalError, "source %s has no generator definition", rel.Name)
 	}
-	err = e.rt.Spawn("embedded", source.ActorID(rel.ID), source.New(source.Config{Snapshot: snap, Source: rel.ID, Spec: spec}))
+	err = e.rt.Spawn("embedded", source.ActorID(rel.ID), source.New(source.Config{Snapshot: snap, Source: rel.ID, Spec: spec, Router: e.router}))
 	if errors.Is(err, runtime.ErrDuplicateActor) {
 		return nil
 	}

@@ -23,7 +23,7 @@ const subscriptionUpdatesMax = 1024
 func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsql.Subscribe) (gateway.Cursor, error) {
 	updates := make(chan shard.SubscriptionUpdate, subscriptionUpdatesMax)
 	c := &subscribeCursor{s: s, updates: updates, width: len(st.View.Columns)}
-	m, err := s.e.ask(ctx, shard.ActorID, shard.Subscribe{
+	m, err := s.e.ask(ctx, s.e.homeShard(), shard.Subscribe{
 		Snapshot:     snap,
 		View:         st.View.ID,
 		WithSnapshot: st.Snapshot,
@@ -105,7 +105,7 @@ func (c *subscribeCursor) Close() error {
 		return nil
 	}
 	c.closed = true
-	_, err := c.s.e.ask(context.Background(), shard.ActorID, shard.Unsubscribe{ID: c.id})
+	_, err := c.s.e.ask(context.Background(), c.s.e.homeShard(), shard.Unsubscribe{ID: c.id})
 	return err
 }
 

@@ -73,6 +73,49 @@ func (r Router) OwnerOfWrite(rel *catalog.Relation, w RowWrite) partition.ShardI
 	return r.buckets.Owner(BucketOfKey(rel, keyOfWrite(rel, w)))
 }
 
+// OwnerOfKeys is the shard that stores the rows of table rel with
+// primary-key values keys; ok is false when they are on several shards.
+// No keys: the home shard.
+func (r Router) OwnerOfKeys(rel *catalog.Relation, keys []types.Row) (owner partition.ShardID, ok bool) {
+	if home, ok := r.home(); ok {
+		return home, true
+	}
+	if len(keys) == 0 {
+		return r.home()
+	}
+	owner = r.OwnerOfKey(rel, keys[0])
+	for _, k := range keys[1:] {
+		if r.OwnerOfKey(rel, k) != owner {
+			return 0, false
+		}
+	}
+	return owner, true
+}
+
+// OwnerOfWrites is the shard that stores every row writes change (tables
+// looked up in cat); ok is false when they are on several shards or a
+// table is unknown. No writes: the home shard.
+func (r Router) OwnerOfWrites(cat catalog.Catalog, writes []RowWrite) (owner partition.ShardID, ok bool) {
+	if home, ok := r.home(); ok {
+		return home, true
+	}
+	if len(writes) == 0 {
+		return r.home()
+	}
+	for i, w := range writes {
+		rel, found := cat.RelationByID(w.Table)
+		if !found {
+			return 0, false
+		}
+		s := r.OwnerOfWrite(rel, w)
+		if i > 0 && s != owner {
+			return 0, false
+		}
+		owner = s
+	}
+	return owner, true
+}
+
 // Home is the shard that serves whole-relation requests: the only shard
 // of the map. ok is false when the map has several shards.
 func (r Router) Home() (partition.ShardID, bool) { return r.home() }

@@ -83,7 +83,7 @@ func (r *runner) spawnSource() error {
 	// since: reachable only by a snapshot that outlives its process).
 	return r.s.Spawn(processName, source.ActorID(r.src.rel.ID), func() runtime.Actor {
 		return source.New(source.Config{
-			Snapshot: r.snap, Source: r.src.rel.ID, Spec: r.sourceSpec(), TickEvery: r.src.tick, RowsPerCommitMax: r.src.perCommit,
+			Snapshot: r.snap, Source: r.src.rel.ID, Spec: r.sourceSpec(), TickEvery: r.src.tick, RowsPerCommitMax: r.src.perCommit, Router: r.router,
 		})()
 	})
 }
