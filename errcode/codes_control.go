@@ -46,6 +46,8 @@ var (
 		"Check that --storage points to a writable directory (or a reachable bucket with valid credentials).")
 	ListenFailed = Register("RS-3102", "runtime.listen_failed", "08006",
 		"Another process may use the port: pick another with --listen/--http (or ROCKSTREAM_LISTEN/ROCKSTREAM_HTTP).")
+	StoreInUse = Register("RS-3103", "runtime.store_in_use", "55006",
+		"One server at a time may own a storage directory or prefix. Stop the other server (the message names its pid and host), point --storage elsewhere, or start with --takeover if you are sure the other server is gone.")
 )
 
 // Columns.
