@@ -98,18 +98,19 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 			if len(w.Row) != len(ts) {
 				return nil, errcode.New(errcode.InternalError, "row of width %d for table %s of %d columns", len(w.Row), rel.Name, len(ts))
 			}
-			from := cb.arena.alloc(tableKeyHeadBytes + 8 + 4)
-			key := append(from, kv.PrefixOpState, kindTableRows)
-			key = append(key, w.Table.Object[:]...)
-			bucket := a.rowBucket(ts, w.Row)
+			// The bucket is of the stored encoding (BucketOfRow).
+			enc := cb.encodeRow(ts, w.Row)
+			bucket := partition.BucketOf(enc)
 			if err := a.checkOwned(bucket); err != nil {
 				return nil, err
 			}
+			from := cb.arena.alloc(tableKeyHeadBytes + 8 + 4)
+			key := append(from, kv.PrefixOpState, kindTableRows)
+			key = append(key, w.Table.Object[:]...)
 			key = partition.AppendBucket(key, bucket)
 			key = binary.BigEndian.AppendUint64(key, epoch)
 			key = binary.BigEndian.AppendUint32(key, uint32(i))
 			cb.arena.used(from, key)
-			enc := cb.encodeRow(ts, w.Row)
 			if err := cb.Put(key, enc); err != nil {
 				return nil, err
 			}

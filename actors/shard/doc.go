@@ -36,7 +36,7 @@
 //	                                   bucket = partition.BucketOf(pk-key)
 //	0x01 'T' table(16) bucket(2) epoch(8) pos(4)
 //	                                   row of a table without a primary key;
-//	                                   bucket of the row's value (BucketOfRow)
+//	                                   bucket of the stored row (BucketOfRow)
 //	0x01 kind op(16) …                 operator state (ivm/arrange)
 //	0x03 kind view(16) …               view outputs (ivm/circuit)
 //	0x06 'E'                           last assigned source epoch

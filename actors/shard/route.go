@@ -59,6 +59,11 @@ func (r Router) OwnerOfKey(rel *catalog.Relation, key types.Row) partition.Shard
 
 // OwnerOfWrite is the shard that stores the row a write changes: by its
 // primary key, or for a table without one by the row's value.
+//
+// NB: a row of a keyless table stored before an ALTER TABLE ADD COLUMN
+// keeps the bucket of its narrower encoding (BucketOfRow), so a delete by
+// value routed here may find its row on another shard: routing over
+// several shards must send deletes by value to every shard.
 func (r Router) OwnerOfWrite(rel *catalog.Relation, w RowWrite) partition.ShardID {
 	if home, ok := r.home(); ok {
 		return home
@@ -147,11 +152,4 @@ func (a *Actor) checkOwned(b partition.Bucket) error {
 		return errcode.New(errcode.InternalError, "bucket %d is owned by shard %d under bucket map version %d, not by shard %d: the write was routed by another bucket map", b, owner, m.Version, a.cfg.ID)
 	}
 	return nil
-}
-
-// rowBucket is the bucket of a keyless table's row (BucketOfRow), encoded
-// into the actor's scratch buffer.
-func (a *Actor) rowBucket(ts []types.Type, row types.Row) partition.Bucket {
-	a.rowKeyBuf = appendRowPartitionKey(a.rowKeyBuf[:0], ts, row)
-	return partition.BucketOf(a.rowKeyBuf)
 }

@@ -120,19 +120,17 @@ func BucketOfKey(rel *catalog.Relation, key types.Row) partition.Bucket {
 
 // BucketOfRow is the bucket of a row of a table without a primary key
 // (INSERT_ONLY or declared without one): the row's whole value is its
-// partition key, encoded as a key of every column.
+// partition key, as its stored encoding (encodeStoredRow), which the
+// commit computes anyway. Rows with equal values cannot be told apart, and
+// deletes by value match exactly that encoding (rekey.go), so it is as
+// good a key as a memcomparable one and costs only the hash.
+//
+// NB: the bucket is of the row as inserted: a row stored before an ALTER
+// TABLE ADD COLUMN keeps the bucket of its narrower encoding. Nothing
+// recomputes it from a row read later (deletes by value scan the table).
 func BucketOfRow(ts []types.Type, row types.Row) partition.Bucket {
 	var buf [128]byte
-	return partition.BucketOf(appendRowPartitionKey(buf[:0], ts, row))
-}
-
-// appendRowPartitionKey appends the partition key of a keyless row: every
-// column memcomparable-encoded, so SQL-equal rows share a bucket.
-func appendRowPartitionKey(dst []byte, ts []types.Type, row types.Row) []byte {
-	for j, t := range ts {
-		dst = encodePKColumn(dst, t, row[j])
-	}
-	return dst
+	return partition.BucketOf(encodeStoredRow(buf[:0], ts, row))
 }
 
 // deltaDecoder accumulates one table's delta from its stored rows: as rows

@@ -116,8 +116,6 @@ type Actor struct {
 	waiting        []waitingRead
 	flushScheduled bool
 	commitUnsynced bool
-	// rowKeyBuf is scratch for the partition key of a keyless row.
-	rowKeyBuf []byte
 	// upgradePending is set while the store's rows are in an older
 	// format, re-keyed by the first catalog sync (upgrade.go).
 	upgradePending bool

@@ -21,12 +21,13 @@ import (
 //
 // Rows are the source of truth and cannot be recomputed, but they can be
 // re-keyed: the bucket of a keyed row is a function of its stored key, and
-// that of a row without a primary key a function of its stored value. The
+// that of a row without a primary key a function of its stored value
+// (rows.go, BucketOfRow). The
 // shard re-keys every row in ONE atomic batch together with the format
 // record 2, so a crash leaves either format 1 (upgrade again) or format 2.
 //
-// The re-key needs the catalog (which tables have a primary key, and the
-// column types of keyless rows), so it runs when the shard adopts its
+// The re-key needs the catalog (which tables store rows under primary
+// keys and which under row ids), so it runs when the shard adopts its
 // first catalog, before anything reads a row. Rows of a table the catalog
 // does not have are handled by the catalog's id counter: a table below it
 // was dropped (its rows are deleted, as the drop would have); one at or
@@ -44,7 +45,6 @@ func (a *Actor) upgradeRowKeys(ctx runtime.Context, snap *control.Snapshot) erro
 	type moved struct{ oldKey, newKey, value []byte }
 	var rows []moved
 	var dropped [][]byte
-	codecs := map[catalog.ID]tableCodec{}
 	rowIDs := map[catalog.ID]bool{}
 	prefix := []byte{kv.PrefixOpState, kindTableRows}
 	err := kv.ScanPrefix(a.store, prefix, func(k, v []byte) error {
@@ -61,27 +61,20 @@ func (a *Actor) upgradeRowKeys(ctx runtime.Context, snap *control.Snapshot) erro
 			}
 			return errcode.New(errcode.ShardUnavailable, "the shard's rows are in storage format 1 and include rows of relation %s, which catalog version %d does not have yet: waiting for a newer catalog to upgrade them", id, snap.Version)
 		}
-		c, seen := codecs[id]
+		storedUnderRowIDs, seen := rowIDs[id]
 		if !seen {
 			var err error
-			if c, err = a.codecOf(rel); err != nil {
+			if storedUnderRowIDs, err = a.storedUnderRowIDs(rel); err != nil {
 				return err
 			}
-			codecs[id] = c
-			rowIDs[id], err = a.storedUnderRowIDs(rel)
-			if err != nil {
-				return err
-			}
+			rowIDs[id] = storedUnderRowIDs
 		}
-		var bucket partition.Bucket
-		if rowIDs[id] {
-			row, err := c.decode(v)
-			if err != nil {
-				return err
-			}
-			bucket = a.rowBucket(c.ts, row)
-		} else {
-			bucket = partition.BucketOf(k[2+16:])
+		// The bucket of a keyed row is of its encoded key, that of a row
+		// under a row id of its stored value (BucketOfRow): both are the
+		// bytes already stored.
+		bucket := partition.BucketOf(k[2+16:])
+		if storedUnderRowIDs {
+			bucket = partition.BucketOf(v)
 		}
 		newKey := make([]byte, 0, len(k)+partition.BucketBytes)
 		newKey = append(newKey, k[:2+16]...)
