@@ -81,5 +81,5 @@ var (
 	GeneratedAlways = Register("RS-1512", "ddl.identity_generated_always", "428C9",
 		"Leave the column out of the INSERT (or write DEFAULT); the identity sequence assigns it.")
 	SchemasNotSupported = Register("RS-1513", "ddl.schemas_not_supported", "0A000",
-		"A RockStream namespace has one schema, public (spec §5.2): create objects without a schema name, or in public.")
+		"A RockStream namespace has one schema, public (a database is the unit of isolation): create objects without a schema name, or in public.")
 )

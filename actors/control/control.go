@@ -181,6 +181,9 @@ func (a *Actor) noteFenced(err error) {
 func (a *Actor) load(ctx runtime.Context) error {
 	store, err := a.cfg.OpenStore(ctx)
 	if err != nil {
+		if e, ok := errcode.StorageIntegrityError(err); ok {
+			return e // damaged, not a bug: the error names the object
+		}
 		return errcode.Wrap(errcode.InternalError, err, "open control DB")
 	}
 	a.store = store

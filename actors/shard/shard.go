@@ -178,7 +178,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			ctx.After(a.cfg.TickEvery, storageTick{})
 			return
 		}
-		ctx.Reply(errcode.Wrap(errcode.ShardUnavailable, a.openErr, "shard storage failed to open"))
+		ctx.Reply(openFailure(a.openErr, "shard storage failed to open"))
 		return
 	}
 	switch m := msg.(type) {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/actors/shard/sqlplan"
 	"github.com/rockstream/rockstream/actors/storage"
-	"github.com/rockstream/rockstream/engine"
 	"github.com/rockstream/rockstream/faults"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/partition"
@@ -333,7 +333,7 @@ func (r *runner) run(plant Bug) error {
 	// catalog snapshot carries it: ensureShards).
 	r.newShard = func(id partition.ShardID) runtime.Factory {
 		return shard.New(shard.Config{
-			ID: id, OpenStore: open(fmt.Sprintf("shards/%d", id), plant), Planner: engine.Planner(), TickEvery: tick,
+			ID: id, OpenStore: open(fmt.Sprintf("shards/%d", id), plant), Planner: sqlplan.Planner{}, TickEvery: tick,
 			LogEntriesPerStepMax: logEntriesPerStepMax,
 		})
 	}
