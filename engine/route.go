@@ -47,13 +47,7 @@ func (e *Engine) spawnShards(ctx context.Context, open func(path string) func(ru
 }
 
 // homeShard is the actor serving whole-relation requests.
-func (e *Engine) homeShard() runtime.ActorID {
-	home, ok := e.router.Home()
-	if !ok {
-		panic("engine: a bucket map over several shards passed CheckServable")
-	}
-	return e.router.ActorOf(home)
-}
+func (e *Engine) homeShard() runtime.ActorID { return e.router.HomeActor() }
 
 // shardOfKeys is the actor storing the rows of table rel with primary-key
 // values keys.

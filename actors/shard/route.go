@@ -125,6 +125,16 @@ func (r Router) OwnerOfWrites(cat catalog.Catalog, writes []RowWrite) (owner par
 // of the map. ok is false when the map has several shards.
 func (r Router) Home() (partition.ShardID, bool) { return r.home() }
 
+// HomeActor is the actor of the home shard. Only for a map that passed
+// CheckServable: it panics for a map over several shards.
+func (r Router) HomeActor() runtime.ActorID {
+	home, ok := r.home()
+	if !ok {
+		panic("shard: the home shard of a bucket map over several shards")
+	}
+	return ActorOf(home)
+}
+
 func (r Router) home() (partition.ShardID, bool) {
 	if s := r.buckets.Shards(); len(s) == 1 {
 		return s[0], true

@@ -772,13 +772,7 @@ func (r *runner) ensureShards() error {
 }
 
 // home is the shard serving whole-relation requests.
-func (r *runner) home() runtime.ActorID {
-	home, ok := r.router.Home()
-	if !ok {
-		panic("sim/system: a bucket map over several shards passed CheckServable")
-	}
-	return r.router.ActorOf(home)
-}
+func (r *runner) home() runtime.ActorID { return r.router.HomeActor() }
 
 // syncShards makes every shard run r.snap.
 func (r *runner) syncShards() error {
