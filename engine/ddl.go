@@ -103,7 +103,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			return nil, err
 		}
 		if r.Changed != nil {
-			if err := s.e.startSource(r.Snapshot, r.Changed); err != nil {
+			if err := s.e.startSource(r.Version, r.Changed); err != nil {
 				return nil, err
 			}
 		}

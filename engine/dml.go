@@ -125,7 +125,7 @@ func (w *writer) currentEncoded(ctx context.Context, snap *control.Snapshot, key
 	if err != nil {
 		return nil, err
 	}
-	m, err := w.s.e.ask(ctx, to, shard.Lookup{Snapshot: snap, Table: w.rel.ID, Keys: missing})
+	m, err := w.s.e.ask(ctx, to, shard.Lookup{CatalogVersion: snap.Version, Table: w.rel.ID, Keys: missing})
 	if err != nil {
 		return nil, err
 	}

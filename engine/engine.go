@@ -54,6 +54,8 @@ type Engine struct {
 	// router addresses the shards by the bucket map (route.go); set
 	// before any session exists and never changed.
 	router shard.Router
+	// catalog caches the newest catalog snapshot (catalogcache.go).
+	catalog atomic.Pointer[control.Snapshot]
 }
 
 // shardsPerProcess is the number of shards a new store's bucket map
@@ -91,12 +93,12 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval, Shards: shardsPerProcess})); err != nil {
 		return nil, err
 	}
-	if err := e.spawnShards(ctx, open); err != nil {
+	snap, err := e.snapshot(ctx)
+	if err != nil {
 		e.Close(ctx)
 		return nil, err
 	}
-	snap, err := e.snapshot(ctx)
-	if err != nil {
+	if err := e.spawnShards(snap, open); err != nil {
 		e.Close(ctx)
 		return nil, err
 	}
@@ -147,14 +149,6 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 
 // Snapshot returns the current catalog.
 func (e *Engine) Snapshot(ctx context.Context) (*control.Snapshot, error) { return e.snapshot(ctx) }
-
-func (e *Engine) snapshot(ctx context.Context) (*control.Snapshot, error) {
-	m, err := e.ask(ctx, control.ActorID, control.GetSnapshot{})
-	if err != nil {
-		return nil, err
-	}
-	return m.(*control.Snapshot), nil
-}
 
 // ask sends a request to an actor and turns an error reply into an error.
 func (e *Engine) ask(ctx context.Context, to runtime.ActorID, msg runtime.Message) (runtime.Message, error) {

@@ -50,7 +50,7 @@ func (s *session) pinSnapshot(ctx context.Context, snap *control.Snapshot, st rs
 	default:
 		return nil
 	}
-	m, err := s.e.ask(ctx, s.e.homeShard(), shard.OpenSnapshot{Snapshot: snap})
+	m, err := s.e.ask(ctx, s.e.homeShard(), shard.OpenSnapshot{CatalogVersion: snap.Version})
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (w *writer) conflictsVisible(ctx context.Context, keys []types.Row, unseen 
 	if err != nil {
 		return err
 	}
-	m, err := w.s.e.ask(ctx, to, shard.Lookup{Snapshot: w.snap, Table: w.rel.ID, Keys: check, At: w.s.readAt()})
+	m, err := w.s.e.ask(ctx, to, shard.Lookup{CatalogVersion: w.snap.Version, Table: w.rel.ID, Keys: check, At: w.s.readAt()})
 	if err != nil {
 		return err
 	}

@@ -172,7 +172,7 @@ func (s *session) lookupRows(ctx context.Context, snap *control.Snapshot, rel *c
 	if err != nil {
 		return zset.Batch{}, err
 	}
-	m, err := s.e.ask(ctx, to, shard.Lookup{Snapshot: snap, Table: rel.ID, Keys: keys, At: s.readAt()})
+	m, err := s.e.ask(ctx, to, shard.Lookup{CatalogVersion: snap.Version, Table: rel.ID, Keys: keys, At: s.readAt()})
 	if err != nil {
 		return zset.Batch{}, err
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
-	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
@@ -20,15 +19,11 @@ import (
 // shard, catalog changes to every shard. The engine serves one shard per
 // process (shard.CheckServable), so all of them name the same actor today.
 
-// spawnShards reads the bucket map from the control plane, refuses one
-// this build cannot serve, and spawns an actor for every shard in it,
-// each with its own shard DB under shards/<id>.
-func (e *Engine) spawnShards(ctx context.Context, open func(path string) func(runtime.Context) (kv.Store, error)) error {
-	m, err := e.ask(ctx, control.ActorID, control.GetBucketMap{})
-	if err != nil {
-		return err
-	}
-	buckets := m.(partition.Map)
+// spawnShards takes the bucket map from the catalog the control plane
+// published, refuses one this build cannot serve, and spawns an actor for
+// every shard in it, each with its own shard DB under shards/<id>.
+func (e *Engine) spawnShards(snap *control.Snapshot, open func(path string) func(runtime.Context) (kv.Store, error)) error {
+	buckets := snap.BucketMap()
 	if err := shard.CheckServable(buckets); err != nil {
 		return err
 	}
@@ -71,7 +66,7 @@ func (e *Engine) shardOfWrites(cat catalog.Catalog, writes []shard.RowWrite) (ru
 // syncShards makes every shard run catalog snap.
 func (e *Engine) syncShards(ctx context.Context, snap *control.Snapshot) error {
 	for _, id := range e.router.Shards() {
-		if _, err := e.ask(ctx, e.router.ActorOf(id), shard.SyncCatalog{Snapshot: snap}); err != nil {
+		if _, err := e.ask(ctx, e.router.ActorOf(id), shard.SyncCatalog{Catalog: snap.Value()}); err != nil {
 			return err
 		}
 	}

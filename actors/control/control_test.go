@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"reflect"
 	"testing"
 	"time"
 
@@ -76,13 +77,13 @@ func TestCatalogDDL(t *testing.T) {
 		return &catalog.Relation{Kind: catalog.KindTable, Name: name, PrimaryKey: []int{0}, Columns: []catalog.Column{{Name: "id", Type: types.TInt4, NotNull: true}}}
 	}
 	tr := mustAsk(t, a, ctx, CreateRelation{Relation: table("t")})
-	if tr.Snapshot.Version != 1 || tr.Changed.ID == (catalog.ID{}) {
+	if tr.Version != 1 || tr.Changed.ID == (catalog.ID{}) {
 		t.Fatalf("create: %+v", tr)
 	}
 	_, err := ask(t, a, ctx, CreateRelation{Relation: table("t")})
 	wantState(t, err, "42P07")
 	r := mustAsk(t, a, ctx, CreateRelation{Relation: table("t"), IfNotExists: true})
-	if r.Notice == "" || r.Snapshot.Version != 1 {
+	if r.Notice == "" || r.Version != 1 {
 		t.Fatalf("IF NOT EXISTS: %+v", r)
 	}
 	mv := mustAsk(t, a, ctx, CreateRelation{Relation: &catalog.Relation{Kind: catalog.KindMaterializedView, Name: "mv", SQL: "SELECT id FROM t"}, Deps: []catalog.ID{tr.Changed.ID}})
@@ -98,7 +99,16 @@ func TestCatalogDDL(t *testing.T) {
 	// Restart: the catalog is read back.
 	a, ctx = start(store)
 	a.Receive(ctx, GetSnapshot{})
-	snap := ctx.reply.(*Snapshot)
+	value := ctx.reply.(SnapshotValue)
+	snap := SnapshotOf(value)
+	// A caller that holds the current version is told so, not sent it.
+	a.Receive(ctx, GetSnapshot{Known: value.Version})
+	if u, ok := ctx.reply.(SnapshotUnchanged); !ok || u.Version != value.Version {
+		t.Fatalf("GetSnapshot{Known: current}: %#v", ctx.reply)
+	}
+	if again := SnapshotOf(snap.Value()); !reflect.DeepEqual(again.Value(), value) {
+		t.Fatalf("SnapshotOf(Value()) differs:\n%+v\n%+v", again.Value(), value)
+	}
 	if len(snap.Relations()) != 3 {
 		t.Fatalf("after restart: %d relations", len(snap.Relations()))
 	}
@@ -211,15 +221,24 @@ func TestSequenceDurableAcrossCrash(t *testing.T) {
 }
 
 // TestBucketMapBootstrap: the control DB gets a bucket map at bootstrap,
-// answers it, and keeps the stored map on a restart configured for
-// another number of shards (moving buckets is a migration, not a restart).
+// every snapshot carries it (across the value form too), and a restart
+// configured for another number of shards keeps the stored map (moving
+// buckets is a migration, not a restart).
 func TestBucketMapBootstrap(t *testing.T) {
+	bucketMapOf := func(a *Actor, ctx *testCtx) partition.Map {
+		t.Helper()
+		a.Receive(ctx, GetSnapshot{})
+		v, ok := ctx.reply.(SnapshotValue)
+		if !ok {
+			t.Fatalf("GetSnapshot: %#v", ctx.reply)
+		}
+		return SnapshotOf(v).BucketMap()
+	}
 	store := kv.NewMemory()
 	a, ctx := start(store)
-	a.Receive(ctx, GetBucketMap{})
-	m, ok := ctx.reply.(partition.Map)
-	if !ok || !m.Valid() || m.Version != 1 || !slices.Equal(m.Shards(), []partition.ShardID{0}) {
-		t.Fatalf("bucket map at bootstrap: %#v", ctx.reply)
+	m := bucketMapOf(a, ctx)
+	if !m.Valid() || m.Version != 1 || !slices.Equal(m.Shards(), []partition.ShardID{0}) {
+		t.Fatalf("bucket map at bootstrap: version %d over %v", m.Version, m.Shards())
 	}
 	for b := range partition.Bucket(partition.Buckets) {
 		if m.Owner(b) != 0 {
@@ -228,22 +247,21 @@ func TestBucketMapBootstrap(t *testing.T) {
 	}
 	stored, _, _ := store.Get(bucketMapKey())
 	if !bytes.Equal(stored, m.Encode()) {
-		t.Fatalf("stored bucket map differs from the answered one")
+		t.Fatalf("stored bucket map differs from the published one")
 	}
-	if got := mustAsk(t, a, ctx, CreateRelation{Relation: &catalog.Relation{Kind: catalog.KindTable, Name: "t", Columns: []catalog.Column{{Name: "a", Type: types.TInt4}}}}); !bytes.Equal(got.Snapshot.BucketMap().Encode(), m.Encode()) {
-		t.Fatalf("a published snapshot carries another bucket map")
+	mustAsk(t, a, ctx, CreateRelation{Relation: &catalog.Relation{Kind: catalog.KindTable, Name: "t", Columns: []catalog.Column{{Name: "a", Type: types.TInt4}}}})
+	if got := bucketMapOf(a, ctx); !bytes.Equal(got.Encode(), m.Encode()) {
+		t.Fatalf("the snapshot after a DDL carries another bucket map")
 	}
 	again := New(Config{Shards: 3, OpenStore: func(runtime.Context) (kv.Store, error) { return store, nil }})().(*Actor)
 	again.Receive(ctx, runtime.Started{})
-	again.Receive(ctx, GetBucketMap{})
-	if m2 := ctx.reply.(partition.Map); !bytes.Equal(m2.Encode(), m.Encode()) {
+	if m2 := bucketMapOf(again, ctx); !bytes.Equal(m2.Encode(), m.Encode()) {
 		t.Fatalf("a restart with 3 configured shards changed the stored map to %v", m2.Shards())
 	}
 	fresh := New(Config{Shards: 3, OpenStore: func(runtime.Context) (kv.Store, error) { return kv.NewMemory(), nil }})().(*Actor)
 	fresh.Receive(ctx, runtime.Started{})
-	fresh.Receive(ctx, GetBucketMap{})
-	if m3 := ctx.reply.(partition.Map); !slices.Equal(m3.Shards(), []partition.ShardID{0, 1, 2}) {
-		t.Fatalf("a new control DB configured for 3 shards has map over %v", m3.Shards())
+	if m3 := bucketMapOf(fresh, ctx); !slices.Equal(m3.Shards(), []partition.ShardID{0, 1, 2}) {
+		t.Fatalf("a new control DB configured for 3 shards has a map over %v", m3.Shards())
 	}
 	if err := store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: bucketMapKey(), Value: []byte{1, 2}}}}); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,9 @@ import (
 //
 // and is created at bootstrap, when the control DB has none, placing the
 // buckets over Config.Shards shards by rendezvous hashing. From then on
-// the stored map is the truth: a later start with another shard count
+// the stored map is the truth: every published catalog snapshot carries it
+// (Snapshot.BucketMap; SnapshotValue.BucketMap in messages), and a later
+// start with another shard count
 // keeps it (moving buckets is a migration, spec §10.2, not a restart),
 // and says so in the log.
 const (
@@ -24,9 +26,6 @@ const (
 )
 
 func bucketMapKey() []byte { return []byte{prefixTopology, topologyBucketMap} }
-
-// GetBucketMap → partition.Map, the current bucket map.
-type GetBucketMap struct{}
 
 // loadBucketMap reads the stored bucket map, creating it durably with
 // shards shards if the control DB has none yet.

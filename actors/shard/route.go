@@ -158,6 +158,9 @@ func CheckServable(m partition.Map) error {
 // another map is refused instead of stored where no reader looks.
 func (a *Actor) checkOwned(b partition.Bucket) error {
 	m := a.snap.BucketMap()
+	if !m.Valid() {
+		return errcode.New(errcode.InternalError, "catalog version %d carries no bucket map", a.snap.Version)
+	}
 	if owner := m.Owner(b); owner != a.cfg.ID {
 		return errcode.New(errcode.InternalError, "bucket %d is owned by shard %d under bucket map version %d, not by shard %d: the write was routed by another bucket map", b, owner, m.Version, a.cfg.ID)
 	}

@@ -59,7 +59,7 @@ func newBenchShard(b *testing.B, open func() kv.Store) *benchShard {
 	s := &benchShard{b: b, ctx: &testCtx{store: objstore.NewMemory()}, snap: snap, keyed: keyed, bare: bare}
 	s.actor = New(Config{OpenStore: func(runtime.Context) (kv.Store, error) { return store, nil }, Planner: sumPlanner{table: keyed}})().(*Actor)
 	s.actor.Receive(s.ctx, runtime.Started{})
-	s.ask(SyncCatalog{Snapshot: snap})
+	s.ask(SyncCatalog{Catalog: snap.Value()})
 	return s
 }
 
@@ -86,7 +86,7 @@ func (s *benchShard) fill(rel *catalog.Relation, from, to int64) {
 		for k := lo; k < min(lo+10_000, to); k++ {
 			writes = append(writes, RowWrite{Table: rel.ID, Row: types.Row{k, k % 1000, "some text value"}, MustNotExist: len(rel.PrimaryKey) > 0})
 		}
-		s.ask(Commit{Snapshot: s.snap, Writes: writes})
+		s.ask(Commit{CatalogVersion: s.snap.Version, Writes: writes})
 	}
 }
 
@@ -97,7 +97,7 @@ func BenchmarkTableScan(b *testing.B) {
 		b.ResetTimer()
 		cpu := cpuNanos()
 		for b.Loop() {
-			res := s.ask(Read{Snapshot: s.snap, Relations: []catalog.ID{s.keyed.ID}}).(ReadResult)
+			res := s.ask(Read{CatalogVersion: s.snap.Version, Relations: []catalog.ID{s.keyed.ID}}).(ReadResult)
 			if len(res.Batches[0].Rows) != benchTableRows {
 				b.Fatalf("%d rows", len(res.Batches[0].Rows))
 			}
@@ -117,7 +117,7 @@ func BenchmarkTableLookup(b *testing.B) {
 		b.ResetTimer()
 		cpu := cpuNanos()
 		for b.Loop() {
-			res := s.ask(Lookup{Snapshot: s.snap, Table: s.keyed.ID, Keys: keys}).(LookupResult)
+			res := s.ask(Lookup{CatalogVersion: s.snap.Version, Table: s.keyed.ID, Keys: keys}).(LookupResult)
 			if res.Rows[1] == nil {
 				b.Fatal("key not found")
 			}

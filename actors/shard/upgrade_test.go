@@ -58,7 +58,7 @@ func TestRowKeysCarryBucket(t *testing.T) {
 		writes = append(writes, RowWrite{Table: table.ID, Row: types.Row{k, k % 7}, MustNotExist: true})
 		writes = append(writes, RowWrite{Table: keyless.ID, Row: types.Row{k % 10, "x"}})
 	}
-	h.ask(Commit{Snapshot: snap, Writes: writes})
+	h.ask(Commit{CatalogVersion: snap.Version, Writes: writes})
 	keys := tableKeys(t, h.store, table.ID)
 	if len(keys) != 200 {
 		t.Fatalf("%d rows stored, want 200", len(keys))
@@ -113,7 +113,7 @@ func TestRowKeysCarryBucket(t *testing.T) {
 		}
 	}
 	// A point read finds rows by their bucketed key.
-	res := h.ask(Lookup{Snapshot: snap, Table: table.ID, Keys: []types.Row{{int64(5)}, {int64(500)}}}).(LookupResult)
+	res := h.ask(Lookup{CatalogVersion: snap.Version, Table: table.ID, Keys: []types.Row{{int64(5)}, {int64(500)}}}).(LookupResult)
 	if res.Rows[0] == nil || res.Rows[0][1] != int64(5) || res.Rows[1] != nil {
 		t.Fatalf("lookup: %v", res.Rows)
 	}
@@ -166,7 +166,7 @@ func TestUpgradeFormat1Rows(t *testing.T) {
 	withGone.NextObject = snap.NextObject
 	h := &harness{t: t, store: kv.NewMemory(), snap: withGone, table: table}
 	h.start()
-	h.ask(Commit{Snapshot: withGone, Writes: []RowWrite{
+	h.ask(Commit{CatalogVersion: withGone.Version, Writes: []RowWrite{
 		{Table: table.ID, Row: types.Row{int64(1), int64(10)}, MustNotExist: true},
 		{Table: table.ID, Row: types.Row{int64(2), int64(20)}, MustNotExist: true},
 		{Table: keyless.ID, Row: types.Row{int64(7), "a"}},
@@ -185,7 +185,7 @@ func TestUpgradeFormat1Rows(t *testing.T) {
 	h.ctx = &testCtx{}
 	h.actor = New(Config{OpenStore: func(runtime.Context) (kv.Store, error) { return h.store, nil }, Planner: sumPlanner{table: table}})().(*Actor)
 	h.actor.Receive(h.ctx, runtime.Started{})
-	h.actor.Receive(h.ctx, SyncCatalog{Snapshot: older})
+	h.actor.Receive(h.ctx, SyncCatalog{Catalog: older.Value()})
 	if err, ok := h.ctx.reply.(error); !ok || !containsState(err, "57P03") {
 		t.Fatalf("upgrade under a catalog older than a stored table: %v", h.ctx.reply)
 	}
@@ -195,7 +195,7 @@ func TestUpgradeFormat1Rows(t *testing.T) {
 
 	// The current catalog (gone dropped): upgrade.
 	h.snap = snap
-	h.actor.Receive(h.ctx, SyncCatalog{Snapshot: snap})
+	h.actor.Receive(h.ctx, SyncCatalog{Catalog: snap.Value()})
 	if _, ok := h.ctx.reply.(Synced); !ok {
 		t.Fatalf("upgrade: %v", h.ctx.reply)
 	}
@@ -216,12 +216,12 @@ func TestUpgradeFormat1Rows(t *testing.T) {
 	if n := h.ask(GetStatus{}).(Status).ViewRebuilds; n != 0 {
 		t.Fatalf("the upgrade rebuilt %d views", n)
 	}
-	res := h.ask(Lookup{Snapshot: snap, Table: table.ID, Keys: []types.Row{{int64(1)}, {int64(2)}}}).(LookupResult)
+	res := h.ask(Lookup{CatalogVersion: snap.Version, Table: table.ID, Keys: []types.Row{{int64(1)}, {int64(2)}}}).(LookupResult)
 	if res.Rows[0] == nil || res.Rows[1] == nil || res.Rows[1][1] != int64(20) {
 		t.Fatalf("lookup after the upgrade: %v", res.Rows)
 	}
 	// Keyed updates and deletes by value find the upgraded rows.
-	h.ask(Commit{Snapshot: snap, Writes: []RowWrite{
+	h.ask(Commit{CatalogVersion: snap.Version, Writes: []RowWrite{
 		{Table: table.ID, Key: types.Row{int64(2)}, Row: types.Row{int64(2), int64(21)}},
 		{Table: keyless.ID, Base: types.Row{int64(7), "a"}},
 	}})
@@ -229,7 +229,7 @@ func TestUpgradeFormat1Rows(t *testing.T) {
 	if got := h.view(view); len(got) != 2 || got[1] != 10 || got[2] != 21 {
 		t.Fatalf("view after the upgrade and an update: %v", got)
 	}
-	u := zset.Consolidate(h.ask(Read{Snapshot: snap, Relations: []catalog.ID{keyless.ID}}).(ReadResult).Batches[0])
+	u := zset.Consolidate(h.ask(Read{CatalogVersion: snap.Version, Relations: []catalog.ID{keyless.ID}}).(ReadResult).Batches[0])
 	if len(u.Rows) != 2 {
 		t.Fatalf("keyless table after the upgrade and a delete: %v %v", u.Rows, u.Weights)
 	}
@@ -247,8 +247,8 @@ func TestCommitRefusesForeignBucket(t *testing.T) {
 	ctx := &testCtx{}
 	a := New(Config{ID: 1, OpenStore: func(runtime.Context) (kv.Store, error) { return kv.NewMemory(), nil }, Planner: sumPlanner{table: table}})().(*Actor)
 	a.Receive(ctx, runtime.Started{})
-	a.Receive(ctx, SyncCatalog{Snapshot: snap})
-	a.Receive(ctx, Commit{Snapshot: snap, Writes: []RowWrite{{Table: table.ID, Row: types.Row{int64(1), int64(1)}, MustNotExist: true}}})
+	a.Receive(ctx, SyncCatalog{Catalog: snap.Value()})
+	a.Receive(ctx, Commit{CatalogVersion: snap.Version, Writes: []RowWrite{{Table: table.ID, Row: types.Row{int64(1), int64(1)}, MustNotExist: true}}})
 	if err, ok := ctx.reply.(error); !ok || !containsState(err, "XX000") {
 		t.Fatalf("shard 1 committing a row of shard 0's bucket: %v", ctx.reply)
 	}
