@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
