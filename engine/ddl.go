@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/rockstream/rockstream/actors/control"
-	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/expr"
@@ -143,12 +142,14 @@ func (s *session) syncShard(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.e.ask(ctx, shard.ActorID, shard.SyncCatalog{Catalog: snap.Value()})
-	return err
+	return s.e.syncShards(ctx, snap)
 }
 
 func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, st *ddl.CreateView, notice func(control.DDLResult)) error {
 	rel := &catalog.Relation{Name: st.Name, SQL: st.Query}
+	if d.View != nil {
+		rel.RetainHistory = d.View.RetainHistory
+	}
 	// The definition is bound again through a recorder: the names it uses
 	// become its references (resolved by id from now on, and its
 	// dependencies for DROP), and a materialized view pins every relation

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync/atomic"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
@@ -11,8 +10,6 @@ import (
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/syscat"
 )
-
-type atomicBool = atomic.Bool
 
 // viewStatusColumns are SHOW VIEW STATUS's columns.
 var viewStatusColumns = types.Schema{

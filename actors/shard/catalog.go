@@ -102,6 +102,8 @@ func (a *Actor) catalogNeeded(msg runtime.Message) (uint64, bool) {
 		return m.CatalogVersion, true
 	case OpenSnapshot:
 		return m.CatalogVersion, true
+	case Subscribe:
+		return m.CatalogVersion, true
 	case SyncCatalog:
 		// A push is adopted directly unless it is older than the floor
 		// of a shard that has no catalog yet (restarted): then a current

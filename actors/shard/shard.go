@@ -13,17 +13,18 @@ import (
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
 )
 
-// ActorID is the shard actor's id in an embedded process (shard 0).
-const ActorID runtime.ActorID = "shard/0"
-
 // Config configures the shard actor.
 type Config struct {
+	// ID is the shard this actor serves (its actor is ActorOf(ID)); it
+	// writes only rows of the buckets the bucket map gives it.
+	ID partition.ShardID
 	// OpenStore opens the shard DB on Started. Apply must be durable on
 	// return: Commit acknowledges after it.
 	OpenStore func(ctx runtime.Context) (kv.Store, error)
@@ -32,6 +33,11 @@ type Config struct {
 	// consumes, so one step's batch stays bounded under a backlog; the rest
 	// wait for the next step. Simulation range: 1..64.
 	LogEntriesPerStepMax int
+	// HistoryDeletesPerStepMax bounds how many expired change-history
+	// entries (history.go) one epoch step deletes over all views, so a
+	// shard back from a long stop never makes one step's batch unboundedly
+	// large; the rest expire over the next steps. Simulation range: 1..256.
+	HistoryDeletesPerStepMax int
 	// TickEvery is how often the shard runs its store's background work
 	// (stores that implement Ticker); 0 disables it. Simulation range:
 	// 1ms..1s.
@@ -61,12 +67,8 @@ type installedView struct {
 	// widths is each source's column count when the view was planned, so
 	// rows of a table widened later by ADD COLUMN are trimmed to it.
 	widths map[catalog.ID]int
-}
-
-type subscription struct {
-	id   uint64
-	view catalog.ID
-	to   func(SubscriptionUpdate) bool
+	// history is the view's change history state (history.go).
+	history viewHistory
 }
 
 // Actor is the shard actor.
@@ -94,9 +96,10 @@ type Actor struct {
 	views []*installedView
 	// failed are the materialized views of the catalog that could not be
 	// built (failed.go), with the reason; they are retried at every sync.
-	failed  map[catalog.ID]string
-	subs    []subscription
-	nextSub uint64
+	failed map[catalog.ID]string
+	// subs are the live subscriptions (subscription.go), in subscribe
+	// order.
+	subs []subscription
 	// snapshots are pinned point-in-time readers (snapshot.go).
 	snapshots    map[uint64]pinnedSnapshot
 	nextSnapshot uint64
@@ -122,6 +125,9 @@ type Actor struct {
 	waiting        []waitingRead
 	flushScheduled bool
 	commitUnsynced bool
+	// upgradePending is set while the store's rows are in an older
+	// format, re-keyed by the first catalog sync (upgrade.go).
+	upgradePending bool
 	// catalog follows the control plane's catalog by version (catalog.go).
 	catalog catalogFetch
 }
@@ -156,6 +162,9 @@ func (a *Actor) codecOf(rel *catalog.Relation) (tableCodec, error) {
 func New(cfg Config) runtime.Factory {
 	if cfg.LogEntriesPerStepMax <= 0 {
 		cfg.LogEntriesPerStepMax = logEntriesPerStepDefault
+	}
+	if cfg.HistoryDeletesPerStepMax <= 0 {
+		cfg.HistoryDeletesPerStepMax = historyDeletesPerStepDefault
 	}
 	if cfg.Control == "" {
 		cfg.Control = control.ActorID
@@ -235,9 +244,11 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		n, err := getUint64(a.store, offsetKey(m.Source))
 		ctx.Reply(a.replyOf(SourceOffset{Source: m.Source, Offset: n}, err))
 	case Subscribe:
-		ctx.Reply(a.replyOf(a.subscribe(ctx, m)))
+		a.receiveSubscribe(ctx, m)
+	case SubscriptionCredit:
+		a.receiveCredit(ctx, m)
 	case Unsubscribe:
-		a.unsubscribe(m.ID)
+		a.unsubscribe(m.Edge)
 		ctx.Reply(struct{}{})
 	case storageTick:
 		if t, ok := a.store.(Ticker); ok {
@@ -276,7 +287,7 @@ func (a *Actor) open(ctx runtime.Context) error {
 	}
 	a.store = store
 	a.dropSnapshots()
-	if err := checkShardFormat(ctx, store); err != nil {
+	if a.upgradePending, err = checkShardFormat(ctx, store); err != nil {
 		return err
 	}
 	if a.lastEpoch, err = getUint64(store, lastEpochKey()); err != nil {
@@ -402,6 +413,10 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			a.discardCaches()
 		}
 	}()
+	// Rows in an older format are re-keyed before anything reads them.
+	if err := a.upgradeRowKeys(ctx, snap); err != nil {
+		return nil, err
+	}
 	if prev != nil {
 		for _, rel := range prev.Relations() {
 			if _, still := snap.RelationByID(rel.ID); still || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
@@ -455,7 +470,9 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			isFresh[rel.ID] = true
 			continue
 		}
-		a.addView(v)
+		if err := a.addView(v); err != nil {
+			return nil, err
+		}
 	}
 	if err := a.stepAll(ctx); err != nil {
 		return nil, err
@@ -502,12 +519,16 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	return Synced{Version: snap.Version}, nil
 }
 
-func (a *Actor) addView(v *installedView) {
+func (a *Actor) addView(v *installedView) error {
 	delete(a.failed, v.rel.ID)
+	if err := a.loadHistory(v); err != nil {
+		return err
+	}
 	a.views = append(a.views, v)
 	sort.SliceStable(a.views, func(i, j int) bool {
 		return objectNumber(a.views[i].rel.ID) < objectNumber(a.views[j].rel.ID)
 	})
+	return nil
 }
 
 func (a *Actor) installed(id catalog.ID) *installedView {
@@ -585,8 +606,7 @@ func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalo
 		}
 		ctx.Logger().Info("view backfilled", "view", rel.Name, "frontier", a.frontier)
 	}
-	a.addView(v)
-	return nil
+	return a.addView(v)
 }
 
 // trim cuts rows of a source widened since the view was planned.
@@ -622,6 +642,9 @@ func (a *Actor) dropState(view catalog.ID) error {
 		}
 	}
 	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Delete: true})
+	if err := a.dropHistory(&b, view); err != nil {
+		return err
+	}
 	sort.SliceStable(b.Ops, func(i, j int) bool { return bytes.Compare(b.Ops[i].Key, b.Ops[j].Key) < 0 })
 	b.Ops = dedupOps(b.Ops)
 	return a.store.Apply(&b)

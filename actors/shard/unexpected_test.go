@@ -43,7 +43,7 @@ func TestPoisonedShardDoesNotAnswerItsOwnTick(t *testing.T) {
 	h.actor.poison(errBroken)
 
 	h.ctx.reply = nil
-	h.actor.Receive(fromCtx{testCtx: h.ctx, from: ActorID}, epochTick{})
+	h.actor.Receive(fromCtx{testCtx: h.ctx, from: ActorOf(0)}, epochTick{})
 	if h.ctx.reply != nil {
 		t.Fatalf("a poisoned shard answered its own epoch tick with %v: the answer is delivered back to it as a message", h.ctx.reply)
 	}
