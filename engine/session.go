@@ -56,6 +56,9 @@ type prepared struct {
 	paramTypes     []types.Type
 	catalogVersion uint64
 	stmt           rsql.Statement
+	// needs are the table privileges the statement needs (privileges.go),
+	// computed only for sessions that are not superusers.
+	needs []relationNeed
 }
 
 // Prepare implements gateway.Session.
@@ -86,6 +89,11 @@ func (s *session) compile(snap *control.Snapshot, sqlText string, paramTypes []t
 	}
 	p := &prepared{sql: sqlText, catalogVersion: snap.Version, stmt: stmts[0]}
 	p.paramTypes = paramTypesOf(stmts[0])
+	if !s.info.Superuser {
+		if p.needs, err = statementNeeds(sqlText); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -182,6 +190,9 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 		}
 		p = np
 	}
+	if err := s.checkPrivileges(ctx, snap, p); err != nil {
+		return nil, err
+	}
 	s.settings = req.Settings
 	s.prepared = req.PreparedStatements
 	env := s.env(req.Settings, req.Params)
@@ -227,6 +238,12 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.Other:
 		if vs := st.PG.Stmt.GetVacuumStmt(); vs != nil {
 			return s.maintenance(ctx, snap, vs)
+		}
+		if cur, ok, err := s.roleStatement(ctx, st.PG.Stmt); ok {
+			if err != nil {
+				return nil, err
+			}
+			return cur, nil
 		}
 	}
 	return nil, errcode.New(errcode.GatewayUnsupported, "statement %s is not supported", p.stmt.Tag())
@@ -433,6 +450,9 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 		env.Views[v.View] = syscat.ViewStats{Rows: v.Rows, StateRows: v.StateRows, StateBytes: v.StateBytes, Error: v.Error}
 	}
 	env.PreparedStatements = preparedStatementRows(s.prepared)
+	if env.Roles, err = s.roleRows(ctx); err != nil {
+		return nil, err
+	}
 	if s.settings != nil {
 		for _, row := range s.settings.All() {
 			env.Settings = append(env.Settings, syscat.Setting{Name: row.Name, Value: row.Setting, Category: row.Category, Description: row.ShortDesc, VarType: row.Vartype})

@@ -270,20 +270,25 @@ func (c *conn) startup(ctx context.Context) (bool, error) {
 		settings = next
 	}
 
-	needPassword := len(c.srv.opts.Users) > 0 && !(c.srv.opts.TrustLoopback && isLoopback(c.netConn.RemoteAddr()))
-	if needPassword {
-		if err := c.authenticate(user); err != nil {
+	// A trusted connection (no authentication configured, or a trusted
+	// loopback) acts as a superuser; an authenticated one has its role's
+	// attributes (auth.go).
+	superuser := true
+	if c.srv.roles != nil && !(c.srv.opts.TrustLoopback && isLoopback(c.netConn.RemoteAddr())) {
+		role, err := c.authenticate(ctx, user)
+		if err != nil {
 			if e, ok := errcode.As(err); ok {
 				c.fatal(e)
 				return false, nil
 			}
 			return false, err
 		}
+		superuser = role.Superuser
 	}
 	c.backend.Send(&pgproto3.AuthenticationOk{})
 
-	if !c.srv.register(c) {
-		c.fatal(errcode.New(errcode.TooManyConnections, "sorry, too many clients already"))
+	if err := c.srv.register(c, superuser); err != nil {
+		c.fatal(err)
 		return false, nil
 	}
 	c.log = c.log.With("pid", c.pid, "user", user, "database", database)
@@ -291,6 +296,7 @@ func (c *conn) startup(ctx context.Context) (bool, error) {
 	session, err := c.srv.engine.NewSession(ctx, SessionInfo{
 		Database: database, User: user, ApplicationName: params["application_name"],
 		RemoteAddr: c.netConn.RemoteAddr().String(), ProcessID: c.pid, Settings: settings,
+		Superuser: superuser,
 	})
 	if err != nil {
 		c.srv.unregister(c)

@@ -46,6 +46,10 @@ type SessionInfo struct {
 	ProcessID uint32
 	// Settings is the session's parameter state right after startup.
 	Settings *Settings
+	// Superuser is set when the session's role is a superuser, or the
+	// connection was trusted (no password authentication): the engine then
+	// checks no privileges.
+	Superuser bool
 }
 
 // Session is one client session inside the engine.

@@ -21,6 +21,13 @@ type Options struct {
 	// empty, every connection is trusted (and the server refuses a
 	// non-loopback listener unless AllowInsecureNonLoopback).
 	Users map[string]string
+	// Roles, when set, authenticates every connection against the roles it
+	// serves (rockstream start --auth=password); it takes precedence over
+	// Users. Unknown users and wrong passwords fail alike (28P01).
+	Roles RoleSource
+	// SuperuserReservedConnections keeps this many of MaxConnections for
+	// superusers (PostgreSQL's superuser_reserved_connections); 0: none.
+	SuperuserReservedConnections int
 	// TrustLoopback trusts loopback (and Unix socket) connections even when
 	// Users is set.
 	TrustLoopback bool
@@ -58,6 +65,10 @@ type Server struct {
 	wg    sync.WaitGroup
 	// notifyHub holds the LISTENing sessions (notify.go).
 	notifyHub notifyHub
+	// roles authenticates users (nil: every connection is trusted);
+	// mockSecret keys the mock verifiers of unknown users (auth.go).
+	roles      RoleSource
+	mockSecret [32]byte
 }
 
 // NewServer checks opts and returns a server.
@@ -69,7 +80,18 @@ func NewServer(engine Engine, opts Options) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{engine: engine, opts: opts, log: log, conns: map[uint32]*conn{}}
+	s := &Server{engine: engine, opts: opts, log: log, conns: map[uint32]*conn{}, roles: opts.Roles}
+	if s.roles == nil && len(opts.Users) > 0 {
+		users, err := newUsersSource(opts.Users)
+		if err != nil {
+			panic(fmt.Sprintf("gateway: crypto/rand failed: %v", err))
+		}
+		s.roles = users
+	}
+	if _, err := rand.Read(s.mockSecret[:]); err != nil {
+		panic(fmt.Sprintf("gateway: crypto/rand failed: %v", err))
+	}
+	return s
 }
 
 // Serve is NewServer(engine, opts).Serve(ctx, ln).
@@ -81,7 +103,7 @@ func Serve(ctx context.Context, ln net.Listener, engine Engine, opts Options) er
 // authentication unless explicitly allowed (RS-2412). Serve calls it; a
 // command line may call it before binding, to fail early.
 func (o *Options) CheckListenAddr(addr net.Addr) error {
-	if len(o.Users) > 0 || o.AllowInsecureNonLoopback {
+	if len(o.Users) > 0 || o.Roles != nil || o.AllowInsecureNonLoopback {
 		return nil
 	}
 	if !isLoopback(addr) {
@@ -142,13 +164,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-// register assigns a unique process id and secret to c; false when the
-// server is full.
-func (s *Server) register(c *conn) bool {
+// register assigns a unique process id and secret to c; an error (53300)
+// when the server is full, or when only the slots reserved for superusers
+// are left and c's role is not one.
+func (s *Server) register(c *conn, superuser bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.conns) >= s.opts.MaxConnections {
-		return false
+		return errcode.New(errcode.TooManyConnections, "sorry, too many clients already")
+	}
+	if s.reservedSlotsFull(superuser) {
+		return errcode.New(errcode.ReservedConnections, "remaining connection slots are reserved for non-replication superuser connections")
 	}
 	for {
 		var b [8]byte
@@ -162,7 +188,7 @@ func (s *Server) register(c *conn) bool {
 		c.pid = pid
 		c.secret = append([]byte(nil), b[4:]...)
 		s.conns[pid] = c
-		return true
+		return nil
 	}
 }
 
