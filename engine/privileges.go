@@ -12,6 +12,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
 	"github.com/rockstream/rockstream/ivm/sql/parse"
+	"github.com/rockstream/rockstream/syscat/sysrel"
 )
 
 // Table privileges for sessions whose role is not a superuser. What a
@@ -198,9 +199,11 @@ func (s *session) checkNeeds(ctx context.Context, snap *control.Snapshot, needs 
 			return errcode.New(errcode.InsufficientPrivilege, "permission denied for table pg_authid")
 		}
 		rel, ok := snap.LookupRelation(n.name)
-		if !ok || rel.ID == (catalog.ID{}) {
-			// A system relation (readable by every role), or one that does
-			// not exist (the binder reports it).
+		if !ok {
+			continue // the binder reports it
+		}
+		if _, system := sysrel.ByID(rel.ID); system {
+			// System relations are readable by every role.
 			continue
 		}
 		if !loaded {

@@ -108,6 +108,13 @@ func (i *info) TableVisible(oid int64) bool {
 	return true
 }
 
+func (i *info) CurrentUser() string {
+	if env := i.load(); env != nil && env.User != "" {
+		return env.User
+	}
+	return "rockstream"
+}
+
 func (i *info) Database() string {
 	if env := i.load(); env != nil {
 		return databaseName(env)

@@ -3,6 +3,7 @@ package gatewaytest
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -95,7 +96,8 @@ func (s Server) jdbcParams() string {
 func (s Server) nodeOptions() string {
 	opts := ""
 	if s.Password != "" {
-		opts += ", password: '" + s.Password + "'"
+		quoted, _ := json.Marshal(s.Password)
+		opts += ", password: " + string(quoted)
 	}
 	if s.SSLMode != "" && s.SSLMode != "disable" {
 		opts += ", ssl: { rejectUnauthorized: false }"
