@@ -30,6 +30,10 @@ type Config struct {
 	// StorageTickInterval is how often the actors run slate's background
 	// work (WAL/memtable flush, compaction, GC). Default 100ms.
 	StorageTickInterval time.Duration
+	// SubscriberQueueUpdatesMax bounds each SUBSCRIBE's queue of updates
+	// (actors/subscriber; 0: subscriber.QueueUpdatesMaxDefault). Tests
+	// shrink it to make the queue fill.
+	SubscriberQueueUpdatesMax int
 }
 
 // Engine is an embedded RockStream: one control plane and one shard in this
@@ -51,6 +55,8 @@ type Engine struct {
 	implicitWrites chan struct{}
 	// rowLocks are the row locks of open transactions (rowlock.go).
 	rowLocks *rowLocks
+	// catalog caches the newest catalog snapshot (catalogcache.go).
+	catalog atomic.Pointer[control.Snapshot]
 }
 
 // Metrics are process-wide counters for /metrics.
@@ -95,7 +101,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.Close(ctx)
 		return nil, err
 	}
-	if _, err := e.ask(ctx, shard.ActorID, shard.SyncCatalog{Snapshot: snap}); err != nil {
+	if _, err := e.ask(ctx, shard.ActorID, shard.SyncCatalog{Catalog: snap.Value()}); err != nil {
 		e.Close(ctx)
 		return nil, err
 	}
@@ -142,14 +148,6 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 
 // Snapshot returns the current catalog.
 func (e *Engine) Snapshot(ctx context.Context) (*control.Snapshot, error) { return e.snapshot(ctx) }
-
-func (e *Engine) snapshot(ctx context.Context) (*control.Snapshot, error) {
-	m, err := e.ask(ctx, control.ActorID, control.GetSnapshot{})
-	if err != nil {
-		return nil, err
-	}
-	return m.(*control.Snapshot), nil
-}
 
 // ask sends a request to an actor and turns an error reply into an error.
 func (e *Engine) ask(ctx context.Context, to runtime.ActorID, msg runtime.Message) (runtime.Message, error) {

@@ -38,4 +38,3 @@ func BenchmarkCopyDecodeLongField(b *testing.B) {
 		}
 	}
 }
-

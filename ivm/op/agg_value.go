@@ -55,6 +55,11 @@ func aggResultType(call AggregateCall) (types.Type, error) {
 		return types.TBool, nil
 	case AggMin, AggMax:
 		return call.Arg.Type(), nil
+	case AggBitAnd, AggBitOr, AggBitXor:
+		if _, err := bitWidth(call.Arg.Type()); err != nil {
+			return types.Type{}, err
+		}
+		return call.Arg.Type(), nil
 	case AggSum:
 		t := call.Arg.Type()
 		switch t.Kind {
@@ -372,6 +377,16 @@ func finalizeMultiset(call AggregateCall, argType types.Type, kind sumKind, resu
 			}
 		}
 		return varianceOf(call.Func, distinct, ones(len(distinct))), nil
+	}
+	if isBitAgg(call.Func) {
+		// DISTINCT: each value with positive weight counts once.
+		var distinct []types.Datum
+		for i, v := range values {
+			if weights[i] > 0 {
+				distinct = append(distinct, v)
+			}
+		}
+		return streamBits(call.Func, argType, distinct, ones(len(distinct))), nil
 	}
 	// DISTINCT: each value with positive weight counts once.
 	var count int64
