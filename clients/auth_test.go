@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,40 +63,15 @@ func writeSelfSignedCert(t *testing.T) (certFile, keyFile string) {
 	return certFile, keyFile
 }
 
-// startAuthServer runs `rockstream start --auth=password --tls-cert --tls-key`
-// in-process on storage; stop ends it.
-func startAuthServer(t *testing.T, storage string, opts engine.ServerOptions) (s gatewaytest.Server, stop func()) {
+// startAuthServer runs `rockstream start --auth=password` (with opts' TLS
+// files and bootstrap password) on storage; stop ends it. metrics is the
+// /metrics URL.
+func startAuthServer(t *testing.T, storage string, opts engine.ServerOptions) (s gatewaytest.Server, metrics string, stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	opts.Storage, opts.Listen, opts.Auth = storage, "127.0.0.1:0", engine.AuthPassword
-	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	opts.Out = io.Discard
-	opts.Ready = func(pg, _ string) { ready <- pg }
-	go func() { done <- engine.Serve(ctx, opts) }()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		cancel()
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(60 * time.Second):
-		cancel()
-		t.Fatal("server did not start within 60s")
-	}
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-done
-		}
-	}
-	t.Cleanup(stop)
-	host, port, _ := net.SplitHostPort(addr)
+	opts.Storage, opts.Auth, opts.HTTP = storage, engine.AuthPassword, "127.0.0.1:0"
+	host, port, httpAddr, stop := serve(t, opts)
 	return gatewaytest.Server{Host: host, Port: port, User: "rockstream", Database: "default", Notices: true,
-		Password: bootstrapPassword, SSLMode: "require"}, stop
+		Password: bootstrapPassword, SSLMode: "require"}, "http://" + httpAddr + "/metrics", stop
 }
 
 func wantPgError(t *testing.T, what string, err error, code, message string) {
@@ -114,7 +90,7 @@ func TestClientsPasswordTLS(t *testing.T) {
 	storage := t.TempDir()
 	base := engine.ServerOptions{TLSCertFile: certFile, TLSKeyFile: keyFile, BootstrapPassword: bootstrapPassword,
 		Gateway: gateway.Options{MaxConnections: 8}}
-	s, stop := startAuthServer(t, storage, base)
+	s, metrics, stop := startAuthServer(t, storage, base)
 	ctx := context.Background()
 
 	t.Run("matrix", func(t *testing.T) {
@@ -157,6 +133,38 @@ func TestClientsPasswordTLS(t *testing.T) {
 		}
 		if got := scalar(t, c, "SELECT current_user"); got != "rockstream" {
 			t.Errorf("current_user: %s", got)
+		}
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		// /metrics asks for a role's password; /healthz stays open.
+		for _, tc := range []struct {
+			user, password string
+			status         int
+		}{{"", "", http.StatusUnauthorized}, {"rockstream", "wrong", http.StatusUnauthorized}, {"nosuch", bootstrapPassword, http.StatusUnauthorized}, {"rockstream", bootstrapPassword, http.StatusOK}} {
+			req, err := http.NewRequest("GET", metrics, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.user != "" {
+				req.SetBasicAuth(tc.user, tc.password)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Errorf("/metrics as %q/%q: status %d, want %d", tc.user, tc.password, resp.StatusCode, tc.status)
+			}
+		}
+		resp, err := http.Get(strings.TrimSuffix(metrics, "/metrics") + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("/healthz: %d", resp.StatusCode)
 		}
 	})
 
@@ -335,7 +343,7 @@ func TestClientsPasswordTLS(t *testing.T) {
 	stop()
 	restarted := base
 	restarted.BootstrapPassword = ""
-	s2, _ := startAuthServer(t, storage, restarted)
+	s2, _, _ := startAuthServer(t, storage, restarted)
 	app2 := s2
 	app2.User, app2.Password = "app", "new-pw"
 	if got := scalar(t, connect(t, app2), "SELECT current_user"); got != "app" {

@@ -112,6 +112,27 @@ func (o *ServerOptions) checkAuthOptions() (*tls.Config, error) {
 	return cfg, nil
 }
 
+// metricsAuth guards /metrics with HTTP basic authentication by a role
+// that can log in (its password checked against its SCRAM verifier), so
+// that --auth=password protects the HTTP port too; /healthz and /readyz
+// stay open for probes.
+func metricsAuth(engine func() *Engine, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, password, ok := r.BasicAuth()
+		if ok {
+			if e := engine(); e != nil {
+				role, found, err := e.LookupRole(r.Context(), user)
+				if err == nil && found && role.Login && gateway.VerifyPassword(role.Verifier, password) {
+					next.ServeHTTP(w, r)
+					return
+				}
+			}
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="rockstream", charset="UTF-8"`)
+		http.Error(w, "authentication required: use the user name and password of a role that can log in", http.StatusUnauthorized)
+	})
+}
+
 // loopbackAddress reports whether every address host:port may bind to is
 // a loopback one (an empty host or 0.0.0.0 binds every interface).
 func loopbackAddress(hostport string) bool {
@@ -253,7 +274,11 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 			}
 			fmt.Fprintln(w, "ready")
 		})
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		var metrics http.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		if opts.Auth == AuthPassword {
+			metrics = metricsAuth(func() *Engine { return eng }, metrics)
+		}
+		mux.Handle("/metrics", metrics)
 		reg.MustRegister(newCollector(func() *Engine { return eng }))
 		// The Go runtime's and the process's own numbers (heap, GC,
 		// goroutines, CPU, RSS, open files) beside RockStream's.

@@ -338,3 +338,14 @@ func (s *Server) reservedSlotsFull(superuser bool) bool {
 	}
 	return s.opts.MaxConnections-len(s.conns) <= s.opts.SuperuserReservedConnections
 }
+
+// VerifyPassword checks a cleartext password against a verifier (HTTP
+// basic authentication of /metrics uses it; pgwire uses SCRAM).
+func VerifyPassword(verifier, password string) bool {
+	v, err := ParseSCRAMVerifier(verifier)
+	if err != nil {
+		return false
+	}
+	storedKey, _ := scramKeys(password, v.Salt, v.Iterations)
+	return subtle.ConstantTimeCompare(storedKey, v.StoredKey) == 1
+}
