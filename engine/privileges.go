@@ -173,7 +173,7 @@ func walkValue(fd protoreflect.FieldDescriptor, v protoreflect.Value, fn func(pr
 // are read per statement, so a REVOKE applies to the next statement of
 // every session.
 func (s *session) checkPrivileges(ctx context.Context, snap *control.Snapshot, p *prepared) error {
-	if s.info.Superuser {
+	if !s.info.Unprivileged {
 		return nil
 	}
 	switch st := p.stmt.(type) {
@@ -187,7 +187,7 @@ func (s *session) checkPrivileges(ctx context.Context, snap *control.Snapshot, p
 }
 
 func (s *session) checkNeeds(ctx context.Context, snap *control.Snapshot, needs []relationNeed) error {
-	if s.info.Superuser || len(needs) == 0 {
+	if !s.info.Unprivileged || len(needs) == 0 {
 		return nil
 	}
 	var role control.Role

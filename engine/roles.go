@@ -85,7 +85,7 @@ func (s *session) roleStatement(ctx context.Context, n *pg_query.Node) (cur *row
 	default:
 		return nil, false, nil
 	}
-	if !s.info.Superuser {
+	if s.info.Unprivileged {
 		if denied == "" {
 			// GRANT on a relation a non-superuser does not own (every
 			// relation is owned by the bootstrap superuser).

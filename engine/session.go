@@ -89,7 +89,7 @@ func (s *session) compile(snap *control.Snapshot, sqlText string, paramTypes []t
 	}
 	p := &prepared{sql: sqlText, catalogVersion: snap.Version, stmt: stmts[0]}
 	p.paramTypes = paramTypesOf(stmts[0])
-	if !s.info.Superuser {
+	if s.info.Unprivileged {
 		if p.needs, err = statementNeeds(sqlText); err != nil {
 			return nil, err
 		}

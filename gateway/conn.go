@@ -296,7 +296,7 @@ func (c *conn) startup(ctx context.Context) (bool, error) {
 	session, err := c.srv.engine.NewSession(ctx, SessionInfo{
 		Database: database, User: user, ApplicationName: params["application_name"],
 		RemoteAddr: c.netConn.RemoteAddr().String(), ProcessID: c.pid, Settings: settings,
-		Superuser: superuser,
+		Unprivileged: !superuser,
 	})
 	if err != nil {
 		c.srv.unregister(c)
