@@ -44,10 +44,8 @@ type Engine struct {
 	sessions int
 	nextSess uint64
 	metrics  Metrics
-	// implicitWrites is the implicit-write lock (writelock.go).
-	implicitWrites chan struct{}
-	// rowLocks are the row locks of open transactions (rowlock.go).
-	rowLocks *rowLocks
+	// nextTxn numbers the transactions that take row locks (rowlock.go).
+	nextTxn atomic.Uint64
 }
 
 // Metrics are process-wide counters for /metrics.
@@ -70,7 +68,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.StorageTickInterval <= 0 {
 		cfg.StorageTickInterval = 100 * time.Millisecond
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, implicitWrites: newImplicitWriteLock(), rowLocks: newRowLocks()}
+	e := &Engine{cfg: cfg, log: cfg.Logger}
 	e.rt = real.New(real.Options{Store: cfg.Store, Logger: cfg.Logger})
 	open := func(path string) func(runtime.Context) (kv.Store, error) {
 		return func(actx runtime.Context) (kv.Store, error) {
@@ -80,10 +78,15 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval})); err != nil {
 		return nil, err
 	}
+	// The detector first: the shard reports row-lock waits to it.
+	if err := e.rt.Spawn("embedded", shard.DetectorID, shard.NewDetector()); err != nil {
+		return nil, err
+	}
 	if err := e.rt.Spawn("embedded", shard.ActorID, shard.New(shard.Config{
-		OpenStore: open("shards/0"),
-		Planner:   planner{},
-		TickEvery: cfg.StorageTickInterval,
+		OpenStore:        open("shards/0"),
+		Planner:          planner{},
+		TickEvery:        cfg.StorageTickInterval,
+		DeadlockDetector: shard.DetectorID,
 	})); err != nil {
 		return nil, err
 	}

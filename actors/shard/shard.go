@@ -36,6 +36,9 @@ type Config struct {
 	// (stores that implement Ticker); 0 disables it. Simulation range:
 	// 1ms..1s.
 	TickEvery time.Duration
+	// DeadlockDetector receives the shard's row-lock wait-for edges
+	// (deadlock.go); empty means DetectorID.
+	DeadlockDetector runtime.ActorID
 }
 
 // Ticker is implemented by stores with background work driven by the owner.
@@ -115,6 +118,9 @@ type Actor struct {
 	waiting        []waitingRead
 	flushScheduled bool
 	commitUnsynced bool
+	// locks is the row-lock table of the rows this shard stores
+	// (rowlock.go).
+	locks lockTable
 }
 
 // codecOf returns the row codec of a table (or source).
@@ -148,7 +154,10 @@ func New(cfg Config) runtime.Factory {
 	if cfg.LogEntriesPerStepMax <= 0 {
 		cfg.LogEntriesPerStepMax = logEntriesPerStepDefault
 	}
-	return func() runtime.Actor { return &Actor{cfg: cfg} }
+	if cfg.DeadlockDetector == "" {
+		cfg.DeadlockDetector = DetectorID
+	}
+	return func() runtime.Actor { return &Actor{cfg: cfg, locks: newLockTable(cfg.DeadlockDetector)} }
 }
 
 // Receive implements runtime.Actor.
@@ -167,12 +176,19 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case runtime.Stopping:
 		return
 	}
+	if a.receiveLock(ctx, msg) {
+		return
+	}
 	a.maybeReopen(ctx)
 	if a.openErr != nil {
 		if _, tick := msg.(storageTick); tick {
 			// Keep ticking while poisoned: each tick may retry the reopen.
 			ctx.After(a.cfg.TickEvery, storageTick{})
 			return
+		}
+		if c, ok := msg.(Commit); ok {
+			// The commit fails, so its transaction is over.
+			a.locks.release(ctx, c.Txn)
 		}
 		ctx.Reply(errcode.Wrap(errcode.ShardUnavailable, a.openErr, "shard storage failed to open"))
 		return
