@@ -18,7 +18,7 @@ import (
 // lockSimOutcome is what one simulated run of the row-lock workload did.
 type lockSimOutcome struct {
 	commits, failedCommits, deadlocks, waits int
-	trace                     uint64
+	trace                                    uint64
 }
 
 // runLockSim runs sessions that each lock two of three keys, one request

@@ -42,22 +42,21 @@ func (h *lockHarness) send(tag string, m runtime.Message) {
 
 func (h *lockHarness) pump() {
 	for len(h.ctx.out) > 0 || len(h.detectorCtx.out) > 0 {
-		for len(h.ctx.out) > 0 {
-			e := h.ctx.out[0]
-			h.ctx.out = h.ctx.out[1:]
-			if e.to != DetectorID {
-				h.t.Fatalf("shard sent %T to %s", e.msg, e.to)
-			}
-			h.detector.Receive(h.detectorCtx, e.msg)
+		h.forward(h.ctx, DetectorID, func(m runtime.Message) { h.detector.Receive(h.detectorCtx, m) })
+		h.forward(h.detectorCtx, ActorID, func(m runtime.Message) { h.actor.Receive(h.ctx, m) })
+	}
+}
+
+// forward delivers the messages from's actor sent, which must all be for
+// actor to.
+func (h *lockHarness) forward(from *testCtx, to runtime.ActorID, deliver func(runtime.Message)) {
+	for len(from.out) > 0 {
+		e := from.out[0]
+		from.out = from.out[1:]
+		if e.to != to {
+			h.t.Fatalf("%s sent %T to %s", from.Self(), e.msg, e.to)
 		}
-		for len(h.detectorCtx.out) > 0 {
-			e := h.detectorCtx.out[0]
-			h.detectorCtx.out = h.detectorCtx.out[1:]
-			if e.to != ActorID {
-				h.t.Fatalf("detector sent %T to %s", e.msg, e.to)
-			}
-			h.actor.Receive(h.ctx, e.msg)
-		}
+		deliver(e.msg)
 	}
 }
 
