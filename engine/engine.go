@@ -39,6 +39,9 @@ type Engine struct {
 	rt    *real.Runtime
 	log   *slog.Logger
 	ready atomic.Bool
+	// fenced, once set, says why this process lost its storage to a newer
+	// writer: terminal, reported by /readyz.
+	fenced atomic.Pointer[string]
 
 	mu       sync.Mutex
 	sessions int
@@ -110,6 +113,18 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 // Ready reports whether the catalog is loaded and every view hydrated.
 func (e *Engine) Ready() bool { return e.ready.Load() }
 
+// Unready says why the engine cannot serve ("" when it can): still
+// recovering, or fenced by a newer writer of its storage (terminal).
+func (e *Engine) Unready() string {
+	if why := e.fenced.Load(); why != nil {
+		return *why
+	}
+	if !e.ready.Load() {
+		return "recovering: catalog or views not hydrated yet"
+	}
+	return ""
+}
+
 // Close stops the actors (flushing storage).
 func (e *Engine) Close(ctx context.Context) error {
 	e.ready.Store(false)
@@ -149,6 +164,12 @@ func (e *Engine) ask(ctx context.Context, to runtime.ActorID, msg runtime.Messag
 		return nil, errcode.Wrap(errcode.ShardUnavailable, err, "%s did not answer", to)
 	}
 	if err, ok := reply.(error); ok {
+		if errcode.Has(err, errcode.ShardFenceLost) && e.fenced.Load() == nil {
+			why := fmt.Sprintf("fenced: a newer writer owns this server's storage (%s); stop this server", to)
+			if e.fenced.CompareAndSwap(nil, &why) {
+				e.log.Error("storage fenced by a newer writer: this server can no longer commit; stop it", "actor", to, "err", err)
+			}
+		}
 		return nil, err
 	}
 	return reply, nil

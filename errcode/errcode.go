@@ -144,3 +144,27 @@ func Internal(err error) *Error {
 	}
 	return Wrap(InternalError, err, "internal error")
 }
+
+// Has reports whether any error in err's chain carries code (As finds only
+// the outermost coded error; a wrapped cause may carry a more specific one).
+func Has(err error, code *Code) bool {
+	for err != nil {
+		if e, ok := err.(*Error); ok && e.Code == code {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, inner := range u.Unwrap() {
+				if Has(inner, code) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
+}

@@ -103,6 +103,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case storageTick:
 		if t, ok := a.store.(interface{ Tick(time.Time) error }); ok {
 			if err := t.Tick(ctx.Now()); err != nil {
+				if errcode.Has(err, errcode.ShardFenceLost) {
+					// Terminal: one log line, no more ticks.
+					a.noteFenced(err)
+					ctx.Logger().Error("control DB fenced by a newer writer; the catalog is no longer served", "err", err)
+					return
+				}
 				ctx.Logger().Error("storage background work failed", "err", err)
 			}
 		}
@@ -127,6 +133,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case SequenceOp:
 		v, err := a.sequenceOp(m)
 		if err != nil {
+			a.noteFenced(err)
 			ctx.Reply(err)
 			return
 		}
@@ -134,6 +141,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case GetSequenceStates:
 		v, err := a.sequenceStates()
 		if err != nil {
+			a.noteFenced(err)
 			ctx.Reply(err)
 			return
 		}
@@ -145,9 +153,21 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 
 func (a *Actor) replyOf(r DDLResult, err error) runtime.Message {
 	if err != nil {
+		a.noteFenced(err)
 		return err
 	}
 	return r
+}
+
+// noteFenced makes a fence terminal: a newer writer owns the control DB (an
+// operator's takeover), so every later request answers the fence instead of
+// failing in ways that look like bugs, and the catalog in memory, which may
+// be ahead of what this writer made durable, is never served again.
+func (a *Actor) noteFenced(err error) {
+	if a.loadErr == nil && errcode.Has(err, errcode.ShardFenceLost) {
+		a.loadErr = errcode.Wrap(errcode.ShardFenceLost, err, "the control DB is owned by a newer writer; this server stopped serving the catalog")
+		a.snap = nil
+	}
 }
 
 // load reads the default namespace's catalog from the control DB.

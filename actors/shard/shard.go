@@ -229,6 +229,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 				_ = t.Tick(ctx.Now())
 			}
 			if err := t.Tick(ctx.Now()); err != nil {
+				if errcode.Has(err, errcode.ShardFenceLost) {
+					// Terminal (poison): one log line, no more ticks.
+					ctx.Logger().Error("shard store fenced by a newer writer; this shard stopped", "err", err)
+					a.poison(err)
+					return
+				}
 				ctx.Logger().Error("storage background work failed", "err", err)
 			}
 		}
@@ -316,6 +322,15 @@ func (a *Actor) makeFrontierDurable() error {
 func (a *Actor) poison(err error) {
 	a.openErr = err
 	a.ready = false
+	if errcode.Has(err, errcode.ShardFenceLost) {
+		// NB: a newer writer owns the store (another process, or an
+		// operator's takeover). Reopening would fence it back, and the two
+		// would take turns failing each other's commits: a fence is
+		// terminal for this writer (slate's rule), so the shard stays
+		// unavailable until the process restarts.
+		a.reopen.poisoned = false
+		return
+	}
 	if !a.reopen.poisoned {
 		a.reopen.poisoned = true
 		a.reopen.backoff = reopenBackoffMin

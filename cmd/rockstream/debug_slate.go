@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/rockstream/rockstream/engine"
 	"github.com/rockstream/rockstream/slate"
-	"github.com/rockstream/rockstream/slate/objstore"
 )
 
 // newDebugSlateCommand is `rockstream debug slate`: it prints a slate
@@ -20,7 +20,7 @@ func newDebugSlateCommand() *cobra.Command {
 		Long: "Describe a slate database stored at --storage (file:///dir, s3://bucket/prefix?endpoint=...&path_style=true, " +
 			"or a plain directory) under --path (the database's key prefix, e.g. shards/7).",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := objstore.Open(cmd.Context(), storage)
+			store, err := engine.OpenStore(cmd.Context(), storage)
 			if err != nil {
 				return err
 			}

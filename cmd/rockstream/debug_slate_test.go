@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/rockstream/rockstream/slate"
-	"github.com/rockstream/rockstream/slate/objstore"
+	"github.com/rockstream/rockstream/slate/objstore/fsstore"
 )
 
 func TestDebugSlateDescribes(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := objstore.NewFS(dir)
+	store, err := fsstore.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/actors/shard/sqlplan"
 	"github.com/rockstream/rockstream/actors/storage"
-	"github.com/rockstream/rockstream/engine"
 	"github.com/rockstream/rockstream/faults"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -323,7 +323,7 @@ func (r *runner) run(plant Bug) error {
 		return err
 	}
 	if err := s.Spawn(processName, shard.ActorID, shard.New(shard.Config{
-		OpenStore: open("shards/0", plant), Planner: engine.Planner(), TickEvery: tick,
+		OpenStore: open("shards/0", plant), Planner: sqlplan.Planner{}, TickEvery: tick,
 		LogEntriesPerStepMax: 1 + r.rnd.IntN(64),
 	})); err != nil {
 		return err
