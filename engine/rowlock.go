@@ -63,7 +63,11 @@ var errStaleRead = errors.New("engine: row changed while waiting for its lock") 
 func (s *session) lockRows(ctx context.Context, rel *catalog.Relation, keys []types.Row) (waited bool, err error) {
 	ks := make([]string, 0, len(keys))
 	for _, k := range keys {
-		ks = append(ks, encodePK(rel, k))
+		// NB: a key the transaction holds already is not asked for again
+		// (a statement run again after a wait asks for the same keys).
+		if k := encodePK(rel, k); !s.holdsLock(rel, k) {
+			ks = append(ks, k)
+		}
 	}
 	sort.Strings(ks)
 	for len(ks) > 0 {
@@ -86,7 +90,7 @@ func (s *session) lockRows(ctx context.Context, rel *catalog.Relation, keys []ty
 // take it (they may hold it across client round trips); their changes to
 // such tables are checked at COMMIT, as before.
 func (s *session) lockKeylessTable(ctx context.Context, rel *catalog.Relation) error {
-	if s.txn == nil || !s.txnImplicit || rel.Kind != catalog.KindTable || rel.InsertOnly || len(rel.PrimaryKey) > 0 {
+	if s.txn == nil || !s.txnImplicit || rel.Kind != catalog.KindTable || rel.InsertOnly || len(rel.PrimaryKey) > 0 || s.holdsLock(rel, "") {
 		return nil
 	}
 	_, err := s.lockKeys(ctx, rel, []string{""})
@@ -108,6 +112,12 @@ func (s *session) lockKeys(ctx context.Context, rel *catalog.Relation, keys []st
 	defer cancel()
 	m, err := s.e.ask(lctx, shard.ActorID, shard.LockRows{Txn: s.lockTxn, Session: s.id, Table: rel.ID, Keys: keys})
 	if err == nil {
+		if s.locksHeld == nil {
+			s.locksHeld = map[heldLock]struct{}{}
+		}
+		for _, k := range keys {
+			s.locksHeld[heldLock{table: rel.ID, key: k}] = struct{}{}
+		}
 		return m.(shard.RowsLocked).Waited, nil
 	}
 	if lctx.Err() != nil {
@@ -118,6 +128,29 @@ func (s *session) lockKeys(ctx context.Context, rel *catalog.Relation, keys []st
 		return false, context.Cause(ctx)
 	}
 	return false, err
+}
+
+// heldLock is a row lock the session's transaction was granted.
+type heldLock struct {
+	table catalog.ID
+	key   string
+}
+
+// holdsLock reports whether the transaction was granted the lock of key.
+// Granted locks stay the transaction's until it ends (a 40P01, cancel or
+// timeout ends only a wait).
+func (s *session) holdsLock(rel *catalog.Relation, key string) bool {
+	_, ok := s.locksHeld[heldLock{table: rel.ID, key: key}]
+	return ok
+}
+
+// endLockTxn forgets the transaction's row locks on the session's side
+// and returns its id (0: it took none).
+func (s *session) endLockTxn() shard.TxnID {
+	txn := s.lockTxn
+	s.lockTxn = 0
+	clear(s.locksHeld)
+	return txn
 }
 
 // lockTimeout is the session's lock_timeout (0: none).
@@ -154,11 +187,10 @@ func (s *session) cancelLockWait() {
 // committed nothing, failed to commit, or its session closed. (A commit
 // with writes releases them itself once durable: Commit.Txn.)
 func (s *session) unlockRows() {
-	if s.lockTxn == 0 {
+	txn := s.endLockTxn()
+	if txn == 0 {
 		return
 	}
-	txn := s.lockTxn
-	s.lockTxn = 0
 	// Not the statement's context: the release must happen even when the
 	// client canceled.
 	ctx, cancel := context.WithTimeout(context.Background(), lockMessageTimeout)

@@ -39,6 +39,8 @@ type session struct {
 	// lockTxn names the transaction in the shard's row-lock table once
 	// it took a row lock (rowlock.go); 0 before, and after it ended.
 	lockTxn shard.TxnID
+	// locksHeld are the locks lockTxn was granted (rowlock.go).
+	locksHeld map[heldLock]struct{}
 	// currval holds the last nextval/setval value per sequence seen by this
 	// session; lastSequence is the sequence lastval() reports.
 	// seqMu guards them: an abandoned evaluation (cancel.go) may still
@@ -265,16 +267,17 @@ func (s *session) Commit(ctx context.Context) error {
 	// NB: the shard releases the transaction's row locks once this
 	// commit is durable (or failed), never before: a waiter must not
 	// read a row version a crash could take back.
-	txn := s.lockTxn
-	s.lockTxn = 0
+	txn := s.endLockTxn()
 	m, err := s.e.ask(ctx, shard.ActorID, shard.Commit{Snapshot: snap, Writes: writes, Txn: txn})
 	if err != nil {
 		// The commit failed, or its reply was lost (canceled): release
 		// the locks in case the Commit never reached the shard. Sent
 		// after the Commit, so behind it in the shard's mailbox, and not
 		// a Commit, so handled only once every pending commit is durable.
-		s.lockTxn = txn
-		s.unlockRows()
+		if txn != 0 {
+			s.lockTxn = txn
+			s.unlockRows()
+		}
 		s.e.metrics.CommitErrors.Add(1)
 		if uerr := s.undoRestarts(ctx, t, 0); uerr != nil {
 			s.e.log.Error("putting back sequences after a failed commit", "err", uerr)
