@@ -134,6 +134,7 @@ func (l *lockTable) lock(ctx runtime.Context, m LockRows) {
 		// A session waits for one request at a time; an older wait still
 		// here lost its CancelLockWait, and nobody hears its reply.
 		l.endWait(ctx, m.Txn, t, errcode.New(errcode.QueryCanceled, "canceling statement due to user request"))
+		l.txns[m.Txn] = t // endWait drops a transaction that holds nothing
 	}
 	keys := append([]string(nil), m.Keys...)
 	sort.Strings(keys)

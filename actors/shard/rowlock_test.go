@@ -128,6 +128,13 @@ func TestRowLockQueue(t *testing.T) {
 	h.lock("t4", 4, "a")
 	h.send("c4", CancelLockWait{Txn: 4})
 	h.expect("t4:57014", "c4:LockWaitCanceled")
+	// A new request of a transaction still waiting (its cancel was lost)
+	// ends the old wait first.
+	h.lock("t5", 5, "a")
+	h.lock("t5again", 5, "a")
+	h.expect("t5:57014")
+	h.send("c5", CancelLockWait{Txn: 5})
+	h.expect("t5again:57014", "c5:LockWaitCanceled")
 	h.send("u2", UnlockRows{Txn: 2})
 	h.expect("t3:locked(waited=true)", "u2:RowsUnlocked")
 	h.send("u3", UnlockRows{Txn: 3})
