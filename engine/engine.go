@@ -175,6 +175,23 @@ func (e *Engine) ask(ctx context.Context, to runtime.ActorID, msg runtime.Messag
 	return reply, nil
 }
 
+// detachedAskTimeout bounds an askDetached, so a stopping engine cannot
+// hang a session's Close.
+const detachedAskTimeout = 10 * time.Second
+
+// askDetached asks for a clean-up that must happen even when the client
+// canceled the statement it belongs to (releasing a snapshot or row
+// locks, ending a lock wait): not under the statement's context, bounded,
+// and logged (what says what failed) rather than returned, since the
+// statement's outcome is already decided.
+func (e *Engine) askDetached(to runtime.ActorID, msg runtime.Message, what string) {
+	ctx, cancel := context.WithTimeout(context.Background(), detachedAskTimeout)
+	defer cancel()
+	if _, err := e.ask(ctx, to, msg); err != nil {
+		e.log.Error(what, "err", err)
+	}
+}
+
 // NewSession implements gateway.Engine.
 func (e *Engine) NewSession(ctx context.Context, info gateway.SessionInfo) (gateway.Session, error) {
 	if !e.Ready() {

@@ -169,18 +169,9 @@ func (s *session) lockTimeout() time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// lockMessageTimeout bounds the lock messages sent on behalf of a
-// statement that is already over (cancel, unlock), so a stopping engine
-// cannot hang a session's Close.
-const lockMessageTimeout = 10 * time.Second
-
 // cancelLockWait ends the transaction's wait in the shard.
 func (s *session) cancelLockWait() {
-	ctx, cancel := context.WithTimeout(context.Background(), lockMessageTimeout)
-	defer cancel()
-	if _, err := s.e.ask(ctx, shard.ActorID, shard.CancelLockWait{Txn: s.lockTxn}); err != nil {
-		s.e.log.Error("canceling a row-lock wait", "err", err)
-	}
+	s.e.askDetached(shard.ActorID, shard.CancelLockWait{Txn: s.lockTxn}, "canceling a row-lock wait")
 }
 
 // unlockRows releases every row lock of s's transaction: it rolled back,
@@ -191,13 +182,7 @@ func (s *session) unlockRows() {
 	if txn == 0 {
 		return
 	}
-	// Not the statement's context: the release must happen even when the
-	// client canceled.
-	ctx, cancel := context.WithTimeout(context.Background(), lockMessageTimeout)
-	defer cancel()
-	if _, err := s.e.ask(ctx, shard.ActorID, shard.UnlockRows{Txn: txn}); err != nil {
-		s.e.log.Error("releasing row locks", "err", err)
-	}
+	s.e.askDetached(shard.ActorID, shard.UnlockRows{Txn: txn}, "releasing row locks")
 }
 
 // sameRow reports whether two rows of rel hold the same values.
