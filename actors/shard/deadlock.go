@@ -40,11 +40,10 @@ import (
 // deadlocked — an abort, never a wrong result, and rare because the edges
 // of a real cycle never end by themselves.
 //
-// NB: edges are sent at most once (runtime.Context.Send). A lost WaitFor
-// leaves its cycle undetected until a member's statement_timeout,
-// lock_timeout or cancel ends a wait; a lost WaitEnded leaves a stale edge
-// that the victim shard's check refuses. Within one process sends are lost
-// only past the detector's mailbox bound.
+// NB: edges are sent at most once (runtime.Context.Send). While waits
+// last, each shard sends all its edges again every waitReportEvery, so a
+// lost WaitFor delays its cycle's detection by that much; a lost WaitEnded
+// leaves a stale edge that the victim shard's check refuses.
 
 // DetectorID is the deadlock detector's actor id in an embedded process.
 const DetectorID runtime.ActorID = "deadlock/0"

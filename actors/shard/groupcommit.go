@@ -65,7 +65,7 @@ func (a *Actor) beforeMessage(ctx runtime.Context, msg runtime.Message) bool {
 		a.flushPending(ctx)
 	}
 	switch msg.(type) {
-	case Commit, LockRows, CancelLockWait, BreakDeadlock:
+	case Commit, LockRows, CancelLockWait, BreakDeadlock, reportWaits:
 		// Lock requests observe no rows, so they do not split a group
 		// commit; UnlockRows does flush first (rowlock.go).
 		return false

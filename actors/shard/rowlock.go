@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/internal/assert"
@@ -49,6 +50,16 @@ import (
 // the largest statement the session buffers in one go.
 const LockKeysPerRequestMax = 1 << 16
 
+// waitReportEvery is how often the shard reports its waits to the
+// detector again while any wait lasts, so a report lost on the way (sends
+// are at most once) delays a deadlock's detection by this much instead of
+// leaving it to a timeout. One second, PostgreSQL's deadlock_timeout.
+// Simulation range: fixed (a wait's outcome does not depend on it).
+const waitReportEvery = time.Second
+
+// reportWaits is the timer that sends every current wait-for edge again.
+type reportWaits struct{}
+
 // lockKey is one row's lock: a table and an encoded primary key ("" for
 // the whole table of a table without a primary key).
 type lockKey struct {
@@ -89,6 +100,8 @@ type lockTable struct {
 	nextWait uint64
 	// detector receives this shard's wait-for edges.
 	detector runtime.ActorID
+	// reportScheduled is set while a reportWaits timer is pending.
+	reportScheduled bool
 }
 
 func newLockTable(detector runtime.ActorID) lockTable {
@@ -113,6 +126,9 @@ func (a *Actor) receiveLock(ctx runtime.Context, msg runtime.Message) bool {
 		ctx.Reply(LockWaitCanceled{})
 	case BreakDeadlock:
 		a.locks.breakDeadlock(ctx, m)
+	case reportWaits:
+		a.locks.reportScheduled = false
+		a.locks.reportAll(ctx)
 	default:
 		return false
 	}
@@ -168,6 +184,7 @@ func (l *lockTable) advance(ctx runtime.Context, id TxnID, t *txnLocks) bool {
 		rl.queue = append(rl.queue, id)
 		w.waited = true
 		ctx.Send(l.detector, WaitFor{Waiter: id, Holder: rl.holder, Shard: ctx.Self(), Wait: w.id})
+		l.scheduleReport(ctx)
 		return false
 	}
 	return true
@@ -265,6 +282,35 @@ func (l *lockTable) breakDeadlock(ctx runtime.Context, m BreakDeadlock) {
 	}
 	l.endWait(ctx, victim.Waiter, t, errcode.New(errcode.DeadlockDetected, "deadlock detected").
 		WithDetail("Process %d waits for a row of a table locked by process %d, which waits for this one.", t.session, holder))
+}
+
+// scheduleReport arms the reportWaits timer if it is not pending.
+func (l *lockTable) scheduleReport(ctx runtime.Context) {
+	if !l.reportScheduled {
+		l.reportScheduled = true
+		ctx.After(waitReportEvery, reportWaits{})
+	}
+}
+
+// reportAll sends the edge of every current wait again (in transaction
+// order, so runs replay), and keeps reporting while waits remain.
+func (l *lockTable) reportAll(ctx runtime.Context) {
+	var waiting []TxnID
+	for id, t := range l.txns { //lint:maprange sorted below
+		if t.wait != nil && t.wait.reply != nil {
+			waiting = append(waiting, id)
+		}
+	}
+	if len(waiting) == 0 {
+		return
+	}
+	sort.Slice(waiting, func(i, j int) bool { return waiting[i] < waiting[j] })
+	for _, id := range waiting {
+		w := l.txns[id].wait
+		rl := l.locks[lockKey{table: w.table, key: w.keys[w.next]}]
+		ctx.Send(l.detector, WaitFor{Waiter: id, Holder: rl.holder, Shard: ctx.Self(), Wait: w.id})
+	}
+	l.scheduleReport(ctx)
 }
 
 // holderOf reports who holds a lock (0: nobody), for tests and status.

@@ -216,3 +216,30 @@ func TestRowLockDeadlock(t *testing.T) {
 		t.Fatalf("c held by %d after a stale deadlock report, want 3", got)
 	}
 }
+
+// TestRowLockLostReportRecovered: a wait-for report lost on the way to the
+// detector (sends are at most once) is sent again by the periodic report,
+// so the deadlock it closes is still found.
+func TestRowLockLostReportRecovered(t *testing.T) {
+	h := newLockHarness(t)
+	h.lock("a1", 1, "a")
+	h.lock("b2", 2, "b")
+	h.lock("b1", 1, "b")
+	h.ctx.tag = "a2"
+	h.actor.Receive(h.ctx, LockRows{Txn: 2, Session: 200, Table: h.table.ID, Keys: []string{"a"}})
+	h.ctx.tag = ""
+	h.ctx.out = nil // the edge 2 → 1 is lost
+	h.pump()
+	h.expect("a1:locked(waited=false)", "b2:locked(waited=false)")
+	// One report (each schedules the next while waits remain).
+	delivered := false
+	h.deliver(func(m runtime.Message) bool {
+		_, ok := m.(reportWaits)
+		ok, delivered = ok && !delivered, delivered || ok
+		return ok
+	})
+	h.pump()
+	h.expect("a2:40P01")
+	h.send("r2", UnlockRows{Txn: 2})
+	h.expect("b1:locked(waited=true)", "r2:RowsUnlocked")
+}

@@ -78,10 +78,11 @@ func (c *testCtx) Send(to runtime.ActorID, m runtime.Message) {
 func (c *testCtx) Reply(m runtime.Message) { c.reply = m; c.answered(c.tag, m) }
 func (c *testCtx) Defer() runtime.Deferred { return testDeferred{c: c, tag: c.tag} }
 
-// After queues the group-commit flush like a self-send (other timers are
-// not delivered).
+// After queues the group-commit flush and the row-lock wait report like
+// self-sends (other timers are not delivered).
 func (c *testCtx) After(_ time.Duration, m runtime.Message) runtime.TimerID {
-	if _, ok := m.(flushCommits); ok {
+	switch m.(type) {
+	case flushCommits, reportWaits:
 		c.self = append(c.self, m)
 	}
 	return 0
