@@ -49,6 +49,8 @@ type Engine struct {
 	metrics  Metrics
 	// nextTxn numbers the transactions that take row locks (rowlock.go).
 	nextTxn atomic.Uint64
+	// catalog caches the newest catalog snapshot (catalogcache.go).
+	catalog atomic.Pointer[control.Snapshot]
 }
 
 // Metrics are process-wide counters for /metrics.
@@ -98,7 +100,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.Close(ctx)
 		return nil, err
 	}
-	if _, err := e.ask(ctx, shard.ActorID, shard.SyncCatalog{Snapshot: snap}); err != nil {
+	if _, err := e.ask(ctx, shard.ActorID, shard.SyncCatalog{Catalog: snap.Value()}); err != nil {
 		e.Close(ctx)
 		return nil, err
 	}
@@ -145,14 +147,6 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 
 // Snapshot returns the current catalog.
 func (e *Engine) Snapshot(ctx context.Context) (*control.Snapshot, error) { return e.snapshot(ctx) }
-
-func (e *Engine) snapshot(ctx context.Context) (*control.Snapshot, error) {
-	m, err := e.ask(ctx, control.ActorID, control.GetSnapshot{})
-	if err != nil {
-		return nil, err
-	}
-	return m.(*control.Snapshot), nil
-}
 
 // ask sends a request to an actor and turns an error reply into an error.
 func (e *Engine) ask(ctx context.Context, to runtime.ActorID, msg runtime.Message) (runtime.Message, error) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,3 +60,30 @@ func TestSecondServerOnStoreRefused(t *testing.T) {
 	}
 	third.Stop(time.Minute)
 }
+
+// TestShutdownIsLogged: a graceful stop says so, and says when it is done,
+// so an operator can tell a clean stop from a crash in the log.
+func TestShutdownIsLogged(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(p) })
+	srv, err := engine.Start(engine.ServerOptions{Storage: t.TempDir(), Listen: "127.0.0.1:0",
+		Logger: slog.New(slog.NewTextHandler(w, nil)), Out: io.Discard}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Stop(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, want := range []string{"shutting down", "stopped: storage flushed and closed"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Fatalf("the log of a graceful stop lacks %q:\n%s", want, logs.String())
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/rockstream/rockstream/actors/storage"
@@ -177,6 +179,18 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		})
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		reg.MustRegister(newCollector(func() *Engine { return eng }))
+		// The Go runtime's and the process's own numbers (heap, GC,
+		// goroutines, CPU, RSS, open files) beside RockStream's.
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		// NB: profiles show query text and data in stacks and heap
+		// samples, so they are served on a loopback listener only.
+		if ip := net.ParseIP(hostOf(httpLn.Addr().String())); ip != nil && ip.IsLoopback() {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(httpLn) }()
 		defer srv.Close()
@@ -213,9 +227,16 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	gwOpts := opts.Gateway
 	gwOpts.Logger = opts.Logger
 	serveErr := gateway.Serve(ctx, ln, eng, gwOpts)
+	stopping := time.Now()
+	opts.Logger.Info("shutting down: connections closed, flushing storage", "reason", context.Cause(ctx))
 	closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	closeErr := eng.Close(closeCtx)
+	if closeErr != nil {
+		opts.Logger.Error("shutdown: storage did not close cleanly", "err", closeErr, "took", time.Since(stopping))
+	} else {
+		opts.Logger.Info("stopped: storage flushed and closed", "took", time.Since(stopping))
+	}
 	if lost := hold.Lost(); lost != nil {
 		return lost
 	}
@@ -223,4 +244,13 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		return serveErr
 	}
 	return closeErr
+}
+
+// hostOf is the host part of a host:port address ("" if it has none).
+func hostOf(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	return host
 }

@@ -268,7 +268,7 @@ func (s *session) Commit(ctx context.Context) error {
 	// commit is durable (or failed), never before: a waiter must not
 	// read a row version a crash could take back.
 	txn := s.endLockTxn()
-	m, err := s.e.ask(ctx, shard.ActorID, shard.Commit{Snapshot: snap, Writes: writes, Txn: txn})
+	m, err := s.e.ask(ctx, shard.ActorID, shard.Commit{CatalogVersion: snap.Version, Writes: writes, Txn: txn})
 	if err != nil {
 		// The commit failed, or its reply was lost (canceled): release
 		// the locks in case the Commit never reached the shard. Sent
@@ -373,7 +373,7 @@ func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, 
 			minEpoch = 0
 		}
 	}
-	m, err := s.e.ask(ctx, shard.ActorID, shard.Read{Snapshot: snap, Relations: ids, MinEpoch: minEpoch, At: s.readAt()})
+	m, err := s.e.ask(ctx, shard.ActorID, shard.Read{CatalogVersion: snap.Version, Relations: ids, MinEpoch: minEpoch, At: s.readAt()})
 	if err != nil {
 		return nil, err
 	}

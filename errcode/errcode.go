@@ -47,6 +47,15 @@ func Register(id, slug, sqlState, nextSteps string) *Code {
 	return c
 }
 
+// Lookup returns the registered code with id (e.g. "RS-2001"), so an error
+// that crossed a process boundary as its id finds its code again.
+func Lookup(id string) (*Code, bool) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	c, ok := registry[id]
+	return c, ok
+}
+
 // All returns every registered code sorted by id.
 func All() []*Code {
 	registryMu.Lock()

@@ -30,8 +30,6 @@ type storageTick struct{}
 // Messages the control actor answers (all via Ask; the reply is the listed
 // type or an error).
 type (
-	// GetSnapshot → *Snapshot.
-	GetSnapshot struct{}
 	// CreateRelation → DDLResult. Relation.ID must be zero (allocated here).
 	CreateRelation struct {
 		Relation *catalog.Relation
@@ -61,7 +59,9 @@ type (
 	}
 	// DDLResult reports a catalog change.
 	DDLResult struct {
-		Snapshot *Snapshot
+		// Version is the catalog version after the statement (the
+		// contents: GetSnapshot).
+		Version uint64
 		// Changed is the created/altered relation (nil for drops or no-ops).
 		Changed *catalog.Relation
 		// Dropped lists dropped relations, dependents first.
@@ -121,7 +121,11 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	}
 	switch m := msg.(type) {
 	case GetSnapshot:
-		ctx.Reply(a.snap)
+		if m.Known != 0 && m.Known == a.snap.Version {
+			ctx.Reply(SnapshotUnchanged{Version: a.snap.Version})
+			return
+		}
+		ctx.Reply(a.snap.Value())
 	case CreateRelation:
 		ctx.Reply(a.replyOf(a.create(m)))
 	case DropRelation:
@@ -174,6 +178,9 @@ func (a *Actor) noteFenced(err error) {
 func (a *Actor) load(ctx runtime.Context) error {
 	store, err := a.cfg.OpenStore(ctx)
 	if err != nil {
+		if e, ok := errcode.StorageIntegrityError(err); ok {
+			return e // damaged, not a bug: the error names the object
+		}
 		return errcode.Wrap(errcode.InternalError, err, "open control DB")
 	}
 	a.store = store
@@ -265,9 +272,9 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 			if err := a.commit(next, []*catalog.Relation{&replaced}, nil); err != nil {
 				return DDLResult{}, err
 			}
-			return DDLResult{Snapshot: next, Changed: &replaced}, nil
+			return DDLResult{Version: next.Version, Changed: &replaced}, nil
 		case m.IfNotExists:
-			return DDLResult{Snapshot: a.snap, Notice: fmt.Sprintf("relation %q already exists, skipping", rel.Name)}, nil
+			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("relation %q already exists, skipping", rel.Name)}, nil
 		default:
 			return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", rel.Name)
 		}
@@ -299,14 +306,14 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 	if err := a.commit(next, puts, nil); err != nil {
 		return DDLResult{}, err
 	}
-	return DDLResult{Snapshot: next, Changed: &created}, nil
+	return DDLResult{Version: next.Version, Changed: &created}, nil
 }
 
 func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 	rel, ok := a.snap.byName[m.Name]
 	if !ok {
 		if m.IfExists {
-			return DDLResult{Snapshot: a.snap, Notice: fmt.Sprintf("%s %q does not exist, skipping", kindWord(m.Kind), m.Name)}, nil
+			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("%s %q does not exist, skipping", kindWord(m.Kind), m.Name)}, nil
 		}
 		return DDLResult{}, errcode.New(errcode.UndefinedObject, "%s %q does not exist", kindWord(m.Kind), m.Name)
 	}
@@ -354,7 +361,7 @@ func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 	if err := a.commit(next, nil, order); err != nil {
 		return DDLResult{}, err
 	}
-	return DDLResult{Snapshot: next, Dropped: order}, nil
+	return DDLResult{Version: next.Version, Dropped: order}, nil
 }
 
 func (a *Actor) addColumn(m AddColumn) (DDLResult, error) {
@@ -364,7 +371,7 @@ func (a *Actor) addColumn(m AddColumn) (DDLResult, error) {
 	}
 	if rel.ColumnIndex(m.Column.Name) >= 0 {
 		if m.IfNotExists {
-			return DDLResult{Snapshot: a.snap, Notice: fmt.Sprintf("column %q of relation %q already exists, skipping", m.Column.Name, m.Table)}, nil
+			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("column %q of relation %q already exists, skipping", m.Column.Name, m.Table)}, nil
 		}
 		return DDLResult{}, errcode.New(errcode.DuplicateObject, "column %q of relation %q already exists", m.Column.Name, m.Table).WithSQLState("42701")
 	}
@@ -378,7 +385,7 @@ func (a *Actor) addColumn(m AddColumn) (DDLResult, error) {
 	if err := a.commit(next, []*catalog.Relation{&altered}, nil); err != nil {
 		return DDLResult{}, err
 	}
-	return DDLResult{Snapshot: next, Changed: &altered}, nil
+	return DDLResult{Version: next.Version, Changed: &altered}, nil
 }
 
 // kindWord names a relation kind in messages ("relation" when a statement

@@ -35,12 +35,18 @@
 // PostgreSQL does not produce, and one detector sees cycles across every
 // shard, which a shard alone cannot.
 //
+// Catalog by version (catalog.go): messages name the catalog version they
+// were planned against; the shard caches the newest catalog it has, and one
+// that is behind parks the message and fetches the catalog from the
+// control plane. It never adopts a catalog older than one it ran (a durable
+// floor survives restarts), so a stale message never drops a view's state.
+//
 // State diagram of a view on this shard:
 //
-//	          SyncCatalog (new mview)
+//	          catalog adopted (new mview)
 //	absent ───────────────────────────► backfilled ──epoch steps──► maintained
 //	   ▲                                                   │
-//	   └──────────────── SyncCatalog (dropped) ◄───────────┘  (state scan-deleted)
+//	   └──── newer catalog without it ◄────────────────────┘  (state scan-deleted)
 //
 // Keys (spec §5.1):
 //
@@ -53,6 +59,7 @@
 //	0x06 'V' view(16)                  view installed (backfilled) marker,
 //	                                   holding its state format record
 //	0x06 'v'                           shard (base-table row) format version
+//	0x06 'C'                           catalog floor: newest catalog version adopted
 //
 // Formats (format.go): a stored view whose format record is not this
 // build's is rebuilt from its inputs at install, with the views reading

@@ -12,19 +12,26 @@ import (
 // error). Ordering rule (STYLE.md 11): a Commit's reply is sent only after its
 // write batch is durable; a Read's reply reflects every epoch up to its
 // MinEpoch.
+//
+// Messages are values (issue 16): a message names the catalog it was
+// planned against by CatalogVersion; a shard running an older catalog
+// fetches the newer one from the control plane before it handles the
+// message (catalog.go).
 type (
-	// SyncCatalog installs (backfilling) every materialized view of the
-	// snapshot that the shard lacks and drops the state of views no longer
-	// in it. → Synced.
-	SyncCatalog struct{ Snapshot *control.Snapshot }
+	// SyncCatalog pushes a catalog: the shard installs (backfilling) every
+	// materialized view of it that the shard lacks and drops the state of
+	// views no longer in it. A catalog older than the shard's is ignored
+	// (never a reason to drop state). → Synced.
+	SyncCatalog struct{ Catalog control.SnapshotValue }
 	// Synced reports the catalog version the shard now runs.
 	Synced struct{ Version uint64 }
 
 	// Commit applies a transaction's row writes atomically under the next
 	// source epoch. → Committed.
 	Commit struct {
-		Snapshot *control.Snapshot
-		Writes   []RowWrite
+		// CatalogVersion is the catalog the writes were planned against.
+		CatalogVersion uint64
+		Writes         []RowWrite
 		// Offset, when set, records a source connector's position in the
 		// same batch as its rows, so a restarted connector resumes exactly
 		// where its last durable commit ended (exactly-once).
@@ -47,9 +54,9 @@ type (
 	// materialized views: their outputs) after every epoch up to MinEpoch is
 	// applied. → ReadResult.
 	Read struct {
-		Snapshot  *control.Snapshot
-		Relations []catalog.ID
-		MinEpoch  uint64
+		CatalogVersion uint64
+		Relations      []catalog.ID
+		MinEpoch       uint64
 		// At, when set, reads pinned snapshot At (OpenSnapshot) instead
 		// of the current state; MinEpoch is then ignored.
 		At uint64
@@ -63,9 +70,9 @@ type (
 	// Lookup returns the current rows of a table for primary keys. →
 	// LookupResult.
 	Lookup struct {
-		Snapshot *control.Snapshot
-		Table    catalog.ID
-		Keys     []types.Row // primary-key values, in PrimaryKey column order
+		CatalogVersion uint64
+		Table          catalog.ID
+		Keys           []types.Row // primary-key values, in PrimaryKey column order
 		// At, when set, looks up in pinned snapshot At (OpenSnapshot).
 		At uint64
 	}
@@ -92,6 +99,9 @@ type (
 		// ViewRebuilds counts views whose stored state was in another
 		// format and was rebuilt from their inputs (format.go).
 		ViewRebuilds uint64
+		// CatalogFetches counts the catalogs asked of the control plane
+		// because a message named a newer one (catalog.go).
+		CatalogFetches uint64
 	}
 	// ViewStatus is one view's line in SHOW VIEW STATUS.
 	ViewStatus struct {

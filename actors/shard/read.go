@@ -13,9 +13,6 @@ import (
 // (read-your-writes, spec §12.8.1: the shard runs the pending step itself
 // rather than making the reader wait for a timer).
 func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
-	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
-		return nil, err
-	}
 	if m.At != 0 {
 		return a.readAt(m)
 	}
@@ -65,11 +62,7 @@ func (a *Actor) mixesTablesAndViews(ids []catalog.ID) bool {
 }
 
 func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
-	snap := a.snap
-	if m.Snapshot != nil && (snap == nil || m.Snapshot.Version > snap.Version) {
-		snap = m.Snapshot
-	}
-	rel, ok := snap.RelationByID(m.Table)
+	rel, ok := a.snap.RelationByID(m.Table)
 	if !ok {
 		return nil, errcode.New(errcode.UndefinedObject, "table %s does not exist", m.Table)
 	}

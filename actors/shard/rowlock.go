@@ -102,6 +102,11 @@ type lockTable struct {
 	detector runtime.ActorID
 	// reportScheduled is set while a reportWaits timer is pending.
 	reportScheduled bool
+	// failed are transactions whose Commit or UnlockRows was answered
+	// with an error outside a Receive's reach of the detector (a parked
+	// message failed by a poisoned store); the next message releases
+	// their locks.
+	failed []TxnID
 }
 
 func newLockTable(detector runtime.ActorID) lockTable {
@@ -133,6 +138,27 @@ func (a *Actor) receiveLock(ctx runtime.Context, msg runtime.Message) bool {
 		return false
 	}
 	return true
+}
+
+// transactionFailed notes that msg, a Commit or UnlockRows answered with
+// an error without being handled, ended its transaction.
+func (l *lockTable) transactionFailed(msg runtime.Message) {
+	switch m := msg.(type) {
+	case Commit:
+		l.failed = append(l.failed, m.Txn)
+	case UnlockRows:
+		l.failed = append(l.failed, m.Txn)
+	}
+}
+
+// releaseFailed releases the locks of the transactions noted by
+// transactionFailed.
+func (l *lockTable) releaseFailed(ctx runtime.Context) {
+	failed := l.failed
+	l.failed = nil
+	for _, id := range failed {
+		l.release(ctx, id)
+	}
 }
 
 // lock starts (or completes at once) a LockRows.

@@ -54,7 +54,7 @@ func runLockSim(t *testing.T, seed uint64) lockSimOutcome {
 		t.Fatal(err)
 	}
 	for attempt := 0; ; attempt++ {
-		reply, err := s.Ask(context.Background(), ActorID, SyncCatalog{Snapshot: snap})
+		reply, err := s.Ask(context.Background(), ActorID, SyncCatalog{Catalog: snap.Value()})
 		if _, ok := reply.(Synced); ok && err == nil {
 			break
 		}
@@ -122,7 +122,7 @@ func runLockSim(t *testing.T, seed uint64) lockSimOutcome {
 		lock = func(i int) {
 			if i == len(wanted) {
 				w := RowWrite{Table: table.ID, Row: types.Row{int64(first), int64(txn)}, Key: types.Row{int64(first)}}
-				end(Commit{Snapshot: snap, Txn: txn, Writes: []RowWrite{w}})
+				end(Commit{CatalogVersion: snap.Version, Txn: txn, Writes: []RowWrite{w}})
 				return
 			}
 			k := wanted[i]

@@ -153,7 +153,7 @@ func TestRowLockReleasedOnlyWhenDurable(t *testing.T) {
 	h.lock("t1", 1, key)
 	h.expect("t1:locked(waited=false)")
 	wal := h.wal()
-	h.send("commit1", Commit{Snapshot: h.snap, Txn: 1, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(1), int64(5)}, MustNotExist: true}}})
+	h.send("commit1", Commit{CatalogVersion: h.snap.Version, Txn: 1, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(1), int64(5)}, MustNotExist: true}}})
 	h.lock("t2", 2, key) // arrives while the commit is pending
 	h.expect()
 	if got := h.wal() - wal; got != 0 {
@@ -172,7 +172,7 @@ func TestRowLockReleasedOnlyWhenDurable(t *testing.T) {
 	}
 
 	// A commit that fails releases its locks too (the transaction is over).
-	h.send("commit2", Commit{Snapshot: h.snap, Txn: 2, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(1), int64(6)}, MustNotExist: true}}})
+	h.send("commit2", Commit{CatalogVersion: h.snap.Version, Txn: 2, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(1), int64(6)}, MustNotExist: true}}})
 	h.expect("commit2:23505")
 	if got := h.actor.locks.holderOf(h.table.ID, key); got != 0 {
 		t.Fatalf("lock held by %d after its transaction's commit failed", got)

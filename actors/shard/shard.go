@@ -10,6 +10,7 @@ import (
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/kv"
@@ -39,6 +40,10 @@ type Config struct {
 	// DeadlockDetector receives the shard's row-lock wait-for edges
 	// (deadlock.go); empty means DetectorID.
 	DeadlockDetector runtime.ActorID
+	// Control is the control-plane actor the shard fetches catalogs from
+	// when a message names a newer one than it has (catalog.go); default
+	// control.ActorID.
+	Control runtime.ActorID
 }
 
 // Ticker is implemented by stores with background work driven by the owner.
@@ -121,6 +126,8 @@ type Actor struct {
 	// locks is the row-lock table of the rows this shard stores
 	// (rowlock.go).
 	locks lockTable
+	// catalog follows the control plane's catalog by version (catalog.go).
+	catalog catalogFetch
 }
 
 // codecOf returns the row codec of a table (or source).
@@ -157,12 +164,21 @@ func New(cfg Config) runtime.Factory {
 	if cfg.DeadlockDetector == "" {
 		cfg.DeadlockDetector = DetectorID
 	}
+	if cfg.Control == "" {
+		cfg.Control = control.ActorID
+	}
 	return func() runtime.Actor { return &Actor{cfg: cfg, locks: newLockTable(cfg.DeadlockDetector)} }
 }
 
 // Receive implements runtime.Actor.
 func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	a.now = func() int64 { return ctx.Now().UnixNano() }
+	a.locks.releaseFailed(ctx)
+	// A message naming a newer catalog waits for it (catalog.go), before
+	// it can observe or change anything.
+	if a.parkForCatalog(ctx, msg) {
+		return
+	}
 	if a.beforeMessage(ctx, msg) {
 		return
 	}
@@ -181,32 +197,41 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	}
 	a.maybeReopen(ctx)
 	if a.openErr != nil {
-		if _, tick := msg.(storageTick); tick {
+		switch msg.(type) {
+		case storageTick:
 			// Keep ticking while poisoned: each tick may retry the reopen.
 			ctx.After(a.cfg.TickEvery, storageTick{})
+			return
+		case control.SnapshotValue, control.SnapshotUnchanged, error:
+			// NB: the control plane's answer to a catalog fetch is not a
+			// request: answering it would send the control actor an error.
+			// A reopened shard fetches again if it still needs to.
 			return
 		}
 		if c, ok := msg.(Commit); ok {
 			// The commit fails, so its transaction is over.
 			a.locks.release(ctx, c.Txn)
 		}
-		ctx.Reply(errcode.Wrap(errcode.ShardUnavailable, a.openErr, "shard storage failed to open"))
+		ctx.Reply(openFailure(a.openErr, "shard storage failed to open"))
+		return
+	}
+	// Checked again: a reopen just now may have restored an older catalog.
+	if a.parkForCatalog(ctx, msg) {
 		return
 	}
 	switch m := msg.(type) {
 	case SyncCatalog:
-		ctx.Reply(a.replyOf(a.syncCatalog(ctx, m.Snapshot)))
+		a.receiveSyncCatalog(ctx, m)
+	case control.SnapshotValue, control.SnapshotUnchanged, catalogFetchTick, error:
+		// error: the control plane's answer to a catalog fetch.
+		a.receiveCatalog(ctx, m)
 	case Commit:
 		a.receiveCommit(ctx, m)
 	case Read:
 		ctx.Reply(a.replyOf(a.read(ctx, m)))
 	case Lookup:
-		// A table that just gained a primary key is re-keyed when its
-		// catalog is adopted (rekey.go): adopt before looking keys up.
-		if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
-			ctx.Reply(a.replyOf(nil, err))
-			return
-		}
+		// NB: a table that just gained a primary key is re-keyed when its
+		// catalog is adopted (rekey.go), which parkForCatalog did before.
 		ctx.Reply(a.replyOf(a.lookup(m)))
 	case OpenSnapshot:
 		ctx.Reply(a.replyOf(a.openSnapshot(ctx, m)))
@@ -269,6 +294,9 @@ func (a *Actor) open(ctx runtime.Context) error {
 	if a.frontier, err = getUint64(store, frontierKey()); err != nil {
 		return err
 	}
+	if a.catalog.floor, err = getUint64(store, catalogFloorKey()); err != nil {
+		return err
+	}
 	if _, ok := store.(Ticker); ok && a.cfg.TickEvery > 0 && !a.ticking {
 		a.ticking = true
 		ctx.After(a.cfg.TickEvery, storageTick{})
@@ -322,6 +350,9 @@ func (a *Actor) makeFrontierDurable() error {
 func (a *Actor) poison(err error) {
 	a.openErr = err
 	a.ready = false
+	// Requests waiting for a catalog get the answer every request gets
+	// now (catalog.go).
+	a.failParked(openFailure(err, "shard storage failed"))
 	if errcode.Has(err, errcode.ShardFenceLost) {
 		// NB: a newer writer owns the store (another process, or an
 		// operator's takeover). Reopening would fence it back, and the two
@@ -338,9 +369,10 @@ func (a *Actor) poison(err error) {
 	}
 }
 
-// adoptSnapshot makes snap current if it is newer.
+// adoptSnapshot makes snap current if it is newer (and not below the
+// catalog floor: catalog.go).
 func (a *Actor) adoptSnapshot(ctx runtime.Context, snap *control.Snapshot) error {
-	if snap == nil || (a.snap != nil && snap.Version <= a.snap.Version) {
+	if snap == nil || snap.Version < a.catalog.floor || (a.snap != nil && snap.Version <= a.snap.Version) {
 		return nil
 	}
 	_, err := a.syncCatalog(ctx, snap)
@@ -357,9 +389,17 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	if a.snap != nil && snap.Version < a.snap.Version {
 		return Synced{Version: a.snap.Version}, nil
 	}
+	// INVARIANT: no catalog older than one the shard adopted before
+	// (durably: the floor) is ever run, so no view's state is dropped
+	// because a message was stale (catalog.go).
+	assert.That(snap.Version >= a.catalog.floor, "adopting catalog version %d below the floor %d", snap.Version, a.catalog.floor)
 	prev := a.snap
 	prevViews := append([]*installedView(nil), a.views...)
 	a.snap = snap
+	// NB: row codecs are cached per relation pointer, and a catalog that
+	// arrived as a value has all-new pointers: start afresh rather than
+	// keep every version's entries (a bounded cache, STYLE.md 10).
+	a.codecs = nil
 	synced := false
 	defer func() {
 		if !synced {
@@ -444,6 +484,9 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			ctx.Logger().Error("view install failed", "view", rel.Name, "err", err)
 			return nil, err
 		}
+	}
+	if err := a.recordCatalogFloor(snap.Version); err != nil {
+		return nil, err
 	}
 	a.ready = true
 	synced = true

@@ -72,4 +72,9 @@ var (
 	// ErrTransient: a retryable failure (throttling, 5xx, timeout before the
 	// request was sent).
 	ErrTransient = errors.New("objstore: transient failure")
+	// ErrCorrupt: the backend's own framing of an object is damaged (e.g. the
+	// filesystem backend's file header). Not retryable: reading again
+	// returns the same bytes. Callers report it as corruption of that
+	// object, never as an I/O failure to retry.
+	ErrCorrupt = errors.New("objstore: object damaged")
 )

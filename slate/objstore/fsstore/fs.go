@@ -2,9 +2,7 @@ package fsstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -16,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/rockstream/rockstream/slate/objstore"
 )
@@ -32,9 +31,13 @@ import (
 //     if the key exists, so of N racing creators exactly one wins, even across
 //     processes), rename(2) for Put and PutIfMatch; the key's directory is
 //     fsynced afterwards so the new name survives a power loss;
-//   - Put, PutIfMatch and Delete hold an exclusive flock(2) on a per-key lock
-//     file in Root/.locks, so PutIfMatch's compare-and-rename is atomic with
-//     respect to every other mutation of the key in any process.
+//   - Put, PutIfMatch and Delete hold an exclusive flock(2) on the key's lock
+//     stripe in Root/.locks, so PutIfMatch's compare-and-rename is atomic
+//     with respect to every other mutation of the key in any process;
+//   - New removes temporary files orphaned by killed writes (hygiene.go).
+//
+// A damaged header (magic, or a version length past the end of the file) is
+// objstore.ErrCorrupt: reading again cannot help.
 //
 // A version is "<content crc>-<write id>": the write id combines this
 // process's id, a per-store counter and the temporary file's unique name, so
@@ -70,7 +73,11 @@ func New(dir string) (*Store, error) {
 			return nil, fmt.Errorf("objstore fs: create %s: %w", d, err)
 		}
 	}
-	return &Store{root: abs}, nil
+	s := &Store{root: abs}
+	if err := s.cleanAtOpen(time.Now()); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Root is the directory the store lives in.
@@ -88,11 +95,10 @@ func (s *Store) path(key string) (string, error) {
 	return filepath.Join(s.root, filepath.FromSlash(key)), nil
 }
 
-// lockKey takes an exclusive flock on the key's lock file. The lock file name
-// is a hash of the key so that keys of any shape map to one flat directory.
+// lockKey takes an exclusive flock on the key's lock stripe (hygiene.go):
+// keys of any shape map to a fixed set of files in one flat directory.
 func (s *Store) lockKey(key string) (unlock func(), err error) {
-	sum := sha256.Sum256([]byte(key))
-	name := filepath.Join(s.root, fsLocksDir, hex.EncodeToString(sum[:16])+".lock")
+	name := filepath.Join(s.root, fsLocksDir, lockStripeName(key))
 	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("objstore fs: lock %q: %w", key, err)
@@ -116,7 +122,7 @@ func (s *Store) lockKey(key string) (unlock func(), err error) {
 // writeTemp writes header+data to a fresh fsynced temporary file and returns
 // its path and the object's version.
 func (s *Store) writeTemp(data []byte) (tmpPath string, version objstore.Version, err error) {
-	f, err := os.CreateTemp(filepath.Join(s.root, fsTmpDir), "put-*")
+	f, err := os.CreateTemp(filepath.Join(s.root, fsTmpDir), fsTmpPrefix+"*")
 	if err != nil {
 		return "", "", fmt.Errorf("objstore fs: temp file: %w", err)
 	}
@@ -133,7 +139,7 @@ func (s *Store) writeTemp(data []byte) (tmpPath string, version objstore.Version
 	// NB: a CRC32C (hardware-accelerated) rather than a cryptographic hash:
 	// uniqueness comes from the write id, the hash only helps a human.
 	version = objstore.Version(fmt.Sprintf("%08x-%x-%x-%s", crc32.Checksum(data, castagnoli), os.Getpid(), counter,
-		strings.TrimPrefix(filepath.Base(tmpPath), "put-")))
+		strings.TrimPrefix(filepath.Base(tmpPath), fsTmpPrefix)))
 	header := make([]byte, 0, fsHeaderMin+len(version))
 	header = append(header, fsMagic...)
 	header = binary.BigEndian.AppendUint16(header, uint16(len(version)))
@@ -181,13 +187,16 @@ func (s *Store) open(key string) (*os.File, objstore.Version, int64, error) {
 	var fixed [fsHeaderMin]byte
 	if _, err := io.ReadFull(f, fixed[:]); err != nil || string(fixed[:len(fsMagic)]) != fsMagic {
 		f.Close()
-		return nil, "", 0, fmt.Errorf("objstore fs: %q is not an object file (bad header)", key)
+		return nil, "", 0, fmt.Errorf("objstore fs: %q is not an object file (bad header): %w", key, objstore.ErrCorrupt)
 	}
 	n := int(binary.BigEndian.Uint16(fixed[len(fsMagic):]))
 	vb := make([]byte, n)
 	if _, err := io.ReadFull(f, vb); err != nil {
 		f.Close()
-		return nil, "", 0, fmt.Errorf("objstore fs: %q: truncated header: %w", key, err)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, "", 0, fmt.Errorf("objstore fs: %q: header longer than the file: %w", key, objstore.ErrCorrupt)
+		}
+		return nil, "", 0, fmt.Errorf("objstore fs: %q: read header: %w", key, err)
 	}
 	return f, objstore.Version(vb), int64(fsHeaderMin + n), nil
 }
@@ -237,9 +246,12 @@ func (s *Store) GetRange(_ context.Context, key string, offset, length int64) ([
 		return nil, fmt.Errorf("objstore fs: read %q: %w", key, err)
 	}
 	if n < fsHeaderMin || string(probe[:len(fsMagic)]) != fsMagic {
-		return nil, fmt.Errorf("objstore fs: %q is not an object file (bad header)", key)
+		return nil, fmt.Errorf("objstore fs: %q is not an object file (bad header): %w", key, objstore.ErrCorrupt)
 	}
 	headerLen := int64(fsHeaderMin + int(binary.BigEndian.Uint16(probe[len(fsMagic):])))
+	if headerLen > int64(n) && n < fsHeaderProbe {
+		return nil, fmt.Errorf("objstore fs: %q: header longer than the file: %w", key, objstore.ErrCorrupt)
+	}
 	if headerLen > int64(n) && headerLen > fsHeaderProbe {
 		// Unusually long version: fall back to the general path.
 		f, _, hl, err := s.open(key)
