@@ -54,6 +54,17 @@ func Messages() []runtime.Message {
 		shard.Subscribed{},
 		shard.Unsubscribe{},
 		shard.SubscriptionUpdate{},
+		// Row locks and the deadlock detector (actors/shard rowlock.go,
+		// deadlock.go).
+		shard.LockRows{},
+		shard.RowsLocked{},
+		shard.UnlockRows{},
+		shard.RowsUnlocked{},
+		shard.CancelLockWait{},
+		shard.LockWaitCanceled{},
+		shard.WaitFor{},
+		shard.WaitEnded{},
+		shard.BreakDeadlock{},
 	}
 }
 
