@@ -138,6 +138,9 @@ func (s *session) syncShard(ctx context.Context) error {
 
 func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, st *ddl.CreateView, notice func(control.DDLResult)) error {
 	rel := &catalog.Relation{Name: st.Name, SQL: st.Query}
+	if d.View != nil {
+		rel.RetainHistory = d.View.RetainHistory
+	}
 	var deps []catalog.ID
 	if st.Materialized {
 		if d.View == nil {

@@ -30,6 +30,10 @@ type Config struct {
 	// StorageTickInterval is how often the actors run slate's background
 	// work (WAL/memtable flush, compaction, GC). Default 100ms.
 	StorageTickInterval time.Duration
+	// SubscriberQueueUpdatesMax bounds each SUBSCRIBE's queue of updates
+	// (actors/subscriber; 0: subscriber.QueueUpdatesMaxDefault). Tests
+	// shrink it to make the queue fill.
+	SubscriberQueueUpdatesMax int
 }
 
 // Engine is an embedded RockStream: one control plane and one shard in this

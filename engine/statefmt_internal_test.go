@@ -144,11 +144,7 @@ func execSQL(ctx context.Context, e *Engine, sql string) (string, error) {
 		return "", err
 	}
 	defer gs.Close()
-	st, err := gs.Prepare(ctx, gateway.PrepareRequest{SQL: sql})
-	if err != nil {
-		return "", err
-	}
-	cur, err := gs.Execute(ctx, gateway.ExecuteRequest{Statement: st})
+	cur, err := startStatement(ctx, gs, sql)
 	if err != nil {
 		return "", err
 	}

@@ -60,6 +60,16 @@
 //	                                   holding its state format record
 //	0x06 'v'                           shard (base-table row) format version
 //	0x06 'C'                           catalog floor: newest catalog version adopted
+//	0x06 'H' view(16) epoch(8)         change history: the view's output
+//	                                   delta of the step ending at epoch
+//	0x06 'h' view(16)                  history floor: every change after
+//	                                   it is kept (history.go)
+//
+// SUBSCRIBE (subscription.go): each closed, durable epoch step is sent as
+// a value to the subscription's edge actor (actors/subscriber) within the
+// credit it granted; a subscriber without credit, or resuming AS OF EPOCH,
+// is served from the view's change history (history.go), never from a
+// buffer in the shard.
 //
 // Formats (format.go): a stored view whose format record is not this
 // build's is rebuilt from its inputs at install, with the views reading

@@ -6,6 +6,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/runtime"
 )
 
 // Messages the shard answers via Ask (the reply is the listed type or an
@@ -114,28 +115,55 @@ type (
 		Nodes      []circuit.NodeStats
 	}
 
-	// Subscribe registers a subscriber for a view's deltas: every epoch step
-	// sends SubscriptionUpdate to To. → Subscribed (with the snapshot when
-	// asked).
+	// Subscribe registers a subscription of a view for an edge actor
+	// (actors/subscriber), which owns the subscriber's bounded queue: the
+	// shard sends it SubscriptionUpdate values, never more than the edge
+	// granted room for (Through, then SubscriptionCredit), and keeps a
+	// subscriber that is behind in the view's change history instead of in
+	// memory (subscription.go). → Subscribed (with the snapshot when
+	// asked), or RS-2005 when AsOf is older than the retained history.
 	Subscribe struct {
-		Snapshot     *control.Snapshot
-		View         catalog.ID
-		WithSnapshot bool
-		To           func(SubscriptionUpdate) bool
+		// CatalogVersion is the catalog the subscriber resolved View in
+		// (a shard that is behind fetches it first, catalog.go).
+		CatalogVersion uint64
+		View           catalog.ID
+		WithSnapshot   bool
+		// Resume asks for every change after epoch AsOf (SUBSCRIBE ... AS
+		// OF EPOCH n), replayed from the view's history, then live.
+		Resume bool
+		AsOf   uint64
+		// Edge is the actor the updates go to; one subscription per edge.
+		Edge runtime.ActorID
+		// Through is the Seq of the last update the edge has room for.
+		Through uint64
 	}
-	// Subscribed acknowledges a subscription.
+	// Subscribed acknowledges a subscription: the first update continues
+	// after Frontier (after AsOf when resuming).
 	Subscribed struct {
-		ID       uint64
 		Frontier uint64
 		Snapshot zset.Batch
 	}
-	// Unsubscribe removes a subscription.
-	Unsubscribe struct{ ID uint64 }
-	// SubscriptionUpdate is one closed epoch of a view: its delta (possibly
-	// empty) and the epoch that is now complete.
+	// Unsubscribe removes the subscription of an edge actor. → struct{}.
+	Unsubscribe struct{ Edge runtime.ActorID }
+	// SubscriptionCredit (edge → shard) grants room: the shard may send
+	// updates up to Seq Through. Grants are absolute, so a lost or
+	// repeated one is harmless.
+	SubscriptionCredit struct{ Through uint64 }
+	// SubscriptionUpdate (shard → edge) carries a view's changes in
+	// epochs (After, Epoch], possibly none: Epoch is then complete. Seq
+	// numbers the updates of one subscription from 1 without gaps, so the
+	// edge detects a lost message.
 	SubscriptionUpdate struct {
+		Seq   uint64
+		After uint64
 		Epoch uint64
 		Delta zset.Batch
+	}
+	// SubscriptionEnded (shard → edge) ends a subscription with an error,
+	// as plain values: the errcode id (errcode.Lookup) and the message.
+	SubscriptionEnded struct {
+		Code    string
+		Message string
 	}
 )
 

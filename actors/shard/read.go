@@ -119,39 +119,3 @@ func (a *Actor) status() Status {
 	}
 	return st
 }
-
-func (a *Actor) subscribe(ctx runtime.Context, m Subscribe) (runtime.Message, error) {
-	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
-		return nil, err
-	}
-	if err := a.stepAll(ctx); err != nil {
-		return nil, err
-	}
-	if a.installed(m.View) == nil {
-		return nil, errcode.New(errcode.UndefinedObject, "materialized view %s is not installed", m.View)
-	}
-	if err := a.makeFrontierDurable(); err != nil {
-		return nil, err
-	}
-	a.nextSub++
-	res := Subscribed{ID: a.nextSub, Frontier: a.frontier}
-	if m.WithSnapshot {
-		b, err := a.snapshotOf(a.store, m.View)
-		if err != nil {
-			return nil, err
-		}
-		res.Snapshot = b
-	}
-	a.subs = append(a.subs, subscription{id: a.nextSub, view: m.View, to: m.To})
-	return res, nil
-}
-
-func (a *Actor) unsubscribe(id uint64) {
-	kept := a.subs[:0]
-	for _, s := range a.subs {
-		if s.id != id {
-			kept = append(kept, s)
-		}
-	}
-	a.subs = kept
-}

@@ -33,6 +33,11 @@ type Config struct {
 	// consumes, so one step's batch stays bounded under a backlog; the rest
 	// wait for the next step. Simulation range: 1..64.
 	LogEntriesPerStepMax int
+	// HistoryDeletesPerStepMax bounds how many expired change-history
+	// entries (history.go) one epoch step deletes over all views, so a
+	// shard back from a long stop never makes one step's batch unboundedly
+	// large; the rest expire over the next steps. Simulation range: 1..256.
+	HistoryDeletesPerStepMax int
 	// TickEvery is how often the shard runs its store's background work
 	// (stores that implement Ticker); 0 disables it. Simulation range:
 	// 1ms..1s.
@@ -65,12 +70,8 @@ type installedView struct {
 	// widths is each source's column count when the view was planned, so
 	// rows of a table widened later by ADD COLUMN are trimmed to it.
 	widths map[catalog.ID]int
-}
-
-type subscription struct {
-	id   uint64
-	view catalog.ID
-	to   func(SubscriptionUpdate) bool
+	// history is the view's change history state (history.go).
+	history viewHistory
 }
 
 // Actor is the shard actor.
@@ -95,9 +96,10 @@ type Actor struct {
 	// INVARIANT: durableEpoch <= lastEpoch.
 	durableEpoch uint64
 	// views are installed views in creation (= dependency) order.
-	views   []*installedView
-	subs    []subscription
-	nextSub uint64
+	views []*installedView
+	// subs are the live subscriptions (subscription.go), in subscribe
+	// order.
+	subs []subscription
 	// snapshots are pinned point-in-time readers (snapshot.go).
 	snapshots    map[uint64]pinnedSnapshot
 	nextSnapshot uint64
@@ -163,6 +165,9 @@ func New(cfg Config) runtime.Factory {
 	}
 	if cfg.DeadlockDetector == "" {
 		cfg.DeadlockDetector = DetectorID
+	}
+	if cfg.HistoryDeletesPerStepMax <= 0 {
+		cfg.HistoryDeletesPerStepMax = historyDeletesPerStepDefault
 	}
 	if cfg.Control == "" {
 		cfg.Control = control.ActorID
@@ -244,9 +249,11 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		n, err := getUint64(a.store, offsetKey(m.Source))
 		ctx.Reply(a.replyOf(SourceOffset{Source: m.Source, Offset: n}, err))
 	case Subscribe:
-		ctx.Reply(a.replyOf(a.subscribe(ctx, m)))
+		a.receiveSubscribe(ctx, m)
+	case SubscriptionCredit:
+		a.receiveCredit(ctx, m)
 	case Unsubscribe:
-		a.unsubscribe(m.ID)
+		a.unsubscribe(m.Edge)
 		ctx.Reply(struct{}{})
 	case storageTick:
 		if t, ok := a.store.(Ticker); ok {
@@ -455,7 +462,9 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			isFresh[rel.ID] = true
 			continue
 		}
-		a.addView(v)
+		if err := a.addView(v); err != nil {
+			return nil, err
+		}
 	}
 	if err := a.stepAll(ctx); err != nil {
 		return nil, err
@@ -493,11 +502,15 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	return Synced{Version: snap.Version}, nil
 }
 
-func (a *Actor) addView(v *installedView) {
+func (a *Actor) addView(v *installedView) error {
+	if err := a.loadHistory(v); err != nil {
+		return err
+	}
 	a.views = append(a.views, v)
 	sort.SliceStable(a.views, func(i, j int) bool {
 		return objectNumber(a.views[i].rel.ID) < objectNumber(a.views[j].rel.ID)
 	})
+	return nil
 }
 
 func (a *Actor) installed(id catalog.ID) *installedView {
@@ -566,8 +579,7 @@ func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalo
 		}
 		ctx.Logger().Info("view backfilled", "view", rel.Name, "frontier", a.frontier)
 	}
-	a.addView(v)
-	return nil
+	return a.addView(v)
 }
 
 // trim cuts rows of a source widened since the view was planned.
@@ -603,6 +615,9 @@ func (a *Actor) dropState(view catalog.ID) error {
 		}
 	}
 	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Delete: true})
+	if err := a.dropHistory(&b, view); err != nil {
+		return err
+	}
 	sort.SliceStable(b.Ops, func(i, j int) bool { return bytes.Compare(b.Ops[i].Key, b.Ops[j].Key) < 0 })
 	b.Ops = dedupOps(b.Ops)
 	return a.store.Apply(&b)

@@ -3,6 +3,7 @@ package wire
 import (
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/actors/subscriber"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -10,9 +11,6 @@ import (
 // asked or replied; timers stay inside their actor and are not listed).
 // One line per type: a new message type is added here, and
 // messagelint_test.go fails for a type sent somewhere but missing here.
-//
-// Not yet values (issue 16, SUBSCRIBE): shard.Subscribe carries a func
-// that runs inside the shard; it becomes a message to an edge actor.
 func Messages() []runtime.Message {
 	return []runtime.Message{
 		// The runtime's own.
@@ -51,9 +49,12 @@ func Messages() []runtime.Message {
 		shard.ReleaseSnapshot{},
 		shard.GetStatus{},
 		shard.Status{},
+		shard.Subscribe{},
 		shard.Subscribed{},
 		shard.Unsubscribe{},
+		shard.SubscriptionCredit{},
 		shard.SubscriptionUpdate{},
+		shard.SubscriptionEnded{},
 		// Row locks and the deadlock detector (actors/shard rowlock.go,
 		// deadlock.go).
 		shard.LockRows{},
@@ -65,6 +66,10 @@ func Messages() []runtime.Message {
 		shard.WaitFor{},
 		shard.WaitEnded{},
 		shard.BreakDeadlock{},
+
+		// actors/subscriber (the edge actor of a SUBSCRIBE).
+		subscriber.Take{},
+		subscriber.Taken{},
 	}
 }
 
