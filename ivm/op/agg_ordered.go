@@ -8,6 +8,7 @@ import (
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/keyenc"
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
@@ -143,12 +144,18 @@ func (a *Aggregate) finalizeOrdered(ctx *Context, groupKey []byte, callIndex int
 	if err != nil {
 		return nil, err
 	}
-	return buildOrdered(call, elements, weights), nil
+	return buildOrdered(call, elements, weights)
 }
 
 // buildOrdered concatenates elements (in order) repeated by their
-// positive weights (once each for DISTINCT); NULL when there are none.
-func buildOrdered(call AggregateCall, elements []types.Row, weights []int64) types.Datum {
+// positive weights (once each for DISTINCT); NULL when there are none. A
+// result over PostgreSQL's limits (expr.ValueBytesMax,
+// expr.ArrayElementsMax) is refused before it is built: a weight can ask
+// for any number of copies.
+func buildOrdered(call AggregateCall, elements []types.Row, weights []int64) (types.Datum, error) {
+	if err := checkOrderedSize(call, elements, weights); err != nil {
+		return nil, err
+	}
 	var sb strings.Builder
 	var values []types.Datum
 	count := 0
@@ -175,18 +182,56 @@ func buildOrdered(call AggregateCall, elements []types.Row, weights []int64) typ
 		}
 	}
 	if count == 0 {
-		return nil
+		return nil, nil
 	}
 	if call.Func == AggArrayAgg {
-		return types.Array{Elem: call.Arg.Type(), Values: values}
+		return types.Array{Elem: call.Arg.Type(), Values: values}, nil
 	}
-	return sb.String()
+	return sb.String(), nil
+}
+
+// checkOrderedSize refuses, before anything is built, a result over
+// PostgreSQL's limits: more than expr.ArrayElementsMax elements for
+// array_agg, more than expr.ValueBytesMax bytes for string_agg.
+func checkOrderedSize(call AggregateCall, elements []types.Row, weights []int64) error {
+	var total int64 // saturates at the limit, so it cannot overflow
+	bound := int64(expr.ValueBytesMax)
+	if call.Func == AggArrayAgg {
+		bound = expr.ArrayElementsMax
+	}
+	for i, e := range elements {
+		n := weights[i]
+		if n <= 0 {
+			continue
+		}
+		if call.Distinct {
+			n = 1
+		}
+		size := int64(1)
+		if call.Func != AggArrayAgg {
+			d, _ := e[1].(string)
+			size = int64(len(d) + len(e[0].(string)))
+		}
+		if size > 0 && n > (bound-total)/size {
+			total = bound + 1
+			break
+		}
+		total += n * size
+	}
+	if call.Func == AggArrayAgg {
+		return expr.CheckArrayElements(int(min(total, bound+1)))
+	}
+	if total > bound {
+		return errcode.New(errcode.ValueTooLarge, "out of memory").
+			WithDetail("The string_agg result would be larger than %d bytes.", expr.ValueBytesMax)
+	}
+	return nil
 }
 
 // streamOrdered is the reference: the elements with their summed weights
 // (lossless identity), sorted by ORDER BY values then value with
 // types.Compare, independent of key encodings.
-func streamOrdered(call AggregateCall, elements []types.Datum, weights []int64) types.Datum {
+func streamOrdered(call AggregateCall, elements []types.Datum, weights []int64) (types.Datum, error) {
 	var rows []types.Row
 	var ws []int64
 	var buf []byte

@@ -117,9 +117,18 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 }
 
 func (b *binder) noFunction(name string, args []plan.Scalar, loc int32) error {
+	ts := make([]types.Type, len(args))
+	for i, a := range args {
+		ts[i] = a.Type()
+	}
+	return b.noFunctionTypes(name, ts, loc)
+}
+
+// noFunctionTypes is PostgreSQL's 42883 for name over argument types args.
+func (b *binder) noFunctionTypes(name string, args []types.Type, loc int32) error {
 	ts := make([]string, len(args))
 	for i, a := range args {
-		ts[i] = a.Type().SQLName()
+		ts[i] = a.SQLName()
 	}
 	return errcode.New(errcode.SQLUndefinedFunction, "function %s(%s) does not exist", name, strings.Join(ts, ", ")).WithPosition(b.pos(loc))
 }
@@ -198,8 +207,12 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 	}
 	values := len(call.Args)
 	ts := make([]types.Type, values)
+	// written keeps the argument types as written (unknown literals
+	// included) for PostgreSQL's "function ... does not exist" message.
+	written := make([]types.Type, values)
 	for i, a := range call.Args[:values] {
 		t := a.Type()
+		written[i] = t
 		if t.Kind == types.KindUnknown {
 			var err error
 			if call.Args[i], err = b.coerce(a, types.TText, f.Location); err != nil {
@@ -209,9 +222,12 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 		}
 		ts[i] = t
 	}
+	if call.Func == "string_agg" && len(ts) == 2 && (ts[0].Kind == types.KindBytea || ts[1].Kind == types.KindBytea) {
+		return nil, b.unsupported(f.Location, "string_agg(bytea, bytea)")
+	}
 	res, ok := aggResult(call.Func, ts)
 	if !ok {
-		return nil, b.noFunction(name, call.Args, f.Location)
+		return nil, b.noFunctionTypes(name, written, f.Location)
 	}
 	if isFloatVariance(call.Func, ts) {
 		return nil, b.unsupported(f.Location, fmt.Sprintf("aggregate function %s(%s) (variance and standard deviation of float arguments; cast the argument to numeric)", name, ts[0].SQLName()))
