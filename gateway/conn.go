@@ -25,8 +25,6 @@ const (
 	// flushBytesMax is how much result data is buffered before it is
 	// written to the socket, so that large results stream in bounded memory.
 	flushBytesMax = 64 << 10
-	// startupTimeout bounds the time a client may take to authenticate.
-	startupTimeout = 60 * time.Second
 )
 
 // txState is the transaction state machine's state (doc.go has the diagram).
@@ -146,7 +144,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	}()
 	c.backend = pgproto3.NewBackend(nc, nc)
 	c.backend.SetMaxBodyLen(messageBytesMax)
-	_ = nc.SetDeadline(time.Now().Add(startupTimeout))
+	_ = nc.SetDeadline(time.Now().Add(s.opts.StartupTimeout))
 	ok, err := c.startup(ctx)
 	if err != nil {
 		c.log.Info("gateway: startup failed", "err", err)
