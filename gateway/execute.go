@@ -71,6 +71,10 @@ func (c *conn) runSimple(ctx context.Context, st *statement, inMessage func(erro
 		p.stmt.columns = gatewayColumns(st)
 	}
 	p.resultFormats = make([]int16, len(p.stmt.columns))
+	// NB: deferred too, so that a panic in the engine still closes the
+	// cursor (before dispatch's recovery rolls the transaction back); the
+	// portal is in no map that abortTx would close.
+	defer c.closePortalValue(p)
 	if err := c.executePortal(ctx, p, 0, true); err != nil {
 		c.closePortalValue(p)
 		c.fail(inMessage(err))
