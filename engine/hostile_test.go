@@ -119,6 +119,8 @@ func limitStatements() []string {
 		"SELECT repeat('x', 1073741824)",
 		"SELECT string_agg(false, ',')",
 		"SELECT string_agg(1, ',')",
+		"SELECT 'x'::varchar(20000000)",
+		"SELECT 'x'::char(0)",
 		"SELECT " + strings.Repeat("1 + ", 25000) + "1",
 		"SELECT " + strings.Repeat("'a' || ", 100000) + "'a'",
 		strings.Repeat("SELECT 1 UNION ALL ", 100000) + "SELECT 1",

@@ -116,6 +116,10 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 	return out, nil
 }
 
+// charLengthMax is PostgreSQL's MaxAttrSize for char(n) and varchar(n)
+// (10 MB): a cast to char(n) pads to n characters.
+const charLengthMax = 10485760
+
 func (b *binder) noFunction(name string, args []plan.Scalar, loc int32) error {
 	ts := make([]types.Type, len(args))
 	for i, a := range args {
@@ -369,8 +373,11 @@ func ResolveTypeName(tn *pg_query.TypeName, pos func(int32) int) (types.Type, er
 				t.Typmod = 1 + 4 // char means char(1)
 			}
 		case 1:
-			if mods[0] < 1 || mods[0] > 10485760 {
+			if mods[0] < 1 {
 				return types.Type{}, errcode.New(errcode.SQLSemanticError, "length for type %s must be at least 1", name).WithSQLState("22023").WithPosition(pos(tn.Location))
+			}
+			if mods[0] > charLengthMax {
+				return types.Type{}, errcode.New(errcode.SQLSemanticError, "length for type %s cannot exceed %d", name, charLengthMax).WithSQLState("22023").WithPosition(pos(tn.Location))
 			}
 			t.Typmod = int32(mods[0]) + 4
 		default:
