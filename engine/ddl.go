@@ -104,7 +104,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			return nil, err
 		}
 		if r.Changed != nil {
-			if err := s.e.startSource(r.Snapshot, r.Changed); err != nil {
+			if err := s.e.startSource(r.Version, r.Changed); err != nil {
 				return nil, err
 			}
 		}
@@ -132,12 +132,15 @@ func (s *session) syncShard(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.e.ask(ctx, shard.ActorID, shard.SyncCatalog{Snapshot: snap})
+	_, err = s.e.ask(ctx, shard.ActorID, shard.SyncCatalog{Catalog: snap.Value()})
 	return err
 }
 
 func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, st *ddl.CreateView, notice func(control.DDLResult)) error {
 	rel := &catalog.Relation{Name: st.Name, SQL: st.Query}
+	if d.View != nil {
+		rel.RetainHistory = d.View.RetainHistory
+	}
 	var deps []catalog.ID
 	if st.Materialized {
 		if d.View == nil {

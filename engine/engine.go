@@ -30,6 +30,10 @@ type Config struct {
 	// StorageTickInterval is how often the actors run slate's background
 	// work (WAL/memtable flush, compaction, GC). Default 100ms.
 	StorageTickInterval time.Duration
+	// SubscriberQueueUpdatesMax bounds each SUBSCRIBE's queue of updates
+	// (actors/subscriber; 0: subscriber.QueueUpdatesMaxDefault). Tests
+	// shrink it to make the queue fill.
+	SubscriberQueueUpdatesMax int
 }
 
 // Engine is an embedded RockStream: one control plane and one shard in this
@@ -39,6 +43,9 @@ type Engine struct {
 	rt    *real.Runtime
 	log   *slog.Logger
 	ready atomic.Bool
+	// fenced, once set, says why this process lost its storage to a newer
+	// writer: terminal, reported by /readyz.
+	fenced atomic.Pointer[string]
 
 	mu       sync.Mutex
 	sessions int
@@ -48,6 +55,8 @@ type Engine struct {
 	implicitWrites chan struct{}
 	// rowLocks are the row locks of open transactions (rowlock.go).
 	rowLocks *rowLocks
+	// catalog caches the newest catalog snapshot (catalogcache.go).
+	catalog atomic.Pointer[control.Snapshot]
 }
 
 // Metrics are process-wide counters for /metrics.
@@ -92,7 +101,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.Close(ctx)
 		return nil, err
 	}
-	if _, err := e.ask(ctx, shard.ActorID, shard.SyncCatalog{Snapshot: snap}); err != nil {
+	if _, err := e.ask(ctx, shard.ActorID, shard.SyncCatalog{Catalog: snap.Value()}); err != nil {
 		e.Close(ctx)
 		return nil, err
 	}
@@ -106,6 +115,18 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 
 // Ready reports whether the catalog is loaded and every view hydrated.
 func (e *Engine) Ready() bool { return e.ready.Load() }
+
+// Unready says why the engine cannot serve ("" when it can): still
+// recovering, or fenced by a newer writer of its storage (terminal).
+func (e *Engine) Unready() string {
+	if why := e.fenced.Load(); why != nil {
+		return *why
+	}
+	if !e.ready.Load() {
+		return "recovering: catalog or views not hydrated yet"
+	}
+	return ""
+}
 
 // Close stops the actors (flushing storage).
 func (e *Engine) Close(ctx context.Context) error {
@@ -128,14 +149,6 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 // Snapshot returns the current catalog.
 func (e *Engine) Snapshot(ctx context.Context) (*control.Snapshot, error) { return e.snapshot(ctx) }
 
-func (e *Engine) snapshot(ctx context.Context) (*control.Snapshot, error) {
-	m, err := e.ask(ctx, control.ActorID, control.GetSnapshot{})
-	if err != nil {
-		return nil, err
-	}
-	return m.(*control.Snapshot), nil
-}
-
 // ask sends a request to an actor and turns an error reply into an error.
 func (e *Engine) ask(ctx context.Context, to runtime.ActorID, msg runtime.Message) (runtime.Message, error) {
 	reply, err := e.rt.Ask(ctx, to, msg)
@@ -146,6 +159,12 @@ func (e *Engine) ask(ctx context.Context, to runtime.ActorID, msg runtime.Messag
 		return nil, errcode.Wrap(errcode.ShardUnavailable, err, "%s did not answer", to)
 	}
 	if err, ok := reply.(error); ok {
+		if errcode.Has(err, errcode.ShardFenceLost) && e.fenced.Load() == nil {
+			why := fmt.Sprintf("fenced: a newer writer owns this server's storage (%s); stop this server", to)
+			if e.fenced.CompareAndSwap(nil, &why) {
+				e.log.Error("storage fenced by a newer writer: this server can no longer commit; stop it", "actor", to, "err", err)
+			}
+		}
 		return nil, err
 	}
 	return reply, nil

@@ -50,7 +50,7 @@ func (s *session) pinSnapshot(ctx context.Context, snap *control.Snapshot, st rs
 	default:
 		return nil
 	}
-	m, err := s.e.ask(ctx, shard.ActorID, shard.OpenSnapshot{Snapshot: snap})
+	m, err := s.e.ask(ctx, shard.ActorID, shard.OpenSnapshot{CatalogVersion: snap.Version})
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (w *writer) conflictsVisible(ctx context.Context, keys []types.Row, unseen 
 	if len(check) == 0 {
 		return nil
 	}
-	m, err := w.s.e.ask(ctx, shard.ActorID, shard.Lookup{Snapshot: w.snap, Table: w.rel.ID, Keys: check, At: w.s.readAt()})
+	m, err := w.s.e.ask(ctx, shard.ActorID, shard.Lookup{CatalogVersion: w.snap.Version, Table: w.rel.ID, Keys: check, At: w.s.readAt()})
 	if err != nil {
 		return err
 	}

@@ -62,9 +62,22 @@ func TestMetricsAndHealth(t *testing.T) {
 		`rockstream_object_store_requests_total{object="wal",op="put_if_absent"}`,
 		`rockstream_view_freshness_lag_epochs{view="mg"} 0`,
 		"rockstream_view_rebuilds_total 0\n",
+		"go_goroutines ",
+		"go_memstats_heap_alloc_bytes ",
+		"process_resident_memory_bytes ",
+		"process_cpu_seconds_total ",
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Fatalf("/metrics lacks %q", want)
 		}
+	}
+	// Profiles are served on the loopback listener.
+	if code, body := get("/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Fatalf("/debug/pprof/ on loopback: %d", code)
+	}
+	// A healthy server's not-found probes and lost conditional-write races
+	// are answers, not store errors.
+	if i := strings.Index(metrics, "rockstream_object_store_errors_total{"); i >= 0 {
+		t.Fatalf("a healthy server reports object-store errors: %s", metrics[i:i+120])
 	}
 }

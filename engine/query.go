@@ -30,32 +30,8 @@ func (s *session) env(settings *gateway.Settings, params []types.Datum) *expr.En
 // pgEpochMicros is 2000-01-01 00:00:00 UTC in Unix microseconds.
 const pgEpochMicros = 946684800 * 1_000_000
 
-// scannedRelations lists the relations a plan reads, deduplicated, in
-// first-seen order.
-func scannedRelations(n plan.Node) []*catalog.Relation {
-	var out []*catalog.Relation
-	seen := map[catalog.ID]bool{}
-	var walk func(n plan.Node)
-	walk = func(n plan.Node) {
-		if sc, ok := n.(*plan.Scan); ok && !seen[sc.Relation.ID] && !plan.IsWorkTable(sc.Relation) {
-			seen[sc.Relation.ID] = true
-			out = append(out, sc.Relation)
-		}
-		for _, in := range n.Inputs() {
-			walk(in)
-		}
-		for _, sc := range plan.Scalars(n) {
-			plan.Walk(sc, func(x plan.Scalar) bool {
-				if sq, ok := x.(*plan.Subquery); ok {
-					walk(sq.Plan)
-				}
-				return true
-			})
-		}
-	}
-	walk(n)
-	return out
-}
+// scannedRelations lists the relations a plan reads (plan.ScannedRelations).
+func scannedRelations(n plan.Node) []*catalog.Relation { return plan.ScannedRelations(n) }
 
 // runPlan runs a plan once over the current snapshot of what it reads.
 func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.Node, env *expr.Env) ([]types.Row, error) {

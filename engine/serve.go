@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -15,12 +17,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/rockstream/rockstream/actors/storage"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
-	"github.com/rockstream/rockstream/slate/objstore"
 )
 
 // Default addresses: pgwire on 6875 so it never clashes with a local
@@ -48,6 +50,8 @@ type ServerOptions struct {
 	// MemoryBudgetBytes bounds the process's memory: the Go heap limit and
 	// every slate budget are derived from it (0: DefaultMemoryBudget).
 	MemoryBudgetBytes int64
+	// Takeover claims the storage even from a live holder (holder.go).
+	Takeover bool
 }
 
 // DefaultMemoryBudget is the embedded server's default memory budget.
@@ -86,6 +90,34 @@ func StorageURL(storage string) (string, error) {
 	return "file://" + abs, nil
 }
 
+// RedactStorageURL masks the credentials in a storage URL (a password in
+// the user info, S3 keys and tokens in the query) so that logs, the ready
+// line and errors never print them.
+func RedactStorageURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparsable storage URL>"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	q := u.Query()
+	masked := false
+	for k := range q {
+		switch strings.ToLower(k) {
+		case "secret_access_key", "session_token", "password", "token":
+			q.Set(k, "xxxxx")
+			masked = true
+		}
+	}
+	if masked {
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
 // Serve runs the embedded server until ctx ends (SIGINT/SIGTERM in the
 // binary), then shuts down gracefully.
 func Serve(ctx context.Context, opts ServerOptions) error {
@@ -99,15 +131,37 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	if err != nil {
 		return err
 	}
-	store, err := objstore.Open(ctx, u)
+	shown := RedactStorageURL(u)
+	store, err := OpenStore(ctx, u)
 	if err != nil {
-		return errcode.Wrap(errcode.StorageUnavailable, err, "cannot open storage %s", u)
+		return errcode.Wrap(errcode.StorageUnavailable, err, "cannot open storage %s", shown)
 	}
 	reg := prometheus.NewRegistry()
-	store = newMeteredStore(store, reg)
+	metered := newMeteredStore(store, reg)
+	store = metered
+	// One writer per store: claim it before opening anything in it, so a
+	// second server refuses to start without disturbing the first.
+	ctx, lose := context.WithCancelCause(ctx)
+	defer lose(nil)
+	hold, err := acquireHolder(ctx, store, holderOptions{Takeover: opts.Takeover, StorageName: shown, Logger: opts.Logger, OnLost: lose})
+	if err != nil {
+		return err
+	}
+	defer hold.Release(context.Background())
 	// Health answers while recovering (readyz says 503 until hydrated).
 	var eng *Engine
-	readyFn := func() bool { return eng != nil && eng.Ready() }
+	readiness := func() string {
+		switch {
+		case eng == nil:
+			return "recovering: catalog or views not hydrated yet"
+		case hold.Lost() != nil:
+			return hold.Lost().Error()
+		}
+		if why := eng.Unready(); why != "" {
+			return why
+		}
+		return metered.Failing()
+	}
 	var httpLn net.Listener
 	if opts.HTTP != "" {
 		httpLn, err = net.Listen("tcp", opts.HTTP)
@@ -117,14 +171,26 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 		mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-			if !readyFn() {
-				http.Error(w, "recovering: catalog or views not hydrated yet", http.StatusServiceUnavailable)
+			if why := readiness(); why != "" {
+				http.Error(w, why, http.StatusServiceUnavailable)
 				return
 			}
 			fmt.Fprintln(w, "ready")
 		})
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		reg.MustRegister(newCollector(func() *Engine { return eng }))
+		// The Go runtime's and the process's own numbers (heap, GC,
+		// goroutines, CPU, RSS, open files) beside RockStream's.
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		// NB: profiles show query text and data in stacks and heap
+		// samples, so they are served on a loopback listener only.
+		if ip := net.ParseIP(hostOf(httpLn.Addr().String())); ip != nil && ip.IsLoopback() {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(httpLn) }()
 		defer srv.Close()
@@ -136,7 +202,7 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		return errcode.New(errcode.InvalidConfiguration, "--memory-budget %d is below the minimum of %d bytes", opts.MemoryBudgetBytes, memoryBudgetMin)
 	}
 	debug.SetMemoryLimit(opts.MemoryBudgetBytes)
-	opts.Logger.Info("opening storage", "url", u, "memory_budget_bytes", opts.MemoryBudgetBytes)
+	opts.Logger.Info("opening storage", "url", shown, "memory_budget_bytes", opts.MemoryBudgetBytes)
 	eng, err = Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes)})
 	if err != nil {
 		return err
@@ -151,7 +217,7 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	if httpLn != nil {
 		httpAddr = httpLn.Addr().String()
 	}
-	fmt.Fprintf(opts.Out, "RockStream ready (storage %s). Connect with: psql \"postgres://rockstream@%s:%s/default\"\n", u, host, port)
+	fmt.Fprintf(opts.Out, "RockStream ready (storage %s). Connect with: psql \"postgres://rockstream@%s:%s/default\"\n", shown, host, port)
 	if httpAddr != "" {
 		fmt.Fprintf(opts.Out, "Metrics and health on http://%s/metrics, /healthz, /readyz\n", httpAddr)
 	}
@@ -161,11 +227,30 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	gwOpts := opts.Gateway
 	gwOpts.Logger = opts.Logger
 	serveErr := gateway.Serve(ctx, ln, eng, gwOpts)
+	stopping := time.Now()
+	opts.Logger.Info("shutting down: connections closed, flushing storage", "reason", context.Cause(ctx))
 	closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	closeErr := eng.Close(closeCtx)
+	if closeErr != nil {
+		opts.Logger.Error("shutdown: storage did not close cleanly", "err", closeErr, "took", time.Since(stopping))
+	} else {
+		opts.Logger.Info("stopped: storage flushed and closed", "took", time.Since(stopping))
+	}
+	if lost := hold.Lost(); lost != nil {
+		return lost
+	}
 	if serveErr != nil && !errors.Is(serveErr, context.Canceled) && ctx.Err() == nil {
 		return serveErr
 	}
 	return closeErr
+}
+
+// hostOf is the host part of a host:port address ("" if it has none).
+func hostOf(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	return host
 }

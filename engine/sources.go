@@ -13,8 +13,9 @@ import (
 	"github.com/rockstream/rockstream/runtime"
 )
 
-// startSource spawns the generator of a GENERATE ROWS source.
-func (e *Engine) startSource(snap *control.Snapshot, rel *catalog.Relation) error {
+// startSource spawns the generator of a GENERATE ROWS source; its commits
+// name catalogVersion, a catalog holding the source.
+func (e *Engine) startSource(catalogVersion uint64, rel *catalog.Relation) error {
 	st, err := parse.ParseOne(rel.SQL)
 	if err != nil {
 		return err
@@ -27,7 +28,7 @@ func (e *Engine) startSource(snap *control.Snapshot, rel *catalog.Relation) erro
 	if !ok {
 		return errcode.New(errcode.InternalError, "source %s has no generator definition", rel.Name)
 	}
-	err = e.rt.Spawn("embedded", source.ActorID(rel.ID), source.New(source.Config{Snapshot: snap, Source: rel.ID, Spec: spec}))
+	err = e.rt.Spawn("embedded", source.ActorID(rel.ID), source.New(source.Config{CatalogVersion: catalogVersion, Source: rel.ID, Spec: spec}))
 	if errors.Is(err, runtime.ErrDuplicateActor) {
 		return nil
 	}
@@ -43,7 +44,7 @@ func (e *Engine) stopSource(id catalog.ID) {
 func (e *Engine) startSources(_ context.Context, snap *control.Snapshot) error {
 	for _, rel := range snap.Relations() {
 		if rel.Kind == catalog.KindSource {
-			if err := e.startSource(snap, rel); err != nil {
+			if err := e.startSource(snap.Version, rel); err != nil {
 				return err
 			}
 		}

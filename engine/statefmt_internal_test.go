@@ -35,35 +35,11 @@ func TestViewStateFormatAcrossRestarts(t *testing.T) {
 	}
 	run := func(e *Engine, sql string) string {
 		t.Helper()
-		gs, err := e.NewSession(ctx, gateway.SessionInfo{Database: "default", User: "test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer gs.Close()
-		st, err := gs.Prepare(ctx, gateway.PrepareRequest{SQL: sql})
+		out, err := execSQL(ctx, e, sql)
 		if err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
-		cur, err := gs.Execute(ctx, gateway.ExecuteRequest{Statement: st})
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		defer cur.Close()
-		var rows []string
-		for {
-			r, err := cur.Next(ctx)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", sql, err)
-			}
-			rows = append(rows, zset.FormatRow(r))
-		}
-		if err := gs.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(rows, "; ")
+		return out
 	}
 	views := map[string]string{
 		"agg":    `SELECT g, count(*) AS n, sum(b) AS sb, avg(b) AS ab, sum(f) AS sf, bool_or(b > 0) AS bo FROM t GROUP BY g`,
@@ -158,6 +134,36 @@ func TestViewStateFormatAcrossRestarts(t *testing.T) {
 	if got := run(e, `SELECT * FROM onview`); !strings.Contains(got, "18446744073709551615") {
 		t.Fatalf("onview after an insert: %s", got)
 	}
+}
+
+// execSQL runs one statement in a new session and commits; it returns the
+// rows formatted and joined by "; ".
+func execSQL(ctx context.Context, e *Engine, sql string) (string, error) {
+	gs, err := e.NewSession(ctx, gateway.SessionInfo{Database: "default", User: "test"})
+	if err != nil {
+		return "", err
+	}
+	defer gs.Close()
+	cur, err := startStatement(ctx, gs, sql)
+	if err != nil {
+		return "", err
+	}
+	defer cur.Close()
+	var rows []string
+	for {
+		r, err := cur.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		rows = append(rows, zset.FormatRow(r))
+	}
+	if err := gs.Commit(ctx); err != nil {
+		return "", err
+	}
+	return strings.Join(rows, "; "), nil
 }
 
 func equalMaps(a, b map[string]string) bool {

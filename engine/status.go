@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync/atomic"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
@@ -10,8 +9,6 @@ import (
 	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/types"
 )
-
-type atomicBool = atomic.Bool
 
 // viewStatusColumns are SHOW VIEW STATUS's columns.
 var viewStatusColumns = types.Schema{

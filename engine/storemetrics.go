@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +20,33 @@ type meteredStore struct {
 	requests *prometheus.CounterVec
 	errors   *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+
+	// writeMu guards writeFailure: the last write's error text, "" once a
+	// write succeeds again (Failing, for /readyz).
+	writeMu      sync.Mutex
+	writeFailure string
+}
+
+// Failing says why the store is failing writes ("" when the last write
+// succeeded): a read-only or full disk, a bucket refusing writes.
+func (m *meteredStore) Failing() string {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	return m.writeFailure
+}
+
+// storeFailureReason names the operating-system cause operators look for
+// first (ENOSPC, EACCES, EROFS) before the error text.
+func storeFailureReason(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "storage is failing writes: no space left on device (ENOSPC): " + err.Error()
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return "storage is failing writes: permission denied (EACCES): " + err.Error()
+	case errors.Is(err, syscall.EROFS):
+		return "storage is failing writes: read-only file system (EROFS): " + err.Error()
+	}
+	return "storage is failing writes: " + err.Error()
 }
 
 func newMeteredStore(inner objstore.Store, reg prometheus.Registerer) *meteredStore {
@@ -53,8 +83,21 @@ func objectKind(key string) string {
 func (m *meteredStore) observe(op, key string, start time.Time, err error) {
 	kind := objectKind(key)
 	m.requests.WithLabelValues(op, kind).Inc()
-	if err != nil {
+	// NB: a not-found read and a refused conditional write are answers, not
+	// failures: slate probes for objects and races writers by design, so
+	// counting them would show a healthy server with errors.
+	outcome := errors.Is(err, objstore.ErrNotFound) || errors.Is(err, objstore.ErrPreconditionFailed)
+	if err != nil && !outcome {
 		m.errors.WithLabelValues(op, kind).Inc()
+	}
+	if op != "get" && op != "get_range" && op != "list" {
+		m.writeMu.Lock()
+		if err != nil && !outcome {
+			m.writeFailure = storeFailureReason(err)
+		} else {
+			m.writeFailure = ""
+		}
+		m.writeMu.Unlock()
 	}
 	m.latency.WithLabelValues(op).Observe(time.Since(start).Seconds())
 }

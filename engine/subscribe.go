@@ -2,46 +2,45 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/actors/subscriber"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/runtime"
 )
 
-// subscriptionUpdatesMax bounds the updates queued for one subscriber; a
-// subscriber that falls this far behind is disconnected with RS-2020 rather
-// than making the shard buffer without limit.
-const subscriptionUpdatesMax = 1024
+// subscriberSeq numbers the edge actors of subscriptions in this process.
+var subscriberSeq atomic.Uint64
 
 // subscribe streams a view's changes: (mz_timestamp, mz_progressed, mz_diff,
 // columns...), a progress row (mz_progressed = true) per closed epoch.
+// The shard sends the updates to an edge actor (actors/subscriber) that
+// owns the bounded queue; the cursor takes them from it.
 func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsql.Subscribe) (gateway.Cursor, error) {
-	updates := make(chan shard.SubscriptionUpdate, subscriptionUpdatesMax)
-	c := &subscribeCursor{s: s, updates: updates, width: len(st.View.Columns)}
-	m, err := s.e.ask(ctx, shard.ActorID, shard.Subscribe{
-		Snapshot:     snap,
-		View:         st.View.ID,
-		WithSnapshot: st.Snapshot,
-		To: func(u shard.SubscriptionUpdate) bool {
-			select {
-			case updates <- u:
-				return true
-			default:
-				c.overflowed.Store(true)
-				return false
-			}
-		},
-	})
+	cfg := subscriber.Config{Shard: shard.ActorID, QueueUpdatesMax: s.e.cfg.SubscriberQueueUpdatesMax}
+	edge := runtime.ActorID(fmt.Sprintf("subscriber/%d", subscriberSeq.Add(1)))
+	if err := s.e.rt.Spawn("embedded", edge, subscriber.New(cfg)); err != nil {
+		return nil, errcode.Wrap(errcode.InternalError, err, "starting the subscription")
+	}
+	c := &subscribeCursor{s: s, edge: edge, width: len(st.View.Columns)}
+	req := shard.Subscribe{CatalogVersion: snap.Version, View: st.View.ID, WithSnapshot: st.Snapshot, Edge: edge, Through: cfg.Through()}
+	if st.AsOfEpoch >= 0 {
+		req.Resume, req.AsOf = true, uint64(st.AsOfEpoch)
+	}
+	m, err := s.e.ask(ctx, shard.ActorID, req)
 	if err != nil {
+		_ = s.e.rt.Stop(edge)
 		return nil, err
 	}
 	sub := m.(shard.Subscribed)
-	c.id = sub.ID
 	if st.Snapshot {
 		c.emit(sub.Frontier, sub.Snapshot)
 	}
@@ -50,13 +49,14 @@ func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsq
 }
 
 type subscribeCursor struct {
-	s          *session
-	id         uint64
-	updates    chan shard.SubscriptionUpdate
-	pending    []types.Row
-	width      int
-	overflowed atomicBool
-	closed     bool
+	s       *session
+	edge    runtime.ActorID
+	pending []types.Row
+	width   int
+	// ended is the error that ended the subscription, returned once the
+	// rows before it are read.
+	ended  error
+	closed bool
 }
 
 func (c *subscribeCursor) emit(epoch uint64, delta zset.Batch) {
@@ -78,19 +78,27 @@ func (c *subscribeCursor) progress(epoch uint64) {
 // Next blocks until the next change or progress row.
 func (c *subscribeCursor) Next(ctx context.Context) (types.Row, error) {
 	for len(c.pending) == 0 {
-		select {
-		case u, ok := <-c.updates:
-			if !ok {
-				return nil, io.EOF
-			}
+		if c.ended != nil {
+			return nil, c.ended
+		}
+		if c.closed {
+			return nil, io.EOF
+		}
+		m, err := c.s.e.ask(ctx, c.edge, subscriber.Take{})
+		if err != nil {
+			// NB: the edge may still answer the abandoned Take with
+			// updates nobody reads, so the stream has a gap from here:
+			// the subscription ends (the client resumes AS OF its last
+			// progress epoch).
+			c.ended = err
+			return nil, err
+		}
+		t := m.(subscriber.Taken)
+		for _, u := range t.Updates {
 			c.emit(u.Epoch, u.Delta)
 			c.progress(u.Epoch)
-		case <-ctx.Done():
-			return nil, errcode.Wrap(errcode.QueryCanceled, ctx.Err(), "canceling statement due to user request")
 		}
-		if c.overflowed.Load() && len(c.updates) == 0 {
-			return nil, errcode.New(errcode.SubscriberTooSlow, "subscription fell more than %d epochs behind", subscriptionUpdatesMax)
-		}
+		c.ended = t.Err()
 	}
 	r := c.pending[0]
 	c.pending = c.pending[1:]
@@ -105,7 +113,10 @@ func (c *subscribeCursor) Close() error {
 		return nil
 	}
 	c.closed = true
-	_, err := c.s.e.ask(context.Background(), shard.ActorID, shard.Unsubscribe{ID: c.id})
+	_, err := c.s.e.ask(context.Background(), shard.ActorID, shard.Unsubscribe{Edge: c.edge})
+	if serr := c.s.e.rt.Stop(c.edge); err == nil && serr != nil {
+		err = serr
+	}
 	return err
 }
 

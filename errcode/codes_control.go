@@ -46,6 +46,8 @@ var (
 		"Check that --storage points to a writable directory (or a reachable bucket with valid credentials).")
 	ListenFailed = Register("RS-3102", "runtime.listen_failed", "08006",
 		"Another process may use the port: pick another with --listen/--http (or ROCKSTREAM_LISTEN/ROCKSTREAM_HTTP).")
+	StoreInUse = Register("RS-3103", "runtime.store_in_use", "55006",
+		"One server at a time may own a storage directory or prefix. Stop the other server (the message names its pid and host), point --storage elsewhere, or start with --takeover if you are sure the other server is gone.")
 )
 
 // Columns.
@@ -79,5 +81,5 @@ var (
 	GeneratedAlways = Register("RS-1512", "ddl.identity_generated_always", "428C9",
 		"Leave the column out of the INSERT (or write DEFAULT); the identity sequence assigns it.")
 	SchemasNotSupported = Register("RS-1513", "ddl.schemas_not_supported", "0A000",
-		"A RockStream namespace has one schema, public (spec §5.2): create objects without a schema name, or in public.")
+		"A RockStream namespace has one schema, public (a database is the unit of isolation): create objects without a schema name, or in public.")
 )

@@ -10,7 +10,7 @@ var (
 	SQLSyntaxError = Register("RS-2101", "sql.syntax_error", "42601",
 		"Fix the SQL near the reported position; RockStream accepts PostgreSQL 15 syntax plus the statements in docs/sql.md.")
 	SQLUndefinedTable = Register("RS-2102", "sql.undefined_table", "42P01",
-		"Check the relation name and that it exists in this namespace (SHOW TABLES, \\d).")
+		"Check the relation name and that it exists in this namespace (\\d in psql lists relations; from any client: SELECT table_name FROM information_schema.tables).")
 	SQLUndefinedColumn = Register("RS-2103", "sql.undefined_column", "42703",
 		"Check the column name and its table qualifier; quoted identifiers are case sensitive.")
 	SQLAmbiguousColumn = Register("RS-2104", "sql.ambiguous_column", "42702",

@@ -47,6 +47,15 @@ func Register(id, slug, sqlState, nextSteps string) *Code {
 	return c
 }
 
+// Lookup returns the registered code with id (e.g. "RS-2001"), so an error
+// that crossed a process boundary as its id finds its code again.
+func Lookup(id string) (*Code, bool) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	c, ok := registry[id]
+	return c, ok
+}
+
 // All returns every registered code sorted by id.
 func All() []*Code {
 	registryMu.Lock()
@@ -143,4 +152,28 @@ func Internal(err error) *Error {
 		return e
 	}
 	return Wrap(InternalError, err, "internal error")
+}
+
+// Has reports whether any error in err's chain carries code (As finds only
+// the outermost coded error; a wrapped cause may carry a more specific one).
+func Has(err error, code *Code) bool {
+	for err != nil {
+		if e, ok := err.(*Error); ok && e.Code == code {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, inner := range u.Unwrap() {
+				if Has(inner, code) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
 }

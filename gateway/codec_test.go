@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/apd/v3"
 	"pgregory.net/rapid"
 
+	"github.com/rockstream/rockstream/internal/version"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -223,7 +224,7 @@ func TestSessionFunctions(t *testing.T) {
 	if _, _, err := s.CurrentSetting("nope", false); err == nil {
 		t.Error("unknown parameter without missing_ok")
 	}
-	if s.User() != "alice" || s.Database() != "shop" || s.Version() != VersionString {
+	if s.User() != "alice" || s.Database() != "shop" || s.Version() != version.Full {
 		t.Error("user/database/version")
 	}
 	if v, _ := s.Get("session_authorization"); v != "alice" {

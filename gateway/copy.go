@@ -202,6 +202,12 @@ type copyDecoder struct {
 	ended bool
 	// headerSkipped records that the header line was consumed.
 	headerSkipped bool
+	// scanned is how far recordEnd has searched pending for the first
+	// record's end, and scanInQuote whether a CSV quote is open there: a
+	// long record arriving in many CopyData messages is scanned once, not
+	// once per message (which made COPY quadratic in the field size).
+	scanned     int
+	scanInQuote bool
 }
 
 // feed appends data and returns the complete records, each already split
@@ -213,11 +219,13 @@ func (d *copyDecoder) feed(data []byte, final bool) ([][]*string, error) {
 	d.pending = append(d.pending, data...)
 	var out [][]*string
 	// NB: records are consumed from the front of pending by slicing, and
-	// what is left is moved to the front once per call: moving the rest
-	// after every record copied a CopyData message once per line in it.
+	// what is left is moved to the front once per call that consumed a
+	// record: moving the rest after every record copied a CopyData message
+	// once per line in it, and moving an incomplete record on every call
+	// copied a long field once per message.
 	buf := d.pending
 	defer func() {
-		if !d.ended {
+		if !d.ended && len(d.pending) != len(buf) {
 			d.pending = append(buf[:0], d.pending...)
 		}
 	}()
@@ -256,6 +264,7 @@ func (d *copyDecoder) feed(data []byte, final bool) ([][]*string, error) {
 			out = append(out, fields)
 		}
 		d.pending = rest
+		d.scanned, d.scanInQuote = 0, false
 		if len(d.pending) == 0 {
 			return out, nil
 		}
@@ -268,24 +277,33 @@ func (d *copyDecoder) feed(data []byte, final bool) ([][]*string, error) {
 func (d *copyDecoder) recordEnd(final bool) (int, int) {
 	p := d.pending
 	if d.spec.format == copyText {
-		if i := bytes.IndexByte(p, '\n'); i >= 0 {
-			return i, i + 1
+		if i := bytes.IndexByte(p[d.scanned:], '\n'); i >= 0 {
+			return d.scanned + i, d.scanned + i + 1
 		}
+		d.scanned = len(p)
 	} else {
-		inQuote := false
-		for i := 0; i < len(p); i++ {
+		inQuote := d.scanInQuote
+		i := d.scanned
+		for ; i < len(p); i++ {
 			c := p[i]
 			switch {
 			case inQuote && c == d.spec.escape && d.spec.escape != d.spec.quote && i+1 < len(p) &&
 				(p[i+1] == d.spec.quote || p[i+1] == d.spec.escape):
 				i++
+			case inQuote && c == d.spec.escape && d.spec.escape != d.spec.quote && i+1 == len(p):
+				// An escape as the last byte: whether it escapes depends
+				// on the next message; rescan from here then.
+				d.scanned, d.scanInQuote = i, inQuote
+				goto incomplete
 			case c == d.spec.quote:
 				inQuote = !inQuote
 			case c == '\n' && !inQuote:
 				return i, i + 1
 			}
 		}
+		d.scanned, d.scanInQuote = i, inQuote
 	}
+incomplete:
 	if final && len(p) > 0 {
 		return len(p), len(p)
 	}

@@ -9,8 +9,9 @@ import (
 
 // TestCopyFeedChunking: the records COPY text decodes to do not depend on
 // how the client split the data into CopyData messages (the decoder
-// consumes records from the front of its buffer and compacts once per
-// message).
+// consumes records from the front of its buffer, compacts once per
+// message, and resumes its search for a record's end where the previous
+// message left it).
 func TestCopyFeedChunking(t *testing.T) {
 	var sb strings.Builder
 	for i := 0; i < 300; i++ {
@@ -27,48 +28,77 @@ func TestCopyFeedChunking(t *testing.T) {
 			sb.WriteString(strings.Repeat("w", i) + "\tend\t\\N\n")
 		}
 	}
-	data := []byte(sb.String() + "\\.\nignored\n")
-	decode := func(chunks [][]byte) [][]*string {
-		d := &copyDecoder{spec: &copySpec{format: copyText, delimiter: '\t', null: `\N`}}
-		var out [][]*string
+	want := checkChunking(t, copySpec{format: copyText, delimiter: '\t', null: `\N`}, []byte(sb.String()+"\\.\nignored\n"))
+	if len(want) != 300 || want[0] != "1|one|<null>" || want[1] != "22|tab\there|x" || want[2] != "||" || want[3] != `333|back\slash|new`+"\n"+"line" {
+		t.Fatalf("one-shot decode: %d records, first %q", len(want), want[:4])
+	}
+}
+
+// TestCopyFeedChunkingCSV: the same for CSV, where a record's end depends
+// on quote state carried across messages (quoted newlines, doubled quotes,
+// and an ESCAPE other than the quote that may end a message).
+func TestCopyFeedChunkingCSV(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; i < 200; i++ {
+		switch i % 4 {
+		case 0:
+			sb.WriteString("1,\"multi\nline\",\n")
+		case 1:
+			sb.WriteString("2,\"say \\\"hi\\\" \\\\ there\",x\n")
+		case 2:
+			sb.WriteString("3,\"" + strings.Repeat("q,", i) + "\",\"\"\n")
+		default:
+			sb.WriteString(strings.Repeat("w", i) + ",plain,\n")
+		}
+	}
+	spec := copySpec{format: copyCSV, delimiter: ',', quote: '"', escape: '\\'}
+	want := checkChunking(t, spec, []byte(sb.String()))
+	if len(want) != 200 || want[0] != "1|multi\nline|<null>" || want[1] != `2|say "hi" \ there|x` {
+		t.Fatalf("one-shot decode: %d records, first %q", len(want), want[:2])
+	}
+}
+
+// checkChunking decodes data in one piece and in random splits (down to
+// one byte), requires the same records every time, and returns them
+// flattened ("a|b|<null>").
+func checkChunking(t *testing.T, spec copySpec, data []byte) []string {
+	t.Helper()
+	decode := func(chunks [][]byte) []string {
+		s := spec
+		d := &copyDecoder{spec: &s}
+		var out []string
 		for i, c := range chunks {
 			recs, err := d.feed(c, i == len(chunks)-1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, recs...)
-		}
-		return out
-	}
-	flat := func(recs [][]*string) []string {
-		var out []string
-		for _, r := range recs {
-			var f []string
-			for _, v := range r {
-				if v == nil {
-					f = append(f, "<null>")
-				} else {
-					f = append(f, *v)
+			for _, r := range recs {
+				var f []string
+				for _, v := range r {
+					if v == nil {
+						f = append(f, "<null>")
+					} else {
+						f = append(f, *v)
+					}
 				}
+				out = append(out, strings.Join(f, "|"))
 			}
-			out = append(out, strings.Join(f, "|"))
 		}
 		return out
 	}
-	want := flat(decode([][]byte{data}))
-	if len(want) != 300 || want[0] != "1|one|<null>" || want[1] != "22|tab\there|x" || want[2] != "||" || want[3] != `333|back\slash|new`+"\n"+"line" {
-		t.Fatalf("one-shot decode: %d records, first %q", len(want), want[:4])
-	}
+	want := decode([][]byte{data})
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := 0; round < 50; round++ {
+		maxChunk := []int{1, 3, 200}[round%3]
 		var chunks [][]byte
 		for rest := data; len(rest) > 0; {
-			n := min(len(rest), 1+rng.IntN(200))
+			n := min(len(rest), 1+rng.IntN(maxChunk))
 			chunks = append(chunks, append([]byte(nil), rest[:n]...))
 			rest = rest[n:]
 		}
-		if got := flat(decode(chunks)); !reflect.DeepEqual(got, want) {
-			t.Fatalf("round %d: chunked decode differs", round)
+		if got := decode(chunks); !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d (chunks ≤ %d bytes): chunked decode differs", round, maxChunk)
 		}
 	}
+	return want
 }

@@ -9,20 +9,15 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/internal/version"
 )
 
-// ServerVersion is what `server_version` and version() report. The leading
-// "15.0" is deliberate: libpq, pgjdbc, asyncpg and pgx parse the leading
-// number as the PostgreSQL major version and pick their catalog queries by it,
-// and PostgreSQL 15 is the dialect RockStream speaks. The parenthesised part
-// follows PostgreSQL's own "15.18 (Debian 15.18-0+deb12u1)" shape.
-const ServerVersion = "15.0 (RockStream 0.1)"
+// ServerVersion is what `server_version` and version() report; the leaf
+// package version says why it reads "15.0".
+const ServerVersion = version.Server
 
 // serverVersionNum is `server_version_num`, consistent with ServerVersion.
-const serverVersionNum = "150000"
-
-// VersionString is what `SELECT version()` returns.
-const VersionString = "PostgreSQL 15.0 (RockStream 0.1) on x86_64-pc-linux-gnu, compiled by Go, 64-bit"
+const serverVersionNum = version.ServerNum
 
 // paramDef describes one session parameter (a row of SHOW ALL / pg_settings).
 type paramDef struct {
@@ -227,7 +222,7 @@ func (s *Settings) CurrentSchemas(includeImplicit bool) []string {
 }
 
 // Version implements version().
-func (s *Settings) Version() string { return VersionString }
+func (s *Settings) Version() string { return version.Full }
 
 // SettingRow is one row of SHOW ALL and pg_settings.
 type SettingRow struct {

@@ -144,6 +144,10 @@ func (s *Sim) send(from *simActor, to runtime.ActorID, msg runtime.Message) {
 		s.drop("unknown-actor", to, from.id)
 		return
 	}
+	if to != from.id {
+		// NB: a message to itself stays in the actor's memory.
+		msg = s.overWire(string(from.id)+" to "+string(to), msg)
+	}
 	if dest == from.process.name {
 		if a := s.actors[to]; a != nil {
 			s.enqueue(a, delivery{from: from.id, msg: msg}, false)

@@ -34,6 +34,11 @@
 // links (delay multiplied). An inbox holds at most Config.MailboxMessagesMax
 // messages; actor sends past that are dropped, as in runtime/real.
 //
+// With Options.Codec (wire.go), every message between actors, every Ask
+// and every reply is encoded when sent and its receiver gets the decoded
+// copy, as across a process boundary; a message the codec cannot carry
+// fails the run.
+//
 // Object-store calls are synchronous inside Receive. Each process's store is
 // a FaultyStore over its durable store: the sampled latency is charged to
 // the calling actor (its ctx.Now advances, its later effects and its next

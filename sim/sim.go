@@ -57,11 +57,17 @@ type Options struct {
 	// AskTimeout bounds each Ask in virtual time. Simulation range: fixed;
 	// default one virtual minute, far beyond any healthy round trip.
 	AskTimeout time.Duration
+	// Codec, when set, carries every message between actors over the wire
+	// (wire.go): encoded when sent, decoded for its receiver.
+	Codec Codec
 }
 
 // Stats counts what happened in a run.
 type Stats struct {
 	Delivered, Timers, Dropped, Duplicated, Crashes, Restarts, Partitions, Congestions, Slowdowns int
+	// Encoded counts the messages carried through Options.Codec, and
+	// EncodedBytes their encoded size.
+	Encoded, EncodedBytes int
 }
 
 // Sim is a whole simulated cluster in one goroutine. It implements
@@ -95,6 +101,7 @@ type Sim struct {
 	streams       map[string]*rand.Rand
 	nemesisActive bool
 	stats         Stats
+	codec         Codec
 
 	// stepping is set while an event runs: Ask must not be called then.
 	stepping bool
@@ -135,6 +142,7 @@ func New(opts Options) *Sim {
 		asks:         map[uint64]*pendingAsk{},
 		streams:      map[string]*rand.Rand{},
 		askTimeout:   opts.AskTimeout,
+		codec:        opts.Codec,
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -193,7 +201,7 @@ func (s *Sim) Describe() string {
 			active = append(active, string(r.Site))
 		}
 	}
-	return fmt.Sprintf("SEED=%d\n%sbuggify active: %v\n", s.seed, s.cfg, active)
+	return fmt.Sprintf("SEED=%d\n%sbuggify active: %v\nwire round trip: %t\n", s.seed, s.cfg, active, s.codec != nil)
 }
 
 // Now is the true virtual time since the start of the run.
@@ -391,6 +399,7 @@ func (s *Sim) startAsk(to runtime.ActorID, msg runtime.Message, callback func(ru
 	s.nextAsk++
 	ask := &pendingAsk{id: s.nextAsk, to: to, callback: callback}
 	s.asks[ask.id] = ask
+	msg = s.overWire("ask to "+string(to), msg)
 	a := s.actors[to]
 	if a == nil || !a.process.up {
 		s.completeAsk(ask.id, nil, fmt.Errorf("ask %s: %w", to, runtime.ErrActorGone))
@@ -406,6 +415,9 @@ func (s *Sim) completeAsk(id uint64, reply runtime.Message, err error) {
 		return
 	}
 	delete(s.asks, id)
+	if reply != nil {
+		reply = s.overWire("reply from "+string(ask.to), reply)
+	}
 	ask.done, ask.reply, ask.err = true, reply, err
 	if ask.callback != nil {
 		cb := ask.callback

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/rockstream/rockstream/slate/objstore"
+	"github.com/rockstream/rockstream/slate/objstore/fsstore"
 )
 
 // Benchmarks: slate on the local filesystem store vs Pebble on the same disk.
@@ -71,7 +72,7 @@ type slateKV struct {
 }
 
 func newSlateKV(b *testing.B, cacheBytes int64) *slateKV {
-	fs, err := objstore.NewFS(b.TempDir())
+	fs, err := fsstore.New(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

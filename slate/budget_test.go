@@ -10,6 +10,7 @@ import (
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/slate/objstore"
+	"github.com/rockstream/rockstream/slate/objstore/fsstore"
 )
 
 func TestBackpressure(t *testing.T) {
@@ -148,7 +149,7 @@ func TestWALFlushFailureNeverAcksEarly(t *testing.T) {
 func TestFilesystemBackedDB(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	fs, err := objstore.NewFS(dir)
+	fs, err := fsstore.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestFilesystemBackedDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another "process": a fresh store handle on the same directory.
-	fs2, _ := objstore.NewFS(dir)
+	fs2, _ := fsstore.New(dir)
 	d2, err := Open(ctx, fs2, "shards/1", testOptions(clock))
 	if err != nil {
 		t.Fatal(err)

@@ -66,10 +66,15 @@ func closedErr(cause error) error {
 }
 
 // storeErr wraps an object-store failure with context. Errors that already
-// carry a code (corruption, fencing) pass through.
+// carry a code (corruption, fencing) pass through. A backend's report of a
+// damaged object (objstore.ErrCorrupt) is corruption (RS-5002, matching
+// ErrCorrupt too), not a retryable I/O failure: the bytes will not change.
 func storeErr(err error, format string, args ...any) error {
 	if _, ok := errcode.As(err); ok {
 		return err
+	}
+	if errors.Is(err, objstore.ErrCorrupt) {
+		return errcode.Wrap(errcode.StorageObjectCorrupt, fmt.Errorf("%w: %w", ErrCorrupt, err), format, args...)
 	}
 	return errcode.Wrap(errcode.DurableObjectStoreIOFailure, err, format, args...)
 }

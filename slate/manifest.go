@@ -12,7 +12,9 @@ import (
 // write manifests concurrently; each owns disjoint fields (see doc.go) and
 // re-applies its own mutation to the newest manifest after a lost race.
 //
-// Encoding: "RSMF" | u16 format version | u32 crc32c(json) | json.
+// Encoding: "RSMF" | u16 format version | u32 crc32c | json. Format 2
+// (written): the crc32c covers every byte but itself; format 1 (still read):
+// the JSON only.
 type Manifest struct {
 	// ID is the manifest's own number (also in its key); checked on read.
 	ID uint64 `json:"id"`
@@ -102,7 +104,12 @@ type Checkpoint struct {
 
 const (
 	manifestMagic         = "RSMF"
-	manifestFormatVersion = 1
+	manifestFormatVersion = 2
+	// manifestFormatPayloadChecksum: format 1, whose checksum covers the
+	// JSON only.
+	manifestFormatPayloadChecksum = 1
+	manifestChecksumOffset        = 6
+	manifestHeaderBytes           = manifestChecksumOffset + 4
 )
 
 func manifestKey(id uint64) string { return fmt.Sprintf("manifest/%020d.manifest", id) }
@@ -112,23 +119,22 @@ func encodeManifest(m *Manifest) []byte {
 	if err != nil {
 		panic(fmt.Sprintf("slate: manifest does not marshal: %v", err)) // plain data: cannot happen
 	}
-	out := make([]byte, 0, len(js)+10)
-	out = append(out, manifestMagic...)
-	out = binary.BigEndian.AppendUint16(out, manifestFormatVersion)
-	out = binary.BigEndian.AppendUint32(out, checksum(js))
-	return append(out, js...)
+	out := make([]byte, manifestHeaderBytes, manifestHeaderBytes+len(js))
+	copy(out, manifestMagic)
+	binary.BigEndian.PutUint16(out[4:], manifestFormatVersion)
+	out = append(out, js...)
+	binary.BigEndian.PutUint32(out[manifestChecksumOffset:], checksumAround(out, manifestChecksumOffset))
+	return out
 }
 
 func decodeManifest(key string, id uint64, data []byte) (*Manifest, error) {
-	if len(data) < 10 || string(data[:4]) != manifestMagic {
-		return nil, corruptErr(key, "not a manifest (bad magic)")
+	if len(data) < manifestHeaderBytes || string(data[:4]) != manifestMagic {
+		return nil, corruptErr(key, "not a manifest (bad magic or %d bytes)", len(data))
 	}
-	if v := binary.BigEndian.Uint16(data[4:6]); v != manifestFormatVersion {
-		return nil, formatErr(key, "manifest format version %d, this build reads %d", v, manifestFormatVersion)
-	}
-	js := data[10:]
-	if checksum(js) != binary.BigEndian.Uint32(data[6:10]) {
-		return nil, corruptErr(key, "manifest checksum mismatch")
+	js := data[manifestHeaderBytes:]
+	version := binary.BigEndian.Uint16(data[4:6])
+	if err := checkFormatChecksum(key, "manifest", data, version, manifestChecksumOffset, js, manifestFormatVersion, manifestFormatPayloadChecksum); err != nil {
+		return nil, err
 	}
 	var m Manifest
 	if err := json.Unmarshal(js, &m); err != nil {

@@ -2,6 +2,7 @@ package slate
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -100,6 +101,45 @@ func latestManifest(ctx context.Context, store objstore.Store) (*Manifest, error
 	return nil, lastErr
 }
 
+// The boundary object's encoding: "RSGB" | u16 format | u64 boundary |
+// u32 crc32c of the 14 bytes before it. Builds before format 1 wrote the
+// number in decimal, which is still read; a damaged format-1 object cannot
+// pass for one (it keeps at least three of its four letters).
+const (
+	boundaryMagic         = "RSGB"
+	boundaryFormatVersion = 1
+	boundaryBytes         = 4 + 2 + 8 + 4
+	boundaryDecimalMax    = 20 // digits of the largest uint64
+)
+
+func encodeBoundary(n uint64) []byte {
+	out := make([]byte, 0, boundaryBytes)
+	out = append(out, boundaryMagic...)
+	out = binary.BigEndian.AppendUint16(out, boundaryFormatVersion)
+	out = binary.BigEndian.AppendUint64(out, n)
+	return binary.BigEndian.AppendUint32(out, checksum(out))
+}
+
+func decodeBoundary(key string, data []byte) (uint64, error) {
+	if len(data) == boundaryBytes && string(data[:4]) == boundaryMagic {
+		if checksum(data[:boundaryBytes-4]) != binary.BigEndian.Uint32(data[boundaryBytes-4:]) {
+			return 0, corruptErr(key, "GC boundary checksum mismatch")
+		}
+		if v := binary.BigEndian.Uint16(data[4:6]); v != boundaryFormatVersion {
+			return 0, formatErr(key, "GC boundary format version %d, this build reads %d", v, boundaryFormatVersion)
+		}
+		return binary.BigEndian.Uint64(data[6:14]), nil
+	}
+	if len(data) == 0 || len(data) > boundaryDecimalMax || strings.Trim(string(data), "0123456789") != "" {
+		return 0, corruptErr(key, "not a GC boundary (bad magic or %d bytes)", len(data))
+	}
+	n, err := strconv.ParseUint(string(data), 10, 64)
+	if err != nil {
+		return 0, corruptErr(key, "GC boundary is not a number: %v", err)
+	}
+	return n, nil
+}
+
 func readBoundary(ctx context.Context, store objstore.Store, key string) (uint64, objstore.Version, error) {
 	obj, err := store.Get(ctx, key)
 	if err != nil {
@@ -108,9 +148,9 @@ func readBoundary(ctx context.Context, store objstore.Store, key string) (uint64
 		}
 		return 0, "", storeErr(err, "read %s", key)
 	}
-	n, err := strconv.ParseUint(strings.TrimSpace(string(obj.Data)), 10, 64)
+	n, err := decodeBoundary(key, obj.Data)
 	if err != nil {
-		return 0, "", corruptErr(key, "boundary is not a number")
+		return 0, "", err
 	}
 	return n, obj.Version, nil
 }
@@ -125,7 +165,7 @@ func advanceBoundary(ctx context.Context, store objstore.Store, key string, to u
 		if cur >= to {
 			return nil
 		}
-		data := []byte(strconv.FormatUint(to, 10))
+		data := encodeBoundary(to)
 		if version == "" {
 			_, err = store.PutIfAbsent(ctx, key, data)
 		} else {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"sort"
 
 	"github.com/cespare/xxhash/v2"
@@ -28,11 +27,6 @@ const (
 	sstFormatVersion = 1
 	sstFooterBytes   = 8*5 + 2 + 4 + 4
 )
-
-//lint:immutable the CRC table is computed once and only read.
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
-
-func checksum(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
 
 func appendBlock(dst, payload []byte) []byte {
 	dst = append(dst, payload...)
@@ -196,6 +190,8 @@ type sstMeta struct {
 	filter []byte
 	index  []sstIndexEntry
 	rows   uint64
+	// dataEnd is where the data blocks end (the filter block's offset).
+	dataEnd int64
 }
 
 func (m *sstMeta) cacheBytes() int64 {
@@ -268,7 +264,7 @@ func (t *tableReader) sstMeta(ctx context.Context, info SSTInfo) (*sstMeta, erro
 	if err != nil {
 		return nil, err
 	}
-	m := &sstMeta{filter: append([]byte(nil), filter...), rows: rows}
+	m := &sstMeta{filter: append([]byte(nil), filter...), rows: rows, dataEnd: filterOff}
 	for p := indexPayload; len(p) > 0; {
 		n, w := binary.Uvarint(p)
 		if w <= 0 || uint64(len(p)-w) < n {

@@ -11,7 +11,13 @@ import (
 // created once with put-if-absent, which is what fences a zombie writer.
 //
 // Encoding: "RSWL" | u16 format | u8 kind (0 data, 1 fence) | u64 writer
-// epoch | u64 wal id | u32 crc32c(rows) | rows (appendRow, seq order).
+// epoch | u64 wal id | u32 crc32c | rows (appendRow, seq order).
+//
+// Format 2 (written): the crc32c covers every byte of the object except
+// itself. Format 1 (still read): it covered the rows only, so the kind byte
+// could be damaged into "fence" and a commit vanished silently; decodeWAL
+// therefore also requires that a fence holds no rows and a data object
+// holds some (see checksum.go).
 //
 // NB: (epoch, id, kind) is the object's put id: one writer epoch writes a slot
 // at most once with fixed bytes, so reading back identical bytes after an
@@ -19,10 +25,13 @@ import (
 
 const (
 	walMagic         = "RSWL"
-	walFormatVersion = 1
-	walHeaderBytes   = 4 + 2 + 1 + 8 + 8 + 4
-	walKindData      = 0
-	walKindFence     = 1
+	walFormatVersion = 2
+	// walFormatPayloadChecksum: format 1, whose checksum covers the rows only.
+	walFormatPayloadChecksum = 1
+	walHeaderBytes           = 4 + 2 + 1 + 8 + 8 + 4
+	walChecksumOffset        = walHeaderBytes - 4
+	walKindData              = 0
+	walKindFence             = 1
 )
 
 func walKey(id uint64) string { return fmt.Sprintf("wal/%020d.sst", id) }
@@ -51,7 +60,7 @@ func encodeWAL(kind byte, epoch, id uint64, rows []row) []byte {
 	for _, r := range rows {
 		out = appendRow(out, r)
 	}
-	binary.BigEndian.PutUint32(out[23:], checksum(out[walHeaderBytes:]))
+	binary.BigEndian.PutUint32(out[walChecksumOffset:], checksumAround(out, walChecksumOffset))
 	return out
 }
 
@@ -66,23 +75,30 @@ func decodeWAL(key string, id uint64, data []byte) (walObject, error) {
 	if len(data) < walHeaderBytes || string(data[:4]) != walMagic {
 		return w, corruptErr(key, "not a WAL object (bad magic or %d bytes)", len(data))
 	}
-	if v := binary.BigEndian.Uint16(data[4:6]); v != walFormatVersion {
-		return w, formatErr(key, "WAL format version %d, this build reads %d", v, walFormatVersion)
+	payload := data[walHeaderBytes:]
+	version := binary.BigEndian.Uint16(data[4:6])
+	if err := checkFormatChecksum(key, "WAL", data, version, walChecksumOffset, payload, walFormatVersion, walFormatPayloadChecksum); err != nil {
+		return w, err
 	}
 	kind := data[6]
 	w.epoch = binary.BigEndian.Uint64(data[7:15])
 	if got := binary.BigEndian.Uint64(data[15:23]); got != id {
 		return w, corruptErr(key, "WAL object says id %d", got)
 	}
-	payload := data[walHeaderBytes:]
-	if checksum(payload) != binary.BigEndian.Uint32(data[23:27]) {
-		return w, corruptErr(key, "WAL checksum mismatch")
-	}
+	// INVARIANT: seal never writes an empty data object and a fence never
+	// holds rows. Checked for every format, and what keeps a format-1
+	// object's kind byte (outside its checksum) from being misread.
 	switch kind {
 	case walKindFence:
+		if len(payload) > 0 {
+			return w, corruptErr(key, "WAL fence object holds %d bytes of rows", len(payload))
+		}
 		w.fence = true
 		return w, nil
 	case walKindData:
+		if len(payload) == 0 {
+			return w, corruptErr(key, "WAL data object holds no rows")
+		}
 	default:
 		return w, corruptErr(key, "unknown WAL object kind %d", kind)
 	}

@@ -3,7 +3,7 @@ package syscat
 import (
 	"strings"
 
-	"github.com/rockstream/rockstream/gateway"
+	"github.com/rockstream/rockstream/internal/version"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 )
@@ -106,7 +106,7 @@ func (i *info) Database() string {
 	return "default"
 }
 
-func (i *info) Version() string { return gateway.VersionString }
+func (i *info) Version() string { return version.Full }
 
 // RelationName implements expr.RelationNamer (regclass output): the
 // relation's quoted name, qualified by its schema unless pg_catalog or

@@ -5,10 +5,12 @@
 //
 // System relations have fixed ids below the first user object id, so plans
 // and catalog snapshots refer to them like any relation; the engine's read
-// path asks Rows for them instead of the shard.
+// path asks Rows for them instead of the shard. Their identity (schema, name,
+// columns, id) lives in the leaf package sysrel, which the control actor
+// imports; this package pairs each with the function generating its rows.
 //
 //	SELECT name, rows FROM rockstream_catalog.views
-//	  └─ binder: Snapshot.LookupRelation(["rockstream_catalog","views"]) → syscat.Lookup
+//	  └─ binder: Snapshot.LookupRelation(["rockstream_catalog","views"]) → sysrel.Lookup
 //	  └─ engine: readSnapshot → syscat.Rows(views, env) → zset.Batch
 package syscat
 
@@ -19,19 +21,21 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/syscat/sysrel"
 )
 
-// Schema names of the system relations.
+// Schema names of the system relations (defined with their identity in
+// sysrel).
 const (
-	SchemaPgCatalog  = "pg_catalog"
-	SchemaInfo       = "information_schema"
-	SchemaRockStream = "rockstream_catalog"
-	SchemaPublic     = "public"
+	SchemaPgCatalog  = sysrel.SchemaPgCatalog
+	SchemaInfo       = sysrel.SchemaInfo
+	SchemaRockStream = sysrel.SchemaRockStream
+	SchemaPublic     = sysrel.SchemaPublic
 )
 
 // FirstUserObject is the lowest object number user relations get; system
 // relations live below it.
-const FirstUserObject = 1000
+const FirstUserObject = sysrel.FirstUserObject
 
 // Env is what system rows are generated from.
 type Env struct {
@@ -77,91 +81,67 @@ type Setting struct {
 	Name, Value, Category, Description, VarType string
 }
 
-// Table is one system relation.
+// Table is one system relation: its identity (sysrel) and its rows.
 type Table struct {
 	Schema string
 	Rel    *catalog.Relation
 	Rows   func(env *Env) []types.Row
 }
 
-// registry holds every system table, by schema then name.
+// rowSource generates the rows of the system relation schema.name.
+type rowSource struct {
+	schema, name string
+	rows         func(env *Env) []types.Row
+}
+
+// registry holds every system table, by id and in id order.
 type registry struct {
-	byName map[string]*Table
-	byID   map[catalog.ID]*Table
-	all    []*Table
+	byID map[catalog.ID]*Table
+	all  []*Table
 }
 
-func key(schema, name string) string { return schema + "." + name }
-
-// columns builds a column list from "name type" pairs.
-func columns(pairs ...any) []catalog.Column {
-	var out []catalog.Column
-	for i := 0; i < len(pairs); i += 2 {
-		out = append(out, catalog.Column{Name: pairs[i].(string), Type: pairs[i+1].(types.Type)})
+// newRegistry pairs every system relation with its row source.
+//
+// INVARIANT: sysrel and syscat describe the same relations: each relation has
+// exactly one row source and each row source names a relation. A mismatch is
+// a programming error, caught by the first use (every test that reads a
+// system relation).
+func newRegistry(relations []sysrel.Relation, sources []rowSource) *registry {
+	bySchemaName := map[string]rowSource{}
+	for _, src := range sources {
+		k := src.schema + "." + src.name
+		if _, dup := bySchemaName[k]; dup {
+			panic("syscat: two row sources for " + k)
+		}
+		bySchemaName[k] = src
 	}
-	return out
-}
-
-func newRegistry(tables []*Table) *registry {
-	r := &registry{byName: map[string]*Table{}, byID: map[catalog.ID]*Table{}}
-	for i, t := range tables {
-		var obj catalog.ObjectID
-		n := uint64(i + 1)
-		for b := 0; b < 8; b++ {
-			obj[15-b] = byte(n >> (8 * b))
+	r := &registry{byID: map[catalog.ID]*Table{}}
+	for _, rel := range relations {
+		k := rel.Schema + "." + rel.Rel.Name
+		src, ok := bySchemaName[k]
+		if !ok {
+			panic("syscat: no rows for system relation " + k)
 		}
-		t.Rel.ID = catalog.ID{Object: obj}
-		t.Rel.Kind = catalog.KindTable
-		// INVARIANT: system ids stay below user ids.
-		if n >= FirstUserObject {
-			panic("syscat: too many system tables")
-		}
-		r.byName[key(t.Schema, t.Rel.Name)] = t
-		r.byID[t.Rel.ID] = t
+		delete(bySchemaName, k)
+		t := &Table{Schema: rel.Schema, Rel: rel.Rel, Rows: src.rows}
+		r.byID[rel.Rel.ID] = t
 		r.all = append(r.all, t)
+	}
+	if len(bySchemaName) > 0 {
+		panic(fmt.Sprintf("syscat: %d row sources name no system relation", len(bySchemaName)))
 	}
 	return r
 }
 
-// Lookup resolves a (possibly qualified, folded) name to a system relation.
-// Unqualified names resolve in pg_catalog, as PostgreSQL's implicit
-// search_path does.
-func Lookup(name []string) (*catalog.Relation, bool) {
-	var t *Table
-	switch len(name) {
-	case 1:
-		t = tables().byName[key(SchemaPgCatalog, name[0])]
-	case 2:
-		t = tables().byName[key(name[0], name[1])]
-	}
-	if t == nil {
-		return nil, false
-	}
-	return t.Rel, true
-}
+// Lookup resolves a (possibly qualified, folded) name to a system relation
+// (sysrel.Lookup).
+func Lookup(name []string) (*catalog.Relation, bool) { return sysrel.Lookup(name) }
 
-// IsSystem reports whether id is a system relation.
-func IsSystem(id catalog.ID) bool {
-	_, ok := tables().byID[id]
-	return ok
-}
+// IsSystem reports whether id is a system relation (sysrel.IsSystem).
+func IsSystem(id catalog.ID) bool { return sysrel.IsSystem(id) }
 
-// ByID returns a system relation.
-func ByID(id catalog.ID) (*catalog.Relation, bool) {
-	t, ok := tables().byID[id]
-	if !ok {
-		return nil, false
-	}
-	return t.Rel, true
-}
-
-// SchemaOf returns the schema a system relation lives in.
-func SchemaOf(id catalog.ID) string {
-	if t, ok := tables().byID[id]; ok {
-		return t.Schema
-	}
-	return SchemaPublic
-}
+// SchemaOf returns the schema a system relation lives in (sysrel.SchemaOf).
+func SchemaOf(id catalog.ID) string { return sysrel.SchemaOf(id) }
 
 // Rows generates a system relation's rows.
 func Rows(id catalog.ID, env *Env) zset.Batch {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/syscat/sysrel"
 )
 
 func testEnv() *Env {
@@ -91,4 +92,26 @@ func TestQuoteIdent(t *testing.T) {
 			t.Errorf("quoteIdent(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestRowSourcesMatchRelations: every system relation sysrel defines has
+// exactly one row source here and every row source names a relation; a
+// relation added on one side only is refused at first use.
+func TestRowSourcesMatchRelations(t *testing.T) {
+	if got, want := len(newRegistry(sysrel.All(), rowSources()).all), len(sysrel.All()); got != want {
+		t.Fatalf("registry has %d tables, sysrel defines %d", got, want)
+	}
+	mustPanic := func(what string, relations []sysrel.Relation, sources []rowSource) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s: no panic", what)
+			}
+		}()
+		newRegistry(relations, sources)
+	}
+	sources := rowSources()
+	mustPanic("relation without rows", sysrel.All(), sources[1:])
+	mustPanic("rows without relation", sysrel.All()[1:], sources)
+	mustPanic("two row sources", sysrel.All(), append(sources, sources[0]))
 }

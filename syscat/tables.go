@@ -5,6 +5,7 @@ import (
 
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/syscat/sysrel"
 )
 
 // OIDs of namespaces and the object-id offset of user relations
@@ -55,7 +56,7 @@ var (
 )
 
 func tables() *registry {
-	tablesOnce.Do(func() { theTables = newRegistry(definitions()) })
+	tablesOnce.Do(func() { theTables = newRegistry(sysrel.All(), rowSources()) })
 	return theTables
 }
 
@@ -72,76 +73,69 @@ func relkind(k catalog.Kind) string {
 	return "r"
 }
 
-func definitions() []*Table {
-	t, i8, b, oid, name := types.TText, types.TInt8, types.TBool, types.TOID, types.TName
-	return append([]*Table{
-		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "tables", Columns: columns(
-			"name", t, "kind", t, "columns", i8, "primary_key", t, "insert_only", b)},
-			Rows: func(env *Env) []types.Row {
-				var out []types.Row
-				for _, r := range env.Relations {
-					if r.Kind != catalog.KindTable && r.Kind != catalog.KindSource {
-						continue
-					}
-					var pk types.Datum
-					if len(r.PrimaryKey) > 0 {
-						s := ""
-						for j, c := range r.PrimaryKey {
-							if j > 0 {
-								s += ", "
-							}
-							s += r.Columns[c].Name
+// rowSources generates the rows of the rockstream_catalog relations and
+// pg_namespace, then of the pg_catalog and information_schema compatibility
+// relations (pgCatalogRows); sysrel defines their columns.
+func rowSources() []rowSource {
+	return append([]rowSource{
+		{SchemaRockStream, "tables", func(env *Env) []types.Row {
+			var out []types.Row
+			for _, r := range env.Relations {
+				if r.Kind != catalog.KindTable && r.Kind != catalog.KindSource {
+					continue
+				}
+				var pk types.Datum
+				if len(r.PrimaryKey) > 0 {
+					s := ""
+					for j, c := range r.PrimaryKey {
+						if j > 0 {
+							s += ", "
 						}
-						pk = s
+						s += r.Columns[c].Name
 					}
-					out = append(out, types.Row{r.Name, r.Kind.String(), int64(len(r.Columns)), pk, r.InsertOnly})
+					pk = s
 				}
-				return out
-			}},
-		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "views", Columns: columns(
-			"name", t, "kind", t, "definition", t, "state", t, "rows", i8, "state_rows", i8, "state_bytes", i8,
-			"frontier", i8, "lag_epochs", i8, "error", t)},
-			Rows: func(env *Env) []types.Row {
-				var out []types.Row
-				for _, r := range env.Relations {
-					switch r.Kind {
-					case catalog.KindMaterializedView:
-						st := env.Views[r.ID]
-						state := "running"
-						var errText types.Datum
-						if st.Error != "" {
-							state, errText = "error", st.Error
-						}
-						out = append(out, types.Row{r.Name, "materialized", r.SQL, state, st.Rows, st.StateRows, st.StateBytes,
-							int64(env.Frontier), int64(env.LastEpoch - env.Frontier), errText})
-					case catalog.KindView:
-						out = append(out, types.Row{r.Name, "inline", r.SQL, "inline", nil, nil, nil, nil, nil, nil})
+				out = append(out, types.Row{r.Name, r.Kind.String(), int64(len(r.Columns)), pk, r.InsertOnly})
+			}
+			return out
+		}},
+		{SchemaRockStream, "views", func(env *Env) []types.Row {
+			var out []types.Row
+			for _, r := range env.Relations {
+				switch r.Kind {
+				case catalog.KindMaterializedView:
+					st := env.Views[r.ID]
+					state := "running"
+					var errText types.Datum
+					if st.Error != "" {
+						state, errText = "error", st.Error
 					}
+					out = append(out, types.Row{r.Name, "materialized", r.SQL, state, st.Rows, st.StateRows, st.StateBytes,
+						int64(env.Frontier), int64(env.LastEpoch - env.Frontier), errText})
+				case catalog.KindView:
+					out = append(out, types.Row{r.Name, "inline", r.SQL, "inline", nil, nil, nil, nil, nil, nil})
 				}
-				return out
-			}},
-		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "sources", Columns: columns(
-			"name", t, "kind", t, "definition", t)},
-			Rows: func(env *Env) []types.Row {
-				var out []types.Row
-				for _, r := range env.Relations {
-					if r.Kind == catalog.KindSource {
-						out = append(out, types.Row{r.Name, "generate rows", r.SQL})
-					}
+			}
+			return out
+		}},
+		{SchemaRockStream, "sources", func(env *Env) []types.Row {
+			var out []types.Row
+			for _, r := range env.Relations {
+				if r.Kind == catalog.KindSource {
+					out = append(out, types.Row{r.Name, "generate rows", r.SQL})
 				}
-				return out
-			}},
-		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_namespace", Columns: columns(
-			"oid", oid, "nspname", name, "nspowner", oid, "nspacl", types.ArrayOf(t))},
-			Rows: func(*Env) []types.Row {
-				return []types.Row{
-					{int64(OIDPgCatalog), SchemaPgCatalog, int64(ownerOID), nil},
-					{int64(OIDPublic), SchemaPublic, int64(ownerOID), nil},
-					{int64(OIDInfoSchema), SchemaInfo, int64(ownerOID), nil},
-					{int64(OIDRockStream), SchemaRockStream, int64(ownerOID), nil},
-				}
-			}},
-	}, pgCatalogDefinitions()...)
+			}
+			return out
+		}},
+		{SchemaPgCatalog, "pg_namespace", func(*Env) []types.Row {
+			return []types.Row{
+				{int64(OIDPgCatalog), SchemaPgCatalog, int64(ownerOID), nil},
+				{int64(OIDPublic), SchemaPublic, int64(ownerOID), nil},
+				{int64(OIDInfoSchema), SchemaInfo, int64(ownerOID), nil},
+				{int64(OIDRockStream), SchemaRockStream, int64(ownerOID), nil},
+			}
+		}},
+	}, pgCatalogRows()...)
 }
 
 // builtinTypes lists the scalar types pg_type describes.

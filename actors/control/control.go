@@ -30,8 +30,6 @@ type storageTick struct{}
 // Messages the control actor answers (all via Ask; the reply is the listed
 // type or an error).
 type (
-	// GetSnapshot → *Snapshot.
-	GetSnapshot struct{}
 	// CreateRelation → DDLResult. Relation.ID must be zero (allocated here).
 	CreateRelation struct {
 		Relation *catalog.Relation
@@ -61,7 +59,9 @@ type (
 	}
 	// DDLResult reports a catalog change.
 	DDLResult struct {
-		Snapshot *Snapshot
+		// Version is the catalog version after the statement (the
+		// contents: GetSnapshot).
+		Version uint64
 		// Changed is the created/altered relation (nil for drops or no-ops).
 		Changed *catalog.Relation
 		// Dropped lists dropped relations, dependents first.
@@ -103,6 +103,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case storageTick:
 		if t, ok := a.store.(interface{ Tick(time.Time) error }); ok {
 			if err := t.Tick(ctx.Now()); err != nil {
+				if errcode.Has(err, errcode.ShardFenceLost) {
+					// Terminal: one log line, no more ticks.
+					a.noteFenced(err)
+					ctx.Logger().Error("control DB fenced by a newer writer; the catalog is no longer served", "err", err)
+					return
+				}
 				ctx.Logger().Error("storage background work failed", "err", err)
 			}
 		}
@@ -115,7 +121,11 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	}
 	switch m := msg.(type) {
 	case GetSnapshot:
-		ctx.Reply(a.snap)
+		if m.Known != 0 && m.Known == a.snap.Version {
+			ctx.Reply(SnapshotUnchanged{Version: a.snap.Version})
+			return
+		}
+		ctx.Reply(a.snap.Value())
 	case CreateRelation:
 		ctx.Reply(a.replyOf(a.create(m)))
 	case DropRelation:
@@ -127,6 +137,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case SequenceOp:
 		v, err := a.sequenceOp(m)
 		if err != nil {
+			a.noteFenced(err)
 			ctx.Reply(err)
 			return
 		}
@@ -134,6 +145,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case GetSequenceStates:
 		v, err := a.sequenceStates()
 		if err != nil {
+			a.noteFenced(err)
 			ctx.Reply(err)
 			return
 		}
@@ -145,15 +157,30 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 
 func (a *Actor) replyOf(r DDLResult, err error) runtime.Message {
 	if err != nil {
+		a.noteFenced(err)
 		return err
 	}
 	return r
+}
+
+// noteFenced makes a fence terminal: a newer writer owns the control DB (an
+// operator's takeover), so every later request answers the fence instead of
+// failing in ways that look like bugs, and the catalog in memory, which may
+// be ahead of what this writer made durable, is never served again.
+func (a *Actor) noteFenced(err error) {
+	if a.loadErr == nil && errcode.Has(err, errcode.ShardFenceLost) {
+		a.loadErr = errcode.Wrap(errcode.ShardFenceLost, err, "the control DB is owned by a newer writer; this server stopped serving the catalog")
+		a.snap = nil
+	}
 }
 
 // load reads the default namespace's catalog from the control DB.
 func (a *Actor) load(ctx runtime.Context) error {
 	store, err := a.cfg.OpenStore(ctx)
 	if err != nil {
+		if e, ok := errcode.StorageIntegrityError(err); ok {
+			return e // damaged, not a bug: the error names the object
+		}
 		return errcode.Wrap(errcode.InternalError, err, "open control DB")
 	}
 	a.store = store
@@ -245,9 +272,9 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 			if err := a.commit(next, []*catalog.Relation{&replaced}, nil); err != nil {
 				return DDLResult{}, err
 			}
-			return DDLResult{Snapshot: next, Changed: &replaced}, nil
+			return DDLResult{Version: next.Version, Changed: &replaced}, nil
 		case m.IfNotExists:
-			return DDLResult{Snapshot: a.snap, Notice: fmt.Sprintf("relation %q already exists, skipping", rel.Name)}, nil
+			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("relation %q already exists, skipping", rel.Name)}, nil
 		default:
 			return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", rel.Name)
 		}
@@ -279,14 +306,14 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 	if err := a.commit(next, puts, nil); err != nil {
 		return DDLResult{}, err
 	}
-	return DDLResult{Snapshot: next, Changed: &created}, nil
+	return DDLResult{Version: next.Version, Changed: &created}, nil
 }
 
 func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 	rel, ok := a.snap.byName[m.Name]
 	if !ok {
 		if m.IfExists {
-			return DDLResult{Snapshot: a.snap, Notice: fmt.Sprintf("%s %q does not exist, skipping", kindWord(m.Kind), m.Name)}, nil
+			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("%s %q does not exist, skipping", kindWord(m.Kind), m.Name)}, nil
 		}
 		return DDLResult{}, errcode.New(errcode.UndefinedObject, "%s %q does not exist", kindWord(m.Kind), m.Name)
 	}
@@ -334,7 +361,7 @@ func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 	if err := a.commit(next, nil, order); err != nil {
 		return DDLResult{}, err
 	}
-	return DDLResult{Snapshot: next, Dropped: order}, nil
+	return DDLResult{Version: next.Version, Dropped: order}, nil
 }
 
 func (a *Actor) addColumn(m AddColumn) (DDLResult, error) {
@@ -344,7 +371,7 @@ func (a *Actor) addColumn(m AddColumn) (DDLResult, error) {
 	}
 	if rel.ColumnIndex(m.Column.Name) >= 0 {
 		if m.IfNotExists {
-			return DDLResult{Snapshot: a.snap, Notice: fmt.Sprintf("column %q of relation %q already exists, skipping", m.Column.Name, m.Table)}, nil
+			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("column %q of relation %q already exists, skipping", m.Column.Name, m.Table)}, nil
 		}
 		return DDLResult{}, errcode.New(errcode.DuplicateObject, "column %q of relation %q already exists", m.Column.Name, m.Table).WithSQLState("42701")
 	}
@@ -358,7 +385,7 @@ func (a *Actor) addColumn(m AddColumn) (DDLResult, error) {
 	if err := a.commit(next, []*catalog.Relation{&altered}, nil); err != nil {
 		return DDLResult{}, err
 	}
-	return DDLResult{Snapshot: next, Changed: &altered}, nil
+	return DDLResult{Version: next.Version, Changed: &altered}, nil
 }
 
 // kindWord names a relation kind in messages ("relation" when a statement

@@ -3,6 +3,7 @@ package control
 import (
 	"log/slog"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -73,13 +74,13 @@ func TestCatalogDDL(t *testing.T) {
 		return &catalog.Relation{Kind: catalog.KindTable, Name: name, PrimaryKey: []int{0}, Columns: []catalog.Column{{Name: "id", Type: types.TInt4, NotNull: true}}}
 	}
 	tr := mustAsk(t, a, ctx, CreateRelation{Relation: table("t")})
-	if tr.Snapshot.Version != 1 || tr.Changed.ID == (catalog.ID{}) {
+	if tr.Version != 1 || tr.Changed.ID == (catalog.ID{}) {
 		t.Fatalf("create: %+v", tr)
 	}
 	_, err := ask(t, a, ctx, CreateRelation{Relation: table("t")})
 	wantState(t, err, "42P07")
 	r := mustAsk(t, a, ctx, CreateRelation{Relation: table("t"), IfNotExists: true})
-	if r.Notice == "" || r.Snapshot.Version != 1 {
+	if r.Notice == "" || r.Version != 1 {
 		t.Fatalf("IF NOT EXISTS: %+v", r)
 	}
 	mv := mustAsk(t, a, ctx, CreateRelation{Relation: &catalog.Relation{Kind: catalog.KindMaterializedView, Name: "mv", SQL: "SELECT id FROM t"}, Deps: []catalog.ID{tr.Changed.ID}})
@@ -95,7 +96,16 @@ func TestCatalogDDL(t *testing.T) {
 	// Restart: the catalog is read back.
 	a, ctx = start(store)
 	a.Receive(ctx, GetSnapshot{})
-	snap := ctx.reply.(*Snapshot)
+	value := ctx.reply.(SnapshotValue)
+	snap := SnapshotOf(value)
+	// A caller that holds the current version is told so, not sent it.
+	a.Receive(ctx, GetSnapshot{Known: value.Version})
+	if u, ok := ctx.reply.(SnapshotUnchanged); !ok || u.Version != value.Version {
+		t.Fatalf("GetSnapshot{Known: current}: %#v", ctx.reply)
+	}
+	if again := SnapshotOf(snap.Value()); !reflect.DeepEqual(again.Value(), value) {
+		t.Fatalf("SnapshotOf(Value()) differs:\n%+v\n%+v", again.Value(), value)
+	}
 	if len(snap.Relations()) != 3 {
 		t.Fatalf("after restart: %d relations", len(snap.Relations()))
 	}

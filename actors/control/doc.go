@@ -7,9 +7,16 @@
 // Readers (sessions compiling SQL, the shard reconciling its circuits) hold a
 // snapshot for as long as they like: it never changes under them.
 //
+// Snapshots cross actors as values (snapshotvalue.go): messages name a
+// catalog by its version, GetSnapshot answers its contents as a
+// SnapshotValue (or SnapshotUnchanged when the caller already holds it),
+// and the reader rebuilds a Snapshot once per version.
+//
 //	session ──Ask(CreateRelation)──► control ──durable write──► control DB
-//	        ◄──Snapshot v+1────────┘
+//	        ◄──DDLResult{Version v+1}┘
+//	session ──Ask(GetSnapshot{Known: v})──► control ──► SnapshotValue v+1
 //	session ──Ask(shard.SyncCatalog{v+1})──► shard (installs/backfills views)
+//	shard (a message names version > its own) ──GetSnapshot──► control
 //
 // Keys (spec §5.2; namespace-scoped from day one):
 //

@@ -63,5 +63,5 @@ func (a *Actor) setPrimaryKey(m SetPrimaryKey) (DDLResult, error) {
 	if err := a.commit(next, []*catalog.Relation{&altered}, nil); err != nil {
 		return DDLResult{}, err
 	}
-	return DDLResult{Snapshot: next, Changed: &altered}, nil
+	return DDLResult{Version: next.Version, Changed: &altered}, nil
 }

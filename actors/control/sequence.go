@@ -360,7 +360,7 @@ func (a *Actor) dropSequence(m DropRelation, rel *catalog.Relation) (DDLResult, 
 		return DDLResult{}, err
 	}
 	delete(a.sequences, rel.ID)
-	return DDLResult{Snapshot: next, Dropped: []*catalog.Relation{rel}, Notice: notice}, nil
+	return DDLResult{Version: next.Version, Dropped: []*catalog.Relation{rel}, Notice: notice}, nil
 }
 
 // ownedSequences lists the sequences owned by the tables in dropped.

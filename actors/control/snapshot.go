@@ -3,7 +3,7 @@ package control
 import (
 	"sort"
 
-	"github.com/rockstream/rockstream/syscat"
+	"github.com/rockstream/rockstream/syscat/sysrel"
 
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 )
@@ -35,8 +35,8 @@ func newSnapshot(ns catalog.NamespaceID) *Snapshot {
 	}
 }
 
-// firstObjectID leaves room below for the system relations (syscat).
-const firstObjectID = syscat.FirstUserObject
+// firstObjectID leaves room below for the system relations (sysrel).
+const firstObjectID = sysrel.FirstUserObject
 
 // Namespace implements catalog.Catalog.
 func (s *Snapshot) Namespace() catalog.NamespaceID { return s.namespace }
@@ -45,7 +45,7 @@ func (s *Snapshot) Namespace() catalog.NamespaceID { return s.namespace }
 // has no schema layer, spec §5.2; `public` is accepted for clients).
 //
 // System relations (pg_catalog, information_schema, rockstream_catalog)
-// resolve through syscat; an unqualified name prefers a user relation.
+// resolve through sysrel; an unqualified name prefers a user relation.
 func (s *Snapshot) LookupRelation(name []string) (*catalog.Relation, bool) {
 	switch len(name) {
 	case 1:
@@ -53,14 +53,14 @@ func (s *Snapshot) LookupRelation(name []string) (*catalog.Relation, bool) {
 			return r, true
 		}
 	case 2:
-		if name[0] == syscat.SchemaPublic {
+		if name[0] == sysrel.SchemaPublic {
 			r, ok := s.byName[name[1]]
 			return r, ok
 		}
 	default:
 		return nil, false
 	}
-	return syscat.Lookup(name)
+	return sysrel.Lookup(name)
 }
 
 // RelationByID implements catalog.Catalog.
@@ -68,7 +68,7 @@ func (s *Snapshot) RelationByID(id catalog.ID) (*catalog.Relation, bool) {
 	if r, ok := s.byID[id]; ok {
 		return r, true
 	}
-	return syscat.ByID(id)
+	return sysrel.ByID(id)
 }
 
 // Relations lists every relation sorted by id (creation order).

@@ -111,7 +111,7 @@ func TestFilterMapViewRunsColumnar(t *testing.T) {
 	h := &harness{t: t, store: kv.NewMemory(), snap: snap, table: table, planner: filterMapPlanner{table: table}}
 	h.start()
 	commit := func(writes ...RowWrite) {
-		h.ask(Commit{Snapshot: h.snap, Writes: writes})
+		h.ask(Commit{CatalogVersion: h.snap.Version, Writes: writes})
 		h.drain()
 	}
 	row := func(k int64, v types.Datum) types.Row { return types.Row{k, v} }
@@ -139,7 +139,7 @@ func TestFilterMapViewRunsColumnar(t *testing.T) {
 	}
 
 	h.snap = withAgg
-	h.ask(SyncCatalog{Snapshot: h.snap})
+	h.ask(SyncCatalog{Catalog: h.snap.Value()})
 	h.drain()
 	if h.actor.columnarTable(table.ID, Schema(table)) {
 		t.Fatal("a table also read by an aggregate is still decoded into columns")

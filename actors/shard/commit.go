@@ -15,9 +15,6 @@ import (
 // commit applies a transaction under the next source epoch: table rows and
 // the delta log entry in ONE durable batch, then schedules maintenance.
 func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
-	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
-		return nil, err
-	}
 	if len(m.Writes) == 0 && m.Offset == nil {
 		return Committed{Epoch: a.lastEpoch}, nil
 	}

@@ -17,7 +17,7 @@ func TestCommitSameKeyTwice(t *testing.T) {
 	row := func(k, v int64) types.Row { return types.Row{k, v} }
 	commit := func(writes ...RowWrite) {
 		t.Helper()
-		h.ask(Commit{Snapshot: h.snap, Writes: writes})
+		h.ask(Commit{CatalogVersion: h.snap.Version, Writes: writes})
 		h.drain()
 	}
 	commit(RowWrite{Table: h.table.ID, Row: row(1, 10), MustNotExist: true},

@@ -22,12 +22,18 @@
 // after that sync, and an epoch step due at that moment runs before it, so
 // the same WAL object carries the commits and their maintenance.
 //
+// Catalog by version (catalog.go): messages name the catalog version they
+// were planned against; the shard caches the newest catalog it has, and one
+// that is behind parks the message and fetches the catalog from the
+// control plane. It never adopts a catalog older than one it ran (a durable
+// floor survives restarts), so a stale message never drops a view's state.
+//
 // State diagram of a view on this shard:
 //
-//	          SyncCatalog (new mview)
+//	          catalog adopted (new mview)
 //	absent ───────────────────────────► backfilled ──epoch steps──► maintained
 //	   ▲                                                   │
-//	   └──────────────── SyncCatalog (dropped) ◄───────────┘  (state scan-deleted)
+//	   └──── newer catalog without it ◄────────────────────┘  (state scan-deleted)
 //
 // Keys (spec §5.1):
 //
@@ -40,6 +46,17 @@
 //	0x06 'V' view(16)                  view installed (backfilled) marker,
 //	                                   holding its state format record
 //	0x06 'v'                           shard (base-table row) format version
+//	0x06 'C'                           catalog floor: newest catalog version adopted
+//	0x06 'H' view(16) epoch(8)         change history: the view's output
+//	                                   delta of the step ending at epoch
+//	0x06 'h' view(16)                  history floor: every change after
+//	                                   it is kept (history.go)
+//
+// SUBSCRIBE (subscription.go): each closed, durable epoch step is sent as
+// a value to the subscription's edge actor (actors/subscriber) within the
+// credit it granted; a subscriber without credit, or resuming AS OF EPOCH,
+// is served from the view's change history (history.go), never from a
+// buffer in the shard.
 //
 // Formats (format.go): a stored view whose format record is not this
 // build's is rebuilt from its inputs at install, with the views reading

@@ -94,6 +94,16 @@ func (a *Actor) step(ctx runtime.Context) error {
 			viewDeltas[v.rel.ID] = d
 		}
 	}
+	// The history entries (history.go) go in the step's batch: a view's
+	// output and its history never disagree after a crash.
+	outputs := a.outputDeltas(viewDeltas)
+	if err := a.writeHistory(txn, upTo, outputs); err != nil {
+		return err
+	}
+	floors, err := a.pruneHistory(txn)
+	if err != nil {
+		return err
+	}
 	if err := putUint64(txn, frontierKey(), upTo); err != nil {
 		return err
 	}
@@ -113,11 +123,17 @@ func (a *Actor) step(ctx runtime.Context) error {
 	if upTo < a.frontier {
 		panic("shard: frontier went backwards")
 	}
+	prev := a.frontier
 	a.frontier = upTo
+	for _, v := range a.views {
+		if f, ok := floors[v.rel.ID]; ok {
+			v.history.floor = f
+		}
+	}
 	a.stats.EpochSteps++
 	a.stats.StateWrites += uint64(batch.Len())
 	a.stats.StepNanos = a.now() - start
-	a.publish(viewDeltas)
+	a.publish(ctx, prev, outputs)
 	if a.frontier < a.lastEpoch {
 		a.scheduleStep(ctx)
 	}
@@ -128,24 +144,6 @@ func (a *Actor) discardCaches() {
 	for _, v := range a.views {
 		v.circuit.DiscardCaches()
 	}
-}
-
-// publish sends each subscriber its view's delta for the closed epoch (its
-// rows are built here, once per view, only for views with subscribers).
-func (a *Actor) publish(viewDeltas map[catalog.ID]zset.Delta) {
-	kept := a.subs[:0]
-	built := map[catalog.ID]zset.Batch{}
-	for _, s := range a.subs {
-		b, ok := built[s.view]
-		if !ok {
-			b = viewDeltas[s.view].Batch()
-			built[s.view] = b
-		}
-		if s.to(SubscriptionUpdate{Epoch: a.frontier, Delta: b}) {
-			kept = append(kept, s)
-		}
-	}
-	a.subs = kept
 }
 
 // NoWaitApplier is implemented by stores that can apply a batch without

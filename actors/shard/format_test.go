@@ -48,7 +48,7 @@ func TestForeignViewStateIsRebuilt(t *testing.T) {
 		t.Fatalf("a fresh view was rebuilt (%d)", n)
 	}
 	commit := func(k, v int64) {
-		h.ask(Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{k}, Row: types.Row{k, v}}}})
+		h.ask(Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{k}, Row: types.Row{k, v}}}})
 		h.drain()
 	}
 	commit(1, 10)
@@ -119,7 +119,7 @@ func TestForeignViewStateIsRebuilt(t *testing.T) {
 func TestLegacyViewMarkerIsRebuilt(t *testing.T) {
 	h, view := newHarness(t)
 	h.start()
-	h.ask(Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{int64(1)}, Row: types.Row{int64(1), int64(5)}}}})
+	h.ask(Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{int64(1)}, Row: types.Row{int64(1), int64(5)}}}})
 	h.drain()
 	if err := h.store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: viewMarkerKey(view), Value: []byte{1}}}}); err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestForeignShardFormatRefused(t *testing.T) {
 		Planner:   sumPlanner{table: h.table},
 	})().(*Actor)
 	h.actor.Receive(h.ctx, runtime.Started{})
-	h.actor.Receive(h.ctx, SyncCatalog{Snapshot: h.snap})
+	h.actor.Receive(h.ctx, SyncCatalog{Catalog: h.snap.Value()})
 	rerr, _ := h.ctx.reply.(error)
 	e, ok := errcode.As(rerr)
 	if !ok {
@@ -205,7 +205,7 @@ func TestViewOnRebuiltViewIsRebuilt(t *testing.T) {
 	snap := control.NewSnapshot(catalog.NamespaceID{}, 1, table, v1, v2)
 	h := &harness{t: t, store: kv.NewMemory(), snap: snap, table: table, planner: chainPlanner{sumPlanner: sumPlanner{table: table}, v1: v1}}
 	commit := func(k, v int64) {
-		h.ask(Commit{Snapshot: snap, Writes: []RowWrite{{Table: table.ID, Key: types.Row{k}, Row: types.Row{k, v}}}})
+		h.ask(Commit{CatalogVersion: snap.Version, Writes: []RowWrite{{Table: table.ID, Key: types.Row{k}, Row: types.Row{k, v}}}})
 	}
 	h.start()
 	commit(1, 10)

@@ -152,7 +152,7 @@ func (a *Actor) flushPending(ctx runtime.Context) {
 	var err error
 	switch {
 	case a.openErr != nil:
-		err = errcode.Wrap(errcode.ShardUnavailable, a.openErr, "commit was not made durable")
+		err = openFailure(a.openErr, "commit was not made durable")
 	default:
 		if serr := a.store.(groupSyncer).Sync(); serr != nil {
 			// NB: the commits are applied in memory but not durable;
@@ -185,7 +185,7 @@ func (a *Actor) serveWaiting(ctx runtime.Context) {
 	a.waiting = nil
 	for _, w := range waiting {
 		if a.openErr != nil {
-			w.reply.Reply(errcode.Wrap(errcode.ShardUnavailable, a.openErr, "shard storage failed to open"))
+			w.reply.Reply(openFailure(a.openErr, "shard storage failed to open"))
 			continue
 		}
 		var r runtime.Message

@@ -50,13 +50,13 @@ func TestGroupCommit(t *testing.T) {
 	h.ctx.deferred = nil
 	for k := int64(1); k <= 3; k++ {
 		h.ctx.reply = nil
-		h.actor.Receive(h.ctx, Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{k, int64(k)}, MustNotExist: true}}})
+		h.actor.Receive(h.ctx, Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{k, int64(k)}, MustNotExist: true}}})
 		if h.ctx.reply != nil {
 			t.Fatalf("commit %d answered before it was durable: %v", k, h.ctx.reply)
 		}
 	}
 	// An empty commit waits too: its epoch (3) is not durable yet.
-	h.actor.Receive(h.ctx, Commit{Snapshot: h.snap})
+	h.actor.Receive(h.ctx, Commit{CatalogVersion: h.snap.Version})
 	if len(h.ctx.deferred) != 0 {
 		t.Fatalf("answered before the flush: %v", h.ctx.deferred)
 	}
@@ -84,8 +84,8 @@ func TestGroupCommit(t *testing.T) {
 	// served after it (no dirty reads, no sync of its own).
 	h.ctx.deferred = nil
 	walBefore = db().DB().Stats().WALObjectsWritten
-	h.actor.Receive(h.ctx, Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(9), int64(9)}, MustNotExist: true}}})
-	h.actor.Receive(h.ctx, Read{Snapshot: h.snap, Relations: []catalog.ID{h.table.ID}})
+	h.actor.Receive(h.ctx, Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(9), int64(9)}, MustNotExist: true}}})
+	h.actor.Receive(h.ctx, Read{CatalogVersion: h.snap.Version, Relations: []catalog.ID{h.table.ID}})
 	if len(h.ctx.deferred) != 0 {
 		t.Fatalf("read answered before the pending commit was durable: %v", h.ctx.deferred)
 	}
@@ -113,10 +113,10 @@ func TestGroupCommit(t *testing.T) {
 func TestGroupCommitCrash(t *testing.T) {
 	h, _ := slateHarness(t)
 	h.start()
-	h.ask(Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(1), int64(1)}, MustNotExist: true}}})
+	h.ask(Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(1), int64(1)}, MustNotExist: true}}})
 	h.ctx.deferred = nil
 	for k := int64(2); k <= 3; k++ {
-		h.actor.Receive(h.ctx, Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{k, int64(k)}, MustNotExist: true}}})
+		h.actor.Receive(h.ctx, Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{k, int64(k)}, MustNotExist: true}}})
 	}
 	// Crash: the flush timer dies with the process.
 	h.ctx.self = nil
@@ -128,7 +128,7 @@ func TestGroupCommitCrash(t *testing.T) {
 	if st.LastEpoch != 1 {
 		t.Fatalf("last epoch after crash %d, want 1 (only the acknowledged commit)", st.LastEpoch)
 	}
-	res := h.ask(Read{Snapshot: h.snap, Relations: []catalog.ID{h.table.ID}}).(ReadResult)
+	res := h.ask(Read{CatalogVersion: h.snap.Version, Relations: []catalog.ID{h.table.ID}}).(ReadResult)
 	if n := len(res.Batches[0].Rows); n != 1 {
 		t.Fatalf("%d rows after crash, want 1", n)
 	}
@@ -144,7 +144,7 @@ func TestGroupCommitWithStep(t *testing.T) {
 	view := h.actor.views[0].rel.ID
 	walBefore := db().DB().Stats().WALObjectsWritten
 	h.ctx.deferred = nil
-	h.actor.Receive(h.ctx, Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(5), int64(50)}, MustNotExist: true}}})
+	h.actor.Receive(h.ctx, Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(5), int64(50)}, MustNotExist: true}}})
 	if len(h.ctx.deferred) != 0 {
 		t.Fatal("answered before durable")
 	}
@@ -187,7 +187,7 @@ func TestGroupCommitPoisonedBehindPending(t *testing.T) {
 	h.drain()
 	h.ctx.deferred = nil
 	write := func(k int64) Commit {
-		return Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{k, k}, MustNotExist: true}}}
+		return Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{k, k}, MustNotExist: true}}}
 	}
 	h.actor.Receive(h.ctx, write(1)) // pending
 	fail = true

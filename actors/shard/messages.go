@@ -6,25 +6,33 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/runtime"
 )
 
 // Messages the shard answers via Ask (the reply is the listed type or an
 // error). Ordering rule (STYLE.md 11): a Commit's reply is sent only after its
 // write batch is durable; a Read's reply reflects every epoch up to its
 // MinEpoch.
+//
+// Messages are values (issue 16): a message names the catalog it was
+// planned against by CatalogVersion; a shard running an older catalog
+// fetches the newer one from the control plane before it handles the
+// message (catalog.go).
 type (
-	// SyncCatalog installs (backfilling) every materialized view of the
-	// snapshot that the shard lacks and drops the state of views no longer
-	// in it. → Synced.
-	SyncCatalog struct{ Snapshot *control.Snapshot }
+	// SyncCatalog pushes a catalog: the shard installs (backfilling) every
+	// materialized view of it that the shard lacks and drops the state of
+	// views no longer in it. A catalog older than the shard's is ignored
+	// (never a reason to drop state). → Synced.
+	SyncCatalog struct{ Catalog control.SnapshotValue }
 	// Synced reports the catalog version the shard now runs.
 	Synced struct{ Version uint64 }
 
 	// Commit applies a transaction's row writes atomically under the next
 	// source epoch. → Committed.
 	Commit struct {
-		Snapshot *control.Snapshot
-		Writes   []RowWrite
+		// CatalogVersion is the catalog the writes were planned against.
+		CatalogVersion uint64
+		Writes         []RowWrite
 		// Offset, when set, records a source connector's position in the
 		// same batch as its rows, so a restarted connector resumes exactly
 		// where its last durable commit ended (exactly-once).
@@ -44,9 +52,9 @@ type (
 	// materialized views: their outputs) after every epoch up to MinEpoch is
 	// applied. → ReadResult.
 	Read struct {
-		Snapshot  *control.Snapshot
-		Relations []catalog.ID
-		MinEpoch  uint64
+		CatalogVersion uint64
+		Relations      []catalog.ID
+		MinEpoch       uint64
 		// At, when set, reads pinned snapshot At (OpenSnapshot) instead
 		// of the current state; MinEpoch is then ignored.
 		At uint64
@@ -60,9 +68,9 @@ type (
 	// Lookup returns the current rows of a table for primary keys. →
 	// LookupResult.
 	Lookup struct {
-		Snapshot *control.Snapshot
-		Table    catalog.ID
-		Keys     []types.Row // primary-key values, in PrimaryKey column order
+		CatalogVersion uint64
+		Table          catalog.ID
+		Keys           []types.Row // primary-key values, in PrimaryKey column order
 		// At, when set, looks up in pinned snapshot At (OpenSnapshot).
 		At uint64
 	}
@@ -89,6 +97,9 @@ type (
 		// ViewRebuilds counts views whose stored state was in another
 		// format and was rebuilt from their inputs (format.go).
 		ViewRebuilds uint64
+		// CatalogFetches counts the catalogs asked of the control plane
+		// because a message named a newer one (catalog.go).
+		CatalogFetches uint64
 	}
 	// ViewStatus is one view's line in SHOW VIEW STATUS.
 	ViewStatus struct {
@@ -101,28 +112,55 @@ type (
 		Nodes      []circuit.NodeStats
 	}
 
-	// Subscribe registers a subscriber for a view's deltas: every epoch step
-	// sends SubscriptionUpdate to To. → Subscribed (with the snapshot when
-	// asked).
+	// Subscribe registers a subscription of a view for an edge actor
+	// (actors/subscriber), which owns the subscriber's bounded queue: the
+	// shard sends it SubscriptionUpdate values, never more than the edge
+	// granted room for (Through, then SubscriptionCredit), and keeps a
+	// subscriber that is behind in the view's change history instead of in
+	// memory (subscription.go). → Subscribed (with the snapshot when
+	// asked), or RS-2005 when AsOf is older than the retained history.
 	Subscribe struct {
-		Snapshot     *control.Snapshot
-		View         catalog.ID
-		WithSnapshot bool
-		To           func(SubscriptionUpdate) bool
+		// CatalogVersion is the catalog the subscriber resolved View in
+		// (a shard that is behind fetches it first, catalog.go).
+		CatalogVersion uint64
+		View           catalog.ID
+		WithSnapshot   bool
+		// Resume asks for every change after epoch AsOf (SUBSCRIBE ... AS
+		// OF EPOCH n), replayed from the view's history, then live.
+		Resume bool
+		AsOf   uint64
+		// Edge is the actor the updates go to; one subscription per edge.
+		Edge runtime.ActorID
+		// Through is the Seq of the last update the edge has room for.
+		Through uint64
 	}
-	// Subscribed acknowledges a subscription.
+	// Subscribed acknowledges a subscription: the first update continues
+	// after Frontier (after AsOf when resuming).
 	Subscribed struct {
-		ID       uint64
 		Frontier uint64
 		Snapshot zset.Batch
 	}
-	// Unsubscribe removes a subscription.
-	Unsubscribe struct{ ID uint64 }
-	// SubscriptionUpdate is one closed epoch of a view: its delta (possibly
-	// empty) and the epoch that is now complete.
+	// Unsubscribe removes the subscription of an edge actor. → struct{}.
+	Unsubscribe struct{ Edge runtime.ActorID }
+	// SubscriptionCredit (edge → shard) grants room: the shard may send
+	// updates up to Seq Through. Grants are absolute, so a lost or
+	// repeated one is harmless.
+	SubscriptionCredit struct{ Through uint64 }
+	// SubscriptionUpdate (shard → edge) carries a view's changes in
+	// epochs (After, Epoch], possibly none: Epoch is then complete. Seq
+	// numbers the updates of one subscription from 1 without gaps, so the
+	// edge detects a lost message.
 	SubscriptionUpdate struct {
+		Seq   uint64
+		After uint64
 		Epoch uint64
 		Delta zset.Batch
+	}
+	// SubscriptionEnded (shard → edge) ends a subscription with an error,
+	// as plain values: the errcode id (errcode.Lookup) and the message.
+	SubscriptionEnded struct {
+		Code    string
+		Message string
 	}
 )
 

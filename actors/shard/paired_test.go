@@ -17,7 +17,7 @@ func TestPairedAssertionAckPastDurable(t *testing.T) {
 	h, _ := slateHarness(t)
 	h.start()
 	h.drain()
-	h.actor.Receive(h.ctx, Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(1), int64(1)}, MustNotExist: true}}})
+	h.actor.Receive(h.ctx, Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(1), int64(1)}, MustNotExist: true}}})
 	if len(h.actor.pending) != 1 {
 		t.Fatalf("%d pending commits, want 1", len(h.actor.pending))
 	}
@@ -38,7 +38,7 @@ func TestPairedAssertionAckPastDurable(t *testing.T) {
 func TestPairedAssertionLogGapAtOpen(t *testing.T) {
 	h, _ := newHarness(t)
 	h.start()
-	h.ask(Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(1), int64(1)}, MustNotExist: true}}})
+	h.ask(Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(1), int64(1)}, MustNotExist: true}}})
 	// Crash before the epoch step ran (the step is a queued self-message
 	// that dies with the process), and lose the log entry.
 	if err := h.store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: logKey(1), Delete: true}}}); err != nil {

@@ -13,9 +13,6 @@ import (
 // (read-your-writes, spec §12.8.1: the shard runs the pending step itself
 // rather than making the reader wait for a timer).
 func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
-	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
-		return nil, err
-	}
 	if m.At != 0 {
 		return a.readAt(m)
 	}
@@ -65,11 +62,7 @@ func (a *Actor) mixesTablesAndViews(ids []catalog.ID) bool {
 }
 
 func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
-	snap := a.snap
-	if m.Snapshot != nil && (snap == nil || m.Snapshot.Version > snap.Version) {
-		snap = m.Snapshot
-	}
-	rel, ok := snap.RelationByID(m.Table)
+	rel, ok := a.snap.RelationByID(m.Table)
 	if !ok {
 		return nil, errcode.New(errcode.UndefinedObject, "table %s does not exist", m.Table)
 	}
@@ -125,40 +118,4 @@ func (a *Actor) status() Status {
 		st.Views = append(st.Views, vs)
 	}
 	return st
-}
-
-func (a *Actor) subscribe(ctx runtime.Context, m Subscribe) (runtime.Message, error) {
-	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
-		return nil, err
-	}
-	if err := a.stepAll(ctx); err != nil {
-		return nil, err
-	}
-	if a.installed(m.View) == nil {
-		return nil, errcode.New(errcode.UndefinedObject, "materialized view %s is not installed", m.View)
-	}
-	if err := a.makeFrontierDurable(); err != nil {
-		return nil, err
-	}
-	a.nextSub++
-	res := Subscribed{ID: a.nextSub, Frontier: a.frontier}
-	if m.WithSnapshot {
-		b, err := a.snapshotOf(a.store, m.View)
-		if err != nil {
-			return nil, err
-		}
-		res.Snapshot = b
-	}
-	a.subs = append(a.subs, subscription{id: a.nextSub, view: m.View, to: m.To})
-	return res, nil
-}
-
-func (a *Actor) unsubscribe(id uint64) {
-	kept := a.subs[:0]
-	for _, s := range a.subs {
-		if s.id != id {
-			kept = append(kept, s)
-		}
-	}
-	a.subs = kept
 }

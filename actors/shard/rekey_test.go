@@ -38,16 +38,18 @@ func TestRekeyAfterAddPrimaryKey(t *testing.T) {
 	h := &harness{t: t, store: kv.NewMemory(), snap: before, table: table}
 	h.start()
 	row := func(k int64, v int32) types.Row { return types.Row{k, int64(v)} }
-	h.ask(Commit{Snapshot: before, Writes: []RowWrite{{Table: table.ID, Row: row(1, 10)}, {Table: table.ID, Row: row(2, 5)}, {Table: table.ID, Row: row(2, 5)}, {Table: table.ID, Row: row(3, 1)}}})
+	h.ask(Commit{CatalogVersion: before.Version, Writes: []RowWrite{{Table: table.ID, Row: row(1, 10)}, {Table: table.ID, Row: row(2, 5)}, {Table: table.ID, Row: row(2, 5)}, {Table: table.ID, Row: row(3, 1)}}})
 	// A delete by value removes one of the two equal rows.
-	h.ask(Commit{Snapshot: before, Writes: []RowWrite{{Table: table.ID, Base: row(2, 5)}}})
+	h.ask(Commit{CatalogVersion: before.Version, Writes: []RowWrite{{Table: table.ID, Base: row(2, 5)}}})
 	h.drain()
 	want := map[int64]int64{1: 10, 2: 5, 3: 1}
 	if got := h.view(view); len(got) != 3 || got[1] != 10 || got[2] != 5 || got[3] != 1 {
 		t.Fatalf("view before the key: %v, want %v", got, want)
 	}
-	// The first message carrying the new catalog is a Lookup by key.
-	res := h.ask(Lookup{Snapshot: after, Table: table.ID, Keys: []types.Row{{int64(2)}, {int64(9)}}}).(LookupResult)
+	// The first message carrying the new catalog is a Lookup by key: the
+	// shard fetches the catalog from the control plane first.
+	h.control = after
+	res := h.ask(Lookup{CatalogVersion: after.Version, Table: table.ID, Keys: []types.Row{{int64(2)}, {int64(9)}}}).(LookupResult)
 	if len(res.Rows) != 2 || res.Rows[0] == nil || res.Rows[0][1] != int64(5) || res.Rows[1] != nil {
 		t.Fatalf("lookup after ADD PRIMARY KEY: %v", res.Rows)
 	}
@@ -55,19 +57,19 @@ func TestRekeyAfterAddPrimaryKey(t *testing.T) {
 	if got := h.view(view); len(got) != 3 || got[2] != 5 {
 		t.Fatalf("view after re-keying: %v, want %v", got, want)
 	}
-	h.ask(Commit{Snapshot: after, Writes: []RowWrite{{Table: table.ID, Key: types.Row{int64(2)}, Row: row(2, 7)}}})
+	h.ask(Commit{CatalogVersion: after.Version, Writes: []RowWrite{{Table: table.ID, Key: types.Row{int64(2)}, Row: row(2, 7)}}})
 	h.drain()
 	if got := h.view(view); got[2] != 7 || len(got) != 3 {
 		t.Fatalf("view after a keyed update: %v", got)
 	}
 	// An insert made while the table had no key (no Key) must be new.
 	h.ctx.reply = nil
-	h.actor.Receive(h.ctx, Commit{Snapshot: after, Writes: []RowWrite{{Table: table.ID, Row: row(1, 99)}}})
+	h.actor.Receive(h.ctx, Commit{CatalogVersion: after.Version, Writes: []RowWrite{{Table: table.ID, Row: row(1, 99)}}})
 	if err, ok := h.ctx.reply.(error); !ok || !containsState(err, "23505") {
 		t.Fatalf("keyless-era insert of an existing key: %v", h.ctx.reply)
 	}
 	h.start()
-	res = h.ask(Lookup{Snapshot: after, Table: table.ID, Keys: []types.Row{{int64(1)}, {int64(2)}}}).(LookupResult)
+	res = h.ask(Lookup{CatalogVersion: after.Version, Table: table.ID, Keys: []types.Row{{int64(1)}, {int64(2)}}}).(LookupResult)
 	if res.Rows[0] == nil || res.Rows[1] == nil || res.Rows[1][1] != int64(7) {
 		t.Fatalf("lookup after restart: %v", res.Rows)
 	}
@@ -80,9 +82,9 @@ func TestRekeyRefusesDuplicates(t *testing.T) {
 	before, after, table, view := keylessSnapshots()
 	h := &harness{t: t, store: kv.NewMemory(), snap: before, table: table}
 	h.start()
-	h.ask(Commit{Snapshot: before, Writes: []RowWrite{{Table: table.ID, Row: types.Row{int64(1), int64(10)}}, {Table: table.ID, Row: types.Row{int64(1), int64(20)}}}})
+	h.ask(Commit{CatalogVersion: before.Version, Writes: []RowWrite{{Table: table.ID, Row: types.Row{int64(1), int64(10)}}, {Table: table.ID, Row: types.Row{int64(1), int64(20)}}}})
 	h.ctx.reply = nil
-	h.actor.Receive(h.ctx, SyncCatalog{Snapshot: after})
+	h.actor.Receive(h.ctx, SyncCatalog{Catalog: after.Value()})
 	if err, ok := h.ctx.reply.(error); !ok || !containsState(err, "23505") {
 		t.Fatalf("re-keying duplicates: %v", h.ctx.reply)
 	}

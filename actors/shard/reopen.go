@@ -3,6 +3,7 @@ package shard
 import (
 	"time"
 
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -38,6 +39,17 @@ type reopenState struct {
 	backoff time.Duration
 	// Reopens counts successful reopens (Status).
 	reopens uint64
+}
+
+// openFailure is what a request gets while the shard's storage cannot open:
+// ShardUnavailable (retry shortly), except when the store is damaged or in a
+// format this build cannot read, which retrying cannot fix: then the
+// storage's own error (RS-5002 naming the object, or RS-5001).
+func openFailure(err error, what string) error {
+	if e, ok := errcode.StorageIntegrityError(err); ok {
+		return e
+	}
+	return errcode.Wrap(errcode.ShardUnavailable, err, "%s", what)
 }
 
 // maybeReopen tries to reopen a poisoned shard when its backoff allows.

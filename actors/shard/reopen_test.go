@@ -61,12 +61,12 @@ func TestPoisonedShardReopens(t *testing.T) {
 		Planner: sumPlanner{table: h.table},
 	})().(*Actor)
 	h.actor.Receive(h.ctx, runtime.Started{})
-	h.ask(SyncCatalog{Snapshot: h.snap})
+	h.ask(SyncCatalog{Catalog: h.snap.Value()})
 
 	row := func(k, v int64) types.Row { return types.Row{k, v} }
 	commit := func(k, v int64) error {
 		h.ctx.reply = nil
-		h.actor.Receive(h.ctx, Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{k}, Row: row(k, v)}}})
+		h.actor.Receive(h.ctx, Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{k}, Row: row(k, v)}}})
 		if h.ctx.reply == nil {
 			// A deferred (group-commit) reply: deliver the queued flush.
 			h.deliver(func(m runtime.Message) bool { _, ok := m.(flushCommits); return ok })

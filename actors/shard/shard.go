@@ -10,6 +10,7 @@ import (
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/kv"
@@ -32,10 +33,19 @@ type Config struct {
 	// consumes, so one step's batch stays bounded under a backlog; the rest
 	// wait for the next step. Simulation range: 1..64.
 	LogEntriesPerStepMax int
+	// HistoryDeletesPerStepMax bounds how many expired change-history
+	// entries (history.go) one epoch step deletes over all views, so a
+	// shard back from a long stop never makes one step's batch unboundedly
+	// large; the rest expire over the next steps. Simulation range: 1..256.
+	HistoryDeletesPerStepMax int
 	// TickEvery is how often the shard runs its store's background work
 	// (stores that implement Ticker); 0 disables it. Simulation range:
 	// 1ms..1s.
 	TickEvery time.Duration
+	// Control is the control-plane actor the shard fetches catalogs from
+	// when a message names a newer one than it has (catalog.go); default
+	// control.ActorID.
+	Control runtime.ActorID
 }
 
 // Ticker is implemented by stores with background work driven by the owner.
@@ -57,12 +67,8 @@ type installedView struct {
 	// widths is each source's column count when the view was planned, so
 	// rows of a table widened later by ADD COLUMN are trimmed to it.
 	widths map[catalog.ID]int
-}
-
-type subscription struct {
-	id   uint64
-	view catalog.ID
-	to   func(SubscriptionUpdate) bool
+	// history is the view's change history state (history.go).
+	history viewHistory
 }
 
 // Actor is the shard actor.
@@ -87,9 +93,10 @@ type Actor struct {
 	// INVARIANT: durableEpoch <= lastEpoch.
 	durableEpoch uint64
 	// views are installed views in creation (= dependency) order.
-	views   []*installedView
-	subs    []subscription
-	nextSub uint64
+	views []*installedView
+	// subs are the live subscriptions (subscription.go), in subscribe
+	// order.
+	subs []subscription
 	// snapshots are pinned point-in-time readers (snapshot.go).
 	snapshots    map[uint64]pinnedSnapshot
 	nextSnapshot uint64
@@ -115,6 +122,8 @@ type Actor struct {
 	waiting        []waitingRead
 	flushScheduled bool
 	commitUnsynced bool
+	// catalog follows the control plane's catalog by version (catalog.go).
+	catalog catalogFetch
 }
 
 // codecOf returns the row codec of a table (or source).
@@ -148,12 +157,23 @@ func New(cfg Config) runtime.Factory {
 	if cfg.LogEntriesPerStepMax <= 0 {
 		cfg.LogEntriesPerStepMax = logEntriesPerStepDefault
 	}
+	if cfg.HistoryDeletesPerStepMax <= 0 {
+		cfg.HistoryDeletesPerStepMax = historyDeletesPerStepDefault
+	}
+	if cfg.Control == "" {
+		cfg.Control = control.ActorID
+	}
 	return func() runtime.Actor { return &Actor{cfg: cfg} }
 }
 
 // Receive implements runtime.Actor.
 func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	a.now = func() int64 { return ctx.Now().UnixNano() }
+	// A message naming a newer catalog waits for it (catalog.go), before
+	// it can observe or change anything.
+	if a.parkForCatalog(ctx, msg) {
+		return
+	}
 	if a.beforeMessage(ctx, msg) {
 		return
 	}
@@ -169,28 +189,37 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	}
 	a.maybeReopen(ctx)
 	if a.openErr != nil {
-		if _, tick := msg.(storageTick); tick {
+		switch msg.(type) {
+		case storageTick:
 			// Keep ticking while poisoned: each tick may retry the reopen.
 			ctx.After(a.cfg.TickEvery, storageTick{})
 			return
+		case control.SnapshotValue, control.SnapshotUnchanged, error:
+			// NB: the control plane's answer to a catalog fetch is not a
+			// request: answering it would send the control actor an error.
+			// A reopened shard fetches again if it still needs to.
+			return
 		}
-		ctx.Reply(errcode.Wrap(errcode.ShardUnavailable, a.openErr, "shard storage failed to open"))
+		ctx.Reply(openFailure(a.openErr, "shard storage failed to open"))
+		return
+	}
+	// Checked again: a reopen just now may have restored an older catalog.
+	if a.parkForCatalog(ctx, msg) {
 		return
 	}
 	switch m := msg.(type) {
 	case SyncCatalog:
-		ctx.Reply(a.replyOf(a.syncCatalog(ctx, m.Snapshot)))
+		a.receiveSyncCatalog(ctx, m)
+	case control.SnapshotValue, control.SnapshotUnchanged, catalogFetchTick, error:
+		// error: the control plane's answer to a catalog fetch.
+		a.receiveCatalog(ctx, m)
 	case Commit:
 		a.receiveCommit(ctx, m)
 	case Read:
 		ctx.Reply(a.replyOf(a.read(ctx, m)))
 	case Lookup:
-		// A table that just gained a primary key is re-keyed when its
-		// catalog is adopted (rekey.go): adopt before looking keys up.
-		if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
-			ctx.Reply(a.replyOf(nil, err))
-			return
-		}
+		// NB: a table that just gained a primary key is re-keyed when its
+		// catalog is adopted (rekey.go), which parkForCatalog did before.
 		ctx.Reply(a.replyOf(a.lookup(m)))
 	case OpenSnapshot:
 		ctx.Reply(a.replyOf(a.openSnapshot(ctx, m)))
@@ -203,9 +232,11 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		n, err := getUint64(a.store, offsetKey(m.Source))
 		ctx.Reply(a.replyOf(SourceOffset{Source: m.Source, Offset: n}, err))
 	case Subscribe:
-		ctx.Reply(a.replyOf(a.subscribe(ctx, m)))
+		a.receiveSubscribe(ctx, m)
+	case SubscriptionCredit:
+		a.receiveCredit(ctx, m)
 	case Unsubscribe:
-		a.unsubscribe(m.ID)
+		a.unsubscribe(m.Edge)
 		ctx.Reply(struct{}{})
 	case storageTick:
 		if t, ok := a.store.(Ticker); ok {
@@ -213,6 +244,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 				_ = t.Tick(ctx.Now())
 			}
 			if err := t.Tick(ctx.Now()); err != nil {
+				if errcode.Has(err, errcode.ShardFenceLost) {
+					// Terminal (poison): one log line, no more ticks.
+					ctx.Logger().Error("shard store fenced by a newer writer; this shard stopped", "err", err)
+					a.poison(err)
+					return
+				}
 				ctx.Logger().Error("storage background work failed", "err", err)
 			}
 		}
@@ -245,6 +282,9 @@ func (a *Actor) open(ctx runtime.Context) error {
 		return err
 	}
 	if a.frontier, err = getUint64(store, frontierKey()); err != nil {
+		return err
+	}
+	if a.catalog.floor, err = getUint64(store, catalogFloorKey()); err != nil {
 		return err
 	}
 	if _, ok := store.(Ticker); ok && a.cfg.TickEvery > 0 && !a.ticking {
@@ -300,6 +340,18 @@ func (a *Actor) makeFrontierDurable() error {
 func (a *Actor) poison(err error) {
 	a.openErr = err
 	a.ready = false
+	// Requests waiting for a catalog get the answer every request gets
+	// now (catalog.go).
+	a.failParked(openFailure(err, "shard storage failed"))
+	if errcode.Has(err, errcode.ShardFenceLost) {
+		// NB: a newer writer owns the store (another process, or an
+		// operator's takeover). Reopening would fence it back, and the two
+		// would take turns failing each other's commits: a fence is
+		// terminal for this writer (slate's rule), so the shard stays
+		// unavailable until the process restarts.
+		a.reopen.poisoned = false
+		return
+	}
 	if !a.reopen.poisoned {
 		a.reopen.poisoned = true
 		a.reopen.backoff = reopenBackoffMin
@@ -307,9 +359,10 @@ func (a *Actor) poison(err error) {
 	}
 }
 
-// adoptSnapshot makes snap current if it is newer.
+// adoptSnapshot makes snap current if it is newer (and not below the
+// catalog floor: catalog.go).
 func (a *Actor) adoptSnapshot(ctx runtime.Context, snap *control.Snapshot) error {
-	if snap == nil || (a.snap != nil && snap.Version <= a.snap.Version) {
+	if snap == nil || snap.Version < a.catalog.floor || (a.snap != nil && snap.Version <= a.snap.Version) {
 		return nil
 	}
 	_, err := a.syncCatalog(ctx, snap)
@@ -326,9 +379,17 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	if a.snap != nil && snap.Version < a.snap.Version {
 		return Synced{Version: a.snap.Version}, nil
 	}
+	// INVARIANT: no catalog older than one the shard adopted before
+	// (durably: the floor) is ever run, so no view's state is dropped
+	// because a message was stale (catalog.go).
+	assert.That(snap.Version >= a.catalog.floor, "adopting catalog version %d below the floor %d", snap.Version, a.catalog.floor)
 	prev := a.snap
 	prevViews := append([]*installedView(nil), a.views...)
 	a.snap = snap
+	// NB: row codecs are cached per relation pointer, and a catalog that
+	// arrived as a value has all-new pointers: start afresh rather than
+	// keep every version's entries (a bounded cache, STYLE.md 10).
+	a.codecs = nil
 	synced := false
 	defer func() {
 		if !synced {
@@ -384,7 +445,9 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			isFresh[rel.ID] = true
 			continue
 		}
-		a.addView(v)
+		if err := a.addView(v); err != nil {
+			return nil, err
+		}
 	}
 	if err := a.stepAll(ctx); err != nil {
 		return nil, err
@@ -414,16 +477,23 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			return nil, err
 		}
 	}
+	if err := a.recordCatalogFloor(snap.Version); err != nil {
+		return nil, err
+	}
 	a.ready = true
 	synced = true
 	return Synced{Version: snap.Version}, nil
 }
 
-func (a *Actor) addView(v *installedView) {
+func (a *Actor) addView(v *installedView) error {
+	if err := a.loadHistory(v); err != nil {
+		return err
+	}
 	a.views = append(a.views, v)
 	sort.SliceStable(a.views, func(i, j int) bool {
 		return objectNumber(a.views[i].rel.ID) < objectNumber(a.views[j].rel.ID)
 	})
+	return nil
 }
 
 func (a *Actor) installed(id catalog.ID) *installedView {
@@ -492,8 +562,7 @@ func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalo
 		}
 		ctx.Logger().Info("view backfilled", "view", rel.Name, "frontier", a.frontier)
 	}
-	a.addView(v)
-	return nil
+	return a.addView(v)
 }
 
 // trim cuts rows of a source widened since the view was planned.
@@ -529,6 +598,9 @@ func (a *Actor) dropState(view catalog.ID) error {
 		}
 	}
 	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Delete: true})
+	if err := a.dropHistory(&b, view); err != nil {
+		return err
+	}
 	sort.SliceStable(b.Ops, func(i, j int) bool { return bytes.Compare(b.Ops[i].Key, b.Ops[j].Key) < 0 })
 	b.Ops = dedupOps(b.Ops)
 	return a.store.Apply(&b)

@@ -29,13 +29,18 @@ type testCtx struct {
 	now   time.Time
 	// deferred are the deferred replies in the order they were sent.
 	deferred []runtime.Message
+	// toControl are the catalog fetches sent to the control plane.
+	toControl []runtime.Message
 }
 
 func (c *testCtx) Self() runtime.ActorID { return ActorID }
 func (c *testCtx) From() runtime.ActorID { return "" }
 func (c *testCtx) Send(to runtime.ActorID, m runtime.Message) {
-	if to == ActorID {
+	switch to {
+	case ActorID:
 		c.self = append(c.self, m)
+	case control.ActorID:
+		c.toControl = append(c.toControl, m)
 	}
 }
 func (c *testCtx) Reply(m runtime.Message) { c.reply = m }
@@ -81,16 +86,25 @@ type harness struct {
 	store kv.Store
 	// open, when set, opens the store at every (re)start, e.g. slate over
 	// an object store that outlives the "process".
-	open  func() kv.Store
-	snap  *control.Snapshot
-	table *catalog.Relation
-	ctx   *testCtx
-	actor *Actor
+	open func() kv.Store
+	snap *control.Snapshot
+	// control, when set, is the control plane's current catalog, which
+	// answers the shard's catalog fetches (default: snap).
+	control *control.Snapshot
+	table   *catalog.Relation
+	ctx     *testCtx
+	actor   *Actor
 	// planner plans views (nil: sumPlanner).
 	planner Planner
 }
 
 func (h *harness) start() {
+	h.boot()
+	h.ask(SyncCatalog{Catalog: h.snap.Value()})
+}
+
+// boot (re)starts the shard without pushing it a catalog.
+func (h *harness) boot() {
 	h.ctx = &testCtx{store: objstore.NewMemory()}
 	if h.open != nil {
 		h.store = h.open()
@@ -104,7 +118,6 @@ func (h *harness) start() {
 		Planner:   planner,
 	})().(*Actor)
 	h.actor.Receive(h.ctx, runtime.Started{})
-	h.ask(SyncCatalog{Snapshot: h.snap})
 }
 
 type testDeferred struct{ c *testCtx }
@@ -118,6 +131,7 @@ func (h *harness) ask(m runtime.Message) runtime.Message {
 	h.t.Helper()
 	h.ctx.reply = nil
 	h.actor.Receive(h.ctx, m)
+	h.answerFetches()
 	if h.ctx.reply == nil {
 		// A deferred (group-commit) reply: deliver the queued flush.
 		h.deliver(func(m runtime.Message) bool { _, ok := m.(flushCommits); return ok })
@@ -126,6 +140,24 @@ func (h *harness) ask(m runtime.Message) runtime.Message {
 		h.t.Fatalf("%T: %v", m, err)
 	}
 	return h.ctx.reply
+}
+
+// answerFetches answers the shard's catalog fetches as the control plane
+// would: with its current catalog.
+func (h *harness) answerFetches() {
+	for len(h.ctx.toControl) > 0 {
+		m := h.ctx.toControl[0].(control.GetSnapshot)
+		h.ctx.toControl = h.ctx.toControl[1:]
+		current := h.control
+		if current == nil {
+			current = h.snap
+		}
+		if m.Known == current.Version {
+			h.actor.Receive(h.ctx, control.SnapshotUnchanged{Version: current.Version})
+		} else {
+			h.actor.Receive(h.ctx, current.Value())
+		}
+	}
 }
 
 // deliver delivers (and dequeues) the queued self-messages that match.
@@ -154,7 +186,7 @@ func (h *harness) drain() {
 
 func (h *harness) view(id catalog.ID) map[int64]int64 {
 	h.t.Helper()
-	res := h.ask(Read{Snapshot: h.snap, Relations: []catalog.ID{id}}).(ReadResult)
+	res := h.ask(Read{CatalogVersion: h.snap.Version, Relations: []catalog.ID{id}}).(ReadResult)
 	out := map[int64]int64{}
 	b := zset.Consolidate(res.Batches[0])
 	for i, r := range b.Rows {
@@ -192,7 +224,7 @@ func TestCommitMaintainRecoverSlate(t *testing.T) {
 func testCommitMaintainRecover(t *testing.T, h *harness, view catalog.ID) {
 	h.start()
 	commit := func(writes ...RowWrite) uint64 {
-		return h.ask(Commit{Snapshot: h.snap, Writes: writes}).(Committed).Epoch
+		return h.ask(Commit{CatalogVersion: h.snap.Version, Writes: writes}).(Committed).Epoch
 	}
 	row := func(k, v int64) types.Row { return types.Row{k, v} }
 	e1 := commit(RowWrite{Table: h.table.ID, Row: row(1, 10), MustNotExist: true}, RowWrite{Table: h.table.ID, Row: row(2, 5), MustNotExist: true})
@@ -205,7 +237,7 @@ func testCommitMaintainRecover(t *testing.T, h *harness, view catalog.ID) {
 	}
 	// A duplicate plain INSERT fails with 23505 and changes nothing.
 	h.ctx.reply = nil
-	h.actor.Receive(h.ctx, Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Row: row(1, 99), MustNotExist: true}}})
+	h.actor.Receive(h.ctx, Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: row(1, 99), MustNotExist: true}}})
 	if err, ok := h.ctx.reply.(error); !ok || !containsState(err, "23505") {
 		t.Fatalf("duplicate insert: %v", h.ctx.reply)
 	}
@@ -216,7 +248,7 @@ func testCommitMaintainRecover(t *testing.T, h *harness, view catalog.ID) {
 	h.ctx.self = nil
 	h.start()
 	// A read waits for (runs) the pending maintenance: read-your-writes.
-	res := h.ask(Read{Snapshot: h.snap, Relations: []catalog.ID{view}, MinEpoch: 3}).(ReadResult)
+	res := h.ask(Read{CatalogVersion: h.snap.Version, Relations: []catalog.ID{view}, MinEpoch: 3}).(ReadResult)
 	if res.Frontier != 3 {
 		t.Fatalf("frontier after recovery %d, want 3", res.Frontier)
 	}
@@ -251,12 +283,13 @@ func testSnapshot(t *testing.T) (*control.Snapshot, *catalog.Relation, catalog.I
 	return snap, table, view.ID
 }
 
-// TestOlderCatalogDropsUnknownViewState (sim seed 11): a shard that adopts,
-// after a restart, a catalog older than a view whose state it stores does
-// not maintain that view, so it must not keep the state either: when the
-// newer catalog comes back, the view is backfilled afresh instead of being
-// re-installed from state that missed the epochs in between.
-func TestOlderCatalogDropsUnknownViewState(t *testing.T) {
+// TestOlderCatalogNeverDropsViewState: a catalog OLDER than the shard's
+// (a delayed push, a sender holding an old version) never drops state,
+// neither while the shard runs nor after a restart, when the shard has no
+// catalog in memory: the durable catalog floor makes it fetch a current
+// one instead of adopting the stale one. Only a newer catalog that lacks
+// a view drops it.
+func TestOlderCatalogNeverDropsViewState(t *testing.T) {
 	// A namespace other than the default: markers hold only object ids.
 	ns := catalog.NamespaceID{7}
 	table := &catalog.Relation{Kind: catalog.KindTable, Name: "t", PrimaryKey: []int{0}, Columns: []catalog.Column{
@@ -271,25 +304,58 @@ func TestOlderCatalogDropsUnknownViewState(t *testing.T) {
 	h := &harness{t: t, store: kv.NewMemory(), snap: newer, table: table}
 	h.start()
 	commit := func(k, v int64) {
-		h.ask(Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{k}, Row: types.Row{k, v}}}})
+		h.ask(Commit{CatalogVersion: newer.Version, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{k}, Row: types.Row{k, v}}}})
 		h.drain()
 	}
 	commit(1, 10)
 	if got := h.view(view); got[1] != 10 || len(got) != 1 {
-		t.Fatalf("view before restart: %v", got)
+		t.Fatalf("view before the stale push: %v", got)
 	}
-	// Restart on the older catalog, which does not have the view, and
-	// write while it is not maintained.
-	h.snap = older
-	h.start()
+	synced := func(m runtime.Message) uint64 {
+		t.Helper()
+		s, ok := m.(Synced)
+		if !ok {
+			t.Fatalf("SyncCatalog answered %#v", m)
+		}
+		return s.Version
+	}
+	// While running: the older catalog is ignored.
+	if v := synced(h.ask(SyncCatalog{Catalog: older.Value()})); v != newer.Version {
+		t.Fatalf("stale push: shard runs catalog %d, want %d", v, newer.Version)
+	}
 	commit(1, 20)
+	// After a restart the stale push comes first, while the control plane
+	// does not answer yet: the view's state must still be there.
+	h.control = newer
+	h.boot()
+	h.actor.Receive(h.ctx, SyncCatalog{Catalog: older.Value()})
+	if h.ctx.reply != nil {
+		t.Fatalf("a restarted shard answered a push below its catalog floor without fetching: %#v", h.ctx.reply)
+	}
+	if len(h.ctx.toControl) != 1 {
+		t.Fatalf("a restarted shard offered an older catalog sent %d catalog fetches, want 1", len(h.ctx.toControl))
+	}
+	if _, ok, err := h.store.Get(viewMarkerKey(view)); err != nil || !ok {
+		t.Fatalf("the view's state was dropped on a stale catalog (marker present %t, err %v)", ok, err)
+	}
+	h.answerFetches()
+	if v := synced(h.ctx.reply); v != newer.Version {
+		t.Fatalf("after the fetch: shard runs catalog %d, want %d", v, newer.Version)
+	}
 	commit(2, 5)
-	// The newer catalog arrives again.
-	h.snap = newer
-	h.ask(SyncCatalog{Snapshot: newer})
-	h.drain()
 	if got := h.view(view); got[1] != 20 || got[2] != 5 || len(got) != 2 {
-		t.Fatalf("view after the older catalog came and went: %v, want map[1:20 2:5]", got)
+		t.Fatalf("view after the stale push and a restart: %v, want map[1:20 2:5]", got)
+	}
+	if st := h.ask(GetStatus{}).(Status); st.ViewRebuilds != 0 {
+		t.Fatalf("the view was rebuilt %d times", st.ViewRebuilds)
+	}
+	// A NEWER catalog without the view drops it.
+	h.snap = control.NewSnapshot(ns, 2, table)
+	if v := synced(h.ask(SyncCatalog{Catalog: h.snap.Value()})); v != 2 {
+		t.Fatalf("newer push: shard runs catalog %d, want 2", v)
+	}
+	if _, ok, _ := h.store.Get(viewMarkerKey(view)); ok {
+		t.Fatal("a newer catalog without the view kept its state")
 	}
 }
 
@@ -300,13 +366,13 @@ func TestOlderCatalogDropsUnknownViewState(t *testing.T) {
 func TestDropViewLeavesNoState(t *testing.T) {
 	h, view := newHarness(t)
 	h.start()
-	h.ask(Commit{Snapshot: h.snap, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{int64(1)}, Row: types.Row{int64(1), int64(10)}}}})
+	h.ask(Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{int64(1)}, Row: types.Row{int64(1), int64(10)}}}})
 	h.drain()
 	if got := h.view(view); got[1] != 10 {
 		t.Fatalf("view before the drop: %v", got)
 	}
 	h.snap = control.NewSnapshot(catalog.NamespaceID{}, 2, h.table)
-	h.ask(SyncCatalog{Snapshot: h.snap})
+	h.ask(SyncCatalog{Catalog: h.snap.Value()})
 	var left []string
 	for _, ns := range []byte{kv.PrefixOpState, kv.PrefixOpIndex, kv.PrefixViewOutput} {
 		err := kv.ScanPrefix(h.store, []byte{ns}, func(k, _ []byte) error {

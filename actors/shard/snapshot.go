@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/runtime"
@@ -16,7 +15,7 @@ type (
 	// OpenSnapshot pins the shard's current state, every committed epoch
 	// applied to the views too. → SnapshotOpened.
 	OpenSnapshot struct {
-		Snapshot *control.Snapshot
+		CatalogVersion uint64
 	}
 	// SnapshotOpened names the pinned snapshot (ID, for Read.At and
 	// Lookup.At) and the last source epoch it contains.
@@ -41,10 +40,7 @@ type pinnedSnapshot struct {
 	epoch  uint64
 }
 
-func (a *Actor) openSnapshot(ctx runtime.Context, m OpenSnapshot) (runtime.Message, error) {
-	if err := a.adoptSnapshot(ctx, m.Snapshot); err != nil {
-		return nil, err
-	}
+func (a *Actor) openSnapshot(ctx runtime.Context, _ OpenSnapshot) (runtime.Message, error) {
 	// Views reflect the frontier, tables every commit: catch the views up
 	// so both describe the last epoch.
 	for a.frontier < a.lastEpoch {

@@ -22,7 +22,6 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
-	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/actors/source/nexmark"
 	"github.com/rockstream/rockstream/errcode"
@@ -35,10 +34,11 @@ import (
 
 // Config configures a generator actor.
 type Config struct {
-	// Snapshot is the catalog holding the source (its relation and SQL).
-	Snapshot *control.Snapshot
-	Source   catalog.ID
-	Spec     *ddl.CreateSource
+	// CatalogVersion is a catalog version holding the source: its commits
+	// name it (the shard fetches that catalog if it is behind).
+	CatalogVersion uint64
+	Source         catalog.ID
+	Spec           *ddl.CreateSource
 	// TickEvery is the generation cadence. Simulation range: 1ms..1s.
 	TickEvery time.Duration
 	// RowsPerCommitMax bounds one commit (STYLE.md 10): a generator that
@@ -206,7 +206,7 @@ func (g *Generator) generate(ctx runtime.Context) {
 	// a crash or a failed commit regenerates the same rows (values depend
 	// on the index only).
 	g.pending = g.offset + n
-	ctx.Send(shard.ActorID, shard.Commit{Snapshot: g.cfg.Snapshot, Writes: writes, Offset: &shard.SourceOffset{Source: g.cfg.Source, Offset: g.pending}})
+	ctx.Send(shard.ActorID, shard.Commit{CatalogVersion: g.cfg.CatalogVersion, Writes: writes, Offset: &shard.SourceOffset{Source: g.cfg.Source, Offset: g.pending}})
 }
 
 // Row returns row i (1-based) of the source: a pure function of (source, i).

@@ -59,6 +59,7 @@ ROCKSTREAM_LISTEN, ROCKSTREAM_HTTP, ROCKSTREAM_MEMORY_BUDGET, ROCKSTREAM_LOG_FOR
 	f.StringVar(&opts.Listen, "listen", envOr("ROCKSTREAM_LISTEN", engine.DefaultListen), "PostgreSQL wire protocol address")
 	f.StringVar(&opts.HTTP, "http", envOr("ROCKSTREAM_HTTP", engine.DefaultHTTP), "HTTP address for /metrics, /healthz and /readyz (empty: off)")
 	f.StringVar(&memoryBudget, "memory-budget", envOr("ROCKSTREAM_MEMORY_BUDGET", "2GiB"), "memory the process may use (e.g. 512MiB, 4GiB); storage budgets and the heap limit derive from it")
+	f.BoolVar(&opts.Takeover, "takeover", false, "claim the storage even if another server holds it (that server stops writing); only when you know it is gone")
 	f.StringVar(&logFormat, "log-format", envOr("ROCKSTREAM_LOG_FORMAT", "text"), "log format: text or json")
 	return cmd
 }

@@ -25,6 +25,21 @@ import (
 //lint:immutable a constant list; never assigned after init.
 var DeterministicDirs = []string{"actors", "ivm", "slate", "sim", "faults", "buggify"}
 
+// EdgeDirs are module-relative package directories inside DeterministicDirs
+// that are edges by definition: they do real I/O or real concurrency on
+// purpose, the deterministic core reaches them only through an interface,
+// and only the binary's wiring and tests import them. The linter skips them
+// (both the determinism rules and the forbidden-import rule). Each entry
+// says why it is an edge; adding one is a design decision, not a way to
+// silence a finding.
+//
+//lint:immutable a constant table; never assigned after init.
+var EdgeDirs = map[string]string{
+	"slate/objstore/fsstore":      "the filesystem backend: real files, fsync, flock(2) and cross-process races",
+	"slate/objstore/s3store":      "the S3 backend: links the AWS SDK, net/http and crypto/tls",
+	"slate/objstore/objstoretest": "the backend conformance suite: races real goroutines against real backends, imported only by tests",
+}
+
 // Rule names one determinism rule. Findings carry it so tests (and people)
 // can tell violations apart.
 type Rule string
@@ -39,6 +54,7 @@ const (
 	RuleMutableGlobal   Rule = "package-level-var"
 	RuleMapRange        Rule = "map-range"
 	RuleBadAnnotation   Rule = "annotation-without-reason"
+	RuleForbiddenImport Rule = "forbidden-import"
 	annotationMapRange       = "//lint:maprange"
 	annotationImmutable      = "//lint:immutable"
 )
@@ -90,6 +106,91 @@ var sentinelConstructors = map[string]bool{
 	"github.com/rockstream/rockstream/errcode.Register": true,
 }
 
+// forbiddenImport is a package (or, with prefix set, a family of packages)
+// the deterministic core must not link, even through another package.
+type forbiddenImport struct {
+	path   string
+	prefix bool
+	why    string
+}
+
+// forbiddenImports are what a deterministic package must never reach,
+// directly or transitively. A package linked into the core can be called
+// from it, so the only way to keep real I/O out of a simulation is to keep
+// it out of the import graph; the edges (object-store backends, pgwire, the
+// real runtime) reach the core through interfaces instead.
+//
+// NB: "net" is exact, not a prefix: net/url and net/netip parse and compare
+// values without any I/O and stay allowed, while every net/... package that
+// does talk to the network (net/http, net/rpc, net/smtp, net/textproto)
+// imports net itself and is caught through it. net/http and crypto/tls are
+// listed as well so that the finding names the nearest culprit.
+//
+//lint:immutable a constant table; never assigned after init.
+var forbiddenImports = []forbiddenImport{
+	{path: "net", why: "sockets and DNS: real network I/O the simulator cannot schedule or fault"},
+	{path: "net/http", why: "an HTTP client or server: real network I/O"},
+	{path: "crypto/tls", why: "TLS: real network I/O and crypto/rand handshakes"},
+	{path: "os/exec", why: "spawning processes: effects outside the simulated world"},
+	{path: "github.com/aws/", prefix: true, why: "the AWS SDK: network I/O, wall-clock retries and credential chains that read the environment and spawn processes"},
+}
+
+// forbidden returns why path may not be linked into a deterministic
+// package, or "" if it may: it is one of forbiddenImports, or one of the
+// EdgeDirs packages, which only the wiring and tests may import.
+func (g *importGraph) forbidden(path string) string {
+	if why, ok := g.edges[path]; ok {
+		return "an edge package (" + why + "), for the wiring and tests only"
+	}
+	for _, f := range forbiddenImports {
+		if path == f.path || (f.prefix && strings.HasPrefix(path, f.path)) {
+			return f.why
+		}
+	}
+	return ""
+}
+
+// importGraph maps each listed package to its direct (non-test) imports and
+// memoises, per package, the shortest chain to a forbidden package.
+type importGraph struct {
+	imports map[string][]string
+	chains  map[string][]string
+	// edges maps the import path of each listed EdgeDirs package to why it
+	// is an edge.
+	edges map[string]string
+}
+
+// forbiddenChain returns the shortest import chain from path to a forbidden
+// package (path first, the forbidden package last), or nil if none is
+// reachable. Breadth-first over the import graph, visiting imports in their
+// sorted order, so the chain reported is deterministic.
+func (g *importGraph) forbiddenChain(path string) []string {
+	if chain, ok := g.chains[path]; ok {
+		return chain
+	}
+	parent := map[string]string{path: ""}
+	queue := []string{path}
+	var chain []string
+	for len(queue) > 0 && chain == nil {
+		next := queue[0]
+		queue = queue[1:]
+		if g.forbidden(next) != "" {
+			for at := next; at != ""; at = parent[at] {
+				chain = append([]string{at}, chain...)
+			}
+			break
+		}
+		for _, imp := range g.imports[next] {
+			if _, seen := parent[imp]; !seen {
+				parent[imp] = next
+				queue = append(queue, imp)
+			}
+		}
+	}
+	g.chains[path] = chain
+	return chain
+}
+
 // listedPackage is the part of `go list -json` output the linter reads.
 type listedPackage struct {
 	ImportPath string
@@ -97,6 +198,7 @@ type listedPackage struct {
 	Export     string
 	GoFiles    []string
 	CgoFiles   []string
+	Imports    []string
 	DepOnly    bool
 	Error      *struct{ Err string }
 }
@@ -137,7 +239,7 @@ func Check(root string, patterns ...string) ([]Finding, error) {
 	if len(patterns) == 0 {
 		return nil, nil
 	}
-	args := append([]string{"list", "-e", "-export", "-deps", "-json=ImportPath,Dir,Export,GoFiles,CgoFiles,DepOnly,Error"}, patterns...)
+	args := append([]string{"list", "-e", "-export", "-deps", "-json=ImportPath,Dir,Export,GoFiles,CgoFiles,Imports,DepOnly,Error"}, patterns...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	var stderr bytes.Buffer
@@ -147,6 +249,7 @@ func Check(root string, patterns ...string) ([]Finding, error) {
 		return nil, fmt.Errorf("go list: %w: %s", err, stderr.String())
 	}
 	exports := map[string]string{}
+	graph := &importGraph{imports: map[string][]string{}, chains: map[string][]string{}, edges: map[string]string{}}
 	var targets []listedPackage
 	decoder := json.NewDecoder(bytes.NewReader(out))
 	for {
@@ -159,7 +262,14 @@ func Check(root string, patterns ...string) ([]Finding, error) {
 		if p.Export != "" {
 			exports[p.ImportPath] = p.Export
 		}
+		graph.imports[p.ImportPath] = p.Imports
+		if why, ok := edgeReason(root, p.Dir); ok {
+			graph.edges[p.ImportPath] = why
+		}
 		if !p.DepOnly {
+			if _, ok := edgeReason(root, p.Dir); ok {
+				continue
+			}
 			if p.Error != nil {
 				return nil, fmt.Errorf("package %s: %s", p.ImportPath, p.Error.Err)
 			}
@@ -176,7 +286,7 @@ func Check(root string, patterns ...string) ([]Finding, error) {
 	})
 	var findings []Finding
 	for _, p := range targets {
-		fs, err := checkPackage(fset, imp, p)
+		fs, err := checkPackage(fset, imp, graph, p)
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +305,17 @@ func Check(root string, patterns ...string) ([]Finding, error) {
 	return findings, nil
 }
 
-func checkPackage(fset *token.FileSet, imp types.Importer, p listedPackage) ([]Finding, error) {
+// edgeReason reports whether the package in dir is one of EdgeDirs, and why.
+func edgeReason(root, dir string) (string, bool) {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return "", false
+	}
+	why, ok := EdgeDirs[filepath.ToSlash(rel)]
+	return why, ok
+}
+
+func checkPackage(fset *token.FileSet, imp types.Importer, graph *importGraph, p listedPackage) ([]Finding, error) {
 	var files []*ast.File
 	for _, name := range append(append([]string(nil), p.GoFiles...), p.CgoFiles...) {
 		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.ParseComments)
@@ -216,7 +336,39 @@ func checkPackage(fset *token.FileSet, imp types.Importer, p listedPackage) ([]F
 	for _, f := range files {
 		findings = append(findings, checkFile(fset, f, info)...)
 	}
+	findings = append(findings, checkImports(fset, graph, files)...)
 	return findings, nil
+}
+
+// checkImports reports every import of a package's files that links a
+// forbidden package, directly or transitively. Each imported path is
+// reported once per package, at its first import spec, with the chain that
+// leads to the forbidden package so the fix (an interface, or moving the
+// dependency to an edge) is obvious.
+func checkImports(fset *token.FileSet, graph *importGraph, files []*ast.File) []Finding {
+	var findings []Finding
+	reported := map[string]bool{}
+	for _, f := range files {
+		for _, spec := range f.Imports {
+			path := strings.Trim(spec.Path.Value, `"`)
+			if reported[path] {
+				continue
+			}
+			chain := graph.forbiddenChain(path)
+			if chain == nil {
+				continue
+			}
+			reported[path] = true
+			culprit := chain[len(chain)-1]
+			what := "imports " + culprit
+			if len(chain) > 1 {
+				what = fmt.Sprintf("import of %s links %s (%s)", path, culprit, strings.Join(chain, " -> "))
+			}
+			message := fmt.Sprintf("%s: %s; a deterministic package must not link it, even transitively (reach it through an interface implemented at an edge)", what, graph.forbidden(culprit))
+			findings = append(findings, Finding{Pos: fset.Position(spec.Pos()), Rule: RuleForbiddenImport, Message: message})
+		}
+	}
+	return findings
 }
 
 // fileChecker holds the state of linting one file.
@@ -374,7 +526,7 @@ func (c *fileChecker) calledFunc(expr ast.Expr) *types.Func {
 func (c *fileChecker) visit(node ast.Node) bool {
 	switch n := node.(type) {
 	case *ast.GoStmt:
-		c.report(n.Pos(), RuleGoStatement, "go statement in a deterministic package; background work is a timer message (ARCHITECTURE.md §3)")
+		c.report(n.Pos(), RuleGoStatement, "go statement in a deterministic package; background work is a timer message (docs/architecture.md, the runtime contract)")
 	case *ast.SelectStmt:
 		c.report(n.Pos(), RuleSelect, "select in a deterministic package; actors receive one message at a time")
 	case *ast.RangeStmt:

@@ -40,6 +40,23 @@ func TestDeterministicPackages(t *testing.T) {
 	}
 }
 
+// TestRuntimeInterfaceLinksNoEdges: runtime/ is the contract every actor
+// imports, so it is part of the core even though it sits outside the
+// deterministic directories; only runtime/real, the goroutine runtime, is an
+// edge. A forbidden import there would reach every actor.
+func TestRuntimeInterfaceLinksNoEdges(t *testing.T) {
+	root := moduleRoot(t)
+	findings, err := Check(root, "./runtime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range findings {
+		if f.Rule == RuleForbiddenImport {
+			t.Errorf("%s", f)
+		}
+	}
+}
+
 var wantPattern = regexp.MustCompile(`// want ([a-z-]+)`)
 
 // wantedFindings reads the `// want <rule>` comments of a fixture file.
@@ -72,20 +89,28 @@ func gotFindings(findings []Finding) []string {
 // TestPlantedFixture checks the linter reports exactly the violations planted
 // in testdata/fixture/planted (one of each rule) and nothing else.
 func TestPlantedFixture(t *testing.T) {
-	root := moduleRoot(t)
-	findings, err := Check(root, "./internal/lint/testdata/fixture/planted")
+	checkPlanted(t, "planted", 10)
+}
+
+// checkPlanted lints the fixture package testdata/fixture/<dir> and checks
+// the findings are exactly its `// want <rule>` comments, of which there must
+// be at least wantMin (so a fixture cannot lose its violations unnoticed).
+func checkPlanted(t *testing.T, dir string, wantMin int) []Finding {
+	t.Helper()
+	findings, err := Check(moduleRoot(t), "./internal/lint/testdata/fixture/"+dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := wantedFindings(t, filepath.Join("testdata", "fixture", "planted", "planted.go"))
+	want := wantedFindings(t, filepath.Join("testdata", "fixture", filepath.FromSlash(dir), filepath.Base(dir)+".go"))
 	sort.Strings(want)
 	got := gotFindings(findings)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("findings differ\ngot:\n%s\nwant:\n%s\nall findings:\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"), findings)
 	}
-	if len(want) < 10 {
-		t.Fatalf("fixture lost its planted violations: only %d want comments", len(want))
+	if len(want) < wantMin {
+		t.Fatalf("fixture %s lost its planted violations: only %d want comments", dir, len(want))
 	}
+	return findings
 }
 
 // TestPlantedTimeNowFails is the acceptance check of issue 2: a planted
@@ -114,5 +139,53 @@ func TestCleanFixture(t *testing.T) {
 	}
 	for _, f := range findings {
 		t.Errorf("unexpected finding: %s", f)
+	}
+}
+
+// TestPlantedImports checks the forbidden-import rule reports exactly the
+// imports planted in testdata/fixture/imports/planted: direct imports of
+// net, net/http, os/exec and the AWS SDK, and transitive links through
+// net/smtp (to net) and a helper package (to crypto/tls), an AWS package that
+// links no network package itself (the prefix rule), an import of an edge
+// package (fsstore), while net/url and net/netip, which do no I/O, stay
+// allowed.
+func TestPlantedImports(t *testing.T) {
+	findings := checkPlanted(t, "imports/planted", 8)
+	// The transitive findings must name the chain, or nobody can fix them.
+	for _, chain := range []string{
+		"fixture/imports/relay -> crypto/tls",
+		"net/smtp -> ",
+		"imports github.com/rockstream/rockstream/slate/objstore/fsstore: an edge package",
+		"imports github.com/aws/smithy-go/ptr: the AWS SDK",
+	} {
+		found := false
+		for _, f := range findings {
+			found = found || strings.Contains(f.Message, chain)
+		}
+		if !found {
+			t.Errorf("no finding names the chain %q; findings: %v", chain, findings)
+		}
+	}
+}
+
+// TestEdgeDirs keeps the list of edges honest: every entry names an existing
+// package under a deterministic directory and says why it is an edge.
+func TestEdgeDirs(t *testing.T) {
+	root := moduleRoot(t)
+	for dir, why := range EdgeDirs {
+		if strings.TrimSpace(why) == "" {
+			t.Errorf("EdgeDirs[%q] gives no reason", dir)
+		}
+		underDeterministic := false
+		for _, d := range DeterministicDirs {
+			underDeterministic = underDeterministic || strings.HasPrefix(dir, d+"/")
+		}
+		if !underDeterministic {
+			t.Errorf("EdgeDirs[%q] is not under a deterministic directory; it needs no entry", dir)
+		}
+		goFiles, _ := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		if len(goFiles) == 0 {
+			t.Errorf("EdgeDirs[%q] holds no Go package", dir)
+		}
 	}
 }

@@ -303,6 +303,8 @@ func applyTypmod(t types.Type, v types.Datum) (types.Datum, error) {
 		return types.ApplyNumericTypmod(v.(*apd.Decimal), t.Typmod)
 	case types.KindTimestamp, types.KindTimestampTZ:
 		return types.ApplyTimestampTypmod(t, v)
+	case types.KindInterval:
+		return types.ApplyIntervalTypmod(v.(types.Interval), t.Typmod)
 	}
 	return v, nil
 }

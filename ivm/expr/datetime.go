@@ -177,6 +177,12 @@ func intervalMul(iv types.Interval, factor float64) (types.Datum, error) {
 	return intervalScale(iv, factor, false)
 }
 
+// IntervalDiv is interval / factor (interval_div), exported for
+// avg(interval), which PostgreSQL finalizes as sum / count.
+func IntervalDiv(iv types.Interval, factor float64) (types.Datum, error) {
+	return intervalDiv(iv, factor)
+}
+
 // intervalDiv is interval / factor (interval_div).
 func intervalDiv(iv types.Interval, factor float64) (types.Datum, error) {
 	if factor == 0 {

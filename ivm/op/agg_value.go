@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/apd/v3"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -18,9 +19,10 @@ import (
 type sumKind uint8
 
 const (
-	sumInt     sumKind = iota + 1 // int2/int4: int64 accumulator (PostgreSQL: int8)
-	sumDecimal                    // int8/numeric: exact decimal
-	sumFloat                      // float4/float8
+	sumInt      sumKind = iota + 1 // int2/int4: int64 accumulator (PostgreSQL: int8)
+	sumDecimal                     // int8/numeric: exact decimal
+	sumFloat                       // float4/float8
+	sumInterval                    // interval: months, days and micros summed apart
 )
 
 func sumKindOf(t types.Type) (sumKind, error) {
@@ -31,6 +33,8 @@ func sumKindOf(t types.Type) (sumKind, error) {
 		return sumDecimal, nil
 	case types.KindFloat4, types.KindFloat8:
 		return sumFloat, nil
+	case types.KindInterval:
+		return sumInterval, nil
 	}
 	return 0, fmt.Errorf("sum/avg of %s is not supported", t.SQLName())
 }
@@ -51,6 +55,11 @@ func aggResultType(call AggregateCall) (types.Type, error) {
 		return types.TBool, nil
 	case AggMin, AggMax:
 		return call.Arg.Type(), nil
+	case AggBitAnd, AggBitOr, AggBitXor:
+		if _, err := bitWidth(call.Arg.Type()); err != nil {
+			return types.Type{}, err
+		}
+		return call.Arg.Type(), nil
 	case AggSum:
 		t := call.Arg.Type()
 		switch t.Kind {
@@ -62,6 +71,8 @@ func aggResultType(call AggregateCall) (types.Type, error) {
 			return types.TFloat4, nil
 		case types.KindFloat8:
 			return types.TFloat8, nil
+		case types.KindInterval:
+			return types.TInterval, nil
 		}
 		return types.Type{}, fmt.Errorf("sum(%s) is not supported", t.SQLName())
 	case AggAvg:
@@ -71,6 +82,8 @@ func aggResultType(call AggregateCall) (types.Type, error) {
 			return types.TNumeric, nil
 		case types.KindFloat4, types.KindFloat8:
 			return types.TFloat8, nil
+		case types.KindInterval:
+			return types.TInterval, nil
 		}
 		return types.Type{}, fmt.Errorf("avg(%s) is not supported", t.SQLName())
 	}
@@ -262,6 +275,14 @@ func finalizeAvg(kind sumKind, sum types.Datum, nonNull int64) types.Datum {
 		return v
 	case sumInt:
 		return numericDivide(apd.New(sum.(int64), 0), apd.New(nonNull, 0))
+	case sumInterval:
+		// PostgreSQL's interval_avg: interval_div(sum, count). Dividing by
+		// a count ≥ 1 cannot leave the interval range.
+		v, err := expr.IntervalDiv(sum.(types.Interval), float64(nonNull))
+		if err != nil {
+			panic(fmt.Sprintf("op: avg(interval): %v", err))
+		}
+		return v
 	}
 	if d, ok := sum.(*apd.Decimal); ok && d.Form != apd.Finite {
 		// NaN and ±Infinity divided by a count are themselves.
@@ -280,6 +301,9 @@ func weightedAdd(kind sumKind, sum, value types.Datum, w int64) (types.Datum, er
 		fs := floatSumOf(sum)
 		fs.add(value.(float64), w)
 		return fs.datum(), nil
+	case sumInterval:
+		s, _ := sum.(types.Interval)
+		return addInterval(s, value.(types.Interval), w)
 	}
 	s, ok := sum.(*apd.Decimal)
 	if !ok {
@@ -290,6 +314,29 @@ func weightedAdd(kind sumKind, sum, value types.Datum, w int64) (types.Datum, er
 		return s, nil
 	}
 	return addDecimal(s, mulDecimal(toDecimal(value), w)), nil
+}
+
+// errIntervalOutOfRange is PostgreSQL's 22008 for an interval sum whose
+// months or days leave int4 or whose microseconds leave int8.
+func errIntervalOutOfRange() error {
+	return errcode.New(errcode.ViewEvaluationError, "interval out of range").WithSQLState("22008")
+}
+
+// addInterval adds v × w to sum field by field, as PostgreSQL's interval_pl
+// does (no carrying between months, days and time), with its range checks.
+// NB: PostgreSQL checks each running sum, so its error depends on the
+// order rows are read; a sum is checked here after each weighted input.
+func addInterval(sum, v types.Interval, w int64) (types.Datum, error) {
+	months := int64(sum.Months) + int64(v.Months)*w
+	days := int64(sum.Days) + int64(v.Days)*w
+	if months < math.MinInt32 || months > math.MaxInt32 || days < math.MinInt32 || days > math.MaxInt32 {
+		return nil, errIntervalOutOfRange()
+	}
+	micros, err := addInt(sum.Micros, v.Micros, w)
+	if err != nil {
+		return nil, errIntervalOutOfRange()
+	}
+	return types.Interval{Months: int32(months), Days: int32(days), Micros: micros}, nil
 }
 
 // extremum returns the least (or greatest) value among values with positive
@@ -330,6 +377,16 @@ func finalizeMultiset(call AggregateCall, argType types.Type, kind sumKind, resu
 			}
 		}
 		return varianceOf(call.Func, distinct, ones(len(distinct))), nil
+	}
+	if isBitAgg(call.Func) {
+		// DISTINCT: each value with positive weight counts once.
+		var distinct []types.Datum
+		for i, v := range values {
+			if weights[i] > 0 {
+				distinct = append(distinct, v)
+			}
+		}
+		return streamBits(call.Func, argType, distinct, ones(len(distinct))), nil
 	}
 	// DISTINCT: each value with positive weight counts once.
 	var count int64

@@ -265,6 +265,8 @@ func (a *Aggregate) emptyState() types.Row {
 			st = append(st, int64(0), int64(0))
 		case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
 			st = append(st, emptyVarianceState()...)
+		case AggBitAnd, AggBitOr, AggBitXor:
+			st = emptyBitState(st, call.Func, call.Arg.Type())
 		}
 	}
 	return st
@@ -361,6 +363,12 @@ func (a *Aggregate) apply(ctx *Context, g *aggGroup, in *aggInput, valueBuf *[]b
 				varianceAdd(state, slot, in.values[i], in.weight)
 			}
 			slot += varianceSlots
+		case AggBitAnd, AggBitOr, AggBitXor:
+			n := bitSlots(call.Func, call.Arg.Type())
+			if in.seen[i] {
+				bitAdd(state[slot:slot+n], call.Func, call.Arg.Type(), in.values[i].(int64), in.weight)
+			}
+			slot += n
 		}
 	}
 	return nil
@@ -546,6 +554,10 @@ func (a *Aggregate) finalize(ctx *Context, g *aggGroup, state types.Row) (types.
 		case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
 			row = append(row, finalizeVariance(call.Func, state[slot:slot+varianceSlots]))
 			slot += varianceSlots
+		case AggBitAnd, AggBitOr, AggBitXor:
+			n := bitSlots(call.Func, call.Arg.Type())
+			row = append(row, finalizeBits(state[slot:slot+n], call.Func, call.Arg.Type()))
+			slot += n
 		}
 	}
 	return row, nil
@@ -667,6 +679,9 @@ func streamAggregateCall(call AggregateCall, kind sumKind, resultType types.Type
 	}
 	if isVarianceAgg(call.Func) {
 		return varianceOf(call.Func, values, weights), nil
+	}
+	if isBitAgg(call.Func) {
+		return streamBits(call.Func, call.Arg.Type(), values, weights), nil
 	}
 	var count, trues, falses int64
 	var sum types.Datum

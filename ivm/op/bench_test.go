@@ -32,7 +32,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/op/testexpr"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
-	"github.com/rockstream/rockstream/slate/objstore"
+	"github.com/rockstream/rockstream/slate/objstore/fsstore"
 )
 
 // cpuSeconds is this process's user+system CPU time.
@@ -120,7 +120,7 @@ func openBenchStore(b *testing.B, kind string) *benchStore {
 	if kind == "memory" {
 		return &benchStore{Store: kv.NewMemory()}
 	}
-	fs, err := objstore.NewFS(b.TempDir())
+	fs, err := fsstore.New(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

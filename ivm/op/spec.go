@@ -29,6 +29,11 @@ const (
 	AggVarSamp
 	AggStddevPop
 	AggStddevSamp
+	// AggBitAnd, AggBitOr and AggBitXor are bit_and, bit_or and bit_xor of
+	// an int2/int4/int8 argument → its type (agg_bits.go).
+	AggBitAnd
+	AggBitOr
+	AggBitXor
 )
 
 func (f AggFunc) String() string {
@@ -61,6 +66,12 @@ func (f AggFunc) String() string {
 		return "stddev_pop"
 	case AggStddevSamp:
 		return "stddev_samp"
+	case AggBitAnd:
+		return "bit_and"
+	case AggBitOr:
+		return "bit_or"
+	case AggBitXor:
+		return "bit_xor"
 	}
 	return "?"
 }

@@ -314,6 +314,9 @@ func compilePG(cat catalog.Catalog, st *parse.PG, opts Options) (Statement, erro
 					return nil, err
 				}
 				v.Name = cv.Name
+				if v.RetainHistory, err = viewOptions(cv.Options); err != nil {
+					return nil, err
+				}
 				if err := renameColumns(v.Columns, cv.ColumnNames); err != nil {
 					return nil, err
 				}

@@ -1,6 +1,9 @@
 package sql
 
 import (
+	"sort"
+	"time"
+
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -19,6 +22,35 @@ type View struct {
 	// bare ORDER BY was dropped (a view is a set).
 	Plan    plan.Node
 	Columns []plan.Column
+	// RetainHistory is the WITH (retain_history = ...) option (see
+	// catalog.Relation.RetainHistory); 0 when not given.
+	RetainHistory time.Duration
+}
+
+// viewOptions checks a materialized view's WITH (...) options: only
+// retain_history exists, and a misspelt option must fail rather than be
+// ignored (PostgreSQL also refuses unknown storage parameters).
+func viewOptions(opts map[string]string) (time.Duration, error) {
+	var retain time.Duration
+	keys := make([]string, 0, len(opts))
+	for k := range opts { //lint:maprange the keys are sorted before use
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := opts[k]
+		switch k {
+		case "retain_history":
+			d, err := catalog.ParseRetainHistory(v)
+			if err != nil {
+				return 0, err
+			}
+			retain = d
+		default:
+			return 0, errcode.New(errcode.SQLInvalidParameterValue, "unrecognized parameter \"%s\"", k).WithSQLState("22023")
+		}
+	}
+	return retain, nil
 }
 
 // CompileView compiles a materialized view's defining query.

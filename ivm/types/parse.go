@@ -101,6 +101,9 @@ func Parse(t Type, s string, loc *time.Location) (Datum, error) {
 		}
 		return ApplyTimestampTypmod(t, v)
 	case KindInterval:
+		if t.Typmod >= 0 {
+			return ParseIntervalTypmod(s, t.Typmod)
+		}
 		return ParseInterval(s)
 	case KindArray:
 		if t.Elem == nil {

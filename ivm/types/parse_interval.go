@@ -86,7 +86,11 @@ var intervalUnits = map[string]string{
 }
 
 // ParseInterval reads interval input.
-func ParseInterval(s string) (Datum, error) {
+func ParseInterval(s string) (Datum, error) { return parseInterval(s, "second", false) }
+
+// parseInterval reads interval input whose bare numbers are in bareUnit
+// (parsePostgresInterval).
+func parseInterval(s string, bareUnit string, minutesSeconds bool) (Datum, error) {
 	bad := func() error {
 		return InputError(StateInvalidDatetimeFormat, "invalid input syntax for type interval: \"%s\"", s)
 	}
@@ -99,7 +103,7 @@ func ParseInterval(s string) (Datum, error) {
 	if v[0] == 'P' || v[0] == 'p' {
 		ok = parseISOInterval(&acc, v[1:])
 	} else {
-		ok = parsePostgresInterval(&acc, v)
+		ok = parsePostgresInterval(&acc, v, bareUnit, minutesSeconds)
 	}
 	if !ok {
 		return nil, bad()
@@ -184,9 +188,31 @@ func unitField(unit string, fractional bool) int {
 	return fieldMillennium
 }
 
-func parsePostgresInterval(acc *intervalAcc, v string) bool {
+// parsePostgresInterval reads PostgreSQL's interval syntax the way its
+// DecodeInterval does: right to left, so that a unit word types the number
+// on its left, and a bare number takes the current type: at first
+// bareUnit (seconds, or a restricted type's last field), days after an
+// hour or a clock field ("1 2:03" is a day and a time, "1 2 hours" a day
+// and hours), and otherwise the type of the number on its right, which
+// then repeats a field and is refused ("3 1 day"). "Y-M" is years and
+// months; under MINUTE TO SECOND a two-part clock is minutes and seconds.
+func parsePostgresInterval(acc *intervalAcc, v string, bareUnit string, minutesSeconds bool) bool {
 	toks := tokenizeInterval(v)
 	ago := false
+	items := toks[:0:0]
+	for i, tok := range toks {
+		switch strings.ToLower(tok) {
+		case "@":
+			continue
+		case "ago":
+			if i != len(toks)-1 {
+				return false
+			}
+			ago = true
+			continue
+		}
+		items = append(items, tok)
+	}
 	seen := 0
 	mark := func(bits int) bool {
 		if seen&bits != 0 {
@@ -195,49 +221,78 @@ func parsePostgresInterval(acc *intervalAcc, v string) bool {
 		seen |= bits
 		return true
 	}
-	for i := 0; i < len(toks); i++ {
-		tok := toks[i]
+	typ := bareUnit
+	for i := len(items) - 1; i >= 0; i-- {
+		tok := items[i]
 		lower := strings.ToLower(tok)
-		if lower == "@" {
-			continue
-		}
-		if lower == "ago" {
-			if i != len(toks)-1 {
+		if unit, ok := intervalUnits[lower]; ok {
+			// A unit word needs a number on its left.
+			if i == 0 {
 				return false
 			}
-			ago = true
+			if _, alsoUnit := intervalUnits[strings.ToLower(items[i-1])]; alsoUnit {
+				return false
+			}
+			typ = unit
 			continue
 		}
 		if strings.Contains(tok, ":") {
-			if !mark(fieldHour|fieldMinute|fieldSecond|fieldMillisecond|fieldMicrosecond) || !parseIntervalClock(acc, tok) {
+			clock := tok
+			if minutesSeconds && strings.Count(tok, ":") == 1 {
+				sign := ""
+				if clock[0] == '+' || clock[0] == '-' {
+					sign, clock = clock[:1], clock[1:]
+				}
+				clock = sign + "0:" + clock
+			}
+			if !mark(fieldHour|fieldMinute|fieldSecond|fieldMillisecond|fieldMicrosecond) || !parseIntervalClock(acc, clock) {
 				return false
 			}
+			typ = "day"
+			continue
+		}
+		if years, months, ok := parseYearMonth(tok); ok {
+			if !mark(fieldYear | fieldMonth) {
+				return false
+			}
+			acc.months += years*12 + months
 			continue
 		}
 		val, err := strconv.ParseFloat(tok, 64)
 		if err != nil || strings.ContainsAny(lower, "xpn_i") {
 			return false
 		}
-		if i+1 < len(toks) {
-			if unit, ok := intervalUnits[strings.ToLower(toks[i+1])]; ok {
-				if !mark(unitField(unit, strings.Contains(tok, "."))) {
-					return false
-				}
-				acc.addUnit(unit, val)
-				i++
-				continue
-			}
-		}
-		// A bare number is seconds.
-		if !mark(unitField("second", strings.Contains(tok, "."))) {
+		if !mark(unitField(typ, strings.Contains(tok, "."))) {
 			return false
 		}
-		acc.addUnit("second", val)
+		acc.addUnit(typ, val)
+		if typ == "hour" {
+			typ = "day"
+		}
 	}
 	if ago {
 		acc.months, acc.days, acc.usInt, acc.micros = -acc.months, -acc.days, -acc.usInt, -acc.micros
 	}
 	return true
+}
+
+// parseYearMonth reads the SQL-standard "[+-]Y-M" (the sign applies to
+// both): "1-2" is 1 year 2 months, "-1-2" minus both.
+func parseYearMonth(tok string) (years, months int64, ok bool) {
+	neg := false
+	if tok != "" && (tok[0] == '+' || tok[0] == '-') {
+		neg, tok = tok[0] == '-', tok[1:]
+	}
+	y, m, found := strings.Cut(tok, "-")
+	if !found || !allDigits(y) || !allDigits(m) || y == "" || m == "" || len(y) > 9 || len(m) > 9 {
+		return 0, 0, false
+	}
+	years, _ = strconv.ParseInt(y, 10, 64)
+	months, _ = strconv.ParseInt(m, 10, 64)
+	if neg {
+		years, months = -years, -months
+	}
+	return years, months, true
 }
 
 // parseIntervalClock reads [+-]H:M[:S[.f]] (hours may exceed 24).

@@ -68,6 +68,35 @@ func inputCases() []inputCase {
 		"-1 days +02:00:00", "@ 1 day ago", "1.5 days", "1.5 months", "1.5 years", "90", "1:30", "-1:30", "10 seconds", "0", "1 mon -1 days",
 		"2 weeks", "1 decade", "1 century", "1 millennium", "100 ms", "7 us", "1day", "3h", "garbage", "", "1 day -01:00:00", "-00:00:01",
 		"1 year ago", "25:00:00", "1 week 2 days", "1.25 hours", "0.5 minutes", "PT0.5S", "P1.5D")
+	// Right-to-left typing of bare numbers, "Y-M", "D H:M" (DecodeInterval).
+	add("interval", TInterval, "1 2 hour", "1 2:03", "-1 2:03", "1 -2:03", "1-2", "-1-2", "+1-2", "1-2 3 4:05", "1 1", "1 2 minute", "1 2 day",
+		"1 2 hours 3", "3 1 day", "4 5:06", "4 5:06 7", "1-2 3", "1.5 2:00", "1 week 2", "@ 1 day 2 hours ago", "2 hours 30", "day", "1-2-3")
+	// SQL-standard field restrictions: a bare number in the last field, then cut.
+	itm := func(mask, precision int64) Type {
+		tm, ok := IntervalTypmod(mask, precision)
+		if !ok {
+			panic("bad interval typmod")
+		}
+		return Type{Kind: KindInterval, Typmod: tm}
+	}
+	full := int64(IntervalFullPrecision)
+	add("interval year", itm(IntervalMaskYear, full), "1", "1.5", "1 year 2 months 3 days", "-1 year -5 months", "-1.5")
+	add("interval month", itm(IntervalMaskMonth, full), "3", "1.5", "1 year 2 months 3 days", "1-2")
+	add("interval day", itm(IntervalMaskDay, full), "90", "-1", "1.5", "1 day 02:03:04.5", "1 2", "1-2", "P1D")
+	add("interval hour", itm(IntervalMaskHour, full), "1 day 2", "1 2", "1 2:00", "1.5", "-1.5 hours", "1 day 3 hours", "P1DT5H7M")
+	add("interval minute", itm(IntervalMaskMinute, full), "1", "1.5", "1:30", "1 year", "1 year 2")
+	add("interval second", itm(IntervalMaskSecond, full), "5", "1 2:03:04", "-2.5")
+	add("interval year to month", itm(IntervalMaskYear|IntervalMaskMonth, full), "1-2", "1", "+1-2", "1-2 3", "1 2")
+	add("interval day to hour", itm(IntervalMaskDay|IntervalMaskHour, full), "1", "1 2", "5 2:03")
+	add("interval day to minute", itm(IntervalMaskDay|IntervalMaskHour|IntervalMaskMinute, full), "1 2:03", "1 2")
+	add("interval day to second", itm(IntervalMaskDay|IntervalMaskHour|IntervalMaskMinute|IntervalMaskSecond, full), "7", "1 2:03:04.5", "1 2")
+	add("interval hour to minute", itm(IntervalMaskHour|IntervalMaskMinute, full), "2", "10:20", "2 1:30", "1 day 02:03:04.5", "2 3")
+	add("interval hour to second", itm(IntervalMaskHour|IntervalMaskMinute|IntervalMaskSecond, full), "100", "1:02:03.25")
+	add("interval minute to second", itm(IntervalMaskMinute|IntervalMaskSecond, full), "10:20", "-10:20", "1:30:40.5", "90")
+	add("interval second(3)", itm(IntervalMaskSecond, 3), "1.23456", "-1.2345", "1.0005")
+	add("interval second(0)", itm(IntervalMaskSecond, 0), "-2.5", "2.5")
+	add("interval(2)", itm(IntervalFullRange, 2), "1.23456 second", "1 day 00:00:00.125")
+	add("interval day to second(2)", itm(IntervalMaskDay|IntervalMaskHour|IntervalMaskMinute|IntervalMaskSecond, 2), "1 2:03:04.567")
 	add("json", Type{Kind: KindJSON, Typmod: -1}, `{"b": 1,  "a":[1,2]}`, `[1, 2`, `"x"`, ` 1.50 `, `nul`)
 	add("jsonb", TJSONB, `{"b": 1,  "a":[1,2], "aa": {"z":null,"y":true}}`, `{"a":1,"a":2}`, `[1.50, 1e2, -0, "\n\u0001é"]`,
 		`{"bbb":1,"a":2,"cc":3,"b":4}`, `[1, 2`, `"x"`, `  true `, `{}`, `[]`, `12345678901234567890.5`)

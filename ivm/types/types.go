@@ -253,6 +253,8 @@ func (t Type) SQLName() string {
 		return fmt.Sprintf("timestamp(%d) with time zone", t.Typmod)
 	case KindTime:
 		return fmt.Sprintf("time(%d) without time zone", t.Typmod)
+	case KindInterval:
+		return name + intervalTypmodSuffix(t.Typmod)
 	}
 	return name
 }

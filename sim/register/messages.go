@@ -5,7 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rockstream/rockstream/actors/wire"
 	"github.com/rockstream/rockstream/internal/assert"
+	"github.com/rockstream/rockstream/runtime"
 )
 
 // Stamp orders writes: a counter, ties broken by the writer's name, so two
@@ -61,6 +63,19 @@ type (
 		Value int
 	}
 )
+
+// codec carries the messages between clients and replicas (timers stay in
+// their actor).
+//
+//lint:immutable built once from a fixed list; a Codec is never changed.
+var codec = mustCodec(queryRequest{}, queryReply{}, storeRequest{}, storeAck{}, getState{}, stateResult{}, runtime.Started{}, runtime.Stopping{})
+
+func mustCodec(samples ...runtime.Message) *wire.Codec {
+	c, err := wire.NewCodec(samples...)
+	// INVARIANT: the register's messages are values.
+	assert.NoError(err, "register message codec")
+	return c
+}
 
 // encodeState is the durable form of a replica's state.
 func encodeState(stamp Stamp, value int) []byte {

@@ -51,3 +51,15 @@ func TestRegisterDeterminism(t *testing.T) {
 		}
 	}
 }
+
+// TestRegisterCrossesTheWire: the register's messages, over the simulated
+// network, are carried by the wire codec.
+func TestRegisterCrossesTheWire(t *testing.T) {
+	o := Run(Options{Seed: 1})
+	if o.Err != nil {
+		t.Fatal(o.Err)
+	}
+	if o.Stats.Encoded == 0 {
+		t.Fatalf("no message crossed the wire codec:\n%s", o.Header)
+	}
+}

@@ -46,7 +46,9 @@ type Outcome struct {
 // their own processes, a safety phase under faults, a liveness phase after
 // Heal, then porcupine's linearizability check of the client history.
 func Run(opts Options) Outcome {
-	s := sim.New(sim.Options{Seed: opts.Seed, Config: opts.Config})
+	// The register's messages cross the wire codec too, so the network
+	// path (drops, duplicates, reordering) carries encoded messages.
+	s := sim.New(sim.Options{Seed: opts.Seed, Config: opts.Config, Codec: codec})
 	out := Outcome{Header: s.Describe() + fmt.Sprintf("register: variant=%s replicas=%d clients=%d\n", opts.Variant, replicaCount, clientCount)}
 	history := &History{}
 	out.History = history

@@ -89,7 +89,7 @@ var zeroReasons = map[string]string{
 	faults.NetworkReorder:                    "one process: no cross-process messages; sim/register covers it",
 	faults.NetworkPartition:                  "one process: nothing to partition; sim/register covers it",
 	faults.NetworkCongestion:                 "one process: no links to congest; sim/register covers it",
-	faults.MailboxOverflow:                   "the shard and control actors only receive asks (never dropped) and their own timers; overload is the scenario's many-session runs (scenario overload_run)",
+	faults.MailboxOverflow:                   "the shard and control actors receive asks (never dropped), their own timers and the shard's catalog fetches (few, retried on a timer); overload is the scenario's many-session runs (scenario overload_run)",
 	string(buggify.RegisterClientEarlyRetry): "a site of the sim/register example workload",
 	string(buggify.RegisterReplicaDropReply): "a site of the sim/register example workload",
 }

@@ -27,6 +27,11 @@
 //   - coverage (coverage.go): every faults/ entry and buggify site is hit
 //     over TestSystem's seeds, or has a written reason.
 //
+// Every message between actors and clients crosses the wire codec
+// (actors/wire, sim.Options.Codec): encoded when sent, decoded for the
+// receiver, so no actor shares memory with another and a message that is
+// not a value fails the run.
+//
 // Replay one seed: go test ./sim/system -run '^TestSystem$' -seed=N -v
 // Fresh seeds:     go test ./sim/system -run '^TestSystem$' -seeds=K
 // Soak:            go run ./soak -runs=10000 (shrinks and saves failures in seeds/testdata)
@@ -60,8 +65,7 @@ package system
 //     actors/source now retries it on its tick.
 //   - seed 11: a shard that adopted, after a restart, a catalog older than
 //     a view whose state it stored neither maintained nor dropped that
-//     view, and later re-installed it from stale state. The shard now
-//     drops the state of every view its catalog does not have
-//     (actors/shard TestOlderCatalogDropsUnknownViewState); the harness
-//     still restarts the generator with the newest catalog, as
-//     engine.Open does.
+//     view, and later re-installed it from stale state. The shard drops
+//     the state of every view its catalog does not have, and since issue
+//     16 it never adopts a catalog older than one it ran (a durable
+//     catalog floor; actors/shard TestOlderCatalogNeverDropsViewState).

@@ -10,8 +10,9 @@ import (
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/actors/shard/sqlplan"
 	"github.com/rockstream/rockstream/actors/storage"
-	"github.com/rockstream/rockstream/engine"
+	"github.com/rockstream/rockstream/actors/wire"
 	"github.com/rockstream/rockstream/faults"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -251,7 +252,9 @@ func (r *runner) logf(format string, args ...any) {
 
 // Run simulates the embedded database under faults and checks it.
 func Run(opts Options) Outcome {
-	s := sim.New(sim.Options{Seed: opts.Seed, Config: opts.Config, AskTimeout: 20 * time.Second})
+	// Every message crosses the wire codec (issue 16): no actor shares
+	// memory with another, and a message that is not a value fails the run.
+	s := sim.New(sim.Options{Seed: opts.Seed, Config: opts.Config, AskTimeout: 20 * time.Second, Codec: wire.Standard()})
 	r := &runner{s: s, rnd: s.Rand("system"), model: newModel()}
 	plant := opts.Plant
 	if plantAckBeforeDurable {
@@ -323,7 +326,7 @@ func (r *runner) run(plant Bug) error {
 		return err
 	}
 	if err := s.Spawn(processName, shard.ActorID, shard.New(shard.Config{
-		OpenStore: open("shards/0", plant), Planner: engine.Planner(), TickEvery: tick,
+		OpenStore: open("shards/0", plant), Planner: sqlplan.Planner{}, TickEvery: tick,
 		LogEntriesPerStepMax: 1 + r.rnd.IntN(64),
 	})); err != nil {
 		return err
@@ -448,12 +451,28 @@ func (r *runner) act(ss *session) {
 	// Like the engine's session, every statement starts from the current
 	// catalog snapshot (a snapshot never outlives its process: the
 	// control plane's versions restart with it).
-	r.askAsync(control.ActorID, control.GetSnapshot{}, func(reply runtime.Message, err error) {
+	// NB: asked with the version the driver holds, as the engine caches
+	// its catalog (engine/catalogcache.go): an unchanged catalog is not
+	// sent again.
+	known := r.snap.Version
+	r.askAsync(control.ActorID, control.GetSnapshot{Known: known}, func(reply runtime.Message, err error) {
 		if err != nil {
 			r.schedule(ss, r.think(ss)+5*time.Millisecond)
 			return
 		}
-		snap := reply.(*control.Snapshot)
+		var snap *control.Snapshot
+		switch m := reply.(type) {
+		case control.SnapshotUnchanged:
+			if m.Version != r.snap.Version {
+				// Another session's answer replaced r.snap meanwhile:
+				// ask again.
+				r.schedule(ss, 0)
+				return
+			}
+			snap = r.snap
+		case control.SnapshotValue:
+			snap = control.SnapshotOf(m)
+		}
 		if snap.Version > r.snap.Version {
 			r.snap = snap
 		}
@@ -547,7 +566,7 @@ func (r *runner) commitOne(ss *session, snap *control.Snapshot, t1, t2 *catalog.
 			shard.RowWrite{Table: t2.ID, Key: types.Row{t.target}, Row: row2})
 		ops = append(ops, r.hist.write(ss.id, linKey{1, t.target}, row1, c.call), r.hist.write(ss.id, linKey{2, t.target}, row2, c.call))
 	}
-	r.askAsync(shard.ActorID, shard.Commit{Snapshot: snap, Writes: writes}, func(reply runtime.Message, err error) {
+	r.askAsync(shard.ActorID, shard.Commit{CatalogVersion: snap.Version, Writes: writes}, func(reply runtime.Message, err error) {
 		if err != nil {
 			c.state = unknown
 			m.unknown++
@@ -636,7 +655,7 @@ func (q readReq) msg() shard.Read {
 	for _, v := range q.views {
 		rels = append(rels, v.ID)
 	}
-	return shard.Read{Snapshot: q.snap, Relations: rels, MinEpoch: q.minEpoch}
+	return shard.Read{CatalogVersion: q.snap.Version, Relations: rels, MinEpoch: q.minEpoch}
 }
 
 // finalReq is the read after healing, at the highest acknowledged epoch.
@@ -720,6 +739,9 @@ func (r *runner) statusCheck() error {
 		return err
 	}
 	st := reply.(shard.Status)
+	if st.CatalogFetches > 0 {
+		r.cover.scenario("shard_fetched_catalog")
+	}
 	switch {
 	case st.LastEpoch < floorEpoch:
 		return fmt.Errorf("%w: shard LastEpoch went backwards: %d after %d", errChecker, st.LastEpoch, floorEpoch)
@@ -839,7 +861,7 @@ func (r *runner) ddl(steps []func() control.CreateRelation, retry func(what stri
 	for {
 		err := r.refresh()
 		if err == nil {
-			_, err = r.ask(shard.ActorID, shard.SyncCatalog{Snapshot: r.snap})
+			_, err = r.ask(shard.ActorID, shard.SyncCatalog{Catalog: r.snap.Value()})
 		}
 		if err == nil {
 			return nil
@@ -892,7 +914,7 @@ func (r *runner) refresh() error {
 	if err != nil {
 		return err
 	}
-	r.snap = reply.(*control.Snapshot)
+	r.snap = control.SnapshotOf(reply.(control.SnapshotValue))
 	r.views = nil
 	for _, rel := range r.snap.Relations() {
 		switch {

@@ -76,14 +76,13 @@ func (r *runner) spawnSource() error {
 		return nil
 	}
 	r.src.spawned = true
-	// NB: like the engine, which starts its sources at Open with the
-	// catalog it just synced, a restarted generator gets the newest
-	// catalog known, not the one of its first start (a shard adopting an
-	// old catalog after a restart would not maintain the views created
-	// since: reachable only by a snapshot that outlives its process).
+	// NB: a generator's commits name the catalog version it was started
+	// with; a restarted shard that gets one older than its catalog floor
+	// fetches a current catalog instead of adopting it (actors/shard
+	// catalog.go), so the version only needs to hold the source.
 	return r.s.Spawn(processName, source.ActorID(r.src.rel.ID), func() runtime.Actor {
 		return source.New(source.Config{
-			Snapshot: r.snap, Source: r.src.rel.ID, Spec: r.sourceSpec(), TickEvery: r.src.tick, RowsPerCommitMax: r.src.perCommit,
+			CatalogVersion: r.snap.Version, Source: r.src.rel.ID, Spec: r.sourceSpec(), TickEvery: r.src.tick, RowsPerCommitMax: r.src.perCommit,
 		})()
 	})
 }

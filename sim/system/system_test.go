@@ -2,6 +2,7 @@ package system
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/rockstream/rockstream/seeds"
@@ -56,4 +57,17 @@ func TestCoverageReportsZeros(t *testing.T) {
 			t.Fatalf("a zero with a written reason was reported: %v", un)
 		}
 	}
+}
+
+// TestSystemCrossesTheWire: every message of a run is carried by the wire
+// codec (actors/wire), so the CI seeds run with the round trip on.
+func TestSystemCrossesTheWire(t *testing.T) {
+	o := Run(Options{Seed: 1})
+	if o.Err != nil {
+		t.Fatal(o.Err)
+	}
+	if !strings.Contains(o.Header, "wire round trip: true") || o.Stats.Encoded == 0 {
+		t.Fatalf("the run did not carry its messages over the wire (%d encoded):\n%s", o.Stats.Encoded, o.Header)
+	}
+	t.Logf("%d messages, %d bytes encoded", o.Stats.Encoded, o.Stats.EncodedBytes)
 }

@@ -125,3 +125,16 @@ func (m *Memory) List(_ context.Context, prefix string) ([]ObjectInfo, error) {
 }
 
 var _ Store = (*Memory)(nil)
+
+// Clone returns an independent copy of the store (same keys, bytes and
+// versions): a crash image to damage or replay without touching m.
+func (m *Memory) Clone() *Memory {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := &Memory{objects: make(map[string]memoryObject, len(m.objects)), nextVersion: m.nextVersion}
+	//lint:maprange copying into a map; order cannot matter.
+	for k, o := range m.objects {
+		out.objects[k] = memoryObject{data: append([]byte(nil), o.data...), version: o.version}
+	}
+	return out
+}

@@ -3,7 +3,11 @@
 //
 // Every backend (in-memory, local filesystem, S3-compatible, and the
 // simulator's fault-injecting wrapper) implements Store and passes the same
-// conformance suite. Conditional writes are what make slate's manifest CAS and
+// conformance suite (objstoretest). Only the interface, the in-memory store
+// and pure wrappers live here: the filesystem and S3 backends do real I/O
+// (the S3 one links the AWS SDK, net/http and crypto/tls), so they live in
+// the subpackages fsstore and s3store, which only the binary's wiring and
+// tests import; the deterministic core never links them. Conditional writes are what make slate's manifest CAS and
 // writer fencing correct (ARCHITECTURE.md §4), so a backend that cannot make
 // PutIfAbsent and PutIfMatch atomic must not implement Store.
 package objstore
@@ -68,4 +72,9 @@ var (
 	// ErrTransient: a retryable failure (throttling, 5xx, timeout before the
 	// request was sent).
 	ErrTransient = errors.New("objstore: transient failure")
+	// ErrCorrupt: the backend's own framing of an object is damaged (e.g. the
+	// filesystem backend's file header). Not retryable: reading again
+	// returns the same bytes. Callers report it as corruption of that
+	// object, never as an I/O failure to retry.
+	ErrCorrupt = errors.New("objstore: object damaged")
 )

@@ -417,8 +417,18 @@ func ResolveTypeName(tn *pg_query.TypeName, pos func(int32) int) (types.Type, er
 			return bad()
 		}
 	case types.KindInterval:
+		// The grammar gives the field range mask, then the precision:
+		// `interval '1' minute` → [2048], `interval(2)` → [0x7FFF, 2].
 		if len(mods) > 0 {
-			return types.Type{}, errcode.New(errcode.SQLFeatureNotSupported, "interval field restrictions are not supported").WithPosition(pos(tn.Location))
+			precision := int64(types.IntervalFullPrecision)
+			if len(mods) == 2 {
+				precision = mods[1]
+			}
+			tm, ok := types.IntervalTypmod(mods[0], precision)
+			if !ok || len(mods) > 2 {
+				return bad()
+			}
+			t.Typmod = tm
 		}
 	default:
 		if len(mods) > 0 {

@@ -114,6 +114,11 @@ func aggResult(name string, args []types.Type) (types.Type, bool) {
 		}
 	case "bool_and", "bool_or", "every":
 		return types.TBool, a.Kind == types.KindBool
+	case "bit_and", "bit_or", "bit_xor":
+		switch a.Kind {
+		case types.KindInt2, types.KindInt4, types.KindInt8:
+			return a, true
+		}
 	case "var_pop", "var_samp", "variance", "stddev_pop", "stddev_samp", "stddev":
 		switch a.Kind {
 		case types.KindInt2, types.KindInt4, types.KindInt8, types.KindNumeric:
@@ -134,7 +139,7 @@ func aggResult(name string, args []types.Type) (types.Type, bool) {
 // isAggregate reports the aggregate functions the binder knows.
 func isAggregate(name string) bool {
 	switch name {
-	case "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "string_agg", "array_agg":
+	case "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "string_agg", "array_agg", "bit_and", "bit_or", "bit_xor":
 		return true
 	}
 	return isVarianceAggregate(name)
@@ -167,7 +172,7 @@ func isUnsupportedAggregate(name string) bool {
 	switch name {
 	case "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "percentile_cont", "percentile_disc",
 		"mode", "corr", "covar_pop", "covar_samp",
-		"regr_slope", "bit_and", "bit_or", "xmlagg":
+		"regr_slope", "xmlagg":
 		return true
 	}
 	return false

@@ -2,6 +2,7 @@ package bind
 
 import (
 	"fmt"
+	"slices"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/rockstream/rockstream/errcode"
@@ -554,71 +555,83 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 			recordHidden++
 		}
 	}
+	plainDistinct := len(sel.DistinctClause) > 0 && (len(sel.DistinctClause) == 1 && sel.DistinctClause[0] == nil || sel.DistinctClause[0].Node == nil)
+	// hidden finds e among the projected expressions or appends it as a
+	// hidden column (ORDER BY and DISTINCT ON expressions outside the select
+	// list), returning its index.
+	hidden := func(e plan.Scalar, name string) int {
+		for i, x := range exprs {
+			if i >= len(targets) && i < len(targets)+recordHidden {
+				continue // record fields
+			}
+			if plan.Equal(x, e) {
+				return i
+			}
+		}
+		exprs = append(exprs, e)
+		cols = append(cols, plan.Column{Name: name, Type: e.Type(), Nullable: true})
+		return len(exprs) - 1
+	}
 	var keys []plan.SortKey
 	for _, o := range order {
 		if o.target >= 0 {
 			keys = append(keys, sortKey(o.target, o.sb))
 			continue
 		}
-		found := -1
-		for i, t := range targets {
-			if plan.Equal(t, o.expr) {
-				found = i
-				break
+		// NB: plain DISTINCT compares whole output rows, so an ORDER BY
+		// expression outside them is ambiguous; DISTINCT ON keeps one whole
+		// input row per key, so it may order by anything (PostgreSQL).
+		if plainDistinct {
+			found := false
+			for _, t := range targets {
+				if plan.Equal(t, o.expr) {
+					found = true
+					break
+				}
 			}
-		}
-		if found < 0 {
-			if len(sel.DistinctClause) > 0 {
+			if !found {
 				return nil, b.semantic("42P10", o.sb.Location, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
 			}
-			found = len(exprs)
-			exprs = append(exprs, o.expr)
-			cols = append(cols, plan.Column{Name: "?order?", Type: o.expr.Type(), Nullable: true})
 		}
-		keys = append(keys, sortKey(found, o.sb))
+		keys = append(keys, sortKey(hidden(o.expr, "?order?"), o.sb))
 	}
-	node = &plan.Project{Input: node, Exprs: exprs, Cols: cols}
-	// DISTINCT / DISTINCT ON
-	if len(sel.DistinctClause) > 0 {
-		if len(sel.DistinctClause) == 1 && sel.DistinctClause[0] == nil || sel.DistinctClause[0].Node == nil {
-			node = &plan.Distinct{Input: node}
-		} else {
-			var on []int
-			for _, d := range sel.DistinctClause {
-				idx, ok, err := b.orderByOutput(d, names, targets)
+	// DISTINCT ON keys: output columns, or expressions (hidden if they are
+	// not in the select list).
+	var on []int
+	if len(sel.DistinctClause) > 0 && !plainDistinct {
+		for _, d := range sel.DistinctClause {
+			idx, ok, err := b.orderByOutput(d, names, targets)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				s, err := b.expr(d, sc, exprCtx{clause: "DISTINCT ON", aggs: &aggs})
 				if err != nil {
 					return nil, err
 				}
-				if !ok {
-					s, err := b.expr(d, sc, exprCtx{clause: "DISTINCT ON", aggs: &aggs})
-					if err != nil {
+				if grouped {
+					if s, err = b.liftGrouped(s, groupExprs, len(groupExprs)); err != nil {
 						return nil, err
 					}
-					if grouped {
-						if s, err = b.liftGrouped(s, groupExprs, len(groupExprs)); err != nil {
-							return nil, err
-						}
-					}
-					idx = -1
-					for i, t := range targets {
-						if plan.Equal(t, s) {
-							idx = i
-						}
-					}
-					if idx < 0 {
-						return nil, b.unsupported(-1, "DISTINCT ON expressions not in the select list")
-					}
 				}
-				on = append(on, idx)
+				idx = hidden(s, "?distinct?")
 			}
-			// PostgreSQL requires ORDER BY to start with the DISTINCT ON keys.
-			for i := range on {
-				if i < len(keys) && keys[i].Col != on[i] {
-					return nil, b.semantic("42P10", -1, "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
-				}
-			}
-			node = &plan.Distinct{Input: node, On: on, Order: keys}
+			on = append(on, idx)
 		}
+		// PostgreSQL requires ORDER BY to start with the DISTINCT ON keys
+		// (in any order among themselves).
+		for i := range on {
+			if i < len(keys) && !slices.Contains(on, keys[i].Col) {
+				return nil, b.semantic("42P10", -1, "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
+			}
+		}
+	}
+	node = &plan.Project{Input: node, Exprs: exprs, Cols: cols}
+	// DISTINCT / DISTINCT ON
+	if plainDistinct {
+		node = &plan.Distinct{Input: node}
+	} else if len(on) > 0 {
+		node = &plan.Distinct{Input: node, On: on, Order: keys}
 	}
 	q := &BoundQuery{Plan: node, Columns: visible, Order: keys, Limit: -1, Origins: origins, RecordHidden: recordHidden}
 	return q, nil

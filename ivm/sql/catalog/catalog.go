@@ -11,6 +11,7 @@ package catalog
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rockstream/rockstream/ivm/types"
 )
@@ -114,6 +115,11 @@ type Relation struct {
 	InsertOnly bool
 	// SQL is the defining query of a view or materialized view.
 	SQL string
+	// RetainHistory is how long a materialized view keeps its change
+	// history for SUBSCRIBE ... AS OF EPOCH (WITH (retain_history = ...)).
+	// 0 is the default: history is kept for RetainHistoryDefault from the
+	// view's first SUBSCRIBE on; RetainHistoryOff keeps none.
+	RetainHistory time.Duration `json:",omitempty"`
 	// Checks are a table's CHECK constraints.
 	Checks []Check
 	// Sequence is a sequence's definition (KindSequence only).

@@ -192,7 +192,7 @@ type converter struct {
 // layer inside a namespace.
 func schemasNotSupported(what string) *errcode.Error {
 	return errcode.New(errcode.SchemasNotSupported, "RockStream does not support schemas inside a namespace: %s", what).
-		WithDetail("The only schema is public; a namespace (database) is RockStream's unit of isolation (spec §5.2).")
+		WithDetail("The only schema is public; a namespace (database) is RockStream's unit of isolation.")
 }
 
 // addCheck records a CHECK constraint, named as PostgreSQL names it when

@@ -251,6 +251,12 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 				call.Func = op.AggStddevPop
 			case "stddev_samp", "stddev":
 				call.Func = op.AggStddevSamp
+			case "bit_and":
+				call.Func = op.AggBitAnd
+			case "bit_or":
+				call.Func = op.AggBitOr
+			case "bit_xor":
+				call.Func = op.AggBitXor
 			case "string_agg", "array_agg":
 				if call, err = w.orderedAggregate(call, a); err != nil {
 					return circuit.Node{}, err

@@ -1,4 +1,4 @@
-package objstore
+package s3store
 
 import (
 	"bytes"
@@ -16,11 +16,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+
+	"github.com/rockstream/rockstream/slate/objstore"
 )
 
-// S3Config configures an S3-compatible store. Empty fields fall back to the
+// Config configures an S3-compatible store. Empty fields fall back to the
 // AWS SDK's defaults (environment, shared config files, instance roles).
-type S3Config struct {
+type Config struct {
 	// Bucket is required.
 	Bucket string
 	// Prefix is prepended to every key ("shards/7" → "shards/7/<key>").
@@ -40,7 +42,7 @@ type S3Config struct {
 	HTTPClient *http.Client
 }
 
-// S3 is a Store on an S3-compatible service. Conditional writes use
+// Store is an objstore.Store on an S3-compatible service. Conditional writes use
 // If-None-Match: "*" (PutIfAbsent) and If-Match: <etag> (PutIfMatch), which
 // the service evaluates atomically. Versions are ETags.
 //
@@ -48,14 +50,14 @@ type S3Config struct {
 // of identical bytes have the same version. slate never rewrites a key with
 // identical bytes when it relies on CAS (every conditional write embeds a
 // unique put id), so this does not weaken its protocols.
-type S3 struct {
+type Store struct {
 	client *s3.Client
 	bucket string
 	prefix string
 }
 
-// NewS3 builds an S3 store from cfg.
-func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
+// New builds an S3 store from cfg.
+func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("objstore s3: bucket is required")
 	}
@@ -92,10 +94,10 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	return &S3{client: client, bucket: cfg.Bucket, prefix: prefix}, nil
+	return &Store{client: client, bucket: cfg.Bucket, prefix: prefix}, nil
 }
 
-func (s *S3) fullKey(key string) string { return s.prefix + key }
+func (s *Store) fullKey(key string) string { return s.prefix + key }
 
 // s3Error maps an SDK error to the objstore error kinds. write says whether
 // the failed call was a write: a write that failed for an unknown reason may
@@ -113,37 +115,37 @@ func s3Error(op, key string, err error, write bool) error {
 	}
 	switch {
 	case code == "PreconditionFailed" || status == http.StatusPreconditionFailed:
-		return fmt.Errorf("%s %q: %w (%v)", op, key, ErrPreconditionFailed, err)
+		return fmt.Errorf("%s %q: %w (%v)", op, key, objstore.ErrPreconditionFailed, err)
 	case code == "NoSuchKey" || code == "NotFound" || status == http.StatusNotFound:
-		return fmt.Errorf("%s %q: %w", op, key, ErrNotFound)
+		return fmt.Errorf("%s %q: %w", op, key, objstore.ErrNotFound)
 	case code == "ConditionalRequestConflict" || status == http.StatusConflict:
 		// Another conditional write to the key is in flight; ours was not applied.
-		return fmt.Errorf("%s %q: %w (%v)", op, key, ErrTransient, err)
+		return fmt.Errorf("%s %q: %w (%v)", op, key, objstore.ErrTransient, err)
 	case status >= 400 && status < 500 && status != http.StatusTooManyRequests && status != http.StatusRequestTimeout:
 		return fmt.Errorf("%s %q: %w", op, key, err)
 	case write:
-		return fmt.Errorf("%s %q: %w (%v)", op, key, ErrAmbiguous, err)
+		return fmt.Errorf("%s %q: %w (%v)", op, key, objstore.ErrAmbiguous, err)
 	default:
-		return fmt.Errorf("%s %q: %w (%v)", op, key, ErrTransient, err)
+		return fmt.Errorf("%s %q: %w (%v)", op, key, objstore.ErrTransient, err)
 	}
 }
 
-// Get implements Store.
-func (s *S3) Get(ctx context.Context, key string) (Object, error) {
+// Get implements objstore.Store.
+func (s *Store) Get(ctx context.Context, key string) (objstore.Object, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: aws.String(s.fullKey(key))})
 	if err != nil {
-		return Object{}, s3Error("get", key, err, false)
+		return objstore.Object{}, s3Error("get", key, err, false)
 	}
 	defer out.Body.Close()
 	data, err := io.ReadAll(out.Body)
 	if err != nil {
-		return Object{}, fmt.Errorf("get %q: read body: %w (%v)", key, ErrTransient, err)
+		return objstore.Object{}, fmt.Errorf("get %q: read body: %w (%v)", key, objstore.ErrTransient, err)
 	}
-	return Object{Data: data, Version: Version(aws.ToString(out.ETag))}, nil
+	return objstore.Object{Data: data, Version: objstore.Version(aws.ToString(out.ETag))}, nil
 }
 
-// GetRange implements Store.
-func (s *S3) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
+// GetRange implements objstore.Store.
+func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
 	if offset < 0 || length < 0 {
 		return nil, fmt.Errorf("get range %q: negative offset %d or length %d", key, offset, length)
 	}
@@ -165,7 +167,7 @@ func (s *S3) GetRange(ctx context.Context, key string, offset, length int64) ([]
 	defer out.Body.Close()
 	data, err := io.ReadAll(out.Body)
 	if err != nil {
-		return nil, fmt.Errorf("get range %q: read body: %w (%v)", key, ErrTransient, err)
+		return nil, fmt.Errorf("get range %q: read body: %w (%v)", key, objstore.ErrTransient, err)
 	}
 	if int64(len(data)) > length {
 		// A server that ignores Range returns the whole object.
@@ -178,7 +180,7 @@ func (s *S3) GetRange(ctx context.Context, key string, offset, length int64) ([]
 	return data, nil
 }
 
-func (s *S3) put(ctx context.Context, op, key string, data []byte, ifNoneMatch, ifMatch *string) (Version, error) {
+func (s *Store) put(ctx context.Context, op, key string, data []byte, ifNoneMatch, ifMatch *string) (objstore.Version, error) {
 	out, err := s.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        &s.bucket,
 		Key:           aws.String(s.fullKey(key)),
@@ -190,27 +192,27 @@ func (s *S3) put(ctx context.Context, op, key string, data []byte, ifNoneMatch, 
 	if err != nil {
 		return "", s3Error(op, key, err, true)
 	}
-	return Version(aws.ToString(out.ETag)), nil
+	return objstore.Version(aws.ToString(out.ETag)), nil
 }
 
-// Put implements Store.
-func (s *S3) Put(ctx context.Context, key string, data []byte) (Version, error) {
+// Put implements objstore.Store.
+func (s *Store) Put(ctx context.Context, key string, data []byte) (objstore.Version, error) {
 	return s.put(ctx, "put", key, data, nil, nil)
 }
 
-// PutIfAbsent implements Store.
-func (s *S3) PutIfAbsent(ctx context.Context, key string, data []byte) (Version, error) {
+// PutIfAbsent implements objstore.Store.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) (objstore.Version, error) {
 	return s.put(ctx, "put-if-absent", key, data, aws.String("*"), nil)
 }
 
-// PutIfMatch implements Store. S3 answers a missing key with 404 or 412
+// PutIfMatch implements objstore.Store. S3 answers a missing key with 404 or 412
 // depending on the implementation; a 412 on a missing key is reported as
 // ErrNotFound after a HEAD so callers see one behaviour.
-func (s *S3) PutIfMatch(ctx context.Context, key string, data []byte, match Version) (Version, error) {
+func (s *Store) PutIfMatch(ctx context.Context, key string, data []byte, match objstore.Version) (objstore.Version, error) {
 	v, err := s.put(ctx, "put-if-match", key, data, nil, aws.String(string(match)))
-	if err != nil && errors.Is(err, ErrPreconditionFailed) {
+	if err != nil && errors.Is(err, objstore.ErrPreconditionFailed) {
 		if _, herr := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: aws.String(s.fullKey(key))}); herr != nil {
-			if mapped := s3Error("put-if-match", key, herr, false); errors.Is(mapped, ErrNotFound) {
+			if mapped := s3Error("put-if-match", key, herr, false); errors.Is(mapped, objstore.ErrNotFound) {
 				return "", mapped
 			}
 		}
@@ -218,12 +220,12 @@ func (s *S3) PutIfMatch(ctx context.Context, key string, data []byte, match Vers
 	return v, err
 }
 
-// Delete implements Store.
-func (s *S3) Delete(ctx context.Context, key string) error {
+// Delete implements objstore.Store.
+func (s *Store) Delete(ctx context.Context, key string) error {
 	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: aws.String(s.fullKey(key))})
 	if err != nil {
 		mapped := s3Error("delete", key, err, false)
-		if errors.Is(mapped, ErrNotFound) {
+		if errors.Is(mapped, objstore.ErrNotFound) {
 			return nil
 		}
 		return mapped
@@ -231,9 +233,9 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// List implements Store.
-func (s *S3) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
-	var out []ObjectInfo
+// List implements objstore.Store.
+func (s *Store) List(ctx context.Context, prefix string) ([]objstore.ObjectInfo, error) {
+	var out []objstore.ObjectInfo
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.fullKey(prefix))})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -241,10 +243,10 @@ func (s *S3) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 			return nil, s3Error("list", prefix, err, false)
 		}
 		for _, o := range page.Contents {
-			out = append(out, ObjectInfo{
+			out = append(out, objstore.ObjectInfo{
 				Key:     strings.TrimPrefix(aws.ToString(o.Key), s.prefix),
 				Size:    aws.ToInt64(o.Size),
-				Version: Version(aws.ToString(o.ETag)),
+				Version: objstore.Version(aws.ToString(o.ETag)),
 			})
 		}
 	}
@@ -252,4 +254,4 @@ func (s *S3) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 	return out, nil
 }
 
-var _ Store = (*S3)(nil)
+var _ objstore.Store = (*Store)(nil)

@@ -1,4 +1,4 @@
-package objstore
+package fsstore
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
+
+	"github.com/rockstream/rockstream/slate/objstore"
 )
 
 // The cross-process tests re-run this test binary as child processes (env
@@ -23,7 +25,7 @@ func TestMain(m *testing.M) {
 
 func fsChild(role, dir, id string) int {
 	ctx := context.Background()
-	s, err := NewFS(dir)
+	s, err := New(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -34,7 +36,7 @@ func fsChild(role, dir, id string) int {
 		switch {
 		case err == nil:
 			fmt.Print("won")
-		case errors.Is(err, ErrPreconditionFailed):
+		case errors.Is(err, objstore.ErrPreconditionFailed):
 			fmt.Print("lost")
 		default:
 			fmt.Fprintln(os.Stderr, err)
@@ -51,7 +53,7 @@ func fsChild(role, dir, id string) int {
 			_, err = s.PutIfMatch(ctx, "cas/counter", []byte(strconv.Itoa(n+1)+"/"+id), o.Version)
 			if err == nil {
 				done++
-			} else if !errors.Is(err, ErrPreconditionFailed) {
+			} else if !errors.Is(err, objstore.ErrPreconditionFailed) {
 				fmt.Fprintln(os.Stderr, err)
 				return 2
 			}
@@ -98,7 +100,7 @@ func TestFSCrossProcessPutIfAbsent(t *testing.T) {
 	if wins != 1 {
 		t.Fatalf("%d processes won the create, want exactly 1: %v", wins, results)
 	}
-	s, _ := NewFS(dir)
+	s, _ := New(dir)
 	o, err := s.Get(context.Background(), "race/key")
 	if err != nil || string(o.Data) != "process-"+strconv.Itoa(winner) {
 		t.Fatalf("stored %q %v, winner %d", o.Data, err, winner)
@@ -107,7 +109,7 @@ func TestFSCrossProcessPutIfAbsent(t *testing.T) {
 
 func TestFSCrossProcessPutIfMatch(t *testing.T) {
 	dir := t.TempDir()
-	s, _ := NewFS(dir)
+	s, _ := New(dir)
 	s.Put(context.Background(), "cas/counter", []byte("0"))
 	runChildren(t, dir, "increment", 4)
 	o, _ := s.Get(context.Background(), "cas/counter")

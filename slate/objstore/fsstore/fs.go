@@ -1,10 +1,8 @@
-package objstore
+package fsstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -16,9 +14,12 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
+
+	"github.com/rockstream/rockstream/slate/objstore"
 )
 
-// FS is a Store on a local (POSIX) filesystem. Every object is one file under
+// Store is an objstore.Store on a local (POSIX) filesystem. Every object is one file under
 // Root whose path is the key. The file starts with a small header holding the
 // object's version, then the object's bytes:
 //
@@ -30,9 +31,13 @@ import (
 //     if the key exists, so of N racing creators exactly one wins, even across
 //     processes), rename(2) for Put and PutIfMatch; the key's directory is
 //     fsynced afterwards so the new name survives a power loss;
-//   - Put, PutIfMatch and Delete hold an exclusive flock(2) on a per-key lock
-//     file in Root/.locks, so PutIfMatch's compare-and-rename is atomic with
-//     respect to every other mutation of the key in any process.
+//   - Put, PutIfMatch and Delete hold an exclusive flock(2) on the key's lock
+//     stripe in Root/.locks, so PutIfMatch's compare-and-rename is atomic
+//     with respect to every other mutation of the key in any process;
+//   - New removes temporary files orphaned by killed writes (hygiene.go).
+//
+// A damaged header (magic, or a version length past the end of the file) is
+// objstore.ErrCorrupt: reading again cannot help.
 //
 // A version is "<content crc>-<write id>": the write id combines this
 // process's id, a per-store counter and the temporary file's unique name, so
@@ -40,7 +45,7 @@ import (
 //
 // NB: keys are file paths, so one key cannot be a '/'-prefix of another ("a"
 // and "a/b" cannot both exist). slate's bucket layout never does that.
-type FS struct {
+type Store struct {
 	root string
 	mu   sync.Mutex
 	// writeCounter makes write ids unique within this process and store.
@@ -57,8 +62,8 @@ const (
 	fsHeaderMin = len(fsMagic) + 2
 )
 
-// NewFS opens (creating if needed) a filesystem store rooted at dir.
-func NewFS(dir string) (*FS, error) {
+// New opens (creating if needed) a filesystem store rooted at dir.
+func New(dir string) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("objstore fs: %w", err)
@@ -68,13 +73,17 @@ func NewFS(dir string) (*FS, error) {
 			return nil, fmt.Errorf("objstore fs: create %s: %w", d, err)
 		}
 	}
-	return &FS{root: abs}, nil
+	s := &Store{root: abs}
+	if err := s.cleanAtOpen(time.Now()); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Root is the directory the store lives in.
-func (s *FS) Root() string { return s.root }
+func (s *Store) Root() string { return s.root }
 
-func (s *FS) path(key string) (string, error) {
+func (s *Store) path(key string) (string, error) {
 	if key == "" || strings.HasPrefix(key, "/") || strings.HasPrefix(key, ".") {
 		return "", fmt.Errorf("objstore fs: invalid key %q", key)
 	}
@@ -86,11 +95,10 @@ func (s *FS) path(key string) (string, error) {
 	return filepath.Join(s.root, filepath.FromSlash(key)), nil
 }
 
-// lockKey takes an exclusive flock on the key's lock file. The lock file name
-// is a hash of the key so that keys of any shape map to one flat directory.
-func (s *FS) lockKey(key string) (unlock func(), err error) {
-	sum := sha256.Sum256([]byte(key))
-	name := filepath.Join(s.root, fsLocksDir, hex.EncodeToString(sum[:16])+".lock")
+// lockKey takes an exclusive flock on the key's lock stripe (hygiene.go):
+// keys of any shape map to a fixed set of files in one flat directory.
+func (s *Store) lockKey(key string) (unlock func(), err error) {
+	name := filepath.Join(s.root, fsLocksDir, lockStripeName(key))
 	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("objstore fs: lock %q: %w", key, err)
@@ -113,13 +121,13 @@ func (s *FS) lockKey(key string) (unlock func(), err error) {
 
 // writeTemp writes header+data to a fresh fsynced temporary file and returns
 // its path and the object's version.
-func (s *FS) writeTemp(data []byte) (tmpPath string, version Version, err error) {
-	f, err := os.CreateTemp(filepath.Join(s.root, fsTmpDir), "put-*")
+func (s *Store) writeTemp(data []byte) (tmpPath string, version objstore.Version, err error) {
+	f, err := os.CreateTemp(filepath.Join(s.root, fsTmpDir), fsTmpPrefix+"*")
 	if err != nil {
 		return "", "", fmt.Errorf("objstore fs: temp file: %w", err)
 	}
 	tmpPath = f.Name()
-	fail := func(e error) (string, Version, error) {
+	fail := func(e error) (string, objstore.Version, error) {
 		f.Close()
 		os.Remove(tmpPath)
 		return "", "", fmt.Errorf("objstore fs: write temp: %w", e)
@@ -130,8 +138,8 @@ func (s *FS) writeTemp(data []byte) (tmpPath string, version Version, err error)
 	s.mu.Unlock()
 	// NB: a CRC32C (hardware-accelerated) rather than a cryptographic hash:
 	// uniqueness comes from the write id, the hash only helps a human.
-	version = Version(fmt.Sprintf("%08x-%x-%x-%s", crc32.Checksum(data, castagnoli), os.Getpid(), counter,
-		strings.TrimPrefix(filepath.Base(tmpPath), "put-")))
+	version = objstore.Version(fmt.Sprintf("%08x-%x-%x-%s", crc32.Checksum(data, castagnoli), os.Getpid(), counter,
+		strings.TrimPrefix(filepath.Base(tmpPath), fsTmpPrefix)))
 	header := make([]byte, 0, fsHeaderMin+len(version))
 	header = append(header, fsMagic...)
 	header = binary.BigEndian.AppendUint16(header, uint16(len(version)))
@@ -164,7 +172,7 @@ func syncDir(dir string) error {
 }
 
 // readHeader opens key's file and positions it after the header.
-func (s *FS) open(key string) (*os.File, Version, int64, error) {
+func (s *Store) open(key string) (*os.File, objstore.Version, int64, error) {
 	p, err := s.path(key)
 	if err != nil {
 		return nil, "", 0, err
@@ -172,45 +180,48 @@ func (s *FS) open(key string) (*os.File, Version, int64, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, "", 0, fmt.Errorf("get %q: %w", key, ErrNotFound)
+			return nil, "", 0, fmt.Errorf("get %q: %w", key, objstore.ErrNotFound)
 		}
 		return nil, "", 0, fmt.Errorf("objstore fs: open %q: %w", key, err)
 	}
 	var fixed [fsHeaderMin]byte
 	if _, err := io.ReadFull(f, fixed[:]); err != nil || string(fixed[:len(fsMagic)]) != fsMagic {
 		f.Close()
-		return nil, "", 0, fmt.Errorf("objstore fs: %q is not an object file (bad header)", key)
+		return nil, "", 0, fmt.Errorf("objstore fs: %q is not an object file (bad header): %w", key, objstore.ErrCorrupt)
 	}
 	n := int(binary.BigEndian.Uint16(fixed[len(fsMagic):]))
 	vb := make([]byte, n)
 	if _, err := io.ReadFull(f, vb); err != nil {
 		f.Close()
-		return nil, "", 0, fmt.Errorf("objstore fs: %q: truncated header: %w", key, err)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, "", 0, fmt.Errorf("objstore fs: %q: header longer than the file: %w", key, objstore.ErrCorrupt)
+		}
+		return nil, "", 0, fmt.Errorf("objstore fs: %q: read header: %w", key, err)
 	}
-	return f, Version(vb), int64(fsHeaderMin + n), nil
+	return f, objstore.Version(vb), int64(fsHeaderMin + n), nil
 }
 
-// Get implements Store.
-func (s *FS) Get(_ context.Context, key string) (Object, error) {
+// Get implements objstore.Store.
+func (s *Store) Get(_ context.Context, key string) (objstore.Object, error) {
 	f, v, _, err := s.open(key)
 	if err != nil {
-		return Object{}, err
+		return objstore.Object{}, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return Object{}, fmt.Errorf("objstore fs: read %q: %w", key, err)
+		return objstore.Object{}, fmt.Errorf("objstore fs: read %q: %w", key, err)
 	}
-	return Object{Data: data, Version: v}, nil
+	return objstore.Object{Data: data, Version: v}, nil
 }
 
 // fsHeaderProbe is how much of the header one pread fetches; versions are
 // shorter, so a range read costs open + 2 preads + close.
 const fsHeaderProbe = 128
 
-// GetRange implements Store. It uses raw syscalls: range reads are the SST
+// GetRange implements objstore.Store. It uses raw syscalls: range reads are the SST
 // block path, and os.File's poller registration doubled their cost.
-func (s *FS) GetRange(_ context.Context, key string, offset, length int64) ([]byte, error) {
+func (s *Store) GetRange(_ context.Context, key string, offset, length int64) ([]byte, error) {
 	if offset < 0 || length < 0 {
 		return nil, fmt.Errorf("get range %q: negative offset %d or length %d", key, offset, length)
 	}
@@ -224,7 +235,7 @@ func (s *FS) GetRange(_ context.Context, key string, offset, length int64) ([]by
 	}
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, fmt.Errorf("get range %q: %w", key, ErrNotFound)
+			return nil, fmt.Errorf("get range %q: %w", key, objstore.ErrNotFound)
 		}
 		return nil, fmt.Errorf("objstore fs: open %q: %w", key, err)
 	}
@@ -235,9 +246,12 @@ func (s *FS) GetRange(_ context.Context, key string, offset, length int64) ([]by
 		return nil, fmt.Errorf("objstore fs: read %q: %w", key, err)
 	}
 	if n < fsHeaderMin || string(probe[:len(fsMagic)]) != fsMagic {
-		return nil, fmt.Errorf("objstore fs: %q is not an object file (bad header)", key)
+		return nil, fmt.Errorf("objstore fs: %q is not an object file (bad header): %w", key, objstore.ErrCorrupt)
 	}
 	headerLen := int64(fsHeaderMin + int(binary.BigEndian.Uint16(probe[len(fsMagic):])))
+	if headerLen > int64(n) && n < fsHeaderProbe {
+		return nil, fmt.Errorf("objstore fs: %q: header longer than the file: %w", key, objstore.ErrCorrupt)
+	}
 	if headerLen > int64(n) && headerLen > fsHeaderProbe {
 		// Unusually long version: fall back to the general path.
 		f, _, hl, err := s.open(key)
@@ -279,7 +293,7 @@ func preadFull(fd int, buf []byte, off int64) (int, error) {
 	return total, nil
 }
 
-func (s *FS) install(key string, data []byte, check func(current Version, exists bool) error) (Version, error) {
+func (s *Store) install(key string, data []byte, check func(current objstore.Version, exists bool) error) (objstore.Version, error) {
 	p, err := s.path(key)
 	if err != nil {
 		return "", err
@@ -300,7 +314,7 @@ func (s *FS) install(key string, data []byte, check func(current Version, exists
 	if check != nil {
 		f, cur, _, err := s.open(key)
 		exists := err == nil
-		if err != nil && !errors.Is(err, ErrNotFound) {
+		if err != nil && !errors.Is(err, objstore.ErrNotFound) {
 			return "", err
 		}
 		if exists {
@@ -319,27 +333,27 @@ func (s *FS) install(key string, data []byte, check func(current Version, exists
 	return v, nil
 }
 
-// Put implements Store.
-func (s *FS) Put(_ context.Context, key string, data []byte) (Version, error) {
+// Put implements objstore.Store.
+func (s *Store) Put(_ context.Context, key string, data []byte) (objstore.Version, error) {
 	return s.install(key, data, nil)
 }
 
-// PutIfMatch implements Store.
-func (s *FS) PutIfMatch(_ context.Context, key string, data []byte, match Version) (Version, error) {
-	return s.install(key, data, func(cur Version, exists bool) error {
+// PutIfMatch implements objstore.Store.
+func (s *Store) PutIfMatch(_ context.Context, key string, data []byte, match objstore.Version) (objstore.Version, error) {
+	return s.install(key, data, func(cur objstore.Version, exists bool) error {
 		if !exists {
-			return fmt.Errorf("put-if-match %q: %w", key, ErrNotFound)
+			return fmt.Errorf("put-if-match %q: %w", key, objstore.ErrNotFound)
 		}
 		if cur != match {
-			return fmt.Errorf("put-if-match %q: version %s, want %s: %w", key, cur, match, ErrPreconditionFailed)
+			return fmt.Errorf("put-if-match %q: version %s, want %s: %w", key, cur, match, objstore.ErrPreconditionFailed)
 		}
 		return nil
 	})
 }
 
-// PutIfAbsent implements Store. link(2) refuses to replace an existing name,
+// PutIfAbsent implements objstore.Store. link(2) refuses to replace an existing name,
 // which makes the create atomic across processes without a lock.
-func (s *FS) PutIfAbsent(_ context.Context, key string, data []byte) (Version, error) {
+func (s *Store) PutIfAbsent(_ context.Context, key string, data []byte) (objstore.Version, error) {
 	p, err := s.path(key)
 	if err != nil {
 		return "", err
@@ -354,7 +368,7 @@ func (s *FS) PutIfAbsent(_ context.Context, key string, data []byte) (Version, e
 	defer os.Remove(tmp)
 	if err := os.Link(tmp, p); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("put-if-absent %q: %w", key, ErrPreconditionFailed)
+			return "", fmt.Errorf("put-if-absent %q: %w", key, objstore.ErrPreconditionFailed)
 		}
 		return "", fmt.Errorf("objstore fs: link into %q: %w", key, err)
 	}
@@ -364,8 +378,8 @@ func (s *FS) PutIfAbsent(_ context.Context, key string, data []byte) (Version, e
 	return v, nil
 }
 
-// Delete implements Store.
-func (s *FS) Delete(_ context.Context, key string) error {
+// Delete implements objstore.Store.
+func (s *Store) Delete(_ context.Context, key string) error {
 	p, err := s.path(key)
 	if err != nil {
 		return err
@@ -384,8 +398,8 @@ func (s *FS) Delete(_ context.Context, key string) error {
 	return nil
 }
 
-// List implements Store.
-func (s *FS) List(_ context.Context, prefix string) ([]ObjectInfo, error) {
+// List implements objstore.Store.
+func (s *Store) List(_ context.Context, prefix string) ([]objstore.ObjectInfo, error) {
 	// Walk only the deepest directory the prefix fully names.
 	dirKey := ""
 	if i := strings.LastIndex(prefix, "/"); i >= 0 {
@@ -399,7 +413,7 @@ func (s *FS) List(_ context.Context, prefix string) ([]ObjectInfo, error) {
 		}
 		start = p
 	}
-	var out []ObjectInfo
+	var out []objstore.ObjectInfo
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -423,7 +437,7 @@ func (s *FS) List(_ context.Context, prefix string) ([]ObjectInfo, error) {
 		}
 		f, v, headerLen, oerr := s.open(key)
 		if oerr != nil {
-			if errors.Is(oerr, ErrNotFound) {
+			if errors.Is(oerr, objstore.ErrNotFound) {
 				return nil // deleted while listing
 			}
 			return oerr
@@ -433,7 +447,7 @@ func (s *FS) List(_ context.Context, prefix string) ([]ObjectInfo, error) {
 		if serr != nil {
 			return serr
 		}
-		out = append(out, ObjectInfo{Key: key, Size: st.Size() - headerLen, Version: v})
+		out = append(out, objstore.ObjectInfo{Key: key, Size: st.Size() - headerLen, Version: v})
 		return nil
 	})
 	if err != nil {
@@ -443,4 +457,4 @@ func (s *FS) List(_ context.Context, prefix string) ([]ObjectInfo, error) {
 	return out, nil
 }
 
-var _ Store = (*FS)(nil)
+var _ objstore.Store = (*Store)(nil)

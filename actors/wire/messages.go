@@ -1,0 +1,80 @@
+package wire
+
+import (
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/actors/subscriber"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// Messages lists a sample of every message type that crosses actors (sent,
+// asked or replied; timers stay inside their actor and are not listed).
+// One line per type: a new message type is added here, and
+// messagelint_test.go fails for a type sent somewhere but missing here.
+func Messages() []runtime.Message {
+	return []runtime.Message{
+		// The runtime's own.
+		runtime.Started{},
+		runtime.Stopping{},
+		// The empty acknowledgement (ReleaseSnapshot, Unsubscribe).
+		struct{}{},
+
+		// actors/control.
+		control.GetSnapshot{},
+		control.SnapshotUnchanged{},
+		control.SnapshotValue{},
+		control.CreateRelation{},
+		control.DropRelation{},
+		control.AddColumn{},
+		control.SetPrimaryKey{},
+		control.DDLResult{},
+		control.SequenceOp{},
+		control.SequenceValue{},
+		control.GetSequenceStates{},
+		control.SequenceStates{},
+
+		// actors/shard.
+		shard.SyncCatalog{},
+		shard.Synced{},
+		shard.Commit{},
+		shard.Committed{},
+		shard.SourceOffset{},
+		shard.GetSourceOffset{},
+		shard.Read{},
+		shard.ReadResult{},
+		shard.Lookup{},
+		shard.LookupResult{},
+		shard.OpenSnapshot{},
+		shard.SnapshotOpened{},
+		shard.ReleaseSnapshot{},
+		shard.GetStatus{},
+		shard.Status{},
+		shard.Subscribe{},
+		shard.Subscribed{},
+		shard.Unsubscribe{},
+		shard.SubscriptionCredit{},
+		shard.SubscriptionUpdate{},
+		shard.SubscriptionEnded{},
+
+		// actors/subscriber (the edge actor of a SUBSCRIBE).
+		subscriber.Take{},
+		subscriber.Taken{},
+	}
+}
+
+// standard is the codec of Messages.
+//
+//lint:immutable built once from a fixed list; a Codec is never changed after NewCodec.
+var standard = mustCodec(Messages())
+
+func mustCodec(samples []runtime.Message) *Codec {
+	c, err := NewCodec(samples...)
+	if err != nil {
+		// INVARIANT: every listed type is a value (messagelint_test.go).
+		panic(err)
+	}
+	return c
+}
+
+// Standard is the codec of every RockStream message type.
+func Standard() *Codec { return standard }
