@@ -373,6 +373,9 @@ func ResolveTypeName(tn *pg_query.TypeName, pos func(int32) int) (types.Type, er
 				t.Typmod = 1 + 4 // char means char(1)
 			}
 		case 1:
+			if name == "bpchar" {
+				name = "char" // PostgreSQL's bpchartypmodin says char
+			}
 			if mods[0] < 1 {
 				return types.Type{}, errcode.New(errcode.SQLSemanticError, "length for type %s must be at least 1", name).WithSQLState("22023").WithPosition(pos(tn.Location))
 			}
