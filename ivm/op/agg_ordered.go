@@ -125,6 +125,7 @@ func (a *Aggregate) finalizeOrdered(ctx *Context, groupKey []byte, callIndex int
 	prefix := append(append([]byte(nil), groupKey...), byte(callIndex))
 	var elements []types.Row
 	var weights []int64
+	size := orderedSize{call: call}
 	err := a.multiset.Scan(ctx.Txn, prefix, func(_, v []byte) error {
 		w, n := binary.Varint(v)
 		if n <= 0 {
@@ -136,6 +137,9 @@ func (a *Aggregate) finalizeOrdered(ctx *Context, groupKey []byte, callIndex int
 		element, _, err := zset.DecodeRow(v[n:])
 		if err != nil {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt multiset element")
+		}
+		if err := size.add(element, w); err != nil {
+			return err
 		}
 		elements = append(elements, element)
 		weights = append(weights, w)
@@ -190,40 +194,56 @@ func buildOrdered(call AggregateCall, elements []types.Row, weights []int64) (ty
 	return sb.String(), nil
 }
 
-// checkOrderedSize refuses, before anything is built, a result over
-// PostgreSQL's limits: more than expr.ArrayElementsMax elements for
-// array_agg, more than expr.ValueBytesMax bytes for string_agg.
-func checkOrderedSize(call AggregateCall, elements []types.Row, weights []int64) error {
-	var total int64 // saturates at the limit, so it cannot overflow
+// orderedSize accumulates the size of an ordered aggregate's result as
+// its elements arrive and refuses one over PostgreSQL's limits: more than
+// expr.ArrayElementsMax elements for array_agg, more than
+// expr.ValueBytesMax bytes for string_agg. It runs before anything is
+// built, and while a group's elements are scanned, so neither the result
+// nor the scanned elements outgrow the limit.
+type orderedSize struct {
+	call AggregateCall
+	// total saturates above bound, so it cannot overflow.
+	total int64
+}
+
+// add counts element repeated weight times.
+func (o *orderedSize) add(element types.Row, weight int64) error {
+	if weight <= 0 {
+		return nil
+	}
+	if o.call.Distinct {
+		weight = 1
+	}
 	bound := int64(expr.ValueBytesMax)
-	if call.Func == AggArrayAgg {
+	size := int64(1)
+	if o.call.Func == AggArrayAgg {
 		bound = expr.ArrayElementsMax
+	} else {
+		d, _ := element[1].(string)
+		size = int64(len(d) + len(element[0].(string)))
 	}
+	if size > 0 && weight > (bound-o.total)/size {
+		o.total = bound + 1
+	} else {
+		o.total += weight * size
+	}
+	if o.total <= bound {
+		return nil
+	}
+	if o.call.Func == AggArrayAgg {
+		return expr.CheckArrayElements(expr.ArrayElementsMax + 1)
+	}
+	return errcode.New(errcode.ValueTooLarge, "out of memory").
+		WithDetail("The string_agg result would be larger than %d bytes.", expr.ValueBytesMax)
+}
+
+// checkOrderedSize is orderedSize over a whole group.
+func checkOrderedSize(call AggregateCall, elements []types.Row, weights []int64) error {
+	size := orderedSize{call: call}
 	for i, e := range elements {
-		n := weights[i]
-		if n <= 0 {
-			continue
+		if err := size.add(e, weights[i]); err != nil {
+			return err
 		}
-		if call.Distinct {
-			n = 1
-		}
-		size := int64(1)
-		if call.Func != AggArrayAgg {
-			d, _ := e[1].(string)
-			size = int64(len(d) + len(e[0].(string)))
-		}
-		if size > 0 && n > (bound-total)/size {
-			total = bound + 1
-			break
-		}
-		total += n * size
-	}
-	if call.Func == AggArrayAgg {
-		return expr.CheckArrayElements(int(min(total, bound+1)))
-	}
-	if total > bound {
-		return errcode.New(errcode.ValueTooLarge, "out of memory").
-			WithDetail("The string_agg result would be larger than %d bytes.", expr.ValueBytesMax)
 	}
 	return nil
 }
