@@ -121,7 +121,11 @@ func (w *writer) currentEncoded(ctx context.Context, snap *control.Snapshot, key
 	if len(missing) == 0 {
 		return out, nil
 	}
-	m, err := w.s.e.ask(ctx, shard.ActorID, shard.Lookup{CatalogVersion: snap.Version, Table: w.rel.ID, Keys: missing})
+	to, err := w.s.e.shardOfKeys(w.rel, missing)
+	if err != nil {
+		return nil, err
+	}
+	m, err := w.s.e.ask(ctx, to, shard.Lookup{CatalogVersion: snap.Version, Table: w.rel.ID, Keys: missing})
 	if err != nil {
 		return nil, err
 	}

@@ -55,9 +55,17 @@ type Engine struct {
 	implicitWrites chan struct{}
 	// rowLocks are the row locks of open transactions (rowlock.go).
 	rowLocks *rowLocks
+	// router addresses the shards by the bucket map (route.go); set
+	// before any session exists and never changed.
+	router shard.Router
 	// catalog caches the newest catalog snapshot (catalogcache.go).
 	catalog atomic.Pointer[control.Snapshot]
 }
+
+// shardsPerProcess is the number of shards a new store's bucket map
+// places buckets on: one, until sessions route reads and transactions
+// across shards.
+const shardsPerProcess = 1
 
 // Metrics are process-wide counters for /metrics.
 type Metrics struct {
@@ -86,14 +94,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			return storage.Open(ctx, actx.Store(), path, cfg.Storage)
 		}
 	}
-	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval})); err != nil {
-		return nil, err
-	}
-	if err := e.rt.Spawn("embedded", shard.ActorID, shard.New(shard.Config{
-		OpenStore: open("shards/0"),
-		Planner:   planner{},
-		TickEvery: cfg.StorageTickInterval,
-	})); err != nil {
+	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval, Shards: shardsPerProcess})); err != nil {
 		return nil, err
 	}
 	snap, err := e.snapshot(ctx)
@@ -101,7 +102,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.Close(ctx)
 		return nil, err
 	}
-	if _, err := e.ask(ctx, shard.ActorID, shard.SyncCatalog{Catalog: snap.Value()}); err != nil {
+	if err := e.spawnShards(snap, open); err != nil {
+		e.Close(ctx)
+		return nil, err
+	}
+	if err := e.syncShards(ctx, snap); err != nil {
 		e.Close(ctx)
 		return nil, err
 	}
@@ -139,7 +144,7 @@ func (e *Engine) Metrics() *Metrics { return &e.metrics }
 
 // Status returns the shard's status (views, frontier, counters).
 func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
-	m, err := e.ask(ctx, shard.ActorID, shard.GetStatus{})
+	m, err := e.ask(ctx, e.homeShard(), shard.GetStatus{})
 	if err != nil {
 		return shard.Status{}, err
 	}

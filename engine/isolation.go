@@ -50,7 +50,7 @@ func (s *session) pinSnapshot(ctx context.Context, snap *control.Snapshot, st rs
 	default:
 		return nil
 	}
-	m, err := s.e.ask(ctx, shard.ActorID, shard.OpenSnapshot{CatalogVersion: snap.Version})
+	m, err := s.e.ask(ctx, s.e.homeShard(), shard.OpenSnapshot{CatalogVersion: snap.Version})
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (s *session) releaseSnapshot(t *txnState) {
 	// client canceled; bounded so a stopping engine cannot hang Close.
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	if _, err := s.e.ask(ctx, shard.ActorID, shard.ReleaseSnapshot{ID: id}); err != nil {
+	if _, err := s.e.ask(ctx, s.e.homeShard(), shard.ReleaseSnapshot{ID: id}); err != nil {
 		s.e.log.Error("releasing a transaction snapshot", "err", err)
 	}
 }
@@ -125,7 +125,11 @@ func (w *writer) conflictsVisible(ctx context.Context, keys []types.Row, unseen 
 	if len(check) == 0 {
 		return nil
 	}
-	m, err := w.s.e.ask(ctx, shard.ActorID, shard.Lookup{CatalogVersion: w.snap.Version, Table: w.rel.ID, Keys: check, At: w.s.readAt()})
+	to, err := w.s.e.shardOfKeys(w.rel, check)
+	if err != nil {
+		return err
+	}
+	m, err := w.s.e.ask(ctx, to, shard.Lookup{CatalogVersion: w.snap.Version, Table: w.rel.ID, Keys: check, At: w.s.readAt()})
 	if err != nil {
 		return err
 	}

@@ -259,7 +259,11 @@ func (s *session) Commit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.e.ask(ctx, shard.ActorID, shard.Commit{CatalogVersion: snap.Version, Writes: writes})
+	var m any
+	to, err := s.e.shardOfWrites(snap, writes)
+	if err == nil {
+		m, err = s.e.ask(ctx, to, shard.Commit{CatalogVersion: snap.Version, Writes: writes})
+	}
 	if err != nil {
 		s.e.metrics.CommitErrors.Add(1)
 		if uerr := s.undoRestarts(ctx, t, 0); uerr != nil {
@@ -358,7 +362,7 @@ func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, 
 			minEpoch = 0
 		}
 	}
-	m, err := s.e.ask(ctx, shard.ActorID, shard.Read{CatalogVersion: snap.Version, Relations: ids, MinEpoch: minEpoch, At: s.readAt()})
+	m, err := s.e.ask(ctx, s.e.homeShard(), shard.Read{CatalogVersion: snap.Version, Relations: ids, MinEpoch: minEpoch, At: s.readAt()})
 	if err != nil {
 		return nil, err
 	}

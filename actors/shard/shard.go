@@ -14,17 +14,18 @@ import (
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
 )
 
-// ActorID is the shard actor's id in an embedded process (shard 0).
-const ActorID runtime.ActorID = "shard/0"
-
 // Config configures the shard actor.
 type Config struct {
+	// ID is the shard this actor serves (its actor is ActorOf(ID)); it
+	// writes only rows of the buckets the bucket map gives it.
+	ID partition.ShardID
 	// OpenStore opens the shard DB on Started. Apply must be durable on
 	// return: Commit acknowledges after it.
 	OpenStore func(ctx runtime.Context) (kv.Store, error)
@@ -122,6 +123,9 @@ type Actor struct {
 	waiting        []waitingRead
 	flushScheduled bool
 	commitUnsynced bool
+	// upgradePending is set while the store's rows are in an older
+	// format, re-keyed by the first catalog sync (upgrade.go).
+	upgradePending bool
 	// catalog follows the control plane's catalog by version (catalog.go).
 	catalog catalogFetch
 }
@@ -275,7 +279,7 @@ func (a *Actor) open(ctx runtime.Context) error {
 	}
 	a.store = store
 	a.dropSnapshots()
-	if err := checkShardFormat(ctx, store); err != nil {
+	if a.upgradePending, err = checkShardFormat(ctx, store); err != nil {
 		return err
 	}
 	if a.lastEpoch, err = getUint64(store, lastEpochKey()); err != nil {
@@ -401,6 +405,10 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			a.discardCaches()
 		}
 	}()
+	// Rows in an older format are re-keyed before anything reads them.
+	if err := a.upgradeRowKeys(ctx, snap); err != nil {
+		return nil, err
+	}
 	if prev != nil {
 		for _, rel := range prev.Relations() {
 			if _, still := snap.RelationByID(rel.ID); still || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {

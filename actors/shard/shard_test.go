@@ -33,11 +33,11 @@ type testCtx struct {
 	toControl []runtime.Message
 }
 
-func (c *testCtx) Self() runtime.ActorID { return ActorID }
+func (c *testCtx) Self() runtime.ActorID { return ActorOf(0) }
 func (c *testCtx) From() runtime.ActorID { return "" }
 func (c *testCtx) Send(to runtime.ActorID, m runtime.Message) {
 	switch to {
-	case ActorID:
+	case ActorOf(0):
 		c.self = append(c.self, m)
 	case control.ActorID:
 		c.toControl = append(c.toControl, m)
