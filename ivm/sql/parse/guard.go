@@ -47,23 +47,6 @@ func stackDepthError() *errcode.Error {
 	return errcode.New(errcode.SQLStatementTooComplex, "stack depth limit exceeded")
 }
 
-// tokenizePrefix lexes src; on a lexical error (an unterminated literal) it
-// returns the tokens before it, which is all pg_query can build a tree of.
-func tokenizePrefix(src string) ([]token, *lexErr) {
-	l := &lexer{src: src}
-	var out []token
-	for {
-		t, err := l.next()
-		if err != nil {
-			return out, err
-		}
-		out = append(out, t)
-		if t.Kind == tokEOF {
-			return out, nil
-		}
-	}
-}
-
 // checkNesting refuses statements whose estimated parse-tree depth exceeds
 // nestingDepthMax with PostgreSQL's 54001.
 func checkNesting(toks []token) error {
