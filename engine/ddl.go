@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/rockstream/rockstream/actors/control"
-	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/expr"
@@ -132,8 +131,7 @@ func (s *session) syncShard(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.e.ask(ctx, shard.ActorID, shard.SyncCatalog{Catalog: snap.Value()})
-	return err
+	return s.e.syncShards(ctx, snap)
 }
 
 func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, st *ddl.CreateView, notice func(control.DDLResult)) error {

@@ -121,7 +121,11 @@ func (w *writer) currentEncoded(ctx context.Context, snap *control.Snapshot, key
 	if len(missing) == 0 {
 		return out, nil
 	}
-	m, err := w.s.e.ask(ctx, shard.ActorID, shard.Lookup{CatalogVersion: snap.Version, Table: w.rel.ID, Keys: missing})
+	to, err := w.s.e.shardOfKeys(w.rel, missing)
+	if err != nil {
+		return nil, err
+	}
+	m, err := w.s.e.ask(ctx, to, shard.Lookup{CatalogVersion: snap.Version, Table: w.rel.ID, Keys: missing})
 	if err != nil {
 		return nil, err
 	}
@@ -376,6 +380,15 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 	var unseen []bool
 	if oc != nil && w.s.txn.repeatable() {
 		unseen = w.unseen(keys)
+	}
+	if oc != nil {
+		// INSERT ... ON CONFLICT reads the rows it may update: lock the
+		// keys (present or not) before looking them up, so two upserts of
+		// one key run one after the other, the second seeing the first's
+		// row, instead of losing an update or failing with 23505.
+		if _, err := w.s.lockRows(ctx, w.rel, keys); err != nil {
+			return 0, err
+		}
 	}
 	if _, err := w.currentEncoded(ctx, snap, keys, encs); err != nil {
 		return 0, err

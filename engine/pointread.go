@@ -168,7 +168,11 @@ func rowFree(s plan.Scalar) bool {
 
 // lookupRows reads the committed rows of keys with one shard Lookup.
 func (s *session) lookupRows(ctx context.Context, snap *control.Snapshot, rel *catalog.Relation, keys []types.Row) (zset.Batch, error) {
-	m, err := s.e.ask(ctx, shard.ActorID, shard.Lookup{CatalogVersion: snap.Version, Table: rel.ID, Keys: keys, At: s.readAt()})
+	to, err := s.e.shardOfKeys(rel, keys)
+	if err != nil {
+		return zset.Batch{}, err
+	}
+	m, err := s.e.ask(ctx, to, shard.Lookup{CatalogVersion: snap.Version, Table: rel.ID, Keys: keys, At: s.readAt()})
 	if err != nil {
 		return zset.Batch{}, err
 	}

@@ -28,7 +28,7 @@ func (e *Engine) startSource(catalogVersion uint64, rel *catalog.Relation) error
 	if !ok {
 		return errcode.New(errcode.InternalError, "source %s has no generator definition", rel.Name)
 	}
-	err = e.rt.Spawn("embedded", source.ActorID(rel.ID), source.New(source.Config{CatalogVersion: catalogVersion, Source: rel.ID, Spec: spec}))
+	err = e.rt.Spawn("embedded", source.ActorID(rel.ID), source.New(source.Config{CatalogVersion: catalogVersion, Source: rel.ID, Spec: spec, Router: e.router}))
 	if errors.Is(err, runtime.ErrDuplicateActor) {
 		return nil
 	}

@@ -25,7 +25,7 @@ var subscriberSeq atomic.Uint64
 // The shard sends the updates to an edge actor (actors/subscriber) that
 // owns the bounded queue; the cursor takes them from it.
 func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsql.Subscribe) (gateway.Cursor, error) {
-	cfg := subscriber.Config{Shard: shard.ActorID, QueueUpdatesMax: s.e.cfg.SubscriberQueueUpdatesMax}
+	cfg := subscriber.Config{Shard: s.e.homeShard(), QueueUpdatesMax: s.e.cfg.SubscriberQueueUpdatesMax}
 	edge := runtime.ActorID(fmt.Sprintf("subscriber/%d", subscriberSeq.Add(1)))
 	if err := s.e.rt.Spawn("embedded", edge, subscriber.New(cfg)); err != nil {
 		return nil, errcode.Wrap(errcode.InternalError, err, "starting the subscription")
@@ -35,7 +35,7 @@ func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsq
 	if st.AsOfEpoch >= 0 {
 		req.Resume, req.AsOf = true, uint64(st.AsOfEpoch)
 	}
-	m, err := s.e.ask(ctx, shard.ActorID, req)
+	m, err := s.e.ask(ctx, s.e.homeShard(), req)
 	if err != nil {
 		_ = s.e.rt.Stop(edge)
 		return nil, err
@@ -113,7 +113,7 @@ func (c *subscribeCursor) Close() error {
 		return nil
 	}
 	c.closed = true
-	_, err := c.s.e.ask(context.Background(), shard.ActorID, shard.Unsubscribe{Edge: c.edge})
+	_, err := c.s.e.ask(context.Background(), c.s.e.homeShard(), shard.Unsubscribe{Edge: c.edge})
 	if serr := c.s.e.rt.Stop(c.edge); err == nil && serr != nil {
 		err = serr
 	}

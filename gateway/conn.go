@@ -25,8 +25,6 @@ const (
 	// flushBytesMax is how much result data is buffered before it is
 	// written to the socket, so that large results stream in bounded memory.
 	flushBytesMax = 64 << 10
-	// startupTimeout bounds the time a client may take to authenticate.
-	startupTimeout = 60 * time.Second
 )
 
 // txState is the transaction state machine's state (doc.go has the diagram).
@@ -146,7 +144,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	}()
 	c.backend = pgproto3.NewBackend(nc, nc)
 	c.backend.SetMaxBodyLen(messageBytesMax)
-	_ = nc.SetDeadline(time.Now().Add(startupTimeout))
+	_ = nc.SetDeadline(time.Now().Add(s.opts.StartupTimeout))
 	ok, err := c.startup(ctx)
 	if err != nil {
 		c.log.Info("gateway: startup failed", "err", err)
@@ -368,6 +366,14 @@ func (c *conn) loop(ctx context.Context) {
 		msg, err := c.backend.Receive()
 		c.clientSpoke()
 		if err != nil {
+			if msgType, ok := malformedMessage(err); ok {
+				// The body was read whole, so the stream is still in step:
+				// answer as PostgreSQL does (08P01, the session stays).
+				if !c.malformed(ctx, msgType) {
+					return
+				}
+				continue
+			}
 			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) && !isEOF(err) {
 				c.log.Info("gateway: receive failed", "err", err)
 			}
@@ -380,6 +386,35 @@ func (c *conn) loop(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// malformedMessage recognises pgproto3's errors for a message whose body
+// does not decode (e.g. a Query string with a NUL byte inside) and returns
+// the message type. pgproto3 reads the whole body before it decodes it.
+func malformedMessage(err error) (string, bool) {
+	msg := err.Error()
+	for _, marker := range [...]string{" body is invalid", " body must have length of "} {
+		if i := strings.Index(msg, marker); i > 0 {
+			return msg[:i], true
+		}
+	}
+	return "", false
+}
+
+// malformed answers a malformed message with PostgreSQL's ERROR 08P01
+// "invalid message format": a Query ends with ReadyForQuery, an extended
+// protocol message skips to Sync. False when the connection broke.
+func (c *conn) malformed(ctx context.Context, msgType string) bool {
+	if c.ignoreTillSync && msgType != "Sync" {
+		return true
+	}
+	c.fail(errcode.New(errcode.ProtocolViolation, "invalid message format"))
+	if msgType == "Query" {
+		c.ignoreTillSync = false
+		c.endImplicit(ctx)
+		c.sendReady()
+	}
+	return c.flush() == nil
 }
 
 func isEOF(err error) bool {

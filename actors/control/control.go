@@ -22,6 +22,11 @@ type Config struct {
 	// work (stores with a Tick(time.Time) error method); 0 disables it.
 	// Simulation range: 1ms..1s.
 	TickEvery time.Duration
+	// Shards is the number of shards the bucket map places buckets on
+	// when the control DB is created (topology.go); 0 means one. A stored
+	// map is kept whatever this says. Simulation range: 1 (the shard
+	// actors serve one shard until many-shard routing lands).
+	Shards int
 }
 
 // storageTick runs the store's background work.
@@ -197,6 +202,9 @@ func (a *Actor) load(ctx runtime.Context) error {
 	}
 	var ns catalog.NamespaceID
 	snap := newSnapshot(ns)
+	if snap.bucketMap, err = loadBucketMap(ctx, store, a.cfg.Shards); err != nil {
+		return err
+	}
 	if v, ok, err := store.Get(nextIDKey(ns)); err != nil {
 		return err
 	} else if ok {

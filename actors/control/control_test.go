@@ -1,14 +1,17 @@
 package control
 
 import (
+	"bytes"
 	"log/slog"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
@@ -214,5 +217,58 @@ func TestSequenceDurableAcrossCrash(t *testing.T) {
 	r := mustAsk(t, a, ctx, DropRelation{Name: "tiny", Kind: catalog.KindSequence})
 	if _, ok, _ := store.Get(sequenceStateKey(r.Dropped[0].ID)); ok {
 		t.Fatal("dropped sequence's value is still stored")
+	}
+}
+
+// TestBucketMapBootstrap: the control DB gets a bucket map at bootstrap,
+// every snapshot carries it (across the value form too), and a restart
+// configured for another number of shards keeps the stored map (moving
+// buckets is a migration, not a restart).
+func TestBucketMapBootstrap(t *testing.T) {
+	bucketMapOf := func(a *Actor, ctx *testCtx) partition.Map {
+		t.Helper()
+		a.Receive(ctx, GetSnapshot{})
+		v, ok := ctx.reply.(SnapshotValue)
+		if !ok {
+			t.Fatalf("GetSnapshot: %#v", ctx.reply)
+		}
+		return SnapshotOf(v).BucketMap()
+	}
+	store := kv.NewMemory()
+	a, ctx := start(store)
+	m := bucketMapOf(a, ctx)
+	if !m.Valid() || m.Version != 1 || !slices.Equal(m.Shards(), []partition.ShardID{0}) {
+		t.Fatalf("bucket map at bootstrap: version %d over %v", m.Version, m.Shards())
+	}
+	for b := range partition.Bucket(partition.Buckets) {
+		if m.Owner(b) != 0 {
+			t.Fatalf("bucket %d owned by shard %d with one shard", b, m.Owner(b))
+		}
+	}
+	stored, _, _ := store.Get(bucketMapKey())
+	if !bytes.Equal(stored, m.Encode()) {
+		t.Fatalf("stored bucket map differs from the published one")
+	}
+	mustAsk(t, a, ctx, CreateRelation{Relation: &catalog.Relation{Kind: catalog.KindTable, Name: "t", Columns: []catalog.Column{{Name: "a", Type: types.TInt4}}}})
+	if got := bucketMapOf(a, ctx); !bytes.Equal(got.Encode(), m.Encode()) {
+		t.Fatalf("the snapshot after a DDL carries another bucket map")
+	}
+	again := New(Config{Shards: 3, OpenStore: func(runtime.Context) (kv.Store, error) { return store, nil }})().(*Actor)
+	again.Receive(ctx, runtime.Started{})
+	if m2 := bucketMapOf(again, ctx); !bytes.Equal(m2.Encode(), m.Encode()) {
+		t.Fatalf("a restart with 3 configured shards changed the stored map to %v", m2.Shards())
+	}
+	fresh := New(Config{Shards: 3, OpenStore: func(runtime.Context) (kv.Store, error) { return kv.NewMemory(), nil }})().(*Actor)
+	fresh.Receive(ctx, runtime.Started{})
+	if m3 := bucketMapOf(fresh, ctx); !slices.Equal(m3.Shards(), []partition.ShardID{0, 1, 2}) {
+		t.Fatalf("a new control DB configured for 3 shards has a map over %v", m3.Shards())
+	}
+	if err := store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: bucketMapKey(), Value: []byte{1, 2}}}}); err != nil {
+		t.Fatal(err)
+	}
+	broken := New(Config{OpenStore: func(runtime.Context) (kv.Store, error) { return store, nil }})().(*Actor)
+	broken.Receive(ctx, runtime.Started{})
+	if e, ok := errcode.As(broken.loadErr); !ok || e.Code != CatalogCorrupt {
+		t.Fatalf("a damaged bucket map record loads with %v", broken.loadErr)
 	}
 }

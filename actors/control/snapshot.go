@@ -5,6 +5,7 @@ import (
 
 	"github.com/rockstream/rockstream/syscat/sysrel"
 
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 )
 
@@ -23,6 +24,8 @@ type Snapshot struct {
 	byID       map[catalog.ID]*catalog.Relation
 	// deps lists, per view, the relations its SQL reads.
 	deps map[catalog.ID][]catalog.ID
+	// bucketMap is the bucket map in force (topology.go).
+	bucketMap partition.Map
 }
 
 func newSnapshot(ns catalog.NamespaceID) *Snapshot {
@@ -37,6 +40,10 @@ func newSnapshot(ns catalog.NamespaceID) *Snapshot {
 
 // firstObjectID leaves room below for the system relations (sysrel).
 const firstObjectID = sysrel.FirstUserObject
+
+// BucketMap is the bucket map in force when this snapshot was published:
+// which shard owns each bucket of every partitioned key.
+func (s *Snapshot) BucketMap() partition.Map { return s.bucketMap }
 
 // Namespace implements catalog.Catalog.
 func (s *Snapshot) Namespace() catalog.NamespaceID { return s.namespace }
@@ -91,6 +98,7 @@ func (s *Snapshot) clone() *Snapshot {
 		byName:     make(map[string]*catalog.Relation, len(s.byName)+1),
 		byID:       make(map[catalog.ID]*catalog.Relation, len(s.byID)+1),
 		deps:       make(map[catalog.ID][]catalog.ID, len(s.deps)+1),
+		bucketMap:  s.bucketMap,
 	}
 	//lint:maprange copying a map into a map; order cannot matter.
 	for k, v := range s.deps {
@@ -168,10 +176,11 @@ func (s *Snapshot) Dependents(id catalog.ID) []*catalog.Relation {
 // NewSnapshot builds a snapshot from relations (ids are allocated for those
 // without one, in order). For tests and tools that need a catalog without a
 // control actor; deps maps a view's position in rels to the positions it
-// reads.
+// reads. Its bucket map places every bucket on shard 0.
 func NewSnapshot(ns catalog.NamespaceID, version uint64, rels ...*catalog.Relation) *Snapshot {
 	s := newSnapshot(ns)
 	s.Version = version
+	s.bucketMap = partition.NewMap(1, []partition.ShardID{0})
 	for _, r := range rels {
 		if r.ID == (catalog.ID{}) {
 			r.ID = objectID(ns, s.NextObject)

@@ -2,6 +2,7 @@ package control
 
 import (
 	"github.com/rockstream/rockstream/internal/assert"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 )
 
@@ -28,6 +29,10 @@ type (
 		Version    uint64
 		NextObject uint64
 		Relations  []RelationValue
+		// BucketMap is the bucket map in force, in its durable form
+		// (partition.Map.Encode, topology.go): the map's owners are
+		// hidden fields, and the bytes are what the control DB holds.
+		BucketMap []byte
 	}
 	// RelationValue is one relation of a SnapshotValue.
 	RelationValue struct {
@@ -41,6 +46,9 @@ type (
 func (s *Snapshot) Value() SnapshotValue {
 	rels := s.Relations()
 	v := SnapshotValue{Namespace: s.namespace, Version: s.Version, NextObject: s.NextObject, Relations: make([]RelationValue, len(rels))}
+	if s.bucketMap.Valid() {
+		v.BucketMap = s.bucketMap.Encode()
+	}
 	for i, r := range rels {
 		v.Relations[i] = RelationValue{Relation: *r, Deps: s.deps[r.ID]}
 	}
@@ -51,6 +59,12 @@ func (s *Snapshot) Value() SnapshotValue {
 func SnapshotOf(v SnapshotValue) *Snapshot {
 	s := newSnapshot(v.Namespace)
 	s.Version, s.NextObject = v.Version, v.NextObject
+	if v.BucketMap != nil {
+		m, err := partition.DecodeMap(v.BucketMap)
+		// INVARIANT: the bytes are a map's encoding (paired with Value).
+		assert.That(err == nil, "catalog version %d carries a bucket map that does not decode: %v", v.Version, err)
+		s.bucketMap = m
+	}
 	for i := range v.Relations {
 		rel := v.Relations[i].Relation
 		// INVARIANT: a relation appears once (paired with Value, which

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
@@ -94,13 +95,19 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 			if len(w.Row) != len(ts) {
 				return nil, errcode.New(errcode.InternalError, "row of width %d for table %s of %d columns", len(w.Row), rel.Name, len(ts))
 			}
-			from := cb.arena.alloc(2 + 16 + 8 + 4)
+			// The bucket is of the stored encoding (BucketOfRow).
+			enc := cb.encodeRow(ts, w.Row)
+			bucket := partition.BucketOf(enc)
+			if err := a.checkOwned(bucket); err != nil {
+				return nil, err
+			}
+			from := cb.arena.alloc(tableKeyHeadBytes + 8 + 4)
 			key := append(from, kv.PrefixOpState, kindTableRows)
 			key = append(key, w.Table.Object[:]...)
+			key = partition.AppendBucket(key, bucket)
 			key = binary.BigEndian.AppendUint64(key, epoch)
 			key = binary.BigEndian.AppendUint32(key, uint32(i))
 			cb.arena.used(from, key)
-			enc := cb.encodeRow(ts, w.Row)
 			if err := cb.Put(key, enc); err != nil {
 				return nil, err
 			}
@@ -128,9 +135,12 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 				keyRow[j] = src[c]
 			}
 		}
-		from := cb.arena.alloc(2 + 16 + 9*len(rel.PrimaryKey))
+		from := cb.arena.alloc(tableKeyHeadBytes + 9*len(rel.PrimaryKey))
 		key := appendKey(from, rel, ts, keyRow)
 		cb.arena.used(from, key)
+		if err := a.checkOwned(keyBucket(key)); err != nil {
+			return nil, err
+		}
 		old, exists, err := cb.get(key)
 		if err != nil {
 			return nil, err

@@ -22,6 +22,19 @@
 // after that sync, and an epoch step due at that moment runs before it, so
 // the same WAL object carries the commits and their maintenance.
 //
+// Row locks (rowlock.go, deadlock.go): the shard holds the exclusive
+// locks of the rows it stores, by transaction id. LockRows that meets a
+// held key waits in the key's FIFO queue with a deferred reply (Receive
+// never blocks); the lock passes on when its holder's Commit is durable
+// (Commit.Txn), or at UnlockRows (rollback, empty commit, closed
+// session). Each wait is reported to the deadlock detector actor as a
+// wait-for edge; a cycle is answered with 40P01 to the wait that closed
+// it. A detector rather than wound-wait: wound-wait aborts transactions
+// that are not deadlocked (any older waiter wounds a younger holder),
+// which hot-row workloads such as pgbench's would feel as failures
+// PostgreSQL does not produce, and one detector sees cycles across every
+// shard, which a shard alone cannot.
+//
 // Catalog by version (catalog.go): messages name the catalog version they
 // were planned against; the shard caches the newest catalog it has, and one
 // that is behind parks the message and fetches the catalog from the
@@ -37,7 +50,12 @@
 //
 // Keys (spec §5.1):
 //
-//	0x01 'T' table(16) pk-key          base-table row (keyenc PK → row value)
+//	0x01 'T' table(16) bucket(2) pk-key
+//	                                   base-table row (keyenc PK → row value);
+//	                                   bucket = partition.BucketOf(pk-key)
+//	0x01 'T' table(16) bucket(2) epoch(8) pos(4)
+//	                                   row of a table without a primary key;
+//	                                   bucket of the stored row (BucketOfRow)
 //	0x01 kind op(16) …                 operator state (ivm/arrange)
 //	0x03 kind view(16) …               view outputs (ivm/circuit)
 //	0x06 'E'                           last assigned source epoch
@@ -58,7 +76,15 @@
 // is served from the view's change history (history.go), never from a
 // buffer in the shard.
 //
+// Every row key carries its bucket (ivm/partition), so a bucket's rows are
+// one key range that can move to another shard; a table scan reads bucket
+// after bucket, each in primary-key order. A shard writes only rows of
+// buckets the bucket map gives it (route.go); senders address shards
+// through a Router.
+//
 // Formats (format.go): a stored view whose format record is not this
 // build's is rebuilt from its inputs at install, with the views reading
-// it; a shard in a format this build does not read is refused (RS-5001).
+// it; base-table rows of shard format 1 (keys without buckets) are re-keyed
+// in place at the first catalog sync (upgrade.go); a shard in a format
+// this build does not read is refused (RS-5001).
 package shard

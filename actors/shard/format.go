@@ -19,9 +19,12 @@ import (
 //	                  format record (circuit.StateFormat), written in the
 //	                  same batch as the view's backfilled state
 //
-// Base-table rows are the source of truth and cannot be recomputed, so a
-// shard whose format this build does not read is refused at open with
-// RS-5001 (run the build that wrote it). A view's state can be recomputed:
+// Base-table rows are the source of truth and cannot be recomputed. A
+// shard in format 1 (row keys without buckets) is upgraded in place: its
+// rows are re-keyed to format 2 when it adopts its first catalog
+// (upgrade.go). A shard whose format this build does not read at all is
+// refused at open with RS-5001 (run the build that wrote it). A view's
+// state can be recomputed:
 // when its stored record differs from the record this build computes for
 // the same view (another encoding of some operator's state or of the view
 // outputs, or another plan layout), the view's state is dropped and the
@@ -30,10 +33,16 @@ import (
 // Views reading a rebuilt view are rebuilt with it (they would miss its
 // deltas otherwise). A view with no state yet has no record and is simply
 // installed.
+//
+// Shard formats:
+//
+//	1  base-table row keys 0x01 'T' table(16) pk-key (or row id)
+//	2  base-table row keys carry the key's bucket: 0x01 'T' table(16)
+//	   bucket(2) pk-key (or row id), so a bucket moves by range
 const (
 	// shardFormat is the format this build writes; shardFormatMin is the
-	// oldest it reads.
-	shardFormat    byte = 1
+	// oldest it reads (older formats between the two are upgraded).
+	shardFormat    byte = 2
 	shardFormatMin byte = 1
 	metaFormat     byte = 'v'
 )
@@ -42,26 +51,35 @@ func formatKey() []byte { return []byte{kv.PrefixShardMeta, metaFormat} }
 
 // checkShardFormat refuses a store written in a shard format this build
 // does not read, and records the format of a store that has none: a new
-// store, or one written before formats were recorded (whose encodings are
-// version 1's).
-func checkShardFormat(ctx runtime.Context, store kv.Store) error {
+// store (this build's format), or one written before formats were
+// recorded (version 1's, to be upgraded). It reports whether the store's
+// rows must be upgraded (upgrade.go).
+func checkShardFormat(ctx runtime.Context, store kv.Store) (upgrade bool, err error) {
 	v, ok, err := store.Get(formatKey())
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !ok {
+		format := shardFormat
 		if _, used, err := store.Get(lastEpochKey()); err != nil {
-			return err
+			return false, err
 		} else if used {
 			ctx.Logger().Info("shard storage has no format record: recording version 1, the format of the builds before records")
+			format = 1
 		}
-		return store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: formatKey(), Value: []byte{shardFormat}}}})
+		if err := store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: formatKey(), Value: []byte{format}}}}); err != nil {
+			return false, err
+		}
+		return format < shardFormat, nil
 	}
 	if len(v) != 1 || v[0] < shardFormatMin || v[0] > shardFormat {
-		return errcode.New(errcode.StorageFormatVersionIncompatible,
+		return false, errcode.New(errcode.StorageFormatVersionIncompatible,
 			"the shard's storage is in format %x, and this build reads formats %d to %d: run the RockStream version that wrote it (or a newer one that reads both), or restore a backup made with this version", v, shardFormatMin, shardFormat)
 	}
-	return nil
+	if v[0] < shardFormat {
+		ctx.Logger().Info("shard storage is in an older format: its rows are upgraded when the catalog is loaded", "format", v[0], "to", shardFormat)
+	}
+	return v[0] < shardFormat, nil
 }
 
 // storedStateForeign reports whether a stored view's state, with marker

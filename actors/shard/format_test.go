@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -170,7 +171,7 @@ func TestForeignShardFormatRefused(t *testing.T) {
 		}
 		c = u.Unwrap()
 	}
-	if cause == nil || cause.State() != "XX002" || !strings.Contains(cause.Message, "format 02") || !strings.Contains(cause.Message, "run the RockStream version that wrote it") {
+	if cause == nil || cause.State() != "XX002" || !strings.Contains(cause.Message, fmt.Sprintf("format %02x", shardFormat+1)) || !strings.Contains(cause.Message, "run the RockStream version that wrote it") {
 		t.Fatalf("error on a foreign shard format: %v", rerr)
 	}
 }

@@ -2,8 +2,10 @@ package shard
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 )
 
@@ -20,10 +22,32 @@ func offsetKey(source catalog.ID) []byte {
 	return append([]byte{kv.PrefixShardMeta, metaOffset}, source.Object[:]...)
 }
 
+// tableKeyHeadBytes is the length of a table row key before its primary
+// key (or row id): namespace, kind, table id and bucket.
+const tableKeyHeadBytes = 2 + 16 + partition.BucketBytes
+
+// tablePrefix is the prefix of every row key of a table, across all its
+// buckets: a scan of it reads the table bucket by bucket, each bucket in
+// primary-key order.
 func tablePrefix(table catalog.ID) []byte {
-	k := make([]byte, 0, 2+16+16)
+	k := make([]byte, 0, tableKeyHeadBytes+16)
 	k = append(k, kv.PrefixOpState, kindTableRows)
 	return append(k, table.Object[:]...)
+}
+
+// keyBucket is the bucket a table row key carries.
+func keyBucket(key []byte) partition.Bucket {
+	b, ok := partition.ReadBucket(key[2+16:])
+	if !ok {
+		panic(fmt.Sprintf("shard: table row key %x carries no bucket", key))
+	}
+	return b
+}
+
+// tableBucketPrefix is the prefix of a table's row keys in one bucket: the
+// range a bucket's rows move by.
+func tableBucketPrefix(table catalog.ID, b partition.Bucket) []byte {
+	return partition.AppendBucket(tablePrefix(table), b)
 }
 
 func lastEpochKey() []byte { return []byte{kv.PrefixShardMeta, metaLastEpoch} }

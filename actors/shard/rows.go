@@ -8,6 +8,7 @@ import (
 
 	"github.com/rockstream/rockstream/ivm/keyenc"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -80,25 +81,56 @@ func (c tableCodec) decode(src []byte) (types.Row, error) {
 	return row, nil
 }
 
-// encodePKColumn appends one primary-key column (memcomparable, so a table
-// scan is in primary-key order).
+// encodePKColumn appends one primary-key column (memcomparable, so a
+// bucket's rows scan in primary-key order).
 func encodePKColumn(dst []byte, t types.Type, d types.Datum) []byte {
 	return keyenc.EncodeColumn(dst, t, d, keyenc.Asc)
 }
 
 // keyOf encodes the storage key of the row with primary-key values key.
 func keyOf(rel *catalog.Relation, ts []types.Type, key types.Row) []byte {
-	return appendKey(make([]byte, 0, 2+16+16), rel, ts, key)
+	return appendKey(make([]byte, 0, tableKeyHeadBytes+16), rel, ts, key)
 }
 
-// appendKey appends the storage key of keyOf to dst.
+// appendKey appends the storage key of keyOf to dst (format v2, keys.go):
+// the table prefix, the bucket of the encoded primary key, then the
+// encoded primary key.
 func appendKey(dst []byte, rel *catalog.Relation, ts []types.Type, key types.Row) []byte {
 	dst = append(dst, kv.PrefixOpState, kindTableRows)
 	dst = append(dst, rel.ID.Object[:]...)
+	at := len(dst)
+	dst = append(dst, 0, 0) // the bucket, once the key is encoded
 	for j, c := range rel.PrimaryKey {
 		dst = encodePKColumn(dst, ts[c], key[j])
 	}
+	partition.PutBucket(dst[at:], partition.BucketOf(dst[at+partition.BucketBytes:]))
 	return dst
+}
+
+// BucketOfKey is the bucket of the row of table rel with primary-key values
+// key (in PrimaryKey column order): the bucket its storage key carries.
+func BucketOfKey(rel *catalog.Relation, key types.Row) partition.Bucket {
+	var buf [64]byte
+	enc := buf[:0]
+	for j, c := range rel.PrimaryKey {
+		enc = encodePKColumn(enc, rel.Columns[c].Type, key[j])
+	}
+	return partition.BucketOf(enc)
+}
+
+// BucketOfRow is the bucket of a row of a table without a primary key
+// (INSERT_ONLY or declared without one): the row's whole value is its
+// partition key, as its stored encoding (encodeStoredRow), which the
+// commit computes anyway. Rows with equal values cannot be told apart, and
+// deletes by value match exactly that encoding (rekey.go), so it is as
+// good a key as a memcomparable one and costs only the hash.
+//
+// NB: the bucket is of the row as inserted: a row stored before an ALTER
+// TABLE ADD COLUMN keeps the bucket of its narrower encoding. Nothing
+// recomputes it from a row read later (deletes by value scan the table).
+func BucketOfRow(ts []types.Type, row types.Row) partition.Bucket {
+	var buf [128]byte
+	return partition.BucketOf(encodeStoredRow(buf[:0], ts, row))
 }
 
 // deltaDecoder accumulates one table's delta from its stored rows: as rows

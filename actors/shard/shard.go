@@ -14,17 +14,18 @@ import (
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
 )
 
-// ActorID is the shard actor's id in an embedded process (shard 0).
-const ActorID runtime.ActorID = "shard/0"
-
 // Config configures the shard actor.
 type Config struct {
+	// ID is the shard this actor serves (its actor is ActorOf(ID)); it
+	// writes only rows of the buckets the bucket map gives it.
+	ID partition.ShardID
 	// OpenStore opens the shard DB on Started. Apply must be durable on
 	// return: Commit acknowledges after it.
 	OpenStore func(ctx runtime.Context) (kv.Store, error)
@@ -42,6 +43,9 @@ type Config struct {
 	// (stores that implement Ticker); 0 disables it. Simulation range:
 	// 1ms..1s.
 	TickEvery time.Duration
+	// DeadlockDetector receives the shard's row-lock wait-for edges
+	// (deadlock.go); empty means DetectorID.
+	DeadlockDetector runtime.ActorID
 	// Control is the control-plane actor the shard fetches catalogs from
 	// when a message names a newer one than it has (catalog.go); default
 	// control.ActorID.
@@ -122,6 +126,12 @@ type Actor struct {
 	waiting        []waitingRead
 	flushScheduled bool
 	commitUnsynced bool
+	// upgradePending is set while the store's rows are in an older
+	// format, re-keyed by the first catalog sync (upgrade.go).
+	upgradePending bool
+	// locks is the row-lock table of the rows this shard stores
+	// (rowlock.go).
+	locks lockTable
 	// catalog follows the control plane's catalog by version (catalog.go).
 	catalog catalogFetch
 }
@@ -157,18 +167,22 @@ func New(cfg Config) runtime.Factory {
 	if cfg.LogEntriesPerStepMax <= 0 {
 		cfg.LogEntriesPerStepMax = logEntriesPerStepDefault
 	}
+	if cfg.DeadlockDetector == "" {
+		cfg.DeadlockDetector = DetectorID
+	}
 	if cfg.HistoryDeletesPerStepMax <= 0 {
 		cfg.HistoryDeletesPerStepMax = historyDeletesPerStepDefault
 	}
 	if cfg.Control == "" {
 		cfg.Control = control.ActorID
 	}
-	return func() runtime.Actor { return &Actor{cfg: cfg} }
+	return func() runtime.Actor { return &Actor{cfg: cfg, locks: newLockTable(cfg.DeadlockDetector)} }
 }
 
 // Receive implements runtime.Actor.
 func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	a.now = func() int64 { return ctx.Now().UnixNano() }
+	a.locks.releaseFailed(ctx)
 	// A message naming a newer catalog waits for it (catalog.go), before
 	// it can observe or change anything.
 	if a.parkForCatalog(ctx, msg) {
@@ -187,6 +201,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case runtime.Stopping:
 		return
 	}
+	if a.receiveLock(ctx, msg) {
+		return
+	}
 	a.maybeReopen(ctx)
 	if a.openErr != nil {
 		switch msg.(type) {
@@ -199,6 +216,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			// request: answering it would send the control actor an error.
 			// A reopened shard fetches again if it still needs to.
 			return
+		}
+		if c, ok := msg.(Commit); ok {
+			// The commit fails, so its transaction is over.
+			a.locks.release(ctx, c.Txn)
 		}
 		ctx.Reply(openFailure(a.openErr, "shard storage failed to open"))
 		return
@@ -275,7 +296,7 @@ func (a *Actor) open(ctx runtime.Context) error {
 	}
 	a.store = store
 	a.dropSnapshots()
-	if err := checkShardFormat(ctx, store); err != nil {
+	if a.upgradePending, err = checkShardFormat(ctx, store); err != nil {
 		return err
 	}
 	if a.lastEpoch, err = getUint64(store, lastEpochKey()); err != nil {
@@ -401,6 +422,10 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			a.discardCaches()
 		}
 	}()
+	// Rows in an older format are re-keyed before anything reads them.
+	if err := a.upgradeRowKeys(ctx, snap); err != nil {
+		return nil, err
+	}
 	if prev != nil {
 		for _, rel := range prev.Relations() {
 			if _, still := snap.RelationByID(rel.ID); still || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {

@@ -44,6 +44,8 @@ type Config struct {
 	// RowsPerCommitMax bounds one commit (STYLE.md 10): a generator that
 	// fell behind catches up over several commits instead of one huge one.
 	RowsPerCommitMax int
+	// Router addresses the shard the source commits to.
+	Router shard.Router
 }
 
 const (
@@ -114,7 +116,7 @@ func (g *Generator) Receive(ctx runtime.Context, msg runtime.Message) {
 			if nx.FlinkTime {
 				g.nexmark.gen.Mode = nexmark.FlinkTime
 			}
-			ctx.Send(shard.ActorID, shard.GetSourceOffset{Source: g.cfg.Source})
+			ctx.Send(g.shard(), shard.GetSourceOffset{Source: g.cfg.Source})
 			return
 		}
 		cols, err := compileColumns(g.cfg.Spec)
@@ -124,7 +126,7 @@ func (g *Generator) Receive(ctx runtime.Context, msg runtime.Message) {
 			return
 		}
 		g.columns = cols
-		ctx.Send(shard.ActorID, shard.GetSourceOffset{Source: g.cfg.Source})
+		ctx.Send(g.shard(), shard.GetSourceOffset{Source: g.cfg.Source})
 	case runtime.Stopping:
 	case shard.SourceOffset:
 		if g.ready {
@@ -138,7 +140,7 @@ func (g *Generator) Receive(ctx runtime.Context, msg runtime.Message) {
 		} else {
 			// The offset request failed (e.g. the shard was still
 			// opening): ask again.
-			ctx.Send(shard.ActorID, shard.GetSourceOffset{Source: g.cfg.Source})
+			ctx.Send(g.shard(), shard.GetSourceOffset{Source: g.cfg.Source})
 		}
 		ctx.After(g.cfg.TickEvery, tick{})
 	case shard.Committed:
@@ -206,8 +208,13 @@ func (g *Generator) generate(ctx runtime.Context) {
 	// a crash or a failed commit regenerates the same rows (values depend
 	// on the index only).
 	g.pending = g.offset + n
-	ctx.Send(shard.ActorID, shard.Commit{CatalogVersion: g.cfg.CatalogVersion, Writes: writes, Offset: &shard.SourceOffset{Source: g.cfg.Source, Offset: g.pending}})
+	ctx.Send(g.shard(), shard.Commit{CatalogVersion: g.cfg.CatalogVersion, Writes: writes, Offset: &shard.SourceOffset{Source: g.cfg.Source, Offset: g.pending}})
 }
+
+// shard is the actor the source's rows and offset commit to, together in
+// one batch: the home shard (a source spread over several shards would
+// need an offset per shard).
+func (g *Generator) shard() runtime.ActorID { return g.cfg.Router.HomeActor() }
 
 // Row returns row i (1-based) of the source: a pure function of (source, i).
 func (g *Generator) row(i uint64) (types.Row, error) {

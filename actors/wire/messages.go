@@ -64,6 +64,17 @@ func Messages() []runtime.Message {
 		shard.SubscriptionCredit{},
 		shard.SubscriptionUpdate{},
 		shard.SubscriptionEnded{},
+		// Row locks and the deadlock detector (actors/shard rowlock.go,
+		// deadlock.go).
+		shard.LockRows{},
+		shard.RowsLocked{},
+		shard.UnlockRows{},
+		shard.RowsUnlocked{},
+		shard.CancelLockWait{},
+		shard.LockWaitCanceled{},
+		shard.WaitFor{},
+		shard.WaitEnded{},
+		shard.BreakDeadlock{},
 
 		// actors/subscriber (the edge actor of a SUBSCRIBE).
 		subscriber.Take{},

@@ -15,6 +15,7 @@ import (
 	"github.com/rockstream/rockstream/actors/wire"
 	"github.com/rockstream/rockstream/faults"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -181,6 +182,11 @@ type runner struct {
 	replyDelayMean time.Duration
 	// overload: many sessions, no think time.
 	overload bool
+	// newShard makes shard id's actor; router addresses the shards by
+	// the bucket map, set when they are spawned (ensureShards).
+	newShard func(id partition.ShardID) runtime.Factory
+	router   shard.Router
+	spawned  bool
 	// lateView is the view created while data flows (nil: none this run).
 	lateView *viewDef
 	lateAt   time.Duration
@@ -325,11 +331,14 @@ func (r *runner) run(plant Bug) error {
 	if err := s.Spawn(processName, control.ActorID, control.New(control.Config{OpenStore: open("control", NoBug), TickEvery: tick})); err != nil {
 		return err
 	}
-	if err := s.Spawn(processName, shard.ActorID, shard.New(shard.Config{
-		OpenStore: open("shards/0", plant), Planner: sqlplan.Planner{}, TickEvery: tick,
-		LogEntriesPerStepMax: 1 + r.rnd.IntN(64),
-	})); err != nil {
-		return err
+	logEntriesPerStepMax := 1 + r.rnd.IntN(64)
+	// The shards are spawned once the bucket map is known (the first
+	// catalog snapshot carries it: ensureShards).
+	r.newShard = func(id partition.ShardID) runtime.Factory {
+		return shard.New(shard.Config{
+			ID: id, OpenStore: open(fmt.Sprintf("shards/%d", id), plant), Planner: sqlplan.Planner{}, TickEvery: tick,
+			LogEntriesPerStepMax: logEntriesPerStepMax,
+		})
 	}
 	if err := r.setup(); err != nil {
 		return fmt.Errorf("setup: %w", err)
@@ -566,7 +575,11 @@ func (r *runner) commitOne(ss *session, snap *control.Snapshot, t1, t2 *catalog.
 			shard.RowWrite{Table: t2.ID, Key: types.Row{t.target}, Row: row2})
 		ops = append(ops, r.hist.write(ss.id, linKey{1, t.target}, row1, c.call), r.hist.write(ss.id, linKey{2, t.target}, row2, c.call))
 	}
-	r.askAsync(shard.ActorID, shard.Commit{CatalogVersion: snap.Version, Writes: writes}, func(reply runtime.Message, err error) {
+	owner, routed := r.router.OwnerOfWrites(snap, writes)
+	if !routed {
+		panic("sim/system: a commit's writes span shards")
+	}
+	r.askAsync(r.router.ActorOf(owner), shard.Commit{CatalogVersion: snap.Version, Writes: writes}, func(reply runtime.Message, err error) {
 		if err != nil {
 			c.state = unknown
 			m.unknown++
@@ -621,7 +634,7 @@ func (r *runner) asyncRead(ss *session, q readReq, linearizable bool) {
 			q.minEpoch, q.call = ss.last.epoch, ss.last.call
 		}
 	}
-	r.askAsync(shard.ActorID, q.msg(), func(reply runtime.Message, err error) {
+	r.askAsync(r.home(), q.msg(), func(reply runtime.Message, err error) {
 		if err != nil {
 			r.logf("s%d read at %d: %v", ss.id, q.minEpoch, err)
 			r.schedule(ss, r.think(ss)+5*time.Millisecond)
@@ -712,7 +725,7 @@ func (r *runner) finalRead() error {
 		return err
 	}
 	q := r.finalReq()
-	reply, err := r.ask(shard.ActorID, q.msg())
+	reply, err := r.ask(r.home(), q.msg())
 	if err != nil {
 		return err
 	}
@@ -734,7 +747,7 @@ func btoi(b bool) int {
 // above the durable last epoch.
 func (r *runner) statusCheck() error {
 	floorEpoch, floorFrontier, acked := r.lastEpoch, r.frontier, r.maxAcked
-	reply, err := r.ask(shard.ActorID, shard.GetStatus{})
+	reply, err := r.ask(r.home(), shard.GetStatus{})
 	if err != nil {
 		return err
 	}
@@ -753,6 +766,43 @@ func (r *runner) statusCheck() error {
 		return fmt.Errorf("%w: shard frontier %d ahead of its last epoch %d", errChecker, st.Frontier, st.LastEpoch)
 	}
 	r.lastEpoch, r.frontier = max(r.lastEpoch, st.LastEpoch), max(r.frontier, st.Frontier)
+	return nil
+}
+
+// ensureShards spawns the shards of the catalog's bucket map the first
+// time a snapshot is known; later snapshots must carry the same map (no
+// migration runs here).
+func (r *runner) ensureShards() error {
+	m := r.snap.BucketMap()
+	if r.spawned {
+		if got, want := m.Encode(), r.router.Map().Encode(); string(got) != string(want) {
+			return fmt.Errorf("%w: the bucket map changed from version %d to %d without a migration", errChecker, r.router.Map().Version, m.Version)
+		}
+		return nil
+	}
+	if err := shard.CheckServable(m); err != nil {
+		return err
+	}
+	r.router = shard.NewRouter(m)
+	for _, id := range r.router.Shards() {
+		if err := r.s.Spawn(processName, r.router.ActorOf(id), r.newShard(id)); err != nil {
+			return err
+		}
+	}
+	r.spawned = true
+	return nil
+}
+
+// home is the shard serving whole-relation requests.
+func (r *runner) home() runtime.ActorID { return r.router.HomeActor() }
+
+// syncShards makes every shard run r.snap.
+func (r *runner) syncShards() error {
+	for _, id := range r.router.Shards() {
+		if _, err := r.ask(r.router.ActorOf(id), shard.SyncCatalog{Catalog: r.snap.Value()}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -861,7 +911,7 @@ func (r *runner) ddl(steps []func() control.CreateRelation, retry func(what stri
 	for {
 		err := r.refresh()
 		if err == nil {
-			_, err = r.ask(shard.ActorID, shard.SyncCatalog{Catalog: r.snap.Value()})
+			err = r.syncShards()
 		}
 		if err == nil {
 			return nil
@@ -915,6 +965,9 @@ func (r *runner) refresh() error {
 		return err
 	}
 	r.snap = control.SnapshotOf(reply.(control.SnapshotValue))
+	if err := r.ensureShards(); err != nil {
+		return err
+	}
 	r.views = nil
 	for _, rel := range r.snap.Relations() {
 		switch {

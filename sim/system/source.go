@@ -82,7 +82,7 @@ func (r *runner) spawnSource() error {
 	// catalog.go), so the version only needs to hold the source.
 	return r.s.Spawn(processName, source.ActorID(r.src.rel.ID), func() runtime.Actor {
 		return source.New(source.Config{
-			CatalogVersion: r.snap.Version, Source: r.src.rel.ID, Spec: r.sourceSpec(), TickEvery: r.src.tick, RowsPerCommitMax: r.src.perCommit,
+			CatalogVersion: r.snap.Version, Source: r.src.rel.ID, Spec: r.sourceSpec(), TickEvery: r.src.tick, RowsPerCommitMax: r.src.perCommit, Router: r.router,
 		})()
 	})
 }

@@ -1,0 +1,64 @@
+package control
+
+import (
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// The bucket map (spec §7.1, §10.1): which shard owns each virtual bucket,
+// with its version. It lives in the control DB's topology namespace
+//
+//	0x03 'B'      the bucket map record (partition.Map.Encode)
+//
+// and is created at bootstrap, when the control DB has none, placing the
+// buckets over Config.Shards shards by rendezvous hashing. From then on
+// the stored map is the truth: every published catalog snapshot carries it
+// (Snapshot.BucketMap; SnapshotValue.BucketMap in messages), and a later
+// start with another shard count
+// keeps it (moving buckets is a migration, spec §10.2, not a restart),
+// and says so in the log.
+const (
+	prefixTopology    byte = 0x03
+	topologyBucketMap byte = 'B'
+	shardsDefault          = 1
+)
+
+func bucketMapKey() []byte { return []byte{prefixTopology, topologyBucketMap} }
+
+// loadBucketMap reads the stored bucket map, creating it durably with
+// shards shards if the control DB has none yet.
+func loadBucketMap(ctx runtime.Context, store kv.Store, shards int) (partition.Map, error) {
+	if shards <= 0 {
+		shards = shardsDefault
+	}
+	v, ok, err := store.Get(bucketMapKey())
+	if err != nil {
+		return partition.Map{}, err
+	}
+	if ok {
+		m, err := partition.DecodeMap(v)
+		if err != nil {
+			return partition.Map{}, errcode.Wrap(CatalogCorrupt, err, "the control DB's bucket map")
+		}
+		if len(m.Shards()) != shards {
+			ctx.Logger().Info("the stored bucket map places buckets on another number of shards than configured: keeping the stored map", "stored", len(m.Shards()), "configured", shards)
+		}
+		return m, nil
+	}
+	ids := make([]partition.ShardID, shards)
+	for i := range ids {
+		ids[i] = partition.ShardID(i)
+	}
+	m := partition.NewMap(1, ids)
+	if err := store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: bucketMapKey(), Value: m.Encode()}}}); err != nil {
+		return partition.Map{}, errcode.Wrap(errcode.InternalError, err, "write the bucket map")
+	}
+	// Paired with the read above on the next start: what was written
+	// reads back as the same map.
+	if back, err := partition.DecodeMap(m.Encode()); err != nil || back.Version != m.Version {
+		panic("control: the bucket map does not read back as written")
+	}
+	return m, nil
+}

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// Addressing shards. Every shard message goes to the actor the router
+// names: requests about keys to the shard owning their bucket,
+// whole-relation requests (reads, snapshots, subscriptions) to the home
+// shard, catalog changes to every shard. The engine serves one shard per
+// process (shard.CheckServable), so all of them name the same actor today.
+
+// spawnShards takes the bucket map from the catalog the control plane
+// published, refuses one this build cannot serve, and spawns an actor for
+// every shard in it, each with its own shard DB under shards/<id>.
+func (e *Engine) spawnShards(snap *control.Snapshot, open func(path string) func(runtime.Context) (kv.Store, error)) error {
+	buckets := snap.BucketMap()
+	if err := shard.CheckServable(buckets); err != nil {
+		return err
+	}
+	e.router = shard.NewRouter(buckets)
+	for _, id := range e.router.Shards() {
+		if err := e.rt.Spawn("embedded", e.router.ActorOf(id), shard.New(shard.Config{
+			ID:               id,
+			OpenStore:        open(fmt.Sprintf("shards/%d", id)),
+			Planner:          planner{},
+			TickEvery:        e.cfg.StorageTickInterval,
+			DeadlockDetector: shard.DetectorID,
+		})); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// homeShard is the actor serving whole-relation requests.
+func (e *Engine) homeShard() runtime.ActorID { return e.router.HomeActor() }
+
+// shardOfKeys is the actor storing the rows of table rel with primary-key
+// values keys.
+func (e *Engine) shardOfKeys(rel *catalog.Relation, keys []types.Row) (runtime.ActorID, error) {
+	owner, ok := e.router.OwnerOfKeys(rel, keys)
+	if !ok {
+		return "", errcode.New(errcode.InternalError, "the keys of one lookup of %s are stored on several shards", rel.Name)
+	}
+	return e.router.ActorOf(owner), nil
+}
+
+// shardOfWrites is the actor storing every row a commit writes.
+func (e *Engine) shardOfWrites(cat catalog.Catalog, writes []shard.RowWrite) (runtime.ActorID, error) {
+	owner, ok := e.router.OwnerOfWrites(cat, writes)
+	if !ok {
+		return "", errcode.New(errcode.InternalError, "a transaction writes rows stored on several shards")
+	}
+	return e.router.ActorOf(owner), nil
+}
+
+// syncShards makes every shard run catalog snap.
+func (e *Engine) syncShards(ctx context.Context, snap *control.Snapshot) error {
+	for _, id := range e.router.Shards() {
+		if _, err := e.ask(ctx, e.router.ActorOf(id), shard.SyncCatalog{Catalog: snap.Value()}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
