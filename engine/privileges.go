@@ -221,17 +221,13 @@ func (s *session) checkNeeds(ctx context.Context, snap *control.Snapshot, needs 
 }
 
 // privilegeObject is the object word of PostgreSQL's "permission denied
-// for ..." (views and materialized views are reported as such).
+// for ..." (views and materialized views are reported as such; a source is
+// a table to clients).
 func privilegeObject(k catalog.Kind) string {
-	switch k {
-	case catalog.KindView:
-		return "view"
-	case catalog.KindMaterializedView:
-		return "materialized view"
-	case catalog.KindSequence:
-		return "sequence"
+	if k == catalog.KindSource {
+		return "table"
 	}
-	return "table"
+	return k.String()
 }
 
 // ddlDenied is PostgreSQL 15's refusal of DDL by a role that owns nothing
