@@ -16,22 +16,26 @@ import (
 // storage directory and returns it as a gatewaytest.Server.
 func startServer(t *testing.T) gatewaytest.Server {
 	t.Helper()
+	host, port, _, _ := serve(t, engine.ServerOptions{Storage: t.TempDir()})
+	return gatewaytest.Server{Host: host, Port: port, User: "rockstream", Database: "default", Notices: true}
+}
+
+// serve runs engine.Serve with opts on a fresh loopback port until the
+// test ends or stop is called, and returns the pgwire host and port and
+// the HTTP address (when opts.HTTP is set).
+func serve(t *testing.T, opts engine.ServerOptions) (host, port, httpAddr string, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
+	ready := make(chan [2]string, 1)
 	done := make(chan error, 1)
-	storage := t.TempDir()
-	go func() {
-		done <- engine.Serve(ctx, engine.ServerOptions{
-			Storage: storage,
-			Listen:  "127.0.0.1:0",
-			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Out:     io.Discard,
-			Ready:   func(pg, _ string) { ready <- pg },
-		})
-	}()
-	var addr string
+	opts.Listen = "127.0.0.1:0"
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts.Out = io.Discard
+	opts.Ready = func(pg, http string) { ready <- [2]string{pg, http} }
+	go func() { done <- engine.Serve(ctx, opts) }()
+	var addrs [2]string
 	select {
-	case addr = <-ready:
+	case addrs = <-ready:
 	case err := <-done:
 		cancel()
 		t.Fatalf("server did not start: %v", err)
@@ -39,10 +43,18 @@ func startServer(t *testing.T) gatewaytest.Server {
 		cancel()
 		t.Fatal("server did not start within 60s")
 	}
-	t.Cleanup(func() { cancel(); <-done })
-	host, port, err := net.SplitHostPort(addr)
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	host, port, err := net.SplitHostPort(addrs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gatewaytest.Server{Host: host, Port: port, User: "rockstream", Database: "default", Notices: true}
+	return host, port, addrs[1], stop
 }

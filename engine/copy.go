@@ -28,6 +28,9 @@ func (s *session) CopyIn(ctx context.Context, req gateway.CopyInRequest) (gatewa
 	if !ok {
 		return nil, errcode.New(errcode.UndefinedObject, "relation %q does not exist", req.Table)
 	}
+	if err := s.checkNeeds(ctx, snap, []relationNeed{{name: name, priv: control.PrivInsert}}); err != nil {
+		return nil, err
+	}
 	w, err := s.writerFor(snap, rel, "COPY")
 	if err != nil {
 		return nil, err

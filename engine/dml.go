@@ -381,6 +381,15 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 	if oc != nil && w.s.txn.repeatable() {
 		unseen = w.unseen(keys)
 	}
+	if oc != nil {
+		// INSERT ... ON CONFLICT reads the rows it may update: lock the
+		// keys (present or not) before looking them up, so two upserts of
+		// one key run one after the other, the second seeing the first's
+		// row, instead of losing an update or failing with 23505.
+		if _, err := w.s.lockRows(ctx, w.rel, keys); err != nil {
+			return 0, err
+		}
+	}
 	if _, err := w.currentEncoded(ctx, snap, keys, encs); err != nil {
 		return 0, err
 	}

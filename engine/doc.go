@@ -5,6 +5,7 @@
 //	pgwire conn goroutine ──gateway.Session──► engine.session
 //	    DDL  ──Ask──► control actor (catalog, durable) ──► shard.SyncCatalog
 //	    DML  ── bind, run on a snapshot, buffer in the transaction
+//	         └─ UPDATE/DELETE/upsert ──Ask──► shard.LockRows (waits in the shard)
 //	    COMMIT ──Ask──► shard.Commit (durable before the reply)
 //	    SELECT ──Ask──► shard.Read (after the session's own commits: read-your-writes)
 //	           └─ the bound plan runs once over the snapshot (the view engine, ad hoc)
@@ -14,5 +15,6 @@
 // committed data only. READ COMMITTED statements read the newest committed
 // state; a REPEATABLE READ transaction pins one shard snapshot at its first
 // statement (shard.OpenSnapshot, Read.At, Lookup.At) for all its reads
-// (isolation.go).
+// (isolation.go). Row locks live in the shard that stores the rows
+// (rowlock.go): the COMMIT's shard.Commit releases them once durable.
 package engine

@@ -51,13 +51,11 @@ type Engine struct {
 	sessions int
 	nextSess uint64
 	metrics  Metrics
-	// implicitWrites is the implicit-write lock (writelock.go).
-	implicitWrites chan struct{}
-	// rowLocks are the row locks of open transactions (rowlock.go).
-	rowLocks *rowLocks
 	// router addresses the shards by the bucket map (route.go); set
 	// before any session exists and never changed.
 	router shard.Router
+	// nextTxn numbers the transactions that take row locks (rowlock.go).
+	nextTxn atomic.Uint64
 	// catalog caches the newest catalog snapshot (catalogcache.go).
 	catalog atomic.Pointer[control.Snapshot]
 }
@@ -87,7 +85,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.StorageTickInterval <= 0 {
 		cfg.StorageTickInterval = 100 * time.Millisecond
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, implicitWrites: newImplicitWriteLock(), rowLocks: newRowLocks()}
+	e := &Engine{cfg: cfg, log: cfg.Logger}
 	e.rt = real.New(real.Options{Store: cfg.Store, Logger: cfg.Logger})
 	open := func(path string) func(runtime.Context) (kv.Store, error) {
 		return func(actx runtime.Context) (kv.Store, error) {
@@ -95,6 +93,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}
 	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval, Shards: shardsPerProcess})); err != nil {
+		return nil, err
+	}
+	// The detector before the shards: they report row-lock waits to it.
+	if err := e.rt.Spawn("embedded", shard.DetectorID, shard.NewDetector()); err != nil {
 		return nil, err
 	}
 	snap, err := e.snapshot(ctx)
@@ -173,6 +175,23 @@ func (e *Engine) ask(ctx context.Context, to runtime.ActorID, msg runtime.Messag
 		return nil, err
 	}
 	return reply, nil
+}
+
+// detachedAskTimeout bounds an askDetached, so a stopping engine cannot
+// hang a session's Close.
+const detachedAskTimeout = 10 * time.Second
+
+// askDetached asks for a clean-up that must happen even when the client
+// canceled the statement it belongs to (releasing a snapshot or row
+// locks, ending a lock wait): not under the statement's context, bounded,
+// and logged (what says what failed) rather than returned, since the
+// statement's outcome is already decided.
+func (e *Engine) askDetached(to runtime.ActorID, msg runtime.Message, what string) {
+	ctx, cancel := context.WithTimeout(context.Background(), detachedAskTimeout)
+	defer cancel()
+	if _, err := e.ask(ctx, to, msg); err != nil {
+		e.log.Error(what, "err", err)
+	}
 }
 
 // NewSession implements gateway.Engine.

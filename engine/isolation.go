@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
@@ -31,9 +30,6 @@ import (
 // committed epoch when the snapshot is pinned (so they are as fresh as the
 // tables and include the session's earlier commits); like in READ
 // COMMITTED, they never include the transaction's own uncommitted writes.
-
-// releaseTimeout bounds the wait for the shard to unpin a snapshot.
-const releaseTimeout = 10 * time.Second
 
 // repeatable reports whether t runs at REPEATABLE READ.
 func (t *txnState) repeatable() bool { return t != nil && t.isolation == gateway.RepeatableRead }
@@ -65,13 +61,7 @@ func (s *session) releaseSnapshot(t *txnState) {
 	}
 	id := t.snapshotID
 	t.snapshotID = 0
-	// Not the statement's context: the release must happen even when the
-	// client canceled; bounded so a stopping engine cannot hang Close.
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-	defer cancel()
-	if _, err := s.e.ask(ctx, s.e.homeShard(), shard.ReleaseSnapshot{ID: id}); err != nil {
-		s.e.log.Error("releasing a transaction snapshot", "err", err)
-	}
+	s.e.askDetached(s.e.homeShard(), shard.ReleaseSnapshot{ID: id}, "releasing a transaction snapshot")
 }
 
 // readAt is the pinned snapshot reads of the session's transaction use (0:

@@ -139,6 +139,21 @@ var isolationScript = []step{
 	{"a", `ROLLBACK`, now},
 	{"a", `RESET default_transaction_isolation`, now},
 	{"a", `SELECT id, v FROM t ORDER BY id`, now},
+
+	// A wait for a row lock ends with lock_timeout (55P03) or
+	// statement_timeout (57014); the waiter leaves the row's queue, so
+	// the holder's rollback frees the row for the next statement.
+	{"a", `BEGIN`, now},
+	{"a", `UPDATE t SET v = 40 WHERE id = 1`, now},
+	{"b", `SET lock_timeout = '50ms'`, now},
+	{"b", `UPDATE t SET v = 41 WHERE id = 1`, now},
+	{"b", `INSERT INTO t VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET v = 42`, now},
+	{"b", `RESET lock_timeout`, now},
+	{"b", `SET statement_timeout = '50ms'`, now},
+	{"b", `DELETE FROM t WHERE id = 1`, now},
+	{"b", `RESET statement_timeout`, now},
+	{"a", `ROLLBACK`, now},
+	{"b", `UPDATE t SET v = v + 1 WHERE id = 1 RETURNING v`, now},
 }
 
 // TestIsolationLevelsMatchPostgres runs isolationScript on RockStream and

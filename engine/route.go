@@ -30,10 +30,11 @@ func (e *Engine) spawnShards(snap *control.Snapshot, open func(path string) func
 	e.router = shard.NewRouter(buckets)
 	for _, id := range e.router.Shards() {
 		if err := e.rt.Spawn("embedded", e.router.ActorOf(id), shard.New(shard.Config{
-			ID:        id,
-			OpenStore: open(fmt.Sprintf("shards/%d", id)),
-			Planner:   planner{},
-			TickEvery: e.cfg.StorageTickInterval,
+			ID:               id,
+			OpenStore:        open(fmt.Sprintf("shards/%d", id)),
+			Planner:          planner{},
+			TickEvery:        e.cfg.StorageTickInterval,
+			DeadlockDetector: shard.DetectorID,
 		})); err != nil {
 			return err
 		}

@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/rockstream/rockstream/runtime"
 	"sort"
-	"sync"
+	"strconv"
+	"time"
 
+	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/keyenc"
@@ -22,15 +25,26 @@ import (
 // to the same balance both succeed, in some order, instead of one failing
 // at COMMIT with 40001.
 //
-//	UPDATE: read snapshot → keys to change → lock each key (wait) →
+//	UPDATE: read snapshot → keys to change → LockRows (the shard queues
+//	   the request while another transaction holds a key) →
 //	   rows still as read? ── yes ──▶ apply, hold locks until COMMIT/ROLLBACK
 //	                       └─ no ───▶ undo the statement, run it again
 //
-// A wait that would close a cycle of waiting transactions fails at once
-// with 40P01 (deadlock detected), as PostgreSQL's detector would after
-// deadlock_timeout. The commit-time check of what a transaction read
-// (RS-2008) stays as the backstop for writers that take no row lock
-// (COPY, INSERT).
+// The locks live in the shard that stores the rows (actors/shard), held by
+// the transaction's id: a COMMIT with writes releases them with its
+// Commit message once the commit is durable, ROLLBACK, an empty COMMIT and
+// a closing session with UnlockRows. Autocommit statements take the same
+// path (an implicit transaction is a transaction); INSERT ... ON CONFLICT
+// locks the keys it inserts before it looks them up, and an implicit
+// transaction's UPDATE or DELETE of a table without a primary key locks
+// the whole table before it reads.
+//
+// A wait that closes a cycle of waiting transactions fails with 40P01
+// (deadlock detected), as PostgreSQL's detector would after
+// deadlock_timeout: the shard reports every wait to the deadlock detector
+// actor, which finds the cycle. The commit-time check of what a
+// transaction read (RS-2008) stays as the backstop for writers that take
+// no row lock (COPY, INSERT) and for locks a restarted shard forgot.
 
 // statementRetriesMax bounds how often one statement runs again because
 // rows it matched changed while it waited for their locks (each re-run
@@ -42,113 +56,142 @@ const statementRetriesMax = 100
 // was changed by a transaction that committed while this one waited.
 var errStaleRead = errors.New("engine: row changed while waiting for its lock") //lint:immutable sentinel error
 
-type rowLockKey struct {
-	table catalog.ID
-	key   string
-}
-
-// rowLocks is the engine's table of row locks held by open transactions.
-type rowLocks struct {
-	mu    sync.Mutex
-	owner map[rowLockKey]*session
-	wake  map[rowLockKey]chan struct{}
-	waits map[*session]rowLockKey
-}
-
-func newRowLocks() *rowLocks {
-	return &rowLocks{owner: map[rowLockKey]*session{}, wake: map[rowLockKey]chan struct{}{}, waits: map[*session]rowLockKey{}}
-}
-
-// lockRows takes the locks of keys (primary keys of rel) for s, in key
-// order, waiting for other transactions to end. It reports whether it had
-// to wait for any key (the rows may have changed since s read them).
+// lockRows takes the locks of keys (primary keys of rel) for s's
+// transaction in the shard that stores the rows (actors/shard rowlock.go),
+// waiting there while another transaction holds one. It reports whether
+// it had to wait for any key (the rows may have changed since s read
+// them).
 func (s *session) lockRows(ctx context.Context, rel *catalog.Relation, keys []types.Row) (waited bool, err error) {
 	ks := make([]string, 0, len(keys))
 	for _, k := range keys {
-		ks = append(ks, encodePK(rel, k))
+		// NB: a key the transaction holds already is not asked for again
+		// (a statement run again after a wait asks for the same keys).
+		if k := encodePK(rel, k); !s.holdsLock(rel, k) {
+			ks = append(ks, k)
+		}
 	}
 	sort.Strings(ks)
-	l := s.e.rowLocks
-	for i, k := range ks {
-		if i > 0 && k == ks[i-1] {
-			continue
-		}
-		w, err := l.acquire(ctx, s, rowLockKey{table: rel.ID, key: k})
+	for len(ks) > 0 {
+		n := min(len(ks), shard.LockKeysPerRequestMax)
+		w, err := s.lockKeys(ctx, rel, ks[:n])
 		if err != nil {
 			return waited, err
 		}
 		waited = waited || w
+		ks = ks[n:]
 	}
 	return waited, nil
 }
 
-func (l *rowLocks) acquire(ctx context.Context, s *session, k rowLockKey) (waited bool, err error) {
-	for {
-		l.mu.Lock()
-		holder := l.owner[k]
-		if holder == nil || holder == s {
-			if holder == nil {
-				l.owner[k] = s
-				s.rowLocksHeld = append(s.rowLocksHeld, k)
-			}
-			l.mu.Unlock()
-			return waited, nil
-		}
-		// Deadlock: does the holder (transitively) wait for s?
-		for cur, steps := holder, 0; cur != nil && steps <= len(l.waits); steps++ {
-			wk, waiting := l.waits[cur]
-			if !waiting {
-				break
-			}
-			cur = l.owner[wk]
-			if cur == s {
-				l.mu.Unlock()
-				return waited, errcode.New(errcode.DeadlockDetected, "deadlock detected").
-					WithDetail("Process %d waits for a row of a table locked by process %d, which waits for this one.", s.id, holder.id)
-			}
-		}
-		ch := l.wake[k]
-		if ch == nil {
-			ch = make(chan struct{})
-			l.wake[k] = ch
-		}
-		l.waits[s] = k
-		l.mu.Unlock()
-		waited = true
-		select {
-		case <-ch:
-			l.mu.Lock()
-			delete(l.waits, s)
-			l.mu.Unlock()
-		case <-ctx.Done():
-			l.mu.Lock()
-			delete(l.waits, s)
-			l.mu.Unlock()
-			return waited, context.Cause(ctx)
-		}
+// lockKeylessTable takes the lock of a whole table without a primary key
+// (its rows have no key to lock one by one) for an implicit transaction's
+// UPDATE or DELETE, before the statement reads: two autocommit
+// read-modify-writes of the table then run one after the other instead of
+// the second failing at COMMIT with RS-2008. Explicit transactions do not
+// take it (they may hold it across client round trips); their changes to
+// such tables are checked at COMMIT, as before.
+func (s *session) lockKeylessTable(ctx context.Context, rel *catalog.Relation) error {
+	if s.txn == nil || !s.txnImplicit || rel.Kind != catalog.KindTable || rel.InsertOnly || len(rel.PrimaryKey) > 0 || s.holdsLock(rel, "") {
+		return nil
 	}
+	_, err := s.lockKeys(ctx, rel, []string{""})
+	return err
 }
 
-// unlockRows releases every row lock of s (its transaction ended; the
-// commit, if any, is durable and readable).
+// lockKeys is one LockRows request. A statement timeout, cancel or
+// lock_timeout while it waits takes the wait out of the shard's queue
+// (CancelLockWait); locks it got stay held until the transaction ends, as
+// in PostgreSQL.
+func (s *session) lockKeys(ctx context.Context, rel *catalog.Relation, keys []string) (bool, error) {
+	if s.lockTxn == 0 {
+		s.lockTxn = shard.TxnID(s.e.nextTxn.Add(1))
+	}
+	lctx, cancel := ctx, context.CancelFunc(func() {})
+	if d := s.lockTimeout(); d > 0 {
+		lctx, cancel = context.WithTimeout(ctx, d)
+	}
+	defer cancel()
+	m, err := s.e.ask(lctx, s.e.lockShard(), shard.LockRows{Txn: s.lockTxn, Session: s.id, Table: rel.ID, Keys: keys})
+	if err == nil {
+		if s.locksHeld == nil {
+			s.locksHeld = map[heldLock]struct{}{}
+		}
+		for _, k := range keys {
+			s.locksHeld[heldLock{table: rel.ID, key: k}] = struct{}{}
+		}
+		return m.(shard.RowsLocked).Waited, nil
+	}
+	if lctx.Err() != nil {
+		s.cancelLockWait()
+		if ctx.Err() == nil {
+			return false, errcode.New(errcode.LockTimeout, "canceling statement due to lock timeout")
+		}
+		return false, context.Cause(ctx)
+	}
+	return false, err
+}
+
+// heldLock is a row lock the session's transaction was granted.
+type heldLock struct {
+	table catalog.ID
+	key   string
+}
+
+// holdsLock reports whether the transaction was granted the lock of key.
+// Granted locks stay the transaction's until it ends (a 40P01, cancel or
+// timeout ends only a wait).
+func (s *session) holdsLock(rel *catalog.Relation, key string) bool {
+	_, ok := s.locksHeld[heldLock{table: rel.ID, key: key}]
+	return ok
+}
+
+// endLockTxn forgets the transaction's row locks on the session's side
+// and returns its id (0: it took none).
+func (s *session) endLockTxn() shard.TxnID {
+	txn := s.lockTxn
+	s.lockTxn = 0
+	clear(s.locksHeld)
+	return txn
+}
+
+// lockTimeout is the session's lock_timeout (0: none).
+func (s *session) lockTimeout() time.Duration {
+	if s.settings == nil {
+		return 0
+	}
+	v, ok := s.settings.Get("lock_timeout")
+	if !ok {
+		return 0
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms <= 0 {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// cancelLockWait ends the transaction's wait in the shard.
+func (s *session) cancelLockWait() {
+	s.e.askDetached(s.e.lockShard(), shard.CancelLockWait{Txn: s.lockTxn}, "canceling a row-lock wait")
+}
+
+// unlockRows releases every row lock of s's transaction: it rolled back,
+// committed nothing, failed to commit, or its session closed. (A commit
+// with writes releases them itself once durable: Commit.Txn.)
 func (s *session) unlockRows() {
-	if len(s.rowLocksHeld) == 0 {
+	txn := s.endLockTxn()
+	if txn == 0 {
 		return
 	}
-	l := s.e.rowLocks
-	l.mu.Lock()
-	for _, k := range s.rowLocksHeld {
-		if l.owner[k] == s {
-			delete(l.owner, k)
-			if ch := l.wake[k]; ch != nil {
-				close(ch)
-				delete(l.wake, k)
-			}
-		}
-	}
-	l.mu.Unlock()
-	s.rowLocksHeld = s.rowLocksHeld[:0]
+	s.e.askDetached(s.e.lockShard(), shard.UnlockRows{Txn: txn}, "releasing row locks")
 }
+
+// lockShard is the shard holding the row locks of the rows it stores.
+// NB: with one shard (shard.CheckServable refuses a map over several) the
+// home shard stores every row; with many, each key's lock belongs to the
+// owner of its bucket (Router.OwnerOfKey), and a transaction's unlock and
+// cancel go to every shard it locked on (issue D2).
+func (e *Engine) lockShard() runtime.ActorID { return e.homeShard() }
 
 // sameRow reports whether two rows of rel hold the same values.
 func sameRow(rel *catalog.Relation, a, b types.Row) bool {

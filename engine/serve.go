@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +53,98 @@ type ServerOptions struct {
 	MemoryBudgetBytes int64
 	// Takeover claims the storage even from a live holder (holder.go).
 	Takeover bool
+	// Auth is "trust" (the default: every connection is a superuser; only
+	// loopback addresses may be bound) or "password" (SCRAM-SHA-256
+	// against the roles in the control DB; roles and GRANTs apply).
+	Auth string
+	// TLSCertFile and TLSKeyFile, both or neither, turn on TLS for pgwire
+	// (sslmode=require).
+	TLSCertFile, TLSKeyFile string
+	// BootstrapPassword is the password of the superuser role rockstream,
+	// used only when that role does not exist yet (first start with
+	// --auth=password).
+	BootstrapPassword string
+}
+
+// Authentication modes of ServerOptions.Auth.
+const (
+	AuthTrust    = "trust"
+	AuthPassword = "password"
+)
+
+// superuserReservedConnections is PostgreSQL's default
+// superuser_reserved_connections: slots only superusers may take, so an
+// administrator can still connect when applications use up the rest.
+const superuserReservedConnections = 3
+
+// checkAuthOptions validates the authentication and TLS options and, with
+// trust authentication, refuses any address that is not loopback, for
+// pgwire and for HTTP alike (RS-2412): /metrics and the SQL port are only
+// open to the network when connections authenticate.
+func (o *ServerOptions) checkAuthOptions() (*tls.Config, error) {
+	switch o.Auth {
+	case "":
+		o.Auth = AuthTrust
+	case AuthTrust, AuthPassword:
+	default:
+		return nil, errcode.New(errcode.InvalidConfiguration, "--auth must be trust or password, not %q", o.Auth)
+	}
+	if o.Auth == AuthTrust {
+		for _, a := range []struct{ flag, addr string }{{"--listen", o.Listen}, {"--http", o.HTTP}} {
+			if a.addr == "" {
+				continue
+			}
+			if !loopbackAddress(a.addr) {
+				return nil, errcode.New(errcode.ListenWithoutAuth, "refusing to listen on %s (%s) without password authentication", a.addr, a.flag)
+			}
+		}
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		return nil, errcode.New(errcode.InvalidConfiguration, "--tls-cert and --tls-key must be given together")
+	}
+	if o.TLSCertFile == "" {
+		return nil, nil
+	}
+	cfg, err := gateway.TLSFromFiles(o.TLSCertFile, o.TLSKeyFile)
+	if err != nil {
+		return nil, errcode.Wrap(errcode.InvalidConfiguration, err, "cannot use the TLS certificate")
+	}
+	return cfg, nil
+}
+
+// metricsAuth guards /metrics with HTTP basic authentication by a role
+// that can log in (its password checked against its SCRAM verifier), so
+// that --auth=password protects the HTTP port too; /healthz and /readyz
+// stay open for probes.
+func metricsAuth(engine func() *Engine, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, password, ok := r.BasicAuth()
+		if ok {
+			if e := engine(); e != nil {
+				role, found, err := e.LookupRole(r.Context(), user)
+				if err == nil && found && role.Login && gateway.VerifyPassword(role.Verifier, password) {
+					next.ServeHTTP(w, r)
+					return
+				}
+			}
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="rockstream", charset="UTF-8"`)
+		http.Error(w, "authentication required: use the user name and password of a role that can log in", http.StatusUnauthorized)
+	})
+}
+
+// loopbackAddress reports whether every address host:port may bind to is
+// a loopback one (an empty host or 0.0.0.0 binds every interface).
+func loopbackAddress(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil || host == "" {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // DefaultMemoryBudget is the embedded server's default memory budget.
@@ -127,6 +220,10 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	if opts.Out == nil {
 		opts.Out = os.Stdout
 	}
+	tlsConfig, err := opts.checkAuthOptions()
+	if err != nil {
+		return err
+	}
 	u, err := StorageURL(opts.Storage)
 	if err != nil {
 		return err
@@ -177,7 +274,11 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 			}
 			fmt.Fprintln(w, "ready")
 		})
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		var metrics http.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		if opts.Auth == AuthPassword {
+			metrics = metricsAuth(func() *Engine { return eng }, metrics)
+		}
+		mux.Handle("/metrics", metrics)
 		reg.MustRegister(newCollector(func() *Engine { return eng }))
 		// The Go runtime's and the process's own numbers (heap, GC,
 		// goroutines, CPU, RSS, open files) beside RockStream's.
@@ -207,6 +308,19 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	if err != nil {
 		return err
 	}
+	gwOpts := opts.Gateway
+	gwOpts.Logger = opts.Logger
+	gwOpts.SuperuserReservedConnections = superuserReservedConnections
+	if tlsConfig != nil {
+		gwOpts.TLS = tlsConfig
+	}
+	if opts.Auth == AuthPassword {
+		if err := eng.EnsureBootstrapRole(ctx, opts.BootstrapPassword); err != nil {
+			eng.Close(context.Background())
+			return err
+		}
+		gwOpts.Roles = eng
+	}
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		eng.Close(context.Background())
@@ -217,15 +331,17 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	if httpLn != nil {
 		httpAddr = httpLn.Addr().String()
 	}
-	fmt.Fprintf(opts.Out, "RockStream ready (storage %s). Connect with: psql \"postgres://rockstream@%s:%s/default\"\n", shown, host, port)
+	query := ""
+	if tlsConfig != nil {
+		query = "?sslmode=require"
+	}
+	fmt.Fprintf(opts.Out, "RockStream ready (storage %s, auth %s). Connect with: psql \"postgres://rockstream@%s:%s/default%s\"\n", shown, opts.Auth, host, port, query)
 	if httpAddr != "" {
 		fmt.Fprintf(opts.Out, "Metrics and health on http://%s/metrics, /healthz, /readyz\n", httpAddr)
 	}
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String(), httpAddr)
 	}
-	gwOpts := opts.Gateway
-	gwOpts.Logger = opts.Logger
 	serveErr := gateway.Serve(ctx, ln, eng, gwOpts)
 	stopping := time.Now()
 	opts.Logger.Info("shutting down: connections closed, flushing storage", "reason", context.Cause(ctx))

@@ -31,15 +31,16 @@ type session struct {
 	lastWritten uint64
 	// settings are the session parameters of the statement being run.
 	settings *gateway.Settings
-	// txnImplicit is set while txn is an implicit transaction;
-	// holdsWriteLock while this session holds the implicit-write lock.
-	txnImplicit, holdsWriteLock bool
+	// txnImplicit is set while txn is an implicit transaction.
+	txnImplicit bool
 	// prepared lists the connection's named prepared statements
 	// (pg_prepared_statements), from the running request.
 	prepared func() []gateway.PreparedStatementInfo
-	// rowLocksHeld are the row locks this session's transaction holds
-	// (rowlock.go), released when it ends.
-	rowLocksHeld []rowLockKey
+	// lockTxn names the transaction in the shard's row-lock table once
+	// it took a row lock (rowlock.go); 0 before, and after it ended.
+	lockTxn shard.TxnID
+	// locksHeld are the locks lockTxn was granted (rowlock.go).
+	locksHeld map[heldLock]struct{}
 	// currval holds the last nextval/setval value per sequence seen by this
 	// session; lastSequence is the sequence lastval() reports.
 	// seqMu guards them: an abandoned evaluation (cancel.go) may still
@@ -56,6 +57,9 @@ type prepared struct {
 	paramTypes     []types.Type
 	catalogVersion uint64
 	stmt           rsql.Statement
+	// needs are the table privileges the statement needs (privileges.go),
+	// computed only for sessions that are not superusers.
+	needs []relationNeed
 }
 
 // Prepare implements gateway.Session.
@@ -86,6 +90,11 @@ func (s *session) compile(snap *control.Snapshot, sqlText string, paramTypes []t
 	}
 	p := &prepared{sql: sqlText, catalogVersion: snap.Version, stmt: stmts[0]}
 	p.paramTypes = paramTypesOf(stmts[0])
+	if s.info.Unprivileged {
+		if p.needs, err = statementNeeds(sqlText); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -163,9 +172,6 @@ func resultColumns(st rsql.Statement) types.Schema {
 // Execute implements gateway.Session.
 func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gateway.Cursor, error) {
 	p := req.Statement.Handle.(*prepared)
-	if err := s.lockImplicitWrite(ctx, p.stmt); err != nil {
-		return nil, err
-	}
 	snap, err := s.e.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -181,6 +187,9 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 			return nil, errcode.New(errcode.ParameterCountMismatch, "cached plan must not change result type").WithSQLState("0A000")
 		}
 		p = np
+	}
+	if err := s.checkPrivileges(ctx, snap, p); err != nil {
+		return nil, err
 	}
 	s.settings = req.Settings
 	s.prepared = req.PreparedStatements
@@ -201,8 +210,14 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.Insert:
 		return s.insert(ctx, snap, st, env)
 	case *rsql.Update:
+		if err := s.lockKeylessTable(ctx, st.Table); err != nil {
+			return nil, err
+		}
 		return s.retryStale(func() (gateway.Cursor, error) { return s.update(ctx, snap, st, env) })
 	case *rsql.Delete:
+		if err := s.lockKeylessTable(ctx, st.Table); err != nil {
+			return nil, err
+		}
 		return s.retryStale(func() (gateway.Cursor, error) { return s.delete(ctx, snap, st, env, true) })
 	case *rsql.Truncate:
 		return s.truncate(ctx, snap, st, env)
@@ -228,6 +243,12 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 		if vs := st.PG.Stmt.GetVacuumStmt(); vs != nil {
 			return s.maintenance(ctx, snap, vs)
 		}
+		if cur, ok, err := s.roleStatement(ctx, st.PG.Stmt); ok {
+			if err != nil {
+				return nil, err
+			}
+			return cur, nil
+		}
 	}
 	return nil, errcode.New(errcode.GatewayUnsupported, "statement %s is not supported", p.stmt.Tag())
 }
@@ -243,28 +264,41 @@ func (s *session) Begin(_ context.Context, opts gateway.TxOptions) error {
 // Commit implements gateway.Session: the transaction's writes become one
 // durable source epoch on the shard before this returns.
 func (s *session) Commit(ctx context.Context) error {
-	defer s.unlockImplicitWrite()
-	defer s.unlockRows()
 	t := s.txn
 	s.txn = nil
 	if t == nil {
+		s.unlockRows()
 		return nil
 	}
 	s.releaseSnapshot(t)
 	writes := t.writes()
 	if len(writes) == 0 {
+		s.unlockRows()
 		return nil
 	}
 	snap, err := s.e.snapshot(ctx)
 	if err != nil {
+		s.unlockRows()
 		return err
 	}
+	// NB: the shard releases the transaction's row locks once this
+	// commit is durable (or failed), never before: a waiter must not
+	// read a row version a crash could take back.
+	txn := s.endLockTxn()
 	var m any
 	to, err := s.e.shardOfWrites(snap, writes)
 	if err == nil {
-		m, err = s.e.ask(ctx, to, shard.Commit{CatalogVersion: snap.Version, Writes: writes})
+		m, err = s.e.ask(ctx, to, shard.Commit{CatalogVersion: snap.Version, Writes: writes, Txn: txn})
 	}
 	if err != nil {
+		// The commit failed, or its reply was lost (canceled): release
+		// the locks in case the Commit never reached the shard. Sent
+		// after the Commit, so behind it in the shard's mailbox, and not
+		// a Commit, so handled only once every pending commit is durable.
+		if txn != 0 {
+			s.lockTxn = txn
+			s.unlockRows()
+		}
 		s.e.metrics.CommitErrors.Add(1)
 		if uerr := s.undoRestarts(ctx, t, 0); uerr != nil {
 			s.e.log.Error("putting back sequences after a failed commit", "err", uerr)
@@ -279,7 +313,6 @@ func (s *session) Commit(ctx context.Context) error {
 
 // Rollback implements gateway.Session.
 func (s *session) Rollback(ctx context.Context) error {
-	s.unlockImplicitWrite()
 	s.unlockRows()
 	t := s.txn
 	s.txn = nil
@@ -289,7 +322,6 @@ func (s *session) Rollback(ctx context.Context) error {
 
 // Close implements gateway.Session.
 func (s *session) Close() error {
-	s.unlockImplicitWrite()
 	s.unlockRows()
 	if err := s.undoRestarts(context.Background(), s.txn, 0); err != nil {
 		s.e.log.Error("putting back sequences of an abandoned transaction", "err", err)
@@ -437,6 +469,9 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 		env.Views[v.View] = viewStats(v)
 	}
 	env.PreparedStatements = preparedStatementRows(s.prepared)
+	if env.Roles, err = s.roleRows(ctx); err != nil {
+		return nil, err
+	}
 	if s.settings != nil {
 		for _, row := range s.settings.All() {
 			env.Settings = append(env.Settings, syscat.Setting{Name: row.Name, Value: row.Setting, Category: row.Category, Description: row.ShortDesc, VarType: row.Vartype})

@@ -133,10 +133,10 @@ func (t *txnState) writes() []shard.RowWrite {
 				continue // only looked up, or inserted then deleted inside the transaction
 			}
 			out = append(out, shard.RowWrite{Table: id, Key: p.key, Row: p.row, MustNotExist: p.mustNotExist,
-				// Every transaction checks: implicit ones hold the
-				// implicit-write lock (writelock.go), but an explicit
-				// transaction may still commit between their read and
-				// their commit.
+				// Every transaction checks: a row lock covers the
+				// rows its holder read after locking, but not what a
+				// writer that takes no lock (COPY, INSERT) or a lock a
+				// restarted shard forgot lets through.
 				CheckBase: p.existedBefore, Base: p.base})
 		}
 		if len(tw.removed) == 0 {

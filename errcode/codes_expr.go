@@ -22,4 +22,8 @@ var (
 	// DatatypeMismatch is an expression whose arguments have no common type.
 	DatatypeMismatch = Register("RS-2064", "sql.datatype_mismatch", "42804",
 		"Add explicit casts so that all branches (CASE, COALESCE, UNION, IN lists) have compatible types.")
+	// ValueTooLarge is a value a user's input asks to build beyond
+	// PostgreSQL's limits: 1 GB per value, 134217727 array elements.
+	ValueTooLarge = Register("RS-2065", "sql.value_too_large", "54000",
+		"Build a smaller value: a single text, bytea or array value is limited to 1 GB (arrays to 134217727 elements), as in PostgreSQL. Check the length argument (lpad, rpad, repeat) or aggregate fewer rows per group.")
 )

@@ -3,7 +3,7 @@ package errcode
 // Gateway codes: the pgwire server, sessions, transactions, COPY and auth.
 // RS-2003 and RS-2021 are numbers the spec names (§12.6, §14.14); the rest
 // live in RS-2400–2499, the range reserved for gateway expansion. RS-2400 and
-// RS-2401 stay free for the RBAC codes §12.6.2 names.
+// RS-2401 are the access-control codes (codes_roles.go).
 var (
 	SerializableNotSupported = Register("RS-2003", "isolation.serializable_not_supported", "0A000",
 		"Use REPEATABLE READ (one snapshot for the whole transaction) or READ COMMITTED; SERIALIZABLE needs cross-shard conflict detection, which RockStream does not provide.")
@@ -11,11 +11,11 @@ var (
 		"Write COPY as `COPY table [(col, ...)] FROM STDIN [WITH (FORMAT text|csv, ...)]` or `COPY table|(query) TO STDOUT [WITH (FORMAT text|csv)]`; files and programs on the server are not supported.")
 
 	AuthFailed = Register("RS-2410", "auth.password_failed", "28P01",
-		"Check the user name and password; password users are configured with the server's --user options.")
+		"Check the user name and password; a superuser sets passwords with CREATE ROLE name LOGIN PASSWORD '...' or ALTER ROLE name PASSWORD '...'.")
 	AuthCleartextNeedsTLS = Register("RS-2411", "auth.cleartext_requires_tls", "28000",
 		"Connect with sslmode=require (the server must be started with a TLS certificate), or let the client use SCRAM-SHA-256.")
 	ListenWithoutAuth = Register("RS-2412", "server.non_loopback_without_auth", "28000",
-		"Configure password users (SCRAM-SHA-256) before listening on a non-loopback address, listen on 127.0.0.1, or pass the explicit insecure flag if the network is trusted.")
+		"Start with --auth=password (and --tls-cert/--tls-key) before listening on a non-loopback address for pgwire or HTTP, or listen on 127.0.0.1.")
 	TooManyConnections = Register("RS-2413", "server.too_many_connections", "53300",
 		"Close idle connections or use a connection pool; raise the server's connection limit if the machine has room.")
 

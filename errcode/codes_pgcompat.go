@@ -9,4 +9,6 @@ var (
 		"Two transactions waited for rows the other had changed; this one was rolled back. Retry it, and change rows in the same order in every transaction to avoid the cycle.")
 	RowLockRetriesExhausted = Register("RS-2452", "transaction.row_lock_retries_exhausted", "40001",
 		"The statement kept finding rows changed by other transactions while it waited for them. Retry the transaction.")
+	LockTimeout = Register("RS-2453", "transaction.lock_timeout", "55P03",
+		"The statement waited longer than lock_timeout for a row another transaction holds. Retry it, raise lock_timeout, or find the long-running transaction holding the row.")
 )

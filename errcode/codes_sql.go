@@ -34,4 +34,8 @@ var (
 		"Give every column a distinct name.")
 	SQLInvalidParameterValue = Register("RS-2113", "sql.invalid_parameter_value", "22023",
 		"Check the option's value against docs/sql.md.")
+	// SQLStatementTooComplex is a statement nested deeper than the parser's
+	// depth guard allows (PostgreSQL's "stack depth limit exceeded").
+	SQLStatementTooComplex = Register("RS-2114", "sql.statement_too_complex", "54001",
+		"Simplify the statement: split very long chains of operators or UNIONs (thousands of terms) into several statements, a VALUES list or an IN list, or nest less deeply.")
 )

@@ -135,3 +135,88 @@ func TestTLSAndCleartext(t *testing.T) {
 	}
 	c.Close(ctx)
 }
+
+// rolesOf builds a RoleSource with real verifiers for password "pw".
+func rolesOf(t *testing.T, roles map[string]Role) usersSource {
+	t.Helper()
+	out := usersSource{}
+	for name, r := range roles { //lint:maprange building a map
+		v, err := NewSCRAMVerifier("pw")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Verifier = v.String()
+		out[name] = r
+	}
+	return out
+}
+
+func TestReservedSuperuserSlots(t *testing.T) {
+	roles := rolesOf(t, map[string]Role{"su": {Superuser: true, Login: true}, "app": {Login: true}, "nologin": {}})
+	addr := startServer(t, Options{Roles: roles, MaxConnections: 5, SuperuserReservedConnections: 3})
+	ctx := context.Background()
+	var open []*pgconn.PgConn
+	defer func() {
+		for _, c := range open {
+			c.Close(ctx)
+		}
+	}()
+	for i := 0; i < 2; i++ {
+		c, err := pgconn.Connect(ctx, connTo(addr, "user=app password=pw sslmode=disable"))
+		if err != nil {
+			t.Fatalf("non-superuser %d within max_connections - reserved: %v", i, err)
+		}
+		open = append(open, c)
+	}
+	_, err := pgconn.Connect(ctx, connTo(addr, "user=app password=pw sslmode=disable"))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "53300" || !strings.Contains(pe.Message, "reserved for non-replication superuser") {
+		t.Fatalf("third non-superuser: want 53300 reserved, got %v", err)
+	}
+	for i := 0; i < 3; i++ {
+		c, err := pgconn.Connect(ctx, connTo(addr, "user=su password=pw sslmode=disable"))
+		if err != nil {
+			t.Fatalf("superuser %d in a reserved slot: %v", i, err)
+		}
+		open = append(open, c)
+	}
+	_, err = pgconn.Connect(ctx, connTo(addr, "user=su password=pw sslmode=disable"))
+	if !errors.As(err, &pe) || pe.Code != "53300" || pe.Message != "sorry, too many clients already" {
+		t.Fatalf("superuser over max_connections: want 53300 too many clients, got %v", err)
+	}
+	// A role without LOGIN authenticates and is then refused (28000), as
+	// in PostgreSQL; a wrong password for it still says 28P01. (On a
+	// server of its own: the full one frees a slot only once it has seen
+	// a close.)
+	addr = startServer(t, Options{Roles: roles})
+	_, err = pgconn.Connect(ctx, connTo(addr, "user=nologin password=pw sslmode=disable"))
+	if !errors.As(err, &pe) || pe.Code != "28000" || pe.Message != `role "nologin" is not permitted to log in` {
+		t.Fatalf("NOLOGIN role: want 28000, got %v", err)
+	}
+	_, err = pgconn.Connect(ctx, connTo(addr, "user=nologin password=bad sslmode=disable"))
+	if !errors.As(err, &pe) || pe.Code != "28P01" {
+		t.Fatalf("NOLOGIN role, wrong password: want 28P01, got %v", err)
+	}
+}
+
+func TestSCRAMVerifierText(t *testing.T) {
+	// A verifier PostgreSQL 15 stored for password 'pw' (SELECT rolpassword
+	// FROM pg_authid after CREATE ROLE ... PASSWORD 'pw').
+	const fromPG = "SCRAM-SHA-256$4096:bPWymv6++QWdaeFkRiqXnA==$STu4spgjntIWWi8+EuXeItcAJal42cjMtLLOh8O9ht8=:XXLgtujU3VnY740NNzLVBtx5b5sj32Sa1581H7pRelM="
+	v, err := ParseSCRAMVerifier(fromPG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.String() != fromPG {
+		t.Errorf("round trip: %s", v)
+	}
+	storedKey, serverKey := scramKeys("pw", v.Salt, v.Iterations)
+	if string(storedKey) != string(v.StoredKey) || string(serverKey) != string(v.ServerKey) {
+		t.Error("keys derived from 'pw' differ from PostgreSQL's verifier")
+	}
+	for _, bad := range []string{"", "pw", "SCRAM-SHA-256$", "SCRAM-SHA-256$0:AA==$AA==:AA==", "md5abc"} {
+		if LooksLikeSCRAMVerifier(bad) {
+			t.Errorf("%q accepted as a verifier", bad)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
 )
 
 // stmtKind says who answers a statement: the gateway itself (session and
@@ -74,25 +75,90 @@ type txRequest struct {
 	serializable bool
 }
 
+// piece is one statement of a Query or Parse message: its text (white
+// space trimmed) and its byte offset in the message, so that error
+// positions can be reported in the whole message as PostgreSQL does.
+type piece struct {
+	sql    string
+	offset int
+}
+
 // splitStatements splits a Query message into statements. Pieces that hold
 // only comments or whitespace are dropped. If the scanner cannot split the
 // text (e.g. an unterminated quote) the whole text is one statement, and the
 // engine reports the syntax error.
-func splitStatements(sql string) []string {
+func splitStatements(sql string) []piece {
 	pieces, err := pg_query.SplitWithScanner(sql, true)
 	if err != nil {
 		if strings.TrimSpace(sql) == "" {
 			return nil
 		}
-		return []string{sql}
+		return []piece{trimmedPiece(sql, 0, len(sql))}
 	}
-	out := pieces[:0]
+	// NB: pg_query's split drops every statement that does not start with
+	// a keyword it knows ("FOO", "SELEC 1"), so `FOO; SELECT 1` would run
+	// only the SELECT. Locate each piece and require that what lies between
+	// them is only separators and comments; otherwise split by the tokens.
+	out := make([]piece, 0, len(pieces))
+	at := 0
 	for _, p := range pieces {
-		if !onlyComments(p) {
-			out = append(out, p)
+		i := strings.Index(sql[at:], p)
+		if i < 0 || !onlySeparators(sql[at:at+i]) {
+			return splitByTokens(sql)
 		}
+		if !onlyComments(p) {
+			out = append(out, piece{sql: p, offset: at + i})
+		}
+		at += i + len(p)
+	}
+	if !onlySeparators(sql[at:]) {
+		return splitByTokens(sql)
 	}
 	return out
+}
+
+// onlySeparators reports whether text between statements holds nothing
+// but white space, semicolons and comments.
+func onlySeparators(text string) bool {
+	if strings.Trim(text, " \t\r\n\f\v;") == "" {
+		return true
+	}
+	return onlyComments(text)
+}
+
+// splitByTokens splits sql at every ';' token (quotes, dollar quotes and
+// comments hide semicolons), keeping every piece that has a token besides
+// comments.
+func splitByTokens(sql string) []piece {
+	res, err := pg_query.Scan(sql)
+	if err != nil {
+		return []piece{trimmedPiece(sql, 0, len(sql))}
+	}
+	var out []piece
+	start, hasTokens := 0, false
+	for _, tok := range res.Tokens {
+		switch tok.Token {
+		case pg_query.Token_SQL_COMMENT, pg_query.Token_C_COMMENT:
+		case pg_query.Token_ASCII_59:
+			if hasTokens {
+				out = append(out, trimmedPiece(sql, start, int(tok.Start)))
+			}
+			start, hasTokens = int(tok.End), false
+		default:
+			hasTokens = true
+		}
+	}
+	if hasTokens {
+		out = append(out, trimmedPiece(sql, start, len(sql)))
+	}
+	return out
+}
+
+// trimmedPiece is sql[start:end] without surrounding white space.
+func trimmedPiece(sql string, start, end int) piece {
+	text := sql[start:end]
+	trimmed := strings.TrimLeft(text, " \t\r\n\f\v")
+	return piece{sql: strings.TrimRight(trimmed, " \t\r\n\f\v"), offset: start + len(text) - len(trimmed)}
 }
 
 // onlyComments reports whether text has no tokens besides comments.
@@ -110,6 +176,38 @@ func onlyComments(text string) bool {
 		}
 	}
 	return true
+}
+
+// checkSyntax parses pieces[from:] of message sql and returns the first
+// syntax error (42601, 54001, ...) with its position in the whole message.
+// PostgreSQL parses a whole Query message before it runs any of it, so
+// `SELECT 1; FOO` runs nothing; the gateway runs statements one by one, so
+// it checks the later ones first (the first is parsed by Prepare before
+// anything runs).
+func checkSyntax(sql string, pieces []piece, from int) error {
+	for i := from; i < len(pieces); i++ {
+		p := pieces[i]
+		text := p.sql
+		if parseable, _, ok := copyOfExtension(text); ok {
+			text = parseable
+		}
+		if _, err := parse.Parse(text); err != nil {
+			return positionInMessage(err, sql, p)
+		}
+	}
+	return nil
+}
+
+// positionInMessage moves err's position (relative to piece p) to the whole
+// message sql, as PostgreSQL reports it.
+func positionInMessage(err error, sql string, p piece) error {
+	e, ok := errcode.As(err)
+	if !ok || e.Position == 0 || p.offset == 0 {
+		return err
+	}
+	moved := *e
+	moved.Position = parse.CharPosition(sql, p.offset) - 1 + e.Position
+	return &moved
 }
 
 // plainDML reports whether sql starts (after white space) with a keyword
@@ -153,7 +251,7 @@ func classifyParsed(sql string) statement {
 	// SUBSCRIBE: PostgreSQL's grammar cannot parse the inner statement, so
 	// parse the COPY around a placeholder and keep the inner text.
 	parseable, inner, isCopyOfExtension := copyOfExtension(sql)
-	tree, err := pg_query.Parse(parseable)
+	tree, err := parse.PGParse(parseable)
 	if err != nil || len(tree.Stmts) != 1 {
 		return st
 	}

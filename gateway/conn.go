@@ -25,8 +25,6 @@ const (
 	// flushBytesMax is how much result data is buffered before it is
 	// written to the socket, so that large results stream in bounded memory.
 	flushBytesMax = 64 << 10
-	// startupTimeout bounds the time a client may take to authenticate.
-	startupTimeout = 60 * time.Second
 )
 
 // txState is the transaction state machine's state (doc.go has the diagram).
@@ -146,7 +144,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	}()
 	c.backend = pgproto3.NewBackend(nc, nc)
 	c.backend.SetMaxBodyLen(messageBytesMax)
-	_ = nc.SetDeadline(time.Now().Add(startupTimeout))
+	_ = nc.SetDeadline(time.Now().Add(s.opts.StartupTimeout))
 	ok, err := c.startup(ctx)
 	if err != nil {
 		c.log.Info("gateway: startup failed", "err", err)
@@ -270,20 +268,25 @@ func (c *conn) startup(ctx context.Context) (bool, error) {
 		settings = next
 	}
 
-	needPassword := len(c.srv.opts.Users) > 0 && !(c.srv.opts.TrustLoopback && isLoopback(c.netConn.RemoteAddr()))
-	if needPassword {
-		if err := c.authenticate(user); err != nil {
+	// A trusted connection (no authentication configured, or a trusted
+	// loopback) acts as a superuser; an authenticated one has its role's
+	// attributes (auth.go).
+	superuser := true
+	if c.srv.roles != nil && !(c.srv.opts.TrustLoopback && isLoopback(c.netConn.RemoteAddr())) {
+		role, err := c.authenticate(ctx, user)
+		if err != nil {
 			if e, ok := errcode.As(err); ok {
 				c.fatal(e)
 				return false, nil
 			}
 			return false, err
 		}
+		superuser = role.Superuser
 	}
 	c.backend.Send(&pgproto3.AuthenticationOk{})
 
-	if !c.srv.register(c) {
-		c.fatal(errcode.New(errcode.TooManyConnections, "sorry, too many clients already"))
+	if err := c.srv.register(c, superuser); err != nil {
+		c.fatal(err)
 		return false, nil
 	}
 	c.log = c.log.With("pid", c.pid, "user", user, "database", database)
@@ -291,6 +294,7 @@ func (c *conn) startup(ctx context.Context) (bool, error) {
 	session, err := c.srv.engine.NewSession(ctx, SessionInfo{
 		Database: database, User: user, ApplicationName: params["application_name"],
 		RemoteAddr: c.netConn.RemoteAddr().String(), ProcessID: c.pid, Settings: settings,
+		Unprivileged: !superuser,
 	})
 	if err != nil {
 		c.srv.unregister(c)
@@ -362,6 +366,14 @@ func (c *conn) loop(ctx context.Context) {
 		msg, err := c.backend.Receive()
 		c.clientSpoke()
 		if err != nil {
+			if msgType, ok := malformedMessage(err); ok {
+				// The body was read whole, so the stream is still in step:
+				// answer as PostgreSQL does (08P01, the session stays).
+				if !c.malformed(ctx, msgType) {
+					return
+				}
+				continue
+			}
 			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) && !isEOF(err) {
 				c.log.Info("gateway: receive failed", "err", err)
 			}
@@ -374,6 +386,35 @@ func (c *conn) loop(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// malformedMessage recognises pgproto3's errors for a message whose body
+// does not decode (e.g. a Query string with a NUL byte inside) and returns
+// the message type. pgproto3 reads the whole body before it decodes it.
+func malformedMessage(err error) (string, bool) {
+	msg := err.Error()
+	for _, marker := range [...]string{" body is invalid", " body must have length of "} {
+		if i := strings.Index(msg, marker); i > 0 {
+			return msg[:i], true
+		}
+	}
+	return "", false
+}
+
+// malformed answers a malformed message with PostgreSQL's ERROR 08P01
+// "invalid message format": a Query ends with ReadyForQuery, an extended
+// protocol message skips to Sync. False when the connection broke.
+func (c *conn) malformed(ctx context.Context, msgType string) bool {
+	if c.ignoreTillSync && msgType != "Sync" {
+		return true
+	}
+	c.fail(errcode.New(errcode.ProtocolViolation, "invalid message format"))
+	if msgType == "Query" {
+		c.ignoreTillSync = false
+		c.endImplicit(ctx)
+		c.sendReady()
+	}
+	return c.flush() == nil
 }
 
 func isEOF(err error) bool {

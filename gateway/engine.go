@@ -46,6 +46,11 @@ type SessionInfo struct {
 	ProcessID uint32
 	// Settings is the session's parameter state right after startup.
 	Settings *Settings
+	// Unprivileged is set when the session authenticated as a role that
+	// is not a superuser: the engine checks its table privileges and
+	// refuses it DDL and role management. The zero value is a superuser
+	// session, as a trusted connection (no password authentication) is.
+	Unprivileged bool
 }
 
 // Session is one client session inside the engine.

@@ -23,9 +23,13 @@ func (c *conn) simpleQuery(ctx context.Context, sql string) {
 	if len(pieces) == 0 {
 		c.backend.Send(&pgproto3.EmptyQueryResponse{})
 	}
-	for _, piece := range pieces {
-		st := classify(piece)
-		if !c.runSimple(ctx, &st) {
+	if err := checkSyntax(sql, pieces, 1); err != nil {
+		c.fail(err)
+		pieces = nil
+	}
+	for _, p := range pieces {
+		st := classify(p.sql)
+		if !c.runSimple(ctx, &st, func(err error) error { return positionInMessage(err, sql, p) }) {
 			break
 		}
 	}
@@ -35,7 +39,8 @@ func (c *conn) simpleQuery(ctx context.Context, sql string) {
 }
 
 // runSimple runs one statement of a Query message; false after an error.
-func (c *conn) runSimple(ctx context.Context, st *statement) bool {
+// inMessage moves an error's position from the statement to the message.
+func (c *conn) runSimple(ctx context.Context, st *statement, inMessage func(error) error) bool {
 	if c.state == txFailed && !st.allowedWhenFailed() {
 		c.fail(abortedError())
 		return false
@@ -47,7 +52,7 @@ func (c *conn) runSimple(ctx context.Context, st *statement) bool {
 		err = canceledError(sctx, err)
 		done()
 		if err != nil {
-			c.fail(err)
+			c.fail(inMessage(err))
 			return false
 		}
 		if len(stmt.ParamTypes) > 0 {
@@ -66,9 +71,13 @@ func (c *conn) runSimple(ctx context.Context, st *statement) bool {
 		p.stmt.columns = gatewayColumns(st)
 	}
 	p.resultFormats = make([]int16, len(p.stmt.columns))
+	// NB: deferred too, so that a panic in the engine still closes the
+	// cursor (before dispatch's recovery rolls the transaction back); the
+	// portal is in no map that abortTx would close.
+	defer c.closePortalValue(p)
 	if err := c.executePortal(ctx, p, 0, true); err != nil {
 		c.closePortalValue(p)
-		c.fail(err)
+		c.fail(inMessage(err))
 		return false
 	}
 	c.closePortalValue(p)

@@ -16,12 +16,18 @@ import (
 func (c *conn) handleParse(ctx context.Context, m *pgproto3.Parse) {
 	pieces := splitStatements(m.Query)
 	if len(pieces) > 1 {
+		// PostgreSQL reports a syntax error anywhere in the text before it
+		// counts the statements.
+		if err := checkSyntax(m.Query, pieces, 0); err != nil {
+			c.fail(err)
+			return
+		}
 		c.fail(errcode.New(errcode.MultipleStatementsInPrepare, "cannot insert multiple commands into a prepared statement"))
 		return
 	}
 	st := statement{kind: kindEmpty, sql: m.Query}
 	if len(pieces) == 1 {
-		st = classify(pieces[0])
+		st = classify(pieces[0].sql)
 	}
 	if c.state == txFailed && !st.allowedWhenFailed() {
 		c.fail(abortedError())
@@ -50,7 +56,7 @@ func (c *conn) handleParse(ctx context.Context, m *pgproto3.Parse) {
 		err = canceledError(sctx, err)
 		done()
 		if err != nil {
-			c.fail(err)
+			c.fail(positionInMessage(err, m.Query, pieces[0]))
 			return
 		}
 		p.engine, p.paramTypes, p.columns = stmt, stmt.ParamTypes, stmt.Columns

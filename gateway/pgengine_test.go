@@ -143,7 +143,11 @@ type pgTestSession struct {
 
 type pgTestHandle struct {
 	// notice makes the cursor report a warning (SQL containing /*notice*/).
-	notice        bool
+	notice bool
+	// panicNext makes the cursor panic on its first row (SQL containing a
+	// panic_next column alias; COPY TO deparses the query, dropping
+	// comments), to test recovery in Execute and COPY TO.
+	panicNext     bool
 	name          string
 	resultFormats []int16
 	columns       types.Schema
@@ -211,7 +215,7 @@ func (s *pgTestSession) Prepare(ctx context.Context, req PrepareRequest) (*State
 		}
 		st.ParamTypes = append(st.ParamTypes, t)
 	}
-	h := &pgTestHandle{name: name, notice: strings.Contains(req.SQL, "/*notice*/")}
+	h := &pgTestHandle{name: name, notice: strings.Contains(req.SQL, "/*notice*/"), panicNext: strings.Contains(req.SQL, "panic_next")}
 	if len(sd.Fields) > 0 {
 		for _, f := range sd.Fields {
 			t, ok := types.FromOID(f.DataTypeOID)
@@ -272,6 +276,9 @@ type pgTestCursor struct {
 func (c *pgTestCursor) Next(ctx context.Context) (types.Row, error) {
 	if c.closed {
 		return nil, io.EOF
+	}
+	if c.handle.panicNext {
+		panic("protocol-test engine: panic in Next requested by the test")
 	}
 	stop := context.AfterFunc(ctx, func() { _ = c.session.conn.CancelRequest(context.Background()) })
 	more := c.rr.NextRow()
@@ -413,6 +420,9 @@ func (k *pgTestCopySink) Write(ctx context.Context, rows []types.Row) error {
 	spec := &copySpec{format: copyText, delimiter: '\t', null: `\N`}
 	var err error
 	for _, r := range rows {
+		if len(r) > 0 && r[0] == "panic" {
+			panic("protocol-test engine: panic in COPY FROM requested by the test")
+		}
 		if k.data, err = appendCopyRow(k.data, r, k.columns, spec, k.settings); err != nil {
 			return err
 		}

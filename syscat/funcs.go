@@ -45,7 +45,16 @@ func (i *info) relation(oid int64, offset int64) *catalog.Relation {
 }
 
 func (i *info) UserName(oid int64) (string, bool) {
-	if env := i.load(); env != nil && oid == ownerOID {
+	env := i.load()
+	if env == nil {
+		return "", false
+	}
+	for _, r := range env.Roles {
+		if r.OID == oid {
+			return r.Name, true
+		}
+	}
+	if oid == ownerOID {
 		return userName(env), true
 	}
 	return "", false
@@ -97,6 +106,13 @@ func (i *info) TableVisible(oid int64) bool {
 		}
 	}
 	return true
+}
+
+func (i *info) CurrentUser() string {
+	if env := i.load(); env != nil && env.User != "" {
+		return env.User
+	}
+	return "rockstream"
 }
 
 func (i *info) Database() string {

@@ -32,8 +32,14 @@ func attrdefOID(id catalog.ID, attnum int) int64 {
 	return attrdefOIDBase + (RelationOID(id)-firstNormalOID)*1000 + int64(attnum)
 }
 
-// userName is the one role's name: the session user.
+// userName is the name of the role that owns every relation: the
+// bootstrap superuser when roles exist, else the session user.
 func userName(env *Env) string {
+	for _, r := range env.Roles {
+		if r.OID == ownerOID {
+			return r.Name
+		}
+	}
 	if env.User == "" {
 		return "rockstream"
 	}
@@ -239,9 +245,19 @@ func pgCatalogRows() []rowSource {
 				int64(0), int64(0), int64(1663), "C.UTF-8", "C.UTF-8", nil, nil, nil}}
 		}},
 		{SchemaPgCatalog, "pg_roles", roleRows},
-		{SchemaPgCatalog, "pg_authid", roleRows},
+		{SchemaPgCatalog, "pg_authid", func(env *Env) []types.Row { return roleRowsOf(env, true) }},
 		{SchemaPgCatalog, "pg_user", func(env *Env) []types.Row {
-			return []types.Row{{userName(env), int64(ownerOID), true, true, true, true, "********", nil, nil}}
+			if len(env.Roles) == 0 {
+				return []types.Row{{userName(env), int64(ownerOID), true, true, true, true, "********", nil, nil}}
+			}
+			var out []types.Row
+			for _, r := range env.Roles {
+				if r.Login {
+					all := r.OID == ownerOID
+					out = append(out, types.Row{r.Name, r.OID, all, r.Superuser, all, all, "********", nil, nil})
+				}
+			}
+			return out
 		}},
 		{SchemaPgCatalog, "pg_auth_members", empty},
 		{SchemaPgCatalog, "pg_index", func(env *Env) []types.Row {
@@ -457,8 +473,29 @@ func pgCatalogRows() []rowSource {
 }
 
 // roleRows is the one role: the session user, a superuser.
-func roleRows(env *Env) []types.Row {
-	return []types.Row{{int64(ownerOID), userName(env), true, true, true, true, true, true, int64(-1), "********", nil, true, nil}}
+func roleRows(env *Env) []types.Row { return roleRowsOf(env, false) }
+
+// roleRowsOf lists pg_roles (verifiers masked) or pg_authid (verifiers
+// shown; only superusers may read it). The bootstrap superuser (OID 10)
+// has every attribute, as initdb's role does; other superusers only
+// SUPERUSER, as CREATE ROLE ... SUPERUSER gives them.
+func roleRowsOf(env *Env, verifiers bool) []types.Row {
+	if len(env.Roles) == 0 {
+		return []types.Row{{int64(ownerOID), userName(env), true, true, true, true, true, true, int64(-1), "********", nil, true, nil}}
+	}
+	out := make([]types.Row, 0, len(env.Roles))
+	for _, r := range env.Roles {
+		var password types.Datum = "********"
+		if verifiers {
+			password = nil
+			if r.Verifier != "" {
+				password = r.Verifier
+			}
+		}
+		all := r.OID == ownerOID
+		out = append(out, types.Row{r.OID, r.Name, r.Superuser, true, all, all, r.Login, all, int64(-1), password, nil, all, nil})
+	}
+	return out
 }
 
 // columnPrecision is information_schema.columns' length and precision

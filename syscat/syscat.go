@@ -57,6 +57,19 @@ type Env struct {
 	// PreparedStatements are the session's named prepared statements
 	// (pg_prepared_statements).
 	PreparedStatements []PreparedStatement
+	// Roles are the server's roles, sorted by name (pg_roles, pg_user,
+	// pg_authid); nil: the session user is the one role shown.
+	Roles []Role
+}
+
+// Role is one role as pg_roles shows it.
+type Role struct {
+	Name      string
+	OID       int64
+	Superuser bool
+	Login     bool
+	// Verifier is pg_authid.rolpassword ("" shows NULL).
+	Verifier string
 }
 
 // PreparedStatement is one pg_prepared_statements row.

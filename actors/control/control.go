@@ -87,6 +87,10 @@ type Actor struct {
 	loadErr error
 	// sequences caches sequence values (sequence.go), loaded on first use.
 	sequences map[catalog.ID]*seqState
+	// roles are every role by name (roles.go), loaded at start;
+	// nextRoleOID is the OID the next created role gets.
+	roles       map[string]Role
+	nextRoleOID int64
 }
 
 // New returns a control actor factory.
@@ -160,6 +164,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		}
 		ctx.Reply(v)
 	default:
+		if reply, ok := a.receiveRole(msg); ok {
+			ctx.Reply(reply)
+			return
+		}
 		panic(fmt.Sprintf("control: unexpected message %T", msg))
 	}
 }
@@ -238,6 +246,9 @@ func (a *Actor) load(ctx runtime.Context) error {
 		if err != nil {
 			return err
 		}
+	}
+	if err := a.loadRoles(); err != nil {
+		return err
 	}
 	a.snap = snap
 	return nil

@@ -104,6 +104,13 @@ func (a *Actor) catalogNeeded(msg runtime.Message) (uint64, bool) {
 		return m.CatalogVersion, true
 	case Subscribe:
 		return m.CatalogVersion, true
+	case UnlockRows:
+		// NB: behind a parked Commit of the same transaction (its reply
+		// was lost, so the session unlocks too), the locks must wait for
+		// that commit: they are released only once it is durable.
+		if len(a.catalog.parked) > 0 {
+			return 0, true
+		}
 	case SyncCatalog:
 		// A push is adopted directly unless it is older than the floor
 		// of a shard that has no catalog yet (restarted): then a current
@@ -132,6 +139,7 @@ func (a *Actor) parkForCatalog(ctx runtime.Context, msg runtime.Message) bool {
 		return false
 	}
 	if len(f.parked) >= parkedMessagesMax {
+		a.locks.transactionFailed(msg)
 		ctx.Reply(errcode.New(errcode.ShardUnavailable, "the shard is waiting for catalog version %d and has %d requests queued", f.want, len(f.parked)))
 		return true
 	}
@@ -247,6 +255,7 @@ func (a *Actor) failParked(err error) {
 	parked := f.parked
 	f.parked, f.want, f.asking, f.attempts = nil, 0, false, 0
 	for _, p := range parked {
+		a.locks.transactionFailed(p.msg)
 		p.reply.Reply(err)
 	}
 }

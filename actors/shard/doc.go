@@ -22,6 +22,19 @@
 // after that sync, and an epoch step due at that moment runs before it, so
 // the same WAL object carries the commits and their maintenance.
 //
+// Row locks (rowlock.go, deadlock.go): the shard holds the exclusive
+// locks of the rows it stores, by transaction id. LockRows that meets a
+// held key waits in the key's FIFO queue with a deferred reply (Receive
+// never blocks); the lock passes on when its holder's Commit is durable
+// (Commit.Txn), or at UnlockRows (rollback, empty commit, closed
+// session). Each wait is reported to the deadlock detector actor as a
+// wait-for edge; a cycle is answered with 40P01 to the wait that closed
+// it. A detector rather than wound-wait: wound-wait aborts transactions
+// that are not deadlocked (any older waiter wounds a younger holder),
+// which hot-row workloads such as pgbench's would feel as failures
+// PostgreSQL does not produce, and one detector sees cycles across every
+// shard, which a shard alone cannot.
+//
 // Catalog by version (catalog.go): messages name the catalog version they
 // were planned against; the shard caches the newest catalog it has, and one
 // that is behind parks the message and fetches the catalog from the

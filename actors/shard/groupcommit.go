@@ -37,6 +37,8 @@ type flushCommits struct{}
 type pendingCommit struct {
 	reply runtime.Deferred
 	msg   runtime.Message
+	// txn's row locks are released when the commit is durable.
+	txn TxnID
 }
 
 // groupSyncer is a store that supports group commit.
@@ -63,7 +65,9 @@ func (a *Actor) beforeMessage(ctx runtime.Context, msg runtime.Message) bool {
 		a.flushPending(ctx)
 	}
 	switch msg.(type) {
-	case Commit:
+	case Commit, LockRows, CancelLockWait, BreakDeadlock, reportWaits:
+		// Lock requests observe no rows, so they do not split a group
+		// commit; UnlockRows does flush first (rowlock.go).
 		return false
 	case flushCommits:
 		a.flushScheduled = false
@@ -110,13 +114,17 @@ func (a *Actor) epochTick(ctx runtime.Context) {
 func (a *Actor) receiveCommit(ctx runtime.Context, m Commit) {
 	r, err := a.commit(ctx, m)
 	if err != nil || (len(a.pending) == 0 && !a.commitUnsynced) {
+		// Durable on return (or failed): the locks go now, before the
+		// reply, so a waiter is granted no later than the committer
+		// learns of its commit.
+		a.locks.release(ctx, m.Txn)
 		ctx.Reply(a.replyOf(r, err))
 		return
 	}
 	// NB: an empty commit answered with the last epoch also waits: that
 	// epoch may belong to a pending commit.
 	a.commitUnsynced = false
-	a.pending = append(a.pending, pendingCommit{reply: ctx.Defer(), msg: r})
+	a.pending = append(a.pending, pendingCommit{reply: ctx.Defer(), msg: r, txn: m.Txn})
 	if !a.flushScheduled {
 		a.flushScheduled = true
 		ctx.After(0, flushCommits{})
@@ -167,6 +175,10 @@ func (a *Actor) flushPending(ctx runtime.Context) {
 		}
 	}
 	for _, p := range pending {
+		// NB: here and not before the sync above: a lock released before
+		// its commit is durable would let a waiter build on a row version
+		// a crash can take back.
+		a.locks.release(ctx, p.txn)
 		if err != nil {
 			p.reply.Reply(err)
 			continue

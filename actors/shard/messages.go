@@ -37,6 +37,9 @@ type (
 		// same batch as its rows, so a restarted connector resumes exactly
 		// where its last durable commit ended (exactly-once).
 		Offset *SourceOffset
+		// Txn, when set, releases the transaction's row locks
+		// (rowlock.go) once the commit is durable, or once it failed.
+		Txn TxnID
 	}
 	// SourceOffset is a source connector's durable position.
 	SourceOffset struct {

@@ -42,6 +42,9 @@ type Config struct {
 	// (stores that implement Ticker); 0 disables it. Simulation range:
 	// 1ms..1s.
 	TickEvery time.Duration
+	// DeadlockDetector receives the shard's row-lock wait-for edges
+	// (deadlock.go); empty means DetectorID.
+	DeadlockDetector runtime.ActorID
 	// Control is the control-plane actor the shard fetches catalogs from
 	// when a message names a newer one than it has (catalog.go); default
 	// control.ActorID.
@@ -128,6 +131,9 @@ type Actor struct {
 	// upgradePending is set while the store's rows are in an older
 	// format, re-keyed by the first catalog sync (upgrade.go).
 	upgradePending bool
+	// locks is the row-lock table of the rows this shard stores
+	// (rowlock.go).
+	locks lockTable
 	// catalog follows the control plane's catalog by version (catalog.go).
 	catalog catalogFetch
 }
@@ -163,18 +169,22 @@ func New(cfg Config) runtime.Factory {
 	if cfg.LogEntriesPerStepMax <= 0 {
 		cfg.LogEntriesPerStepMax = logEntriesPerStepDefault
 	}
+	if cfg.DeadlockDetector == "" {
+		cfg.DeadlockDetector = DetectorID
+	}
 	if cfg.HistoryDeletesPerStepMax <= 0 {
 		cfg.HistoryDeletesPerStepMax = historyDeletesPerStepDefault
 	}
 	if cfg.Control == "" {
 		cfg.Control = control.ActorID
 	}
-	return func() runtime.Actor { return &Actor{cfg: cfg} }
+	return func() runtime.Actor { return &Actor{cfg: cfg, locks: newLockTable(cfg.DeadlockDetector)} }
 }
 
 // Receive implements runtime.Actor.
 func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	a.now = func() int64 { return ctx.Now().UnixNano() }
+	a.locks.releaseFailed(ctx)
 	// A message naming a newer catalog waits for it (catalog.go), before
 	// it can observe or change anything.
 	if a.parkForCatalog(ctx, msg) {
@@ -191,6 +201,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		}
 		return
 	case runtime.Stopping:
+		return
+	}
+	if a.receiveLock(ctx, msg) {
 		return
 	}
 	a.maybeReopen(ctx)
@@ -211,6 +224,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			// for no answer; replying would deliver the error back to the
 			// shard as a message. The reopen schedules a step itself.
 			return
+		}
+		if c, ok := msg.(Commit); ok {
+			// The commit fails, so its transaction is over.
+			a.locks.release(ctx, c.Txn)
 		}
 		ctx.Reply(openFailure(a.openErr, "shard storage failed to open"))
 		return

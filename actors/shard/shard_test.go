@@ -29,27 +29,65 @@ type testCtx struct {
 	now   time.Time
 	// deferred are the deferred replies in the order they were sent.
 	deferred []runtime.Message
+	// id is the actor the context is for ("": the shard).
+	id runtime.ActorID
+	// out are the messages sent to other actors, in order.
+	out []envelope
+	// tag names the message being delivered: its replies, immediate or
+	// deferred, are recorded in answers under it (and onAnswer, if set,
+	// sees each as it is sent).
+	tag      string
+	answers  []answer
+	onAnswer func(answer)
 	// toControl are the catalog fetches sent to the control plane.
 	toControl []runtime.Message
 }
 
-func (c *testCtx) Self() runtime.ActorID { return ActorOf(0) }
+// envelope is a message sent to another actor.
+type envelope struct {
+	to  runtime.ActorID
+	msg runtime.Message
+}
+
+// answer is a reply to the message delivered under tag.
+type answer struct {
+	tag string
+	msg runtime.Message
+}
+
+func (c *testCtx) answered(tag string, m runtime.Message) {
+	a := answer{tag: tag, msg: m}
+	c.answers = append(c.answers, a)
+	if c.onAnswer != nil {
+		c.onAnswer(a)
+	}
+}
+
+func (c *testCtx) Self() runtime.ActorID {
+	if c.id != "" {
+		return c.id
+	}
+	return ActorOf(0)
+}
 func (c *testCtx) From() runtime.ActorID { return "" }
 func (c *testCtx) Send(to runtime.ActorID, m runtime.Message) {
 	switch to {
-	case ActorOf(0):
+	case c.Self():
 		c.self = append(c.self, m)
 	case control.ActorID:
 		c.toControl = append(c.toControl, m)
+	default:
+		c.out = append(c.out, envelope{to: to, msg: m})
 	}
 }
-func (c *testCtx) Reply(m runtime.Message) { c.reply = m }
-func (c *testCtx) Defer() runtime.Deferred { return testDeferred{c} }
+func (c *testCtx) Reply(m runtime.Message) { c.reply = m; c.answered(c.tag, m) }
+func (c *testCtx) Defer() runtime.Deferred { return testDeferred{c: c, tag: c.tag} }
 
-// After queues the group-commit flush like a self-send (other timers are
-// not delivered).
+// After queues the group-commit flush and the row-lock wait report like
+// self-sends (other timers are not delivered).
 func (c *testCtx) After(_ time.Duration, m runtime.Message) runtime.TimerID {
-	if _, ok := m.(flushCommits); ok {
+	switch m.(type) {
+	case flushCommits, reportWaits:
 		c.self = append(c.self, m)
 	}
 	return 0
@@ -120,11 +158,15 @@ func (h *harness) boot() {
 	h.actor.Receive(h.ctx, runtime.Started{})
 }
 
-type testDeferred struct{ c *testCtx }
+type testDeferred struct {
+	c   *testCtx
+	tag string
+}
 
 func (d testDeferred) Reply(m runtime.Message) {
 	d.c.reply = m
 	d.c.deferred = append(d.c.deferred, m)
+	d.c.answered(d.tag, m)
 }
 
 func (h *harness) ask(m runtime.Message) runtime.Message {

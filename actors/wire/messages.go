@@ -34,6 +34,15 @@ func Messages() []runtime.Message {
 		control.SequenceValue{},
 		control.GetSequenceStates{},
 		control.SequenceStates{},
+		control.GetRole{},
+		control.RoleLookup{Role: control.Role{Grants: []control.Grant{{Privileges: control.PrivSelect}}}},
+		control.GetRoles{},
+		control.RoleList{Roles: []control.Role{{}}},
+		control.CreateRole{},
+		control.AlterRole{},
+		control.DropRole{},
+		control.GrantPrivileges{},
+		control.RoleResult{},
 
 		// actors/shard.
 		shard.SyncCatalog{},
@@ -57,6 +66,17 @@ func Messages() []runtime.Message {
 		shard.SubscriptionCredit{},
 		shard.SubscriptionUpdate{},
 		shard.SubscriptionEnded{},
+		// Row locks and the deadlock detector (actors/shard rowlock.go,
+		// deadlock.go).
+		shard.LockRows{},
+		shard.RowsLocked{},
+		shard.UnlockRows{},
+		shard.RowsUnlocked{},
+		shard.CancelLockWait{},
+		shard.LockWaitCanceled{},
+		shard.WaitFor{},
+		shard.WaitEnded{},
+		shard.BreakDeadlock{},
 
 		// actors/subscriber (the edge actor of a SUBSCRIBE).
 		subscriber.Take{},

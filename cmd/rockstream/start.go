@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,7 @@ func envOr(name, def string) string {
 
 func newStartCommand() *cobra.Command {
 	var opts engine.ServerOptions
-	var logFormat, memoryBudget string
+	var logFormat, memoryBudget, passwordFile string
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start RockStream (embedded profile: one process, state under --storage)",
@@ -31,7 +32,14 @@ PostgreSQL wire protocol gateway in this process, with all durable state in
 --storage (a directory, file:///path or s3://bucket/prefix).
 
 Every flag falls back to an environment variable (ROCKSTREAM_STORAGE,
-ROCKSTREAM_LISTEN, ROCKSTREAM_HTTP, ROCKSTREAM_MEMORY_BUDGET, ROCKSTREAM_LOG_FORMAT).`,
+ROCKSTREAM_LISTEN, ROCKSTREAM_HTTP, ROCKSTREAM_MEMORY_BUDGET, ROCKSTREAM_LOG_FORMAT,
+ROCKSTREAM_AUTH, ROCKSTREAM_TLS_CERT, ROCKSTREAM_TLS_KEY).
+
+With --auth=trust (the default) every connection is a superuser and only
+loopback addresses may be bound. With --auth=password clients authenticate
+with SCRAM-SHA-256 against the roles created with CREATE ROLE; the first such
+start creates the superuser role rockstream with the password from
+ROCKSTREAM_PASSWORD or --password-file.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var handler slog.Handler
 			switch logFormat {
@@ -48,6 +56,16 @@ ROCKSTREAM_LISTEN, ROCKSTREAM_HTTP, ROCKSTREAM_MEMORY_BUDGET, ROCKSTREAM_LOG_FOR
 				return usageError("--memory-budget: %v", err)
 			}
 			opts.MemoryBudgetBytes = n
+			opts.BootstrapPassword = os.Getenv("ROCKSTREAM_PASSWORD")
+			if passwordFile != "" {
+				b, err := os.ReadFile(passwordFile)
+				if err != nil {
+					return usageError("--password-file: %v", err)
+				}
+				// The first line, as PostgreSQL's initdb --pwfile reads it.
+				line, _, _ := strings.Cut(string(b), "\n")
+				opts.BootstrapPassword = strings.TrimRight(line, "\r")
+			}
 			opts.Out = cmd.OutOrStdout()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -60,6 +78,10 @@ ROCKSTREAM_LISTEN, ROCKSTREAM_HTTP, ROCKSTREAM_MEMORY_BUDGET, ROCKSTREAM_LOG_FOR
 	f.StringVar(&opts.HTTP, "http", envOr("ROCKSTREAM_HTTP", engine.DefaultHTTP), "HTTP address for /metrics, /healthz and /readyz (empty: off)")
 	f.StringVar(&memoryBudget, "memory-budget", envOr("ROCKSTREAM_MEMORY_BUDGET", "2GiB"), "memory the process may use (e.g. 512MiB, 4GiB); storage budgets and the heap limit derive from it")
 	f.BoolVar(&opts.Takeover, "takeover", false, "claim the storage even if another server holds it (that server stops writing); only when you know it is gone")
+	f.StringVar(&opts.Auth, "auth", envOr("ROCKSTREAM_AUTH", engine.AuthTrust), "client authentication: trust (loopback only; every connection is a superuser) or password (SCRAM-SHA-256 against roles)")
+	f.StringVar(&opts.TLSCertFile, "tls-cert", envOr("ROCKSTREAM_TLS_CERT", ""), "PEM certificate for TLS on the pgwire port (with --tls-key)")
+	f.StringVar(&opts.TLSKeyFile, "tls-key", envOr("ROCKSTREAM_TLS_KEY", ""), "PEM private key for --tls-cert")
+	f.StringVar(&passwordFile, "password-file", "", "file whose first line is the password of the superuser role rockstream, read on the first start with --auth=password (or set ROCKSTREAM_PASSWORD)")
 	f.StringVar(&logFormat, "log-format", envOr("ROCKSTREAM_LOG_FORMAT", "text"), "log format: text or json")
 	return cmd
 }

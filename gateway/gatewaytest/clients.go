@@ -3,10 +3,12 @@ package gatewaytest
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,16 +40,69 @@ type Server struct {
 	// Notices is set when the server sends NOTICEs like PostgreSQL (the
 	// real engine; the protocol-test engine forwards none).
 	Notices bool
+	// Password is the user's password ("" for a trusting server); SSLMode
+	// is the libpq sslmode every client uses ("": disable). A TLS server
+	// with a self-signed certificate is tested with "require", which
+	// encrypts without verifying the certificate in every client.
+	Password, SSLMode string
+}
+
+func (s Server) sslMode() string {
+	if s.SSLMode == "" {
+		return "disable"
+	}
+	return s.SSLMode
+}
+
+// toolEnv is the environment of the libpq-based tools (psql, pgbench,
+// psycopg, asyncpg): they take the password and sslmode from it.
+func (s Server) toolEnv() []string {
+	env := []string{"PGSSLMODE=" + s.sslMode()}
+	if s.Password != "" {
+		env = append(env, "PGPASSWORD="+s.Password)
+	}
+	return env
 }
 
 // URL is a postgres:// URL for the server.
 func (s Server) URL() string {
-	return "postgres://" + s.User + "@" + net.JoinHostPort(s.Host, s.Port) + "/" + s.Database + "?sslmode=disable"
+	u := url.URL{Scheme: "postgres", User: url.User(s.User), Host: net.JoinHostPort(s.Host, s.Port), Path: "/" + s.Database, RawQuery: "sslmode=" + s.sslMode()}
+	if s.Password != "" {
+		u.User = url.UserPassword(s.User, s.Password)
+	}
+	return u.String()
 }
 
 // ConnString is a libpq key=value connection string plus extra settings.
 func (s Server) ConnString(extra string) string {
-	return "host=" + s.Host + " port=" + s.Port + " user=" + s.User + " dbname=" + s.Database + " sslmode=disable " + extra
+	password := ""
+	if s.Password != "" {
+		password = "password='" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s.Password) + "' "
+	}
+	return "host=" + s.Host + " port=" + s.Port + " user=" + s.User + " dbname=" + s.Database + " sslmode=" + s.sslMode() + " " + password + extra
+}
+
+// jdbcParams are the pgjdbc URL parameters for user, password and sslmode.
+func (s Server) jdbcParams() string {
+	p := "user=" + url.QueryEscape(s.User) + "&sslmode=" + s.sslMode()
+	if s.Password != "" {
+		p += "&password=" + url.QueryEscape(s.Password)
+	}
+	return p
+}
+
+// nodeOptions are node-postgres / postgres.js connection options for the
+// password and TLS (without certificate verification, as sslmode=require).
+func (s Server) nodeOptions() string {
+	opts := ""
+	if s.Password != "" {
+		quoted, _ := json.Marshal(s.Password)
+		opts += ", password: " + string(quoted)
+	}
+	if s.SSLMode != "" && s.SSLMode != "disable" {
+		opts += ", ssl: { rejectUnauthorized: false }"
+	}
+	return opts
 }
 
 func (s Server) connect(t testing.TB) *pgconn.PgConn {
@@ -284,12 +339,12 @@ func requireTool(t testing.TB, path, install string) {
 	}
 }
 
-func runTool(t testing.TB, stdin string, name string, args ...string) string {
+func runTool(t testing.TB, s Server, stdin string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	// Notices (DROP ... IF EXISTS) are not part of the expected output.
-	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS=-c client_min_messages=warning")
+	cmd.Env = append(append(os.Environ(), "PGCONNECT_TIMEOUT=10", "PGOPTIONS=-c client_min_messages=warning"), s.toolEnv()...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
@@ -308,7 +363,7 @@ func CheckPsql(t testing.TB, s Server) {
 	dir := t.TempDir()
 	// Simple query with several statements in one -c, and server_version
 	// accepted without a warning.
-	out := runTool(t, "", "psql", s.psqlArgs("-c", "select 1 as a; select 'two' as b")...)
+	out := runTool(t, s, "", "psql", s.psqlArgs("-c", "select 1 as a; select 'two' as b")...)
 	if strings.TrimSpace(out) != "1\ntwo" {
 		t.Errorf("multi-statement -c: %q", out)
 	}
@@ -335,20 +390,21 @@ select count(*), sum(amount) from psql_t;
 	if err := os.WriteFile(filepath.Join(dir, "script.sql"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out = runTool(t, "", "psql", s.psqlArgs("-f", filepath.Join(dir, "script.sql"))...)
+	out = runTool(t, s, "", "psql", s.psqlArgs("-f", filepath.Join(dir, "script.sql"))...)
 	want := "3\n6|14.60\n10,ten\n11,eleven\n"
 	if out != want {
 		t.Errorf("psql script output:\n%q\nwant\n%q", out, want)
 	}
 	// A failing statement reports SQLSTATE, RS code and hint.
 	cmd := exec.Command("psql", s.psqlArgs("-v", "VERBOSITY=verbose", "-c", "begin isolation level serializable")...)
+	cmd.Env = append(os.Environ(), s.toolEnv()...)
 	errOut, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(errOut), "0A000") || !strings.Contains(string(errOut), "RS-2003") || !strings.Contains(string(errOut), "HINT") {
 		t.Errorf("psql error output: %v\n%s", err, errOut)
 	}
 	// pg_isready.
 	host, port := s.Host, s.Port
-	if out := runTool(t, "", "/usr/lib/postgresql/15/bin/pg_isready", "-h", host, "-p", port); !strings.Contains(out, "accepting connections") {
+	if out := runTool(t, s, "", "/usr/lib/postgresql/15/bin/pg_isready", "-h", host, "-p", port); !strings.Contains(out, "accepting connections") {
 		t.Errorf("pg_isready: %q", out)
 	}
 }
@@ -363,7 +419,7 @@ func runPython(t testing.TB, s Server, module, script string) string {
 	}
 	cmd := exec.Command(python, "-c", script)
 	host, port := s.Host, s.Port
-	cmd.Env = append(os.Environ(), "GW_HOST="+host, "GW_PORT="+port, "GW_USER="+s.User, "GW_DB="+s.Database)
+	cmd.Env = append(append(os.Environ(), "GW_HOST="+host, "GW_PORT="+port, "GW_USER="+s.User, "GW_DB="+s.Database), s.toolEnv()...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("python %s: %v\n%s", module, err, out)
@@ -522,7 +578,7 @@ func CheckNodePostgres(t testing.TB, s Server) {
 	script := `
 const { Client } = require('pg');
 (async () => {
-  const c = new Client({ host: '` + host + `', port: ` + port + `, user: '` + s.User + `', database: '` + s.Database + `' });
+  const c = new Client({ host: '` + host + `', port: ` + port + `, user: '` + s.User + `', database: '` + s.Database + `'` + s.nodeOptions() + ` });
   await c.connect();
   await c.query('drop table if exists node_t; create table node_t(id int primary key, name text, tags text[])');
   for (let i = 1; i <= 3; i++) await c.query({ name: 'ins', text: 'insert into node_t values ($1, $2, $3)', values: [i, 'n' + i, ['a', String(i)]] });
@@ -557,7 +613,7 @@ func CheckPgbench(t testing.TB, s Server) {
 	}
 	host, port := s.Host, s.Port
 	for _, mode := range []string{"simple", "extended", "prepared"} {
-		out := runTool(t, "", pgbench, "-n", "-h", host, "-p", port, "-U", s.User, "-M", mode, "-t", "20", "-c", "2", "-f", filepath.Join(dir, "bench.sql"), s.Database)
+		out := runTool(t, s, "", pgbench, "-n", "-h", host, "-p", port, "-U", s.User, "-M", mode, "-t", "20", "-c", "2", "-f", filepath.Join(dir, "bench.sql"), s.Database)
 		if !strings.Contains(out, "number of transactions actually processed: 40/40") || !strings.Contains(out, "number of failed transactions: 0") {
 			t.Errorf("pgbench -M %s:\n%s", mode, out)
 		}
@@ -579,7 +635,7 @@ func CheckPostgresJS(t testing.TB, s Server) {
 const postgres = require('postgres');
 (async () => {
   const notices = [];
-  const sql = postgres({ host: '` + host + `', port: ` + port + `, user: '` + s.User + `', database: '` + s.Database + `', max: 1,
+  const sql = postgres({ host: '` + host + `', port: ` + port + `, user: '` + s.User + `', database: '` + s.Database + `'` + s.nodeOptions() + `, max: 1,
     onnotice: n => notices.push(n.severity + ' ' + n.code + ' ' + n.message) });
   await sql` + "`drop table if exists pjs_t`" + `;
   await sql` + "`drop table if exists pjs_t`" + `;
@@ -661,7 +717,7 @@ func CheckJDBC(t testing.TB, s Server) {
 	src := `import java.sql.*;
 public class JdbcCheck {
   public static void main(String[] a) throws Exception {
-    Connection c = DriverManager.getConnection("jdbc:postgresql://` + host + `:` + port + `/` + s.Database + `?user=` + s.User + `&sslmode=disable");
+    Connection c = DriverManager.getConnection("jdbc:postgresql://` + host + `:` + port + `/` + s.Database + `?` + s.jdbcParams() + `");
     Statement s = c.createStatement();
     s.execute("drop table if exists jdbc_t");
     s.execute("create table jdbc_t(id int primary key, name text, amount numeric(10,2))");
@@ -701,7 +757,7 @@ public class JdbcCheck {
     // autosave=always: a failed statement inside a transaction rolls back
     // to the driver's savepoint and the transaction goes on; plus the
     // java.sql.Savepoint API.
-    Connection c2 = DriverManager.getConnection("jdbc:postgresql://` + host + `:` + port + `/` + s.Database + `?user=` + s.User + `&sslmode=disable&autosave=always");
+    Connection c2 = DriverManager.getConnection("jdbc:postgresql://` + host + `:` + port + `/` + s.Database + `?` + s.jdbcParams() + `&autosave=always");
     c2.createStatement().execute("drop table if exists jdbc_sp");
     c2.createStatement().execute("create table jdbc_sp(id int primary key)");
     c2.setAutoCommit(false);
@@ -724,7 +780,7 @@ public class JdbcCheck {
 	if err := os.WriteFile(filepath.Join(dir, "JdbcCheck.java"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := strings.TrimSpace(runTool(t, "", "java", "-cp", jar, filepath.Join(dir, "JdbcCheck.java")))
+	out := strings.TrimSpace(runTool(t, s, "", "java", "-cp", jar, filepath.Join(dir, "JdbcCheck.java")))
 	if out != "OK 3 6 "+s.serverVersion(t) {
 		t.Errorf("pgjdbc: %q", out)
 	}

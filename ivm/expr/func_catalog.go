@@ -25,6 +25,9 @@ type CatalogInfo interface {
 	TableVisible(oid int64) bool
 	// Database is current_database().
 	Database() string
+	// CurrentUser is current_user: the session's role (which need not be
+	// the owner of the relations UserName(10) names).
+	CurrentUser() string
 	// Version is version().
 	Version() string
 }
@@ -255,9 +258,7 @@ func registerCatalog(add adder) {
 		&Func{Name: "current_user", Result: name, Volatility: Stable,
 			Eval: func(env *Env, _ []types.Type, _ []types.Datum) (types.Datum, error) {
 				if c := catalogOf(env); c != nil {
-					if s, ok := c.UserName(10); ok {
-						return s, nil
-					}
+					return c.CurrentUser(), nil
 				}
 				return nil, nil
 			}},

@@ -108,16 +108,21 @@ func trimChars(s, chars string, left, right bool) string {
 	return s
 }
 
-func pad(s string, length int64, fill string, left bool) string {
+func pad(s string, length int64, fill string, left bool) (string, error) {
 	if length <= 0 {
-		return ""
+		return "", nil
 	}
 	n := runeLen(s)
 	if n >= length {
-		return runeSlice(s, 0, length)
+		return runeSlice(s, 0, length), nil
 	}
 	if fill == "" {
-		return s
+		return s, nil
+	}
+	// PostgreSQL checks the worst case (every character 4 bytes) before
+	// it allocates; so do we, with the same answer.
+	if lengthTooLarge(length * encodingCharBytesMax) {
+		return "", errRequestedLengthTooLarge()
 	}
 	need := length - n
 	var b strings.Builder
@@ -133,7 +138,7 @@ func pad(s string, length int64, fill string, left bool) string {
 		b.WriteString(s)
 		b.WriteString(string(padding))
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 func textFn1(name string, fn func(s string) types.Datum, result types.Type) *Func {
@@ -206,10 +211,19 @@ func registerString(add adder) {
 			return strpos(a.(string), b.(string)), nil
 		}),
 		strict("replace", []types.Type{types.TText, types.TText, types.TText}, types.TText, func(_ *Env, a []types.Datum) (types.Datum, error) {
-			if a[1].(string) == "" {
+			text, from, to := a[0].(string), a[1].(string), a[2].(string)
+			if from == "" {
 				return a[0], nil
 			}
-			return strings.ReplaceAll(a[0].(string), a[1].(string), a[2].(string)), nil
+			if grow := int64(strings.Count(text, from)) * int64(len(to)-len(from)); grow > 0 {
+				if grow > ValueBytesMax {
+					grow = ValueBytesMax
+				}
+				if err := CheckTextGrowth(len(text), int(grow)); err != nil {
+					return nil, err
+				}
+			}
+			return strings.ReplaceAll(text, from, to), nil
 		}),
 		strict("translate", []types.Type{types.TText, types.TText, types.TText}, types.TText, func(_ *Env, a []types.Datum) (types.Datum, error) {
 			from, to := []rune(a[1].(string)), []rune(a[2].(string))
@@ -248,10 +262,10 @@ func registerString(add adder) {
 	}{{"lpad", true}, {"rpad", false}} {
 		p := p
 		add(f2(p.name, types.TText, types.TInt4, types.TText, func(a, b types.Datum) (types.Datum, error) {
-			return pad(a.(string), b.(int64), " ", p.left), nil
+			return pad(a.(string), b.(int64), " ", p.left)
 		}),
 			strict(p.name, []types.Type{types.TText, types.TInt4, types.TText}, types.TText, func(_ *Env, a []types.Datum) (types.Datum, error) {
-				return pad(a[0].(string), a[1].(int64), a[2].(string), p.left), nil
+				return pad(a[0].(string), a[1].(int64), a[2].(string), p.left)
 			}))
 	}
 	add(f2("left", types.TText, types.TInt4, types.TText, func(a, b types.Datum) (types.Datum, error) {
@@ -274,8 +288,8 @@ func registerString(add adder) {
 			if n <= 0 {
 				return "", nil
 			}
-			if int64(len(a.(string)))*n > 1<<30 {
-				return nil, EvalError(StateProgramLimitExceeded, "requested length too large")
+			if lengthTooLarge(int64(len(a.(string))) * n) {
+				return nil, errRequestedLengthTooLarge()
 			}
 			return strings.Repeat(a.(string), int(n)), nil
 		}),
@@ -312,7 +326,11 @@ func registerString(add adder) {
 				var b strings.Builder
 				for i, v := range a {
 					if v != nil {
-						b.WriteString(outputText(env, ts[i], v))
+						text := outputText(env, ts[i], v)
+						if err := CheckTextGrowth(b.Len(), len(text)); err != nil {
+							return nil, err
+						}
+						b.WriteString(text)
 					}
 				}
 				return b.String(), nil
@@ -329,11 +347,15 @@ func registerString(add adder) {
 					if v == nil {
 						continue
 					}
+					text := outputText(env, ts[i+1], v)
 					if !first {
-						b.WriteString(sep)
+						text = sep + text
 					}
 					first = false
-					b.WriteString(outputText(env, ts[i+1], v))
+					if err := CheckTextGrowth(b.Len(), len(text)); err != nil {
+						return nil, err
+					}
+					b.WriteString(text)
 				}
 				return b.String(), nil
 			}},

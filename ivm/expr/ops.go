@@ -505,6 +505,9 @@ func lookupConcat(l, r types.Type) (OpInfo, bool) {
 		rk == types.KindBytea && lk == types.KindUnknown {
 		return info("||", types.TBytea, types.TBytea, types.TBytea, func(_ *Env, a, b types.Datum) (types.Datum, error) {
 			x, y := a.([]byte), b.([]byte)
+			if err := CheckTextGrowth(len(x), len(y)); err != nil {
+				return nil, err
+			}
 			out := make([]byte, 0, len(x)+len(y))
 			return append(append(out, x...), y...), nil
 		})
@@ -520,7 +523,11 @@ func lookupConcat(l, r types.Type) (OpInfo, bool) {
 	// text || anynonarray converts the other side with its output function,
 	// which is exactly a cast to text.
 	return info("||", types.TText, types.TText, types.TText, func(_ *Env, a, b types.Datum) (types.Datum, error) {
-		return a.(string) + b.(string), nil
+		x, y := a.(string), b.(string)
+		if err := CheckTextGrowth(len(x), len(y)); err != nil {
+			return nil, err
+		}
+		return x + y, nil
 	})
 }
 
@@ -533,6 +540,9 @@ func lookupArrayConcat(l, r types.Type) (OpInfo, bool) {
 		}
 		return info("||", ct, ct, ct, func(_ *Env, a, b types.Datum) (types.Datum, error) {
 			x, y := a.(types.Array), b.(types.Array)
+			if err := CheckArrayElements(len(x.Values) + len(y.Values)); err != nil {
+				return nil, err
+			}
 			vals := make([]types.Datum, 0, len(x.Values)+len(y.Values))
 			vals = append(append(vals, x.Values...), y.Values...)
 			return types.Array{Elem: x.Elem, Values: vals}, nil
@@ -540,12 +550,18 @@ func lookupArrayConcat(l, r types.Type) (OpInfo, bool) {
 	case l.Kind == types.KindArray && l.Elem != nil:
 		return info("||", l, *l.Elem, l, func(_ *Env, a, b types.Datum) (types.Datum, error) {
 			x := a.(types.Array)
+			if err := CheckArrayElements(len(x.Values) + 1); err != nil {
+				return nil, err
+			}
 			vals := append(append([]types.Datum{}, x.Values...), b)
 			return types.Array{Elem: x.Elem, Values: vals}, nil
 		})
 	case r.Kind == types.KindArray && r.Elem != nil:
 		return info("||", *r.Elem, r, r, func(_ *Env, a, b types.Datum) (types.Datum, error) {
 			y := b.(types.Array)
+			if err := CheckArrayElements(len(y.Values) + 1); err != nil {
+				return nil, err
+			}
 			vals := append([]types.Datum{a}, y.Values...)
 			return types.Array{Elem: y.Elem, Values: vals}, nil
 		})

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/keyenc"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -124,6 +125,7 @@ func (a *Aggregate) finalizeOrdered(ctx *Context, groupKey []byte, callIndex int
 	prefix := append(append([]byte(nil), groupKey...), byte(callIndex))
 	var elements []types.Row
 	var weights []int64
+	size := orderedSize{call: call}
 	err := a.multiset.Scan(ctx.Txn, prefix, func(_, v []byte) error {
 		w, n := binary.Varint(v)
 		if n <= 0 {
@@ -136,6 +138,9 @@ func (a *Aggregate) finalizeOrdered(ctx *Context, groupKey []byte, callIndex int
 		if err != nil {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt multiset element")
 		}
+		if err := size.add(element, w); err != nil {
+			return err
+		}
 		elements = append(elements, element)
 		weights = append(weights, w)
 		return nil
@@ -143,12 +148,18 @@ func (a *Aggregate) finalizeOrdered(ctx *Context, groupKey []byte, callIndex int
 	if err != nil {
 		return nil, err
 	}
-	return buildOrdered(call, elements, weights), nil
+	return buildOrdered(call, elements, weights)
 }
 
 // buildOrdered concatenates elements (in order) repeated by their
-// positive weights (once each for DISTINCT); NULL when there are none.
-func buildOrdered(call AggregateCall, elements []types.Row, weights []int64) types.Datum {
+// positive weights (once each for DISTINCT); NULL when there are none. A
+// result over PostgreSQL's limits (expr.ValueBytesMax,
+// expr.ArrayElementsMax) is refused before it is built: a weight can ask
+// for any number of copies.
+func buildOrdered(call AggregateCall, elements []types.Row, weights []int64) (types.Datum, error) {
+	if err := checkOrderedSize(call, elements, weights); err != nil {
+		return nil, err
+	}
 	var sb strings.Builder
 	var values []types.Datum
 	count := 0
@@ -175,18 +186,72 @@ func buildOrdered(call AggregateCall, elements []types.Row, weights []int64) typ
 		}
 	}
 	if count == 0 {
-		return nil
+		return nil, nil
 	}
 	if call.Func == AggArrayAgg {
-		return types.Array{Elem: call.Arg.Type(), Values: values}
+		return types.Array{Elem: call.Arg.Type(), Values: values}, nil
 	}
-	return sb.String()
+	return sb.String(), nil
+}
+
+// orderedSize accumulates the size of an ordered aggregate's result as
+// its elements arrive and refuses one over PostgreSQL's limits: more than
+// expr.ArrayElementsMax elements for array_agg, more than
+// expr.ValueBytesMax bytes for string_agg. It runs before anything is
+// built, and while a group's elements are scanned, so neither the result
+// nor the scanned elements outgrow the limit.
+type orderedSize struct {
+	call AggregateCall
+	// total saturates above bound, so it cannot overflow.
+	total int64
+}
+
+// add counts element repeated weight times.
+func (o *orderedSize) add(element types.Row, weight int64) error {
+	if weight <= 0 {
+		return nil
+	}
+	if o.call.Distinct {
+		weight = 1
+	}
+	bound := int64(expr.ValueBytesMax)
+	size := int64(1)
+	if o.call.Func == AggArrayAgg {
+		bound = expr.ArrayElementsMax
+	} else {
+		d, _ := element[1].(string)
+		size = int64(len(d) + len(element[0].(string)))
+	}
+	if size > 0 && weight > (bound-o.total)/size {
+		o.total = bound + 1
+	} else {
+		o.total += weight * size
+	}
+	if o.total <= bound {
+		return nil
+	}
+	if o.call.Func == AggArrayAgg {
+		return expr.CheckArrayElements(expr.ArrayElementsMax + 1)
+	}
+	return errcode.New(errcode.ValueTooLarge, "out of memory").
+		WithDetail("The string_agg result would be larger than %d bytes.", expr.ValueBytesMax)
+}
+
+// checkOrderedSize is orderedSize over a whole group.
+func checkOrderedSize(call AggregateCall, elements []types.Row, weights []int64) error {
+	size := orderedSize{call: call}
+	for i, e := range elements {
+		if err := size.add(e, weights[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // streamOrdered is the reference: the elements with their summed weights
 // (lossless identity), sorted by ORDER BY values then value with
 // types.Compare, independent of key encodings.
-func streamOrdered(call AggregateCall, elements []types.Datum, weights []int64) types.Datum {
+func streamOrdered(call AggregateCall, elements []types.Datum, weights []int64) (types.Datum, error) {
 	var rows []types.Row
 	var ws []int64
 	var buf []byte

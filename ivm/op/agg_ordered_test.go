@@ -3,6 +3,7 @@ package op
 import (
 	"testing"
 
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -51,5 +52,40 @@ func TestOrderedAggregateValues(t *testing.T) {
 	}
 	if got, want := out.String(), `{("3-3-1",{bigint [1 3 3 <nil>]}):+1}`; got != want {
 		t.Fatalf("got %s, want %s", got, want)
+	}
+}
+
+// TestOrderedAggregateSizeLimits checks that string_agg and array_agg
+// refuse results over PostgreSQL's limits (1 GB, 134217727 elements) with
+// 54000 before building them: a row's weight can ask for any number of
+// copies, which used to grow the result until the process died.
+func TestOrderedAggregateSizeLimits(t *testing.T) {
+	comma := expr.NewConst(types.TText, ",")
+	text := AggregateCall{Func: AggStringAgg, Arg: textOf(t, int8Col(0)), Delimiter: comma, Name: "s"}
+	array := AggregateCall{Func: AggArrayAgg, Arg: int8Col(0), Name: "a"}
+	for _, c := range []struct {
+		call     AggregateCall
+		element  types.Row
+		weight   int64
+		refusing bool
+	}{
+		{text, types.Row{"ab", ","}, 1 << 40, true},
+		{text, types.Row{"ab", ","}, expr.ValueBytesMax/3 + 1, true},
+		{text, types.Row{"ab", ","}, 3, false},
+		{array, types.Row{int64(1)}, 1 << 40, true},
+		{array, types.Row{int64(1)}, expr.ArrayElementsMax + 1, true},
+		{array, types.Row{int64(1)}, 3, false},
+	} {
+		got, err := buildOrdered(c.call, []types.Row{c.element}, []int64{c.weight})
+		if !c.refusing {
+			if err != nil || got == nil {
+				t.Errorf("%s weight %d: %v, %v", c.call.Name, c.weight, got, err)
+			}
+			continue
+		}
+		e, ok := errcode.As(err)
+		if !ok || e.State() != "54000" {
+			t.Errorf("%s weight %d: %v, want 54000", c.call.Name, c.weight, err)
+		}
 	}
 }

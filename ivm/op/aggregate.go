@@ -650,7 +650,7 @@ func StreamAggregate(ctx *Context, in types.Schema, spec AggregateSpec, batch zs
 // values it sees.
 func streamAggregateCall(call AggregateCall, kind sumKind, resultType types.Type, values []types.Datum, weights []int64) (types.Datum, error) {
 	if isOrderedAgg(call.Func) {
-		return streamOrdered(call, values, weights), nil
+		return streamOrdered(call, values, weights)
 	}
 	if kind == sumFloat && !usesMultiset(call) {
 		return streamFloatSum(call.Func == AggAvg, resultType.Kind == types.KindFloat4, values, weights)

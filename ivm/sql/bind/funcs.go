@@ -116,10 +116,23 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 	return out, nil
 }
 
+// charLengthMax is PostgreSQL's MaxAttrSize for char(n) and varchar(n)
+// (10 MB): a cast to char(n) pads to n characters.
+const charLengthMax = 10485760
+
 func (b *binder) noFunction(name string, args []plan.Scalar, loc int32) error {
+	ts := make([]types.Type, len(args))
+	for i, a := range args {
+		ts[i] = a.Type()
+	}
+	return b.noFunctionTypes(name, ts, loc)
+}
+
+// noFunctionTypes is PostgreSQL's 42883 for name over argument types args.
+func (b *binder) noFunctionTypes(name string, args []types.Type, loc int32) error {
 	ts := make([]string, len(args))
 	for i, a := range args {
-		ts[i] = a.Type().SQLName()
+		ts[i] = a.SQLName()
 	}
 	return errcode.New(errcode.SQLUndefinedFunction, "function %s(%s) does not exist", name, strings.Join(ts, ", ")).WithPosition(b.pos(loc))
 }
@@ -198,8 +211,12 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 	}
 	values := len(call.Args)
 	ts := make([]types.Type, values)
+	// written keeps the argument types as written (unknown literals
+	// included) for PostgreSQL's "function ... does not exist" message.
+	written := make([]types.Type, values)
 	for i, a := range call.Args[:values] {
 		t := a.Type()
+		written[i] = t
 		if t.Kind == types.KindUnknown {
 			var err error
 			if call.Args[i], err = b.coerce(a, types.TText, f.Location); err != nil {
@@ -209,9 +226,12 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 		}
 		ts[i] = t
 	}
+	if call.Func == "string_agg" && len(ts) == 2 && (ts[0].Kind == types.KindBytea || ts[1].Kind == types.KindBytea) {
+		return nil, b.unsupported(f.Location, "string_agg(bytea, bytea)")
+	}
 	res, ok := aggResult(call.Func, ts)
 	if !ok {
-		return nil, b.noFunction(name, call.Args, f.Location)
+		return nil, b.noFunctionTypes(name, written, f.Location)
 	}
 	if isFloatVariance(call.Func, ts) {
 		return nil, b.unsupported(f.Location, fmt.Sprintf("aggregate function %s(%s) (variance and standard deviation of float arguments; cast the argument to numeric)", name, ts[0].SQLName()))
@@ -353,8 +373,14 @@ func ResolveTypeName(tn *pg_query.TypeName, pos func(int32) int) (types.Type, er
 				t.Typmod = 1 + 4 // char means char(1)
 			}
 		case 1:
-			if mods[0] < 1 || mods[0] > 10485760 {
+			if name == "bpchar" {
+				name = "char" // PostgreSQL's bpchartypmodin says char
+			}
+			if mods[0] < 1 {
 				return types.Type{}, errcode.New(errcode.SQLSemanticError, "length for type %s must be at least 1", name).WithSQLState("22023").WithPosition(pos(tn.Location))
+			}
+			if mods[0] > charLengthMax {
+				return types.Type{}, errcode.New(errcode.SQLSemanticError, "length for type %s cannot exceed %d", name, charLengthMax).WithSQLState("22023").WithPosition(pos(tn.Location))
 			}
 			t.Typmod = int32(mods[0]) + 4
 		default:

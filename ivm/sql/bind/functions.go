@@ -72,7 +72,9 @@ func aggResult(name string, args []types.Type) (types.Type, bool) {
 	}
 	if len(args) != 1 {
 		if name == "string_agg" && len(args) == 2 {
-			return types.TText, true
+			// PostgreSQL has string_agg(text, text) (and bytea, which the
+			// binder refuses as unsupported); anything else is 42883.
+			return types.TText, args[0].Kind.IsString() && args[1].Kind.IsString()
 		}
 		return types.Type{}, false
 	}

@@ -72,7 +72,7 @@ func DeparseExpr(n *pg_query.Node) (string, error) {
 
 // pgQueryVersion is the parse-tree version pg_query's deparser expects.
 func pgQueryVersion() int32 {
-	r, err := pg_query.Parse("SELECT 1")
+	r, err := parse.PGParse("SELECT 1")
 	if err != nil {
 		return 0
 	}

@@ -216,14 +216,15 @@ func (l *lexer) skipSpace() *lexErr {
 	return nil
 }
 
-// tokenize lexes the whole of src.
-func tokenize(src string) ([]token, *lexErr) {
+// tokenizePrefix lexes src; on a lexical error (an unterminated literal) it
+// returns the tokens before it, which is all pg_query can build a tree of.
+func tokenizePrefix(src string) ([]token, *lexErr) {
 	l := &lexer{src: src}
 	var out []token
 	for {
 		t, err := l.next()
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		out = append(out, t)
 		if t.Kind == tokEOF {
@@ -245,13 +246,13 @@ type Token struct {
 
 // Tokens lexes src; on a lexical error it returns the tokens before it.
 func Tokens(src string) []Token {
-	l := &lexer{src: src}
-	var out []Token
-	for {
-		t, err := l.next()
-		if err != nil || t.Kind == tokEOF {
-			return out
+	toks, _ := tokenizePrefix(src)
+	out := make([]Token, 0, len(toks))
+	for _, t := range toks {
+		if t.Kind == tokEOF {
+			break
 		}
 		out = append(out, Token{Text: t.Text, Offset: t.Offset, Word: t.Kind == tokIdent})
 	}
+	return out
 }

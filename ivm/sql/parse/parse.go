@@ -192,7 +192,12 @@ func Parse(src string) ([]Statement, error) {
 	if !utf8.ValidString(src) {
 		return nil, errcode.New(errcode.SQLSyntaxError, "invalid byte sequence for encoding \"UTF8\"").WithSQLState("22021")
 	}
-	toks, lerr := tokenize(src)
+	toks, lerr := tokenizePrefix(src)
+	// The depth guard runs on the whole input before any of it reaches
+	// pg_query (statements are checked one by one: ';' resets it).
+	if err := checkNesting(toks); err != nil {
+		return nil, err
+	}
 	if lerr != nil {
 		// Let PostgreSQL's lexer report unterminated literals exactly as
 		// PostgreSQL would.
@@ -280,7 +285,7 @@ func parseOne(src string, toks []token, end token) ([]Statement, error) {
 
 // parsePG hands text (at byte offset in src) to pg_query.
 func parsePG(src string, offset int, text string) ([]Statement, error) {
-	res, err := pg_query.Parse(text)
+	res, err := pgParseChecked(text)
 	if err != nil {
 		return nil, pgError(src, offset, text, err)
 	}
@@ -296,7 +301,7 @@ func parsePG(src string, offset int, text string) ([]Statement, error) {
 		// only happens for multi-statement pieces (lexer fallback).
 		node := raw.Stmt
 		if len(res.Stmts) > 1 {
-			single, err := pg_query.Parse(stmtText)
+			single, err := pgParseChecked(stmtText)
 			if err != nil || len(single.Stmts) != 1 {
 				return nil, pgError(src, offset, text, err)
 			}
@@ -310,6 +315,9 @@ func parsePG(src string, offset int, text string) ([]Statement, error) {
 // pgError converts a pg_query error to an *errcode.Error with a position in
 // the whole input.
 func pgError(src string, offset int, text string, err error) error {
+	if e, ok := err.(*errcode.Error); ok {
+		return e // the depth guard's 54001
+	}
 	pe, ok := err.(interface{ Error() string })
 	if !ok || err == nil {
 		return errcode.New(errcode.SQLSyntaxError, "syntax error")
