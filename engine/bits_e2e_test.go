@@ -1,9 +1,6 @@
 package engine_test
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestBitAggregatesMatchPostgres: bit_and, bit_or and bit_xor over int2,
 // int4 and int8 (negative values, NULLs, DISTINCT, FILTER) in views through
@@ -18,16 +15,7 @@ func TestBitAggregatesMatchPostgres(t *testing.T) {
 	o.view("bt_by_g", "SELECT g, count(*) AS n, "+calls+" FROM bt GROUP BY g")
 	o.view("bt_total", "SELECT "+calls+" FROM bt")
 	adhoc := []string{"SELECT " + calls + " FROM bt", "SELECT g, " + calls + " FROM bt GROUP BY g ORDER BY g"}
-	check := func(when string) {
-		t.Helper()
-		o.check(when)
-		for _, q := range adhoc {
-			got, want := rowsText(t, rs, q), rowsText(t, o.pg, q)
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("%s: %s differs from PostgreSQL\n got: %q\nwant: %q", when, q, got, want)
-			}
-		}
-	}
+	check := func(when string) { t.Helper(); o.checkWith(when, adhoc) }
 	check("empty")
 	o.both("INSERT INTO bt VALUES (1, 'x', 5, 5, 5), (2, 'x', 3, 3, 3), (3, 'y', NULL, NULL, NULL)")
 	check("first rows")

@@ -25,16 +25,7 @@ func TestDistinctOnHiddenKeysMatchPostgres(t *testing.T) {
 		"SELECT DISTINCT ON (a % 2) c, b FROM dt ORDER BY a % 2, b NULLS FIRST, id",
 		"SELECT DISTINCT ON (upper(c)) id FROM dt ORDER BY upper(c), id",
 	}
-	check := func(when string) {
-		t.Helper()
-		o.check(when)
-		for _, q := range adhoc {
-			got, want := rowsText(t, rs, q), rowsText(t, o.pg, q)
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("%s: %s differs from PostgreSQL\n got: %q\nwant: %q", when, q, got, want)
-			}
-		}
-	}
+	check := func(when string) { t.Helper(); o.checkWith(when, adhoc) }
 	check("empty")
 	o.both("INSERT INTO dt VALUES (1, 1, 2, 'x'), (2, 1, 3, 'y'), (3, 2, 1, 'z'), (4, 2, 5, 'w'), (5, 3, NULL, 'q'), (6, 1, 3, 'Y')")
 	check("inserted")

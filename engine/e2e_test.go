@@ -122,6 +122,19 @@ func (o *oracle) check(when string) {
 	}
 }
 
+// checkWith is check plus each ad-hoc query run on both servers, whose
+// answers (in order) must be equal.
+func (o *oracle) checkWith(when string, adhoc []string) {
+	o.t.Helper()
+	o.check(when)
+	for _, q := range adhoc {
+		got, want := rowsText(o.t, o.rs, q), rowsText(o.t, o.pg, q)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			o.t.Fatalf("%s: %s differs from PostgreSQL\n got: %q\nwant: %q", when, q, got, want)
+		}
+	}
+}
+
 // TestFirstRun is the README's first run: tables, a join+GROUP BY view and
 // a filter view, INSERT/UPDATE/DELETE, every view equal to PostgreSQL's
 // answer after each step, and again after a restart over the same storage.

@@ -1,9 +1,6 @@
 package engine_test
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestIntervalSumAvgMatchPostgres: sum(interval) and avg(interval) in views
 // (maintained through updates and deletes, plain and DISTINCT, beside a
@@ -22,16 +19,7 @@ func TestIntervalSumAvgMatchPostgres(t *testing.T) {
 		"SELECT g, sum(d), avg(d), avg(DISTINCT d) FROM iv GROUP BY g ORDER BY g",
 		"SELECT sum(d) FILTER (WHERE id > 2), avg(d * 2) FROM iv",
 	}
-	check := func(when string) {
-		t.Helper()
-		o.check(when)
-		for _, q := range adhoc {
-			got, want := rowsText(t, rs, q), rowsText(t, o.pg, q)
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("%s: %s differs from PostgreSQL\n got: %q\nwant: %q", when, q, got, want)
-			}
-		}
-	}
+	check := func(when string) { t.Helper(); o.checkWith(when, adhoc) }
 	check("empty")
 	o.both("INSERT INTO iv VALUES (1, 'x', '1 month'), (2, 'x', '2 days 3 hours'), (3, 'y', NULL)")
 	check("first rows")
@@ -64,16 +52,7 @@ func TestIntervalFieldRestrictionsMatchPostgres(t *testing.T) {
 		"SELECT interval '1' minute, interval '90' day, interval '1-2' year to month, interval '10:20' minute to second, interval '1.5' day, interval '1 2:03' day to minute",
 		"SELECT date '1998-12-01' - interval '90' day, date '1995-01-01' + interval '1' year",
 	}
-	check := func(when string) {
-		t.Helper()
-		o.check(when)
-		for _, q := range adhoc {
-			got, want := rowsText(t, rs, q), rowsText(t, o.pg, q)
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("%s: %s differs from PostgreSQL\n got: %q\nwant: %q", when, q, got, want)
-			}
-		}
-	}
+	check := func(when string) { t.Helper(); o.checkWith(when, adhoc) }
 	check("empty")
 	o.both("INSERT INTO ev VALUES (1, '2024-01-01', '1 day 02:03:04', '1.23456 second', '1 year 5 months'), (2, '2023-10-01', '5', '3', '2'), (3, '2023-12-01 10:00', '-1:30', '-0.125', '-1.5')")
 	check("inserted")

@@ -24,16 +24,7 @@ func TestVarianceViewsMatchPostgres(t *testing.T) {
 		"SELECT g, " + calls + " FROM s GROUP BY g ORDER BY g",
 		"SELECT stddev(v * 2), variance(b / 2), var_samp((a % 1000)::int2) FILTER (WHERE a > 0) FROM s",
 	}
-	check := func(when string) {
-		t.Helper()
-		o.check(when)
-		for _, q := range adhoc {
-			got, want := rowsText(t, rs, q), rowsText(t, o.pg, q)
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("%s: %s differs from PostgreSQL\n got: %q\nwant: %q", when, q, got, want)
-			}
-		}
-	}
+	check := func(when string) { t.Helper(); o.checkWith(when, adhoc) }
 	check("empty")
 	o.both("INSERT INTO s VALUES (1, 'x', 1, 10, 1.5, 1), (2, 'y', NULL, NULL, NULL, NULL)")
 	check("one row per group")
