@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/rockstream/rockstream/errcode"
-	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/slate/objstore"
 )
 
@@ -28,30 +27,8 @@ func TestFenceIsTerminal(t *testing.T) {
 		return e
 	}
 	run := func(e *Engine, sql string) error {
-		t.Helper()
-		gs, err := e.NewSession(ctx, gateway.SessionInfo{Database: "default", User: "test"})
-		if err != nil {
-			return err
-		}
-		defer gs.Close()
-		st, err := gs.Prepare(ctx, gateway.PrepareRequest{SQL: sql})
-		if err != nil {
-			return err
-		}
-		cur, err := gs.Execute(ctx, gateway.ExecuteRequest{Statement: st})
-		if err != nil {
-			return err
-		}
-		defer cur.Close()
-		for {
-			if _, err := cur.Next(ctx); err == io.EOF {
-				break
-			} else if err != nil {
-				return err
-			}
-		}
-		// The gateway ends an implicit transaction with Commit.
-		return gs.Commit(ctx)
+		_, err := execSQL(ctx, e, sql)
+		return err
 	}
 	old := open()
 	defer old.Close(ctx)
