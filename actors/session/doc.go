@@ -27,4 +27,24 @@
 //	idle ──request──▶ running ──(needs a shard)──▶ waiting ──reply──▶ running
 //	  ▲                  │                            │
 //	  └────── reply ─────┘◀────── CancelWait (57014) ─┘
+//
+// Isolation levels, as PostgreSQL 15 defines them (transaction-iso.html):
+//
+//	READ COMMITTED   every statement reads the committed state as of its
+//	                 start (plus the transaction's own writes). An UPDATE or
+//	                 DELETE of a row another open transaction changed waits
+//	                 for it, then runs again on the newest data (rowlock.go).
+//	REPEATABLE READ  the transaction's first statement (not BEGIN) pins one
+//	                 shard snapshot (shard.OpenSnapshot) that every later
+//	                 read of the transaction uses: tables and materialized
+//	                 views as of the same epoch, plus its own writes. An
+//	                 UPDATE or DELETE of a row changed by a transaction that
+//	                 committed after the snapshot fails with 40001 (RS-2290)
+//	                 — after waiting for the row's lock if that transaction
+//	                 is still open, and succeeding if it rolls back.
+//
+// Views read in a REPEATABLE READ transaction are brought up to the last
+// committed epoch when the snapshot is pinned (so they are as fresh as the
+// tables and include the session's earlier commits); like in READ
+// COMMITTED, they never include the transaction's own uncommitted writes.
 package session

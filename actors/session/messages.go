@@ -152,8 +152,12 @@ type (
 		Rows  []types.Row
 		Stale bool
 	}
-	// Committed answers Commit.
-	Committed struct{ Epoch uint64 }
+	// Committed answers Commit: the epoch the writes became (0: there
+	// were none) and how many row changes it held.
+	Committed struct {
+		Epoch uint64
+		Rows  int
+	}
 	// State answers GetState.
 	State struct {
 		InTransaction bool
