@@ -27,8 +27,10 @@ func (p *pausedRows) Next() bool {
 	p.n++
 	return p.n <= p.total
 }
-func (p *pausedRows) Values() ([]any, error) { return []any{int32(p.n), fmt.Sprintf("row %d", p.n)}, nil }
-func (p *pausedRows) Err() error             { return nil }
+func (p *pausedRows) Values() ([]any, error) {
+	return []any{int32(p.n), fmt.Sprintf("row %d", p.n)}, nil
+}
+func (p *pausedRows) Err() error { return nil }
 
 // TestCopyProgressSeenFromAnotherSession: while a COPY FROM STDIN runs,
 // a second session sees it in pg_stat_progress_copy and
