@@ -30,6 +30,11 @@ type Config struct {
 	// StorageTickInterval is how often the actors run slate's background
 	// work (WAL/memtable flush, compaction, GC). Default 100ms.
 	StorageTickInterval time.Duration
+	// StepBytesMax bounds the bytes of deltas one evaluation step may
+	// hold: a view's backfill or maintenance step, an ad-hoc query (0: no
+	// bound). Serve derives it from --memory-budget (stepBytesMax); a
+	// step beyond it fails with 53200 (RS-5502) instead of growing.
+	StepBytesMax int64
 	// SubscriberQueueUpdatesMax bounds each SUBSCRIBE's queue of updates
 	// (actors/subscriber; 0: subscriber.QueueUpdatesMaxDefault). Tests
 	// shrink it to make the queue fill.

@@ -25,16 +25,28 @@ import (
 //	   ▲                         │
 //	   └──── dropped ────────────┘
 
-// fail records that view rel could not be built.
+// viewFailure is why a view failed.
+type viewFailure struct {
+	reason string
+	// code is the RS code of the error that failed it (its cause's own
+	// code, e.g. RS-5502 for a backfill out of memory), so that CREATE
+	// MATERIALIZED VIEW answers with that code's SQLSTATE.
+	code string
+}
+
+// fail records that view rel could not be built or backfilled.
 func (a *Actor) fail(ctx runtime.Context, rel *catalog.Relation, err error) {
-	reason := err.Error()
-	if a.failed[rel.ID] != reason {
-		ctx.Logger().Error("materialized view failed: it is not maintained until it is recompiled or dropped", "view", rel.Name, "reason", reason)
+	f := viewFailure{reason: err.Error(), code: errcode.InternalError.ID}
+	if e, ok := errcode.As(err); ok {
+		f.code = e.Code.ID
+	}
+	if a.failed[rel.ID] != f {
+		ctx.Logger().Error("materialized view failed: it is not maintained until it is recompiled or dropped", "view", rel.Name, "reason", f.reason)
 	}
 	if a.failed == nil {
-		a.failed = map[catalog.ID]string{}
+		a.failed = map[catalog.ID]viewFailure{}
 	}
-	a.failed[rel.ID] = reason
+	a.failed[rel.ID] = f
 }
 
 // forgetFailed forgets failed views that left snap.
@@ -89,8 +101,8 @@ func (a *Actor) failedStatuses() []ViewStatus {
 		return nil
 	}
 	for _, rel := range a.snap.Relations() {
-		if reason, ok := a.failed[rel.ID]; ok {
-			out = append(out, ViewStatus{View: rel.ID, Name: rel.Name, Failed: reason})
+		if f, ok := a.failed[rel.ID]; ok {
+			out = append(out, ViewStatus{View: rel.ID, Name: rel.Name, Failed: f.reason, FailedCode: f.code})
 		}
 	}
 	return out

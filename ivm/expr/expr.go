@@ -42,6 +42,11 @@ type Env struct {
 	// operators of an ad-hoc circuit run); a non-nil error aborts the run
 	// with it (a cancelled statement, a server shutting down).
 	Interrupt func() error
+	// StepBytesMax bounds the bytes the deltas of one circuit step may
+	// hold (op.StepMemory; 0: no bound). The server derives it from
+	// --memory-budget, so a join that multiplies its inputs fails the
+	// step with 53200 instead of growing until the process is killed.
+	StepBytesMax int64
 }
 
 // Expr is a typed scalar expression.

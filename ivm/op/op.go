@@ -94,6 +94,13 @@ type Context struct {
 	// Errors collects evaluation errors raised this step as a Z-set of
 	// ErrorSchema rows.
 	Errors zset.Batch
+	// Memory accounts the step's deltas against the step's memory limit
+	// (memory.go; nil: not accounted).
+	Memory *StepMemory
+	// MeteredBytes is what this operator's OutputMeters charged to Memory
+	// while it stepped, so the circuit charges only the rest of its
+	// output.
+	MeteredBytes int64
 }
 
 // ErrorSchema is the schema of evaluation-error rows: the SQLSTATE, the RS
