@@ -49,6 +49,45 @@ func (a *Actor) fail(ctx runtime.Context, rel *catalog.Relation, err error) {
 	a.failed[rel.ID] = f
 }
 
+// failMaintained fails installed view v, whose maintenance step was
+// refused with cause, and every installed view reading it (they would miss
+// its deltas): each leaves the installed views and its state is dropped,
+// so a later sync backfills it afresh (within its bound, backfillbound.go)
+// or leaves it failed until it is dropped.
+func (a *Actor) failMaintained(ctx runtime.Context, v *installedView, cause error) error {
+	failing := map[catalog.ID]bool{v.rel.ID: true}
+	kept := a.views[:0:0]
+	var failed []*installedView
+	// NB: views are in creation (= dependency) order, so a view's inputs
+	// are decided before it.
+	for _, w := range a.views {
+		reads := failing[w.rel.ID]
+		for _, s := range w.sources {
+			reads = reads || failing[s]
+		}
+		if !reads {
+			kept = append(kept, w)
+			continue
+		}
+		failing[w.rel.ID] = true
+		failed = append(failed, w)
+	}
+	a.views = kept
+	for _, w := range failed {
+		err := cause
+		if w != v {
+			err = errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", v.rel.Name, cause.Error())
+		} else if e, ok := errcode.As(cause); ok {
+			err = errcode.New(e.Code, "its maintenance was refused: %s", e.Message)
+		}
+		a.fail(ctx, w.rel, err)
+		if err := a.dropState(w.rel.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // forgetFailed forgets failed views that left snap.
 func (a *Actor) forgetFailed(snap *control.Snapshot) {
 	var gone []catalog.ID
