@@ -19,6 +19,10 @@ import (
 // server, from starting. Views reading a failed view fail with it. A
 // failed view is retried at every catalog sync, so DROP removes it and
 // RECOMPILE (a new plan) or a recovered input brings it back, backfilled.
+// A view also fails when a step of it is refused for memory (RS-5502:
+// its backfill, in backfillbound.go, or its maintenance, failMaintained)
+// or its backfill used up its attempts; its retries are the backfill's
+// bounded attempts.
 //
 //	           build fails                     sync: build succeeds
 //	absent ──────────────────► failed ─────────────────────────────► backfilled
