@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
+	sessionactor "github.com/rockstream/rockstream/actors/session"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/actors/storage"
 	"github.com/rockstream/rockstream/errcode"
@@ -59,8 +60,6 @@ type Engine struct {
 	// router addresses the shards by the bucket map (route.go); set
 	// before any session exists and never changed.
 	router shard.Router
-	// nextTxn numbers the transactions that take row locks (rowlock.go).
-	nextTxn atomic.Uint64
 	// catalog caches the newest catalog snapshot (catalogcache.go).
 	catalog atomic.Pointer[control.Snapshot]
 }
@@ -214,7 +213,12 @@ func (e *Engine) NewSession(ctx context.Context, info gateway.SessionInfo) (gate
 	e.nextSess++
 	id := e.nextSess
 	e.mu.Unlock()
-	return &session{e: e, id: id, info: info}, nil
+	s := &session{e: e, id: id, info: info, actor: sessionactor.ActorOf(id)}
+	if err := e.rt.Spawn("embedded", s.actor, sessionactor.New(sessionactor.Config{Session: id, Router: e.router})); err != nil {
+		e.sessionClosed()
+		return nil, errcode.Wrap(errcode.InternalError, err, "starting the session actor")
+	}
+	return s, nil
 }
 
 const defaultNamespace = "default"
