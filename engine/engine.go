@@ -60,6 +60,9 @@ type Engine struct {
 	// router addresses the shards by the bucket map (route.go); set
 	// before any session exists and never changed.
 	router shard.Router
+	// queryMemory is the memory the running ad-hoc queries share
+	// (querymemory.go); nil without Config.StepBytesMax.
+	queryMemory *queryMemory
 	// catalog caches the newest catalog snapshot (catalogcache.go).
 	catalog atomic.Pointer[control.Snapshot]
 }
@@ -90,6 +93,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		cfg.StorageTickInterval = 100 * time.Millisecond
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger}
+	if cfg.StepBytesMax > 0 {
+		e.queryMemory = &queryMemory{limitBytes: cfg.StepBytesMax}
+	}
 	e.rt = real.New(real.Options{Store: cfg.Store, Logger: cfg.Logger})
 	open := func(path string) func(runtime.Context) (kv.Store, error) {
 		return func(actx runtime.Context) (kv.Store, error) {

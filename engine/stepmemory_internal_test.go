@@ -60,6 +60,22 @@ func TestJoinExplosionRefusedForMemory(t *testing.T) {
 	if out := must(`SELECT count(*), min(n), max(n) FROM fine`); out != "(10,500,500)" {
 		t.Fatalf("fine: %s", out)
 	}
+	// Ad-hoc queries share one bound: with the others' share taken (as
+	// by queries running beside it), a query within its own bound is
+	// refused too, and runs once the share is given back.
+	const within = `SELECT a.k, count(*) AS n FROM j2 a JOIN j2 b ON a.id = b.id GROUP BY a.k ORDER BY a.k LIMIT 1`
+	taken := e.queryMemory.limitBytes - 64<<10
+	if err := e.queryMemory.Reserve(taken); err != nil {
+		t.Fatal(err)
+	}
+	refused(within)
+	e.queryMemory.Release(taken)
+	if out := must(within); out != "(0,500)" {
+		t.Fatalf("%s: %s", within, out)
+	}
+	if used := e.queryMemory.usedBytes.Load(); used != 0 {
+		t.Fatalf("finished queries still hold %d bytes of the shared bound", used)
+	}
 	// The same explosion arriving as one commit under an existing view.
 	must(`CREATE TABLE j3 (id int PRIMARY KEY, k int, v int)`)
 	must(`CREATE MATERIALIZED VIEW jy AS SELECT (a.v + b.v) % 100 AS r, count(*) AS n FROM j3 a JOIN j3 b ON a.k = b.k GROUP BY 1`)

@@ -287,6 +287,7 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 	// Every node's output lives until the step ends, so the step's memory
 	// is the sum of them (op.StepMemory).
 	mem := c.stepMemory()
+	defer mem.Release()
 	for i, n := range c.nodes {
 		if n.fused {
 			// Stepped inside its consumer (see fuse); its output is
@@ -377,15 +378,15 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 	return results, nil
 }
 
-// stepMemory is one step's memory account: limited by Env.StepBytesMax,
-// and polling Env.Interrupt inside long operator steps (nil when neither
-// is set).
+// stepMemory is one step's memory account: limited by Env.StepBytesMax
+// and Env.SharedMemory, and polling Env.Interrupt inside long operator
+// steps (nil when none is set).
 func (c *Circuit) stepMemory() *op.StepMemory {
 	env := c.cfg.Env
-	if env == nil || (env.StepBytesMax <= 0 && env.Interrupt == nil) {
+	if env == nil || (env.StepBytesMax <= 0 && env.Interrupt == nil && env.SharedMemory == nil) {
 		return nil
 	}
-	return &op.StepMemory{LimitBytes: env.StepBytesMax, Interrupt: env.Interrupt}
+	return &op.StepMemory{LimitBytes: env.StepBytesMax, Interrupt: env.Interrupt, Shared: env.SharedMemory}
 }
 
 // stepNode steps one node: a source passes its delta on as it is, a

@@ -2,6 +2,7 @@ package op
 
 import (
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
@@ -27,7 +28,21 @@ type StepMemory struct {
 	// statement stops inside a long operator step, not only between
 	// operators.
 	Interrupt func() error
+	// Shared, when set, is a budget shared with concurrent evaluations:
+	// every charge is reserved there too, and Release gives it back.
+	Shared    expr.MemoryReserver
 	usedBytes int64
+	// reservedBytes is what Shared holds for this step.
+	reservedBytes int64
+}
+
+// Release gives what the step reserved in Shared back, at the step's end.
+func (m *StepMemory) Release() {
+	if m == nil || m.Shared == nil || m.reservedBytes == 0 {
+		return
+	}
+	m.Shared.Release(m.reservedBytes)
+	m.reservedBytes = 0
 }
 
 // UsedBytes is what was charged so far.
@@ -48,6 +63,12 @@ func (m *StepMemory) Charge(bytes int64) error {
 		if err := m.Interrupt(); err != nil {
 			return err
 		}
+	}
+	if m.Shared != nil {
+		if err := m.Shared.Reserve(bytes); err != nil {
+			return err
+		}
+		m.reservedBytes += bytes
 	}
 	m.usedBytes += bytes
 	if m.LimitBytes > 0 && m.usedBytes > m.LimitBytes {
