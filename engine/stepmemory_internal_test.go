@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -21,14 +19,7 @@ import (
 func TestJoinExplosionRefusedForMemory(t *testing.T) {
 	ctx := context.Background()
 	store := objstore.NewMemory()
-	open := func() *Engine {
-		t.Helper()
-		e, err := Open(ctx, Config{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StepBytesMax: 16 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
+	open := func() *Engine { return openQuiet(t, Config{Store: store, StepBytesMax: 16 << 20}) }
 	e := open()
 	must := func(sql string) string {
 		t.Helper()

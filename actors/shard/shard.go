@@ -48,7 +48,9 @@ type Config struct {
 	// StepBytesMax bounds the bytes one view's circuit step may hold in
 	// deltas (op.StepMemory; 0: no bound): a backfill or maintenance step
 	// beyond it fails with RS-5502 (53200) instead of exhausting memory.
-	// Simulation range: 0 (the simulator's data is small).
+	// Simulation range: 0 only: the whole-system checker compares every
+	// view with its query, which a view failed for memory has no answer
+	// for; the bound is exercised by the engine's and the binary's tests.
 	StepBytesMax int64
 	// Control is the control-plane actor the shard fetches catalogs from
 	// when a message names a newer one than it has (catalog.go); default
