@@ -201,6 +201,10 @@ type txnRec struct {
 	// ending: Commit or Rollback sent.
 	ending bool
 	stale  int
+	// lockTimeout is the statements' lock_timeout (0: none); cancelAfter,
+	// when set, cancels a lock wait still running that long after its
+	// lookup was sent (CancelWait, as a canceled statement does).
+	lockTimeout, cancelAfter time.Duration
 }
 
 // ensureTxns draws the run's transactional parameters once.
@@ -307,6 +311,12 @@ func (r *runner) txnOne(ss *session, snap *control.Snapshot, acct *catalog.Relat
 	if t.iso == sessionactor.RepeatableRead {
 		r.cover.scenario("txn_repeatable_read")
 	}
+	switch r.rnd.IntN(8) {
+	case 0:
+		t.lockTimeout = time.Duration(1+r.rnd.IntN(50)) * time.Millisecond
+	case 1:
+		t.cancelAfter = time.Duration(1+r.rnd.IntN(50)) * time.Millisecond
+	}
 	if t.iso == sessionactor.RepeatableRead {
 		// NB: the snapshot is pinned at the first data statement; the
 		// window starts at BEGIN so it holds wherever the session pins.
@@ -357,7 +367,7 @@ func (r *runner) poison(t *txnRec, k int64) types.Row { return types.Row{k, -t.i
 
 // statement starts a statement that reads or writes data.
 func (r *runner) statement(t *txnRec, next func()) {
-	r.req(t, sessionactor.Statement{CatalogVersion: t.snap.Version, Data: true, WaitForOwn: true}, func(runtime.Message) { next() })
+	r.req(t, sessionactor.Statement{CatalogVersion: t.snap.Version, Data: true, LockTimeout: t.lockTimeout, WaitForOwn: true}, func(runtime.Message) { next() })
 }
 
 // readRows reads acct's rows under keys as the statement sees them.
@@ -435,7 +445,20 @@ func (r *runner) lockLookup(t *txnRec, m sessionactor.Lookup, next func(sessiona
 		t.holds = append(t.holds, h)
 		r.txns.locks = append(r.txns.locks, w, h)
 	}
+	outstanding := true
+	if t.cancelAfter > 0 && len(waits) > 0 {
+		conn := t.conn
+		r.s.At(t.cancelAfter, func() {
+			// NB: only while the client still waits for this lookup: the
+			// session then runs it or has answered it, and runs nothing
+			// else, so the cancel cannot hit a later request.
+			if outstanding && !conn.dropped {
+				r.s.AskAsync(conn.actor, sessionactor.CancelWait{}, func(runtime.Message, error) {})
+			}
+		})
+	}
 	r.reqErr(t, m, func(reply runtime.Message, err error) bool {
+		outstanding = false
 		now := int64(r.s.Now())
 		for _, w := range waits {
 			w.to = now
@@ -812,8 +835,13 @@ func (r *runner) txnFailed(t *txnRec, msg runtime.Message, err error) {
 		r.s.Fail(fmt.Errorf("%w: txn %d: a READ COMMITTED lookup under the row lock failed with %v (it must wait and re-run)", errChecker, t.id, err))
 		return
 	}
-	if t.iso == sessionactor.RepeatableRead && errcode.Has(err, errcode.ConcurrentUpdate) {
+	switch {
+	case t.iso == sessionactor.RepeatableRead && errcode.Has(err, errcode.ConcurrentUpdate):
 		r.cover.scenario("rr_update_40001")
+	case errcode.Has(err, errcode.LockTimeout):
+		r.cover.scenario("lock_timeout_55P03")
+	case errcode.Has(err, errcode.QueryCanceled):
+		r.cover.scenario("lock_wait_canceled_57014")
 	}
 	if committing {
 		// The session ended the transaction with the failed commit; a
