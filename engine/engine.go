@@ -51,7 +51,14 @@ type Engine struct {
 	mu       sync.Mutex
 	sessions int
 	nextSess uint64
-	metrics  Metrics
+	// byPID are the open sessions by their gateway process id
+	// (pg_stat_activity's wait events, pg_cancel_backend's permission).
+	byPID map[uint32]*session
+	// gateway is the pgwire server serving this engine (nil: none, e.g.
+	// an engine driven directly by tests): pg_stat_activity,
+	// pg_cancel_backend and pg_terminate_backend act through it.
+	gateway atomic.Pointer[gateway.Server]
+	metrics Metrics
 	// router addresses the shards by the bucket map (route.go); set
 	// before any session exists and never changed.
 	router shard.Router
@@ -207,10 +214,16 @@ func (e *Engine) NewSession(ctx context.Context, info gateway.SessionInfo) (gate
 	e.sessions++
 	e.nextSess++
 	id := e.nextSess
-	e.mu.Unlock()
 	s := &session{e: e, id: id, info: info, actor: sessionactor.ActorOf(id)}
-	if err := e.rt.Spawn("embedded", s.actor, sessionactor.New(sessionactor.Config{Session: id, Router: e.router})); err != nil {
-		e.sessionClosed()
+	if info.ProcessID != 0 {
+		if e.byPID == nil {
+			e.byPID = map[uint32]*session{}
+		}
+		e.byPID[info.ProcessID] = s
+	}
+	e.mu.Unlock()
+	if err := e.rt.Spawn("embedded", s.actor, sessionactor.New(sessionactor.Config{Session: id, Backend: info.ProcessID, Router: e.router})); err != nil {
+		e.sessionClosed(s)
 		return nil, errcode.Wrap(errcode.InternalError, err, "starting the session actor")
 	}
 	return s, nil
@@ -218,8 +231,11 @@ func (e *Engine) NewSession(ctx context.Context, info gateway.SessionInfo) (gate
 
 const defaultNamespace = "default"
 
-func (e *Engine) sessionClosed() {
+func (e *Engine) sessionClosed(s *session) {
 	e.mu.Lock()
+	if e.byPID[s.info.ProcessID] == s {
+		delete(e.byPID, s.info.ProcessID)
+	}
 	e.sessions--
 	e.mu.Unlock()
 }

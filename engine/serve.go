@@ -342,7 +342,9 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String(), httpAddr)
 	}
-	serveErr := gateway.Serve(ctx, ln, eng, gwOpts)
+	gw := gateway.NewServer(eng, gwOpts)
+	eng.gateway.Store(gw)
+	serveErr := gw.Serve(ctx, ln)
 	stopping := time.Now()
 	opts.Logger.Info("shutting down: connections closed, flushing storage", "reason", context.Cause(ctx))
 	closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

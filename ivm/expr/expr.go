@@ -42,6 +42,10 @@ type Env struct {
 	// operators of an ad-hoc circuit run); a non-nil error aborts the run
 	// with it (a cancelled statement, a server shutting down).
 	Interrupt func() error
+	// Backends answers pg_backend_pid, pg_cancel_backend and
+	// pg_terminate_backend (func_backend.go); nil: pg_backend_pid is 1
+	// and the others fail.
+	Backends Backends
 }
 
 // Expr is a typed scalar expression.

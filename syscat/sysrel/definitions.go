@@ -106,8 +106,12 @@ func definitions() []Relation {
 			"refobjsubid", i4, "deptype", t)}},
 		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_language", Columns: columns("oid", oid, "lanname", name, "lanowner", oid, "lanispl", b, "lanpltrusted", b)}},
 		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_event_trigger", Columns: columns("oid", oid, "evtname", name, "evtevent", name, "evtowner", oid, "evtfoid", oid, "evtenabled", t)}},
-		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_stat_activity", Columns: columns("datid", oid, "datname", name, "pid", i4, "usesysid", oid, "usename", name,
-			"application_name", t, "client_addr", t, "state", t, "query", t)}},
+		// PostgreSQL 15's columns; client_addr (inet) and backend_xid,
+		// backend_xmin (xid) are text.
+		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_stat_activity", Columns: columns("datid", oid, "datname", name, "pid", i4, "leader_pid", i4,
+			"usesysid", oid, "usename", name, "application_name", t, "client_addr", t, "client_hostname", t, "client_port", i4,
+			"backend_start", ts, "xact_start", ts, "query_start", ts, "state_change", ts, "wait_event_type", t, "wait_event", t,
+			"state", t, "backend_xid", t, "backend_xmin", t, "query_id", i8, "query", t, "backend_type", t)}},
 		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "index_columns", Columns: columns(
 			"indexrelid", oid, "indrelid", oid, "indisprimary", b, "attnum", i2, "ord", i4)}},
 		{Schema: SchemaInfo, Rel: &catalog.Relation{Name: "tables", Columns: columns("table_catalog", name, "table_schema", name, "table_name", name, "table_type", t,
