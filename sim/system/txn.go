@@ -370,14 +370,20 @@ func (r *runner) statement(t *txnRec, next func()) {
 	r.req(t, sessionactor.Statement{CatalogVersion: t.snap.Version, Data: true, LockTimeout: t.lockTimeout, WaitForOwn: true}, func(runtime.Message) { next() })
 }
 
-// readRows reads acct's rows under keys as the statement sees them.
+// readRows reads acct's rows under keys as the statement sees them: by
+// primary key, or (a scan: one time in three) the whole table.
 func (r *runner) readRows(t *txnRec, keys []int64, next func(map[int64]types.Row)) {
 	pk := make([]types.Row, len(keys))
 	for i, k := range keys {
 		pk[i] = types.Row{k}
 	}
+	m := sessionactor.Read{CatalogVersion: t.snap.Version, Points: []sessionactor.PointRead{{Relation: *t.acct, Keys: pk}}}
+	if r.rnd.IntN(3) == 0 {
+		m = sessionactor.Read{CatalogVersion: t.snap.Version, Relations: []catalog.ID{t.acct.ID}}
+		r.cover.scenario("txn_table_scan")
+	}
 	call := int64(r.s.Now())
-	r.req(t, sessionactor.Read{CatalogVersion: t.snap.Version, Points: []sessionactor.PointRead{{Relation: *t.acct, Keys: pk}}}, func(reply runtime.Message) {
+	r.req(t, m, func(reply runtime.Message) {
 		res := reply.(sessionactor.ReadResult)
 		if len(res.Batches) != 1 {
 			r.s.Fail(fmt.Errorf("%w: txn %d: a read of one point set returned %d batches", errChecker, t.id, len(res.Batches)))
@@ -853,9 +859,23 @@ func (r *runner) txnFailed(t *txnRec, msg runtime.Message, err error) {
 	r.req(t, sessionactor.Rollback{}, func(runtime.Message) { r.endTxn(t) })
 }
 
-// endTxn finishes a transaction whose end was answered.
+// endTxn finishes a transaction whose end was answered; now and then it
+// checks the session holds nothing of it any more.
 func (r *runner) endTxn(t *txnRec) {
 	r.endHolds(t)
+	if r.rnd.IntN(4) == 0 {
+		// NB: asked directly (no client link faults): GetState is answered
+		// at once, and the session runs nothing else before the client's
+		// next request.
+		r.s.AskAsync(t.conn.actor, sessionactor.GetState{}, func(reply runtime.Message, err error) {
+			if err != nil || r.s.Err() != nil {
+				return // the process died meanwhile
+			}
+			if st, ok := reply.(sessionactor.State); ok && (st.InTransaction || st.Locks > 0 || st.Savepoints > 0 || st.Rows > 0) {
+				r.s.Fail(fmt.Errorf("%w: txn %d ended, but its session still reports %+v", errChecker, t.id, st))
+			}
+		})
+	}
 	r.finishTxn(t, 0)
 }
 
