@@ -110,6 +110,7 @@ var requiredScenarios = []string{
 	"upsert_insert",            // INSERT ... ON CONFLICT inserted
 	"upsert_conflict_update",   // ... and updated the conflicting row
 	"txn_commit_acked",         // a transaction of the session actor committed
+	"sequence_nextval",         // an upsert took nextval
 	"lock_timeout_55P03",       // a lock wait ran past the statement's lock_timeout
 	"lock_wait_canceled_57014", // a lock wait ended by CancelWait (a canceled statement)
 }

@@ -863,7 +863,7 @@ func (r *runner) setup() error {
 				Columns: []catalog.Column{col("k", true), col("w", false), col("c", false)}}}
 		},
 	}
-	steps = append(steps, acctDDL, r.sourceDDL)
+	steps = append(steps, acctDDL, seqDDL, r.sourceDDL)
 	for _, def := range viewDefs {
 		steps = append(steps, func() control.CreateRelation { return r.viewDDL(def) })
 	}

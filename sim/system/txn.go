@@ -3,6 +3,7 @@ package system
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
@@ -60,10 +61,11 @@ import (
 //     detected, the transactions' lock holds and waits as the clients saw
 //     them admit a cycle through it at some instant of the wait.
 //
-// Sequences are not exercised here: nextval lives in actors/control and
-// is answered outside any transaction (never rolled back), so it does not
-// run through the session actor; actors/control's tests cover its
-// log-ahead durability across restarts.
+// Each writing transaction first takes nextval('seq') from the control
+// plane, as the engine evaluates nextval in an INSERT: outside any transaction (never
+// rolled back), so not through the session actor. Its checker: a value is
+// never returned twice, and a value returned after another was returned
+// is larger (across crashes: the sequence's durable log-ahead).
 
 // Transactional workload sizes.
 const (
@@ -133,6 +135,40 @@ func (r *runner) seedAcct(retry func(what string, err error) error) error {
 	}
 }
 
+// seqDDL creates the sequence the upserts draw from.
+func seqDDL() control.CreateRelation {
+	return control.CreateRelation{IfNotExists: true, Relation: &catalog.Relation{Kind: catalog.KindSequence, Name: "seq", Columns: catalog.SequenceColumns(),
+		Sequence: &catalog.Sequence{Type: types.TInt8, Start: 1, Increment: 1, Min: 1, Max: math.MaxInt64, Cache: 1}}}
+}
+
+// nextval takes the sequence's next value, checks it, then runs next (also
+// when the value is lost: the statement then failed, nextval consumed it
+// or not).
+func (r *runner) nextval(next func(ok bool)) {
+	floor := r.txns.seqMax
+	r.askAsync(control.ActorID, control.SequenceOp{Name: "seq", Op: control.SeqNextVal}, func(reply runtime.Message, err error) {
+		if err != nil {
+			r.logf("nextval: %v", err)
+			next(false)
+			return
+		}
+		v := reply.(control.SequenceValue).Value
+		switch {
+		case r.txns.seqSeen[v]:
+			r.s.Fail(fmt.Errorf("%w: nextval returned %d twice", errChecker, v))
+			return
+		case v <= floor:
+			r.s.Fail(fmt.Errorf("%w: nextval returned %d after %d had been returned", errChecker, v, floor))
+			return
+		}
+		r.logf("nextval %d", v)
+		r.txns.seqSeen[v] = true
+		r.txns.seqMax = max(r.txns.seqMax, v)
+		r.cover.scenario("sequence_nextval")
+		next(true)
+	})
+}
+
 // txnModel is the transactional clients' shared state.
 type txnModel struct {
 	// next numbers transactions from 1 (their w values); conns numbers
@@ -149,6 +185,9 @@ type txnModel struct {
 	// zombies are session actors of dropped connections not stopped yet
 	// (the process was down).
 	zombies []runtime.ActorID
+	// seqMax is the largest nextval returned, seqSeen every one.
+	seqMax  int64
+	seqSeen map[int64]bool
 }
 
 // lockSpan is one lock a transaction held or waited for, from the issue
@@ -211,7 +250,7 @@ type txnRec struct {
 func (r *runner) ensureTxns() {
 	if r.txns.acked == nil {
 		r.txns = txnModel{next: 1, hotKeys: int64(hotKeysMin + r.rnd.IntN(hotKeysMax-hotKeysMin+1)),
-			acked: map[int64]int{}, unknown: map[int64]int{}, lastAckedAt: map[int64]int64{}}
+			acked: map[int64]int{}, unknown: map[int64]int{}, lastAckedAt: map[int64]int64{}, seqSeen: map[int64]bool{}}
 	}
 }
 
@@ -323,6 +362,27 @@ func (r *runner) txnOne(ss *session, snap *control.Snapshot, acct *catalog.Relat
 		t.pinCall = int64(r.s.Now())
 	}
 	r.req(t, sessionactor.Begin{Isolation: t.iso, Implicit: t.implicit}, func(runtime.Message) {
+		if t.kind != txnRepeat {
+			// The transaction's first statement takes a value of the
+			// sequence (INSERT INTO audit VALUES (nextval('seq'))).
+			r.nextval(func(ok bool) {
+				if !ok {
+					t.ending = true
+					r.req(t, sessionactor.Rollback{}, func(runtime.Message) { r.endTxn(t) })
+					return
+				}
+				r.txnBody(t, a, b)
+			})
+			return
+		}
+		r.txnBody(t, a, b)
+	})
+}
+
+// txnBody runs the statements of t's kind over keys a and b, then ends t.
+func (r *runner) txnBody(t *txnRec, a, b int64) {
+	ss := t.ss
+	{
 		switch t.kind {
 		case txnIncrement:
 			r.increment(t, a, func() { r.commit(t) })
@@ -356,7 +416,7 @@ func (r *runner) txnOne(ss *session, snap *control.Snapshot, acct *catalog.Relat
 				})
 			})
 		}
-	})
+	}
 }
 
 // hotKey draws one of the hot acct keys.
