@@ -31,7 +31,9 @@
 //   - (e) transactions (txn.go): porcupine per key over their changes as
 //     compare-and-sets, no lost update, REPEATABLE READ repeatability and
 //     40001, READ COMMITTED stale re-runs, savepoint and rollback undo,
-//     no commit refused under held row locks, 40P01 only for a real cycle;
+//     no commit refused under held row locks, 40P01 only for a real cycle,
+//     no session state left after a transaction ends, and nextval never
+//     returning a value twice or out of real-time order;
 //   - coverage (coverage.go): every faults/ entry and buggify site is hit
 //     over TestSystem's seeds, or has a written reason, and every
 //     transaction path (row-lock wait, deadlock, REPEATABLE READ pin and
