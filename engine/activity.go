@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/rockstream/rockstream/actors/control"
 	sessionactor "github.com/rockstream/rockstream/actors/session"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
@@ -15,7 +16,7 @@ import (
 // session waits for a row lock (wait_event_type Lock).
 
 // activityRows lists the server's sessions.
-func (s *session) activityRows(ctx context.Context) []syscat.Activity {
+func (s *session) activityRows(ctx context.Context, snap *control.Snapshot) []syscat.Activity {
 	gw := s.e.gateway.Load()
 	if gw == nil {
 		return nil
@@ -26,6 +27,17 @@ func (s *session) activityRows(ctx context.Context) []syscat.Activity {
 		row := syscat.Activity{PID: int64(a.PID), User: a.User, Database: a.Database, ApplicationName: a.ApplicationName,
 			ClientAddr: a.ClientAddr, ClientPort: int64(a.ClientPort), BackendStart: a.BackendStart, XactStart: a.XactStart,
 			QueryStart: a.QueryStart, StateChange: a.StateChange, State: a.State, Query: a.Query}
+		if cp := a.Copy; cp != nil {
+			row.Copy = &syscat.CopyProgress{Command: cp.Command, Type: cp.Type, Relation: cp.Table, Started: cp.Started,
+				BytesDone: cp.BytesProcessed, TuplesDone: cp.TuplesProcessed}
+			name := []string{cp.Table}
+			if cp.Schema != "" {
+				name = []string{cp.Schema, cp.Table}
+			}
+			if rel, ok := snap.LookupRelation(name); ok && cp.Table != "" {
+				row.Copy.RelationOID = int64(syscat.RelationOID(rel.ID))
+			}
+		}
 		if a.State == "active" && a.PID != s.info.ProcessID {
 			if other := s.e.sessionByPID(a.PID); other != nil {
 				if m, err := s.e.ask(ctx, other.actor, sessionactor.GetState{}); err == nil && m.(sessionactor.State).WaitingForLock {

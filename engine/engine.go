@@ -31,6 +31,11 @@ type Config struct {
 	// StorageTickInterval is how often the actors run slate's background
 	// work (WAL/memtable flush, compaction, GC). Default 100ms.
 	StorageTickInterval time.Duration
+	// StepBytesMax bounds the bytes of deltas one evaluation step may
+	// hold: a view's backfill or maintenance step, an ad-hoc query (0: no
+	// bound). Serve derives it from --memory-budget (stepBytesMax); a
+	// step beyond it fails with 53200 (RS-5502) instead of growing.
+	StepBytesMax int64
 	// SubscriberQueueUpdatesMax bounds each SUBSCRIBE's queue of updates
 	// (actors/subscriber; 0: subscriber.QueueUpdatesMaxDefault). Tests
 	// shrink it to make the queue fill.
@@ -62,6 +67,9 @@ type Engine struct {
 	// router addresses the shards by the bucket map (route.go); set
 	// before any session exists and never changed.
 	router shard.Router
+	// queryMemory is the memory the running ad-hoc queries share
+	// (querymemory.go); nil without Config.StepBytesMax.
+	queryMemory *queryMemory
 	// catalog caches the newest catalog snapshot (catalogcache.go).
 	catalog atomic.Pointer[control.Snapshot]
 }
@@ -92,6 +100,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		cfg.StorageTickInterval = 100 * time.Millisecond
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger}
+	if cfg.StepBytesMax > 0 {
+		e.queryMemory = &queryMemory{limitBytes: cfg.StepBytesMax}
+	}
 	e.rt = real.New(real.Options{Store: cfg.Store, Logger: cfg.Logger})
 	open := func(path string) func(runtime.Context) (kv.Store, error) {
 		return func(actx runtime.Context) (kv.Store, error) {

@@ -470,7 +470,8 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 		env.Views[v.View] = viewStats(v)
 	}
 	env.PreparedStatements = preparedStatementRows(s.prepared)
-	env.Activity = s.activityRows(ctx)
+	env.Activity = s.activityRows(ctx, snap)
+	env.Now = time.Now()
 	if env.Roles, err = s.roleRows(ctx); err != nil {
 		return nil, err
 	}

@@ -29,6 +29,20 @@ type Activity struct {
 	State string
 	// Query is the running statement, or the last one of an idle session.
 	Query string
+	// Copy is the running COPY's progress (nil: none).
+	Copy *CopyProgress
+}
+
+// CopyProgress is a running COPY as pg_stat_progress_copy shows it.
+type CopyProgress struct {
+	// Command is "COPY FROM" or "COPY TO"; Type "PIPE" (STDIN/STDOUT).
+	Command, Type string
+	// Schema and Table name the relation.
+	Schema, Table string
+	Started       time.Time
+	// BytesProcessed counts the COPY data bytes received (FROM) or sent
+	// (TO); TuplesProcessed the rows handed to the engine or sent.
+	BytesProcessed, TuplesProcessed int64
 }
 
 // activity is a conn's pg_stat_activity row, written by the conn
@@ -93,6 +107,10 @@ func (s *Server) Activity() []Activity {
 	for _, c := range conns {
 		c.activity.mu.Lock()
 		row := c.activity.row
+		if row.Copy != nil {
+			cp := *row.Copy
+			row.Copy = &cp
+		}
 		c.activity.mu.Unlock()
 		if row.State != "" {
 			out = append(out, row)
@@ -154,4 +172,63 @@ func (s *Server) lookupConn(pid uint32) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.conns[pid]
+}
+
+// copyProgressLogInterval is how often a running COPY logs its progress.
+const copyProgressLogInterval = 5 * time.Second
+
+// copyProgress tracks a running COPY for pg_stat_progress_copy and the
+// log: a line at its start, every copyProgressLogInterval, and its end.
+type copyProgress struct {
+	c       *conn
+	lastLog time.Time
+}
+
+func (c *conn) startCopyProgress(command string, spec *copySpec) *copyProgress {
+	now := time.Now()
+	c.activity.mu.Lock()
+	c.activity.row.Copy = &CopyProgress{Command: command, Type: "PIPE", Schema: spec.schema, Table: spec.table, Started: now}
+	c.activity.mu.Unlock()
+	c.log.Info("COPY started", "command", command, "table", spec.table)
+	return &copyProgress{c: c, lastLog: now}
+}
+
+// add counts bytes and tuples processed.
+func (p *copyProgress) add(bytes, tuples int64) {
+	c := p.c
+	c.activity.mu.Lock()
+	cp := c.activity.row.Copy
+	cp.BytesProcessed += bytes
+	cp.TuplesProcessed += tuples
+	snapshot := *cp
+	c.activity.mu.Unlock()
+	if now := time.Now(); now.Sub(p.lastLog) >= copyProgressLogInterval {
+		p.lastLog = now
+		c.log.Info("COPY progress", "command", snapshot.Command, "table", snapshot.Table, "rows", snapshot.TuplesProcessed,
+			"bytes", snapshot.BytesProcessed, "rows_per_second", rate(snapshot.TuplesProcessed, now.Sub(snapshot.Started)))
+	}
+}
+
+// end logs the COPY's end and removes it from pg_stat_progress_copy.
+func (p *copyProgress) end(err error) {
+	c := p.c
+	c.activity.mu.Lock()
+	cp := *c.activity.row.Copy
+	c.activity.row.Copy = nil
+	c.activity.mu.Unlock()
+	elapsed := time.Since(cp.Started)
+	args := []any{"command", cp.Command, "table", cp.Table, "rows", cp.TuplesProcessed, "bytes", cp.BytesProcessed,
+		"seconds", elapsed.Seconds(), "rows_per_second", rate(cp.TuplesProcessed, elapsed)}
+	if err != nil {
+		c.log.Info("COPY failed", append(args, "err", err)...)
+		return
+	}
+	c.log.Info("COPY finished", args...)
+}
+
+func rate(n int64, d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64(float64(n) / d.Seconds())
 }

@@ -368,6 +368,7 @@ func pgCatalogRows() []rowSource {
 		}},
 		{SchemaPgCatalog, "pg_event_trigger", empty},
 		{SchemaPgCatalog, "pg_stat_activity", activityRows},
+		{SchemaPgCatalog, "pg_stat_progress_copy", copyProgressRows},
 		// One row per index column: what unnest(indkey) with
 		// generate_subscripts gives, for drivers' primary-key queries.
 		{SchemaRockStream, "index_columns", func(env *Env) []types.Row {
@@ -623,4 +624,20 @@ func nullIfEmpty(s string) types.Datum {
 		return nil
 	}
 	return s
+}
+
+// copyProgressRows is pg_stat_progress_copy: one row per running COPY.
+func copyProgressRows(env *Env) []types.Row {
+	var out []types.Row
+	for _, a := range env.Activity {
+		if cp := a.Copy; cp != nil {
+			var relid types.Datum
+			if cp.RelationOID != 0 {
+				relid = cp.RelationOID
+			}
+			out = append(out, types.Row{a.PID, int64(oidDatabase), nullIfEmpty(a.Database), relid, cp.Command, cp.Type,
+				cp.BytesDone, int64(0), cp.TuplesDone, int64(0)})
+		}
+	}
+	return out
 }
