@@ -326,7 +326,12 @@ func (a *Actor) read(ctx runtime.Context, m Read) {
 
 // statementReadAt is the snapshot a statement reads at (readAt; the
 // REPEATABLE READ pin unless planted otherwise, plant_*.go).
-func (a *Actor) statementReadAt() uint64 { return a.readAt() }
+func (a *Actor) statementReadAt() uint64 {
+	if plantRRNewSnapshot {
+		return 0
+	}
+	return a.readAt()
+}
 
 // readPoints reads m.Points from i on, one shard lookup each, appending
 // their batches to out, then answers the request.
