@@ -581,12 +581,7 @@ func (a *Arrangement) SetEntry(txn kv.Writer, group, suffix, value []byte, oldLe
 	}
 	hash := hashKey(group)
 	g := c.lookup(group, hash)
-	var b partition.Bucket
-	if g != nil {
-		b = g.bucket
-	} else {
-		b = partition.BucketOf(group)
-	}
+	b := groupBucket(g, group)
 	a.keyBuf = a.appendKey(a.keyBuf[:0], b, group, suffix)
 	full := a.keyBuf
 	if err := txn.Put(full, value); err != nil {
@@ -619,12 +614,7 @@ func (a *Arrangement) DeleteEntry(txn kv.Writer, group, suffix []byte, oldLen in
 		return a.deletePoint(txn, a.fullKey(group, suffix), oldLen)
 	}
 	g := c.lookup(group, hashKey(group))
-	var b partition.Bucket
-	if g != nil {
-		b = g.bucket
-	} else {
-		b = partition.BucketOf(group)
-	}
+	b := groupBucket(g, group)
 	a.keyBuf = a.appendKey(a.keyBuf[:0], b, group, suffix)
 	full := a.keyBuf
 	if err := txn.Delete(full); err != nil {
@@ -636,6 +626,15 @@ func (a *Arrangement) DeleteEntry(txn kv.Writer, group, suffix []byte, oldLen in
 		c.units--
 	}
 	return nil
+}
+
+// groupBucket is the bucket of group, whose cached group is g (nil when
+// not cached): a cached group's, without hashing its key again.
+func groupBucket(g *Group, group []byte) partition.Bucket {
+	if g != nil {
+		return g.bucket
+	}
+	return partition.BucketOf(group)
 }
 
 // hashKey is the group cache's hash of a group key.
