@@ -10,8 +10,8 @@ import (
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 
-// ReadView returns a view's stored output as a snapshot (rows in encoding
-// order, weights = multiplicities). If the view is in the error state it
+// ReadView returns a view's stored output as a snapshot (rows bucket by
+// bucket, each bucket's in encoding order; weights = multiplicities). If the view is in the error state it
 // returns an *errcode.Error (RS-3501 with the failing expression's SQLSTATE
 // and the offending row in the detail) instead.
 func ReadView(r kv.Reader, view ViewID) (zset.Batch, error) {
