@@ -26,6 +26,14 @@ func expandRecursive(n plan.Node, snap Snapshot, env *expr.Env) (plan.Node, erro
 		if !ok || firstErr != nil || plan.HasCorrelation(ru) {
 			return x
 		}
+		if workScans(ru.Step, ru.Work) > 1 {
+			// NB: PostgreSQL's iteration runs the recursive term over the
+			// previous round's rows only, which is the fixpoint only when
+			// the term reads the recursive relation once (PostgreSQL
+			// refuses the other case). A non-linear term is left to the
+			// circuit's fixpoint operator, as in a view.
+			return x
+		}
 		rows, err := runRecursive(ru, snap, env)
 		if err != nil {
 			firstErr = err
@@ -116,4 +124,16 @@ func (w workSnapshot) ScanRelation(rel *catalog.Relation) (zset.Batch, error) {
 		b.Add(r, 1)
 	}
 	return b, nil
+}
+
+// workScans counts the scans of the working table work in n.
+func workScans(n plan.Node, work *catalog.Relation) int {
+	count := 0
+	if s, ok := n.(*plan.Scan); ok && s.Relation.ID == work.ID {
+		count++
+	}
+	for _, in := range n.Inputs() {
+		count += workScans(in, work)
+	}
+	return count
 }

@@ -108,6 +108,10 @@ type builder struct {
 	b     *circuit.Builder
 	srcs  *Sources
 	lower Lowerer
+	// intercept, when set, builds the nodes it claims (ok) itself: a
+	// recursive term's builder takes its work-table scans and invariant
+	// subtrees (recursive.go).
+	intercept func(n plan.Node) (out circuit.Node, ok bool, err error)
 }
 
 func unsupported(construct string) error {
@@ -127,7 +131,14 @@ func (w *builder) exprs(ss []plan.Scalar) ([]expr.Expr, error) {
 }
 
 func (w *builder) node(n plan.Node) (circuit.Node, error) {
+	if w.intercept != nil {
+		if out, ok, err := w.intercept(n); ok {
+			return out, err
+		}
+	}
 	switch x := n.(type) {
+	case *plan.RecursiveUnion:
+		return w.recursive(x)
 	case *plan.Scan:
 		return w.srcs.source(w.b, x.Relation), nil
 	case *plan.Values:
