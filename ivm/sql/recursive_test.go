@@ -285,11 +285,7 @@ func TestRecursiveRefusals(t *testing.T) {
 		{`WITH RECURSIVE r(n) AS (SELECT 0 UNION ALL SELECT DISTINCT e.dst FROM r JOIN e ON r.n = e.src) SELECT * FROM r`, "DISTINCT in the recursive term of UNION ALL"},
 		{`WITH RECURSIVE r(n) AS (SELECT 0 UNION SELECT e.dst FROM e LEFT JOIN r ON r.n = e.src) SELECT * FROM r`, "outer join"},
 	} {
-		view, err := sql.CompileView(e.cat, tc.query)
-		if err == nil {
-			b := circuit.NewBuilder()
-			_, err = incr.Build(b, view.Plan, incr.NewSources(func(*catalog.Relation) circuit.SourceID { return 1 }), lower.Lowerer{})
-		}
+		_, err := sql.CompileView(e.cat, tc.query)
 		ee, ok := errcode.As(err)
 		if !ok || !strings.Contains(ee.Message, tc.named) {
 			t.Errorf("%s: want an error naming %q, got %v", tc.query, tc.named, err)
