@@ -88,6 +88,14 @@ func (a *Actor) step(ctx runtime.Context) error {
 		outs, err := v.circuit.StepDeltas(txn, inputs)
 		if err != nil {
 			a.discardCaches()
+			if viewFault(err) {
+				// The step is thrown away and run again without the
+				// failed views (failed_step.go).
+				if err := a.failStep(ctx, v, err); err != nil {
+					return err
+				}
+				return a.step(ctx)
+			}
 			return errcode.Wrap(errcode.ShardUnavailable, err, "maintaining view %s", v.rel.Name)
 		}
 		if d, ok := outs[ViewID(v.rel.ID)]; ok {

@@ -610,6 +610,11 @@ func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalo
 		}
 		if _, err := v.circuit.Step(txn, inputs); err != nil {
 			v.circuit.DiscardCaches()
+			if viewFault(err) {
+				// Its backfill does not converge (failed_step.go).
+				a.fail(ctx, rel, err)
+				return nil
+			}
 			return err
 		}
 		// NB: the marker is the state's format record (format.go), in the

@@ -164,8 +164,12 @@ func TestRecursiveViews(t *testing.T) {
 		seed = rand.Uint64()
 	}
 	t.Logf("SEED=%d changes=%d nodes=%d edge_ids=%d bom_parts=%d", seed, changes, recursiveNodes, recursiveEdgeIDs, bomParts)
-	srv := harness.StartServer(t)
-	defer srv.Stop()
+	dir := t.TempDir()
+	srv, err := harness.Start(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Stop() }()
 	c := &recursiveCampaign{
 		t: t, seed: seed, r: rand.New(rand.NewPCG(seed, 0x2ec)),
 		rs: harness.ConnectRS(t, srv), pg: harness.ConnectPG(t),
@@ -188,5 +192,16 @@ func TestRecursiveViews(t *testing.T) {
 	for i := 0; i < changes; i++ {
 		c.step()
 		c.check(fmt.Sprintf("after change %d", i+1))
+		if i == changes/2 {
+			// A restart halfway: the fixpoint's state (its own and the
+			// recursive term's) continues from storage.
+			c.script = append(c.script, "-- restart")
+			srv.Stop()
+			if srv, err = harness.Start(dir); err != nil {
+				t.Fatal(err)
+			}
+			c.rs = harness.ConnectRS(t, srv)
+			c.check("after the restart")
+		}
 	}
 }
