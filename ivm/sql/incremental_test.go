@@ -117,14 +117,8 @@ func checkIncremental(t *testing.T, rt *rapid.T, query string) {
 			ops := rapid.IntRange(0, 4).Draw(rt, "ops")
 			for o := 0; o < ops; o++ {
 				key := int64(rapid.IntRange(0, 5).Draw(rt, "key"))
-				var existing types.Row
-				for _, r := range e.store.Rows[rel.ID] {
-					if r[0] == key {
-						existing = r
-					}
-				}
-				if existing != nil {
-					delta.AddBatch(e.store.Delete(rel, []types.Row{existing}), 1)
+				if removed, ok := deleteKey(e, rel, key); ok {
+					delta.AddBatch(removed, 1)
 					if rapid.Bool().Draw(rt, "delete") {
 						continue
 					}
@@ -179,4 +173,15 @@ func checkIncremental(t *testing.T, rt *rapid.T, query string) {
 			t.Fatalf("%s: step %d: incremental view differs from ad-hoc result\nincremental:\n%sad hoc:\n%s", query, step, gs, ws)
 		}
 	}
+}
+
+// deleteKey deletes the row of rel whose first column is key, if there is
+// one, and returns the delta.
+func deleteKey(e *engine, rel *catalog.Relation, key int64) (zset.Batch, bool) {
+	for _, r := range e.store.Rows[rel.ID] {
+		if r[0] == key {
+			return e.store.Delete(rel, []types.Row{r}), true
+		}
+	}
+	return zset.Batch{}, false
 }

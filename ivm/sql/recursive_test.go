@@ -127,17 +127,9 @@ func buildView(t *testing.T, e *engine, query string) (*circuit.Circuit, *sql.Vi
 // constants evaluates the circuit's constant sources (fed once, first).
 func constants(t *testing.T, srcs *incr.Sources, deltas map[circuit.SourceID]zset.Batch) {
 	for _, k := range srcs.Constants {
-		var batch zset.Batch
-		for _, r := range k.Rows {
-			row := make(types.Row, len(r))
-			for i, x := range r {
-				v, err := x.Eval(env(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				row[i] = v
-			}
-			batch.Add(row, 1)
+		batch, err := k.Batch(env())
+		if err != nil {
+			t.Fatal(err)
 		}
 		deltas[k.ID] = batch
 	}
@@ -153,14 +145,8 @@ func drawEdgeChanges(t *testing.T, rt *rapid.T, e *engine, srcs *incr.Sources) m
 		ops := rapid.IntRange(0, 3-2*ti).Draw(rt, "ops")
 		for o := 0; o < ops; o++ {
 			key := int64(rapid.IntRange(0, 7).Draw(rt, "key"))
-			var existing types.Row
-			for _, r := range e.store.Rows[rel.ID] {
-				if r[0] == key {
-					existing = r
-				}
-			}
-			if existing != nil {
-				delta.AddBatch(e.store.Delete(rel, []types.Row{existing}), 1)
+			if removed, ok := deleteKey(e, rel, key); ok {
+				delta.AddBatch(removed, 1)
 				if rapid.Bool().Draw(rt, "delete") {
 					continue
 				}

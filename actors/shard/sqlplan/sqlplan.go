@@ -60,17 +60,9 @@ func (Planner) PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.R
 		planned.Sources = append(planned.Sources, r.ID)
 	}
 	for _, c := range srcs.Constants {
-		var batch zset.Batch
-		for _, row := range c.Rows {
-			vals := make(types.Row, len(row))
-			for i, e := range row {
-				d, err := e.Eval(viewEnv(), nil)
-				if err != nil {
-					return shard.PlannedView{}, err
-				}
-				vals[i] = d
-			}
-			batch.Add(vals, 1)
+		batch, err := c.Batch(viewEnv())
+		if err != nil {
+			return shard.PlannedView{}, err
 		}
 		planned.Constants[c.ID] = batch
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
 )
 
 // Lowerer turns a bound scalar into an evaluable expression.
@@ -41,6 +42,24 @@ type Constant struct {
 	// Rows are the rows' expressions (constants or parameters), evaluated
 	// with the circuit's Env when fed.
 	Rows [][]expr.Expr
+}
+
+// Batch evaluates the constant's rows with env: the delta the caller
+// feeds in the first step.
+func (c Constant) Batch(env *expr.Env) (zset.Batch, error) {
+	var batch zset.Batch
+	for _, r := range c.Rows {
+		row := make(types.Row, len(r))
+		for i, e := range r {
+			v, err := e.Eval(env, nil)
+			if err != nil {
+				return zset.Batch{}, err
+			}
+			row[i] = v
+		}
+		batch.Add(row, 1)
+	}
+	return batch, nil
 }
 
 // Sources declares circuit sources for relations, once each, so several
