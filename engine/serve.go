@@ -167,6 +167,12 @@ func budgets(budget int64) storage.Options {
 	}
 }
 
+// stepBytesMax is the share of a memory budget one evaluation step's
+// deltas may hold: a quarter, beside the half the storage budgets take,
+// since the estimate it is checked against (op.RowBytes) leaves out the
+// garbage the collector has not reclaimed yet.
+func stepBytesMax(budget int64) int64 { return budget / 4 }
+
 // StorageURL turns a --storage value into an object-store URL: a plain path
 // means the local filesystem.
 func StorageURL(storage string) (string, error) {
@@ -304,7 +310,7 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	}
 	debug.SetMemoryLimit(opts.MemoryBudgetBytes)
 	opts.Logger.Info("opening storage", "url", shown, "memory_budget_bytes", opts.MemoryBudgetBytes)
-	eng, err = Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes)})
+	eng, err = Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes)})
 	if err != nil {
 		return err
 	}
@@ -342,7 +348,9 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String(), httpAddr)
 	}
-	serveErr := gateway.Serve(ctx, ln, eng, gwOpts)
+	gw := gateway.NewServer(eng, gwOpts)
+	eng.gateway.Store(gw)
+	serveErr := gw.Serve(ctx, ln)
 	stopping := time.Now()
 	opts.Logger.Info("shutting down: connections closed, flushing storage", "reason", context.Cause(ctx))
 	closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

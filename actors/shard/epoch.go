@@ -89,9 +89,10 @@ func (a *Actor) step(ctx runtime.Context) error {
 		if err != nil {
 			a.discardCaches()
 			if viewFault(err) {
-				// The step is thrown away and run again without the
-				// failed views (failed_step.go).
-				if err := a.failStep(ctx, v, err); err != nil {
+				// The same deltas would be refused again: the view fails
+				// (and the views reading it), the step runs again without
+				// them, and every other view and commit goes on.
+				if err := a.failMaintained(ctx, v, err); err != nil {
 					return err
 				}
 				return a.step(ctx)

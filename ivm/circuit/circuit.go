@@ -320,6 +320,10 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 func (c *Circuit) stepNodes(txn kv.Txn, inputs map[SourceID]zset.Delta) ([]zset.Delta, []zset.Batch, error) {
 	outs := make([]zset.Delta, len(c.nodes))
 	errs := make([]zset.Batch, len(c.nodes))
+	// Every node's output lives until the step ends, so the step's memory
+	// is the sum of them (op.StepMemory).
+	mem := c.stepMemory()
+	defer mem.Release()
 	for i, n := range c.nodes {
 		if n.fused {
 			// Stepped inside its consumer (see fuse); its output is
@@ -335,7 +339,7 @@ func (c *Circuit) stepNodes(txn kv.Txn, inputs map[SourceID]zset.Delta) ([]zset.
 		if c.cfg.Clock != nil {
 			start = c.cfg.Clock()
 		}
-		ctx := &op.Context{Txn: txn, Env: c.cfg.Env}
+		ctx := &op.Context{Txn: txn, Env: c.cfg.Env, Memory: mem}
 		var ins []zset.Delta
 		var rowsIn int64
 		for _, in := range n.inputs {
@@ -357,6 +361,12 @@ func (c *Circuit) stepNodes(txn kv.Txn, inputs map[SourceID]zset.Delta) ([]zset.
 			}
 		}
 		out, err := c.stepNode(ctx, n, ins)
+		if err == nil && n.inputs != nil {
+			// NB: a source's delta is its owner's memory, not the step's.
+			if rest := op.DeltaBytes(out, len(n.operator.Schema())) - ctx.MeteredBytes; rest > 0 {
+				err = mem.Charge(rest)
+			}
+		}
 		if err != nil {
 			c.DiscardCaches()
 			return nil, nil, fmt.Errorf("circuit: %s: %w", n.label, err)
@@ -388,6 +398,17 @@ func (c *Circuit) stepNodes(txn kv.Txn, inputs map[SourceID]zset.Delta) ([]zset.
 		}
 	}
 	return outs, errs, nil
+}
+
+// stepMemory is one step's memory account: limited by Env.StepBytesMax
+// and Env.SharedMemory, and polling Env.Interrupt inside long operator
+// steps (nil when none is set).
+func (c *Circuit) stepMemory() *op.StepMemory {
+	env := c.cfg.Env
+	if env == nil || (env.StepBytesMax <= 0 && env.Interrupt == nil && env.SharedMemory == nil) {
+		return nil
+	}
+	return &op.StepMemory{LimitBytes: env.StepBytesMax, Interrupt: env.Interrupt, Shared: env.SharedMemory}
 }
 
 // stepNode steps one node: a source passes its delta on as it is, a
