@@ -8,11 +8,12 @@ import "github.com/rockstream/rockstream/errcode"
 // instead of the epoch step of every view. Two errors are:
 //
 //   - RS-5502, a step over its memory bound;
+//
 //   - RS-3503, a WITH RECURSIVE fixpoint that does not converge within its
 //     iteration bound (UNION ALL over a cycle, which PostgreSQL runs
 //     forever).
 //
-//	maintained ──step fails (viewFault)──► failed ──sync: backfill succeeds──► maintained
+//     maintained ──step fails (viewFault)──► failed ──sync: backfill succeeds──► maintained
 func viewFault(err error) bool {
 	return errcode.Has(err, errcode.StepMemoryExceeded) || errcode.Has(err, errcode.RecursionNotConverging)
 }
