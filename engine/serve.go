@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -252,8 +253,11 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	}
 	defer hold.Release(context.Background())
 	// Health answers while recovering (readyz says 503 until hydrated).
-	var eng *Engine
+	// NB: the HTTP handlers run on their own goroutines while Open sets
+	// the engine, so they read it through an atomic pointer.
+	var opened atomic.Pointer[Engine]
 	readiness := func() string {
+		eng := opened.Load()
 		switch {
 		case eng == nil:
 			return "recovering: catalog or views not hydrated yet"
@@ -282,10 +286,10 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		})
 		var metrics http.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 		if opts.Auth == AuthPassword {
-			metrics = metricsAuth(func() *Engine { return eng }, metrics)
+			metrics = metricsAuth(opened.Load, metrics)
 		}
 		mux.Handle("/metrics", metrics)
-		reg.MustRegister(newCollector(func() *Engine { return eng }))
+		reg.MustRegister(newCollector(opened.Load))
 		// The Go runtime's and the process's own numbers (heap, GC,
 		// goroutines, CPU, RSS, open files) beside RockStream's.
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -310,10 +314,11 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	}
 	debug.SetMemoryLimit(opts.MemoryBudgetBytes)
 	opts.Logger.Info("opening storage", "url", shown, "memory_budget_bytes", opts.MemoryBudgetBytes)
-	eng, err = Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes)})
+	eng, err := Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes)})
 	if err != nil {
 		return err
 	}
+	opened.Store(eng)
 	gwOpts := opts.Gateway
 	gwOpts.Logger = opts.Logger
 	gwOpts.SuperuserReservedConnections = superuserReservedConnections
