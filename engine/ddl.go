@@ -89,6 +89,10 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		if err := s.recompile(ctx, snap, st.Name); err != nil {
 			return nil, err
 		}
+	case *ddl.SetViewOptions:
+		if err := s.setViewOptions(ctx, snap, st); err != nil {
+			return nil, err
+		}
 	case *ddl.AddPrimaryKey:
 		if err := s.addPrimaryKey(ctx, snap, st); err != nil {
 			return nil, err
@@ -373,4 +377,37 @@ func isUTCName(tz string) bool {
 		return true
 	}
 	return false
+}
+
+// setViewOptions is ALTER MATERIALIZED VIEW ... SET / RESET (...): the
+// options CREATE's WITH (...) takes, checked the same way; RESET puts an
+// option back to its default. Options not named keep their values.
+func (s *session) setViewOptions(ctx context.Context, snap *control.Snapshot, st *ddl.SetViewOptions) error {
+	rel, ok := snap.LookupRelation([]string{st.Name})
+	if !ok {
+		return errcode.New(errcode.UndefinedObject, "relation %q does not exist", st.Name)
+	}
+	if rel.Kind != catalog.KindMaterializedView {
+		return errcode.New(errcode.WrongObjectType, "%q is not a materialized view", st.Name)
+	}
+	retain := rel.RetainHistory
+	if _, set := st.Options["retain_history"]; set {
+		d, err := rsql.ViewOptions(st.Options)
+		if err != nil {
+			return err
+		}
+		retain = d
+	} else if _, err := rsql.ViewOptions(st.Options); err != nil {
+		return err
+	}
+	for _, name := range st.Reset {
+		switch name {
+		case "retain_history":
+			retain = 0
+		default:
+			return errcode.New(errcode.SQLInvalidParameterValue, "unrecognized parameter \"%s\"", name).WithSQLState("22023")
+		}
+	}
+	_, err := s.control(ctx, control.SetViewOptions{Name: rel.Name, RetainHistory: retain})
+	return err
 }

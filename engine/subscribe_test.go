@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/rockstream/rockstream/internal/enginetest"
 )
 
 // change is one subscription row: a change (diff != 0) or a progress row.
@@ -437,5 +439,60 @@ func TestSubscribeBeforeRetention(t *testing.T) {
 	_, err = openSubscription(t, srv.url(), fmt.Sprintf("SUBSCRIBE h_off AS OF EPOCH %d", now+1000))
 	if err == nil || !strings.Contains(err.Error(), "not complete yet") {
 		t.Fatalf("a resume from a future epoch: %v", err)
+	}
+}
+
+// TestAlterViewRetainHistory: ALTER MATERIALIZED VIEW ... SET
+// (retain_history = ...) starts keeping history for a view created
+// without it (resumes from epochs since work; earlier ones still fail
+// with RS-2005), survives a restart, and checks its options as CREATE
+// does; RESET puts the default back.
+func TestAlterViewRetainHistory(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServer(t, dir)
+	rs := connect(t, srv.url())
+	exec(t, rs, "CREATE TABLE ah (id int PRIMARY KEY)")
+	exec(t, rs, "CREATE MATERIALIZED VIEW ah_v WITH (retain_history = '0') AS SELECT id FROM ah")
+	exec(t, rs, "INSERT INTO ah VALUES (1)")
+	before := viewFrontier(t, rs, "ah_v")
+	exec(t, rs, "INSERT INTO ah VALUES (2)")
+	resume := func(url string, epoch int64) error {
+		sub, err := openSubscription(t, url, fmt.Sprintf("SUBSCRIBE ah_v AS OF EPOCH %d", epoch))
+		if err == nil {
+			sub.drop(false)
+		}
+		return err
+	}
+	if err := resume(srv.url(), before); err == nil {
+		t.Fatal("a resume from before any history was kept succeeded")
+	}
+	for _, bad := range []string{"ALTER MATERIALIZED VIEW ah_v SET (retain_history = 'soon')", "ALTER MATERIALIZED VIEW ah_v SET (retain_histroy = '1 hour')",
+		"ALTER MATERIALIZED VIEW ah_v RESET (fillfactor)"} {
+		_, err := rs.Exec(context.Background(), bad)
+		var pgErr *pgconn.PgError
+		if !asPgError(err, &pgErr) || pgErr.Code != "22023" {
+			t.Fatalf("%s: got %v, want 22023", bad, err)
+		}
+	}
+	exec(t, rs, "ALTER MATERIALIZED VIEW ah_v SET (retain_history = '1 hour')")
+	kept := viewFrontier(t, rs, "ah_v")
+	exec(t, rs, "INSERT INTO ah VALUES (3)")
+	exec(t, rs, "INSERT INTO ah VALUES (4)")
+	if err := resume(srv.url(), kept); err != nil {
+		t.Fatalf("a resume from after SET (retain_history): %v", err)
+	}
+	if err := resume(srv.url(), before); err == nil {
+		t.Fatal("a resume from before the history was kept succeeded")
+	}
+	srv.Stop()
+	srv = server{enginetest.StartServer(t, dir)}
+	rs = connect(t, srv.url())
+	exec(t, rs, "INSERT INTO ah VALUES (5)")
+	if err := resume(srv.url(), kept); err != nil {
+		t.Fatalf("after a restart, a resume from after SET (retain_history): %v", err)
+	}
+	exec(t, rs, "ALTER MATERIALIZED VIEW ah_v RESET (retain_history)")
+	if _, err := rs.Exec(context.Background(), "ALTER TABLE ah SET (fillfactor = 10)"); err == nil {
+		t.Fatal("ALTER TABLE ... SET (fillfactor) succeeded")
 	}
 }

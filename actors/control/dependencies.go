@@ -3,6 +3,7 @@ package control
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -31,6 +32,14 @@ type (
 		Name, NewName string
 		Kind          catalog.Kind
 		IfExists      bool
+	}
+	// SetViewOptions changes a materialized view's options (ALTER
+	// MATERIALIZED VIEW ... SET / RESET (...)): its RetainHistory. The
+	// shard adopts the new record at its next catalog sync; the view's
+	// state is kept.
+	SetViewOptions struct {
+		Name          string
+		RetainHistory time.Duration
 	}
 	// RecompileView replaces a materialized view's pinned plan (ALTER
 	// MATERIALIZED VIEW ... RECOMPILE): Relation has the view's id and its
@@ -178,6 +187,24 @@ func (a *Actor) rename(m RenameRelation) (DDLResult, error) {
 		return DDLResult{}, err
 	}
 	return DDLResult{Version: next.Version, Changed: &renamed}, nil
+}
+
+func (a *Actor) setViewOptions(m SetViewOptions) (DDLResult, error) {
+	rel, ok := a.snap.byName[m.Name]
+	if !ok {
+		return DDLResult{}, errcode.New(errcode.UndefinedObject, "relation %q does not exist", m.Name)
+	}
+	if rel.Kind != catalog.KindMaterializedView {
+		return DDLResult{}, errcode.New(errcode.WrongObjectType, "%q is not a materialized view", m.Name)
+	}
+	changed := *rel
+	changed.RetainHistory = m.RetainHistory
+	next := a.snap.clone()
+	next.put(&changed, a.snap.deps[rel.ID])
+	if err := a.commit(next, []*catalog.Relation{&changed}, nil); err != nil {
+		return DDLResult{}, err
+	}
+	return DDLResult{Version: next.Version, Changed: &changed}, nil
 }
 
 func (a *Actor) recompile(m RecompileView) (DDLResult, error) {

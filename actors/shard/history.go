@@ -91,6 +91,29 @@ func (a *Actor) historyFloor(view catalog.ID) (uint64, bool, error) {
 	return binary.BigEndian.Uint64(v), true, nil
 }
 
+// adoptHistoryWindows applies a changed retain_history (ALTER
+// MATERIALIZED VIEW ... SET) to installed views: a view that now keeps
+// history from its creation starts it at the current frontier, one that
+// keeps none stops adding entries (the old ones age out).
+func (a *Actor) adoptHistoryWindows() error {
+	for _, v := range a.views {
+		window, onSubscribe := v.rel.HistoryWindow()
+		if window == v.history.window {
+			continue
+		}
+		v.history.window = window
+		switch {
+		case window <= 0:
+			v.history.on = false
+		case !onSubscribe:
+			if err := a.startHistory(v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // startHistory turns a view's history on from the current frontier: the
 // floor is made durable before any entry depends on it.
 func (a *Actor) startHistory(v *installedView) error {

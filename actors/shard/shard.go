@@ -461,6 +461,9 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	// is rebuilt from the inputs after the step below, with the views
 	// reading it; a new name is adopted.
 	rebuild := a.adoptRecompiled(snap)
+	if err := a.adoptHistoryWindows(); err != nil {
+		return nil, err
+	}
 	a.forgetFailed(snap)
 	for _, rel := range snap.Relations() {
 		if rel.Kind != catalog.KindMaterializedView || a.installed(rel.ID) != nil {

@@ -33,6 +33,7 @@ func Messages() []runtime.Message {
 		control.SetPrimaryKey{},
 		control.RenameRelation{},
 		control.RecompileView{},
+		control.SetViewOptions{},
 		control.DDLResult{},
 		control.SequenceOp{},
 		control.SequenceValue{},

@@ -140,7 +140,7 @@ func (d *DDL) Tag() string {
 			return "ALTER MATERIALIZED VIEW"
 		}
 		return "ALTER TABLE"
-	case *ddl.Recompile:
+	case *ddl.Recompile, *ddl.SetViewOptions:
 		return "ALTER MATERIALIZED VIEW"
 	}
 	return "DDL"

@@ -27,6 +27,10 @@ type View struct {
 	RetainHistory time.Duration
 }
 
+// ViewOptions checks the options of ALTER MATERIALIZED VIEW ... SET
+// (...) as CREATE's WITH (...) are checked, and returns retain_history.
+func ViewOptions(opts map[string]string) (time.Duration, error) { return viewOptions(opts) }
+
 // viewOptions checks a materialized view's WITH (...) options: only
 // retain_history exists, and a misspelt option must fail rather than be
 // ignored (PostgreSQL also refuses unknown storage parameters).

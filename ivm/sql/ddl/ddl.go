@@ -126,8 +126,18 @@ type Recompile struct {
 	Name string
 }
 
-func (*Rename) ddl()    {}
-func (*Recompile) ddl() {}
+// SetViewOptions is ALTER MATERIALIZED VIEW name SET (option = value, …)
+// or RESET (option, …): Reset lists the options put back to their
+// defaults.
+type SetViewOptions struct {
+	Name    string
+	Options map[string]string
+	Reset   []string
+}
+
+func (*Rename) ddl()         {}
+func (*Recompile) ddl()      {}
+func (*SetViewOptions) ddl() {}
 
 func (*CreateTable) ddl()   {}
 func (*CreateView) ddl()    {}
@@ -686,6 +696,28 @@ func (c *converter) alterTable(a *pg_query.AlterTableStmt) (Statement, error) {
 		return nil, c.unsupported(a.Relation.Location, "ALTER TABLE with several actions")
 	}
 	cmd := a.Cmds[0].GetAlterTableCmd()
+	if cmd.Subtype == pg_query.AlterTableType_AT_SetRelOptions || cmd.Subtype == pg_query.AlterTableType_AT_ResetRelOptions {
+		if a.Objtype != pg_query.ObjectType_OBJECT_MATVIEW {
+			return nil, c.unsupported(a.Relation.Location, "storage parameters of tables and views (SET/RESET (...) applies to materialized views)")
+		}
+		var defs []*pg_query.Node
+		if l := cmd.Def.GetList(); l != nil {
+			defs = l.Items
+		}
+		out := &SetViewOptions{Name: name, Options: map[string]string{}}
+		if cmd.Subtype == pg_query.AlterTableType_AT_ResetRelOptions {
+			for _, n := range defs {
+				if d := n.GetDefElem(); d != nil {
+					out.Reset = append(out.Reset, strings.ToLower(d.Defname))
+				}
+			}
+			return out, nil
+		}
+		if out.Options, err = c.options(defs); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	if cmd.Subtype == pg_query.AlterTableType_AT_AddConstraint {
 		return c.addConstraint(name, cmd)
 	}
