@@ -60,6 +60,19 @@ type Env struct {
 	// Roles are the server's roles, sorted by name (pg_roles, pg_user,
 	// pg_authid); nil: the session user is the one role shown.
 	Roles []Role
+	// Sources are the running change-data-capture sources' statuses
+	// (rockstream_catalog.sources), by source name.
+	Sources map[string]SourceStatus
+}
+
+// SourceStatus is a change-data-capture source's state and progress.
+type SourceStatus struct {
+	State, Slot string
+	// UpstreamLSN is the newest upstream position seen; CommittedLSN the
+	// one durably committed with the mirrored rows.
+	UpstreamLSN, CommittedLSN uint64
+	Rows, Errors              uint64
+	Error                     string
 }
 
 // Role is one role as pg_roles shows it.
