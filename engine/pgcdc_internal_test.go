@@ -35,7 +35,8 @@ func waitSource(t *testing.T, e *Engine, what string, ok func(SourceStatus) bool
 // storage while the upstream changes, and counts the row changes the
 // source commits after the restart: exactly the upstream's new changes,
 // so nothing before the stored LSN is applied again and the snapshot is
-// not copied again. Then an incompatible upstream change (a mirrored
+// not copied again. Upstream writes outside the publication advance the
+// slot, never past what is committed. Then an incompatible upstream change (a mirrored
 // column dropped) puts the source in BLOCKED with RS-1002 naming the
 // column, after the transactions before it were applied; nothing after
 // it is.
@@ -97,6 +98,36 @@ func TestPostgresSourceResumesExactlyOnce(t *testing.T) {
 	}
 	if got := must(e, `SELECT count(*), sum(b) FROM t`); got != "(52,1786)" {
 		t.Fatalf("mirror after restart: %s, want (52,1786)", got)
+	}
+
+	// Writes upstream outside the publication still advance the slot (the
+	// source stores the position of the walsender's keepalives while it
+	// has nothing pending), so the upstream does not keep their WAL.
+	// NB: a synchronous commit, so pg_current_wal_lsn (the WAL written)
+	// is past it.
+	if _, err := pg.Exec(ctx, `SET synchronous_commit = on; CREATE TABLE other AS SELECT i FROM generate_series(1, 1000) i`); err != nil {
+		t.Fatal(err)
+	}
+	var target uint64
+	if err := pg.QueryRow(ctx, `SELECT pg_current_wal_lsn() - '0/0'::pg_lsn`).Scan(&target); err != nil {
+		t.Fatal(err)
+	}
+	waitSource(t, e, "the idle slot to advance", func(s SourceStatus) bool { return s.CommittedLSN >= target })
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		var flushed uint64
+		if err := pg.QueryRow(ctx, `SELECT confirmed_flush_lsn - '0/0'::pg_lsn FROM pg_replication_slots WHERE database = current_database()`).Scan(&flushed); err != nil {
+			t.Fatal(err)
+		}
+		if committed := e.SourceStatuses()[0].CommittedLSN; flushed > committed {
+			t.Fatalf("the slot was advanced to %d, past the committed %d", flushed, committed)
+		}
+		if flushed >= target {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slot stays at %d, before %d", flushed, target)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 
 	for _, sql := range []string{

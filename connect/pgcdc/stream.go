@@ -35,6 +35,9 @@ type stream struct {
 	relations  map[uint32]*relation
 	mirrors    map[[2]string]*catalog.Relation
 	nextStatus time.Time
+	// nextIdleAdvance is when an idle stream may next store a keepalive's
+	// position (idleAdvance).
+	nextIdleAdvance time.Time
 }
 
 // relation maps an upstream relation's columns onto its mirror.
@@ -109,6 +112,9 @@ func (st *stream) copyData(ctx context.Context, data []byte) error {
 			return errcode.Wrap(errcode.ConnectorUnreachable, err, "malformed keepalive from the upstream")
 		}
 		st.src.update(func(s *Status) { s.UpstreamLSN = max(s.UpstreamLSN, uint64(pkm.ServerWALEnd)) })
+		if advanced, err := st.idleAdvance(ctx, uint64(pkm.ServerWALEnd)); err != nil || advanced {
+			return err
+		}
 		if pkm.ReplyRequested {
 			return st.sendStatus(ctx)
 		}
@@ -226,6 +232,27 @@ func (st *stream) flush(ctx context.Context) error {
 	st.pending = nil
 	st.src.update(func(s *Status) { s.CommittedLSN = st.committed; s.Rows += n })
 	return st.sendStatus(ctx)
+}
+
+// idleAdvance stores the position of a keepalive received between
+// transactions with nothing pending, and reports it upstream. A logical
+// walsender's keepalive carries the position up to which it has decoded
+// and sent everything, so every transaction ending before it has arrived
+// already. Without this, a source whose tables are quiet would hold the
+// slot (and the upstream's WAL of every other table) where its last change
+// was. At most once per statusInterval: each advance is a commit.
+func (st *stream) idleAdvance(ctx context.Context, sent uint64) (bool, error) {
+	now := time.Now()
+	if st.inTxn || len(st.pending) > 0 || sent <= st.committed || now.Before(st.nextIdleAdvance) {
+		return false, nil
+	}
+	st.nextIdleAdvance = now.Add(statusInterval)
+	if err := st.src.cfg.Sink.Commit(ctx, nil, sent); err != nil {
+		return false, err
+	}
+	st.committed = sent
+	st.src.update(func(s *Status) { s.CommittedLSN = sent })
+	return true, st.sendStatus(ctx)
 }
 
 // sendStatus reports the durably committed LSN as written, flushed and
