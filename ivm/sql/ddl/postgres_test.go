@@ -3,22 +3,10 @@ package ddl
 import (
 	"strings"
 	"testing"
-
-	"github.com/rockstream/rockstream/ivm/sql/parse"
 )
 
 func TestPostgresSourceOptions(t *testing.T) {
-	convert := func(sql string) (*CreateSource, error) {
-		st, err := parse.ParseOne(sql)
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		out, err := Convert(st)
-		if err != nil {
-			return nil, err
-		}
-		return out.(*CreateSource), nil
-	}
+	convert := func(sql string) (*CreateSource, error) { return convertSource(t, sql) }
 	cs, err := convert("CREATE SOURCE pg FROM POSTGRES (connection = 'host=h dbname=d', publication = 'pub')")
 	if err != nil {
 		t.Fatal(err)
