@@ -308,7 +308,7 @@ func (s *session) Close() error {
 	if err := s.e.rt.Stop(s.actor); err != nil {
 		s.e.log.Error("stopping a session actor", "actor", s.actor, "err", err)
 	}
-	s.e.sessionClosed()
+	s.e.sessionClosed(s)
 	return nil
 }
 
@@ -470,6 +470,8 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 		env.Views[v.View] = viewStats(v)
 	}
 	env.PreparedStatements = preparedStatementRows(s.prepared)
+	env.Activity = s.activityRows(ctx, snap)
+	env.Now = time.Now()
 	if env.Roles, err = s.roleRows(ctx); err != nil {
 		return nil, err
 	}

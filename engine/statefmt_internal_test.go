@@ -25,14 +25,7 @@ import (
 func TestViewStateFormatAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	store := objstore.NewMemory()
-	open := func() *Engine {
-		t.Helper()
-		e, err := Open(ctx, Config{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
+	open := func() *Engine { return openQuiet(t, Config{Store: store}) }
 	run := func(e *Engine, sql string) string {
 		t.Helper()
 		out, err := execSQL(ctx, e, sql)
@@ -138,6 +131,17 @@ func TestViewStateFormatAcrossRestarts(t *testing.T) {
 
 // execSQL runs one statement in a new session and commits; it returns the
 // rows formatted and joined by "; ".
+// openQuiet opens an engine with cfg, its logs discarded.
+func openQuiet(t *testing.T, cfg Config) *Engine {
+	t.Helper()
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	e, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 func execSQL(ctx context.Context, e *Engine, sql string) (string, error) {
 	gs, err := e.NewSession(ctx, gateway.SessionInfo{Database: "default", User: "test"})
 	if err != nil {

@@ -23,6 +23,9 @@ type Config struct {
 	// Session is the session's process id (pg_backend_pid): it names the
 	// session in deadlock reports and numbers its transactions.
 	Session uint64
+	// Backend is the session's pgwire process id (BackendKeyData), which
+	// deadlock reports name as PostgreSQL names backends (0: Session).
+	Backend uint32
 	// Router addresses the shards.
 	Router shard.Router
 }
@@ -235,7 +238,7 @@ func (a *Actor) run(ctx runtime.Context, msg runtime.Message) {
 }
 
 func (a *Actor) state() State {
-	st := State{LastWritten: a.lastWritten, Locks: len(a.locksHeld)}
+	st := State{LastWritten: a.lastWritten, Locks: len(a.locksHeld), WaitingForLock: a.lockWait != 0}
 	if t := a.txn; t != nil {
 		st.InTransaction, st.Isolation, st.Snapshot = true, t.isolation, t.snapshot
 		st.Rows, st.Savepoints = t.count, len(t.marks)
@@ -323,7 +326,12 @@ func (a *Actor) read(ctx runtime.Context, m Read) {
 
 // statementReadAt is the snapshot a statement reads at (readAt; the
 // REPEATABLE READ pin unless planted otherwise, plant_*.go).
-func (a *Actor) statementReadAt() uint64 { return a.readAt() }
+func (a *Actor) statementReadAt() uint64 {
+	if plantRRNewSnapshot {
+		return 0
+	}
+	return a.readAt()
+}
 
 // readPoints reads m.Points from i on, one shard lookup each, appending
 // their batches to out, then answers the request.

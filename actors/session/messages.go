@@ -170,6 +170,9 @@ type (
 		Rows, Savepoints, Locks int
 		// LastWritten is the epoch of the session's last commit.
 		LastWritten uint64
+		// WaitingForLock: the running request waits for a row lock
+		// (pg_stat_activity's wait event).
+		WaitingForLock bool
 	}
 )
 

@@ -68,7 +68,7 @@ func (a *Actor) lockKeys(ctx runtime.Context, rel *catalog.Relation, keys []stri
 	n := min(len(keys), shard.LockKeysPerRequestMax)
 	batch, rest := keys[:n], keys[n:]
 	var timer runtime.TimerID
-	id := a.ask(ctx, a.lockShard(), shard.LockRows{Txn: a.lockTxn, Session: a.cfg.Session, Table: rel.ID, Keys: batch}, func(ctx runtime.Context, reply runtime.Message) {
+	id := a.ask(ctx, a.lockShard(), shard.LockRows{Txn: a.lockTxn, Session: a.backend(), Table: rel.ID, Keys: batch}, func(ctx runtime.Context, reply runtime.Message) {
 		a.lockWait = 0
 		ctx.CancelTimer(timer)
 		timedOut := a.lockTimedOut
@@ -107,4 +107,12 @@ func (a *Actor) unlockRows(ctx runtime.Context) {
 	if id := a.endLockTxn(); id != 0 {
 		a.send(ctx, a.lockShard(), shard.UnlockRows{Txn: id})
 	}
+}
+
+// backend is the process id deadlock reports name the session by.
+func (a *Actor) backend() uint64 {
+	if a.cfg.Backend != 0 {
+		return uint64(a.cfg.Backend)
+	}
+	return a.cfg.Session
 }

@@ -112,10 +112,12 @@ type (
 		StateRows  int64
 		StateBytes int64
 		Error      string
-		// Failed is why the view could not be built ("" when it runs):
-		// it is not maintained (failed.go).
-		Failed string
-		Nodes  []circuit.NodeStats
+		// Failed is why the view could not be built or backfilled (""
+		// when it runs): it is not maintained (failed.go). FailedCode is
+		// the RS code of the error that failed it.
+		Failed     string
+		FailedCode string
+		Nodes      []circuit.NodeStats
 	}
 
 	// Subscribe registers a subscription of a view for an edge actor

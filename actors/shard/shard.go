@@ -45,6 +45,13 @@ type Config struct {
 	// DeadlockDetector receives the shard's row-lock wait-for edges
 	// (deadlock.go); empty means DetectorID.
 	DeadlockDetector runtime.ActorID
+	// StepBytesMax bounds the bytes one view's circuit step may hold in
+	// deltas (op.StepMemory; 0: no bound): a backfill or maintenance step
+	// beyond it fails with RS-5502 (53200) instead of exhausting memory.
+	// Simulation range: 0 only: the whole-system checker compares every
+	// view with its query, which a view failed for memory has no answer
+	// for; the bound is exercised by the engine's and the binary's tests.
+	StepBytesMax int64
 	// Control is the control-plane actor the shard fetches catalogs from
 	// when a message names a newer one than it has (catalog.go); default
 	// control.ActorID.
@@ -98,8 +105,9 @@ type Actor struct {
 	// views are installed views in creation (= dependency) order.
 	views []*installedView
 	// failed are the materialized views of the catalog that could not be
-	// built (failed.go), with the reason; they are retried at every sync.
-	failed map[catalog.ID]string
+	// built or backfilled (failed.go), with the reason; they are retried
+	// at every sync (a backfill only within its bound, backfill.go).
+	failed map[catalog.ID]viewFailure
 	// subs are the live subscriptions (subscription.go), in subscribe
 	// order.
 	subs []subscription
@@ -513,6 +521,9 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	if err := a.dropUnknownViewState(snap); err != nil {
 		return nil, err
 	}
+	if err := a.dropBackfillRecords(snap); err != nil {
+		return nil, err
+	}
 	for _, v := range dropped {
 		if rebuild[v.rel.ID] {
 			rel, _ := snap.RelationByID(v.rel.ID)
@@ -564,7 +575,7 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		return nil, err
 	}
 	sources := planned.Sources
-	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: &expr.Env{}, Clock: a.now})
+	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: &expr.Env{StepBytesMax: a.cfg.StepBytesMax}, Clock: a.now})
 	if err != nil {
 		return nil, err
 	}
@@ -574,8 +585,8 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		if !ok {
 			return nil, errcode.New(errcode.UndefinedObject, "view %s reads relation %s, which does not exist", rel.Name, s)
 		}
-		if reason, failed := a.failed[s]; failed {
-			return nil, errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", src.Name, reason)
+		if f, failed := a.failed[s]; failed {
+			return nil, errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", src.Name, f.reason)
 		}
 		// The plan reads the columns the source had when the view was
 		// compiled (pinned), not the ones ADD COLUMN added since.
@@ -595,6 +606,10 @@ func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalo
 		a.fail(ctx, rel, err)
 		return nil
 	}
+	// The backfill is bounded in attempts across restarts (backfillbound.go).
+	if ok, err := a.beginBackfill(ctx, rel); err != nil || !ok {
+		return err
+	}
 	{
 		txn := kv.NewTxn(a.store)
 		inputs := map[circuit.SourceID]zset.Batch{}
@@ -610,11 +625,14 @@ func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalo
 		}
 		if _, err := v.circuit.Step(txn, inputs); err != nil {
 			v.circuit.DiscardCaches()
-			return err
+			return a.backfillFailed(ctx, rel, err)
 		}
 		// NB: the marker is the state's format record (format.go), in the
-		// same batch as the state.
+		// same batch as the state, and so is the end of the attempt count.
 		if err := txn.Put(viewMarkerKey(rel.ID), v.marker()); err != nil {
+			return err
+		}
+		if err := txn.Delete(backfillKey(rel.ID)); err != nil {
 			return err
 		}
 		if err := a.store.Apply(txn.Batch()); err != nil {
@@ -773,8 +791,8 @@ func (a *Actor) snapshotOf(r kv.Reader, id catalog.ID) (zset.Batch, error) {
 		})
 		return out, err
 	case catalog.KindMaterializedView:
-		if reason, failed := a.failed[id]; failed {
-			return zset.Batch{}, errcode.New(errcode.ViewBuildFailed, "materialized view %s failed: %s", rel.Name, reason)
+		if f, failed := a.failed[id]; failed {
+			return zset.Batch{}, errcode.New(errcode.ViewBuildFailed, "materialized view %s failed: %s", rel.Name, f.reason)
 		}
 		if a.installed(id) == nil {
 			return zset.Batch{}, errcode.New(errcode.ShardUnavailable, "materialized view %s is not installed on this shard yet", rel.Name)
