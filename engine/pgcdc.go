@@ -2,7 +2,11 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
@@ -24,8 +28,22 @@ import (
 // A mirror is named like its upstream table (public.orders → orders;
 // another schema's table gets the schema as prefix: sales.orders →
 // sales_orders), with the upstream columns and primary key.
+//
+// Without a slot option the source gets a slot name of its own, random,
+// so two RockStream deployments replicating from one upstream never share
+// one; the stored definition names it (canonicalPostgresSource).
 func (s *session) createPostgresSource(ctx context.Context, st *ddl.CreateSource, sqlText string) (string, error) {
-	tables, err := pgcdc.Discover(ctx, st.Postgres.Connection, st.Postgres.Publication)
+	if st.Postgres.Slot == "" {
+		var r [8]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			return "", errcode.Wrap(errcode.InternalError, err, "cannot draw a replication slot name")
+		}
+		spec := *st.Postgres
+		spec.Slot = "rockstream_" + hex.EncodeToString(r[:])
+		st.Postgres = &spec
+		sqlText = canonicalPostgresSource(st.Name, &spec)
+	}
+	tables, err := pgcdc.Discover(ctx, st.Postgres.Connection, st.Postgres.Publication, st.Postgres.Slot)
 	if err != nil {
 		return "", err
 	}
@@ -53,6 +71,19 @@ func (s *session) createPostgresSource(ctx context.Context, st *ddl.CreateSource
 	return r.Notice, nil
 }
 
+// canonicalPostgresSource is the CREATE SOURCE statement a POSTGRES
+// source is stored as, with every option spelled out.
+func canonicalPostgresSource(name string, spec *ddl.PostgresSource) string {
+	return fmt.Sprintf("CREATE SOURCE %s FROM POSTGRES (connection = %s, publication = %s, slot = %s)",
+		quoteSourceName(name), quoteString(spec.Connection), quoteString(spec.Publication), quoteString(spec.Slot))
+}
+
+func quoteSourceName(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // startPostgresSource starts the replication of a POSTGRES source (at
 // start-up or after CREATE SOURCE); its mirrors are the relations whose
 // Upstream names it.
@@ -60,6 +91,9 @@ func (e *Engine) startPostgresSource(catalogVersion uint64, rel *catalog.Relatio
 	snap, err := e.snapshot(context.Background())
 	if err != nil {
 		return err
+	}
+	if spec.Slot == "" {
+		return errcode.New(errcode.InternalError, "POSTGRES source %s has no replication slot in its definition", rel.Name)
 	}
 	var mirrors []pgcdc.Mirror
 	for _, r := range snap.Relations() {
@@ -79,7 +113,7 @@ func (e *Engine) startPostgresSource(catalogVersion uint64, rel *catalog.Relatio
 	e.cdc[rel.ID] = &cdcSource{
 		name: rel.Name,
 		spec: spec,
-		slot: ddl.PostgresSlotName(spec, rel.ID.String()),
+		slot: spec.Slot,
 	}
 	c := e.cdc[rel.ID]
 	c.src = pgcdc.Start(pgcdc.Config{

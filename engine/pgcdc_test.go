@@ -86,6 +86,11 @@ func TestPostgresSource(t *testing.T) {
 	exec(t, rs, "CREATE MATERIALIZED VIEW revenue AS "+cdcViewQuery)
 	views := map[string]string{"revenue": cdcViewQuery}
 	waitMirrored(t, rs, pg, cdcCompare, views)
+	// The source drew its own slot name, kept in its definition.
+	slot := rowsText(t, pg, "SELECT slot_name FROM pg_replication_slots WHERE database = current_database()")
+	if def := rowsText(t, rs, "SELECT definition FROM rockstream_catalog.sources WHERE name = 'pg'"); len(slot) != 1 || !strings.HasPrefix(slot[0], "rockstream_") || !strings.Contains(def[0], "slot = '"+slot[0]+"'") {
+		t.Fatalf("upstream slots %v, source definition %v", slot, def)
+	}
 
 	exec(t, pg, `INSERT INTO customers VALUES (4, 'dee', 'ap')`)
 	exec(t, pg, `UPDATE orders SET amount = amount + 1, note = 'changed' WHERE id % 5 = 0`)
@@ -143,6 +148,9 @@ func TestPostgresSourceRefusals(t *testing.T) {
 	exec(t, pg, `CREATE PUBLICATION p_keyless FOR TABLE keyless`)
 	exec(t, pg, `CREATE PUBLICATION p_odd FOR TABLE odd`)
 	exec(t, pg, `CREATE PUBLICATION p_empty`)
+	exec(t, pg, `CREATE TABLE good (id int PRIMARY KEY)`)
+	exec(t, pg, `CREATE PUBLICATION p_good FOR TABLE good`)
+	exec(t, pg, `SELECT pg_create_logical_replication_slot('taken', 'pgoutput')`)
 	srv := startServer(t, t.TempDir())
 	rs := connect(t, srv.url())
 	for _, c := range []struct{ options, code, mentions string }{
@@ -152,6 +160,7 @@ func TestPostgresSourceRefusals(t *testing.T) {
 		{fmt.Sprintf("connection = '%s', publication = 'p_odd'", url), "RS-1007", `column "r"`},
 		{"connection = 'postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=5', publication = 'p'", "RS-1000", "127.0.0.1:1"},
 		{fmt.Sprintf("connection = '%s'", url), "RS-2113", "publication"},
+		{fmt.Sprintf("connection = '%s', publication = 'p_good', slot = 'taken'", url), "RS-1013", `"taken" already exists`},
 	} {
 		_, err := rs.Exec(t.Context(), "CREATE SOURCE s FROM POSTGRES ("+c.options+")")
 		if err == nil || !strings.Contains(detailOf(err), c.code) || !strings.Contains(message(err), c.mentions) {

@@ -88,10 +88,11 @@ func connectError(err error, cfg *pgconn.Config) error {
 }
 
 // Discover checks that the upstream can serve change data capture of the
-// publication (wal_level, the publication, a primary key and a supported
-// type for every published column) and returns its tables, sorted by
-// (schema, name). Every refusal names the table and column at fault.
-func Discover(ctx context.Context, connString, publication string) ([]Table, error) {
+// publication into a new replication slot (wal_level, the publication, a
+// primary key and a supported type for every published column, no slot of
+// that name yet) and returns its tables, sorted by (schema, name). Every
+// refusal names the table and column at fault.
+func Discover(ctx context.Context, connString, publication, slot string) ([]Table, error) {
 	cfg, err := connConfig(connString, false)
 	if err != nil {
 		return nil, err
@@ -114,13 +115,32 @@ func Discover(ctx context.Context, connString, publication string) ([]Table, err
 		return nil, errcode.New(errcode.ConnectorWalLevel, "the upstream server runs with wal_level = %s; change data capture needs wal_level = logical", walLevel)
 	}
 	var exists bool
+	// NB: a source drops and re-creates its slot when it (re)starts its
+	// snapshot, so it must never adopt a slot that someone else uses.
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1)", slot).Scan(&exists); err != nil {
+		return nil, errcode.Wrap(errcode.ConnectorUnreachable, err, "cannot read the upstream replication slots")
+	}
+	if exists {
+		return nil, errcode.New(errcode.ConnectorReplicationRefused, "replication slot %q already exists upstream", slot).
+			WithDetail("a new source creates its own slot; name another with slot = '...', or drop the old one upstream with pg_drop_replication_slot if nothing uses it")
+	}
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)", publication).Scan(&exists); err != nil {
 		return nil, errcode.Wrap(errcode.ConnectorUnreachable, err, "cannot read the upstream publications")
 	}
 	if !exists {
 		return nil, errcode.New(errcode.ConnectorPublicationMissing, "publication %q does not exist upstream", publication)
 	}
-	rows, err := conn.Query(ctx, `SELECT schemaname, tablename, attnames FROM pg_publication_tables WHERE pubname = $1 ORDER BY schemaname, tablename`, publication)
+	// Column lists (attnames) exist from PostgreSQL 15 on; before, a
+	// publication publishes every column.
+	var version int
+	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
+		return nil, errcode.Wrap(errcode.ConnectorUnreachable, err, "cannot read the upstream's version")
+	}
+	attnames := "NULL::text[]"
+	if version >= 150000 {
+		attnames = "attnames"
+	}
+	rows, err := conn.Query(ctx, `SELECT schemaname, tablename, `+attnames+` FROM pg_publication_tables WHERE pubname = $1 ORDER BY schemaname, tablename`, publication)
 	if err != nil {
 		return nil, errcode.Wrap(errcode.ConnectorUnreachable, err, "cannot list the tables of publication %q", publication)
 	}

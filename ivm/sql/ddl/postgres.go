@@ -1,8 +1,6 @@
 package ddl
 
 import (
-	"strings"
-
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -23,8 +21,8 @@ type PostgresSource struct {
 	// Publication names the upstream publication whose tables are
 	// mirrored.
 	Publication string
-	// Slot is the replication slot's name; "" lets the source derive one
-	// from its catalog id (PostgresSlotName).
+	// Slot is the replication slot's name; "" lets CREATE SOURCE draw
+	// one (stored in the source's definition from then on).
 	Slot string
 }
 
@@ -80,28 +78,6 @@ func validSlotName(s string) bool {
 		}
 	}
 	return true
-}
-
-// PostgresSlotName is the replication slot of a POSTGRES source: the slot
-// option, or one derived from the source's catalog id (unique per source,
-// so a dropped and re-created source never reuses its predecessor's
-// slot).
-func PostgresSlotName(ps *PostgresSource, sourceID string) string {
-	if ps.Slot != "" {
-		return ps.Slot
-	}
-	var b strings.Builder
-	b.WriteString("rockstream_")
-	for _, r := range strings.ToLower(sourceID) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		}
-	}
-	s := b.String()
-	if len(s) > slotNameBytesMax {
-		s = s[:slotNameBytesMax]
-	}
-	return s
 }
 
 // ResolveColumnType resolves a column type written as SQL (as
