@@ -151,6 +151,8 @@ func TestPostgresSourceRefusals(t *testing.T) {
 	exec(t, pg, `CREATE TABLE good (id int PRIMARY KEY)`)
 	exec(t, pg, `CREATE PUBLICATION p_good FOR TABLE good`)
 	exec(t, pg, `SELECT pg_create_logical_replication_slot('taken', 'pgoutput')`)
+	exec(t, pg, `CREATE TABLE listed (id int PRIMARY KEY, v int)`)
+	exec(t, pg, `CREATE PUBLICATION p_cols FOR TABLE listed (v)`)
 	srv := startServer(t, t.TempDir())
 	rs := connect(t, srv.url())
 	for _, c := range []struct{ options, code, mentions string }{
@@ -161,6 +163,7 @@ func TestPostgresSourceRefusals(t *testing.T) {
 		{"connection = 'postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=5', publication = 'p'", "RS-1000", "127.0.0.1:1"},
 		{fmt.Sprintf("connection = '%s'", url), "RS-2113", "publication"},
 		{fmt.Sprintf("connection = '%s', publication = 'p_good', slot = 'taken'", url), "RS-1013", `"taken" already exists`},
+		{fmt.Sprintf("connection = '%s', publication = 'p_cols'", url), "RS-1006", `leaves out primary key column "id"`},
 	} {
 		_, err := rs.Exec(t.Context(), "CREATE SOURCE s FROM POSTGRES ("+c.options+")")
 		if err == nil || !strings.Contains(detailOf(err), c.code) || !strings.Contains(message(err), c.mentions) {
