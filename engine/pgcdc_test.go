@@ -1,8 +1,12 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/rockstream/rockstream/engine"
 	"github.com/rockstream/rockstream/internal/pgtest"
 )
 
@@ -182,4 +187,60 @@ func detailOf(err error) string {
 		return pgErr.Detail
 	}
 	return ""
+}
+
+// TestPostgresSourceMetrics: /metrics counts a POSTGRES source's row
+// changes and reports it BLOCKED after an incompatible upstream change.
+func TestPostgresSourceMetrics(t *testing.T) {
+	url, pg := pgtest.Database(t)
+	exec(t, pg, `CREATE TABLE t (id int PRIMARY KEY, v int)`)
+	exec(t, pg, `INSERT INTO t SELECT i, i FROM generate_series(1, 30) i`)
+	exec(t, pg, `CREATE PUBLICATION p FOR TABLE t`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type addrs struct{ pg, http string }
+	ready := make(chan addrs, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- engine.Serve(ctx, engine.ServerOptions{
+			Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
+			Ready: func(pg, h string) { ready <- addrs{pg, h} },
+		})
+	}()
+	var a addrs
+	select {
+	case a = <-ready:
+	case err := <-done:
+		t.Fatalf("server did not start: %v", err)
+	}
+	defer func() { cancel(); <-done }()
+	rs := connect(t, "postgres://rockstream@"+a.pg+"/default?sslmode=disable")
+	exec(t, rs, fmt.Sprintf(`CREATE SOURCE pg FROM POSTGRES (connection = '%s', publication = 'p')`, url))
+	waitMetric := func(line string) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			resp, err := http.Get("http://" + a.http + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(body), line+"\n") {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/metrics has no line %q:\n%s", line, body)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitMetric(`rockstream_source_rows_total{source="pg"} 30`) // the snapshot
+	exec(t, pg, `UPDATE t SET v = 0 WHERE id <= 5`)
+	waitMetric(`rockstream_source_rows_total{source="pg"} 35`)
+	waitMetric(`rockstream_source_blocked{source="pg"} 0`)
+	exec(t, pg, `ALTER TABLE t DROP COLUMN v`)
+	exec(t, pg, `INSERT INTO t VALUES (100)`)
+	waitMetric(`rockstream_source_blocked{source="pg"} 1`)
 }
