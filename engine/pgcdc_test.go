@@ -1,11 +1,9 @@
 package engine_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/rockstream/rockstream/engine"
 	"github.com/rockstream/rockstream/internal/pgtest"
 )
 
@@ -196,25 +193,7 @@ func TestPostgresSourceMetrics(t *testing.T) {
 	exec(t, pg, `CREATE TABLE t (id int PRIMARY KEY, v int)`)
 	exec(t, pg, `INSERT INTO t SELECT i, i FROM generate_series(1, 30) i`)
 	exec(t, pg, `CREATE PUBLICATION p FOR TABLE t`)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type addrs struct{ pg, http string }
-	ready := make(chan addrs, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- engine.Serve(ctx, engine.ServerOptions{
-			Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
-			Ready: func(pg, h string) { ready <- addrs{pg, h} },
-		})
-	}()
-	var a addrs
-	select {
-	case a = <-ready:
-	case err := <-done:
-		t.Fatalf("server did not start: %v", err)
-	}
-	defer func() { cancel(); <-done }()
+	a := serveHTTP(t)
 	rs := connect(t, "postgres://rockstream@"+a.pg+"/default?sslmode=disable")
 	exec(t, rs, fmt.Sprintf(`CREATE SOURCE pg FROM POSTGRES (connection = '%s', publication = 'p')`, url))
 	waitMetric := func(line string) {
