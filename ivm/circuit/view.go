@@ -10,8 +10,8 @@ import (
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 
-// ReadView returns a view's stored output as a snapshot (rows in encoding
-// order, weights = multiplicities). If the view is in the error state it
+// ReadView returns a view's stored output as a snapshot (rows bucket by
+// bucket, each bucket's in encoding order; weights = multiplicities). If the view is in the error state it
 // returns an *errcode.Error (RS-3501 with the failing expression's SQLSTATE
 // and the offending row in the detail) instead.
 func ReadView(r kv.Reader, view ViewID) (zset.Batch, error) {
@@ -29,7 +29,7 @@ func ViewRowCount(r kv.Reader, view ViewID) (int64, error) {
 		return 0, err
 	}
 	var n int64
-	err := viewArrangement(view, arrange.KindViewRows).Scan(r, nil, func(_, v []byte) error {
+	err := viewArrangement(view, arrange.KindViewRows).Scan(r, func(_, v []byte) error {
 		w, err := decodeViewWeight(v)
 		if err != nil {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output weight")
@@ -74,7 +74,7 @@ func ViewErrors(r kv.Reader, view ViewID) (zset.Batch, error) {
 
 func readArrangement(r kv.Reader, a *arrange.Arrangement) (zset.Batch, error) {
 	var out zset.Batch
-	err := a.Scan(r, nil, func(k, v []byte) error {
+	err := a.Scan(r, func(k, v []byte) error {
 		row, rest, err := zset.DecodeRow(k)
 		if err != nil || len(rest) != 0 {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output row")
