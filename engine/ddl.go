@@ -64,7 +64,11 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			notice(r)
 			for _, d := range r.Dropped {
 				if d.Kind == catalog.KindSource {
-					s.e.stopSource(d.ID)
+					if err := s.e.stopSource(d.ID); err != nil {
+						// The source is gone from the catalog; only its
+						// upstream slot is left behind.
+						notices = append(notices, errcode.Wrap(errcode.DDLNotice, err, "source %q was dropped, but its replication slot upstream was not; drop the slot the detail names upstream with pg_drop_replication_slot", d.Name))
+					}
 				}
 			}
 		}
@@ -104,6 +108,14 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		}
 		notice(r)
 	case *ddl.CreateSource:
+		if st.Postgres != nil {
+			n, err := s.createPostgresSource(ctx, st, sqlText)
+			if err != nil {
+				return nil, err
+			}
+			notice(control.DDLResult{Notice: n})
+			break
+		}
 		cols := make([]catalog.Column, len(st.Columns))
 		for i, c := range st.Columns {
 			cols[i] = c.Column

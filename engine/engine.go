@@ -15,6 +15,7 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/runtime"
 	"github.com/rockstream/rockstream/runtime/real"
 	"github.com/rockstream/rockstream/slate/objstore"
@@ -72,6 +73,12 @@ type Engine struct {
 	queryMemory *queryMemory
 	// catalog caches the newest catalog snapshot (catalogcache.go).
 	catalog atomic.Pointer[control.Snapshot]
+
+	// cdc holds the running POSTGRES sources (pgcdc.go), which live
+	// outside the actor runtime: their goroutines hold network
+	// connections.
+	cdcMu sync.Mutex
+	cdc   map[catalog.ID]*cdcSource
 }
 
 // shardsPerProcess is the number of shards a new store's bucket map
@@ -155,6 +162,8 @@ func (e *Engine) Unready() string {
 // Close stops the actors (flushing storage).
 func (e *Engine) Close(ctx context.Context) error {
 	e.ready.Store(false)
+	// The sources commit through the runtime: they stop first.
+	e.stopPostgresSources()
 	return e.rt.Shutdown(ctx)
 }
 

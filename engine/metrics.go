@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rockstream/rockstream/connect/pgcdc"
 )
 
 // collector exports the engine's numbers to Prometheus at scrape time, so
@@ -16,6 +18,8 @@ type collector struct {
 	frontier, lastEpoch, epochSteps, stepSeconds *prometheus.Desc
 	viewRebuilds                                 *prometheus.Desc
 	viewRows, viewStateBytes, viewLag            *prometheus.Desc
+	sourceRows, sourceErrors, sourceLag          *prometheus.Desc
+	sourceBlocked                                *prometheus.Desc
 }
 
 func newCollector(engine func() *Engine) *collector {
@@ -36,11 +40,15 @@ func newCollector(engine func() *Engine) *collector {
 		viewRows:       d("view_rows", "Rows in a materialized view.", "view"),
 		viewStateBytes: d("view_state_bytes", "Operator state bytes of a view.", "view"),
 		viewLag:        d("view_freshness_lag_epochs", "Committed epochs not yet reflected in the view.", "view"),
+		sourceRows:     d("source_rows_total", "Row changes a POSTGRES source committed since the process started.", "source"),
+		sourceErrors:   d("source_errors_total", "Failed attempts of a POSTGRES source (each retried).", "source"),
+		sourceLag:      d("source_lag_bytes", "Bytes of upstream WAL a POSTGRES source has not committed yet.", "source"),
+		sourceBlocked:  d("source_blocked", "1 when a POSTGRES source is BLOCKED by an incompatible upstream change (rockstream_catalog.sources says why).", "source"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag} {
+	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked} {
 		ch <- d
 	}
 }
@@ -55,6 +63,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.commitErrors, prometheus.CounterValue, float64(m.CommitErrors.Load()))
 	ch <- prometheus.MustNewConstMetric(c.queries, prometheus.CounterValue, float64(m.Queries.Load()))
 	ch <- prometheus.MustNewConstMetric(c.rowsWritten, prometheus.CounterValue, float64(m.RowsWritten.Load()))
+	for _, s := range e.SourceStatuses() {
+		blocked := 0.0
+		if s.State == pgcdc.StateBlocked {
+			blocked = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.sourceRows, prometheus.CounterValue, float64(s.Rows), s.Name)
+		ch <- prometheus.MustNewConstMetric(c.sourceErrors, prometheus.CounterValue, float64(s.Errors), s.Name)
+		ch <- prometheus.MustNewConstMetric(c.sourceLag, prometheus.GaugeValue, float64(s.Lag()), s.Name)
+		ch <- prometheus.MustNewConstMetric(c.sourceBlocked, prometheus.GaugeValue, blocked, s.Name)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	st, err := e.Status(ctx)

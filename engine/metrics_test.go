@@ -15,27 +15,7 @@ import (
 // TestMetricsAndHealth: /healthz, /readyz and /metrics answer, and metrics
 // carry per-view and object-store numbers.
 func TestMetricsAndHealth(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type addrs struct{ pg, http string }
-	ready := make(chan addrs, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- engine.Serve(ctx, engine.ServerOptions{
-			Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
-			Ready: func(pg, h string) { ready <- addrs{pg, h} },
-		})
-	}()
-	var a addrs
-	select {
-	case a = <-ready:
-	case err := <-done:
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("server did not start")
-	}
-	defer func() { cancel(); <-done }()
+	a := serveHTTP(t)
 	rs := connect(t, "postgres://rockstream@"+a.pg+"/default?sslmode=disable")
 	exec(t, rs, "CREATE TABLE m (id int PRIMARY KEY, g int)")
 	exec(t, rs, "CREATE MATERIALIZED VIEW mg AS SELECT g, count(*) FROM m GROUP BY g")
@@ -80,4 +60,33 @@ func TestMetricsAndHealth(t *testing.T) {
 	if i := strings.Index(metrics, "rockstream_object_store_errors_total{"); i >= 0 {
 		t.Fatalf("a healthy server reports object-store errors: %s", metrics[i:i+120])
 	}
+}
+
+// httpServer is a server with its HTTP endpoints (/metrics, /readyz).
+type httpServer struct{ pg, http string }
+
+// serveHTTP starts a server with its HTTP listener, stopped when the test
+// ends.
+func serveHTTP(t *testing.T) httpServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan httpServer, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- engine.Serve(ctx, engine.ServerOptions{
+			Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
+			Ready: func(pg, h string) { ready <- httpServer{pg, h} },
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case a := <-ready:
+		return a
+	case err := <-done:
+		t.Fatalf("server did not start: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("server did not start")
+	}
+	return httpServer{}
 }

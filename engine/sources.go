@@ -28,6 +28,9 @@ func (e *Engine) startSource(catalogVersion uint64, rel *catalog.Relation) error
 	if !ok {
 		return errcode.New(errcode.InternalError, "source %s has no generator definition", rel.Name)
 	}
+	if spec.Postgres != nil {
+		return e.startPostgresSource(catalogVersion, rel, spec.Postgres)
+	}
 	err = e.rt.Spawn("embedded", source.ActorID(rel.ID), source.New(source.Config{CatalogVersion: catalogVersion, Source: rel.ID, Spec: spec, Router: e.router}))
 	if errors.Is(err, runtime.ErrDuplicateActor) {
 		return nil
@@ -35,15 +38,23 @@ func (e *Engine) startSource(catalogVersion uint64, rel *catalog.Relation) error
 	return err
 }
 
-func (e *Engine) stopSource(id catalog.ID) {
+// stopSource stops a dropped source: a generator's actor, or a POSTGRES
+// source's replication (and its slot upstream: the error says why it
+// could not be dropped).
+func (e *Engine) stopSource(id catalog.ID) error {
+	if ok, err := e.stopPostgresSource(id, true); ok {
+		return err
+	}
 	_ = e.rt.Stop(source.ActorID(id))
+	return nil
 }
 
 // startSources starts the generators of every source in the catalog (at
 // start-up, after the shard is hydrated).
 func (e *Engine) startSources(_ context.Context, snap *control.Snapshot) error {
 	for _, rel := range snap.Relations() {
-		if rel.Kind == catalog.KindSource {
+		// Mirrored tables (Upstream) are written by their source.
+		if rel.Kind == catalog.KindSource && rel.Upstream == nil {
 			if err := e.startSource(snap.Version, rel); err != nil {
 				return err
 			}

@@ -65,6 +65,19 @@ type Env struct {
 	Activity []Activity
 	// Now is the statement's time (rates in rockstream_catalog.progress).
 	Now time.Time
+	// Sources are the running change-data-capture sources' statuses
+	// (rockstream_catalog.sources), by source name.
+	Sources map[string]SourceStatus
+}
+
+// SourceStatus is a change-data-capture source's state and progress.
+type SourceStatus struct {
+	State, Slot string
+	// UpstreamLSN is the newest upstream position seen; CommittedLSN the
+	// one durably committed with the mirrored rows.
+	UpstreamLSN, CommittedLSN uint64
+	Rows, Errors              uint64
+	Error                     string
 }
 
 // Activity is one client session as pg_stat_activity shows it; zero

@@ -121,15 +121,7 @@ func rowSources() []rowSource {
 			}
 			return out
 		}},
-		{SchemaRockStream, "sources", func(env *Env) []types.Row {
-			var out []types.Row
-			for _, r := range env.Relations {
-				if r.Kind == catalog.KindSource {
-					out = append(out, types.Row{r.Name, "generate rows", r.SQL})
-				}
-			}
-			return out
-		}},
+		{SchemaRockStream, "sources", sourceRows},
 		{SchemaPgCatalog, "pg_namespace", func(*Env) []types.Row {
 			return []types.Row{
 				{int64(OIDPgCatalog), SchemaPgCatalog, int64(ownerOID), nil},

@@ -48,6 +48,12 @@ type (
 		// new table (serial and identity columns); the table depends on
 		// them. Their ids must be zero.
 		Sequences []*catalog.Relation
+		// Subsources are the mirrored tables of a change-data-capture
+		// source, created in the same catalog change as the source (so a
+		// crash never leaves half a source): each gets Upstream.Source set
+		// to the new source and depends on it, so DROP SOURCE ... CASCADE
+		// drops them (and the views over them). Their ids must be zero.
+		Subsources []*catalog.Relation
 	}
 	// DropRelation → DDLResult.
 	DropRelation struct {
@@ -331,6 +337,23 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 		deps = append(deps, seq.ID)
 	}
 	next.put(&created, deps)
+	for _, sub := range m.Subsources {
+		if sub.ID != (catalog.ID{}) || sub.Kind != catalog.KindSource || sub.Upstream == nil || created.Kind != catalog.KindSource {
+			panic("control: CreateRelation.Subsources needs mirrored sources without id under a source")
+		}
+		if _, ok := next.byName[sub.Name]; ok {
+			return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", sub.Name).
+				WithDetail("the upstream table %s.%s is mirrored under that name", sub.Upstream.Schema, sub.Upstream.Table)
+		}
+		mirror := *sub
+		up := *sub.Upstream
+		up.Source = created.ID
+		mirror.Upstream = &up
+		mirror.ID = objectID(next.namespace, next.NextObject)
+		next.NextObject++
+		next.put(&mirror, []catalog.ID{created.ID})
+		puts = append(puts, &mirror)
+	}
 	if err := a.commit(next, puts, nil); err != nil {
 		return DDLResult{}, err
 	}
@@ -351,6 +374,13 @@ func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 	}
 	if rel.Kind == catalog.KindSequence {
 		return a.dropSequence(m, rel)
+	}
+	if rel.Upstream != nil {
+		if src, ok := a.snap.byID[rel.Upstream.Source]; ok {
+			e := errcode.New(errcode.DependentObjects, "cannot drop source %q because source %q mirrors it", rel.Name, src.Name)
+			e.Hint = fmt.Sprintf("DROP SOURCE %s CASCADE drops the source with every table it mirrors.", src.Name)
+			return DDLResult{}, e
+		}
 	}
 	order, edges := a.dependentClosure(rel)
 	if len(edges) > 0 && !m.Cascade {

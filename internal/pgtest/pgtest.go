@@ -2,7 +2,8 @@
 // RockStream's behaviour with PostgreSQL's.
 //
 // One server per test binary: the first Start boots it (initdb into a fresh
-// temporary directory, random port, fsync off, TimeZone UTC) and later calls
+// temporary directory, random port, fsync off, TimeZone UTC, wal_level
+// logical so tests can replicate from it) and later calls
 // reuse it. Stop it at exit from TestMain:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -259,6 +260,11 @@ func launch(postgres, dir, data string, cred *syscall.Credential) (*server, erro
 		"-c", "max_connections=50",
 		"-c", "shared_buffers=32MB",
 		"-c", "log_min_messages=warning",
+		// Logical replication for the POSTGRES source's tests (connect/pgcdc):
+		// harmless for the rest, which never create a slot.
+		"-c", "wal_level=logical",
+		"-c", "max_replication_slots=20",
+		"-c", "max_wal_senders=20",
 	)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile

@@ -91,6 +91,14 @@ type Column struct {
 	Identity string `json:",omitempty"`
 }
 
+// Upstream names the upstream table a mirrored relation copies.
+type Upstream struct {
+	// Source is the CREATE SOURCE relation that maintains the mirror.
+	Source ID
+	// Schema and Table name the upstream table.
+	Schema, Table string
+}
+
 // Relation is a table, view, materialized view or source.
 type Relation struct {
 	ID   ID
@@ -142,6 +150,12 @@ type Relation struct {
 	// restart recompiles the view from these, never from today's
 	// definitions; ALTER MATERIALIZED VIEW ... RECOMPILE re-pins them.
 	Pinned []*Relation `json:",omitempty"`
+	// Upstream is set for a table mirrored by a change-data-capture source
+	// (CREATE SOURCE ... FROM POSTGRES): the source that writes its rows
+	// and the upstream table they come from. Such a relation is of
+	// KindSource with a primary key; it is created and dropped with its
+	// source.
+	Upstream *Upstream `json:",omitempty"`
 	// Plan counts a materialized view's recompilations: state built by an
 	// earlier plan is rebuilt from the inputs (the shard keeps the plan it
 	// was built by beside the state).

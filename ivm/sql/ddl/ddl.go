@@ -104,6 +104,9 @@ type CreateSource struct {
 	// Nexmark is set for FROM NEXMARK sources (Columns then carry no
 	// generators).
 	Nexmark *NexmarkSource
+	// Postgres is set for FROM POSTGRES sources: their tables are
+	// discovered upstream at CREATE (Columns is empty).
+	Postgres *PostgresSource
 }
 
 // SourceColumn is one generated column.
@@ -774,6 +777,12 @@ func createSource(cs *parse.CreateSource) (*CreateSource, error) {
 	out := &CreateSource{Name: strings.Join(name, "."), RatePerSecond: cs.RatePerSecond}
 	if cs.Nexmark != nil {
 		if err := nexmarkSource(cs, out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	if cs.Postgres != nil {
+		if err := postgresSource(cs, out); err != nil {
 			return nil, err
 		}
 		return out, nil

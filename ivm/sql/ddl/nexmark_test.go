@@ -8,17 +8,7 @@ import (
 )
 
 func TestNexmarkSourceOptions(t *testing.T) {
-	convert := func(sql string) (*CreateSource, error) {
-		st, err := parse.ParseOne(sql)
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		out, err := Convert(st)
-		if err != nil {
-			return nil, err
-		}
-		return out.(*CreateSource), nil
-	}
+	convert := func(sql string) (*CreateSource, error) { return convertSource(t, sql) }
 	cs, err := convert("CREATE SOURCE bid FROM NEXMARK (events = 1000, rate = 500, seed = 3, time = 'flink')")
 	if err != nil {
 		t.Fatal(err)
@@ -41,4 +31,19 @@ func TestNexmarkSourceOptions(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", sql, err, want)
 		}
 	}
+}
+
+// convertSource parses and converts a CREATE SOURCE statement (a parse
+// error fails the test; a conversion error is returned).
+func convertSource(t *testing.T, sql string) (*CreateSource, error) {
+	t.Helper()
+	st, err := parse.ParseOne(sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	out, err := Convert(st)
+	if err != nil {
+		return nil, err
+	}
+	return out.(*CreateSource), nil
 }

@@ -121,10 +121,13 @@ func (p *frontParser) createSource() (*CreateSource, error) {
 	if p.acceptKeyword("nexmark") {
 		return p.nexmarkSource(name)
 	}
+	if p.acceptKeyword("postgres") {
+		return p.postgresSource(name)
+	}
 	if !p.isKeyword("generate") {
 		t := p.peek()
 		if t.Kind == tokIdent {
-			return nil, errcode.New(errcode.SQLFeatureNotSupported, "CREATE SOURCE ... FROM %s is not supported; only FROM GENERATE ROWS and FROM NEXMARK are", strings.ToUpper(t.Raw)).WithPosition(CharPosition(p.src, t.Offset))
+			return nil, errcode.New(errcode.SQLFeatureNotSupported, "CREATE SOURCE ... FROM %s is not supported; only FROM GENERATE ROWS, FROM NEXMARK and FROM POSTGRES are", strings.ToUpper(t.Raw)).WithPosition(CharPosition(p.src, t.Offset))
 		}
 		return nil, p.errAt(t)
 	}

@@ -3,8 +3,35 @@ package parse
 // nexmarkSource parses the rest of CREATE SOURCE name FROM NEXMARK
 // [( key = literal {, key = literal} )].
 func (p *frontParser) nexmarkSource(name QualifiedName) (*CreateSource, error) {
-	src := &CreateSource{SQL: p.text, Name: name, Nexmark: []SourceOption{}}
-	if p.acceptPunct("(") {
+	opts, err := p.sourceOptions(false)
+	if err != nil {
+		return nil, err
+	}
+	return &CreateSource{SQL: p.text, Name: name, Nexmark: opts}, nil
+}
+
+// postgresSource parses the rest of CREATE SOURCE name FROM POSTGRES
+// ( key = literal {, key = literal} ): the options are required (the
+// connection and the publication have no defaults).
+func (p *frontParser) postgresSource(name QualifiedName) (*CreateSource, error) {
+	opts, err := p.sourceOptions(true)
+	if err != nil {
+		return nil, err
+	}
+	return &CreateSource{SQL: p.text, Name: name, Postgres: opts}, nil
+}
+
+// sourceOptions parses [( key = literal {, key = literal} )] up to the end
+// of the statement (the parentheses are required when required is set). It
+// never returns nil, so a caller can tell "no options" from "not this kind
+// of source".
+func (p *frontParser) sourceOptions(required bool) ([]SourceOption, error) {
+	opts := []SourceOption{}
+	if !p.acceptPunct("(") {
+		if required {
+			return nil, p.errAt(p.peek())
+		}
+	} else {
 		for {
 			key, err := p.identifier()
 			if err != nil {
@@ -28,7 +55,7 @@ func (p *frontParser) nexmarkSource(name QualifiedName) (*CreateSource, error) {
 				return nil, p.errAt(t)
 			}
 			p.pos++
-			src.Nexmark = append(src.Nexmark, SourceOption{Key: key, Value: v})
+			opts = append(opts, SourceOption{Key: key, Value: v})
 			if p.acceptPunct(",") {
 				continue
 			}
@@ -41,5 +68,5 @@ func (p *frontParser) nexmarkSource(name QualifiedName) (*CreateSource, error) {
 	if err := p.expectEnd(); err != nil {
 		return nil, err
 	}
-	return src, nil
+	return opts, nil
 }

@@ -96,6 +96,9 @@ type CreateSource struct {
 	// Nexmark is set for CREATE SOURCE name FROM NEXMARK [( key = literal,
 	// ... )]: the options as written (possibly none).
 	Nexmark []SourceOption
+	// Postgres is set for CREATE SOURCE name FROM POSTGRES ( key =
+	// literal, ... ): change data capture from a PostgreSQL publication.
+	Postgres []SourceOption
 }
 
 // SourceOption is one `key = literal` option of a source.

@@ -27,6 +27,9 @@ func describe(stmts []Statement, err error) string {
 			for _, c := range s.Columns {
 				fmt.Fprintf(&b, "  %s type=%q gen=%d args=%v\n", c.Name, c.TypeSQL, c.Generator, c.Args)
 			}
+			for _, o := range s.Postgres {
+				fmt.Fprintf(&b, "  postgres %s=%q\n", o.Key, o.Value.Text)
+			}
 		case *Subscribe:
 			fmt.Fprintf(&b, "subscribe %s snapshot=%v asof=%d\n", s.Name, s.Snapshot, s.AsOfEpoch)
 		case *ExplainIncremental:
@@ -69,6 +72,7 @@ var seedCorpus = []string{
 	"SELECT 'unterminated",
 	"/* unterminated",
 	"CREATE SOURCE s FROM GENERATE ROWS (a INT PICK(",
+	"CREATE SOURCE s FROM POSTGRES (connection = 'x', publication",
 	"SUBSCRIBE \"V\" WITH (SNAPSHOT = false)",
 	"select e'\\'' ; show view status",
 }

@@ -1,0 +1,25 @@
+package errcode
+
+// RS-1000–1499: connectors (source / sink ingestion).
+var (
+	ConnectorUnreachable = Register("RS-1000", "connector.upstream_unreachable", "08001",
+		"Check the source's connection string (host, port, database, user, password, sslmode) and that the upstream server accepts connections from this host; the source retries on its own.")
+	ConnectorAuthenticationFailed = Register("RS-1001", "connector.authentication_failed", "28000",
+		"Check the user and password in the source's connection string, and that pg_hba.conf allows a replication connection for that user (host replication ... or host <db> ...).")
+	ConnectorSchemaDrift = Register("RS-1002", "connector.schema_drift", "55000",
+		"The upstream table changed incompatibly (a column was dropped, renamed or changed type, or the primary key changed): the source is BLOCKED and consumes nothing more. Revert the upstream change, or DROP SOURCE ... CASCADE and create it again to re-copy the tables.")
+	ConnectorDecodeError = Register("RS-1003", "connector.decode_error", "22P02",
+		"An upstream value could not be converted to its column's type; the source is BLOCKED at that change. Fix or remove the upstream value, or re-create the source.")
+	ConnectorNoPrimaryKey = Register("RS-1006", "source.no_stable_identity", "0A000",
+		"Every mirrored upstream table needs a PRIMARY KEY (REPLICA IDENTITY DEFAULT): add one upstream (ALTER TABLE ... ADD PRIMARY KEY), or remove the table from the publication.")
+	ConnectorUnsupportedType = Register("RS-1007", "connector.unsupported_type", "0A000",
+		"The upstream column's type has no RockStream equivalent yet: remove the table from the publication, or publish a column list without that column (CREATE PUBLICATION ... FOR TABLE t (a, b)).")
+	ConnectorPublicationMissing = Register("RS-1008", "connector.publication_missing", "42704",
+		"Create the publication upstream (CREATE PUBLICATION p FOR TABLE t1, t2 or FOR ALL TABLES) with a table in it, or name an existing one: SELECT pubname FROM pg_publication lists them.")
+	ConnectorWalLevel = Register("RS-1012", "connector.wal_level_not_logical", "55000",
+		"Set wal_level = logical on the upstream server (ALTER SYSTEM SET wal_level = logical, then restart it); logical replication needs it.")
+	ConnectorReplicationRefused = Register("RS-1013", "connector.replication_refused", "55000",
+		"The upstream server refused logical replication: the user needs the REPLICATION attribute (ALTER ROLE u REPLICATION) and a free replication slot and WAL sender (max_replication_slots, max_wal_senders).")
+	ConnectorTransactionTooLarge = Register("RS-1014", "connector.transaction_too_large", "54000",
+		"An upstream transaction changed more rows than the source applies in one commit; the source is BLOCKED before it. Split such transactions upstream.")
+)
