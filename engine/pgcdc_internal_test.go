@@ -146,4 +146,7 @@ func TestPostgresSourceResumesExactlyOnce(t *testing.T) {
 	if got := must(e, `SELECT id FROM t WHERE id >= 200`); got != "(200)" {
 		t.Fatalf("rows after the incompatible change: %s, want only the one before it", got)
 	}
+	if got := must(e, `SELECT name, state, error LIKE '%RS-1002%' FROM rockstream_catalog.sources ORDER BY name`); got != `("pg","BLOCKED",true); ("t","BLOCKED",true)` {
+		t.Fatalf("rockstream_catalog.sources of the blocked source: %s", got)
+	}
 }

@@ -463,6 +463,7 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 	env.PreparedStatements = preparedStatementRows(s.prepared)
 	env.Activity = s.activityRows(ctx, snap)
 	env.Now = time.Now()
+	env.Sources = s.e.syscatSources()
 	if env.Roles, err = s.roleRows(ctx); err != nil {
 		return nil, err
 	}
