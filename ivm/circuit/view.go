@@ -72,19 +72,40 @@ func ViewErrors(r kv.Reader, view ViewID) (zset.Batch, error) {
 	return readArrangement(r, viewArrangement(view, arrange.KindViewErrors))
 }
 
+// ViewHealthy returns the view's error if it is in the error state (the
+// error ReadView returns), nil otherwise.
+func ViewHealthy(r kv.Reader, view ViewID) error { return viewHealthy(r, view) }
+
+// ViewRowsPrefix is the key prefix of a view's stored output rows: an
+// owner reading them a range at a time (a backfill in chunks) scans keys
+// with this prefix and decodes each entry with DecodeViewEntry.
+func ViewRowsPrefix(view ViewID) []byte {
+	return viewArrangement(view, arrange.KindViewRows).Prefix()
+}
+
+// DecodeViewEntry decodes one stored view output entry: key is the stored
+// key without its prefix (ViewRowsPrefix), value the stored weight.
+func DecodeViewEntry(key, value []byte) (types.Row, int64, error) {
+	row, rest, err := zset.DecodeRow(key)
+	if err != nil || len(rest) != 0 {
+		return nil, 0, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output row")
+	}
+	w, err := decodeViewWeight(value)
+	if err != nil {
+		return nil, 0, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output weight")
+	}
+	return types.Row(row), w, nil
+}
+
 func readArrangement(r kv.Reader, a *arrange.Arrangement) (zset.Batch, error) {
 	var out zset.Batch
 	err := a.Scan(r, nil, func(k, v []byte) error {
-		row, rest, err := zset.DecodeRow(k)
-		if err != nil || len(rest) != 0 {
-			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output row")
-		}
-		w, err := decodeViewWeight(v)
+		row, w, err := DecodeViewEntry(k, v)
 		if err != nil {
-			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output weight")
+			return err
 		}
 		// NB: Add skips a stored weight of zero (sink.go): absent.
-		out.Add(types.Row(row), w)
+		out.Add(row, w)
 		return nil
 	})
 	return out, err
