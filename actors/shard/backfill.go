@@ -125,6 +125,11 @@ type backfill struct {
 	// rowsPerChunk is the adaptive chunk size (backfillChunkTarget).
 	rowsPerChunk int
 	rowsRead     int64
+	// bufferedSinceChunk counts the entries buffered since the last
+	// chunk: a catching-up chunk takes at least one more than that, so
+	// the buffer shrinks however fast commits arrive and the backfill
+	// ends.
+	bufferedSinceChunk int
 }
 
 // backfillWaiter is a SyncCatalog waiting for backfills of its views.
@@ -207,6 +212,7 @@ func (a *Actor) receiveBackfillChunk(ctx runtime.Context) {
 		return
 	}
 	a.stats.BackfillChunks++
+	b.bufferedSinceChunk = 0
 	if done {
 		a.finishBackfill(ctx, b)
 	} else {
@@ -422,19 +428,22 @@ func (a *Actor) bufferBackfillDeltas(txn kv.Txn, epoch uint64, tableDeltas, view
 	if len(inputs) == 0 {
 		return nil
 	}
+	b.bufferedSinceChunk++
 	return txn.Put(backfillDeltaKey(b.view.rel.ID, epoch), encodeBackfillDelta(b.view, inputs))
 }
 
 // takeBufferedDeltas moves buffered deltas, oldest first and about
-// rowsPerChunk rows (at least one entry), into inputs and deletes them in
-// txn. It reports whether none is left.
+// rowsPerChunk rows, into inputs and deletes them in txn: at least one
+// entry more than were buffered since the last chunk, so the buffer
+// shrinks with every chunk. It reports whether none is left.
 func (a *Actor) takeBufferedDeltas(txn kv.Txn, b *backfill, inputs map[circuit.SourceID]zset.Batch) (bool, error) {
 	prefix := backfillDeltaPrefix(b.view.rel.ID)
 	rows, entries := 0, 0
+	entriesMin := b.bufferedSinceChunk + 1
 	empty := true
 	var keys [][]byte
 	err := a.store.Scan(prefix, kv.PrefixEnd(prefix), func(k, v []byte) error {
-		if entries > 0 && (rows >= b.rowsPerChunk || entries >= a.cfg.LogEntriesPerStepMax) {
+		if entries >= entriesMin && (rows >= b.rowsPerChunk || entries >= a.cfg.LogEntriesPerStepMax) {
 			empty = false
 			return kv.ErrStop
 		}
