@@ -127,7 +127,7 @@ type (
 		// is maintained), with the input rows fed so far.
 		Backfill         string
 		BackfillRowsRead int64
-		Nodes  []circuit.NodeStats
+		Nodes            []circuit.NodeStats
 	}
 
 	// Subscribe registers a subscription of a view for an edge actor
