@@ -232,7 +232,8 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 	v := b.view
 	txn := kv.NewTxn(a.store)
 	inputs := map[circuit.SourceID]zset.Batch{}
-	if b.reader == nil {
+	first := b.reader == nil
+	if first {
 		if err := a.beginBackfill(ctx, b); err != nil {
 			return false, err
 		}
@@ -241,6 +242,12 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 		}
 		for id, c := range v.constants { //lint:maprange copied into a map keyed the same way
 			inputs[id] = c
+		}
+		// NB: the first step names every source, empty or not, as the
+		// one-batch backfill did: an aggregate without GROUP BY emits its
+		// row over empty input at the first step.
+		for _, s := range v.sources {
+			inputs[SourceID(s)] = zset.Batch{}
 		}
 	}
 	done := false
@@ -254,7 +261,7 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 			return false, err
 		}
 	}
-	if len(inputs) > 0 {
+	if first || nonEmpty(inputs) {
 		if _, err := v.circuit.Step(txn, inputs); err != nil {
 			v.circuit.DiscardCaches()
 			return false, err
@@ -285,6 +292,16 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 	return true, nil
 }
 
+func nonEmpty(inputs map[circuit.SourceID]zset.Batch) bool {
+	//lint:maprange any non-empty batch answers; order cannot matter.
+	for _, b := range inputs {
+		if len(b.Rows) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // beginBackfill brings the frontier up to the last epoch, so the tables
 // and the view outputs of the snapshot describe one epoch, drops the
 // state an unfinished earlier backfill left, and pins the inputs.
@@ -303,9 +320,13 @@ func (a *Actor) beginBackfill(ctx runtime.Context, b *backfill) error {
 	}
 	for _, s := range b.view.sources {
 		if rel, ok := a.snap.RelationByID(s); ok && rel.Kind == catalog.KindMaterializedView {
-			// INVARIANT: backfills run in creation order, so a view read
-			// by this one is installed (or failed, which build refused).
-			assert.That(a.installed(s) != nil, "view %s is backfilled before view %s it reads", b.view.rel.Name, rel.Name)
+			// Backfills run in creation order: a view read by this one
+			// is installed by now, unless its own backfill failed.
+			if a.installed(s) == nil {
+				reason := a.failed[s]
+				assert.That(reason != "", "view %s is backfilled before view %s it reads", b.view.rel.Name, rel.Name)
+				return errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", rel.Name, reason)
+			}
 			if err := circuit.ViewHealthy(a.store, ViewID(s)); err != nil {
 				return err
 			}

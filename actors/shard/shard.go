@@ -601,7 +601,9 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		if !ok {
 			return nil, errcode.New(errcode.UndefinedObject, "view %s reads relation %s, which does not exist", rel.Name, s)
 		}
-		if reason, failed := a.failed[s]; failed {
+		// NB: a failed view queued for a backfill again (retried) may
+		// succeed before this view's backfill starts, which checks again.
+		if reason, failed := a.failed[s]; failed && a.backfilling(s) == nil {
 			return nil, errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", src.Name, reason)
 		}
 		// The plan reads the columns the source had when the view was
