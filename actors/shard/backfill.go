@@ -2,6 +2,7 @@ package shard
 
 import (
 	"encoding/binary"
+	"sort"
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
@@ -75,6 +76,12 @@ const (
 	// past it a sync is answered RS (ShardUnavailable) at once rather than
 	// queued without limit. Simulation range: fixed.
 	backfillWaitersMax = 256
+	// backfillReadersMax bounds the reads waiting for one view's backfill
+	// (a read of a view being filled waits for it, as a read in
+	// PostgreSQL waits for the lock of a table being rebuilt): past it a
+	// read is answered at once that the view is still being filled.
+	// Simulation range: fixed.
+	backfillReadersMax = 1024
 )
 
 // Shard meta keys of a backfill.
@@ -125,6 +132,8 @@ type backfill struct {
 	// rowsPerChunk is the adaptive chunk size (backfillChunkTarget).
 	rowsPerChunk int
 	rowsRead     int64
+	// readers are the Reads waiting for the view (backfillReadersMax).
+	readers []parkedMessage
 	// bufferedSinceChunk counts the entries buffered since the last
 	// chunk: a catching-up chunk takes at least one more than that, so
 	// the buffer shrinks however fast commits arrive and the backfill
@@ -157,9 +166,21 @@ func (a *Actor) queueBackfill(ctx runtime.Context, snap *control.Snapshot, rel *
 	v, err := a.build(snap, rel)
 	if err != nil {
 		a.fail(ctx, rel, err)
+		a.answerBackfillWaiters(rel.ID, errcode.Wrap(errcode.ViewBuildFailed, err, "materialized view %s could not be built", rel.Name))
 		return
 	}
 	a.backfills = append(a.backfills, &backfill{view: v, rowsPerChunk: 1})
+	// INVARIANT: queued in creation (= dependency) order. The running
+	// one keeps its place: it reads none of the views queued after it
+	// (adoptBackfills restarts a backfill whose input is rebuilt).
+	start := 0
+	if a.backfills[0].reader != nil {
+		start = 1
+	}
+	queued := a.backfills[start:]
+	sort.SliceStable(queued, func(i, j int) bool {
+		return objectNumber(queued[i].view.rel.ID) < objectNumber(queued[j].view.rel.ID)
+	})
 	a.scheduleBackfill(ctx)
 }
 
@@ -171,19 +192,30 @@ func (a *Actor) scheduleBackfill(ctx runtime.Context) {
 }
 
 // adoptBackfills reconciles the queue with a new catalog: a backfilling
-// view that left it, or whose plan changed, is abandoned (the caller
-// queues the new plan); a renamed one adopts its record.
-func (a *Actor) adoptBackfills(ctx runtime.Context, snap *control.Snapshot) error {
+// view that left it, whose plan changed, or that reads a view rebuilt
+// (rebuild: installed views about to be rebuilt) or restarted here, is
+// abandoned (the caller queues it again, in order); a renamed one adopts
+// its record.
+func (a *Actor) adoptBackfills(ctx runtime.Context, snap *control.Snapshot, rebuild map[catalog.ID]bool) error {
+	restarted := map[catalog.ID]bool{}
 	for i := 0; i < len(a.backfills); {
 		b := a.backfills[i]
 		rel, ok := snap.RelationByID(b.view.rel.ID)
-		if ok && rel.Kind == catalog.KindMaterializedView && rel.Plan == b.view.rel.Plan {
+		reads := false
+		for _, s := range b.view.sources {
+			reads = reads || rebuild[s] || restarted[s]
+		}
+		if ok && rel.Kind == catalog.KindMaterializedView && rel.Plan == b.view.rel.Plan && !reads {
 			b.view.rel = rel
 			i++
 			continue
 		}
+		restarted[b.view.rel.ID] = true
 		why := errcode.New(errcode.ViewBackfillAbandoned, "materialized view %s was dropped or recompiled while it was being backfilled", b.view.rel.Name)
-		if err := a.abandonBackfill(ctx, i, why); err != nil {
+		// NB: a view still in the catalog is queued again by the caller;
+		// the syncs waiting for it keep waiting for that backfill.
+		still := ok && rel.Kind == catalog.KindMaterializedView
+		if err := a.abandonBackfill(ctx, i, why, still); err != nil {
 			return err
 		}
 	}
@@ -202,7 +234,7 @@ func (a *Actor) receiveBackfillChunk(ctx runtime.Context) {
 	if err != nil {
 		ctx.Logger().Error("view backfill failed", "view", b.view.rel.Name, "err", err)
 		rel := b.view.rel
-		if aerr := a.abandonBackfill(ctx, 0, err); aerr != nil {
+		if aerr := a.abandonBackfill(ctx, 0, err, false); aerr != nil {
 			ctx.Logger().Error("dropping the state of a failed backfill", "view", rel.Name, "err", aerr)
 		}
 		if a.openErr == nil {
@@ -551,8 +583,8 @@ func decodeBackfillDelta(enc []byte, v *installedView, inputs map[circuit.Source
 	return total, nil
 }
 
-// finishBackfill installs a filled view and answers the syncs waiting
-// for it.
+// finishBackfill installs a filled view, answers the syncs waiting for
+// it and serves the reads that waited.
 func (a *Actor) finishBackfill(ctx runtime.Context, b *backfill) {
 	a.backfills = a.backfills[1:]
 	b.release()
@@ -560,19 +592,43 @@ func (a *Actor) finishBackfill(ctx runtime.Context, b *backfill) {
 		ctx.Logger().Error("installing a backfilled view", "view", b.view.rel.Name, "err", err)
 		a.fail(ctx, b.view.rel, err)
 		a.answerBackfillWaiters(b.view.rel.ID, err)
-		return
+	} else {
+		ctx.Logger().Info("view backfilled", "view", b.view.rel.Name, "from", b.from, "frontier", a.frontier, "rows_read", b.rowsRead)
+		a.answerBackfillWaiters(b.view.rel.ID, nil)
 	}
-	ctx.Logger().Info("view backfilled", "view", b.view.rel.Name, "from", b.from, "frontier", a.frontier, "rows_read", b.rowsRead)
-	a.answerBackfillWaiters(b.view.rel.ID, nil)
+	// NB: handled as if they arrived now (a read naming another view
+	// being filled waits again).
+	for _, p := range b.readers {
+		a.Receive(replayContext{Context: ctx, from: p.from, reply: p.reply}, p.msg)
+	}
+}
+
+// holdReadForBackfill holds a Read of the current state naming a view
+// being filled until its backfill ends, and reports whether it did.
+func (a *Actor) holdReadForBackfill(m Read, from runtime.ActorID, reply func() runtime.Deferred) bool {
+	if m.At != 0 {
+		return false // readAt refuses views filled after the pin
+	}
+	for _, id := range m.Relations {
+		if b := a.backfilling(id); b != nil && len(b.readers) < backfillReadersMax {
+			b.readers = append(b.readers, parkedMessage{msg: m, from: from, reply: reply()})
+			return true
+		}
+	}
+	return false
 }
 
 // abandonBackfill removes backfill i from the queue, drops the state it
-// wrote and answers the syncs waiting for it with why.
-func (a *Actor) abandonBackfill(ctx runtime.Context, i int, why error) error {
+// wrote and answers the reads and (unless keepWaiters: the view is queued
+// again) the syncs waiting for it with why.
+func (a *Actor) abandonBackfill(ctx runtime.Context, i int, why error, keepWaiters bool) error {
 	b := a.backfills[i]
 	a.backfills = append(a.backfills[:i:i], a.backfills[i+1:]...)
 	b.view.circuit.DiscardCaches()
-	a.answerBackfillWaiters(b.view.rel.ID, why)
+	if !keepWaiters {
+		a.answerBackfillWaiters(b.view.rel.ID, why)
+	}
+	a.answerBackfillReaders(b, why)
 	if b.reader == nil {
 		return nil
 	}
@@ -593,12 +649,23 @@ func (a *Actor) abandonAllBackfills(why error) {
 		if b.reader != nil {
 			b.release()
 		}
+		a.answerBackfillReaders(b, why)
 	}
 	a.backfills = nil
 	waiters := a.backfillWaiters
 	a.backfillWaiters = nil
 	for _, w := range waiters {
 		w.reply.Reply(why)
+	}
+}
+
+// answerBackfillReaders answers the reads waiting for b's view, which
+// will not be filled: why says why.
+func (a *Actor) answerBackfillReaders(b *backfill, why error) {
+	readers := b.readers
+	b.readers = nil
+	for _, p := range readers {
+		p.reply.Reply(errcode.Wrap(errcode.ViewBackfillAbandoned, why, "materialized view %s stopped being filled before this read could see it", b.view.rel.Name))
 	}
 }
 
@@ -610,7 +677,7 @@ func (a *Actor) receiveCancelBackfill(ctx runtime.Context, m CancelBackfill) {
 		}
 		rel := b.view.rel
 		why := errcode.New(errcode.QueryCanceled, "the backfill of materialized view %s was canceled", rel.Name)
-		if err := a.abandonBackfill(ctx, i, why); err != nil {
+		if err := a.abandonBackfill(ctx, i, why, false); err != nil {
 			ctx.Reply(err)
 			return
 		}

@@ -165,6 +165,12 @@ func TestBackfillServesCommitsBetweenChunks(t *testing.T) {
 				if got := len(res.Batches[0].Rows); got != len(model) {
 					t.Fatalf("table read between chunks has %d rows, want %d", got, len(model))
 				}
+				if i == 1 {
+					// A read of the view waits for its fill.
+					h.ctx.tag = "viewread"
+					h.actor.Receive(h.ctx, Read{CatalogVersion: h.snap.Version, Relations: []catalog.ID{view}})
+					h.ctx.tag = ""
+				}
 				if i == 2 {
 					st := h.ask(GetStatus{}).(Status)
 					if len(st.Views) != 1 || st.Views[0].Backfill == "" {
@@ -179,6 +185,18 @@ func TestBackfillServesCommitsBetweenChunks(t *testing.T) {
 				t.Fatalf("sync answered %d times: %#v", len(a), a)
 			} else if _, ok := a[0].(Synced); !ok {
 				t.Fatalf("sync answered %#v, want Synced", a[0])
+			}
+			var viewReads []runtime.Message
+			for _, a := range h.ctx.answers {
+				if a.tag == "viewread" {
+					viewReads = append(viewReads, a.msg)
+				}
+			}
+			if len(viewReads) != 1 {
+				t.Fatalf("the read held for the fill got %d answers, want 1", len(viewReads))
+			}
+			if res, ok := viewReads[0].(ReadResult); !ok || len(res.Batches[0].Rows) != len(model) {
+				t.Fatalf("the read held for the fill got %#v, want the filled view's %d rows", viewReads[0], len(model))
 			}
 			h.drain()
 			got := h.view(view)

@@ -206,6 +206,9 @@ func (a *Actor) serveWaiting(ctx runtime.Context) {
 		var err error
 		switch m := w.msg.(type) {
 		case Read:
+			if a.holdReadForBackfill(m, "", func() runtime.Deferred { return w.reply }) {
+				continue
+			}
 			r, err = a.read(ctx, m)
 		case Lookup:
 			r, err = a.lookup(m)

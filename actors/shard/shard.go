@@ -262,6 +262,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case Commit:
 		a.receiveCommit(ctx, m)
 	case Read:
+		if a.holdReadForBackfill(m, ctx.From(), ctx.Defer) {
+			return
+		}
 		ctx.Reply(a.replyOf(a.read(ctx, m)))
 	case Lookup:
 		// NB: a table that just gained a primary key is re-keyed when its
@@ -477,7 +480,7 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	rebuild := a.adoptRecompiled(snap)
 	a.forgetFailed(snap)
 	// Backfills of views that left the catalog, or changed plan, stop.
-	if err := a.adoptBackfills(ctx, snap); err != nil {
+	if err := a.adoptBackfills(ctx, snap, rebuild); err != nil {
 		return nil, err
 	}
 	for _, rel := range snap.Relations() {
