@@ -234,6 +234,11 @@ func (a *Actor) receiveBackfillChunk(ctx runtime.Context) {
 	if err != nil {
 		ctx.Logger().Error("view backfill failed", "view", b.view.rel.Name, "err", err)
 		rel := b.view.rel
+		if len(a.backfills) == 0 || a.backfills[0] != b {
+			// A failed write poisoned the shard, which forgot every
+			// backfill (abandonAllBackfills); the reopen queues them again.
+			return
+		}
 		if aerr := a.abandonBackfill(ctx, 0, err, false); aerr != nil {
 			ctx.Logger().Error("dropping the state of a failed backfill", "view", rel.Name, "err", aerr)
 		}
@@ -262,13 +267,16 @@ func (a *Actor) receiveBackfillChunk(ctx runtime.Context) {
 // whether the view is now complete (marker written, durable).
 func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error) {
 	v := b.view
-	txn := kv.NewTxn(a.store)
-	inputs := map[circuit.SourceID]zset.Batch{}
 	first := b.reader == nil
 	if first {
 		if err := a.beginBackfill(ctx, b); err != nil {
 			return false, err
 		}
+	}
+	// NB: after beginBackfill, whose epoch steps write the store.
+	txn := kv.NewTxn(a.store)
+	inputs := map[circuit.SourceID]zset.Batch{}
+	if first {
 		if err := putUint64(txn, backfillKey(v.rel.ID), b.from); err != nil {
 			return false, err
 		}
