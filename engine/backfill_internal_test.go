@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -18,22 +16,8 @@ import (
 func TestRestartContinuesUnfinishedBackfill(t *testing.T) {
 	ctx := context.Background()
 	store := objstore.NewMemory()
-	open := func() *Engine {
-		t.Helper()
-		e, err := Open(ctx, Config{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	must := func(e *Engine, sql string) string {
-		t.Helper()
-		out, err := execSQL(ctx, e, sql)
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		return out
-	}
+	open := func() *Engine { return openMemoryEngine(t, store) }
+	must := func(e *Engine, sql string) string { t.Helper(); return mustSQL(t, e, sql) }
 	backfill := func(e *Engine) string {
 		t.Helper()
 		st, err := e.Status(ctx)

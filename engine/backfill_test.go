@@ -26,7 +26,7 @@ const (
 func backfillServer(t *testing.T) (*enginetest.Server, *pgx.Conn) {
 	t.Helper()
 	srv := enginetest.StartServer(t, t.TempDir())
-	conn := pgxConnect(t, srv.URL)
+	conn := dialPgx(t, srv.URL)
 	for _, sql := range []string{
 		`CREATE TABLE big (a int PRIMARY KEY)`,
 		fmt.Sprintf(`INSERT INTO big SELECT generate_series(1, %d)`, slowViewRows),
@@ -37,16 +37,6 @@ func backfillServer(t *testing.T) (*enginetest.Server, *pgx.Conn) {
 		}
 	}
 	return srv, conn
-}
-
-func pgxConnect(t *testing.T, url string) *pgx.Conn {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
 }
 
 // viewState is view v's state in SHOW VIEW STATUS ("" when it has no
@@ -124,7 +114,7 @@ func requireViewGoneAndCreatable(t *testing.T, conn *pgx.Conn) {
 // CREATE fails with 57014, the view is gone, and the name is free again.
 func TestBackfillDoesNotBlockCommits(t *testing.T) {
 	srv, conn := backfillServer(t)
-	creator := pgxConnect(t, srv.URL)
+	creator := dialPgx(t, srv.URL)
 	created := make(chan error, 1)
 	go func() {
 		_, err := creator.Exec(context.Background(), slowViewSQL)
@@ -164,7 +154,7 @@ func TestBackfillDoesNotBlockCommits(t *testing.T) {
 // backfill with it: nothing of the view stays behind.
 func TestStatementTimeoutStopsBackfill(t *testing.T) {
 	srv, conn := backfillServer(t)
-	creator := pgxConnect(t, srv.URL)
+	creator := dialPgx(t, srv.URL)
 	if _, err := creator.Exec(context.Background(), `SET statement_timeout = '1s'`); err != nil {
 		t.Fatal(err)
 	}

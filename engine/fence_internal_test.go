@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -18,14 +16,7 @@ import (
 func TestFenceIsTerminal(t *testing.T) {
 	ctx := context.Background()
 	store := objstore.NewMemory()
-	open := func() *Engine {
-		t.Helper()
-		e, err := Open(ctx, Config{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
+	open := func() *Engine { return openMemoryEngine(t, store) }
 	run := func(e *Engine, sql string) error {
 		_, err := execSQL(ctx, e, sql)
 		return err

@@ -25,22 +25,8 @@ import (
 func TestViewStateFormatAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	store := objstore.NewMemory()
-	open := func() *Engine {
-		t.Helper()
-		e, err := Open(ctx, Config{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	run := func(e *Engine, sql string) string {
-		t.Helper()
-		out, err := execSQL(ctx, e, sql)
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		return out
-	}
+	open := func() *Engine { return openMemoryEngine(t, store) }
+	run := func(e *Engine, sql string) string { return mustSQL(t, e, sql) }
 	views := map[string]string{
 		"agg":    `SELECT g, count(*) AS n, sum(b) AS sb, avg(b) AS ab, sum(f) AS sf, bool_or(b > 0) AS bo FROM t GROUP BY g`,
 		"mm":     `SELECT g, min(b) AS lo, max(f) AS hi, count(DISTINCT b) AS cd, sum(f) AS sf FROM t GROUP BY g`,
@@ -138,6 +124,27 @@ func TestViewStateFormatAcrossRestarts(t *testing.T) {
 
 // execSQL runs one statement in a new session and commits; it returns the
 // rows formatted and joined by "; ".
+// openMemoryEngine opens an engine over store (quiet), failing the test
+// if it cannot.
+func openMemoryEngine(t *testing.T, store objstore.Store) *Engine {
+	t.Helper()
+	e, err := Open(context.Background(), Config{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// mustSQL runs one statement (execSQL), failing the test on an error.
+func mustSQL(t *testing.T, e *Engine, sql string) string {
+	t.Helper()
+	out, err := execSQL(context.Background(), e, sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return out
+}
+
 func execSQL(ctx context.Context, e *Engine, sql string) (string, error) {
 	gs, err := e.NewSession(ctx, gateway.SessionInfo{Database: "default", User: "test"})
 	if err != nil {

@@ -1,8 +1,6 @@
 package shard
 
 import (
-	"bytes"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"testing"
@@ -425,19 +423,7 @@ func TestDropViewLeavesNoState(t *testing.T) {
 	}
 	h.snap = control.NewSnapshot(catalog.NamespaceID{}, 2, h.table)
 	h.ask(SyncCatalog{Catalog: h.snap.Value()})
-	var left []string
-	for _, ns := range []byte{kv.PrefixOpState, kv.PrefixOpIndex, kv.PrefixViewOutput} {
-		err := kv.ScanPrefix(h.store, []byte{ns}, func(k, _ []byte) error {
-			if !bytes.HasPrefix(k, tablePrefix(h.table.ID)) {
-				left = append(left, fmt.Sprintf("%x", k))
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(left) > 0 {
+	if left := viewStateKeys(t, h, view); len(left) > 0 {
 		t.Fatalf("the dropped view left %d keys, e.g. %s", len(left), left[0])
 	}
 }
