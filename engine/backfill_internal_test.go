@@ -16,7 +16,7 @@ import (
 func TestRestartContinuesUnfinishedBackfill(t *testing.T) {
 	ctx := context.Background()
 	store := objstore.NewMemory()
-	open := func() *Engine { return openMemoryEngine(t, store) }
+	open := func() *Engine { return openQuiet(t, Config{Store: store}) }
 	must := func(e *Engine, sql string) string { t.Helper(); return mustSQL(t, e, sql) }
 	backfill := func(e *Engine) string {
 		t.Helper()

@@ -23,6 +23,12 @@ func (e *Engine) evaluate(ctx context.Context, env *expr.Env, run func() ([]type
 		}
 		return nil
 	}
+	// The same per-step memory bound as a view's (op.StepMemory): an
+	// ad-hoc join that multiplies its inputs fails with 53200.
+	env.StepBytesMax = e.cfg.StepBytesMax
+	if e.queryMemory != nil {
+		env.SharedMemory = e.queryMemory
+	}
 	type result struct {
 		rows []types.Row
 		err  error

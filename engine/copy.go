@@ -31,7 +31,7 @@ func (s *session) CopyIn(ctx context.Context, req gateway.CopyInRequest) (gatewa
 	if err := s.checkNeeds(ctx, snap, []relationNeed{{name: name, priv: control.PrivInsert}}); err != nil {
 		return nil, err
 	}
-	w, err := s.writerFor(snap, rel, "COPY")
+	w, err := s.writerFor(ctx, snap, rel, "COPY")
 	if err != nil {
 		return nil, err
 	}
@@ -75,8 +75,10 @@ func (s *session) CopyIn(ctx context.Context, req gateway.CopyInRequest) (gatewa
 		}
 	}
 	sink.asIs = rowsAsIs(sink.positions, len(rel.Columns))
-	// Remember the buffer so Abort can restore it.
-	sink.saved = s.txn.snapshotTable(rel.ID)
+	// A savepoint, so Abort can undo the rows of a failed COPY.
+	if sink.mark, err = s.mark(ctx); err != nil {
+		return nil, err
+	}
 	return sink, nil
 }
 
@@ -88,7 +90,8 @@ type copySink struct {
 	positions []int
 	defaults  []expr.Expr
 	n         int64
-	saved     *tableWrites
+	// mark is the depth of the savepoint taken before the first row.
+	mark int
 	// asIs: the gateway's rows (fresh per row, full width, in column
 	// order) are inserted without copying them (rowsAsIs).
 	asIs bool
@@ -131,7 +134,10 @@ func (c *copySink) Write(ctx context.Context, rows []types.Row) error {
 	}
 	err = c.w.verifyChecks(c.env)
 	c.w.written = c.w.written[:0]
-	return err
+	if err != nil {
+		return err
+	}
+	return c.w.flush(ctx)
 }
 
 // rowsAsIs reports whether a COPY's rows are the table's rows as they
@@ -148,11 +154,15 @@ func rowsAsIs(positions []int, width int) bool {
 	return true
 }
 
-func (c *copySink) Finish(context.Context) (int64, error) { return c.n, nil }
+func (c *copySink) Finish(ctx context.Context) (int64, error) {
+	return c.n, c.s.release(ctx, c.mark)
+}
 
-func (c *copySink) Abort(context.Context) error {
-	c.s.txn.restoreTable(c.w.rel.ID, c.saved)
-	return nil
+func (c *copySink) Abort(ctx context.Context) error {
+	if err := c.s.rollbackTo(ctx, c.mark); err != nil {
+		return err
+	}
+	return c.s.release(ctx, c.mark)
 }
 
 var _ = catalog.KindTable

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
@@ -236,7 +237,13 @@ func (s *session) installView(ctx context.Context, view *catalog.Relation) error
 	}
 	for _, v := range st.Views {
 		if v.View == view.ID && v.Failed != "" {
-			return errcode.New(errcode.ViewBuildFailed, "materialized view %s could not be built: %s", view.Name, v.Failed)
+			// NB: answered with the code of what failed it, so a backfill
+			// refused for memory is 53200 (RS-5502), not only "failed".
+			code, ok := errcode.Lookup(v.FailedCode)
+			if !ok || code == errcode.InternalError {
+				code = errcode.ViewBuildFailed
+			}
+			return errcode.New(code, "materialized view %s could not be built: %s", view.Name, strings.TrimPrefix(v.Failed, code.ID+": "))
 		}
 	}
 	return nil

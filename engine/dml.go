@@ -3,11 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
-	"github.com/rockstream/rockstream/actors/shard"
+	sessionactor "github.com/rockstream/rockstream/actors/session"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/expr"
@@ -24,7 +23,14 @@ import (
 type writer struct {
 	s   *session
 	rel *catalog.Relation
-	tw  *tableWrites
+	// view holds the rows, by encoded key, this statement looked up or
+	// changed, as the transaction sees them; sets, appended and removed
+	// are its changes not yet sent to the session actor (flush).
+	view     map[string]types.Row
+	setKeys  []types.Row
+	setRows  []types.Row
+	appended []types.Row
+	removed  []types.Row
 	// touched marks keys this statement already changed (ON CONFLICT DO
 	// UPDATE may not affect a row twice; UPDATE changes a row once).
 	touched map[string]bool
@@ -76,9 +82,9 @@ func (w *writer) verifyChecks(env *expr.Env) error {
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-func (s *session) writerFor(snap *control.Snapshot, rel *catalog.Relation, verb string) (*writer, error) {
-	if s.txn == nil {
-		s.txn = newTxn(false)
+func (s *session) writerFor(ctx context.Context, snap *control.Snapshot, rel *catalog.Relation, verb string) (*writer, error) {
+	if err := s.ensureTxn(ctx); err != nil {
+		return nil, err
 	}
 	if s.txn.readOnly {
 		return nil, errcode.New(errcode.ReadOnlyTransaction, "cannot execute %s in a read-only transaction", verb)
@@ -87,70 +93,104 @@ func (s *session) writerFor(snap *control.Snapshot, rel *catalog.Relation, verb 
 		return nil, errcode.New(errcode.WrongObjectType, "cannot change relation %q", rel.Name).
 			WithDetail("%q is a %s; only tables accept INSERT, UPDATE and DELETE", rel.Name, rel.Kind)
 	}
-	return &writer{s: s, rel: rel, tw: s.txn.table(rel), touched: map[string]bool{}, snap: snap}, nil
+	return &writer{s: s, rel: rel, view: map[string]types.Row{}, touched: map[string]bool{}, snap: snap}, nil
 }
 
-// current returns the row a key has as this transaction sees it, fetching
-// committed rows for the keys it has not touched in one request.
-func (w *writer) current(ctx context.Context, snap *control.Snapshot, keys []types.Row) ([]types.Row, error) {
-	return w.currentEncoded(ctx, snap, keys, nil)
-}
-
-// currentEncoded is current with the keys' encodings (encodePK) when the
-// caller has them (nil: computed here).
-func (w *writer) currentEncoded(ctx context.Context, snap *control.Snapshot, keys []types.Row, encs []string) ([]types.Row, error) {
-	out := make([]types.Row, len(keys))
-	missing := make([]types.Row, 0, len(keys))
-	missingKeys := make([]string, 0, len(keys))
-	at := make([]int, 0, len(keys))
-	for i, k := range keys {
-		var enc string
-		if encs != nil {
-			enc = encs[i]
-		} else {
-			enc = encodePK(w.rel, k)
+// flush sends the statement's buffered changes to the session actor:
+// the end of a statement (or a COPY chunk), before it returns success.
+// Rows it looked up are forgotten too: later statements ask the actor.
+func (w *writer) flush(ctx context.Context) error {
+	defer clear(w.view)
+	if len(w.setKeys) > 0 {
+		keys, rows := w.setKeys, w.setRows
+		w.setKeys, w.setRows = nil, nil
+		if _, err := w.s.req(ctx, sessionactor.Set{Table: *w.rel, Keys: keys, Rows: rows}); err != nil {
+			return err
 		}
-		if p, ok := w.tw.rows[enc]; ok {
-			out[i] = p.row
-			continue
-		}
-		missing = append(missing, k)
-		missingKeys = append(missingKeys, enc)
-		at = append(at, i)
 	}
-	if len(missing) == 0 {
+	if len(w.appended) > 0 {
+		rows := w.appended
+		w.appended = nil
+		if _, err := w.s.req(ctx, sessionactor.Append{Table: *w.rel, Rows: rows}); err != nil {
+			return err
+		}
+	}
+	if len(w.removed) > 0 {
+		rows := w.removed
+		w.removed = nil
+		if _, err := w.s.req(ctx, sessionactor.Remove{Table: *w.rel, Rows: rows}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// done flushes a statement that succeeded.
+func (w *writer) done(ctx context.Context, cur gateway.Cursor, err error) (gateway.Cursor, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := w.flush(ctx); err != nil {
+		return nil, err
+	}
+	return cur, nil
+}
+
+// current returns the row a key has as this transaction sees it, asking
+// the session actor in one request for the keys this statement has not
+// seen yet.
+func (w *writer) current(ctx context.Context, keys []types.Row) ([]types.Row, error) {
+	return w.lookup(ctx, keys, nil, sessionactor.Lookup{})
+}
+
+// lookup is current with the keys' encodings (encodePK) when the caller
+// has them (nil: computed here) and the actor's lookup options (lock,
+// rows read, REPEATABLE READ visibility: actors/session Lookup).
+func (w *writer) lookup(ctx context.Context, keys []types.Row, encs []string, opts sessionactor.Lookup) ([]types.Row, error) {
+	if encs == nil {
+		encs = make([]string, len(keys))
+		for i, k := range keys {
+			encs[i] = encodePK(w.rel, k)
+		}
+	}
+	out := make([]types.Row, len(keys))
+	ask := keys
+	var at []int
+	if !opts.Lock && opts.Read == nil {
+		// Keys this statement saw already need no request.
+		ask = make([]types.Row, 0, len(keys))
+		for i, k := range encs {
+			if r, ok := w.view[k]; ok {
+				out[i] = r
+				continue
+			}
+			ask = append(ask, keys[i])
+			at = append(at, i)
+		}
+	}
+	if len(ask) == 0 {
 		return out, nil
 	}
-	to, err := w.s.e.shardOfKeys(w.rel, missing)
+	opts.CatalogVersion, opts.Table, opts.Keys = w.snap.Version, *w.rel, ask
+	m, err := w.s.req(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	m, err := w.s.e.ask(ctx, to, shard.Lookup{CatalogVersion: snap.Version, Table: w.rel.ID, Keys: missing})
-	if err != nil {
-		return nil, err
+	res := m.(sessionactor.LookupResult)
+	if res.Stale {
+		return nil, errStaleRead
 	}
-	rows := m.(shard.LookupResult).Rows
-	// One allocation for the new entries (a COPY chunk adds thousands),
-	// and room for them in the map and the key order up front: growing
-	// them one insert at a time was a third of this function's bytes.
-	slab := make([]pendingRow, len(at))
-	if len(w.tw.rows) == 0 && len(at) > 8 {
-		// NB: empty, so nothing refers to the old map's entries.
-		w.tw.rows = make(map[string]*pendingRow, len(at))
-	}
-	w.tw.keys = slices.Grow(w.tw.keys, len(at))
-	for j, i := range at {
-		out[i] = rows[j]
-		// Remember what was committed when the transaction first looked.
-		k := missingKeys[j]
-		if _, ok := w.tw.rows[k]; !ok {
-			p := &slab[j]
-			*p = pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil, base: rows[j]}
-			w.tw.rows[k] = p
-			w.tw.keys = append(w.tw.keys, k)
-			// NB: an untouched key's pending row equals the committed row;
-			// writes() skips entries that were never changed (see changed).
+	for j, r := range res.Rows {
+		i := j
+		if at != nil {
+			i = at[j]
 		}
+		if mine, ok := w.view[encs[i]]; ok {
+			r = mine // changed by this statement, not flushed yet
+		} else {
+			w.view[encs[i]] = r
+		}
+		out[i] = r
 	}
 	return out, nil
 }
@@ -163,65 +203,31 @@ func (w *writer) currentEncoded(ctx context.Context, snap *control.Snapshot, key
 // lookup then conflicts at COMMIT instead of being overwritten with a
 // value computed from its old version (a lost update).
 //
-// With lock, the keys are row-locked first (rowlock.go), and a row that
-// changed since the statement read it makes the statement run again
-// (errStaleRead) instead of failing at COMMIT.
-func (w *writer) currentRead(ctx context.Context, snap *control.Snapshot, keys, read []types.Row, lock bool) ([]types.Row, error) {
-	fresh := make([]bool, len(keys))
-	for i, k := range keys {
-		_, seen := w.tw.rows[encodePK(w.rel, k)]
-		fresh[i] = !seen
-	}
-	if lock {
-		if _, err := w.s.lockRows(ctx, w.rel, keys); err != nil {
-			return nil, err
-		}
-	}
-	cur, err := w.current(ctx, snap, keys)
-	if err != nil {
-		return nil, err
-	}
-	if lock {
-		for i := range keys {
-			if fresh[i] && read[i] != nil && !sameRow(w.rel, cur[i], read[i]) {
-				if w.s.txn.repeatable() {
-					// The row read from the transaction's snapshot is not
-					// the newest: someone committed a change after it.
-					return nil, concurrentUpdate(cur[i] == nil)
-				}
-				return nil, errStaleRead
-			}
-		}
-	}
-	for i, k := range keys {
-		if fresh[i] && read[i] != nil {
-			p := w.s.txn.writable(w.tw, encodePK(w.rel, k))
-			p.base, p.existedBefore = read[i], true
-		}
-	}
-	return cur, nil
+// With lock, the keys are row-locked first, and a row that changed since
+// the statement read it makes the statement run again (errStaleRead)
+// instead of failing at COMMIT (REPEATABLE READ: 40001).
+func (w *writer) currentRead(ctx context.Context, keys, read []types.Row, lock bool) ([]types.Row, error) {
+	return w.lookup(ctx, keys, nil, sessionactor.Lookup{Read: read, Lock: lock})
 }
 
 // set changes the row under key (nil deletes it).
 func (w *writer) set(key types.Row, row types.Row) error {
-	return w.setEncoded(encodePK(w.rel, key), row)
+	return w.setEncoded(encodePK(w.rel, key), key, row)
 }
 
 // setEncoded is set for a key already encoded (encodePK).
-func (w *writer) setEncoded(k string, row types.Row) error {
-	p := w.s.txn.writable(w.tw, k)
-	if p == nil {
+func (w *writer) setEncoded(k string, key, row types.Row) error {
+	if _, ok := w.view[k]; !ok {
 		panic("engine: set before current") // current() records every key first
 	}
-	p.row = row
-	p.changed = true
+	w.view[k] = row
+	w.setKeys = append(w.setKeys, key)
+	w.setRows = append(w.setRows, row)
 	if row != nil {
 		w.written = append(w.written, row)
 	}
-	p.mustNotExist = !p.existedBefore
-	w.s.txn.count++
-	if w.s.txn.count > txnWritesMax {
-		return errcode.New(errcode.TransactionTooLarge, "transaction changes more than %d rows", txnWritesMax)
+	if n := len(w.setKeys); n > sessionactor.TxnWritesMax {
+		return errcode.New(errcode.TransactionTooLarge, "transaction changes more than %d rows", sessionactor.TxnWritesMax)
 	}
 	return nil
 }
@@ -311,7 +317,7 @@ func (r *returning) cursor(tag string) gateway.Cursor {
 // list and runs its row plan over the snapshot (with the transaction's own
 // writes).
 func (s *session) startDML(ctx context.Context, snap *control.Snapshot, table *catalog.Relation, verb string, r *bind.Returning, rowsPlan plan.Node, env *expr.Env) (*writer, *returning, []types.Row, error) {
-	w, err := s.writerFor(snap, table, verb)
+	w, err := s.writerFor(ctx, snap, table, verb)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -339,7 +345,7 @@ func (s *session) insert(ctx context.Context, snap *control.Snapshot, st *rsql.I
 	if err := w.verifyChecks(env); err != nil {
 		return nil, err
 	}
-	return ret.cursor(fmt.Sprintf("INSERT 0 %d", n)), nil
+	return w.done(ctx, ret.cursor(fmt.Sprintf("INSERT 0 %d", n)), nil)
 }
 
 // insertRows inserts full rows (INSERT and COPY FROM), returning how many
@@ -352,15 +358,11 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 	}
 	if len(w.rel.PrimaryKey) == 0 {
 		w.written = append(w.written, rows...)
+		w.appended = append(w.appended, rows...)
 		for _, r := range rows {
-			w.tw.appended = append(w.tw.appended, r)
 			if err := ret.add(env, r); err != nil {
 				return 0, err
 			}
-		}
-		w.s.txn.count += len(rows)
-		if w.s.txn.count > txnWritesMax {
-			return 0, errcode.New(errcode.TransactionTooLarge, "transaction changes more than %d rows", txnWritesMax)
 		}
 		return int64(len(rows)), nil
 	}
@@ -377,23 +379,17 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 		}
 		keys[i], encs[i] = k, encodePK(w.rel, k)
 	}
-	var unseen []bool
-	if oc != nil && w.s.txn.repeatable() {
-		unseen = w.unseen(keys)
-	}
+	// INSERT ... ON CONFLICT reads the rows it may update: the keys
+	// (present or not) are locked before they are looked up, so two
+	// upserts of one key run one after the other, the second seeing the
+	// first's row, instead of losing an update or failing with 23505. At
+	// REPEATABLE READ a conflicting row committed after the snapshot fails
+	// with 40001 (actors/session Lookup.CheckVisible).
+	opts := sessionactor.Lookup{}
 	if oc != nil {
-		// INSERT ... ON CONFLICT reads the rows it may update: lock the
-		// keys (present or not) before looking them up, so two upserts of
-		// one key run one after the other, the second seeing the first's
-		// row, instead of losing an update or failing with 23505.
-		if _, err := w.s.lockRows(ctx, w.rel, keys); err != nil {
-			return 0, err
-		}
+		opts.Lock, opts.CheckVisible = true, w.s.txn.repeatable()
 	}
-	if _, err := w.currentEncoded(ctx, snap, keys, encs); err != nil {
-		return 0, err
-	}
-	if err := w.conflictsVisible(ctx, keys, unseen); err != nil {
+	if _, err := w.lookup(ctx, keys, encs, opts); err != nil {
 		return 0, err
 	}
 	var set []expr.Expr
@@ -418,9 +414,9 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 	var n int64
 	for i, r := range rows {
 		k := encs[i]
-		existing := w.tw.rows[k].row
+		existing := w.view[k]
 		if existing == nil {
-			if err := w.setEncoded(k, r); err != nil {
+			if err := w.setEncoded(k, keys[i], r); err != nil {
 				return 0, err
 			}
 			if oc != nil {
@@ -484,7 +480,7 @@ func (w *writer) replace(ctx context.Context, snap *control.Snapshot, oldKey typ
 	if encodePK(w.rel, newKey) == encodePK(w.rel, oldKey) {
 		return w.set(oldKey, updated)
 	}
-	cur, err := w.current(ctx, snap, []types.Row{newKey})
+	cur, err := w.current(ctx, []types.Row{newKey})
 	if err != nil {
 		return err
 	}
@@ -513,7 +509,8 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 				return nil, err
 			}
 		}
-		return w.updateKeyless(pairs, width, env, ret)
+		cur, err := w.updateKeyless(pairs, width, env, ret)
+		return w.done(ctx, cur, err)
 	}
 	var n int64
 	oldKeys := make([]types.Row, 0, len(pairs))
@@ -524,7 +521,7 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 	for i, p := range pairs {
 		oldRows[i] = p[:width]
 	}
-	if _, err := w.currentRead(ctx, snap, oldKeys, oldRows, true); err != nil {
+	if _, err := w.currentRead(ctx, oldKeys, oldRows, true); err != nil {
 		return nil, err
 	}
 	for i, p := range pairs {
@@ -548,7 +545,7 @@ func (s *session) update(ctx context.Context, snap *control.Snapshot, st *rsql.U
 	if err := w.verifyChecks(env); err != nil {
 		return nil, err
 	}
-	return ret.cursor(fmt.Sprintf("UPDATE %d", n)), nil
+	return w.done(ctx, ret.cursor(fmt.Sprintf("UPDATE %d", n)), nil)
 }
 
 func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.Delete, env *expr.Env, lock bool) (gateway.Cursor, error) {
@@ -565,7 +562,8 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 				return nil, err
 			}
 		}
-		return w.deleteKeyless(rows, len(st.Table.Columns), env, ret)
+		cur, err := w.deleteKeyless(rows, len(st.Table.Columns), env, ret)
+		return w.done(ctx, cur, err)
 	}
 	keys := make([]types.Row, len(rows))
 	for i, r := range rows {
@@ -576,13 +574,13 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 	for i, r := range rows {
 		read[i] = r[:width]
 	}
-	if _, err := w.currentRead(ctx, snap, keys, read, lock); err != nil {
+	if _, err := w.currentRead(ctx, keys, read, lock); err != nil {
 		return nil, err
 	}
 	var n int64
 	for i, r := range rows {
 		k := encodePK(w.rel, keys[i])
-		if w.touched[k] || w.tw.rows[k].row == nil {
+		if w.touched[k] || w.view[k] == nil {
 			continue
 		}
 		if err := w.set(keys[i], nil); err != nil {
@@ -594,5 +592,5 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 			return nil, err
 		}
 	}
-	return ret.cursor(fmt.Sprintf("DELETE %d", n)), nil
+	return w.done(ctx, ret.cursor(fmt.Sprintf("DELETE %d", n)), nil)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
+	sessionactor "github.com/rockstream/rockstream/actors/session"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/actors/storage"
 	"github.com/rockstream/rockstream/errcode"
@@ -30,6 +31,11 @@ type Config struct {
 	// StorageTickInterval is how often the actors run slate's background
 	// work (WAL/memtable flush, compaction, GC). Default 100ms.
 	StorageTickInterval time.Duration
+	// StepBytesMax bounds the bytes of deltas one evaluation step may
+	// hold: a view's backfill or maintenance step, an ad-hoc query (0: no
+	// bound). Serve derives it from --memory-budget (stepBytesMax); a
+	// step beyond it fails with 53200 (RS-5502) instead of growing.
+	StepBytesMax int64
 	// SubscriberQueueUpdatesMax bounds each SUBSCRIBE's queue of updates
 	// (actors/subscriber; 0: subscriber.QueueUpdatesMaxDefault). Tests
 	// shrink it to make the queue fill.
@@ -50,12 +56,20 @@ type Engine struct {
 	mu       sync.Mutex
 	sessions int
 	nextSess uint64
-	metrics  Metrics
+	// byPID are the open sessions by their gateway process id
+	// (pg_stat_activity's wait events, pg_cancel_backend's permission).
+	byPID map[uint32]*session
+	// gateway is the pgwire server serving this engine (nil: none, e.g.
+	// an engine driven directly by tests): pg_stat_activity,
+	// pg_cancel_backend and pg_terminate_backend act through it.
+	gateway atomic.Pointer[gateway.Server]
+	metrics Metrics
 	// router addresses the shards by the bucket map (route.go); set
 	// before any session exists and never changed.
 	router shard.Router
-	// nextTxn numbers the transactions that take row locks (rowlock.go).
-	nextTxn atomic.Uint64
+	// queryMemory is the memory the running ad-hoc queries share
+	// (querymemory.go); nil without Config.StepBytesMax.
+	queryMemory *queryMemory
 	// catalog caches the newest catalog snapshot (catalogcache.go).
 	catalog atomic.Pointer[control.Snapshot]
 }
@@ -86,6 +100,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		cfg.StorageTickInterval = 100 * time.Millisecond
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger}
+	if cfg.StepBytesMax > 0 {
+		e.queryMemory = &queryMemory{limitBytes: cfg.StepBytesMax}
+	}
 	e.rt = real.New(real.Options{Store: cfg.Store, Logger: cfg.Logger})
 	open := func(path string) func(runtime.Context) (kv.Store, error) {
 		return func(actx runtime.Context) (kv.Store, error) {
@@ -210,14 +227,28 @@ func (e *Engine) NewSession(ctx context.Context, info gateway.SessionInfo) (gate
 	e.sessions++
 	e.nextSess++
 	id := e.nextSess
+	s := &session{e: e, id: id, info: info, actor: sessionactor.ActorOf(id)}
+	if info.ProcessID != 0 {
+		if e.byPID == nil {
+			e.byPID = map[uint32]*session{}
+		}
+		e.byPID[info.ProcessID] = s
+	}
 	e.mu.Unlock()
-	return &session{e: e, id: id, info: info}, nil
+	if err := e.rt.Spawn("embedded", s.actor, sessionactor.New(sessionactor.Config{Session: id, Backend: info.ProcessID, Router: e.router})); err != nil {
+		e.sessionClosed(s)
+		return nil, errcode.Wrap(errcode.InternalError, err, "starting the session actor")
+	}
+	return s, nil
 }
 
 const defaultNamespace = "default"
 
-func (e *Engine) sessionClosed() {
+func (e *Engine) sessionClosed(s *session) {
 	e.mu.Lock()
+	if e.byPID[s.info.ProcessID] == s {
+		delete(e.byPID, s.info.ProcessID)
+	}
 	e.sessions--
 	e.mu.Unlock()
 }

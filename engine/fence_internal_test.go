@@ -16,7 +16,7 @@ import (
 func TestFenceIsTerminal(t *testing.T) {
 	ctx := context.Background()
 	store := objstore.NewMemory()
-	open := func() *Engine { return openMemoryEngine(t, store) }
+	open := func() *Engine { return openQuiet(t, Config{Store: store}) }
 	run := func(e *Engine, sql string) error {
 		_, err := execSQL(ctx, e, sql)
 		return err

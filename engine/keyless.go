@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 
-	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -22,22 +21,14 @@ import (
 
 // removeKeyless records the removal of one row matched by a statement.
 func (w *writer) removeKeyless(row types.Row) error {
-	w.tw.removed = append(w.tw.removed, row)
-	w.s.txn.count++
-	if w.s.txn.count > txnWritesMax {
-		return errcode.New(errcode.TransactionTooLarge, "transaction changes more than %d rows", txnWritesMax)
-	}
+	w.removed = append(w.removed, row)
 	return nil
 }
 
 // appendKeyless records one new row.
 func (w *writer) appendKeyless(row types.Row) error {
-	w.tw.appended = append(w.tw.appended, row)
+	w.appended = append(w.appended, row)
 	w.written = append(w.written, row)
-	w.s.txn.count++
-	if w.s.txn.count > txnWritesMax {
-		return errcode.New(errcode.TransactionTooLarge, "transaction changes more than %d rows", txnWritesMax)
-	}
 	return nil
 }
 

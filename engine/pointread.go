@@ -1,15 +1,10 @@
 package engine
 
 import (
-	"context"
-
-	"github.com/rockstream/rockstream/actors/control"
-	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
-	"github.com/rockstream/rockstream/ivm/zset"
 )
 
 // Point reads: a statement whose every scan of a table is filtered on
@@ -164,27 +159,4 @@ func rowFree(s plan.Scalar) bool {
 		return free
 	})
 	return free
-}
-
-// lookupRows reads the committed rows of keys with one shard Lookup.
-func (s *session) lookupRows(ctx context.Context, snap *control.Snapshot, rel *catalog.Relation, keys []types.Row) (zset.Batch, error) {
-	to, err := s.e.shardOfKeys(rel, keys)
-	if err != nil {
-		return zset.Batch{}, err
-	}
-	m, err := s.e.ask(ctx, to, shard.Lookup{CatalogVersion: snap.Version, Table: rel.ID, Keys: keys, At: s.readAt()})
-	if err != nil {
-		return zset.Batch{}, err
-	}
-	var b zset.Batch
-	seen := map[string]bool{}
-	for i, r := range m.(shard.LookupResult).Rows {
-		k := encodePK(rel, keys[i])
-		if r == nil || seen[k] {
-			continue
-		}
-		seen[k] = true
-		b.Add(r, 1)
-	}
-	return b, nil
 }

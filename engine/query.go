@@ -24,7 +24,7 @@ func (s *session) env(settings *gateway.Settings, params []types.Datum) *expr.En
 	}
 	now := time.Now()
 	micros := now.UnixMicro() - pgEpochMicros
-	return &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZ(micros), Params: params, Random: rand.Uint64}
+	return &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZ(micros), Params: params, Random: rand.Uint64, Backends: s}
 }
 
 // pgEpochMicros is 2000-01-01 00:00:00 UTC in Unix microseconds.

@@ -35,6 +35,7 @@ func (e *Engine) spawnShards(snap *control.Snapshot, open func(path string) func
 			Planner:          planner{},
 			TickEvery:        e.cfg.StorageTickInterval,
 			DeadlockDetector: shard.DetectorID,
+			StepBytesMax:     e.cfg.StepBytesMax,
 		})); err != nil {
 			return err
 		}

@@ -4,111 +4,17 @@ import (
 	"context"
 
 	"github.com/rockstream/rockstream/errcode"
-	"github.com/rockstream/rockstream/ivm/sql/catalog"
 )
 
 // Savepoints (SAVEPOINT / ROLLBACK TO SAVEPOINT / RELEASE SAVEPOINT) act on
-// the open transaction's pending writes. The gateway keeps the names and
-// their stack discipline; the engine keeps one mark per savepoint, by depth.
-//
-// A mark records how far each table's buffer had grown (keys are only ever
-// appended, so keys past the mark are exactly the rows first touched after
-// it) and the start of an undo log. While any mark exists, the first change
-// to an existing pending row after the newest mark saves the row's previous
-// state in the undo log (copy on first write per savepoint interval, via
-// txnState.writable), so a savepoint costs O(tables) and a rollback
-// O(changes since the mark) — pgjdbc's autosave sets one before every
-// statement.
-
-// savepointMark is the transaction's state at a SAVEPOINT.
-type savepointMark struct {
-	undo, count, order int
-	tables             map[catalog.ID]tableMark
-}
-
-type tableMark struct{ keys, appended, removed int }
-
-// undoEntry is a pending row's state before its first change after a mark.
-type undoEntry struct {
-	table catalog.ID
-	key   string
-	old   pendingRow
-}
-
-// mark pushes a savepoint.
-func (t *txnState) mark() {
-	m := savepointMark{undo: len(t.undo), count: t.count, order: len(t.order), tables: make(map[catalog.ID]tableMark, len(t.order))}
-	for _, id := range t.order {
-		tw := t.tables[id]
-		m.tables[id] = tableMark{keys: len(tw.keys), appended: len(tw.appended), removed: len(tw.removed)}
-	}
-	t.marks = append(t.marks, m)
-	t.gen++
-}
-
-// writable returns the pending row under key k of tw for changing it,
-// saving its current state first if a savepoint may need it back.
-func (t *txnState) writable(tw *tableWrites, k string) *pendingRow {
-	p := tw.rows[k]
-	if p == nil || len(t.marks) == 0 || p.gen == t.gen {
-		return p
-	}
-	t.undo = append(t.undo, undoEntry{table: tw.rel.ID, key: k, old: *p})
-	p.gen = t.gen
-	return p
-}
-
-// rollbackTo restores the state at savepoint depth (1 = oldest) and keeps
-// that savepoint, as ROLLBACK TO SAVEPOINT does.
-func (t *txnState) rollbackTo(depth int) {
-	m := t.marks[depth-1]
-	for i := len(t.undo) - 1; i >= m.undo; i-- {
-		e := t.undo[i]
-		if tw := t.tables[e.table]; tw != nil {
-			old := e.old
-			tw.rows[e.key] = &old
-		}
-	}
-	t.undo = t.undo[:m.undo]
-	for _, id := range t.order[m.order:] {
-		delete(t.tables, id)
-	}
-	t.order = t.order[:m.order]
-	for _, id := range t.order {
-		tw, tm := t.tables[id], m.tables[id]
-		if tm.keys < len(tw.keys) {
-			for _, k := range tw.keys[tm.keys:] {
-				delete(tw.rows, k)
-			}
-			tw.keys = tw.keys[:tm.keys]
-		}
-		if tm.appended < len(tw.appended) {
-			tw.appended = tw.appended[:tm.appended]
-		}
-		if tm.removed < len(tw.removed) {
-			tw.removed = tw.removed[:tm.removed]
-		}
-	}
-	t.count = m.count
-	t.marks = t.marks[:depth]
-	t.gen++
-}
-
-// release drops savepoint depth and every later one; their changes stay.
-func (t *txnState) release(depth int) {
-	t.marks = t.marks[:depth-1]
-	if len(t.marks) == 0 {
-		t.undo = nil
-	}
-}
+// the open transaction's pending writes, which the session actor keeps
+// (actors/session savepoint.go). The gateway keeps the names and their
+// stack discipline; the actor keeps one mark per savepoint, by depth.
 
 // Savepoint implements gateway.SavepointSession.
-func (s *session) Savepoint(context.Context) error {
-	if s.txn == nil {
-		s.txn = newTxn(false)
-	}
-	s.txn.mark()
-	return nil
+func (s *session) Savepoint(ctx context.Context) error {
+	_, err := s.mark(ctx)
+	return err
 }
 
 // RollbackToSavepoint implements gateway.SavepointSession.
@@ -116,16 +22,20 @@ func (s *session) RollbackToSavepoint(ctx context.Context, depth int) error {
 	if err := s.checkDepth(depth); err != nil {
 		return err
 	}
-	s.txn.rollbackTo(depth)
+	if err := s.rollbackTo(ctx, depth); err != nil {
+		return err
+	}
 	return s.undoRestarts(ctx, s.txn, depth)
 }
 
 // ReleaseSavepoint implements gateway.SavepointSession.
-func (s *session) ReleaseSavepoint(_ context.Context, depth int) error {
+func (s *session) ReleaseSavepoint(ctx context.Context, depth int) error {
 	if err := s.checkDepth(depth); err != nil {
 		return err
 	}
-	s.txn.release(depth)
+	if err := s.release(ctx, depth); err != nil {
+		return err
+	}
 	// Restarts made inside the released savepoints now belong to the
 	// enclosing one.
 	for i := range s.txn.restarts {
@@ -135,7 +45,7 @@ func (s *session) ReleaseSavepoint(_ context.Context, depth int) error {
 }
 
 func (s *session) checkDepth(depth int) error {
-	if s.txn == nil || depth < 1 || depth > len(s.txn.marks) {
+	if s.txn == nil || depth < 1 || depth > s.txn.marks {
 		return errcode.New(errcode.InternalError, "internal: savepoint %d does not exist in the engine's transaction", depth)
 	}
 	return nil

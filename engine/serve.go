@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -167,6 +168,12 @@ func budgets(budget int64) storage.Options {
 	}
 }
 
+// stepBytesMax is the share of a memory budget one evaluation step's
+// deltas may hold: a quarter, beside the half the storage budgets take,
+// since the estimate it is checked against (op.RowBytes) leaves out the
+// garbage the collector has not reclaimed yet.
+func stepBytesMax(budget int64) int64 { return budget / 4 }
+
 // StorageURL turns a --storage value into an object-store URL: a plain path
 // means the local filesystem.
 func StorageURL(storage string) (string, error) {
@@ -246,8 +253,11 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	}
 	defer hold.Release(context.Background())
 	// Health answers while recovering (readyz says 503 until hydrated).
-	var eng *Engine
+	// NB: the HTTP handlers run on their own goroutines while Open sets
+	// the engine, so they read it through an atomic pointer.
+	var opened atomic.Pointer[Engine]
 	readiness := func() string {
+		eng := opened.Load()
 		switch {
 		case eng == nil:
 			return "recovering: catalog or views not hydrated yet"
@@ -276,10 +286,10 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		})
 		var metrics http.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 		if opts.Auth == AuthPassword {
-			metrics = metricsAuth(func() *Engine { return eng }, metrics)
+			metrics = metricsAuth(opened.Load, metrics)
 		}
 		mux.Handle("/metrics", metrics)
-		reg.MustRegister(newCollector(func() *Engine { return eng }))
+		reg.MustRegister(newCollector(opened.Load))
 		// The Go runtime's and the process's own numbers (heap, GC,
 		// goroutines, CPU, RSS, open files) beside RockStream's.
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -304,10 +314,11 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	}
 	debug.SetMemoryLimit(opts.MemoryBudgetBytes)
 	opts.Logger.Info("opening storage", "url", shown, "memory_budget_bytes", opts.MemoryBudgetBytes)
-	eng, err = Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes)})
+	eng, err := Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes)})
 	if err != nil {
 		return err
 	}
+	opened.Store(eng)
 	gwOpts := opts.Gateway
 	gwOpts.Logger = opts.Logger
 	gwOpts.SuperuserReservedConnections = superuserReservedConnections
@@ -342,7 +353,9 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String(), httpAddr)
 	}
-	serveErr := gateway.Serve(ctx, ln, eng, gwOpts)
+	gw := gateway.NewServer(eng, gwOpts)
+	eng.gateway.Store(gw)
+	serveErr := gw.Serve(ctx, ln)
 	stopping := time.Now()
 	opts.Logger.Info("shutting down: connections closed, flushing storage", "reason", context.Cause(ctx))
 	closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
-	"github.com/rockstream/rockstream/actors/shard"
+	sessionactor "github.com/rockstream/rockstream/actors/session"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
@@ -16,6 +18,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/runtime"
 	"github.com/rockstream/rockstream/syscat"
 )
 
@@ -25,10 +28,11 @@ type session struct {
 	e    *Engine
 	id   uint64
 	info gateway.SessionInfo
-	txn  *txnState
-	// lastWritten is the source epoch of this session's last commit: reads
-	// wait for it (read-your-writes, spec §12.8.1).
-	lastWritten uint64
+	// actor is the session's actor (actors/session): it holds the open
+	// transaction's writes, locks and snapshot; txn is what this side
+	// needs to know of it (txn.go).
+	actor runtime.ActorID
+	txn   *txnState
 	// settings are the session parameters of the statement being run.
 	settings *gateway.Settings
 	// txnImplicit is set while txn is an implicit transaction.
@@ -36,11 +40,6 @@ type session struct {
 	// prepared lists the connection's named prepared statements
 	// (pg_prepared_statements), from the running request.
 	prepared func() []gateway.PreparedStatementInfo
-	// lockTxn names the transaction in the shard's row-lock table once
-	// it took a row lock (rowlock.go); 0 before, and after it ended.
-	lockTxn shard.TxnID
-	// locksHeld are the locks lockTxn was granted (rowlock.go).
-	locksHeld map[heldLock]struct{}
 	// currval holds the last nextval/setval value per sequence seen by this
 	// session; lastSequence is the sequence lastval() reports.
 	// seqMu guards them: an abandoned evaluation (cancel.go) may still
@@ -196,7 +195,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	env := s.env(req.Settings, req.Params)
 	env.Sequences = s.sequences(ctx)
 	env.Notify = req.Notify
-	if err := s.pinSnapshot(ctx, snap, p.stmt); err != nil {
+	if _, err := s.req(ctx, s.statement(snap, p.stmt)); err != nil {
 		return nil, err
 	}
 	switch st := p.stmt.(type) {
@@ -210,15 +209,15 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.Insert:
 		return s.insert(ctx, snap, st, env)
 	case *rsql.Update:
-		if err := s.lockKeylessTable(ctx, st.Table); err != nil {
+		if _, err := s.req(ctx, sessionactor.LockTable{Table: *st.Table}); err != nil {
 			return nil, err
 		}
-		return s.retryStale(func() (gateway.Cursor, error) { return s.update(ctx, snap, st, env) })
+		return s.retryStale(ctx, func() (gateway.Cursor, error) { return s.update(ctx, snap, st, env) })
 	case *rsql.Delete:
-		if err := s.lockKeylessTable(ctx, st.Table); err != nil {
+		if _, err := s.req(ctx, sessionactor.LockTable{Table: *st.Table}); err != nil {
 			return nil, err
 		}
-		return s.retryStale(func() (gateway.Cursor, error) { return s.delete(ctx, snap, st, env, true) })
+		return s.retryStale(ctx, func() (gateway.Cursor, error) { return s.delete(ctx, snap, st, env, true) })
 	case *rsql.Truncate:
 		return s.truncate(ctx, snap, st, env)
 	case *rsql.DDL:
@@ -254,9 +253,11 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 }
 
 // Begin implements gateway.Session.
-func (s *session) Begin(_ context.Context, opts gateway.TxOptions) error {
-	s.txn = newTxn(opts.ReadOnly)
-	s.txn.isolation = opts.Isolation
+func (s *session) Begin(ctx context.Context, opts gateway.TxOptions) error {
+	if _, err := s.req(ctx, sessionactor.Begin{Isolation: actorIsolation(opts.Isolation), ReadOnly: opts.ReadOnly, Implicit: opts.Implicit}); err != nil {
+		return err
+	}
+	s.txn = &txnState{readOnly: opts.ReadOnly, isolation: opts.Isolation}
 	s.txnImplicit = opts.Implicit
 	return nil
 }
@@ -266,70 +267,82 @@ func (s *session) Begin(_ context.Context, opts gateway.TxOptions) error {
 func (s *session) Commit(ctx context.Context) error {
 	t := s.txn
 	s.txn = nil
-	if t == nil {
-		s.unlockRows()
-		return nil
-	}
-	s.releaseSnapshot(t)
-	writes := t.writes()
-	if len(writes) == 0 {
-		s.unlockRows()
-		return nil
-	}
 	snap, err := s.e.snapshot(ctx)
 	if err != nil {
-		s.unlockRows()
+		// NB: the actor still holds the transaction: end it.
+		s.e.askDetached(s.actor, sessionactor.Rollback{}, "ending a transaction that could not commit")
 		return err
 	}
-	// NB: the shard releases the transaction's row locks once this
-	// commit is durable (or failed), never before: a waiter must not
-	// read a row version a crash could take back.
-	txn := s.endLockTxn()
-	var m any
-	to, err := s.e.shardOfWrites(snap, writes)
-	if err == nil {
-		m, err = s.e.ask(ctx, to, shard.Commit{CatalogVersion: snap.Version, Writes: writes, Txn: txn})
-	}
+	m, err := s.req(ctx, sessionactor.Commit{CatalogVersion: snap.Version})
 	if err != nil {
-		// The commit failed, or its reply was lost (canceled): release
-		// the locks in case the Commit never reached the shard. Sent
-		// after the Commit, so behind it in the shard's mailbox, and not
-		// a Commit, so handled only once every pending commit is durable.
-		if txn != 0 {
-			s.lockTxn = txn
-			s.unlockRows()
-		}
 		s.e.metrics.CommitErrors.Add(1)
 		if uerr := s.undoRestarts(ctx, t, 0); uerr != nil {
 			s.e.log.Error("putting back sequences after a failed commit", "err", uerr)
 		}
 		return err
 	}
-	s.lastWritten = m.(shard.Committed).Epoch
-	s.e.metrics.Commits.Add(1)
-	s.e.metrics.RowsWritten.Add(uint64(len(writes)))
+	if c := m.(sessionactor.Committed); c.Epoch != 0 {
+		s.e.metrics.Commits.Add(1)
+		s.e.metrics.RowsWritten.Add(uint64(c.Rows))
+	}
 	return nil
 }
 
 // Rollback implements gateway.Session.
 func (s *session) Rollback(ctx context.Context) error {
-	s.unlockRows()
 	t := s.txn
 	s.txn = nil
-	s.releaseSnapshot(t)
+	if _, err := s.req(ctx, sessionactor.Rollback{}); err != nil {
+		return err
+	}
 	return s.undoRestarts(ctx, t, 0)
 }
 
-// Close implements gateway.Session.
+// Close implements gateway.Session: stopping the actor ends its
+// transaction (locks and snapshot released).
 func (s *session) Close() error {
-	s.unlockRows()
 	if err := s.undoRestarts(context.Background(), s.txn, 0); err != nil {
 		s.e.log.Error("putting back sequences of an abandoned transaction", "err", err)
 	}
-	s.releaseSnapshot(s.txn)
 	s.txn = nil
-	s.e.sessionClosed()
+	if err := s.e.rt.Stop(s.actor); err != nil {
+		s.e.log.Error("stopping a session actor", "actor", s.actor, "err", err)
+	}
+	s.e.sessionClosed(s)
 	return nil
+}
+
+// statement is the actor's Statement request for st: whether it reads or
+// writes data (a REPEATABLE READ transaction pins its snapshot at its
+// first such statement), its lock_timeout, and read-your-writes.
+func (s *session) statement(snap *control.Snapshot, st rsql.Statement) sessionactor.Statement {
+	m := sessionactor.Statement{CatalogVersion: snap.Version, LockTimeout: s.lockTimeout(), WaitForOwn: true}
+	switch st.(type) {
+	case *rsql.Query, *rsql.Insert, *rsql.Update, *rsql.Delete, *rsql.Truncate:
+		m.Data = true
+	}
+	if s.settings != nil {
+		if v, ok := s.settings.Get("rockstream.session_wait_for"); ok && strings.EqualFold(v, "off") {
+			m.WaitForOwn = false
+		}
+	}
+	return m
+}
+
+// lockTimeout is the session's lock_timeout (0: none).
+func (s *session) lockTimeout() time.Duration {
+	if s.settings == nil {
+		return 0
+	}
+	v, ok := s.settings.Get("lock_timeout")
+	if !ok {
+		return 0
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms <= 0 {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // readSnapshot fetches the committed contents of relations (after this
@@ -343,7 +356,7 @@ func (s *session) readSnapshot(ctx context.Context, snap *control.Snapshot, rels
 // primary key only (pointread.go).
 func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, rels []*catalog.Relation, points map[catalog.ID][]types.Row) (map[catalog.ID]zset.Batch, error) {
 	out := map[catalog.ID]zset.Batch{}
-	var user []*catalog.Relation
+	var req sessionactor.Read
 	var env *syscat.Env
 	var sequences []*catalog.Relation
 	for _, r := range rels {
@@ -352,15 +365,11 @@ func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, 
 			continue
 		}
 		if keys, ok := points[r.ID]; ok {
-			b, err := s.lookupRows(ctx, snap, r, keys)
-			if err != nil {
-				return nil, err
-			}
-			out[r.ID] = s.txn.overlay(r, b)
+			req.Points = append(req.Points, sessionactor.PointRead{Relation: *r, Keys: keys})
 			continue
 		}
 		if !syscat.IsSystem(r.ID) {
-			user = append(user, r)
+			req.Relations = append(req.Relations, r.ID)
 			continue
 		}
 		if env == nil {
@@ -380,31 +389,23 @@ func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, 
 			out[id] = b
 		}
 	}
-	rels = user
-	if len(rels) == 0 {
+	if len(req.Relations) == 0 && len(req.Points) == 0 {
 		return out, nil
 	}
-	ids := make([]catalog.ID, len(rels))
-	for i, r := range rels {
-		ids[i] = r.ID
-	}
-	minEpoch := s.lastWritten
-	if s.settings != nil {
-		if v, ok := s.settings.Get("rockstream.session_wait_for"); ok && strings.EqualFold(v, "off") {
-			minEpoch = 0
-		}
-	}
-	m, err := s.e.ask(ctx, s.e.homeShard(), shard.Read{CatalogVersion: snap.Version, Relations: ids, MinEpoch: minEpoch, At: s.readAt()})
+	// The actor reads the committed state the statement sees (its
+	// REPEATABLE READ snapshot, or the newest after the session's own
+	// last commit) and overlays the transaction's writes.
+	req.CatalogVersion = snap.Version
+	m, err := s.req(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	res := m.(shard.ReadResult)
-	for i, r := range rels {
-		b := res.Batches[i]
-		if r.Kind == catalog.KindTable {
-			b = s.txn.overlay(r, b)
-		}
-		out[r.ID] = b
+	res := m.(sessionactor.ReadResult)
+	for i, id := range req.Relations {
+		out[id] = res.Batches[i]
+	}
+	for i, p := range req.Points {
+		out[p.Relation.ID] = res.Batches[len(req.Relations)+i]
 	}
 	return out, nil
 }
@@ -469,6 +470,8 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 		env.Views[v.View] = viewStats(v)
 	}
 	env.PreparedStatements = preparedStatementRows(s.prepared)
+	env.Activity = s.activityRows(ctx, snap)
+	env.Now = time.Now()
 	if env.Roles, err = s.roleRows(ctx); err != nil {
 		return nil, err
 	}

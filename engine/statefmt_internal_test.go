@@ -25,7 +25,7 @@ import (
 func TestViewStateFormatAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	store := objstore.NewMemory()
-	open := func() *Engine { return openMemoryEngine(t, store) }
+	open := func() *Engine { return openQuiet(t, Config{Store: store}) }
 	run := func(e *Engine, sql string) string { return mustSQL(t, e, sql) }
 	views := map[string]string{
 		"agg":    `SELECT g, count(*) AS n, sum(b) AS sb, avg(b) AS ab, sum(f) AS sf, bool_or(b > 0) AS bo FROM t GROUP BY g`,
@@ -124,11 +124,11 @@ func TestViewStateFormatAcrossRestarts(t *testing.T) {
 
 // execSQL runs one statement in a new session and commits; it returns the
 // rows formatted and joined by "; ".
-// openMemoryEngine opens an engine over store (quiet), failing the test
-// if it cannot.
-func openMemoryEngine(t *testing.T, store objstore.Store) *Engine {
+// openQuiet opens an engine with cfg, its logs discarded.
+func openQuiet(t *testing.T, cfg Config) *Engine {
 	t.Helper()
-	e, err := Open(context.Background(), Config{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	e, err := Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

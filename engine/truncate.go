@@ -72,7 +72,7 @@ func (s *session) restartOwnedSequences(ctx context.Context, snap *control.Snaps
 		if _, err := s.e.ask(ctx, control.ActorID, control.SequenceOp{ID: seq.ID, Op: control.SeqRestart}); err != nil {
 			return err
 		}
-		s.txn.restarts = append(s.txn.restarts, seqRestart{seq: seq, prior: prior, depth: len(s.txn.marks)})
+		s.txn.restarts = append(s.txn.restarts, seqRestart{seq: seq, prior: prior, depth: s.txn.marks})
 	}
 	return nil
 }

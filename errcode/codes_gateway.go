@@ -66,4 +66,8 @@ var (
 		"The client aborted the COPY (CopyFail); nothing was written. Fix the client-side error and rerun the COPY.")
 	CopyBadBinaryFormat = Register("RS-2443", "copy.bad_binary_format", "22P04",
 		"FORMAT binary input must be PostgreSQL's binary COPY format (signature, flags, tuples, trailer) with one field per target column in the column's binary representation; check the client's column types.")
+	AdminShutdown = Register("RS-2466", "session.terminated", "57P01",
+		"An administrator ended this session with pg_terminate_backend; reconnect, and ask them why if it was not expected.")
+	SignalBackendDenied = Register("RS-2467", "session.signal_denied", "42501",
+		"Only superusers may cancel or terminate other roles' sessions; connect as a superuser or as the session's role.")
 )

@@ -17,6 +17,12 @@ var (
 		"The storage handle was closed or failed earlier. Reopen the database.")
 	StorageMemoryBudgetExceeded = Register("RS-5501", "storage.memory_budget_exceeded", "53000",
 		"Writes are arriving faster than slate can flush them to the object store within the configured memory budget. Flush (or let the owner's flush timer run) and retry; raise the unflushed-bytes budget if this persists.")
+	// StepMemoryExceeded is one evaluation step (a view's backfill or
+	// maintenance step, an ad-hoc query) whose deltas would hold more than
+	// the per-step share of --memory-budget: refused instead of growing
+	// until the process is killed.
+	StepMemoryExceeded = Register("RS-5502", "resource.step_memory_exceeded", "53200",
+		"The statement produces more intermediate rows at once than the memory budget allows (a join whose keys match many rows on both sides multiplies them). Rewrite the query so fewer rows meet (more selective join keys, aggregate each side before joining), or start the server with a larger --memory-budget.")
 )
 
 // StorageIntegrityError returns the error in err's chain that says stored

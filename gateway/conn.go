@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -87,6 +88,13 @@ type conn struct {
 	cancelMu sync.Mutex
 	// cancelFunc cancels the running statement's context; nil when idle.
 	cancelFunc context.CancelCauseFunc
+
+	// activity is the session's pg_stat_activity row (activity.go);
+	// terminated is set by pg_terminate_backend, and terminateOnce sends
+	// its FATAL once.
+	activity      activity
+	terminated    atomic.Bool
+	terminateOnce sync.Once
 }
 
 // errCanceledByUser is the cancel cause of a CancelRequest.
@@ -302,6 +310,8 @@ func (c *conn) startup(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	c.session = session
+	c.startActivity(SessionInfo{Database: database, User: user, ApplicationName: params["application_name"],
+		RemoteAddr: c.netConn.RemoteAddr().String(), ProcessID: c.pid})
 	c.resetTxCharacteristics()
 	for i := range paramDefs {
 		def := &paramDefs[i]
@@ -383,6 +393,11 @@ func (c *conn) loop(ctx context.Context) {
 			return
 		}
 		if !c.dispatch(ctx, msg) {
+			return
+		}
+		if c.terminated.Load() {
+			// pg_terminate_backend while a statement ran.
+			c.sendTerminated()
 			return
 		}
 	}
@@ -493,12 +508,14 @@ func (c *conn) sendReady() {
 		status = 'E'
 	}
 	c.sendNotifications()
+	c.idleActivity()
 	c.backend.Send(&pgproto3.ReadyForQuery{TxStatus: status})
 }
 
 // statementContext returns the context for one statement, cancellable by a
 // CancelRequest and bounded by statement_timeout.
-func (c *conn) statementContext(ctx context.Context) (context.Context, func()) {
+func (c *conn) statementContext(ctx context.Context, query string) (context.Context, func()) {
+	c.activeActivity(query)
 	sctx, cancel := context.WithCancelCause(ctx)
 	var stopTimer func() bool
 	if d := c.settings.StatementTimeout(); d > 0 {
@@ -538,6 +555,8 @@ func canceledError(ctx context.Context, err error) error {
 		return err
 	}
 	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errTerminated):
+		return errcode.New(errcode.AdminShutdown, "terminating connection due to administrator command")
 	case errors.Is(cause, errStatementTimeout):
 		return errcode.New(errcode.QueryCanceled, "canceling statement due to statement timeout")
 	case errors.Is(cause, errCanceledByUser):

@@ -37,6 +37,8 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 			}
 		}
 	}()
+	progress := c.startCopyProgress("COPY FROM", spec)
+	defer func() { progress.end(err) }()
 	cols := sink.Columns()
 	c.backend.Send(copyResponseIn(spec, len(cols)))
 	if err := c.flush(); err != nil {
@@ -56,6 +58,7 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 		if err := sink.Write(ctx, chunk); err != nil {
 			return canceledError(ctx, err)
 		}
+		progress.add(0, int64(len(chunk)))
 		chunk, chunkBytes = chunk[:0], 0
 		return nil
 	}
@@ -100,6 +103,7 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 		}
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
+			progress.add(int64(len(m.Data)), 0)
 			if binDec != nil {
 				rows, err := binDec.feed(m.Data, false)
 				if err != nil {
@@ -191,7 +195,7 @@ func (c *conn) copyRow(spec *copySpec, cols types.Schema, rec []*string, line in
 
 // copyOut runs COPY ... TO STDOUT: the query runs through the engine and
 // each row is sent as one CopyData message.
-func (c *conn) copyOut(ctx context.Context, spec *copySpec) error {
+func (c *conn) copyOut(ctx context.Context, spec *copySpec) (err error) {
 	stmt, err := c.session.Prepare(ctx, PrepareRequest{SQL: spec.query, Settings: c.settings})
 	if err != nil {
 		return canceledError(ctx, err)
@@ -211,6 +215,8 @@ func (c *conn) copyOut(ctx context.Context, spec *copySpec) error {
 			c.log.Warn("gateway: closing COPY cursor failed", "err", cerr)
 		}
 	}()
+	progress := c.startCopyProgress("COPY TO", spec)
+	defer func() { progress.end(err) }()
 	c.backend.Send(copyResponseOut(spec, len(stmt.Columns)))
 	var buf []byte
 	if spec.format == copyBinary {
@@ -250,6 +256,7 @@ func (c *conn) copyOut(ctx context.Context, spec *copySpec) error {
 		c.backend.Send(&pgproto3.CopyData{Data: buf})
 		c.unflushedBytes += len(buf)
 		n++
+		progress.add(int64(len(buf)), 1)
 		if c.unflushedBytes > copyOutFlushBytes || isStreaming(cur) {
 			if err := c.flush(); err != nil {
 				return err

@@ -47,7 +47,7 @@ func (c *conn) runSimple(ctx context.Context, st *statement, inMessage func(erro
 	}
 	p := &portal{stmt: &prepared{st: *st}}
 	if st.kind == kindEngine {
-		sctx, done := c.statementContext(ctx)
+		sctx, done := c.statementContext(ctx, st.sql)
 		stmt, err := c.session.Prepare(sctx, PrepareRequest{SQL: st.sql, Settings: c.settings})
 		err = canceledError(sctx, err)
 		done()
@@ -120,7 +120,7 @@ func (c *conn) executePortal(ctx context.Context, p *portal, maxRows int32, simp
 		c.backend.Send(&pgproto3.CommandComplete{CommandTag: []byte(p.doneTag)})
 		return nil
 	}
-	sctx, done := c.statementContext(ctx)
+	sctx, done := c.statementContext(ctx, st.sql)
 	defer done()
 	switch st.kind {
 	case kindEmpty:

@@ -51,7 +51,7 @@ func (c *conn) handleParse(ctx context.Context, m *pgproto3.Parse) {
 	p := &prepared{st: st, paramTypes: declared, text: m.Query, prepareTime: time.Now()}
 	switch st.kind {
 	case kindEngine:
-		sctx, done := c.statementContext(ctx)
+		sctx, done := c.statementContext(ctx, m.Query)
 		stmt, err := c.session.Prepare(sctx, PrepareRequest{SQL: st.sql, ParamTypes: declared, Settings: c.settings})
 		err = canceledError(sctx, err)
 		done()

@@ -59,6 +59,36 @@ type Started struct{}
 // delivered on a crash.
 type Stopping struct{}
 
+// Request is a message an actor sends when it must tell the reply apart
+// from every other message it receives: a late answer to a request it
+// gave up on (a timeout), or answers of the same type from several
+// destinations. The runtime delivers Msg to the destination unwrapped (its
+// Receive never sees a Request), and wraps the destination's Reply — or
+// its Deferred reply — into a Response with the same ID.
+//
+//	session ──Request{ID: 7, Msg: Lookup}──▶ shard   (Receive sees Lookup)
+//	session ◀──Response{ID: 7, Msg: LookupResult}── shard (ctx.Reply)
+type Request struct {
+	ID  uint64
+	Msg Message
+}
+
+// Response answers a Request: Msg is the destination's reply, ID the
+// request's.
+type Response struct {
+	ID  uint64
+	Msg Message
+}
+
+// Answer is what a runtime sends back for a reply msg to a message that
+// came in Request request (0: it came plain, and so goes msg).
+func Answer(request uint64, msg Message) Message {
+	if request == 0 {
+		return msg
+	}
+	return Response{ID: request, Msg: msg}
+}
+
 // Context is the actor's only door to the world. It is valid only during the
 // Receive call it was passed to.
 type Context interface {

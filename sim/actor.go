@@ -86,6 +86,9 @@ func (s *Sim) runActor(e *event) {
 	s.logEvent("deliver %s -> %s %T %+v", d.from, a.id, msg, msg)
 
 	ctx := &actorContext{sim: s, actor: a, from: d.from, ask: d.ask}
+	if req, ok := msg.(runtime.Request); ok {
+		ctx.request, msg = req.ID, req.Msg
+	}
 	s.running, s.charged = a, 0
 	if p := a.process; s.phase == Safety && s.now < p.slowUntil && s.cfg.SlowReceiveDelay > 0 {
 		// NB: charged before Receive, so the actor's clock and effects
@@ -176,7 +179,10 @@ type actorContext struct {
 	actor *simActor
 	from  runtime.ActorID
 	ask   uint64
-	done  bool
+	// request is the ID of the runtime.Request the current message came
+	// in (0: a plain message); replies are wrapped into a Response.
+	request uint64
+	done    bool
 }
 
 var _ runtime.Context = (*actorContext)(nil)
@@ -201,13 +207,13 @@ func (c *actorContext) Reply(msg runtime.Message) {
 	case c.ask != 0:
 		c.sim.completeAsk(c.ask, msg, nil)
 	case c.from != "":
-		c.sim.send(c.actor, c.from, msg)
+		c.sim.send(c.actor, c.from, runtime.Answer(c.request, msg))
 	}
 }
 
 func (c *actorContext) Defer() runtime.Deferred {
 	c.check()
-	return &deferred{sim: c.sim, actor: c.actor, from: c.from, ask: c.ask}
+	return &deferred{sim: c.sim, actor: c.actor, from: c.from, ask: c.ask, request: c.request}
 }
 
 // deferred is a reply handle that outlives its Receive.
@@ -216,7 +222,9 @@ type deferred struct {
 	actor *simActor
 	from  runtime.ActorID
 	ask   uint64
-	done  bool
+	// request: see actorContext.request.
+	request uint64
+	done    bool
 }
 
 func (d *deferred) Reply(msg runtime.Message) {
@@ -228,7 +236,7 @@ func (d *deferred) Reply(msg runtime.Message) {
 	case d.ask != 0:
 		d.sim.completeAsk(d.ask, msg, nil)
 	case d.from != "":
-		d.sim.send(d.actor, d.from, msg)
+		d.sim.send(d.actor, d.from, runtime.Answer(d.request, msg))
 	}
 }
 

@@ -2,6 +2,7 @@ package syscat
 
 import (
 	"strings"
+	"time"
 
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -366,7 +367,8 @@ func pgCatalogRows() []rowSource {
 				{int64(14), "sql", int64(ownerOID), false, true}}
 		}},
 		{SchemaPgCatalog, "pg_event_trigger", empty},
-		{SchemaPgCatalog, "pg_stat_activity", empty},
+		{SchemaPgCatalog, "pg_stat_activity", activityRows},
+		{SchemaPgCatalog, "pg_stat_progress_copy", copyProgressRows},
 		// One row per index column: what unnest(indkey) with
 		// generate_subscripts gives, for drivers' primary-key queries.
 		{SchemaRockStream, "index_columns", func(env *Env) []types.Row {
@@ -585,3 +587,57 @@ func preparedStatementRows(env *Env) []types.Row {
 
 // regtypeType is regtype (pg_prepared_statements.parameter_types' element).
 var regtypeType = types.Type{Kind: types.KindRegType, Typmod: -1} //lint:immutable a type constant
+
+// activityRows is pg_stat_activity: one row per client session.
+func activityRows(env *Env) []types.Row {
+	out := make([]types.Row, 0, len(env.Activity))
+	for _, a := range env.Activity {
+		userOID := any(nil)
+		for _, r := range env.Roles {
+			if r.Name == a.User {
+				userOID = r.OID
+			}
+		}
+		if env.Roles == nil && a.User != "" {
+			userOID = int64(ownerOID)
+		}
+		out = append(out, types.Row{int64(oidDatabase), nullIfEmpty(a.Database), a.PID, nil,
+			userOID, nullIfEmpty(a.User), a.ApplicationName, nullIfEmpty(a.ClientAddr), nil, a.ClientPort,
+			timestampOrNull(a.BackendStart), timestampOrNull(a.XactStart), timestampOrNull(a.QueryStart), timestampOrNull(a.StateChange),
+			nullIfEmpty(a.WaitEventType), nullIfEmpty(a.WaitEvent), nullIfEmpty(a.State), nil, nil, nil, a.Query, "client backend"})
+	}
+	return out
+}
+
+// pgEpochUnixMicros is 2000-01-01 00:00:00 UTC in Unix microseconds.
+const pgEpochUnixMicros = 946684800 * 1_000_000
+
+func timestampOrNull(t time.Time) types.Datum {
+	if t.IsZero() {
+		return nil
+	}
+	return types.TimestampTZ(t.UnixMicro() - pgEpochUnixMicros)
+}
+
+func nullIfEmpty(s string) types.Datum {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// copyProgressRows is pg_stat_progress_copy: one row per running COPY.
+func copyProgressRows(env *Env) []types.Row {
+	var out []types.Row
+	for _, a := range env.Activity {
+		if cp := a.Copy; cp != nil {
+			var relid types.Datum
+			if cp.RelationOID != 0 {
+				relid = cp.RelationOID
+			}
+			out = append(out, types.Row{a.PID, int64(oidDatabase), nullIfEmpty(a.Database), relid, cp.Command, cp.Type,
+				cp.BytesDone, int64(0), cp.TuplesDone, int64(0)})
+		}
+	}
+	return out
+}

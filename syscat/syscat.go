@@ -17,6 +17,7 @@ package syscat
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -60,6 +61,39 @@ type Env struct {
 	// Roles are the server's roles, sorted by name (pg_roles, pg_user,
 	// pg_authid); nil: the session user is the one role shown.
 	Roles []Role
+	// Activity are the server's client sessions (pg_stat_activity).
+	Activity []Activity
+	// Now is the statement's time (rates in rockstream_catalog.progress).
+	Now time.Time
+}
+
+// Activity is one client session as pg_stat_activity shows it; zero
+// times and empty strings show NULL where PostgreSQL shows NULL.
+type Activity struct {
+	PID                      int64
+	User, Database           string
+	ApplicationName          string
+	ClientAddr               string
+	ClientPort               int64
+	BackendStart, XactStart  time.Time
+	QueryStart, StateChange  time.Time
+	WaitEventType, WaitEvent string
+	State, Query             string
+	// Copy is the session's running COPY (nil: none).
+	Copy *CopyProgress
+}
+
+// CopyProgress is a running COPY (pg_stat_progress_copy and
+// rockstream_catalog.progress).
+type CopyProgress struct {
+	// Command is "COPY FROM" or "COPY TO", Type "PIPE".
+	Command, Type string
+	// RelationOID is the table's pg_class oid (0: a query, NULL); Relation
+	// its name.
+	RelationOID           int64
+	Relation              string
+	Started               time.Time
+	BytesDone, TuplesDone int64
 }
 
 // Role is one role as pg_roles shows it.

@@ -1,6 +1,7 @@
 package syscat
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -99,6 +100,7 @@ func rowSources() []rowSource {
 			}
 			return out
 		}},
+		{SchemaRockStream, "progress", progressRows},
 		{SchemaRockStream, "views", func(env *Env) []types.Row {
 			var out []types.Row
 			byID := make(map[catalog.ID]*catalog.Relation, len(env.Relations))
@@ -173,4 +175,23 @@ func pgTypeName(t types.Type) string {
 		return "timestamptz"
 	}
 	return lower(t.SQLName())
+}
+
+// progressRows is rockstream_catalog.progress: every COPY running now.
+func progressRows(env *Env) []types.Row {
+	now := env.Now
+	var out []types.Row
+	for _, a := range env.Activity {
+		cp := a.Copy
+		if cp == nil {
+			continue
+		}
+		var perSecond types.Datum
+		if d := now.Sub(cp.Started); d > 0 && !now.IsZero() {
+			perSecond = int64(float64(cp.TuplesDone) / d.Seconds())
+		}
+		out = append(out, types.Row{a.PID, "copy", nullIfEmpty(cp.Relation), strings.ToLower(cp.Command), cp.TuplesDone, nil, cp.BytesDone,
+			timestampOrNull(cp.Started), perSecond})
+	}
+	return out
 }

@@ -48,11 +48,16 @@ import (
 // Backfills run one at a time, in creation order, so a view reading a
 // view being backfilled starts from its finished output.
 //
-// Crash: the backfill record (0x06 'B' view) is written with the first
-// chunk's state. A view found at install with a record and no marker had
-// an unfinished backfill: its partial state is dropped and it starts
-// again, after the server is serving (the startup sync does not wait), so
-// the server is reachable and DROP works while it runs.
+// Crash: the attempt record (0x06 'B' view, backfillbound.go) is written
+// durably before the first chunk, and deleted in the batch of the last.
+// A view whose backfill starts while a record is there had an unfinished
+// attempt: its partial state is dropped and it starts again (within its
+// bounded attempts), after the server is serving (the startup sync does
+// not wait), so the server is reachable and DROP works while it runs.
+//
+// A backfill that fails (an error, attempts used up, refused for memory)
+// fails the view (failed.go): the syncs waiting for it are answered and
+// find it failed in the status, with the error's code.
 //
 // The SyncCatalog that makes a shard run a view answers once the view's
 // backfill is done (unless Background), so CREATE MATERIALIZED VIEW
@@ -84,19 +89,9 @@ const (
 	backfillReadersMax = 1024
 )
 
-// Shard meta keys of a backfill.
-const (
-	// metaBackfill keys the backfill record of a view whose backfill has
-	// written state but not finished: uint64 BE, the epoch it started at.
-	metaBackfill byte = 'B'
-	// metaBackfillDelta keys a view's buffered input deltas, by the epoch
-	// of the step that computed them.
-	metaBackfillDelta byte = 'b'
-)
-
-func backfillKey(view catalog.ID) []byte {
-	return append([]byte{kv.PrefixShardMeta, metaBackfill}, view.Object[:]...)
-}
+// metaBackfillDelta keys a view's buffered input deltas, by the epoch of
+// the step that computed them.
+const metaBackfillDelta byte = 'b'
 
 func backfillDeltaPrefix(view catalog.ID) []byte {
 	return append([]byte{kv.PrefixShardMeta, metaBackfillDelta}, view.Object[:]...)
@@ -239,12 +234,24 @@ func (a *Actor) receiveBackfillChunk(ctx runtime.Context) {
 			// backfill (abandonAllBackfills); the reopen queues them again.
 			return
 		}
-		if aerr := a.abandonBackfill(ctx, 0, err, false); aerr != nil {
+		// NB: the waiters are answered below, once the view is failed,
+		// so that they find the failure (and its code) in the status.
+		if aerr := a.abandonBackfill(ctx, 0, err, true); aerr != nil {
 			ctx.Logger().Error("dropping the state of a failed backfill", "view", rel.Name, "err", aerr)
 		}
-		if a.openErr == nil {
-			a.fail(ctx, rel, err)
+		switch {
+		case a.openErr != nil:
+			// Poisoned meanwhile: the waiters were answered.
+		case err == errAttemptsUsedUp:
+			// countBackfillAttempt failed the view with the last reason.
+		default:
+			// The attempt's error is recorded; the view stays failed
+			// until the next sync retries it, within its attempts.
+			if ferr := a.backfillFailed(ctx, rel, err); ferr != nil {
+				a.fail(ctx, rel, ferr)
+			}
 		}
+		a.answerBackfillWaiters(rel.ID, nil)
 		a.scheduleBackfill(ctx)
 		return
 	}
@@ -277,9 +284,6 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 	txn := kv.NewTxn(a.store)
 	inputs := map[circuit.SourceID]zset.Batch{}
 	if first {
-		if err := putUint64(txn, backfillKey(v.rel.ID), b.from); err != nil {
-			return false, err
-		}
 		for id, c := range v.constants { //lint:maprange copied into a map keyed the same way
 			inputs[id] = c
 		}
@@ -321,6 +325,7 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 	if err := txn.Put(viewMarkerKey(v.rel.ID), v.marker()); err != nil {
 		return false, err
 	}
+	// The attempt ends with the state (backfillbound.go).
 	if err := txn.Delete(backfillKey(v.rel.ID)); err != nil {
 		return false, err
 	}
@@ -342,9 +347,14 @@ func nonEmpty(inputs map[circuit.SourceID]zset.Batch) bool {
 	return false
 }
 
+// errAttemptsUsedUp ends a backfill whose view used up its attempts
+// (countBackfillAttempt failed it).
+var errAttemptsUsedUp = errcode.New(errcode.ViewBuildFailed, "the view's backfill used up its attempts")
+
 // beginBackfill brings the frontier up to the last epoch, so the tables
 // and the view outputs of the snapshot describe one epoch, drops the
-// state an unfinished earlier backfill left, and pins the inputs.
+// state an unfinished earlier attempt left, counts this attempt and pins
+// the inputs.
 func (a *Actor) beginBackfill(ctx runtime.Context, b *backfill) error {
 	if err := a.stepAll(ctx); err != nil {
 		return err
@@ -358,14 +368,19 @@ func (a *Actor) beginBackfill(ctx runtime.Context, b *backfill) error {
 			return err
 		}
 	}
+	if ok, err := a.countBackfillAttempt(ctx, b.view.rel); err != nil {
+		return err
+	} else if !ok {
+		return errAttemptsUsedUp
+	}
 	for _, s := range b.view.sources {
 		if rel, ok := a.snap.RelationByID(s); ok && rel.Kind == catalog.KindMaterializedView {
 			// Backfills run in creation order: a view read by this one
 			// is installed by now, unless its own backfill failed.
 			if a.installed(s) == nil {
-				reason := a.failed[s]
-				assert.That(reason != "", "view %s is backfilled before view %s it reads", b.view.rel.Name, rel.Name)
-				return errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", rel.Name, reason)
+				f, failed := a.failed[s]
+				assert.That(failed, "view %s is backfilled before view %s it reads", b.view.rel.Name, rel.Name)
+				return errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", rel.Name, f.reason)
 			}
 			if err := circuit.ViewHealthy(a.store, ViewID(s)); err != nil {
 				return err

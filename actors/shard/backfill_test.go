@@ -84,7 +84,8 @@ func (h *harness) syncAnswers() []runtime.Message {
 	return out
 }
 
-// viewStateKeys lists the keys of view's state left in the store.
+// viewStateKeys lists the keys of view's state left in the store (not
+// its backfill attempt record, which goes with DROP).
 func viewStateKeys(t *testing.T, h *harness, view catalog.ID) []string {
 	t.Helper()
 	var left []string
@@ -99,7 +100,7 @@ func viewStateKeys(t *testing.T, h *harness, view catalog.ID) []string {
 			t.Fatal(err)
 		}
 	}
-	for _, prefix := range [][]byte{backfillKey(view), backfillDeltaPrefix(view), viewMarkerKey(view)} {
+	for _, prefix := range [][]byte{backfillDeltaPrefix(view), viewMarkerKey(view)} {
 		err := kv.ScanPrefix(h.store, prefix, func(k, _ []byte) error {
 			left = append(left, fmt.Sprintf("%x", k))
 			return nil
@@ -265,6 +266,9 @@ func TestCancelBackfill(t *testing.T) {
 	table.ID = h.table.ID
 	h.snap = control.NewSnapshot(catalog.NamespaceID{}, 3, h.table)
 	h.ask(SyncCatalog{Catalog: h.snap.Value()})
+	if _, ok, err := h.store.Get(backfillKey(view)); err != nil || ok {
+		t.Fatalf("the canceled view's attempt record outlived its DROP (%v, %v)", ok, err)
+	}
 	again := control.SnapshotOf(next.Value())
 	again.Version = 4
 	h.snap = again

@@ -64,6 +64,11 @@
 //
 // A view that cannot be built from its stored definition is failed
 // (failed.go): not maintained, reads answer RS-1514, every other view runs.
+// So is a view whose backfill or maintenance step is refused for memory
+// (RS-5502: the circuit's per-step bound, Config.StepBytesMax), and one
+// whose backfill was started backfillAttemptsMax times without finishing,
+// across restarts (backfillbound.go), so a backfill that kills the process
+// cannot keep the server from starting.
 //
 // Keys (spec §5.1):
 //

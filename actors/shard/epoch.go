@@ -81,6 +81,15 @@ func (a *Actor) step(ctx runtime.Context) error {
 		outs, err := v.circuit.StepDeltas(txn, inputs)
 		if err != nil {
 			a.discardCaches()
+			if errcode.Has(err, errcode.StepMemoryExceeded) {
+				// The same deltas would be refused again: the view fails
+				// (and the views reading it), the step runs again without
+				// them, and every other view and commit goes on.
+				if err := a.failMaintained(ctx, v, err); err != nil {
+					return err
+				}
+				return a.step(ctx)
+			}
 			return errcode.Wrap(errcode.ShardUnavailable, err, "maintaining view %s", v.rel.Name)
 		}
 		if d, ok := outs[ViewID(v.rel.ID)]; ok {

@@ -19,22 +19,77 @@ import (
 // server, from starting. Views reading a failed view fail with it. A
 // failed view is retried at every catalog sync, so DROP removes it and
 // RECOMPILE (a new plan) or a recovered input brings it back, backfilled.
+// A view also fails when a step of it is refused for memory (RS-5502:
+// its backfill, in backfillbound.go, or its maintenance, failMaintained)
+// or its backfill used up its attempts; its retries are the backfill's
+// bounded attempts.
 //
 //	           build fails                     sync: build succeeds
 //	absent ──────────────────► failed ─────────────────────────────► backfilled
 //	   ▲                         │
 //	   └──── dropped ────────────┘
 
-// fail records that view rel could not be built.
+// viewFailure is why a view failed.
+type viewFailure struct {
+	reason string
+	// code is the RS code of the error that failed it (its cause's own
+	// code, e.g. RS-5502 for a backfill out of memory), so that CREATE
+	// MATERIALIZED VIEW answers with that code's SQLSTATE.
+	code string
+}
+
+// fail records that view rel could not be built or backfilled.
 func (a *Actor) fail(ctx runtime.Context, rel *catalog.Relation, err error) {
-	reason := err.Error()
-	if a.failed[rel.ID] != reason {
-		ctx.Logger().Error("materialized view failed: it is not maintained until it is recompiled or dropped", "view", rel.Name, "reason", reason)
+	f := viewFailure{reason: err.Error(), code: errcode.InternalError.ID}
+	if e, ok := errcode.As(err); ok {
+		f.code = e.Code.ID
+	}
+	if a.failed[rel.ID] != f {
+		ctx.Logger().Error("materialized view failed: it is not maintained until it is recompiled or dropped", "view", rel.Name, "reason", f.reason)
 	}
 	if a.failed == nil {
-		a.failed = map[catalog.ID]string{}
+		a.failed = map[catalog.ID]viewFailure{}
 	}
-	a.failed[rel.ID] = reason
+	a.failed[rel.ID] = f
+}
+
+// failMaintained fails installed view v, whose maintenance step was
+// refused with cause, and every installed view reading it (they would miss
+// its deltas): each leaves the installed views and its state is dropped,
+// so a later sync backfills it afresh (within its bound, backfillbound.go)
+// or leaves it failed until it is dropped.
+func (a *Actor) failMaintained(ctx runtime.Context, v *installedView, cause error) error {
+	failing := map[catalog.ID]bool{v.rel.ID: true}
+	kept := a.views[:0:0]
+	var failed []*installedView
+	// NB: views are in creation (= dependency) order, so a view's inputs
+	// are decided before it.
+	for _, w := range a.views {
+		reads := failing[w.rel.ID]
+		for _, s := range w.sources {
+			reads = reads || failing[s]
+		}
+		if !reads {
+			kept = append(kept, w)
+			continue
+		}
+		failing[w.rel.ID] = true
+		failed = append(failed, w)
+	}
+	a.views = kept
+	for _, w := range failed {
+		err := cause
+		if w != v {
+			err = errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", v.rel.Name, cause.Error())
+		} else if e, ok := errcode.As(cause); ok {
+			err = errcode.New(e.Code, "its maintenance was refused: %s", e.Message)
+		}
+		a.fail(ctx, w.rel, err)
+		if err := a.dropState(w.rel.ID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // forgetFailed forgets failed views that left snap.
@@ -90,8 +145,8 @@ func (a *Actor) failedStatuses() []ViewStatus {
 	}
 	for _, rel := range a.snap.Relations() {
 		// NB: a failed view retried (queued again) shows as backfilling.
-		if reason, ok := a.failed[rel.ID]; ok && a.backfilling(rel.ID) == nil {
-			out = append(out, ViewStatus{View: rel.ID, Name: rel.Name, Failed: reason})
+		if f, ok := a.failed[rel.ID]; ok && a.backfilling(rel.ID) == nil {
+			out = append(out, ViewStatus{View: rel.ID, Name: rel.Name, Failed: f.reason, FailedCode: f.code})
 		}
 	}
 	return out

@@ -119,9 +119,11 @@ type (
 		StateRows  int64
 		StateBytes int64
 		Error      string
-		// Failed is why the view could not be built ("" when it runs):
-		// it is not maintained (failed.go).
-		Failed string
+		// Failed is why the view could not be built or backfilled (""
+		// when it runs): it is not maintained (failed.go). FailedCode is
+		// the RS code of the error that failed it.
+		Failed     string
+		FailedCode string
 		// Backfill is the state of the view's backfill while it is being
 		// filled ("queued", "reading inputs", "catching up"; "" once it
 		// is maintained), with the input rows fed so far.

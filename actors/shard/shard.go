@@ -50,6 +50,13 @@ type Config struct {
 	// DeadlockDetector receives the shard's row-lock wait-for edges
 	// (deadlock.go); empty means DetectorID.
 	DeadlockDetector runtime.ActorID
+	// StepBytesMax bounds the bytes one view's circuit step may hold in
+	// deltas (op.StepMemory; 0: no bound): a backfill or maintenance step
+	// beyond it fails with RS-5502 (53200) instead of exhausting memory.
+	// Simulation range: 0 only: the whole-system checker compares every
+	// view with its query, which a view failed for memory has no answer
+	// for; the bound is exercised by the engine's and the binary's tests.
+	StepBytesMax int64
 	// Control is the control-plane actor the shard fetches catalogs from
 	// when a message names a newer one than it has (catalog.go); default
 	// control.ActorID.
@@ -103,8 +110,9 @@ type Actor struct {
 	// views are installed views in creation (= dependency) order.
 	views []*installedView
 	// failed are the materialized views of the catalog that could not be
-	// built (failed.go), with the reason; they are retried at every sync.
-	failed map[catalog.ID]string
+	// built or backfilled (failed.go), with the reason; they are retried
+	// at every sync (a backfill only within its bound, backfill.go).
+	failed map[catalog.ID]viewFailure
 	// subs are the live subscriptions (subscription.go), in subscribe
 	// order.
 	subs []subscription
@@ -546,6 +554,9 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	if err := a.dropUnknownViewState(snap); err != nil {
 		return nil, err
 	}
+	if err := a.dropBackfillRecords(snap); err != nil {
+		return nil, err
+	}
 	for _, v := range dropped {
 		if rebuild[v.rel.ID] {
 			rel, _ := snap.RelationByID(v.rel.ID)
@@ -594,7 +605,7 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		return nil, err
 	}
 	sources := planned.Sources
-	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: &expr.Env{}, Clock: a.now})
+	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: &expr.Env{StepBytesMax: a.cfg.StepBytesMax}, Clock: a.now})
 	if err != nil {
 		return nil, err
 	}
@@ -606,8 +617,8 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		}
 		// NB: a failed view queued for a backfill again (retried) may
 		// succeed before this view's backfill starts, which checks again.
-		if reason, failed := a.failed[s]; failed && a.backfilling(s) == nil {
-			return nil, errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", src.Name, reason)
+		if f, failed := a.failed[s]; failed && a.backfilling(s) == nil {
+			return nil, errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", src.Name, f.reason)
 		}
 		// The plan reads the columns the source had when the view was
 		// compiled (pinned), not the ones ADD COLUMN added since.
@@ -651,7 +662,9 @@ func (a *Actor) dropState(view catalog.ID) error {
 			return err
 		}
 	}
-	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Delete: true}, kv.Op{Key: backfillKey(view), Delete: true})
+	// NB: not the backfill attempt record, which counts across the
+	// attempts of one view (backfillbound.go) and goes with DROP.
+	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Delete: true})
 	err := kv.ScanPrefix(a.store, backfillDeltaPrefix(view), func(k, _ []byte) error {
 		b.Ops = append(b.Ops, kv.Op{Key: append([]byte(nil), k...), Delete: true})
 		return nil
@@ -791,8 +804,8 @@ func (a *Actor) snapshotOf(r kv.Reader, id catalog.ID) (zset.Batch, error) {
 		})
 		return out, err
 	case catalog.KindMaterializedView:
-		if reason, failed := a.failed[id]; failed {
-			return zset.Batch{}, errcode.New(errcode.ViewBuildFailed, "materialized view %s failed: %s", rel.Name, reason)
+		if f, failed := a.failed[id]; failed {
+			return zset.Batch{}, errcode.New(errcode.ViewBuildFailed, "materialized view %s failed: %s", rel.Name, f.reason)
 		}
 		if a.backfilling(id) != nil {
 			return zset.Batch{}, errcode.New(errcode.ShardUnavailable, "materialized view %s is still being filled from its inputs (backfilling); read it once SHOW VIEW STATUS shows it running", rel.Name)

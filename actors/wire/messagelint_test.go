@@ -120,7 +120,7 @@ type sentType struct{ name, where string }
 // composite-literal arguments are messages.
 //
 //lint:immutable a fixed set read by the test.
-var sendCalls = map[string]bool{"Send": true, "Reply": true, "Ask": true, "AskAsync": true, "ask": true, "askAsync": true, "control": true}
+var sendCalls = map[string]bool{"Send": true, "Reply": true, "Ask": true, "AskAsync": true, "ask": true, "askAsync": true, "control": true, "req": true, "askDetached": true}
 
 func scanSent(t *testing.T, dirs []string, testdata bool) []sentType {
 	t.Helper()
@@ -145,6 +145,15 @@ func scanSent(t *testing.T, dirs []string, testdata bool) []sentType {
 				return err
 			}
 			pkg := f.Name.Name
+			// Registered names use package names: an import renamed in
+			// this file (sessionactor "…/actors/session") maps back.
+			aliases := map[string]string{}
+			for _, imp := range f.Imports {
+				if imp.Name != nil {
+					p := strings.Trim(imp.Path.Value, `"`)
+					aliases[imp.Name.Name] = p[strings.LastIndex(p, "/")+1:]
+				}
+			}
 			ast.Inspect(f, func(n ast.Node) bool {
 				call, ok := n.(*ast.CallExpr)
 				if !ok || !sendCalls[calledName(call.Fun)] {
@@ -161,6 +170,9 @@ func scanSent(t *testing.T, dirs []string, testdata bool) []sentType {
 						arg = inner.Args[0]
 					}
 					if name, ok := literalType(arg, pkg); ok {
+						if q, typ, found := strings.Cut(name, "."); found && aliases[q] != "" {
+							name = aliases[q] + "." + typ
+						}
 						out = append(out, sentType{name: name, where: fset.Position(arg.Pos()).String()})
 					}
 				}

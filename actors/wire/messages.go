@@ -2,6 +2,7 @@ package wire
 
 import (
 	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/session"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/actors/subscriber"
 	"github.com/rockstream/rockstream/runtime"
@@ -16,6 +17,9 @@ func Messages() []runtime.Message {
 		// The runtime's own.
 		runtime.Started{},
 		runtime.Stopping{},
+		// Correlated requests between actors (runtime.Request).
+		runtime.Request{},
+		runtime.Response{},
 		// The empty acknowledgement (ReleaseSnapshot, Unsubscribe).
 		struct{}{},
 
@@ -43,6 +47,28 @@ func Messages() []runtime.Message {
 		control.DropRole{},
 		control.GrantPrivileges{},
 		control.RoleResult{},
+
+		// actors/session: a connection's requests and their replies.
+		session.Begin{},
+		session.Statement{},
+		session.Read{Points: []session.PointRead{{}}},
+		session.Lookup{},
+		session.LockTable{},
+		session.Set{},
+		session.Append{},
+		session.Remove{},
+		session.Savepoint{},
+		session.RollbackTo{},
+		session.Release{},
+		session.Commit{},
+		session.Rollback{},
+		session.CancelWait{},
+		session.GetState{},
+		session.Done{},
+		session.ReadResult{},
+		session.LookupResult{},
+		session.Committed{},
+		session.State{},
 
 		// actors/shard.
 		shard.SyncCatalog{},

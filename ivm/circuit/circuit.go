@@ -284,6 +284,10 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 	}
 	outs := make([]zset.Delta, len(c.nodes))
 	errs := make([]zset.Batch, len(c.nodes))
+	// Every node's output lives until the step ends, so the step's memory
+	// is the sum of them (op.StepMemory).
+	mem := c.stepMemory()
+	defer mem.Release()
 	for i, n := range c.nodes {
 		if n.fused {
 			// Stepped inside its consumer (see fuse); its output is
@@ -299,7 +303,7 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 		if c.cfg.Clock != nil {
 			start = c.cfg.Clock()
 		}
-		ctx := &op.Context{Txn: txn, Env: c.cfg.Env}
+		ctx := &op.Context{Txn: txn, Env: c.cfg.Env, Memory: mem}
 		var ins []zset.Delta
 		var rowsIn int64
 		for _, in := range n.inputs {
@@ -321,6 +325,12 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 			}
 		}
 		out, err := c.stepNode(ctx, n, ins)
+		if err == nil && n.inputs != nil {
+			// NB: a source's delta is its owner's memory, not the step's.
+			if rest := op.DeltaBytes(out, len(n.operator.Schema())) - ctx.MeteredBytes; rest > 0 {
+				err = mem.Charge(rest)
+			}
+		}
 		if err != nil {
 			c.DiscardCaches()
 			return nil, fmt.Errorf("circuit: %s: %w", n.label, err)
@@ -366,6 +376,17 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 		results[s.view] = delta.delta
 	}
 	return results, nil
+}
+
+// stepMemory is one step's memory account: limited by Env.StepBytesMax
+// and Env.SharedMemory, and polling Env.Interrupt inside long operator
+// steps (nil when none is set).
+func (c *Circuit) stepMemory() *op.StepMemory {
+	env := c.cfg.Env
+	if env == nil || (env.StepBytesMax <= 0 && env.Interrupt == nil && env.SharedMemory == nil) {
+		return nil
+	}
+	return &op.StepMemory{LimitBytes: env.StepBytesMax, Interrupt: env.Interrupt, Shared: env.SharedMemory}
 }
 
 // stepNode steps one node: a source passes its delta on as it is, a

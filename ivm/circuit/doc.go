@@ -89,6 +89,13 @@
 //	outs, err := c.StepDeltas(txn, map[circuit.SourceID]zset.Delta{1: zset.ColumnDelta(cols)})
 //	rows := outs[100].Batch() // built here, only if wanted
 //
+// # Memory
+//
+// With Env.StepBytesMax set, a step's deltas (every node's output, which
+// lives until the step ends; source deltas are their owner's) are charged
+// to one op.StepMemory, and the step fails with RS-5502 (53200) once they
+// would hold more: the server derives the bound from --memory-budget.
+//
 // # Evaluation errors are data
 //
 // An expression error (division by zero, overflow, bad cast) in a view's

@@ -42,6 +42,29 @@ type Env struct {
 	// operators of an ad-hoc circuit run); a non-nil error aborts the run
 	// with it (a cancelled statement, a server shutting down).
 	Interrupt func() error
+	// Backends answers pg_backend_pid, pg_cancel_backend and
+	// pg_terminate_backend (func_backend.go); nil: pg_backend_pid is 1
+	// and the others fail.
+	Backends Backends
+	// StepBytesMax bounds the bytes the deltas of one circuit step may
+	// hold (op.StepMemory; 0: no bound). The server derives it from
+	// --memory-budget, so a join that multiplies its inputs fails the
+	// step with 53200 instead of growing until the process is killed.
+	StepBytesMax int64
+	// SharedMemory, when set, is memory the evaluation shares with others
+	// running at the same time (the server's ad-hoc queries): every byte a
+	// step charges is also reserved there, so concurrent queries together
+	// stay within the budget, not each of them.
+	SharedMemory MemoryReserver
+}
+
+// MemoryReserver is a memory budget shared by concurrent evaluations.
+type MemoryReserver interface {
+	// Reserve takes bytes from the budget, or fails (RS-5502) when it has
+	// not that many left.
+	Reserve(bytes int64) error
+	// Release gives reserved bytes back.
+	Release(bytes int64)
 }
 
 // Expr is a typed scalar expression.

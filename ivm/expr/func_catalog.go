@@ -219,7 +219,6 @@ func registerCatalog(add adder) {
 	}
 	add(&Func{Name: "pg_relation_is_publishable", Args: []types.Type{oidT}, Result: b, Strict: true, Volatility: Stable, Eval: constant(false)},
 		&Func{Name: "pg_is_in_recovery", Result: b, Volatility: Volatile, Eval: constant(false)},
-		&Func{Name: "pg_backend_pid", Result: i4, Volatility: Stable, Eval: constant(int64(1))},
 		&Func{Name: "pg_encoding_to_char", Args: []types.Type{i4}, Result: name, Strict: true, Volatility: Stable,
 			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
 				switch a[0].(int64) {

@@ -97,6 +97,7 @@ func buildRegistry() map[string][]*Func {
 	registerString(add)
 	registerDateTime(add)
 	registerMisc(add)
+	registerBackend(add)
 	registerToChar(add)
 	registerPattern(add)
 	registerTimeZone(add)

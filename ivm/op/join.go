@@ -297,6 +297,9 @@ func (j *Join) phaseLeft(ctx *Context, dl zset.Batch, out *zset.Batch) error {
 func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode int) error {
 	var keyBuf, rowBuf []byte
 	var writes []pendingWrite
+	// NB: one left row can meet every right row of its key, so the output
+	// is metered as it grows (memory.go), not only after the step.
+	meter := NewOutputMeter(out)
 	entryBatch := j.left.EntryPrefetchBatch()
 	for i, l := range dl.Rows {
 		if i%entryBatch == 0 {
@@ -349,6 +352,9 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 				m += e.weight
 				if j.pairs() {
 					out.Add(joined, dw*e.weight)
+					if err := meter.Check(ctx, out); err != nil {
+						return err
+					}
 				}
 				if j.rightPadded() {
 					before := indicator(!hasMatch(e.matches))
@@ -438,6 +444,7 @@ func (j *Join) phaseRight(ctx *Context, dr zset.Batch, out *zset.Batch) error {
 func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode int) error {
 	var keyBuf, rowBuf []byte
 	var writes []pendingWrite
+	meter := NewOutputMeter(out)
 	entryBatch := j.right.EntryPrefetchBatch()
 	for i, r := range dr.Rows {
 		if i%entryBatch == 0 {
@@ -488,6 +495,9 @@ func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode
 			m += e.weight
 			if j.pairs() {
 				out.Add(joined, e.weight*dw)
+				if err := meter.Check(ctx, out); err != nil {
+					return err
+				}
 			}
 			if j.spec.Kind != JoinInner && j.spec.Kind != JoinRight {
 				before, row := j.leftOutput(l, e.matches, mode)

@@ -43,7 +43,13 @@
 // row's weight in ctx.Errors (see EvalErrors). Retracting the row retracts
 // the error again, so the integrated error Z-set of a view is empty exactly
 // when no live input makes it fail. Step's own error result is reserved for
-// storage failures and corrupt state.
+// storage failures, corrupt state and a step refused for memory.
+//
+// Memory (memory.go): a step's deltas are charged to Context.Memory, a
+// StepMemory with the step's limit; the circuit charges each operator's
+// output, and Join charges while it emits (an OutputMeter), so a join that
+// multiplies its inputs fails with RS-5502 (53200) near the limit instead
+// of after building its whole output.
 package op
 
 import (
@@ -94,6 +100,13 @@ type Context struct {
 	// Errors collects evaluation errors raised this step as a Z-set of
 	// ErrorSchema rows.
 	Errors zset.Batch
+	// Memory accounts the step's deltas against the step's memory limit
+	// (memory.go; nil: not accounted).
+	Memory *StepMemory
+	// MeteredBytes is what this operator's OutputMeters charged to Memory
+	// while it stepped, so the circuit charges only the rest of its
+	// output.
+	MeteredBytes int64
 }
 
 // ErrorSchema is the schema of evaluation-error rows: the SQLSTATE, the RS

@@ -16,6 +16,9 @@ type actorContext struct {
 	cell    *actorCell
 	from    runtime.ActorID
 	reply   *askWaiter
+	// request is the ID of the runtime.Request the current message came
+	// in (0: a plain message); replies are wrapped into a Response.
+	request uint64
 	done    bool
 }
 
@@ -41,13 +44,13 @@ func (c *actorContext) Reply(msg runtime.Message) {
 	case c.reply != nil:
 		c.reply.complete(msg, nil)
 	case c.from != "":
-		c.runtime.send(c.cell.id, c.from, msg)
+		c.runtime.send(c.cell.id, c.from, runtime.Answer(c.request, msg))
 	}
 }
 
 func (c *actorContext) Defer() runtime.Deferred {
 	c.check()
-	return &deferred{runtime: c.runtime, self: c.cell.id, from: c.from, reply: c.reply}
+	return &deferred{runtime: c.runtime, self: c.cell.id, from: c.from, reply: c.reply, request: c.request}
 }
 
 // deferred is a reply handle that outlives its Receive.
@@ -56,6 +59,7 @@ type deferred struct {
 	self    runtime.ActorID
 	from    runtime.ActorID
 	reply   *askWaiter
+	request uint64
 	done    bool
 }
 
@@ -68,7 +72,7 @@ func (d *deferred) Reply(msg runtime.Message) {
 	case d.reply != nil:
 		d.reply.complete(msg, nil)
 	case d.from != "":
-		d.runtime.send(d.self, d.from, msg)
+		d.runtime.send(d.self, d.from, runtime.Answer(d.request, msg))
 	}
 }
 

@@ -292,7 +292,11 @@ func (r *Runtime) retire(cell *actorCell) {
 
 func (r *Runtime) deliver(cell *actorCell, e envelope) {
 	ctx := &actorContext{runtime: r, cell: cell, from: e.from, reply: e.reply}
-	cell.actor.Receive(ctx, e.msg)
+	msg := e.msg
+	if req, ok := msg.(runtime.Request); ok {
+		ctx.request, msg = req.ID, req.Msg
+	}
+	cell.actor.Receive(ctx, msg)
 	ctx.done = true
 }
 

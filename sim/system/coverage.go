@@ -94,10 +94,36 @@ var zeroReasons = map[string]string{
 	string(buggify.RegisterReplicaDropReply): "a site of the sim/register example workload",
 }
 
+// requiredScenarios are the transaction paths (txn.go) a run of many
+// seeds must exercise: a checker that never sees its path checks nothing.
+//
+//lint:immutable a constant list.
+var requiredScenarios = []string{
+	"row_lock_wait",            // a lookup queued behind another transaction's row lock
+	"stale_row_rerun",          // READ COMMITTED: the row changed during the wait, the statement ran again
+	"deadlock_40P01",           // a wait closed a cycle and failed with 40P01
+	"deadlock_cycle_confirmed", // ... and the clients' view confirmed the cycle
+	"rr_snapshot_pinned",       // REPEATABLE READ read its snapshot again after a newer commit
+	"rr_update_40001",          // REPEATABLE READ UPDATE of a row committed after its snapshot
+	"savepoint_rollback",       // ROLLBACK TO SAVEPOINT undid a change, then the transaction went on
+	"txn_rolled_back",          // ROLLBACK discarded a change
+	"upsert_insert",            // INSERT ... ON CONFLICT inserted
+	"upsert_conflict_update",   // ... and updated the conflicting row
+	"txn_commit_acked",         // a transaction of the session actor committed
+	"sequence_nextval",         // an upsert took nextval
+	"lock_timeout_55P03",       // a lock wait ran past the statement's lock_timeout
+	"lock_wait_canceled_57014", // a lock wait ended by CancelWait (a canceled statement)
+}
+
 // Uncovered lists fault entries and buggify sites with no hit and no
-// written reason.
+// written reason, and required transaction scenarios never exercised.
 func (c *Coverage) Uncovered() []string {
 	var out []string
+	for _, name := range requiredScenarios {
+		if c.Scenario[name] == 0 {
+			out = append(out, "scenario "+name)
+		}
+	}
 	for _, f := range faults.Catalog() {
 		if c.Faults[f.Name] == 0 && zeroReasons[f.Name] == "" {
 			out = append(out, "fault "+f.Name)
@@ -120,7 +146,7 @@ func (c *Coverage) String() string {
 		reason := ""
 		if n == 0 {
 			reason = zeroReasons[name]
-			if reason == "" {
+			if kind == "scenario" || reason == "" {
 				reason = "UNCOVERED"
 			}
 			reason = "  -- " + reason
@@ -137,6 +163,11 @@ func (c *Coverage) String() string {
 	//lint:maprange sorted below.
 	for k := range c.Scenario {
 		names = append(names, k)
+	}
+	for _, k := range requiredScenarios {
+		if c.Scenario[k] == 0 {
+			names = append(names, k)
+		}
 	}
 	sort.Strings(names)
 	for _, k := range names {

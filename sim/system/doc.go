@@ -4,7 +4,11 @@
 // with the row generator source (its view checked too; rows 1..n exactly,
 // progress after healing), driven by 1–12 concurrent client sessions (overload runs: many sessions,
 // no think time) issuing multi-table transactions that insert, update and
-// delete, linearizable reads and read-your-writes session reads, while a
+// delete, linearizable reads and read-your-writes session reads, and
+// explicit and implicit transactions run through real session actors
+// (actors/session, one per client connection: txn.go) over a few hot rows
+// — row-lock waits, stale re-runs, deadlocks, READ COMMITTED and
+// REPEATABLE READ, savepoints, ON CONFLICT upserts — while a
 // view is created with data flowing and the nemesis crashes the process
 // (also mid-commit, via the store's crash-after-write), injects
 // object-store faults, skews clocks and fires buggify sites. Client
@@ -24,8 +28,16 @@
 //   - (d) monotonicity: epochs per session and in real time, LastEpoch and
 //     frontiers never go backwards (across crashes), LastEpoch never below
 //     an acknowledged epoch, the frontier never past LastEpoch;
+//   - (e) transactions (txn.go): porcupine per key over their changes as
+//     compare-and-sets, no lost update, REPEATABLE READ repeatability and
+//     40001, READ COMMITTED stale re-runs, savepoint and rollback undo,
+//     no commit refused under held row locks, 40P01 only for a real cycle,
+//     no session state left after a transaction ends, and nextval never
+//     returning a value twice or out of real-time order;
 //   - coverage (coverage.go): every faults/ entry and buggify site is hit
-//     over TestSystem's seeds, or has a written reason.
+//     over TestSystem's seeds, or has a written reason, and every
+//     transaction path (row-lock wait, deadlock, REPEATABLE READ pin and
+//     40001, savepoint rollback, stale re-run, upsert) is exercised.
 //
 // Every message between actors and clients crosses the wire codec
 // (actors/wire, sim.Options.Codec): encoded when sent, decoded for the
@@ -41,10 +53,18 @@
 // plants it into every run: TestPlantedBugCaught), TornCommit (a commit's
 // batch applied as two durable writes; Options.Plant), and an aggregate
 // that does not subtract retracted values from SUM (the
-// plantbug_aggretraction tag, in ivm/op: TestPlantedAggRetractionCaught):
+// plantbug_aggretraction tag, in ivm/op: TestPlantedAggRetractionCaught),
+// row locks released as soon as they are granted, long before the
+// holder's commit is durable (the plantbug_lockbeforedurable tag, in
+// actors/shard: TestPlantedLockBeforeDurableCaught), and REPEATABLE READ
+// statements reading the newest state instead of their snapshot (the
+// plantbug_rrnewsnapshot tag, in actors/session:
+// TestPlantedRRNewSnapshotCaught):
 //
 //	go test -tags plantbug_ackbeforedurable ./sim/system -run TestPlantedBugCaught -v
 //	go test -tags plantbug_aggretraction ./sim/system -run TestPlantedAggRetractionCaught -v
+//	go test -tags plantbug_lockbeforedurable ./sim/system -run TestPlantedLockBeforeDurableCaught -v
+//	go test -tags plantbug_rrnewsnapshot ./sim/system -run TestPlantedRRNewSnapshotCaught -v
 package system
 
 // Findings, all fixed (replay with -seed):

@@ -39,6 +39,12 @@ type linInput struct {
 	key   linKey
 	write bool
 	value string
+	// cas: a compare-and-set from old to value (a transaction's change of
+	// a row it looked up under the row's lock, txn.go). Its output is
+	// true when the commit was acknowledged, nil when its outcome is
+	// unknown (then it may also never have happened).
+	cas bool
+	old string
 }
 
 type history struct {
@@ -62,6 +68,16 @@ func (h *history) write(client int, k linKey, row types.Row, call int64) int {
 }
 
 func (h *history) finish(op int, ret int64) { h.ops[op].Return = ret }
+
+// cas records a committed (ret) or unknown (ret == never) transaction's
+// change of one row from old to row.
+func (h *history) cas(client int, k linKey, old, row types.Row, call, ret int64) {
+	var out any
+	if ret != never {
+		out = true
+	}
+	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: linInput{key: k, cas: true, old: rowValue(old), value: rowValue(row)}, Output: out, Call: call, Return: ret})
+}
 
 func (h *history) read(client int, k linKey, row types.Row, call, ret int64) {
 	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: linInput{key: k}, Output: rowValue(row), Call: call, Return: ret})
@@ -94,13 +110,22 @@ func linModel() porcupine.Model {
 		Init: func() any { return "" },
 		Step: func(st, input, output any) (bool, any) {
 			in := input.(linInput)
-			if in.write {
+			switch {
+			case in.cas && st.(string) == in.old:
+				return true, in.value
+			case in.cas:
+				// Only an unknown change may have failed its compare.
+				return output == nil, st
+			case in.write:
 				return true, in.value
 			}
 			return output.(string) == st.(string), st
 		},
 		DescribeOperation: func(input, output any) string {
 			in := input.(linInput)
+			if in.cas {
+				return fmt.Sprintf("t%d[%d] %q -> %q (%v)", in.key.table, in.key.key, in.old, in.value, output)
+			}
 			if in.write {
 				return fmt.Sprintf("t%d[%d] := %q", in.key.table, in.key.key, in.value)
 			}
@@ -149,7 +174,9 @@ func (h *history) explain(info porcupine.LinearizationInfo) string {
 			if op.Return == never {
 				ret = "?"
 			}
-			if in.write {
+			if in.cas {
+				fmt.Fprintf(&b, "  client %d [%d, %s] t%d[%d] %q -> %q\n", op.ClientId, op.Call, ret, in.key.table, in.key.key, in.old, in.value)
+			} else if in.write {
 				fmt.Fprintf(&b, "  client %d [%d, %s] t%d[%d] := %q\n", op.ClientId, op.Call, ret, in.key.table, in.key.key, in.value)
 			} else {
 				fmt.Fprintf(&b, "  client %d [%d, %s] t%d[%d] -> %q\n", op.ClientId, op.Call, ret, in.key.table, in.key.key, op.Output)

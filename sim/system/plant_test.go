@@ -1,6 +1,9 @@
 package system
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // caughtWithin runs seeds 1..limit with opts and returns the first seed
 // whose run fails a checker.
@@ -16,6 +19,25 @@ func caughtWithin(t *testing.T, opts Options, limit uint64) uint64 {
 	}
 	t.Fatalf("planted bug not caught within %d seeds: the harness cannot find it", limit)
 	return 0
+}
+
+// caughtByChecker is caughtWithin for bugs only a checker may report: the
+// first failing seed must fail a checker, not availability.
+func caughtByChecker(t *testing.T, opts Options, limit uint64) {
+	t.Helper()
+	for seed := uint64(1); seed <= limit; seed++ {
+		opts.Seed = seed
+		o := Run(opts)
+		if o.Err == nil {
+			continue
+		}
+		if !errors.Is(o.Err, errChecker) {
+			t.Fatalf("seed %d failed, but not by a checker: %v", seed, o.Err)
+		}
+		t.Logf("planted bug caught at seed %d: %v", seed, o.Err)
+		return
+	}
+	t.Fatalf("planted bug not caught within %d seeds: the harness cannot find it", limit)
 }
 
 // TestPlantedAckBeforeDurableCaught: a shard store that acknowledges

@@ -51,6 +51,9 @@ var viewDefs = []viewDef{
 	// Counts only: the Aggregate's linear path (decoded group cache, merge
 	// operands resolved by slate) under crashes and discarded epochs.
 	{"gc", "SELECT c, count(*) AS n, count(v) AS nv FROM t1 GROUP BY c"},
+	// The transactional clients' hot rows (txn.go): every increment moves
+	// a row from one balance group to the next, so each commit retracts.
+	{"ag", "SELECT bal, count(*) AS n, max(w) AS m FROM acct GROUP BY bal"},
 }
 
 // lateViewDefs: one of them may be created while data flows (backfilled
@@ -161,6 +164,7 @@ type runner struct {
 	snap  *control.Snapshot
 	t1    *catalog.Relation
 	t2    *catalog.Relation
+	acct  *catalog.Relation
 	views []*catalog.Relation
 	model *model
 	hist  history
@@ -193,6 +197,8 @@ type runner struct {
 	lateDone bool
 	cover    Coverage
 	src      sourceState
+	// txns are the transactional clients' transactions (txn.go).
+	txns txnModel
 }
 
 // session is one client connection: at most one request in flight, its
@@ -203,6 +209,10 @@ type session struct {
 	// last is the session's acknowledged commit of the highest epoch.
 	last     *commitRec
 	thinkMax time.Duration
+	// conn is the session's connection to its session actor (txn.go),
+	// txn the transaction it runs there (nil: none).
+	conn *txnConn
+	txn  *txnRec
 }
 
 // supervisorFailuresMax: after this many consecutive failures of an up
@@ -329,6 +339,11 @@ func (r *runner) run(plant Bug) error {
 		return err
 	}
 	if err := s.Spawn(processName, control.ActorID, control.New(control.Config{OpenStore: open("control", NoBug), TickEvery: tick})); err != nil {
+		return err
+	}
+	// The deadlock detector the shards report row-lock waits to (the
+	// session actors' transactions wait for each other's rows, txn.go).
+	if err := s.Spawn(processName, shard.DetectorID, shard.NewDetector()); err != nil {
 		return err
 	}
 	logEntriesPerStepMax := 1 + r.rnd.IntN(64)
@@ -488,23 +503,27 @@ func (r *runner) act(ss *session) {
 		if snap.Version > r.snap.Version {
 			r.snap = snap
 		}
-		t1, t2, gen, views := relationsOf(snap)
-		if t1 == nil || t2 == nil || gen == nil {
+		t1, t2, gen, acct, views := relationsOf(snap)
+		if t1 == nil || t2 == nil || gen == nil || acct == nil {
 			r.s.Fail(fmt.Errorf("%w: catalog version %d lost the workload's tables", errChecker, snap.Version))
 			return
 		}
 		switch x := r.rnd.IntN(10); {
-		case x < 6:
+		case x < 3:
+			r.commitOne(ss, snap, t1, t2)
+		case x < 8 && r.txns.next <= txnsMax:
+			r.txnOne(ss, snap, acct)
+		case x < 8:
 			r.commitOne(ss, snap, t1, t2)
 		default:
-			q := readReq{snap: snap, t1: t1, t2: t2, gen: gen, views: views, floor: r.frontier, call: int64(r.s.Now())}
+			q := readReq{snap: snap, t1: t1, t2: t2, gen: gen, acct: acct, views: views, floor: r.frontier, call: int64(r.s.Now())}
 			r.asyncRead(ss, q, x >= 8)
 		}
 	})
 }
 
 // relationsOf finds the workload's relations in a catalog snapshot.
-func relationsOf(snap *control.Snapshot) (t1, t2, gen *catalog.Relation, views []*catalog.Relation) {
+func relationsOf(snap *control.Snapshot) (t1, t2, gen, acct *catalog.Relation, views []*catalog.Relation) {
 	for _, rel := range snap.Relations() {
 		switch {
 		case rel.Name == "t1":
@@ -513,11 +532,13 @@ func relationsOf(snap *control.Snapshot) (t1, t2, gen *catalog.Relation, views [
 			t2 = rel
 		case rel.Name == "gen":
 			gen = rel
+		case rel.Name == "acct":
+			acct = rel
 		case rel.Kind == catalog.KindMaterializedView:
 			views = append(views, rel)
 		}
 	}
-	return t1, t2, gen, views
+	return t1, t2, gen, acct, views
 }
 
 // ask completes an async request: the reply or an error (an error reply,
@@ -658,6 +679,7 @@ type readReq struct {
 	views    []*catalog.Relation
 	t1, t2   *catalog.Relation
 	gen      *catalog.Relation
+	acct     *catalog.Relation
 	minEpoch uint64
 	// floor is the highest frontier seen before the read was issued.
 	floor uint64
@@ -667,7 +689,7 @@ type readReq struct {
 }
 
 func (q readReq) msg() shard.Read {
-	rels := []catalog.ID{q.t1.ID, q.t2.ID, q.gen.ID}
+	rels := []catalog.ID{q.t1.ID, q.t2.ID, q.gen.ID, q.acct.ID}
 	for _, v := range q.views {
 		rels = append(rels, v.ID)
 	}
@@ -676,7 +698,7 @@ func (q readReq) msg() shard.Read {
 
 // finalReq is the read after healing, at the highest acknowledged epoch.
 func (r *runner) finalReq() readReq {
-	return readReq{snap: r.snap, views: append([]*catalog.Relation(nil), r.views...), t1: r.t1, t2: r.t2, gen: r.src.rel,
+	return readReq{snap: r.snap, views: append([]*catalog.Relation(nil), r.views...), t1: r.t1, t2: r.t2, gen: r.src.rel, acct: r.acct,
 		floor: r.frontier, call: int64(r.s.Now()), kind: "final", minEpoch: r.maxAcked}
 }
 
@@ -708,9 +730,13 @@ func (r *runner) checkRead(q readReq, res shard.ReadResult) error {
 	if err := r.checkSource(res.Frontier, res.Batches[2]); err != nil {
 		return fmt.Errorf("%s read at frontier %d: %w", q.kind, res.Frontier, err)
 	}
-	inputs := map[catalog.ID]zset.Batch{q.t1.ID: res.Batches[0], q.t2.ID: res.Batches[1], q.gen.ID: res.Batches[2]}
+	acct, err := rowsByKey("acct", res.Batches[3])
+	if err != nil {
+		return err
+	}
+	inputs := map[catalog.ID]zset.Batch{q.t1.ID: res.Batches[0], q.t2.ID: res.Batches[1], q.gen.ID: res.Batches[2], q.acct.ID: res.Batches[3]}
 	for i, v := range q.views {
-		if err := checkView(q.snap, v, inputs, res.Batches[3+i]); err != nil {
+		if err := checkView(q.snap, v, inputs, res.Batches[4+i]); err != nil {
 			return fmt.Errorf("%s read at frontier %d: %w", q.kind, res.Frontier, err)
 		}
 	}
@@ -719,7 +745,7 @@ func (r *runner) checkRead(q readReq, res shard.ReadResult) error {
 		r.hist.read(q.session, linKey{1, id}, got1[id], q.call, now)
 		r.hist.read(q.session, linKey{2, id}, got2[id], q.call, now)
 	}
-	return nil
+	return r.checkAcctRead(q, acct, now)
 }
 
 // finalRead reads at the highest acknowledged epoch after healing.
@@ -840,7 +866,7 @@ func (r *runner) setup() error {
 				Columns: []catalog.Column{col("k", true), col("w", false), col("c", false)}}}
 		},
 	}
-	steps = append(steps, r.sourceDDL)
+	steps = append(steps, acctDDL, seqDDL, r.sourceDDL)
 	for _, def := range viewDefs {
 		steps = append(steps, func() control.CreateRelation { return r.viewDDL(def) })
 	}
@@ -863,8 +889,11 @@ func (r *runner) setup() error {
 	if err := r.ddl(steps, retry); err != nil {
 		return err
 	}
-	if r.t1 == nil || r.t2 == nil || r.src.rel == nil || len(r.views) != len(viewDefs) {
+	if r.t1 == nil || r.t2 == nil || r.acct == nil || r.src.rel == nil || len(r.views) != len(viewDefs) {
 		return fmt.Errorf("catalog incomplete after setup: %d views", len(r.views))
+	}
+	if err := r.seedAcct(retry); err != nil {
+		return err
 	}
 	if err := r.spawnSource(); err != nil {
 		return err
@@ -885,7 +914,7 @@ func (r *runner) viewDDL(def viewDef) control.CreateRelation {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type})
 	}
 	var deps []catalog.ID
-	for _, t := range []*catalog.Relation{r.t1, r.t2, r.src.rel} {
+	for _, t := range []*catalog.Relation{r.t1, r.t2, r.acct, r.src.rel} {
 		if t != nil && (strings.Contains(def.sql, "FROM "+t.Name) || strings.Contains(def.sql, "JOIN "+t.Name)) {
 			deps = append(deps, t.ID)
 		}
@@ -980,6 +1009,8 @@ func (r *runner) refresh() error {
 			r.t2 = rel
 		case rel.Name == "gen":
 			r.src.rel = rel
+		case rel.Name == "acct":
+			r.acct = rel
 		case rel.Kind == catalog.KindMaterializedView:
 			r.views = append(r.views, rel)
 		}

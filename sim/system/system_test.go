@@ -52,10 +52,15 @@ func TestCoverageReportsZeros(t *testing.T) {
 	if len(un) == 0 {
 		t.Fatal("an empty coverage reported nothing uncovered")
 	}
+	missing := false
 	for _, u := range un {
 		if u == "fault objstore.corrupt_read" {
 			t.Fatalf("a zero with a written reason was reported: %v", un)
 		}
+		missing = missing || u == "scenario deadlock_40P01"
+	}
+	if !missing {
+		t.Fatalf("a required transaction scenario never exercised was not reported: %v", un)
 	}
 }
 

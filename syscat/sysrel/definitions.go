@@ -106,8 +106,18 @@ func definitions() []Relation {
 			"refobjsubid", i4, "deptype", t)}},
 		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_language", Columns: columns("oid", oid, "lanname", name, "lanowner", oid, "lanispl", b, "lanpltrusted", b)}},
 		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_event_trigger", Columns: columns("oid", oid, "evtname", name, "evtevent", name, "evtowner", oid, "evtfoid", oid, "evtenabled", t)}},
-		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_stat_activity", Columns: columns("datid", oid, "datname", name, "pid", i4, "usesysid", oid, "usename", name,
-			"application_name", t, "client_addr", t, "state", t, "query", t)}},
+		// PostgreSQL 15's columns; client_addr (inet) and backend_xid,
+		// backend_xmin (xid) are text.
+		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_stat_activity", Columns: columns("datid", oid, "datname", name, "pid", i4, "leader_pid", i4,
+			"usesysid", oid, "usename", name, "application_name", t, "client_addr", t, "client_hostname", t, "client_port", i4,
+			"backend_start", ts, "xact_start", ts, "query_start", ts, "state_change", ts, "wait_event_type", t, "wait_event", t,
+			"state", t, "backend_xid", t, "backend_xmin", t, "query_id", i8, "query", t, "backend_type", t)}},
+		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_stat_progress_copy", Columns: columns("pid", i4, "datid", oid, "datname", name, "relid", oid,
+			"command", t, "type", t, "bytes_processed", i8, "bytes_total", i8, "tuples_processed", i8, "tuples_excluded", i8)}},
+		// Long-running work of every session and shard: a COPY's rows so
+		// far; rows_total is NULL when unknown (COPY FROM STDIN).
+		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "progress", Columns: columns("pid", i4, "kind", t, "relation", t, "phase", t,
+			"rows_done", i8, "rows_total", i8, "bytes_done", i8, "started", ts, "rows_per_second", i8)}},
 		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "index_columns", Columns: columns(
 			"indexrelid", oid, "indrelid", oid, "indisprimary", b, "attnum", i2, "ord", i4)}},
 		{Schema: SchemaInfo, Rel: &catalog.Relation{Name: "tables", Columns: columns("table_catalog", name, "table_schema", name, "table_name", name, "table_type", t,

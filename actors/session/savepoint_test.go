@@ -1,4 +1,4 @@
-package engine
+package session
 
 import (
 	"fmt"
@@ -31,15 +31,15 @@ func TestSavepointUndoMatchesModel(t *testing.T) {
 		return state{rows: maps.Clone(s.rows), appended: append([]int64(nil), s.appended...)}
 	}
 	rapid.Check(t, func(t *rapid.T) {
-		txn := newTxn(false)
+		txn := newTxn(Begin{})
 		cur := state{rows: map[int64]int64{}}
 		var marks []state
 		for step := range rapid.IntRange(1, 40).Draw(t, "steps") {
 			switch op := rapid.IntRange(0, 5).Draw(t, "op"); {
 			case op <= 1: // write or delete a key
 				k := rapid.Int64Range(0, 3).Draw(t, "key")
-				tw := txn.table(keyed)
-				enc := encodePK(keyed, types.Row{k})
+				tw := txn.table(*keyed)
+				enc := EncodeKey(keyed, types.Row{k})
 				if tw.rows[enc] == nil {
 					tw.rows[enc] = &pendingRow{key: types.Row{k}}
 					tw.keys = append(tw.keys, enc)
@@ -56,7 +56,7 @@ func TestSavepointUndoMatchesModel(t *testing.T) {
 				txn.count++
 			case op == 2:
 				v := rapid.Int64Range(0, 9).Draw(t, "appended")
-				tw := txn.table(appendOnly)
+				tw := txn.table(*appendOnly)
 				tw.appended = append(tw.appended, types.Row{v})
 				cur.appended = append(cur.appended, v)
 				txn.count++
@@ -76,11 +76,11 @@ func TestSavepointUndoMatchesModel(t *testing.T) {
 			for k, v := range cur.rows { //lint:maprange zset.Batch.Equal ignores order
 				want.Add(types.Row{k, v}, 1)
 			}
-			got := txn.overlay(keyed, zset.Batch{})
+			got := txn.overlay(keyed.ID, zset.Batch{})
 			if !sameRows(got, want) {
 				t.Fatalf("step %d: keyed rows %v, model %v", step, got.Rows, want.Rows)
 			}
-			gotA := txn.overlay(appendOnly, zset.Batch{})
+			gotA := txn.overlay(appendOnly.ID, zset.Batch{})
 			if fmt.Sprint(gotA.Rows) != fmt.Sprint(rowsOf(cur.appended)) {
 				t.Fatalf("step %d: appended %v, model %v", step, gotA.Rows, cur.appended)
 			}

@@ -1,0 +1,687 @@
+package session
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/partition"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// ActorOf is the actor id of session id ("session/<id>").
+func ActorOf(id uint64) runtime.ActorID {
+	return runtime.ActorID(fmt.Sprintf("session/%d", id))
+}
+
+// Config configures one session actor.
+type Config struct {
+	// Session is the session's process id (pg_backend_pid): it names the
+	// session in deadlock reports and numbers its transactions.
+	Session uint64
+	// Backend is the session's pgwire process id (BackendKeyData), which
+	// deadlock reports name as PostgreSQL names backends (0: Session).
+	Backend uint32
+	// Router addresses the shards.
+	Router shard.Router
+}
+
+// requestsQueuedMax bounds the requests waiting behind the running one
+// (STYLE.md 10). A connection has one request in flight; a few more queue
+// only when it gave up on one (a canceled statement) and went on with
+// ROLLBACK or the next statement. Past the bound a request fails at once.
+// Simulation range: 1–16.
+const requestsQueuedMax = 16
+
+// txnSerialBits is how many low bits of a TxnID number the session's own
+// transactions; the session id fills the bits above, so transaction ids
+// of different sessions never collide without shared state.
+const txnSerialBits = 32
+
+// Actor is one session's transaction state machine (doc.go).
+type Actor struct {
+	cfg Config
+	txn *txn
+	// lastWritten is the epoch of the session's last commit: reads wait
+	// for it (read-your-writes).
+	lastWritten uint64
+	// stmt is the running statement's settings.
+	stmt Statement
+	// lockTxn names the transaction in the shards' row-lock tables once
+	// it took a row lock; 0 before, and after it ended. locksHeld are the
+	// locks it was granted.
+	lockTxn   shard.TxnID
+	txnSerial uint64
+	locksHeld map[heldLock]struct{}
+
+	queue   []queued
+	running bool
+	// asks are the callbacks of the shard requests in flight, by
+	// runtime.Request id.
+	asks    map[uint64]func(ctx runtime.Context, reply runtime.Message)
+	nextAsk uint64
+	// lockWait is the id of the LockRows in flight (0: none); lockTimedOut
+	// says the lock_timeout timer ended it.
+	lockWait     uint64
+	lockTimedOut bool
+	request      queued
+}
+
+// queued is a request and the handle that answers it.
+type queued struct {
+	msg   runtime.Message
+	reply runtime.Deferred
+}
+
+// heldLock is a row lock the transaction was granted ("" key: a whole
+// table without a primary key).
+type heldLock struct {
+	table catalog.ID
+	key   string
+}
+
+// lockTimeoutFired is the lock_timeout timer of LockRows request ask.
+type lockTimeoutFired struct{ ask uint64 }
+
+// New returns the factory of a session actor. A session's state is not
+// durable: an actor that restarts (its process crashed) starts with no
+// transaction, as a reconnecting client does.
+func New(cfg Config) runtime.Factory {
+	return func() runtime.Actor {
+		return &Actor{cfg: cfg, asks: map[uint64]func(runtime.Context, runtime.Message){}, locksHeld: map[heldLock]struct{}{}}
+	}
+}
+
+// Receive implements runtime.Actor.
+func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
+	switch m := msg.(type) {
+	case runtime.Started:
+		return
+	case runtime.Stopping:
+		// The connection closed: end the transaction.
+		a.endTxn(ctx)
+		return
+	case runtime.Response:
+		then := a.asks[m.ID]
+		delete(a.asks, m.ID)
+		if then == nil {
+			return // the answer to a request given up on
+		}
+		then(ctx, m.Msg)
+	case lockTimeoutFired:
+		if a.lockWait == m.ask {
+			a.lockTimedOut = true
+			a.send(ctx, a.lockShard(), shard.CancelLockWait{Txn: a.lockTxn})
+		}
+	case CancelWait:
+		if a.lockWait != 0 {
+			a.send(ctx, a.lockShard(), shard.CancelLockWait{Txn: a.lockTxn})
+		}
+		ctx.Reply(Done{})
+	case GetState:
+		ctx.Reply(a.state())
+	case Begin, Statement, Read, Lookup, LockTable, Set, Append, Remove, Savepoint, RollbackTo, Release, Commit, Rollback:
+		if len(a.queue) >= requestsQueuedMax {
+			ctx.Reply(errcode.New(errcode.InternalError, "session %d has %d requests queued (at most %d)", a.cfg.Session, len(a.queue), requestsQueuedMax))
+			return
+		}
+		a.queue = append(a.queue, queued{msg: m, reply: ctx.Defer()})
+	default:
+		panic(fmt.Sprintf("session: unexpected message %T", msg))
+	}
+	a.pump(ctx)
+}
+
+// pump starts queued requests while none runs.
+func (a *Actor) pump(ctx runtime.Context) {
+	for !a.running && len(a.queue) > 0 {
+		a.request = a.queue[0]
+		a.queue[0] = queued{}
+		a.queue = a.queue[1:]
+		a.running = true
+		a.run(ctx, a.request.msg)
+	}
+}
+
+// finish answers the running request.
+func (a *Actor) finish(reply runtime.Message) {
+	if !a.running {
+		panic("session: finish without a running request")
+	}
+	a.running = false
+	a.request.reply.Reply(reply)
+	a.request = queued{}
+}
+
+// ask sends a request to a shard; then runs with its reply (an error
+// reply included) in a later Receive.
+func (a *Actor) ask(ctx runtime.Context, to runtime.ActorID, msg runtime.Message, then func(ctx runtime.Context, reply runtime.Message)) uint64 {
+	a.nextAsk++
+	id := a.nextAsk
+	a.asks[id] = then
+	ctx.Send(to, runtime.Request{ID: id, Msg: msg})
+	return id
+}
+
+// send is ask without interest in the reply (releasing locks and
+// snapshots: the shard ends them whatever the answer).
+func (a *Actor) send(ctx runtime.Context, to runtime.ActorID, msg runtime.Message) {
+	a.nextAsk++
+	ctx.Send(to, runtime.Request{ID: a.nextAsk, Msg: msg})
+}
+
+// then is the shape of the steps that continue a request.
+type then = func(ctx runtime.Context)
+
+// orFail runs next with a successful reply, or answers the running
+// request with the error.
+func (a *Actor) orFail(next func(ctx runtime.Context, reply runtime.Message)) func(runtime.Context, runtime.Message) {
+	return func(ctx runtime.Context, reply runtime.Message) {
+		if err, ok := reply.(error); ok {
+			a.finish(err)
+			return
+		}
+		next(ctx, reply)
+	}
+}
+
+func (a *Actor) run(ctx runtime.Context, msg runtime.Message) {
+	switch m := msg.(type) {
+	case Begin:
+		a.endTxn(ctx)
+		a.txn = newTxn(m)
+		a.finish(Done{})
+	case Statement:
+		a.statement(ctx, m)
+	case Read:
+		a.read(ctx, m)
+	case Lookup:
+		a.lookup(ctx, m)
+	case LockTable:
+		a.lockTable(ctx, m)
+	case Set:
+		a.set(m)
+	case Append:
+		a.appendRows(m.Table, m.Rows, false)
+	case Remove:
+		a.appendRows(m.Table, m.Rows, true)
+	case Savepoint:
+		a.ensureTxn()
+		a.txn.mark()
+		a.finish(Done{})
+	case RollbackTo:
+		if err := a.checkDepth(m.Depth); err != nil {
+			a.finish(err)
+			return
+		}
+		a.txn.rollbackTo(m.Depth)
+		a.finish(Done{})
+	case Release:
+		if err := a.checkDepth(m.Depth); err != nil {
+			a.finish(err)
+			return
+		}
+		a.txn.release(m.Depth)
+		a.finish(Done{})
+	case Commit:
+		a.commit(ctx, m)
+	case Rollback:
+		a.endTxn(ctx)
+		a.finish(Done{})
+	default:
+		panic(fmt.Sprintf("session: run of %T", msg))
+	}
+}
+
+func (a *Actor) state() State {
+	st := State{LastWritten: a.lastWritten, Locks: len(a.locksHeld), WaitingForLock: a.lockWait != 0}
+	if t := a.txn; t != nil {
+		st.InTransaction, st.Isolation, st.Snapshot = true, t.isolation, t.snapshot
+		st.Rows, st.Savepoints = t.count, len(t.marks)
+	}
+	return st
+}
+
+// ensureTxn opens an implicit transaction for a statement outside one
+// (the gateway begins one for every statement; tests and tools may not).
+func (a *Actor) ensureTxn() {
+	if a.txn == nil {
+		a.txn = newTxn(Begin{Implicit: true})
+	}
+}
+
+func (a *Actor) checkDepth(depth int) error {
+	if a.txn == nil || depth < 1 || depth > len(a.txn.marks) {
+		return errcode.New(errcode.InternalError, "internal: savepoint %d does not exist in the session's transaction", depth)
+	}
+	return nil
+}
+
+func (a *Actor) home() runtime.ActorID { return a.cfg.Router.HomeActor() }
+
+// lockShard is the shard holding the row locks of the rows it stores.
+// NB: with one shard the home shard stores every row; with many, each
+// key's lock belongs to the owner of its bucket, and a transaction's
+// unlock and cancel go to every shard it locked on (issue D2).
+func (a *Actor) lockShard() runtime.ActorID { return a.home() }
+
+// readAt is the pinned snapshot the transaction's reads use (0: the
+// newest committed state).
+func (a *Actor) readAt() uint64 {
+	if a.txn == nil {
+		return 0
+	}
+	return a.txn.snapshot
+}
+
+// statement records the statement's settings and pins a REPEATABLE READ
+// transaction's snapshot at its first statement that reads or writes
+// data.
+func (a *Actor) statement(ctx runtime.Context, m Statement) {
+	a.stmt = m
+	t := a.txn
+	if !m.Data || !t.repeatable() || t.snapshot != 0 {
+		a.finish(Done{})
+		return
+	}
+	a.ask(ctx, a.home(), shard.OpenSnapshot{CatalogVersion: m.CatalogVersion}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+		id := reply.(shard.SnapshotOpened).ID
+		if a.txn != t {
+			// Cannot happen: requests run one at a time.
+			panic("session: transaction changed while its snapshot opened")
+		}
+		t.snapshot = id
+		a.finish(Done{})
+	}))
+}
+
+// read reads whole relations and point lookups, then overlays the
+// transaction's own writes.
+func (a *Actor) read(ctx runtime.Context, m Read) {
+	out := make([]zset.Batch, 0, len(m.Relations)+len(m.Points))
+	finishPoints := func(ctx runtime.Context) {
+		a.readPoints(ctx, m, out, 0)
+	}
+	if len(m.Relations) == 0 {
+		finishPoints(ctx)
+		return
+	}
+	minEpoch := uint64(0)
+	if m := a.stmt; m.WaitForOwn {
+		minEpoch = a.lastWritten
+	}
+	a.ask(ctx, a.home(), shard.Read{CatalogVersion: m.CatalogVersion, Relations: m.Relations, MinEpoch: minEpoch, At: a.statementReadAt()},
+		a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+			res := reply.(shard.ReadResult)
+			for i, id := range m.Relations {
+				out = append(out, a.txn.overlay(id, res.Batches[i]))
+			}
+			finishPoints(ctx)
+		}))
+}
+
+// statementReadAt is the snapshot a statement reads at (readAt; the
+// REPEATABLE READ pin unless planted otherwise, plant_*.go).
+func (a *Actor) statementReadAt() uint64 {
+	if plantRRNewSnapshot {
+		return 0
+	}
+	return a.readAt()
+}
+
+// readPoints reads m.Points from i on, one shard lookup each, appending
+// their batches to out, then answers the request.
+func (a *Actor) readPoints(ctx runtime.Context, m Read, out []zset.Batch, i int) {
+	if i == len(m.Points) {
+		a.finish(ReadResult{Batches: out})
+		return
+	}
+	p := m.Points[i]
+	rel := p.Relation
+	to, err := a.shardOfKeys(&rel, p.Keys)
+	if err != nil {
+		a.finish(err)
+		return
+	}
+	a.ask(ctx, to, shard.Lookup{CatalogVersion: m.CatalogVersion, Table: rel.ID, Keys: p.Keys, At: a.statementReadAt()},
+		a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+			var b zset.Batch
+			seen := map[string]bool{}
+			for j, r := range reply.(shard.LookupResult).Rows {
+				k := EncodeKey(&rel, p.Keys[j])
+				if r == nil || seen[k] {
+					continue
+				}
+				seen[k] = true
+				b.Add(r, 1)
+			}
+			if rel.Kind == catalog.KindTable {
+				b = a.txn.overlay(rel.ID, b)
+			}
+			a.readPoints(ctx, m, append(out, b), i+1)
+		}))
+}
+
+func (a *Actor) shardOfKeys(rel *catalog.Relation, keys []types.Row) (runtime.ActorID, error) {
+	owner, ok := a.cfg.Router.OwnerOfKeys(rel, keys)
+	if !ok {
+		return "", errcode.New(errcode.InternalError, "the keys of one lookup of %s are stored on several shards", rel.Name)
+	}
+	return a.cfg.Router.ActorOf(owner), nil
+}
+
+// writable checks the transaction may write rel.
+func (a *Actor) writable(rel *catalog.Relation) error {
+	a.ensureTxn()
+	if a.txn.readOnly {
+		return errcode.New(errcode.ReadOnlyTransaction, "cannot change rows in a read-only transaction")
+	}
+	if rel.Kind != catalog.KindTable {
+		return errcode.New(errcode.WrongObjectType, "cannot change relation %q", rel.Name)
+	}
+	return nil
+}
+
+// lookup answers Lookup: lock (with m.Lock), look up the keys the
+// transaction has not seen, check what the statement read, record bases.
+func (a *Actor) lookup(ctx runtime.Context, m Lookup) {
+	if err := a.writable(&m.Table); err != nil {
+		a.finish(err)
+		return
+	}
+	t := a.txn
+	tw := t.table(m.Table)
+	rel := tw.rel
+	encs := make([]string, len(m.Keys))
+	fresh := make([]bool, len(m.Keys))
+	for i, k := range m.Keys {
+		encs[i] = EncodeKey(rel, k)
+		_, seen := tw.rows[encs[i]]
+		fresh[i] = !seen
+	}
+	afterLock := func(ctx runtime.Context) {
+		a.current(ctx, m, tw, encs, func(ctx runtime.Context, cur []types.Row) {
+			a.checkVisible(ctx, m, tw, encs, fresh, func(ctx runtime.Context) {
+				if m.Lock && m.Read != nil {
+					for i := range m.Keys {
+						if fresh[i] && m.Read[i] != nil && !SameRow(rel, cur[i], m.Read[i]) {
+							if t.repeatable() {
+								// The row read from the transaction's
+								// snapshot is not the newest: someone
+								// committed a change after it.
+								a.finish(concurrentUpdate(cur[i] == nil))
+								return
+							}
+							a.finish(LookupResult{Stale: true})
+							return
+						}
+					}
+				}
+				if m.Read != nil {
+					for i := range m.Keys {
+						if fresh[i] && m.Read[i] != nil {
+							p := t.writable(tw, encs[i])
+							p.base, p.existedBefore = m.Read[i], true
+						}
+					}
+				}
+				a.finish(LookupResult{Rows: cur})
+			})
+		})
+	}
+	if !m.Lock {
+		afterLock(ctx)
+		return
+	}
+	keys := make([]string, 0, len(encs))
+	for _, k := range encs {
+		// NB: a key the transaction holds already is not asked for again
+		// (a statement run again after a wait asks for the same keys).
+		if _, held := a.locksHeld[heldLock{table: rel.ID, key: k}]; !held {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	keys = dedupSorted(keys)
+	a.lockKeys(ctx, rel, keys, afterLock)
+}
+
+func dedupSorted(keys []string) []string {
+	out := keys[:0]
+	for i, k := range keys {
+		if i == 0 || k != keys[i-1] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// current looks up the committed rows of the keys the transaction has not
+// touched (one request) and records them; next gets every key's row as
+// the transaction sees it.
+func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []string, next func(ctx runtime.Context, cur []types.Row)) {
+	out := make([]types.Row, len(m.Keys))
+	var missing []types.Row
+	var at []int
+	for i, k := range encs {
+		if p, ok := tw.rows[k]; ok {
+			out[i] = p.row
+			continue
+		}
+		missing = append(missing, m.Keys[i])
+		at = append(at, i)
+	}
+	if len(missing) == 0 {
+		next(ctx, out)
+		return
+	}
+	to, err := a.shardOfKeys(tw.rel, missing)
+	if err != nil {
+		a.finish(err)
+		return
+	}
+	a.ask(ctx, to, shard.Lookup{CatalogVersion: m.CatalogVersion, Table: tw.rel.ID, Keys: missing}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+		rows := reply.(shard.LookupResult).Rows
+		// One allocation for the new entries (a COPY chunk adds
+		// thousands), and room for them in the key order up front.
+		slab := make([]pendingRow, len(at))
+		if len(tw.rows) == 0 && len(at) > 8 {
+			// NB: empty, so nothing refers to the old map's entries.
+			tw.rows = make(map[string]*pendingRow, len(at))
+		}
+		if n := len(tw.keys) + len(at); cap(tw.keys) < n {
+			tw.keys = append(make([]string, 0, n), tw.keys...)
+		}
+		for j, i := range at {
+			// Remember what was committed when the transaction first looked.
+			k := encs[i]
+			if p, ok := tw.rows[k]; ok {
+				out[i] = p.row // the same key twice in one lookup
+				continue
+			}
+			out[i] = rows[j]
+			p := &slab[j]
+			*p = pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil, base: rows[j]}
+			tw.rows[k] = p
+			tw.keys = append(tw.keys, k)
+			// NB: an untouched key's pending row equals the committed
+			// row; writes() skips entries that were never changed.
+		}
+		next(ctx, out)
+	}))
+}
+
+// checkVisible is REPEATABLE READ's rule for INSERT ... ON CONFLICT: a
+// conflicting row (looked up at the newest state by current) must be the
+// one the transaction's snapshot holds; one committed after the snapshot
+// fails with 40001, as in PostgreSQL, rather than being skipped or
+// updated from a state the transaction cannot see.
+func (a *Actor) checkVisible(ctx runtime.Context, m Lookup, tw *tableWrites, encs []string, fresh []bool, next then) {
+	if !m.CheckVisible || !a.txn.repeatable() {
+		next(ctx)
+		return
+	}
+	var check, latest []types.Row
+	for i, k := range encs {
+		if !fresh[i] {
+			continue
+		}
+		if p := tw.rows[k]; p != nil && p.row != nil && !p.changed {
+			check = append(check, m.Keys[i])
+			latest = append(latest, p.row)
+		}
+	}
+	if len(check) == 0 {
+		next(ctx)
+		return
+	}
+	to, err := a.shardOfKeys(tw.rel, check)
+	if err != nil {
+		a.finish(err)
+		return
+	}
+	a.ask(ctx, to, shard.Lookup{CatalogVersion: m.CatalogVersion, Table: tw.rel.ID, Keys: check, At: a.readAt()}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+		for i, r := range reply.(shard.LookupResult).Rows {
+			if !SameRow(tw.rel, r, latest[i]) {
+				a.finish(concurrentUpdate(false))
+				return
+			}
+		}
+		next(ctx)
+	}))
+}
+
+// concurrentUpdate is REPEATABLE READ's error for a row changed (deleted)
+// by a transaction that committed after the snapshot.
+func concurrentUpdate(deleted bool) error {
+	what := "update"
+	if deleted {
+		what = "delete"
+	}
+	return errcode.New(errcode.ConcurrentUpdate, "could not serialize access due to concurrent %s", what)
+}
+
+// set answers Set.
+func (a *Actor) set(m Set) {
+	if err := a.writable(&m.Table); err != nil {
+		a.finish(err)
+		return
+	}
+	t := a.txn
+	tw := t.table(m.Table)
+	for i, key := range m.Keys {
+		k := EncodeKey(tw.rel, key)
+		p := t.writable(tw, k)
+		if p == nil {
+			a.finish(errcode.New(errcode.InternalError, "internal: a write to %s under a key the transaction did not look up", tw.rel.Name))
+			return
+		}
+		p.row = m.Rows[i]
+		p.changed = true
+		p.mustNotExist = !p.existedBefore
+	}
+	if err := t.grow(len(m.Keys)); err != nil {
+		a.finish(err)
+		return
+	}
+	a.finish(Done{})
+}
+
+// appendRows answers Append and Remove (remove: rows deleted by value).
+func (a *Actor) appendRows(rel catalog.Relation, rows []types.Row, remove bool) {
+	if err := a.writable(&rel); err != nil {
+		a.finish(err)
+		return
+	}
+	tw := a.txn.table(rel)
+	if remove {
+		tw.removed = append(tw.removed, rows...)
+	} else {
+		tw.appended = append(tw.appended, rows...)
+	}
+	if err := a.txn.grow(len(rows)); err != nil {
+		a.finish(err)
+		return
+	}
+	a.finish(Done{})
+}
+
+// commit answers Commit: the writes become one durable epoch on the
+// shard that stores them.
+func (a *Actor) commit(ctx runtime.Context, m Commit) {
+	t := a.txn
+	a.txn = nil
+	if t == nil {
+		a.unlockRows(ctx)
+		a.finish(Committed{})
+		return
+	}
+	a.releaseSnapshot(ctx, t)
+	writes := t.writes()
+	if len(writes) == 0 {
+		a.unlockRows(ctx)
+		a.finish(Committed{})
+		return
+	}
+	to, err := a.shardOfWrites(t, writes)
+	if err != nil {
+		a.unlockRows(ctx)
+		a.finish(err)
+		return
+	}
+	// NB: the shard releases the transaction's row locks once this commit
+	// is durable (or failed), never before: a waiter must not read a row
+	// version a crash could take back.
+	lockTxn := a.endLockTxn()
+	a.ask(ctx, to, shard.Commit{CatalogVersion: m.CatalogVersion, Writes: writes, Txn: lockTxn}, func(ctx runtime.Context, reply runtime.Message) {
+		if err, ok := reply.(error); ok {
+			if lockTxn != 0 {
+				// In case the Commit never reached the shard's lock
+				// table. Sent after the Commit, so behind it in the
+				// shard's mailbox, and not a Commit, so handled only once
+				// every pending commit is durable.
+				a.send(ctx, a.lockShard(), shard.UnlockRows{Txn: lockTxn})
+			}
+			a.finish(err)
+			return
+		}
+		epoch := reply.(shard.Committed).Epoch
+		a.lastWritten = max(a.lastWritten, epoch)
+		a.finish(Committed{Epoch: epoch, Rows: len(writes)})
+	})
+}
+
+// shardOfWrites is the shard storing every row writes change.
+func (a *Actor) shardOfWrites(t *txn, writes []shard.RowWrite) (runtime.ActorID, error) {
+	var owner partition.ShardID
+	for i, w := range writes {
+		s := a.cfg.Router.OwnerOfWrite(t.tables[w.Table].rel, w)
+		if i > 0 && s != owner {
+			return "", errcode.New(errcode.InternalError, "a transaction writes rows stored on several shards")
+		}
+		owner = s
+	}
+	return a.cfg.Router.ActorOf(owner), nil
+}
+
+// endTxn ends the open transaction without committing: locks, snapshot
+// and writes are let go.
+func (a *Actor) endTxn(ctx runtime.Context) {
+	a.unlockRows(ctx)
+	a.releaseSnapshot(ctx, a.txn)
+	a.txn = nil
+}
+
+// releaseSnapshot unpins an ended transaction's snapshot.
+func (a *Actor) releaseSnapshot(ctx runtime.Context, t *txn) {
+	if t == nil || t.snapshot == 0 {
+		return
+	}
+	id := t.snapshot
+	t.snapshot = 0
+	a.send(ctx, a.home(), shard.ReleaseSnapshot{ID: id})
+}

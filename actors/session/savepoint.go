@@ -1,0 +1,98 @@
+package session
+
+import "github.com/rockstream/rockstream/ivm/sql/catalog"
+
+// Savepoints (SAVEPOINT / ROLLBACK TO SAVEPOINT / RELEASE SAVEPOINT) act on
+// the open transaction's pending writes. The gateway keeps the names and
+// their stack discipline; the engine keeps one mark per savepoint, by depth.
+//
+// A mark records how far each table's buffer had grown (keys are only ever
+// appended, so keys past the mark are exactly the rows first touched after
+// it) and the start of an undo log. While any mark exists, the first change
+// to an existing pending row after the newest mark saves the row's previous
+// state in the undo log (copy on first write per savepoint interval, via
+// txn.writable), so a savepoint costs O(tables) and a rollback
+// O(changes since the mark) — pgjdbc's autosave sets one before every
+// statement.
+
+// savepointMark is the transaction's state at a SAVEPOINT.
+type savepointMark struct {
+	undo, count, order int
+	tables             map[catalog.ID]tableMark
+}
+
+type tableMark struct{ keys, appended, removed int }
+
+// undoEntry is a pending row's state before its first change after a mark.
+type undoEntry struct {
+	table catalog.ID
+	key   string
+	old   pendingRow
+}
+
+// mark pushes a savepoint.
+func (t *txn) mark() {
+	m := savepointMark{undo: len(t.undo), count: t.count, order: len(t.order), tables: make(map[catalog.ID]tableMark, len(t.order))}
+	for _, id := range t.order {
+		tw := t.tables[id]
+		m.tables[id] = tableMark{keys: len(tw.keys), appended: len(tw.appended), removed: len(tw.removed)}
+	}
+	t.marks = append(t.marks, m)
+	t.gen++
+}
+
+// writable returns the pending row under key k of tw for changing it,
+// saving its current state first if a savepoint may need it back.
+func (t *txn) writable(tw *tableWrites, k string) *pendingRow {
+	p := tw.rows[k]
+	if p == nil || len(t.marks) == 0 || p.gen == t.gen {
+		return p
+	}
+	t.undo = append(t.undo, undoEntry{table: tw.rel.ID, key: k, old: *p})
+	p.gen = t.gen
+	return p
+}
+
+// rollbackTo restores the state at savepoint depth (1 = oldest) and keeps
+// that savepoint, as ROLLBACK TO SAVEPOINT does.
+func (t *txn) rollbackTo(depth int) {
+	m := t.marks[depth-1]
+	for i := len(t.undo) - 1; i >= m.undo; i-- {
+		e := t.undo[i]
+		if tw := t.tables[e.table]; tw != nil {
+			old := e.old
+			tw.rows[e.key] = &old
+		}
+	}
+	t.undo = t.undo[:m.undo]
+	for _, id := range t.order[m.order:] {
+		delete(t.tables, id)
+	}
+	t.order = t.order[:m.order]
+	for _, id := range t.order {
+		tw, tm := t.tables[id], m.tables[id]
+		if tm.keys < len(tw.keys) {
+			for _, k := range tw.keys[tm.keys:] {
+				delete(tw.rows, k)
+			}
+			tw.keys = tw.keys[:tm.keys]
+		}
+		if tm.appended < len(tw.appended) {
+			tw.appended = tw.appended[:tm.appended]
+		}
+		if tm.removed < len(tw.removed) {
+			tw.removed = tw.removed[:tm.removed]
+		}
+	}
+	t.count = m.count
+	t.marks = t.marks[:depth]
+	t.gen++
+}
+
+// release drops savepoint depth and every later one; their changes stay.
+func (t *txn) release(depth int) {
+	t.marks = t.marks[:depth-1]
+	if len(t.marks) == 0 {
+		t.undo = nil
+	}
+}
