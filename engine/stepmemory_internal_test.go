@@ -11,10 +11,11 @@ import (
 
 // TestJoinExplosionRefusedForMemory (issue R2, item 3): a self-join whose
 // keys match thousands of rows on both sides is refused with 53200
-// (RS-5502) by the per-step memory bound — as an ad-hoc query, as CREATE
-// MATERIALIZED VIEW (which leaves no view behind), and as the maintenance
-// step of a view that was created over an empty table (the view fails,
-// the commit and every other view go on). The engine opens again with the
+// (RS-5502) by the per-step memory bound — as an ad-hoc query, and as the
+// maintenance step of a view that was created over an empty table (the
+// view fails, the commit and every other view go on). As CREATE
+// MATERIALIZED VIEW it is filled: the backfill runs in chunks, each step
+// within the bound. The engine opens again with the
 // failed view failed, not re-running it into memory, and DROP removes it.
 func TestJoinExplosionRefusedForMemory(t *testing.T) {
 	ctx := context.Background()
@@ -42,10 +43,11 @@ func TestJoinExplosionRefusedForMemory(t *testing.T) {
 	must(`INSERT INTO j2 SELECT i, i % 10, i FROM generate_series(1, 5000) i`)
 	const explode = `SELECT (a.v + b.v) % 100 AS r, count(*) AS n FROM j2 a JOIN j2 b ON a.k = b.k GROUP BY 1`
 	refused(explode)
-	refused(`CREATE MATERIALIZED VIEW jx AS ` + explode)
-	if out := must(`SELECT name FROM rockstream_catalog.views`); strings.Contains(out, "jx") {
-		t.Fatalf("a refused CREATE left the view behind: %s", out)
+	must(`CREATE MATERIALIZED VIEW jx AS ` + explode)
+	if out := must(`SELECT sum(n), count(*) FROM jx`); out != "(2500000,50)" {
+		t.Fatalf("jx, filled in chunks: %s, want 2.5M pairs in 50 groups (a.v and b.v agree mod 10, so their sum is even mod 100)", out)
 	}
+	must(`DROP MATERIALIZED VIEW jx`)
 	// A join within the bound runs, as a view and ad hoc.
 	must(`CREATE MATERIALIZED VIEW fine AS SELECT a.k, count(*) AS n FROM j2 a JOIN j2 b ON a.id = b.id GROUP BY a.k`)
 	if out := must(`SELECT count(*), min(n), max(n) FROM fine`); out != "(10,500,500)" {
