@@ -15,9 +15,8 @@ import (
 // maintenance step of a view that was created over an empty table (the
 // view fails, the commit and every other view go on). As CREATE
 // MATERIALIZED VIEW it is filled: the backfill runs in chunks, each step
-// within the bound. The engine opens again with the
-// failed views backfilled again, in chunks within the bound, and DROP
-// removes them.
+// within the bound. The engine opens again with the failed views
+// backfilled again, in chunks within the bound, and DROP removes them.
 func TestJoinExplosionRefusedForMemory(t *testing.T) {
 	ctx := context.Background()
 	store := objstore.NewMemory()
