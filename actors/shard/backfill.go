@@ -46,7 +46,9 @@ import (
 // backfill under heavy commits bounded in memory.
 //
 // Backfills run one at a time, in creation order, so a view reading a
-// view being backfilled starts from its finished output.
+// view being backfilled starts from its finished output. A Read naming a
+// view being filled waits for it; a pinned snapshot (REPEATABLE READ)
+// taken while a view was being filled refuses it with 40001.
 //
 // Crash: the attempt record (0x06 'B' view, backfillbound.go) is written
 // durably before the first chunk, and deleted in the batch of the last.
@@ -78,7 +80,7 @@ const (
 	// time advances only by store latency there).
 	backfillChunkTarget = 10 * time.Millisecond
 	// backfillWaitersMax bounds the syncs waiting for backfills to end:
-	// past it a sync is answered RS (ShardUnavailable) at once rather than
+	// past it a sync is answered ShardUnavailable at once rather than
 	// queued without limit. Simulation range: fixed.
 	backfillWaitersMax = 256
 	// backfillReadersMax bounds the reads waiting for one view's backfill
