@@ -163,6 +163,13 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 		}
 		rel.Kind = catalog.KindMaterializedView
 		rel.Columns = catalogColumns(d.View.Columns, st.ColumnNames)
+		// Maintained in the creating session's time zone, as PostgreSQL
+		// evaluates CREATE MATERIALIZED VIEW's query in that session.
+		if s.settings != nil {
+			if tz, ok := s.settings.Get("TimeZone"); ok && !isUTCName(tz) {
+				rel.TimeZone = tz
+			}
+		}
 		for _, r := range scannedRelations(d.View.Plan) {
 			if r.Kind == catalog.KindSequence {
 				return errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support reading sequence %q in a materialized view", r.Name).
@@ -375,4 +382,14 @@ func immutableDefault(c catalog.Column) error {
 			WithDetail("existing rows would need a value computed per row")
 	}
 	return nil
+}
+
+// isUTCName reports whether a TimeZone setting names UTC itself (the
+// default, Etc/UTC): a view created in it records no zone.
+func isUTCName(tz string) bool {
+	switch strings.ToLower(tz) {
+	case "utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu", "etc/zulu", "universal", "etc/universal":
+		return true
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
+	sessionactor "github.com/rockstream/rockstream/actors/session"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -17,8 +18,8 @@ import (
 
 // sessionSequences implements expr.Sequences for one statement: every
 // nextval/setval is a request to the control plane (durable, outside the
-// transaction, as in PostgreSQL); currval and lastval answer from what this
-// session saw.
+// transaction, as in PostgreSQL) through the session actor, which
+// remembers the values currval and lastval answer.
 type sessionSequences struct {
 	s   *session
 	ctx context.Context
@@ -35,21 +36,11 @@ func (q *sessionSequences) op(ref expr.SequenceRef, m control.SequenceOp) (int64
 	} else {
 		m.ID = sequenceIDOf(ref.OID)
 	}
-	reply, err := q.s.e.ask(q.ctx, control.ActorID, m)
+	reply, err := q.s.req(q.ctx, sessionactor.SequenceOp{Op: m})
 	if err != nil {
 		return 0, err
 	}
-	v := reply.(control.SequenceValue)
-	q.s.seqMu.Lock()
-	defer q.s.seqMu.Unlock()
-	if m.Op == control.SeqNextVal || m.IsCalled {
-		if q.s.currval == nil {
-			q.s.currval = map[catalog.ID]int64{}
-		}
-		q.s.currval[v.ID] = v.Value
-		q.s.lastSequence, q.s.hasLastval = v.ID, true
-	}
-	return v.Value, nil
+	return reply.(control.SequenceValue).Value, nil
 }
 
 // sequenceName resolves a sequence name as regclass input does:
@@ -79,22 +70,27 @@ func (q *sessionSequences) CurrVal(ref expr.SequenceRef) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	q.s.seqMu.Lock()
-	v, ok := q.s.currval[rel.ID]
-	q.s.seqMu.Unlock()
-	if !ok {
+	reply, err := q.s.req(q.ctx, sessionactor.CurrVal{ID: rel.ID})
+	if err != nil {
+		return 0, err
+	}
+	cur := reply.(sessionactor.SequenceCurrent)
+	if !cur.Defined {
 		return 0, errcode.New(errcode.SequenceNotYetDefined, "currval of sequence \"%s\" is not yet defined in this session", rel.Name)
 	}
-	return v, nil
+	return cur.Value, nil
 }
 
 func (q *sessionSequences) LastVal() (int64, error) {
-	q.s.seqMu.Lock()
-	defer q.s.seqMu.Unlock()
-	if !q.s.hasLastval {
+	reply, err := q.s.req(q.ctx, sessionactor.LastVal{})
+	if err != nil {
+		return 0, err
+	}
+	cur := reply.(sessionactor.SequenceCurrent)
+	if !cur.Defined {
 		return 0, errcode.New(errcode.SequenceNotYetDefined, "lastval is not yet defined in this session")
 	}
-	return q.s.currval[q.s.lastSequence], nil
+	return cur.Value, nil
 }
 
 func (q *sessionSequences) resolve(snap *control.Snapshot, ref expr.SequenceRef) (*catalog.Relation, error) {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
@@ -40,14 +39,6 @@ type session struct {
 	// prepared lists the connection's named prepared statements
 	// (pg_prepared_statements), from the running request.
 	prepared func() []gateway.PreparedStatementInfo
-	// currval holds the last nextval/setval value per sequence seen by this
-	// session; lastSequence is the sequence lastval() reports.
-	// seqMu guards them: an abandoned evaluation (cancel.go) may still
-	// call nextval while the session runs its next statement.
-	seqMu        sync.Mutex
-	currval      map[catalog.ID]int64
-	lastSequence catalog.ID
-	hasLastval   bool
 }
 
 // prepared is the engine's handle of a prepared statement.

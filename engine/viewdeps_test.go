@@ -172,26 +172,7 @@ func TestDropDependentsLikePostgres(t *testing.T) {
 	srv := startServer(t, t.TempDir())
 	rs := connect(t, srv.url())
 	o := newOracle(t, rs)
-	run := func(sql string) {
-		t.Helper()
-		rsErr, pgErr := execErr(o.rs, sql), execErr(o.pg, sql)
-		if (rsErr == nil) != (pgErr == nil) {
-			t.Fatalf("%s: RockStream %v, PostgreSQL %v", sql, rsErr, pgErr)
-		}
-		if rsErr == nil {
-			return
-		}
-		var r, p *pgconn.PgError
-		if !errors.As(rsErr, &r) || !errors.As(pgErr, &p) {
-			t.Fatalf("%s: RockStream %v, PostgreSQL %v", sql, rsErr, pgErr)
-		}
-		// RockStream's detail starts with its error code and slug, and
-		// its hint gives next steps where PostgreSQL has none.
-		_, detail, _ := strings.Cut(r.Detail, ": ")
-		if r.Code != p.Code || r.Message != p.Message || detail != p.Detail || (p.Hint != "" && r.Hint != p.Hint) {
-			t.Fatalf("%s:\nRockStream %s %q\n  detail %q\n  hint %q\nPostgreSQL %s %q\n  detail %q\n  hint %q", sql, r.Code, r.Message, detail, r.Hint, p.Code, p.Message, p.Detail, p.Hint)
-		}
-	}
+	run := func(sql string) { t.Helper(); execLikePG(t, o, sql) }
 	for _, sql := range []string{
 		"CREATE TABLE t (a int PRIMARY KEY, b int)",
 		"CREATE VIEW a1 AS SELECT * FROM t",
@@ -236,5 +217,51 @@ func TestDropSourceWithDependents(t *testing.T) {
 	exec(t, rs, "DROP SOURCE gen CASCADE")
 	for _, name := range []string{"gen", "recent", "gen_n"} {
 		wantError(t, "SELECT from "+name+" after DROP SOURCE CASCADE", execErr(rs, "SELECT * FROM "+name), "42P01", "does not exist")
+	}
+}
+
+// execLikePG runs sql on RockStream and PostgreSQL: both succeed, or both
+// fail with the same SQLSTATE, message, detail and (where PostgreSQL has
+// one) hint.
+func execLikePG(t *testing.T, o *oracle, sql string) {
+	t.Helper()
+	rsErr, pgErr := execErr(o.rs, sql), execErr(o.pg, sql)
+	if (rsErr == nil) != (pgErr == nil) {
+		t.Fatalf("%s: RockStream %v, PostgreSQL %v", sql, rsErr, pgErr)
+	}
+	if rsErr == nil {
+		return
+	}
+	var r, p *pgconn.PgError
+	if !errors.As(rsErr, &r) || !errors.As(pgErr, &p) {
+		t.Fatalf("%s: RockStream %v, PostgreSQL %v", sql, rsErr, pgErr)
+	}
+	// RockStream's detail starts with its error code and slug, and its
+	// hint gives next steps where PostgreSQL has none.
+	_, detail, _ := strings.Cut(r.Detail, ": ")
+	if r.Code != p.Code || r.Message != p.Message || detail != p.Detail || (p.Hint != "" && r.Hint != p.Hint) {
+		t.Fatalf("%s:\nRockStream %s %q\n  detail %q\n  hint %q\nPostgreSQL %s %q\n  detail %q\n  hint %q", sql, r.Code, r.Message, detail, r.Hint, p.Code, p.Message, p.Detail, p.Hint)
+	}
+}
+
+// TestViewColumnNamesUniqueLikePostgres: a view's output columns are a
+// relation's, each name once (42701), for materialized and plain views,
+// named by the query or by a column list.
+func TestViewColumnNamesUniqueLikePostgres(t *testing.T) {
+	srv := startServer(t, t.TempDir())
+	o := newOracle(t, connect(t, srv.url()))
+	for _, sql := range []string{
+		"CREATE TABLE t (a int PRIMARY KEY, b int)",
+		"CREATE MATERIALIZED VIEW m1 AS SELECT a, a FROM t",
+		"CREATE MATERIALIZED VIEW m2 AS SELECT a, b AS a FROM t",
+		"CREATE MATERIALIZED VIEW m3 AS SELECT 1, 2 FROM t",
+		"CREATE MATERIALIZED VIEW m4 (x, x) AS SELECT a, b FROM t",
+		"CREATE MATERIALIZED VIEW m5 (b) AS SELECT a, b FROM t",
+		"CREATE VIEW v1 AS SELECT a, a FROM t",
+		"CREATE VIEW v2 (x, x) AS SELECT a, b FROM t",
+		"CREATE MATERIALIZED VIEW ok1 (x) AS SELECT a, b FROM t",
+		"CREATE VIEW ok2 AS SELECT a, b AS c FROM t",
+	} {
+		execLikePG(t, o, sql)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/internal/version"
+	"github.com/rockstream/rockstream/ivm/types"
 )
 
 // ServerVersion is what `server_version` and version() report; the leaf
@@ -459,23 +460,14 @@ func normalizeTimeZone(v string) (string, error) {
 // numeric offset as SET TIME ZONE accepts ("+02", "-05:30"; PostgreSQL reads
 // a bare number as hours east of Greenwich for SET TIME ZONE 2).
 func loadZone(name string) (*time.Location, error) {
-	if name == "" {
-		return time.UTC, nil
-	}
-	if strings.EqualFold(name, "utc") || strings.EqualFold(name, "gmt") || strings.EqualFold(name, "z") {
-		return time.UTC, nil
-	}
-	if offset, ok := parseZoneOffset(name); ok {
-		return time.FixedZone(name, offset), nil
-	}
 	zoneCacheMu.Lock()
 	defer zoneCacheMu.Unlock()
 	if loc, ok := zoneCache[name]; ok {
 		return loc, nil
 	}
-	loc, err := time.LoadLocation(name)
+	loc, err := types.LoadZone(name)
 	if err != nil {
-		return nil, fmt.Errorf("time zone %q not recognized", name)
+		return nil, err
 	}
 	// NB: bounded by the number of distinct zone names sessions set; the
 	// tz database has a few hundred.
@@ -498,46 +490,6 @@ const zoneCacheEntriesMax = 1024
 
 // parseZoneOffset reads "+hh", "-hh:mm", "+hhmm" or a bare "hh" as seconds
 // east of UTC.
-func parseZoneOffset(s string) (int, bool) {
-	if s == "" {
-		return 0, false
-	}
-	sign := 1
-	body := s
-	switch s[0] {
-	case '+':
-		body = s[1:]
-	case '-':
-		sign, body = -1, s[1:]
-	}
-	var h, m int
-	var err error
-	switch {
-	case strings.Contains(body, ":"):
-		parts := strings.SplitN(body, ":", 2)
-		if h, err = strconv.Atoi(parts[0]); err != nil {
-			return 0, false
-		}
-		if m, err = strconv.Atoi(parts[1]); err != nil {
-			return 0, false
-		}
-	case len(body) == 4:
-		if h, err = strconv.Atoi(body[:2]); err != nil {
-			return 0, false
-		}
-		if m, err = strconv.Atoi(body[2:]); err != nil {
-			return 0, false
-		}
-	default:
-		if h, err = strconv.Atoi(body); err != nil {
-			return 0, false
-		}
-	}
-	if h > 15 || m > 59 {
-		return 0, false
-	}
-	return sign * (h*3600 + m*60), true
-}
 
 // splitList splits a comma-separated GUC list, honouring double quotes.
 func splitList(v string) []string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/partition"
@@ -28,6 +29,9 @@ type Config struct {
 	Backend uint32
 	// Router addresses the shards.
 	Router shard.Router
+	// Control is the control plane, which owns sequences (0:
+	// control.ActorID).
+	Control runtime.ActorID
 }
 
 // requestsQueuedMax bounds the requests waiting behind the running one
@@ -69,6 +73,11 @@ type Actor struct {
 	lockWait     uint64
 	lockTimedOut bool
 	request      queued
+	// currval holds the last nextval/setval value per sequence this
+	// session saw; lastSequence is the one lastval() reports.
+	currval      map[catalog.ID]int64
+	lastSequence catalog.ID
+	hasLastval   bool
 }
 
 // queued is a request and the handle that answers it.
@@ -124,7 +133,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(Done{})
 	case GetState:
 		ctx.Reply(a.state())
-	case Begin, Statement, Read, Lookup, LockTable, Set, Append, Remove, Savepoint, RollbackTo, Release, Commit, Rollback:
+	case CurrVal:
+		v, ok := a.currval[m.ID]
+		ctx.Reply(SequenceCurrent{Value: v, Defined: ok})
+	case LastVal:
+		ctx.Reply(SequenceCurrent{Value: a.currval[a.lastSequence], Defined: a.hasLastval})
+	case Begin, Statement, Read, Lookup, LockTable, Set, Append, Remove, Savepoint, RollbackTo, Release, Commit, Rollback, SequenceOp:
 		if len(a.queue) >= requestsQueuedMax {
 			ctx.Reply(errcode.New(errcode.InternalError, "session %d has %d requests queued (at most %d)", a.cfg.Session, len(a.queue), requestsQueuedMax))
 			return
@@ -232,6 +246,8 @@ func (a *Actor) run(ctx runtime.Context, msg runtime.Message) {
 	case Rollback:
 		a.endTxn(ctx)
 		a.finish(Done{})
+	case SequenceOp:
+		a.sequenceOp(ctx, m)
 	default:
 		panic(fmt.Sprintf("session: run of %T", msg))
 	}
@@ -684,4 +700,24 @@ func (a *Actor) releaseSnapshot(ctx runtime.Context, t *txn) {
 	id := t.snapshot
 	t.snapshot = 0
 	a.send(ctx, a.home(), shard.ReleaseSnapshot{ID: id})
+}
+
+// sequenceOp answers SequenceOp: the control plane's answer, remembered
+// for currval and lastval.
+func (a *Actor) sequenceOp(ctx runtime.Context, m SequenceOp) {
+	to := a.cfg.Control
+	if to == "" {
+		to = control.ActorID
+	}
+	a.ask(ctx, to, m.Op, a.orFail(func(_ runtime.Context, reply runtime.Message) {
+		v := reply.(control.SequenceValue)
+		if m.Op.Op == control.SeqNextVal || m.Op.IsCalled {
+			if a.currval == nil {
+				a.currval = map[catalog.ID]int64{}
+			}
+			a.currval[v.ID] = v.Value
+			a.lastSequence, a.hasLastval = v.ID, true
+		}
+		a.finish(v)
+	}))
 }

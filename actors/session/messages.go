@@ -3,6 +3,7 @@ package session
 import (
 	"time"
 
+	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -130,6 +131,16 @@ type (
 	// 57014. Handled at once, not queued. → Done.
 	CancelWait struct{}
 
+	// SequenceOp runs a nextval or setval at the control plane (durable,
+	// outside the transaction, as in PostgreSQL) and remembers the value
+	// for currval and lastval. → control.SequenceValue.
+	SequenceOp struct{ Op control.SequenceOp }
+	// CurrVal asks the value this session last got from sequence ID
+	// (currval); LastVal the last value of any sequence (lastval). →
+	// SequenceCurrent.
+	CurrVal struct{ ID catalog.ID }
+	LastVal struct{}
+
 	// GetState reports the session's transaction (tests, the simulator's
 	// checkers, pg_stat_activity). → State.
 	GetState struct{}
@@ -151,6 +162,12 @@ type (
 	LookupResult struct {
 		Rows  []types.Row
 		Stale bool
+	}
+	// SequenceCurrent answers CurrVal and LastVal: Defined is false when
+	// the session has not used the sequence (55000 for the caller).
+	SequenceCurrent struct {
+		Value   int64
+		Defined bool
 	}
 	// Committed answers Commit: the epoch the writes became (0: there
 	// were none) and how many row changes it held.

@@ -1,8 +1,8 @@
 package shard
 
 import (
-	"bytes"
 	"fmt"
+	"sort"
 	"testing"
 
 	"github.com/rockstream/rockstream/actors/control"
@@ -84,22 +84,16 @@ func (h *harness) syncAnswers() []runtime.Message {
 	return out
 }
 
-// viewStateKeys lists the keys of view's state left in the store (not
-// its backfill attempt record, which goes with DROP).
-func viewStateKeys(t *testing.T, h *harness, view catalog.ID) []string {
+// leftViewKeys lists the keys of view's state in the store: what its
+// circuit owns (storedState), its buffered backfill deltas and its marker
+// (not its backfill attempt record, which goes with DROP).
+func leftViewKeys(t *testing.T, h *harness, view catalog.ID) []string {
 	t.Helper()
 	var left []string
-	for _, ns := range []byte{kv.PrefixOpState, kv.PrefixOpIndex, kv.PrefixViewOutput} {
-		err := kv.ScanPrefix(h.store, []byte{ns}, func(k, _ []byte) error {
-			if !bytes.HasPrefix(k, tablePrefix(h.table.ID)) {
-				left = append(left, fmt.Sprintf("%x", k))
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for k := range storedState(t, h.store, objectNumber(view)) { //lint:maprange collected, then sorted
+		left = append(left, fmt.Sprintf("%x", k))
 	}
+	sort.Strings(left)
 	for _, prefix := range [][]byte{backfillDeltaPrefix(view), viewMarkerKey(view)} {
 		err := kv.ScanPrefix(h.store, prefix, func(k, _ []byte) error {
 			left = append(left, fmt.Sprintf("%x", k))
@@ -241,7 +235,7 @@ func TestCancelBackfill(t *testing.T) {
 			t.Fatal("no backfill chunk queued")
 		}
 	}
-	if len(viewStateKeys(t, h, view)) == 0 {
+	if len(leftViewKeys(t, h, view)) == 0 {
 		t.Fatal("three chunks wrote no state: the test would not show the drop")
 	}
 	if r := h.ask(CancelBackfill{View: view}); r != struct{}{} {
@@ -255,7 +249,7 @@ func TestCancelBackfill(t *testing.T) {
 		t.Fatalf("the waiting sync got %#v, want 57014", a[0])
 	}
 	h.drain() // a chunk still queued finds nothing to do
-	if left := viewStateKeys(t, h, view); len(left) > 0 {
+	if left := leftViewKeys(t, h, view); len(left) > 0 {
 		t.Fatalf("the canceled backfill left %d keys, e.g. %s", len(left), left[0])
 	}
 	if st := h.ask(GetStatus{}).(Status); len(st.Views) != 1 || st.Views[0].Failed == "" {

@@ -40,6 +40,17 @@ import (
 //	1  base-table row keys 0x01 'T' table(16) pk-key (or row id)
 //	2  base-table row keys carry the key's bucket: 0x01 'T' table(16)
 //	   bucket(2) pk-key (or row id), so a bucket moves by range
+//
+// View state layouts (named by the view's format record, not the shard
+// format, since view state is rebuilt rather than upgraded):
+//
+//	rockstream.circuit/2  operator-state and view-output keys
+//	                      namespace kind op_id(16) key, no bucket
+//	rockstream.circuit/3  every such key carries the bucket of its
+//	| keys=bucketed/2     partition key: namespace kind op_id(16)
+//	                      bucket(2) key (ivm/arrange), so all state of one
+//	                      bucket of one operator moves by range; views
+//	                      stored by an earlier build are rebuilt at open
 const (
 	// shardFormat is the format this build writes; shardFormatMin is the
 	// oldest it reads (older formats between the two are upgraded).

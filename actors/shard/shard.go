@@ -605,7 +605,11 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		return nil, err
 	}
 	sources := planned.Sources
-	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: &expr.Env{StepBytesMax: a.cfg.StepBytesMax}, Clock: a.now})
+	zone, err := types.LoadZone(rel.TimeZone)
+	if err != nil {
+		return nil, errcode.Wrap(errcode.InvalidConfiguration, err, "the time zone materialized view %s was created in", rel.Name)
+	}
+	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: &expr.Env{StepBytesMax: a.cfg.StepBytesMax, TimeZone: zone}, Clock: a.now})
 	if err != nil {
 		return nil, err
 	}

@@ -423,7 +423,7 @@ func TestDropViewLeavesNoState(t *testing.T) {
 	}
 	h.snap = control.NewSnapshot(catalog.NamespaceID{}, 2, h.table)
 	h.ask(SyncCatalog{Catalog: h.snap.Value()})
-	if left := viewStateKeys(t, h, view); len(left) > 0 {
+	if left := leftViewKeys(t, h, view); len(left) > 0 {
 		t.Fatalf("the dropped view left %d keys, e.g. %s", len(left), left[0])
 	}
 }

@@ -3,15 +3,49 @@
 //
 // Every key an arrangement writes is
 //
-//	namespace(1) kind(1) op_id(16) user_key(var)
+//	namespace(1) kind(1) op_id(16) bucket(2) partition_key(var) suffix(var)
 //
 // where namespace is kv.PrefixOpState (0x01), kv.PrefixOpIndex (0x02) or
 // kv.PrefixViewOutput (0x03), kind distinguishes the arrangements of one
-// operator (spec §6: 0xAG aggregate, 0xJL/0xJR join sides, ...), and op_id
-// is the operator's stable 16-byte id. All writes go to the epoch's kv.Txn,
-// so they land in the epoch's ONE write batch; nothing is held only in
-// memory, so a new circuit over the same store continues where the old one
-// stopped (no recomputation after a restart).
+// operator (spec §6: 0xAG aggregate, 0xJL/0xJR join sides, ...), op_id
+// is the operator's stable 16-byte id, and bucket is the virtual bucket
+// of the partition key (partition.BucketOf, big-endian). All writes go to
+// the epoch's kv.Txn, so they land in the epoch's ONE write batch; nothing
+// is held only in memory, so a new circuit over the same store continues
+// where the old one stopped (no recomputation after a restart).
+//
+// Buckets. The partition key is the part of the key an exchange in front
+// of the operator would route by, so that when state is spread over
+// shards every key of one bucket is on the shard that owns the bucket,
+// and all state of one bucket of one operator is the one contiguous range
+// namespace kind op_id bucket — a bucket moves between shards by range
+// scans, never by decoding keys. Callers name the partition key: it is
+// the whole key of Get, Set, Delete, AddWeight and Merge, and the group
+// of the Entry methods, Group and ScanGroup (group ++ suffix keys). The
+// operators use:
+//
+//	Aggregate            group key (keyenc of the GROUP BY columns; empty
+//	                     for a global aggregate), for its accumulators and
+//	                     for its MIN/MAX/ordered-set multisets (group ++
+//	                     call ++ value)
+//	Join                 join key (keyenc of the key columns); the NOT IN
+//	                     right-side totals are global: empty partition key
+//	Distinct, SetOp      the whole row's keyenc key (the state's key)
+//	TopK, Window         the PARTITION BY key
+//	Integrate, Delay,    the stored row (zset.EncodeRow): their state has
+//	Differentiate        no other key
+//	view outputs         the stored row (zset.EncodeRow, the whole row: a
+//	                     view output has no key, and rows that differ in
+//	                     representation are distinct entries anyway)
+//
+// A lookup by partition key (a join probe, a group's scan) computes the
+// key's bucket and reads one range; a full scan (Scan: backfill, reading a
+// view) reads the buckets in order, each in key order, which is
+// deterministic but is not key order across buckets.
+//
+// RULE: changing this layout changes KeyFormat, which every circuit's
+// state format record includes, so state written in another layout is
+// rebuilt rather than misread.
 //
 // Reads go through a bounded per-arrangement cache (cacheEntriesMax) of
 // values read from the store; a grouped arrangement caches whole groups
@@ -26,7 +60,12 @@ import (
 	"fmt"
 
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 )
+
+// KeyFormat names the key layout above in state format records
+// (circuit.StateFormat): 2 added the bucket after op_id (1 had none).
+const KeyFormat = "keys=bucketed/2"
 
 // ID is an operator's stable 16-byte id (spec §6: op_id).
 type ID [16]byte
@@ -120,15 +159,42 @@ func New(cfg Config) *Arrangement {
 // Prefix is the key prefix of every entry.
 func (a *Arrangement) Prefix() []byte { return a.prefix }
 
-func (a *Arrangement) fullKey(key []byte) []byte {
-	a.keyBuf = append(append(a.keyBuf[:0], a.prefix...), key...)
+// fullKey builds the store key of part ++ suffix (part the partition key)
+// in the arrangement's scratch buffer.
+func (a *Arrangement) fullKey(part, suffix []byte) []byte {
+	a.keyBuf = a.appendKey(a.keyBuf[:0], partition.BucketOf(part), part, suffix)
 	return a.keyBuf
 }
 
-// Get reads key (relative to the arrangement prefix). The returned value must
-// not be modified.
+// appendKey appends the store key of part ++ suffix, whose bucket is b.
+func (a *Arrangement) appendKey(dst []byte, b partition.Bucket, part, suffix []byte) []byte {
+	dst = partition.AppendBucket(append(dst, a.prefix...), b)
+	return append(append(dst, part...), suffix...)
+}
+
+// AppendKey appends to dst the store key of key, its own partition key
+// (as for Get and Set), for owners that write an arrangement's keys
+// themselves (a view's sink, which holds its keys as strings).
+func (a *Arrangement) AppendKey(dst []byte, key string) []byte {
+	dst = append(dst, a.prefix...)
+	at := len(dst)
+	dst = append(append(dst, 0, 0), key...)
+	partition.PutBucket(dst[at:], partition.BucketOf(dst[at+partition.BucketBytes:]))
+	return dst
+}
+
+// keyHeadBytes is the length of every key before its partition key:
+// namespace, kind, op id and bucket.
+const keyHeadBytes = 2 + len(ID{}) + partition.BucketBytes
+
+// Get reads key (relative to the arrangement prefix, and its own
+// partition key). The returned value must not be modified.
 func (a *Arrangement) Get(txn kv.Reader, key []byte) ([]byte, bool, error) {
-	full := a.fullKey(key)
+	return a.getPoint(txn, a.fullKey(key, nil))
+}
+
+// getPoint reads the store key full through the point cache.
+func (a *Arrangement) getPoint(txn kv.Reader, full []byte) ([]byte, bool, error) {
 	if v, present, hit := a.cache.get(full); hit {
 		return v, present, nil
 	}
@@ -164,11 +230,16 @@ func (a *Arrangement) Get(txn kv.Reader, key []byte) ([]byte, bool, error) {
 	return v, ok, nil
 }
 
-// Set writes key → value; old tells whether the key existed with oldLen
-// bytes of value (for statistics; pass -1 when unknown).
+// Set writes key → value (key is its own partition key); old tells
+// whether the key existed with oldLen bytes of value (for statistics; pass
+// -1 when unknown).
 func (a *Arrangement) Set(txn kv.Writer, key, value []byte, oldLen int) error {
 	a.mustNotBeGrouped()
-	full := a.fullKey(key)
+	return a.setPoint(txn, a.fullKey(key, nil), value, oldLen)
+}
+
+// setPoint writes the store key full through the point cache.
+func (a *Arrangement) setPoint(txn kv.Writer, full, value []byte, oldLen int) error {
 	if err := txn.Put(full, value); err != nil {
 		return fmt.Errorf("arrange: put: %w", err)
 	}
@@ -181,7 +252,11 @@ func (a *Arrangement) Set(txn kv.Writer, key, value []byte, oldLen int) error {
 // was absent, which makes the call a no-op for statistics).
 func (a *Arrangement) Delete(txn kv.Writer, key []byte, oldLen int) error {
 	a.mustNotBeGrouped()
-	full := a.fullKey(key)
+	return a.deletePoint(txn, a.fullKey(key, nil), oldLen)
+}
+
+// deletePoint deletes the store key full through the point cache.
+func (a *Arrangement) deletePoint(txn kv.Writer, full []byte, oldLen int) error {
 	if err := txn.Delete(full); err != nil {
 		return fmt.Errorf("arrange: delete: %w", err)
 	}
@@ -190,12 +265,30 @@ func (a *Arrangement) Delete(txn kv.Writer, key []byte, oldLen int) error {
 	return nil
 }
 
-// Scan calls fn for every entry whose relative key starts with keyPrefix, in
-// key order; fn gets the relative key. Scans bypass the caches (which are
-// write-through, so the Txn is always current).
-func (a *Arrangement) Scan(txn kv.Reader, keyPrefix []byte, fn func(key, value []byte) error) error {
-	start := append(append([]byte(nil), a.prefix...), keyPrefix...)
-	n := len(a.prefix)
+// Scan calls fn for every entry, bucket by bucket and in key order within
+// a bucket (deterministic, but not key order overall); fn gets the key
+// relative to the arrangement prefix and bucket (partition key ++ suffix).
+// Scans bypass the caches (which are write-through, so the Txn is always
+// current).
+func (a *Arrangement) Scan(txn kv.Reader, fn func(key, value []byte) error) error {
+	err := txn.Scan(a.prefix, kv.PrefixEnd(a.prefix), func(k, v []byte) error {
+		if len(k) < keyHeadBytes {
+			return fmt.Errorf("arrange: key %x carries no bucket", k)
+		}
+		return fn(k[keyHeadBytes:], v)
+	})
+	if err != nil && err != kv.ErrStop {
+		return fmt.Errorf("arrange: scan: %w", err)
+	}
+	return nil
+}
+
+// ScanGroup calls fn, in key order, for every entry group ++ suffix whose
+// suffix starts with suffixPrefix, group being the partition key: one
+// contiguous range of group's bucket. fn gets the suffix.
+func (a *Arrangement) ScanGroup(txn kv.Reader, group, suffixPrefix []byte, fn func(suffix, value []byte) error) error {
+	start := a.appendKey(nil, partition.BucketOf(group), group, suffixPrefix)
+	n := len(start) - len(suffixPrefix)
 	err := txn.Scan(start, kv.PrefixEnd(start), func(k, v []byte) error {
 		return fn(k[n:], v)
 	})

@@ -3,11 +3,13 @@ package arrange
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 )
 
 // TestCacheIsWriteThrough: with any cache size, reads through the
@@ -63,7 +65,7 @@ func TestCacheIsWriteThrough(t *testing.T) {
 			}
 		}
 		var scanned int
-		err := a.Scan(store, nil, func(k, v []byte) error {
+		err := a.Scan(store, func(k, v []byte) error {
 			w, err := DecodeWeight(v)
 			if err != nil || w != model[string(k)] || w == 0 {
 				t.Fatalf("stored %s=%d model %d", k, w, model[string(k)])
@@ -103,10 +105,120 @@ func TestKeysUnderShardPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	ops := txn.Batch().Ops
-	if len(ops) != 1 || ops[0].Key[0] != kv.PrefixOpState || ops[0].Key[1] != KindAggregate || len(ops[0].Key) != 2+16+1 {
+	if len(ops) != 1 || ops[0].Key[0] != kv.PrefixOpState || ops[0].Key[1] != KindAggregate || len(ops[0].Key) != 2+16+2+1 {
 		t.Fatalf("key %x", ops[0].Key)
 	}
 }
+
+// TestKeysCarryTheirPartitionBucket: every key an arrangement writes,
+// through any write method, grouped or not, is prefix ++ bucket of its
+// partition key ++ partition key ++ suffix, so one group's entries are
+// one range of its bucket; ScanGroup reads exactly that range (narrowed
+// by a suffix prefix) and Scan reads every entry, bucket by bucket.
+func TestKeysCarryTheirPartitionBucket(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		grouped := rapid.Bool().Draw(t, "grouped")
+		a := New(Config{Namespace: kv.PrefixOpState, Kind: KindMultiset, ID: MakeID(3, 4), Grouped: grouped, CacheEntriesMax: rapid.IntRange(-1, 4).Draw(t, "limit")})
+		store := kv.NewMemory()
+		txn := kv.NewTxn(store)
+		type entry struct{ group, suffix string }
+		model := map[entry]string{}
+		for i, n := 0, rapid.IntRange(1, 20).Draw(t, "ops"); i < n; i++ {
+			e := entry{group: groupKeyString(rapid.IntRange(0, 5).Draw(t, "g")), suffix: rapid.StringMatching(`[ab]{0,2}`).Draw(t, "s")}
+			old, had := model[e]
+			oldLen := -1
+			if had {
+				oldLen = len(old)
+			}
+			var err error
+			switch {
+			case rapid.IntRange(0, 3).Draw(t, "delete") == 0:
+				err = a.DeleteEntry(txn, []byte(e.group), []byte(e.suffix), oldLen)
+				delete(model, e)
+			case !grouped && e.suffix == "" && rapid.Bool().Draw(t, "point"):
+				err = a.Set(txn, []byte(e.group), []byte("v"), oldLen)
+				model[e] = "v"
+			default:
+				v := rapid.StringMatching(`[xyz]{1,3}`).Draw(t, "v")
+				err = a.SetEntry(txn, []byte(e.group), []byte(e.suffix), []byte(v), oldLen)
+				model[e] = v
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := store.Apply(txn.Batch()); err != nil {
+			t.Fatal(err)
+		}
+		// The raw keys: each carries its group's bucket after the prefix.
+		stored := 0
+		err := kv.ScanPrefix(store, a.Prefix(), func(k, v []byte) error {
+			rest := k[len(a.Prefix()):]
+			b, ok := partition.ReadBucket(rest)
+			if !ok {
+				t.Fatalf("key %x carries no bucket", k)
+			}
+			var found bool
+			for e, mv := range model { //lint:maprange a lookup; at most one entry matches
+				if string(rest[partition.BucketBytes:]) == e.group+e.suffix && (partition.BucketOf([]byte(e.group)) == b) && mv == string(v) {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("stored key %x = %q matches no entry of the model with its group's bucket", k, v)
+			}
+			stored++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored != len(model) {
+			t.Fatalf("%d keys stored, model has %d", stored, len(model))
+		}
+		// ScanGroup by group and suffix prefix.
+		for g := range 6 {
+			group := groupKeyString(g)
+			for _, sp := range []string{"", "a", "b"} {
+				want := map[string]string{}
+				for e, v := range model { //lint:maprange compared as a map
+					if e.group == group && len(e.suffix) >= len(sp) && e.suffix[:len(sp)] == sp {
+						want[e.suffix] = v
+					}
+				}
+				got := map[string]string{}
+				var last []byte
+				err := a.ScanGroup(store, []byte(group), []byte(sp), func(suffix, v []byte) error {
+					if last != nil && string(suffix) <= string(last) {
+						t.Fatalf("ScanGroup out of order: %q after %q", suffix, last)
+					}
+					last = append([]byte{}, suffix...)
+					got[string(suffix)] = string(v)
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("ScanGroup(%q, %q) = %v, want %v", group, sp, got, want)
+				}
+			}
+		}
+		// Scan: every entry, its key relative to prefix and bucket.
+		scanned := 0
+		err = a.Scan(store, func(k, v []byte) error {
+			scanned++
+			return nil
+		})
+		if err != nil || scanned != len(model) {
+			t.Fatalf("Scan read %d entries (%v), want %d", scanned, err, len(model))
+		}
+	})
+}
+
+// groupKeyString is group i's key; the keys are prefixes of one another,
+// so a scan of one group that ignored the bucket would read the others.
+func groupKeyString(i int) string { return strings.Repeat("g", i) }
 
 // checkCache checks a point cache's invariants: at most limit slots, and
 // the table holds exactly the live slots, each reachable from its home

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 )
 
 // Batched entry reads. An operator that will read single entries of a
@@ -51,7 +52,7 @@ func (a *Arrangement) PrefetchEntries(txn kv.Reader, groups, suffixes [][]byte) 
 		if c.lookup(g, hashKey(g)) != nil {
 			continue
 		}
-		p.buf = append(append(append(p.buf, a.prefix...), g...), suffixes[i]...)
+		p.buf = a.appendKey(p.buf, partition.BucketOf(g), g, suffixes[i])
 		spans = append(spans, int32(len(p.buf)))
 	}
 	at := int32(0)

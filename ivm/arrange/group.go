@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 )
 
 // Grouped arrangements. Many operators read their state one group at a
@@ -62,6 +63,10 @@ type Group struct {
 	inline    [1]GroupEntry
 	bytes     [groupInlineBytes]byte
 	bytesUsed bool
+	// bucket is the group key's bucket (partition.BucketOf), computed
+	// once when the group is made, so writes to a cached group do not
+	// hash its key again.
+	bucket partition.Bucket
 	// cached is set while the group is held by the cache (an evicted or
 	// never-cached group is a private copy).
 	cached bool
@@ -276,9 +281,9 @@ const (
 // groupKeyHeadBytes is how much of a group key a Group holds inline.
 const groupKeyHeadBytes = 16
 
-// newGroup returns an empty, uncached group.
-func newGroup(key []byte, hash uint64) *Group {
-	g := &Group{keyLen: len(key), hash: hash}
+// newGroup returns an empty, uncached group; b is key's bucket.
+func newGroup(key []byte, hash uint64, b partition.Bucket) *Group {
+	g := &Group{keyLen: len(key), hash: hash, bucket: b}
 	if len(key) > groupKeyHeadBytes {
 		g.key = string(key)
 	}
@@ -474,10 +479,12 @@ func (a *Arrangement) Group(txn kv.Reader, group []byte) (*Group, error) {
 		c.scratch = Group{}
 		return &c.scratch, nil
 	}
-	start := a.fullKey(group)
+	b := partition.BucketOf(group)
+	a.keyBuf = a.appendKey(a.keyBuf[:0], b, group, nil)
+	start := a.keyBuf
 	n := len(start)
 	if c.limit > 0 && c.admit(hash) {
-		g := newGroup(group, hash)
+		g := newGroup(group, hash, b)
 		err := txn.Scan(start, kv.PrefixEnd(start), func(k, v []byte) error {
 			g.entries = append(g.entries, g.newEntry(k[n:], v))
 			return nil
@@ -530,12 +537,16 @@ func (a *Arrangement) CachedGroup(txn kv.Reader, group []byte) (g *Group, ok boo
 	return nil, false, nil
 }
 
-// GetEntry reads group ++ suffix: from a cached group, as absent when the
-// cache is complete, and from the store otherwise (without caching). The
-// value must not be modified and is valid until the next write.
+// GetEntry reads group ++ suffix, group being the partition key: from a
+// cached group, as absent when the cache is complete, and from the store
+// otherwise (without caching). On an arrangement that is not Grouped it
+// reads through the point cache, like Get. The value must not be modified
+// and is valid until the next write.
 func (a *Arrangement) GetEntry(txn kv.Reader, group, suffix []byte) ([]byte, bool, error) {
-	a.mustBeGrouped()
 	c := a.groups
+	if c == nil {
+		return a.getPoint(txn, a.fullKey(group, suffix))
+	}
 	if g := c.lookup(group, hashKey(group)); g != nil {
 		if i, found := g.find(suffix); found {
 			return g.entries[i].Value, true, nil
@@ -548,8 +559,7 @@ func (a *Arrangement) GetEntry(txn kv.Reader, group, suffix []byte) ([]byte, boo
 	if c.state == completenessFull {
 		return nil, false, nil
 	}
-	full := append(a.fullKey(group), suffix...)
-	a.keyBuf = full
+	full := a.fullKey(group, suffix)
 	if v, present, hit := a.entries.get(full); hit {
 		return v, present, nil
 	}
@@ -560,20 +570,26 @@ func (a *Arrangement) GetEntry(txn kv.Reader, group, suffix []byte) ([]byte, boo
 	return v, ok, nil
 }
 
-// SetEntry writes group ++ suffix → value; oldLen is the previous value's
-// length (-1 if absent), for statistics.
+// SetEntry writes group ++ suffix → value, group being the partition key;
+// oldLen is the previous value's length (-1 if absent), for statistics.
+// On an arrangement that is not Grouped it writes through the point
+// cache, like Set.
 func (a *Arrangement) SetEntry(txn kv.Writer, group, suffix, value []byte, oldLen int) error {
-	a.mustBeGrouped()
-	full := append(a.fullKey(group), suffix...)
-	a.keyBuf = full
+	c := a.groups
+	if c == nil {
+		return a.setPoint(txn, a.fullKey(group, suffix), value, oldLen)
+	}
+	hash := hashKey(group)
+	g := c.lookup(group, hash)
+	b := groupBucket(g, group)
+	a.keyBuf = a.appendKey(a.keyBuf[:0], b, group, suffix)
+	full := a.keyBuf
 	if err := txn.Put(full, value); err != nil {
 		return fmt.Errorf("arrange: put: %w", err)
 	}
 	a.countPut(len(full), len(value), oldLen)
 	a.entries.updateCached(full, value, true)
-	c := a.groups
-	hash := hashKey(group)
-	if g := c.lookup(group, hash); g != nil {
+	if g != nil {
 		if g.set(suffix, value) {
 			c.grew(g)
 		}
@@ -581,29 +597,44 @@ func (a *Arrangement) SetEntry(txn kv.Writer, group, suffix, value []byte, oldLe
 	}
 	if c.state == completenessFull {
 		// The group was empty; cache it so the cache stays complete.
-		g := newGroup(group, hash)
+		g := newGroup(group, hash, b)
 		g.set(suffix, value)
 		c.insert(g)
 	}
 	return nil
 }
 
-// DeleteEntry removes group ++ suffix; oldLen is the removed value's length
-// (-1 if it was absent).
+// DeleteEntry removes group ++ suffix, group being the partition key;
+// oldLen is the removed value's length (-1 if it was absent). On an
+// arrangement that is not Grouped it writes through the point cache, like
+// Delete.
 func (a *Arrangement) DeleteEntry(txn kv.Writer, group, suffix []byte, oldLen int) error {
-	a.mustBeGrouped()
-	full := append(a.fullKey(group), suffix...)
-	a.keyBuf = full
+	c := a.groups
+	if c == nil {
+		return a.deletePoint(txn, a.fullKey(group, suffix), oldLen)
+	}
+	g := c.lookup(group, hashKey(group))
+	b := groupBucket(g, group)
+	a.keyBuf = a.appendKey(a.keyBuf[:0], b, group, suffix)
+	full := a.keyBuf
 	if err := txn.Delete(full); err != nil {
 		return fmt.Errorf("arrange: delete: %w", err)
 	}
 	a.countDelete(len(full), oldLen)
 	a.entries.updateCached(full, nil, false)
-	c := a.groups
-	if g := c.lookup(group, hashKey(group)); g != nil && g.remove(suffix) {
+	if g != nil && g.remove(suffix) {
 		c.units--
 	}
 	return nil
+}
+
+// groupBucket is the bucket of group, whose cached group is g (nil when
+// not cached): a cached group's, without hashing its key again.
+func groupBucket(g *Group, group []byte) partition.Bucket {
+	if g != nil {
+		return g.bucket
+	}
+	return partition.BucketOf(group)
 }
 
 // hashKey is the group cache's hash of a group key.

@@ -18,7 +18,7 @@ func (a *Arrangement) OnDiscardCache(fn func()) { a.onDiscard = append(a.onDisca
 // key are dropped (the cache holds whole values, not operands).
 func (a *Arrangement) Merge(txn kv.Merger, key, operand []byte, oldLen, newLen int) error {
 	a.mustNotBeGrouped()
-	full := a.fullKey(key)
+	full := a.fullKey(key, nil)
 	if err := txn.Merge(full, operand); err != nil {
 		return fmt.Errorf("arrange: merge: %w", err)
 	}

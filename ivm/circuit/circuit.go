@@ -367,10 +367,10 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 		} else {
 			delta = keyedConsolidate(outs[s.node].Batch())
 		}
-		if err := writeViewDelta(txn, s.rows.Prefix(), delta); err != nil {
+		if err := writeViewDelta(txn, s.rows, delta); err != nil {
 			return nil, err
 		}
-		if err := writeViewDelta(txn, s.errors.Prefix(), keyedConsolidate(errs[s.node])); err != nil {
+		if err := writeViewDelta(txn, s.errors, keyedConsolidate(errs[s.node])); err != nil {
 			return nil, err
 		}
 		results[s.view] = delta.delta

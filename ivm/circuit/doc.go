@@ -115,10 +115,13 @@
 //
 // # State layout
 //
-//	0x01 kind op_id(16) key          operator state (ivm/arrange)
-//	0x03 0xF1 view_id(16) row        view output row → weight
-//	0x03 0xF2 view_id(16) error_row  view error → weight
-//	0x06 'S' op_id(16)               node state statistics
+//	0x01 kind op_id(16) bucket(2) key          operator state (ivm/arrange)
+//	0x03 0xF1 view_id(16) bucket(2) row        view output row → weight
+//	0x03 0xF2 view_id(16) bucket(2) error_row  view error → weight
+//	0x06 'S' op_id(16)                          node state statistics
+//
+// where bucket is the bucket of the partition key (for view outputs, the
+// stored row; see ivm/arrange).
 //
 // Which encodings wrote this state is said by the circuit's format record
 // (StateFormat, format.go), which the state's owner stores with it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rockstream/rockstream/ivm/arrange"
 	"github.com/rockstream/rockstream/ivm/op"
 )
 
@@ -17,15 +18,17 @@ import (
 // keeps it in the view's installed marker), rebuilding the view from its
 // inputs when they differ instead of misreading the state.
 //
-//	rockstream.circuit/2 | sink=weights.words/2 | 1:source 5 | 2:aggregate<1> aggregate.words/3[ci8] | …
+//	rockstream.circuit/3 | keys=bucketed/2 | sink=weights.words/2 | 1:source 5 | 2:aggregate<1> aggregate.words/3[ci8] | …
 //
 // RULE: a change to how sinks, errors or statistics are stored bumps
-// sinkFormat (or circuitFormat); a change to an operator's state bumps that
-// operator's version (op.StateFormat).
+// sinkFormat (or circuitFormat); a change to the key layout of every
+// arrangement bumps arrange.KeyFormat; a change to an operator's state
+// bumps that operator's version (op.StateFormat).
 const (
 	// circuitFormat versions the record itself and the circuit-wide keys
-	// (0x06 'S' statistics).
-	circuitFormat = "rockstream.circuit/2"
+	// (0x06 'S' statistics): 3 added the arrangement key layout
+	// (arrange.KeyFormat), when keys began to carry their bucket.
+	circuitFormat = "rockstream.circuit/3"
 	// sinkFormat versions the view output encoding: rows → one-word
 	// kv.TagAddWords weights (2; 1 stored zset-encoded weights).
 	sinkFormat = "sink=weights.words/2"
@@ -41,6 +44,8 @@ func (c *Circuit) StateFormat() []byte { return c.format }
 func (c *Circuit) stateFormat() []byte {
 	var b bytes.Buffer
 	b.WriteString(circuitFormat)
+	b.WriteString(" | ")
+	b.WriteString(arrange.KeyFormat)
 	b.WriteString(" | ")
 	b.WriteString(sinkFormat)
 	for i, n := range c.nodes {

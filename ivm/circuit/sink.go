@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rockstream/rockstream/ivm/arrange"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -113,14 +114,15 @@ func consolidateKeys(n int, weights []int64, encode func(buf []byte, i int) []by
 	return keys, firsts, sums
 }
 
-// writeViewDelta adds a keyed delta to the view output stored under
-// prefix (see the comment at the top of this file).
-func writeViewDelta(txn kv.Txn, prefix []byte, d keyedDelta) error {
+// writeViewDelta adds a keyed delta to the view output arrangement a (see
+// the comment at the top of this file). Each stored row is its own
+// partition key (arrange's package comment).
+func writeViewDelta(txn kv.Txn, a *arrange.Arrangement, d keyedDelta) error {
 	merger, _ := txn.(kv.Merger)
 	var full []byte
 	var vbuf [2 + binary.MaxVarintLen64]byte
 	for i, key := range d.keys {
-		full = append(append(full[:0], prefix...), key...)
+		full = a.AppendKey(full[:0], key)
 		w := d.weights[i]
 		if w > 0 && merger != nil {
 			if err := merger.Merge(full, encodeViewWeight(vbuf[:0], w)); err != nil {

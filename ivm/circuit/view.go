@@ -6,12 +6,13 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/arrange"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 
-// ReadView returns a view's stored output as a snapshot (rows in encoding
-// order, weights = multiplicities). If the view is in the error state it
+// ReadView returns a view's stored output as a snapshot (rows bucket by
+// bucket, each bucket's in encoding order; weights = multiplicities). If the view is in the error state it
 // returns an *errcode.Error (RS-3501 with the failing expression's SQLSTATE
 // and the offending row in the detail) instead.
 func ReadView(r kv.Reader, view ViewID) (zset.Batch, error) {
@@ -29,7 +30,7 @@ func ViewRowCount(r kv.Reader, view ViewID) (int64, error) {
 		return 0, err
 	}
 	var n int64
-	err := viewArrangement(view, arrange.KindViewRows).Scan(r, nil, func(_, v []byte) error {
+	err := viewArrangement(view, arrange.KindViewRows).Scan(r, func(_, v []byte) error {
 		w, err := decodeViewWeight(v)
 		if err != nil {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output weight")
@@ -84,8 +85,17 @@ func ViewRowsPrefix(view ViewID) []byte {
 }
 
 // DecodeViewEntry decodes one stored view output entry: key is the stored
-// key without its prefix (ViewRowsPrefix), value the stored weight.
+// key without its prefix (ViewRowsPrefix), so the row's bucket and the
+// row, and value the stored weight.
 func DecodeViewEntry(key, value []byte) (types.Row, int64, error) {
+	if len(key) < partition.BucketBytes {
+		return nil, 0, errcode.New(errcode.ArrangementCorrupt, "view output key %x carries no bucket", key)
+	}
+	return decodeViewEntry(key[partition.BucketBytes:], value)
+}
+
+// decodeViewEntry decodes an entry whose key is the encoded row alone.
+func decodeViewEntry(key, value []byte) (types.Row, int64, error) {
 	row, rest, err := zset.DecodeRow(key)
 	if err != nil || len(rest) != 0 {
 		return nil, 0, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output row")
@@ -99,8 +109,8 @@ func DecodeViewEntry(key, value []byte) (types.Row, int64, error) {
 
 func readArrangement(r kv.Reader, a *arrange.Arrangement) (zset.Batch, error) {
 	var out zset.Batch
-	err := a.Scan(r, nil, func(k, v []byte) error {
-		row, w, err := DecodeViewEntry(k, v)
+	err := a.Scan(r, func(k, v []byte) error {
+		row, w, err := decodeViewEntry(k, v)
 		if err != nil {
 			return err
 		}

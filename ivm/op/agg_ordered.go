@@ -96,10 +96,9 @@ func orderedElementKey(dst []byte, call AggregateCall, element types.Row) []byte
 // addOrdered adds weight occurrences of element to a group's multiset.
 func (a *Aggregate) addOrdered(ctx *Context, groupKey []byte, callIndex int, element types.Row, weight int64, buf *[]byte) error {
 	call := a.spec.Calls[callIndex]
-	key := append(append((*buf)[:0], groupKey...), byte(callIndex))
-	key = orderedElementKey(key, call, element)
-	*buf = key
-	old, ok, err := a.multiset.Get(ctx.Txn, key)
+	suffix := orderedElementKey(append((*buf)[:0], byte(callIndex)), call, element)
+	*buf = suffix
+	old, ok, err := a.multiset.GetEntry(ctx.Txn, groupKey, suffix)
 	if err != nil {
 		return err
 	}
@@ -114,19 +113,18 @@ func (a *Aggregate) addOrdered(ctx *Context, groupKey []byte, callIndex int, ele
 	}
 	w += weight
 	if w == 0 {
-		return a.multiset.Delete(ctx.Txn, key, oldLen)
+		return a.multiset.DeleteEntry(ctx.Txn, groupKey, suffix, oldLen)
 	}
-	return a.multiset.Set(ctx.Txn, key, zset.EncodeRow(binary.AppendVarint(nil, w), element[:2]), oldLen)
+	return a.multiset.SetEntry(ctx.Txn, groupKey, suffix, zset.EncodeRow(binary.AppendVarint(nil, w), element[:2]), oldLen)
 }
 
 // finalizeOrdered scans a group's multiset for call and builds the result.
 func (a *Aggregate) finalizeOrdered(ctx *Context, groupKey []byte, callIndex int) (types.Datum, error) {
 	call := a.spec.Calls[callIndex]
-	prefix := append(append([]byte(nil), groupKey...), byte(callIndex))
 	var elements []types.Row
 	var weights []int64
 	size := orderedSize{call: call}
-	err := a.multiset.Scan(ctx.Txn, prefix, func(_, v []byte) error {
+	err := a.multiset.ScanGroup(ctx.Txn, groupKey, []byte{byte(callIndex)}, func(_, v []byte) error {
 		w, n := binary.Varint(v)
 		if n <= 0 {
 			return errcode.New(errcode.ArrangementCorrupt, "corrupt multiset weight")

@@ -450,10 +450,12 @@ func (a *Aggregate) addToMultiset(ctx *Context, groupKey []byte, call int, value
 	if isOrderedAgg(c.Func) {
 		return a.addOrdered(ctx, groupKey, call, value.(types.Row), weight, buf)
 	}
-	key := append(append((*buf)[:0], groupKey...), byte(call))
-	key = keyenc.EncodeColumn(key, c.Arg.Type(), value, multisetDirection(c))
-	*buf = key
-	old, ok, err := a.multiset.Get(ctx.Txn, key)
+	// NB: the multiset is partitioned by the group key, so one group's
+	// values (all calls) are one range of the group's bucket.
+	suffix := append((*buf)[:0], byte(call))
+	suffix = keyenc.EncodeColumn(suffix, c.Arg.Type(), value, multisetDirection(c))
+	*buf = suffix
+	old, ok, err := a.multiset.GetEntry(ctx.Txn, groupKey, suffix)
 	if err != nil {
 		return err
 	}
@@ -474,10 +476,10 @@ func (a *Aggregate) addToMultiset(ctx *Context, groupKey []byte, call int, value
 	}
 	w += weight
 	if w == 0 {
-		return a.multiset.Delete(ctx.Txn, key, oldLen)
+		return a.multiset.DeleteEntry(ctx.Txn, groupKey, suffix, oldLen)
 	}
 	v := appendDatumLossless(binary.AppendVarint(nil, w), stored)
-	return a.multiset.Set(ctx.Txn, key, v, oldLen)
+	return a.multiset.SetEntry(ctx.Txn, groupKey, suffix, v, oldLen)
 }
 
 func appendDatumLossless(buf []byte, d types.Datum) []byte {
@@ -500,9 +502,8 @@ func (a *Aggregate) finalize(ctx *Context, g *aggGroup, state types.Row) (types.
 		if usesMultiset(call) {
 			var values []types.Datum
 			var weights []int64
-			prefix := append(append([]byte(nil), g.key...), byte(i))
 			extremumOnly := call.Func == AggMin || call.Func == AggMax
-			err := a.multiset.Scan(ctx.Txn, prefix, func(_, v []byte) error {
+			err := a.multiset.ScanGroup(ctx.Txn, g.key, []byte{byte(i)}, func(_, v []byte) error {
 				w, n := binary.Varint(v)
 				if n <= 0 {
 					return errcode.New(errcode.ArrangementCorrupt, "corrupt multiset weight")

@@ -86,6 +86,9 @@ func checkIncremental(t *rapid.T, c incrementalCase) {
 	env := &expr.Env{}
 	integrated := make([]zset.Batch, len(c.widths))
 	var outputs, errs zset.Batch
+	// partKeys are the partition keys of every input row so far
+	// (checkStateBuckets).
+	partKeys := map[string]bool{}
 	steps := rapid.IntRange(1, stepsMax).Draw(t, "steps")
 	for step := 0; step < steps; step++ {
 		deltas := make([]zset.Batch, len(c.widths))
@@ -93,6 +96,11 @@ func checkIncremental(t *rapid.T, c incrementalCase) {
 			deltas[i] = genDelta(t, "in", w, c.nulls)
 			if c.positive {
 				deltas[i] = keepPositive(integrated[i], deltas[i])
+			}
+			for _, row := range deltas[i].Rows {
+				if p, ok := statePartitionKey(operator, i, row); ok {
+					partKeys[string(p)] = true
+				}
 			}
 			integrated[i] = zset.Consolidate(zset.Sum(integrated[i], deltas[i]))
 		}
@@ -121,6 +129,7 @@ func checkIncremental(t *rapid.T, c incrementalCase) {
 		if err := store.Apply(txn.Batch()); err != nil {
 			t.Fatal(err)
 		}
+		checkStateBuckets(t, store, operator, partKeys)
 		outputs = zset.Consolidate(zset.Sum(outputs, out))
 		errs = zset.Consolidate(zset.Sum(errs, ctx.Errors))
 		want := &Context{Env: env}

@@ -37,10 +37,10 @@ func (o *Integrate) Arrangements() []*arrange.Arrangement { return []*arrange.Ar
 
 // Step implements Operator.
 func (o *Integrate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
-	if err := addRows(ctx.Txn, o.state, nil, zset.Consolidate(inputs[0])); err != nil {
+	if err := addRows(ctx.Txn, o.state, zset.Consolidate(inputs[0])); err != nil {
 		return zset.Batch{}, err
 	}
-	return readRows(ctx.Txn, o.state, nil)
+	return readRows(ctx.Txn, o.state)
 }
 
 // StreamIntegrate integrates a whole stream: the output at t is

@@ -544,11 +544,13 @@ func nullAwareMode(total, nulls int64) int {
 	return modeAnti
 }
 
-// nullAwareMetaKey is where a NOT IN join keeps its right-side totals.
+// nullAwareMetaKey is where a NOT IN join keeps its right-side totals:
+// the suffix of a global entry (empty partition key), since the totals
+// are over every right row.
 func nullAwareMetaKey() []byte { return []byte("n") }
 
 func (j *Join) stepNullAware(ctx *Context, dl, dr zset.Batch) (zset.Batch, error) {
-	old, ok, err := j.meta.Get(ctx.Txn, nullAwareMetaKey())
+	old, ok, err := j.meta.GetEntry(ctx.Txn, nil, nullAwareMetaKey())
 	if err != nil {
 		return zset.Batch{}, err
 	}
@@ -595,16 +597,16 @@ func (j *Join) stepNullAware(ctx *Context, dl, dr zset.Batch) (zset.Batch, error
 	}
 	if newTotal != total || newNulls != nulls {
 		if newTotal == 0 && newNulls == 0 {
-			err = j.meta.Delete(ctx.Txn, nullAwareMetaKey(), oldLen)
+			err = j.meta.DeleteEntry(ctx.Txn, nil, nullAwareMetaKey(), oldLen)
 		} else {
-			err = j.meta.Set(ctx.Txn, nullAwareMetaKey(), binary.AppendVarint(binary.AppendVarint(nil, newTotal), newNulls), oldLen)
+			err = j.meta.SetEntry(ctx.Txn, nil, nullAwareMetaKey(), binary.AppendVarint(binary.AppendVarint(nil, newTotal), newNulls), oldLen)
 		}
 	}
 	return out, err
 }
 
 func (j *Join) emitAllLeft(ctx *Context, mode int, sign int64, out *zset.Batch) error {
-	return j.left.Scan(ctx.Txn, nil, func(k, v []byte) error {
+	return j.left.Scan(ctx.Txn, func(k, v []byte) error {
 		// The key is join_key ++ row; both are self-delimiting.
 		_, rest, err := keyenc.DecodeKey(k, j.leftTypes, nil, nil)
 		if err != nil {

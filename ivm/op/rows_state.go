@@ -10,11 +10,12 @@ import (
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 
-// addRows adds a delta to an arrangement holding row → weight under prefix.
-func addRows(txn kv.Txn, a *arrange.Arrangement, prefix []byte, delta zset.Batch) error {
-	key := append([]byte(nil), prefix...)
+// addRows adds a delta to an arrangement holding row → weight (the
+// encoded row is the key, and its own partition key).
+func addRows(txn kv.Txn, a *arrange.Arrangement, delta zset.Batch) error {
+	var key []byte
 	for i, row := range delta.Rows {
-		key = zset.EncodeRow(key[:len(prefix)], row)
+		key = zset.EncodeRow(key[:0], row)
 		if _, _, err := a.AddWeight(txn, key, delta.Weights[i]); err != nil {
 			return err
 		}
@@ -22,10 +23,10 @@ func addRows(txn kv.Txn, a *arrange.Arrangement, prefix []byte, delta zset.Batch
 	return nil
 }
 
-// scanRows calls fn for every (row, weight) stored under prefix.
-func scanRows(txn kv.Reader, a *arrange.Arrangement, prefix []byte, fn func(row types.Row, weight int64) error) error {
-	return a.Scan(txn, prefix, func(k, v []byte) error {
-		row, rest, err := zset.DecodeRow(k[len(prefix):])
+// scanRows calls fn for every (row, weight) stored, bucket by bucket.
+func scanRows(txn kv.Reader, a *arrange.Arrangement, fn func(row types.Row, weight int64) error) error {
+	return a.Scan(txn, func(k, v []byte) error {
+		row, rest, err := zset.DecodeRow(k)
 		if err != nil || len(rest) != 0 {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt arranged row")
 		}
@@ -37,10 +38,10 @@ func scanRows(txn kv.Reader, a *arrange.Arrangement, prefix []byte, fn func(row 
 	})
 }
 
-// readRows returns every row stored under prefix.
-func readRows(txn kv.Reader, a *arrange.Arrangement, prefix []byte) (zset.Batch, error) {
+// readRows returns every row stored.
+func readRows(txn kv.Reader, a *arrange.Arrangement) (zset.Batch, error) {
 	var out zset.Batch
-	err := scanRows(txn, a, prefix, func(row types.Row, w int64) error {
+	err := scanRows(txn, a, func(row types.Row, w int64) error {
 		out.Add(row, w)
 		return nil
 	})
@@ -50,11 +51,11 @@ func readRows(txn kv.Reader, a *arrange.Arrangement, prefix []byte) (zset.Batch,
 // replaceRows makes the arrangement hold exactly batch (consolidated) and
 // returns what it held before.
 func replaceRows(txn kv.Txn, a *arrange.Arrangement, batch zset.Batch) (zset.Batch, error) {
-	old, err := readRows(txn, a, nil)
+	old, err := readRows(txn, a)
 	if err != nil {
 		return zset.Batch{}, err
 	}
-	if err := addRows(txn, a, nil, zset.Sum(batch, zset.Negate(old))); err != nil {
+	if err := addRows(txn, a, zset.Sum(batch, zset.Negate(old))); err != nil {
 		return zset.Batch{}, err
 	}
 	return old, nil

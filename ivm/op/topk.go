@@ -148,9 +148,7 @@ func (o *TopK) stepPartition(ctx *Context, prefix []byte, delta zset.Batch, out 
 				}
 			}
 		} else {
-			err := o.state.Scan(ctx.Txn, prefix, func(k, v []byte) error {
-				return visit(k[len(prefix):], v)
-			})
+			err := o.state.ScanGroup(ctx.Txn, prefix, nil, visit)
 			if err != nil {
 				return err
 			}

@@ -34,10 +34,21 @@ type Planner struct{}
 
 var _ shard.Planner = Planner{}
 
-// viewEnv is the fixed environment views are evaluated in (UTC, no
-// statement time: views reject now() at DDL time). A fresh one per call
+// viewEnv is the fixed environment a view's constants are evaluated in:
+// the time zone it was created in (catalog.Relation.TimeZone), no
+// statement time (views reject now() at DDL time). A fresh one per call
 // keeps the package free of shared mutable state.
-func viewEnv() *expr.Env { return &expr.Env{} }
+func viewEnv(view *catalog.Relation) (*expr.Env, error) {
+	env := &expr.Env{}
+	if view != nil {
+		zone, err := types.LoadZone(view.TimeZone)
+		if err != nil {
+			return nil, err
+		}
+		env.TimeZone = zone
+	}
+	return env, nil
+}
 
 // PlanView implements shard.Planner: the view's defining query is compiled
 // from what it was pinned to (catalog.Pinned: the inline views and input
@@ -59,12 +70,16 @@ func (Planner) PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.R
 	for _, r := range plan.ScannedRelations(v.Plan) {
 		planned.Sources = append(planned.Sources, r.ID)
 	}
+	env, err := viewEnv(view)
+	if err != nil {
+		return shard.PlannedView{}, err
+	}
 	for _, c := range srcs.Constants {
 		var batch zset.Batch
 		for _, row := range c.Rows {
 			vals := make(types.Row, len(row))
 			for i, e := range row {
-				d, err := e.Eval(viewEnv(), nil)
+				d, err := e.Eval(env, nil)
 				if err != nil {
 					return shard.PlannedView{}, err
 				}
@@ -92,5 +107,9 @@ func (Planner) ColumnDefault(c catalog.Column) (types.Datum, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.Eval(viewEnv(), nil)
+	env, err := viewEnv(nil)
+	if err != nil {
+		return nil, err
+	}
+	return e.Eval(env, nil)
 }

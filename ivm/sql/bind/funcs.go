@@ -98,7 +98,7 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 	if !ok {
 		return nil, b.noFunction(name, args, f.Location)
 	}
-	out := &plan.Func{Name: name, Typ: sig.result, Volatile: sig.volatile || sig.stable}
+	out := &plan.Func{Name: name, Typ: sig.result, Volatile: sig.volatile || sig.stable || (sig.zoned && !b.opts.ForView)}
 	for i, a := range args {
 		want := sig.args[min(i, len(sig.args)-1)]
 		c, err := b.coerce(a, want, f.Location)
@@ -498,7 +498,11 @@ func (b *binder) registryCall(name string, args []plan.Scalar, loc int32) (plan.
 		}
 		return nil, true, err
 	}
-	out := &plan.Func{Name: name, Volatile: fn.Volatility != expr.Immutable}
+	// NB: in a materialized view, a function that is stable only through
+	// the session's TimeZone (and the output format of values) is
+	// deterministic: the view keeps its creator's zone.
+	zonedInView := b.opts.ForView && fn.Volatility == expr.Stable && zonedFuncs[name]
+	out := &plan.Func{Name: name, Volatile: fn.Volatility != expr.Immutable && !zonedInView}
 	for i, a := range args {
 		var p types.Type
 		if len(fn.Args) > 0 {
@@ -527,4 +531,16 @@ func (b *binder) registryCall(name string, args []plan.Scalar, loc int32) (plan.
 		return nil, true, b.unsupported(loc, name+"() (its value changes over time)")
 	}
 	return out, true, nil
+}
+
+// zonedFuncs are the registry's functions that are stable only because
+// they depend on the session's TimeZone (formatting or truncating a
+// timestamptz, or turning values into text): a materialized view keeps
+// the zone of the session that created it, so they are deterministic
+// there.
+//
+//lint:immutable a constant table; never assigned after init.
+var zonedFuncs = map[string]bool{
+	"concat": true, "concat_ws": true, "array_to_string": true, "to_char": true,
+	"date_trunc": true, "date_part": true, "extract": true,
 }

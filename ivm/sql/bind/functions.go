@@ -16,6 +16,10 @@ type funcSig struct {
 	volatile  bool
 	// stable functions (now()) may not appear in materialized views.
 	stable bool
+	// zoned functions depend on the session's TimeZone only: a
+	// materialized view is maintained in the zone it was created in
+	// (catalog.Relation.TimeZone), so they are allowed there.
+	zoned bool
 }
 
 // scalarFuncs lists the supported scalar functions and their overloads,
@@ -53,9 +57,9 @@ var scalarFuncs = map[string][]funcSig{
 		{args: []types.Type{types.TInt2, types.TInt2}, result: types.TInt2}, {args: []types.Type{types.TInt4, types.TInt4}, result: types.TInt4},
 		{args: []types.Type{types.TInt8, types.TInt8}, result: types.TInt8}, {args: []types.Type{types.TNumeric, types.TNumeric}, result: types.TNumeric},
 	},
-	"date_trunc": {{args: []types.Type{types.TText, types.TTimestamp}, result: types.TTimestamp}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: types.TTimestampTZ, stable: true}, {args: []types.Type{types.TText, types.TInterval}, result: types.TInterval}},
-	"date_part":  {{args: []types.Type{types.TText, types.TTimestamp}, result: types.TFloat8}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: types.TFloat8, stable: true}, {args: []types.Type{types.TText, types.TInterval}, result: types.TFloat8}, {args: []types.Type{types.TText, types.TDate}, result: types.TFloat8}},
-	"extract":    {{args: []types.Type{types.TText, types.TTimestamp}, result: types.TNumeric}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: types.TNumeric, stable: true}, {args: []types.Type{types.TText, types.TInterval}, result: types.TNumeric}, {args: []types.Type{types.TText, types.TDate}, result: types.TNumeric}},
+	"date_trunc": {{args: []types.Type{types.TText, types.TTimestamp}, result: types.TTimestamp}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: types.TTimestampTZ, zoned: true}, {args: []types.Type{types.TText, types.TInterval}, result: types.TInterval}},
+	"date_part":  {{args: []types.Type{types.TText, types.TTimestamp}, result: types.TFloat8}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: types.TFloat8, zoned: true}, {args: []types.Type{types.TText, types.TInterval}, result: types.TFloat8}, {args: []types.Type{types.TText, types.TDate}, result: types.TFloat8}},
+	"extract":    {{args: []types.Type{types.TText, types.TTimestamp}, result: types.TNumeric}, {args: []types.Type{types.TText, types.TTimestampTZ}, result: types.TNumeric, zoned: true}, {args: []types.Type{types.TText, types.TInterval}, result: types.TNumeric}, {args: []types.Type{types.TText, types.TDate}, result: types.TNumeric}},
 	"now":        {{result: types.TTimestampTZ, stable: true}},
 	"random":     {{result: types.TFloat8, volatile: true}},
 	"md5":        {{args: []types.Type{types.TText}, result: types.TText}},

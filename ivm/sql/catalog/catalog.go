@@ -120,6 +120,12 @@ type Relation struct {
 	// 0 is the default: history is kept for RetainHistoryDefault from the
 	// view's first SUBSCRIBE on; RetainHistoryOff keeps none.
 	RetainHistory time.Duration `json:",omitempty"`
+	// TimeZone is, for a materialized view, the TimeZone setting of the
+	// session that created it: the view is maintained in that zone (casts
+	// of timestamptz, date_trunc, extract, to_char, …), as PostgreSQL's
+	// CREATE MATERIALIZED VIEW evaluates its query in the creating
+	// session. "" is UTC (views created before it was recorded).
+	TimeZone string `json:",omitempty"`
 	// Checks are a table's CHECK constraints.
 	Checks []Check
 	// Sequence is a sequence's definition (KindSequence only).
