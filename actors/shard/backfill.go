@@ -227,7 +227,19 @@ func (a *Actor) receiveBackfillChunk(ctx runtime.Context) {
 	}
 	b := a.backfills[0]
 	start := ctx.Now()
+	started := b.reader != nil
+	source, resume, scanned, rowsRead := b.source, b.resume, b.scanned, b.rowsRead
 	done, err := a.runBackfillChunk(ctx, b)
+	if err != nil && started && b.rowsPerChunk > 1 && a.openErr == nil && errcode.Has(err, errcode.StepMemoryExceeded) {
+		// A chunk refused for memory is retried smaller (its batch was
+		// not applied): only a single row's work beyond the step bound
+		// fails the view.
+		ctx.Logger().Info("backfill chunk refused for memory; retrying it smaller", "view", b.view.rel.Name, "rows", b.rowsPerChunk)
+		b.source, b.resume, b.scanned, b.rowsRead = source, resume, scanned, rowsRead
+		b.rowsPerChunk /= 2
+		a.scheduleBackfill(ctx)
+		return
+	}
 	if err != nil {
 		ctx.Logger().Error("view backfill failed", "view", b.view.rel.Name, "err", err)
 		rel := b.view.rel

@@ -318,3 +318,33 @@ func TestBackfillRestartsAfterCrash(t *testing.T) {
 		t.Fatalf("view after the restarted backfill has %d groups, want 30: %v", len(got), got)
 	}
 }
+
+// TestBackfillChunkRefusedForMemoryIsRetriedSmaller: a chunk whose step
+// the memory bound refuses (RS-5502) is retried with fewer rows instead of
+// failing the view, so a backfill fails for memory only when one row's
+// work is beyond the bound.
+func TestBackfillChunkRefusedForMemoryIsRetriedSmaller(t *testing.T) {
+	const rows = 200
+	h, next, view := backfillHarness(t, false, rows)
+	h.actor.cfg.StepBytesMax = 4 << 10
+	h.snap = next
+	h.ctx.tag = "sync"
+	h.actor.Receive(h.ctx, SyncCatalog{Catalog: next.Value()})
+	h.ctx.tag = ""
+	if !h.deliverOne(isChunk) {
+		t.Fatal("no backfill chunk queued")
+	}
+	// The next chunk would feed every row at once: far beyond 4 KiB.
+	h.actor.backfills[0].rowsPerChunk = 4 * rows
+	for len(h.syncAnswers()) == 0 && h.deliverOne(isChunk) {
+	}
+	if st := h.ask(GetStatus{}).(Status); len(st.Views) != 1 || st.Views[0].Failed != "" || st.Views[0].Backfill != "" {
+		t.Fatalf("status after the backfill: %+v, want the view running", st.Views)
+	}
+	got := h.view(view)
+	for k := int64(1); k <= rows; k++ {
+		if got[k] != k {
+			t.Fatalf("view group %d = %d, want %d", k, got[k], k)
+		}
+	}
+}
