@@ -133,7 +133,7 @@ func (a *Actor) backfillFailed(ctx runtime.Context, rel *catalog.Relation, cause
 		// wrapped it (circuit, node), which say nothing to a user.
 		r.code, r.reason = e.Code.ID, e.Message
 	}
-	if errcode.Has(cause, errcode.StepMemoryExceeded) {
+	if viewFault(cause) {
 		r.attempts = backfillAttemptsMax
 	}
 	if err := a.putBackfillRecord(rel, r); err != nil {

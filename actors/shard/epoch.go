@@ -81,7 +81,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 		outs, err := v.circuit.StepDeltas(txn, inputs)
 		if err != nil {
 			a.discardCaches()
-			if errcode.Has(err, errcode.StepMemoryExceeded) {
+			if viewFault(err) {
 				// The same deltas would be refused again: the view fails
 				// (and the views reading it), the step runs again without
 				// them, and every other view and commit goes on.

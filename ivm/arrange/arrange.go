@@ -84,20 +84,24 @@ func (id ID) String() string { return fmt.Sprintf("%x", id[:]) }
 // Arrangement kinds (the second key byte). Values are ours; spec §6 names
 // them symbolically (0xAG, 0xJL, ...).
 const (
-	KindAggregate   byte = 0xA1 // group key → accumulator state
-	KindMultiset    byte = 0xA2 // group key, value → weight (MIN/MAX/DISTINCT aggregates)
-	KindAggOutput   byte = 0xA3 // group key → last emitted row (global aggregate marker)
-	KindJoinLeft    byte = 0xB1 // join key, row → weight, match count
-	KindJoinRight   byte = 0xB2
-	KindJoinMeta    byte = 0xB3 // global counters (null-aware anti join)
-	KindDistinct    byte = 0xC1 // row → weights per input
-	KindTopK        byte = 0xD1 // partition key, row → weight
-	KindWindow      byte = 0xD2 // partition key, row → weight (window functions)
-	KindIntegral    byte = 0xE1 // row → weight (Integrate)
-	KindPrevious    byte = 0xE2 // row → weight (Delay, Differentiate)
-	KindViewRows    byte = 0xF1 // view output rows
-	KindViewErrors  byte = 0xF2 // view evaluation errors
-	KindViewMarkers byte = 0xF3
+	KindAggregate byte = 0xA1 // group key → accumulator state
+	KindMultiset  byte = 0xA2 // group key, value → weight (MIN/MAX/DISTINCT aggregates)
+	KindAggOutput byte = 0xA3 // group key → last emitted row (global aggregate marker)
+	KindJoinLeft  byte = 0xB1 // join key, row → weight, match count
+	KindJoinRight byte = 0xB2
+	KindJoinMeta  byte = 0xB3 // global counters (null-aware anti join)
+	KindDistinct  byte = 0xC1 // row → weights per input
+	// KindRecursiveRows and KindRecursiveSupport are a recursive query's
+	// relation (row → row) and its derivation counts (row → weight, row).
+	KindRecursiveRows    byte = 0xC2
+	KindRecursiveSupport byte = 0xC3
+	KindTopK             byte = 0xD1 // partition key, row → weight
+	KindWindow           byte = 0xD2 // partition key, row → weight (window functions)
+	KindIntegral         byte = 0xE1 // row → weight (Integrate)
+	KindPrevious         byte = 0xE2 // row → weight (Delay, Differentiate)
+	KindViewRows         byte = 0xF1 // view output rows
+	KindViewErrors       byte = 0xF2 // view evaluation errors
+	KindViewMarkers      byte = 0xF3
 )
 
 // cacheEntriesMaxDefault bounds each arrangement's read cache. Sized so a

@@ -31,6 +31,9 @@ type Config struct {
 	// stateless operators (see fuse); results are the same, for tests and
 	// benchmarks that compare the two.
 	Unfused bool
+	// nodeID, when set, gives node i its op id (a recursive node's step
+	// circuit derives its ids from the recursive node's, recursive.go).
+	nodeID func(i int) arrange.ID
 }
 
 // Circuit is a built, runnable circuit.
@@ -45,6 +48,8 @@ type Circuit struct {
 	columnarRowsIn int64
 	// format is the state format record (format.go), taken before fusion.
 	format []byte
+	// nested is set on the step circuit of a recursive node (recursive.go).
+	nested bool
 }
 
 type node struct {
@@ -98,6 +103,9 @@ func (b *Builder) Build(cfg Config) (*Circuit, error) {
 	c := &Circuit{cfg: cfg, sources: map[SourceID]int{}}
 	for i, spec := range b.nodes {
 		id := arrange.MakeID(cfg.ID, uint64(i+1))
+		if cfg.nodeID != nil {
+			id = cfg.nodeID(i)
+		}
 		if spec.id != nil {
 			id = *spec.id
 		}
@@ -282,6 +290,34 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 			return nil, fmt.Errorf("circuit: delta for unknown source %d", id)
 		}
 	}
+	outs, errs, err := c.stepNodes(txn, inputs)
+	if err != nil {
+		return nil, err
+	}
+	results := make(map[ViewID]zset.Delta, len(c.sinks))
+	for _, s := range c.sinks {
+		// NB: each row is encoded once, for consolidation and as its
+		// stored key (sink.go), straight from the arrays when columnar.
+		var delta keyedDelta
+		if cols := outs[s.node].Columns(); cols != nil {
+			delta = keyedConsolidateColumns(cols)
+		} else {
+			delta = keyedConsolidate(outs[s.node].Batch())
+		}
+		if err := writeViewDelta(txn, s.rows, delta); err != nil {
+			return nil, err
+		}
+		if err := writeViewDelta(txn, s.errors, keyedConsolidate(errs[s.node])); err != nil {
+			return nil, err
+		}
+		results[s.view] = delta.delta
+	}
+	return results, nil
+}
+
+// stepNodes steps every node once and returns each node's output delta
+// and error Z-set (StepDeltas without the sinks).
+func (c *Circuit) stepNodes(txn kv.Txn, inputs map[SourceID]zset.Delta) ([]zset.Delta, []zset.Batch, error) {
 	outs := make([]zset.Delta, len(c.nodes))
 	errs := make([]zset.Batch, len(c.nodes))
 	// Every node's output lives until the step ends, so the step's memory
@@ -296,7 +332,7 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 		}
 		if env := c.cfg.Env; env != nil && env.Interrupt != nil {
 			if err := env.Interrupt(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		var start int64
@@ -333,7 +369,7 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 		}
 		if err != nil {
 			c.DiscardCaches()
-			return nil, fmt.Errorf("circuit: %s: %w", n.label, err)
+			return nil, nil, fmt.Errorf("circuit: %s: %w", n.label, err)
 		}
 		outs[i], errs[i] = out, ctx.Errors
 		if len(n.stages) > 0 {
@@ -350,32 +386,18 @@ func (c *Circuit) StepDeltas(txn kv.Txn, inputs map[SourceID]zset.Delta) (map[Vi
 		n.stats.RowsIn += rowsIn
 		n.stats.RowsOut += int64(out.Len())
 		n.stats.Steps++
-		if err := c.updateStateStats(txn, n); err != nil {
-			return nil, err
+		if !c.nested {
+			// A nested circuit's state is counted by the node that owns
+			// it (op.Recursive lists the nested arrangements).
+			if err := c.updateStateStats(txn, n); err != nil {
+				return nil, nil, err
+			}
 		}
 		if c.cfg.Clock != nil {
 			n.stats.StepNanos += c.cfg.Clock() - start
 		}
 	}
-	results := make(map[ViewID]zset.Delta, len(c.sinks))
-	for _, s := range c.sinks {
-		// NB: each row is encoded once, for consolidation and as its
-		// stored key (sink.go), straight from the arrays when columnar.
-		var delta keyedDelta
-		if cols := outs[s.node].Columns(); cols != nil {
-			delta = keyedConsolidateColumns(cols)
-		} else {
-			delta = keyedConsolidate(outs[s.node].Batch())
-		}
-		if err := writeViewDelta(txn, s.rows, delta); err != nil {
-			return nil, err
-		}
-		if err := writeViewDelta(txn, s.errors, keyedConsolidate(errs[s.node])); err != nil {
-			return nil, err
-		}
-		results[s.view] = delta.delta
-	}
-	return results, nil
+	return outs, errs, nil
 }
 
 // stepMemory is one step's memory account: limited by Env.StepBytesMax

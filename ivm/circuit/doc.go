@@ -31,6 +31,7 @@
 //	Distinct(in)                              UnionAll(ins...)   Union(ins...)
 //	SetOp(op.SetIntersect[All]|op.SetExcept[All], left, right)
 //	TopK(in, op.TopKSpec)                     Integrate(in) Differentiate(in) Delay(in)
+//	Recursive(init, invariants, step, out, op.RecursiveSpec)
 //	Sink(ViewID, in)                          Schema(n) SetID(n, arrange.ID)
 //
 // Scalar expressions are expr.Expr evaluated over the node's input row
@@ -106,6 +107,53 @@
 // error (RS-3501 with the expression's SQLSTATE); retracting the offending
 // input retracts the error and the view is readable again. Other views are
 // unaffected; nothing is lost.
+//
+// # Recursion
+//
+// WITH RECURSIVE is one Recursive node (recursive.go, op.Recursive) whose
+// recursive term is a nested circuit, declared in a Builder of its own:
+// its source RecursiveWorkSource is the recursive relation R, its sources
+// 1.. are the invariants (nodes of the outer circuit the recursion does
+// not change, such as the edges table), and its output is the term's
+// result. Per epoch the node steps the nested circuit again and again, one
+// round of DBSP's inner (iteration) clock per call, feeding it the
+// previous round's change of R until a round changes nothing (semi-naive
+// evaluation); the epoch's output is the sum of the rounds:
+//
+//	        epoch t                          rounds k = 0, 1, 2, … (inner time)
+//	ΔInit ─────────────┐
+//	                   ▼
+//	ΔB ──► [ step(R, B) ]──ΔS──► [ admit: R += ΔRₖ ] ──ΔRₖ──┐──► Σₖ ΔRₖ = ΔR (output)
+//	           ▲                                            │
+//	           └────────────── ΔRₖ (next round) ◄───────────┘
+//
+// Because the nested circuit is incremental (its joins keep R and B
+// integrated over all rounds of all epochs), a round costs the change it
+// processes, and feeding it a change of R gives exactly step(R + ΔR) −
+// step(R), linear or not. How a round's ΔS becomes ΔR depends on the
+// semantics (op.RecursiveMode):
+//
+//   - UNION ALL with a step linear in R: ΔR = ΔS, signed; deletions ride
+//     the same iteration as negative weights (exact by linearity, as in
+//     the reference engine).
+//   - UNION whose step counts derivations (joins, filters, projections):
+//     DRed. Counting derivations alone is not exact for recursion (a cycle
+//     supports itself: cut from its root it keeps a count of one), so the
+//     epoch's deletions are applied first, alone, and every row that lost
+//     a derivation is removed with everything derived through it; then
+//     insertions are applied and removed rows with support left are
+//     derived again. DBSP's nested time would also be exact, but it needs
+//     every operator of the term to keep state per (epoch, iteration);
+//     DRed needs only R and its derivation counts beside the term's usual
+//     state.
+//   - UNION otherwise (DISTINCT, anti or outer joins on the path): the
+//     epoch retracts R and derives it again (exact, costs |R|).
+//
+// Each phase is bounded by RecursiveSpec.IterationsMax rounds; past it
+// the step fails with RS-3503 (UNION ALL over a cycle never converges),
+// which the shard turns into a failed view rather than a failed epoch.
+// The nested circuit's op ids are derived from the Recursive node's, so
+// its state belongs to, and is dropped with, the same view.
 //
 // # Statistics
 //

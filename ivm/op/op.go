@@ -28,6 +28,7 @@
 //	NewTopK(state, in, TopKSpec)               StreamTopK(in, spec, batch)
 //	NewWindow(state, in, WindowSpec)           StreamWindow(ctx, in, spec, batch)
 //	NewIntegrate / NewDifferentiate / NewDelay StreamIntegrate / StreamDifferentiate / StreamDelay
+//	NewRecursive(state, in, body, RecursiveSpec) the batch fixpoint (ivm/sql's ad-hoc iteration)
 //	Fuse(filter, filter|map|project)           the chain of Stream forms
 //
 // Fused runs a chain of Filters ending in at most one Map or Project as one

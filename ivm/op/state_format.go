@@ -30,6 +30,7 @@ import (
 //	Integrate            integrate/1
 //	Differentiate        differentiate/1
 //	Delay                delay/1
+//	Recursive            recursive/1[mode]{body}    (body: the step sub-circuit's record)
 
 // StateFormat returns the name and version of the state encoding of o, or
 // "" when o stores no state.
@@ -51,6 +52,8 @@ func StateFormat(o Operator) string {
 		return "differentiate/1"
 	case *Delay:
 		return "delay/1"
+	case *Recursive:
+		return o.stateFormat()
 	}
 	if _, ok := o.(Stateful); ok {
 		// INVARIANT: every stateful operator is listed above.

@@ -171,17 +171,9 @@ func RunPlan(n plan.Node, snap Snapshot, env *expr.Env) ([]types.Row, error) {
 		inputs[id] = batch
 	}
 	for _, k := range srcs.Constants {
-		var batch zset.Batch
-		for _, r := range k.Rows {
-			row := make(types.Row, len(r))
-			for i, e := range r {
-				v, err := e.Eval(env, nil)
-				if err != nil {
-					return nil, err
-				}
-				row[i] = v
-			}
-			batch.Add(row, 1)
+		batch, err := k.Batch(env)
+		if err != nil {
+			return nil, err
 		}
 		inputs[k.ID] = batch
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/incr"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -24,6 +25,14 @@ func expandRecursive(n plan.Node, snap Snapshot, env *expr.Env) (plan.Node, erro
 	out := plan.Transform(n, func(x plan.Node) plan.Node {
 		ru, ok := x.(*plan.RecursiveUnion)
 		if !ok || firstErr != nil || plan.HasCorrelation(ru) {
+			return x
+		}
+		if workScans(ru.Step, ru.Work) > 1 {
+			// NB: PostgreSQL's iteration runs the recursive term over the
+			// previous round's rows only, which is the fixpoint only when
+			// the term reads the recursive relation once (PostgreSQL
+			// refuses the other case). A non-linear term is left to the
+			// circuit's fixpoint operator, as in a view.
 			return x
 		}
 		rows, err := runRecursive(ru, snap, env)
@@ -116,4 +125,33 @@ func (w workSnapshot) ScanRelation(rel *catalog.Relation) (zset.Batch, error) {
 		b.Add(r, 1)
 	}
 	return b, nil
+}
+
+// workScans counts the scans of the working table work in n.
+func workScans(n plan.Node, work *catalog.Relation) int {
+	count := 0
+	if s, ok := n.(*plan.Scan); ok && s.Relation.ID == work.ID {
+		count++
+	}
+	for _, in := range n.Inputs() {
+		count += workScans(in, work)
+	}
+	return count
+}
+
+// checkRecursion refuses, at CREATE MATERIALIZED VIEW, every recursive
+// CTE the fixpoint operator cannot maintain (incr.RecursionMode names the
+// construct), rather than when the circuit is built.
+func checkRecursion(n plan.Node) error {
+	if ru, ok := n.(*plan.RecursiveUnion); ok {
+		if _, err := incr.RecursionMode(ru); err != nil {
+			return err
+		}
+	}
+	for _, in := range n.Inputs() {
+		if err := checkRecursion(in); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rockstream/rockstream/ivm/sql/dist"
+	"github.com/rockstream/rockstream/ivm/sql/incr"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 )
 
@@ -293,6 +294,17 @@ func label(n plan.Node) string {
 			keys[i] = cols[k].Name
 		}
 		return "EXCHANGE  hash(" + strings.Join(keys, ", ") + ")"
+	case *plan.RecursiveUnion:
+		s := "RECURSIVE  " + x.Work.Name + "  UNION"
+		if x.All {
+			s += " ALL"
+		}
+		// NB: the maintenance path (docs/sql.md, Recursive views): DRed,
+		// a full re-derivation per epoch, or signed bag iteration.
+		if mode, err := incr.RecursionMode(x); err == nil {
+			s += "  fixpoint=" + mode.String()
+		}
+		return s
 	}
 	return strings.ToUpper(n.Describe())
 }

@@ -8,8 +8,6 @@ import (
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
-	"github.com/rockstream/rockstream/ivm/sql/incr"
-	"github.com/rockstream/rockstream/ivm/sql/lower"
 	"github.com/rockstream/rockstream/ivm/sql/sqltest"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -88,26 +86,7 @@ func checkIncremental(t *testing.T, rt *rapid.T, query string) {
 	}
 	tRel, _ := e.cat.LookupRelation([]string{"t"})
 	uRel, _ := e.cat.LookupRelation([]string{"u"})
-	view, err := sql.CompileView(e.cat, query)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	b := circuit.NewBuilder()
-	srcs := incr.NewSources(func(rel *catalog.Relation) circuit.SourceID {
-		if rel.ID == tRel.ID {
-			return 1
-		}
-		return 2
-	})
-	out, err := incr.Build(b, view.Plan, srcs, lower.Lowerer{})
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	b.Sink(1, out)
-	c, err := b.Build(circuit.Config{ID: 1, Env: env()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, view, srcs := buildView(t, e, query)
 	store := kv.NewMemory()
 	steps := rapid.IntRange(1, stepsMax).Draw(rt, "steps")
 	for step := 0; step < steps; step++ {
@@ -117,14 +96,8 @@ func checkIncremental(t *testing.T, rt *rapid.T, query string) {
 			ops := rapid.IntRange(0, 4).Draw(rt, "ops")
 			for o := 0; o < ops; o++ {
 				key := int64(rapid.IntRange(0, 5).Draw(rt, "key"))
-				var existing types.Row
-				for _, r := range e.store.Rows[rel.ID] {
-					if r[0] == key {
-						existing = r
-					}
-				}
-				if existing != nil {
-					delta.AddBatch(e.store.Delete(rel, []types.Row{existing}), 1)
+				if removed, ok := deleteKey(e, rel, key); ok {
+					delta.AddBatch(removed, 1)
 					if rapid.Bool().Draw(rt, "delete") {
 						continue
 					}
@@ -160,23 +133,20 @@ func checkIncremental(t *testing.T, rt *rapid.T, query string) {
 		if err != nil {
 			t.Fatalf("%s: ad hoc: %v", query, err)
 		}
-		ts := make([]types.Type, len(view.Columns))
-		for i, col := range view.Columns {
-			ts[i] = col.Type
-		}
-		var gotRows []types.Row
-		g := zset.Consolidate(got)
-		for i, r := range g.Rows {
-			for k := int64(0); k < g.Weights[i]; k++ {
-				gotRows = append(gotRows, r)
-			}
-			if g.Weights[i] < 0 {
-				t.Fatalf("%s: negative weight %d for %v", query, g.Weights[i], r)
-			}
-		}
-		gs, ws := sqltest.FormatRows(ts, gotRows, false), sqltest.FormatRows(ts, want, false)
+		gs, ws := formatBatch(t, view.Columns, got), sqltest.FormatRows(columnTypes(view.Columns), want, false)
 		if gs != ws {
 			t.Fatalf("%s: step %d: incremental view differs from ad-hoc result\nincremental:\n%sad hoc:\n%s", query, step, gs, ws)
 		}
 	}
+}
+
+// deleteKey deletes the row of rel whose first column is key, if there is
+// one, and returns the delta.
+func deleteKey(e *engine, rel *catalog.Relation, key int64) (zset.Batch, bool) {
+	for _, r := range e.store.Rows[rel.ID] {
+		if r[0] == key {
+			return e.store.Delete(rel, []types.Row{r}), true
+		}
+	}
+	return zset.Batch{}, false
 }

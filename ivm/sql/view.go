@@ -88,5 +88,8 @@ func compileViewStmt(cat catalog.Catalog, pg *parse.PG) (*View, error) {
 	if err := opt.CheckMaintainable(node); err != nil {
 		return nil, err
 	}
+	if err := checkRecursion(node); err != nil {
+		return nil, err
+	}
 	return &View{SQL: pg.SQL, Plan: node, Columns: append([]plan.Column(nil), q.Columns...)}, nil
 }

@@ -75,17 +75,9 @@ func (Planner) PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.R
 		return shard.PlannedView{}, err
 	}
 	for _, c := range srcs.Constants {
-		var batch zset.Batch
-		for _, row := range c.Rows {
-			vals := make(types.Row, len(row))
-			for i, e := range row {
-				d, err := e.Eval(env, nil)
-				if err != nil {
-					return shard.PlannedView{}, err
-				}
-				vals[i] = d
-			}
-			batch.Add(vals, 1)
+		batch, err := c.Batch(env)
+		if err != nil {
+			return shard.PlannedView{}, err
 		}
 		planned.Constants[c.ID] = batch
 	}

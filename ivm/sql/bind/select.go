@@ -16,9 +16,6 @@ import (
 // of the enclosing query for correlated subqueries (nil at top level).
 func (b *binder) selectStmt(sel *pg_query.SelectStmt, outer *scope) (*BoundQuery, error) {
 	if sel.WithClause != nil {
-		if sel.WithClause.Recursive && b.opts.ForView {
-			return nil, b.unsupported(sel.WithClause.Location, "WITH RECURSIVE")
-		}
 		ctes := map[string]*cteDef{}
 		b.ctes = append(b.ctes, ctes)
 		defer func() { b.ctes = b.ctes[:len(b.ctes)-1] }()

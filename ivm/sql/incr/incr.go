@@ -27,6 +27,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
 )
 
 // Lowerer turns a bound scalar into an evaluable expression.
@@ -41,6 +42,24 @@ type Constant struct {
 	// Rows are the rows' expressions (constants or parameters), evaluated
 	// with the circuit's Env when fed.
 	Rows [][]expr.Expr
+}
+
+// Batch evaluates the constant's rows with env: the delta the caller
+// feeds in the first step.
+func (c Constant) Batch(env *expr.Env) (zset.Batch, error) {
+	var batch zset.Batch
+	for _, r := range c.Rows {
+		row := make(types.Row, len(r))
+		for i, e := range r {
+			v, err := e.Eval(env, nil)
+			if err != nil {
+				return zset.Batch{}, err
+			}
+			row[i] = v
+		}
+		batch.Add(row, 1)
+	}
+	return batch, nil
 }
 
 // Sources declares circuit sources for relations, once each, so several
@@ -108,6 +127,10 @@ type builder struct {
 	b     *circuit.Builder
 	srcs  *Sources
 	lower Lowerer
+	// intercept, when set, builds the nodes it claims (ok) itself: a
+	// recursive term's builder takes its work-table scans and invariant
+	// subtrees (recursive.go).
+	intercept func(n plan.Node) (out circuit.Node, ok bool, err error)
 }
 
 func unsupported(construct string) error {
@@ -127,7 +150,14 @@ func (w *builder) exprs(ss []plan.Scalar) ([]expr.Expr, error) {
 }
 
 func (w *builder) node(n plan.Node) (circuit.Node, error) {
+	if w.intercept != nil {
+		if out, ok, err := w.intercept(n); ok {
+			return out, err
+		}
+	}
 	switch x := n.(type) {
+	case *plan.RecursiveUnion:
+		return w.recursive(x)
 	case *plan.Scan:
 		return w.srcs.source(w.b, x.Relation), nil
 	case *plan.Values:

@@ -11,7 +11,7 @@ import (
 // (Step reads them by scanning Work, the working table) until a round adds
 // none. UNION (All = false) drops rows already produced. Ad-hoc execution
 // evaluates it into constant rows before the circuit is built; views
-// reject WITH RECURSIVE.
+// run it with the fixpoint operator (op.Recursive, built by incr).
 type RecursiveUnion struct {
 	Work       *catalog.Relation
 	Init, Step Node
