@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/expr"
@@ -127,7 +128,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			return nil, err
 		}
 		notice(r)
-		if err := s.syncShard(ctx); err != nil {
+		if err := s.syncShard(ctx, true); err != nil {
 			return nil, err
 		}
 		if r.Changed != nil {
@@ -138,7 +139,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 	default:
 		return nil, errcode.New(errcode.GatewayUnsupported, "%s is not supported", tag)
 	}
-	if err := s.syncShard(ctx); err != nil {
+	if err := s.syncShard(ctx, true); err != nil {
 		return nil, err
 	}
 	return &rowsCursor{tag: tag, notices: notices}, nil
@@ -153,13 +154,13 @@ func (s *session) control(ctx context.Context, msg any) (control.DDLResult, erro
 }
 
 // syncShard makes the shard run the current catalog (install/backfill new
-// views, drop removed ones).
-func (s *session) syncShard(ctx context.Context) error {
+// views, drop removed ones); background: without waiting for backfills.
+func (s *session) syncShard(ctx context.Context, background bool) error {
 	snap, err := s.e.snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	return s.e.syncShards(ctx, snap)
+	return s.e.syncShards(ctx, snap, background)
 }
 
 func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, st *ddl.CreateView, notice func(control.DDLResult)) error {
@@ -217,14 +218,32 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 	notice(r)
 	if st.Materialized && r.Changed != nil {
 		if err := s.installView(ctx, r.Changed); err != nil {
-			// The view cannot be maintained: take it out of the catalog again
-			// so nothing half-made stays behind.
-			_, _ = s.control(ctx, control.DropRelation{Name: st.Name, Kind: catalog.KindMaterializedView, Cascade: true})
-			_ = s.syncShard(ctx)
+			s.abandonView(st.Name, r.Changed)
 			return err
 		}
 	}
 	return nil
+}
+
+// abandonView takes a materialized view whose CREATE failed back out, so
+// nothing half-made stays behind: its backfill stops (the statement may
+// have been canceled or timed out while it waited), and the view leaves
+// the catalog. NB: detached from the statement's context, which a cancel
+// has already ended; failures are logged, since the statement's error is
+// what the client must see.
+func (s *session) abandonView(name string, view *catalog.Relation) {
+	for _, id := range s.e.router.Shards() {
+		s.e.askDetached(s.e.router.ActorOf(id), shard.CancelBackfill{View: view.ID}, "stopping the backfill of an abandoned materialized view")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), detachedAskTimeout)
+	defer cancel()
+	if _, err := s.control(ctx, control.DropRelation{Name: name, Kind: catalog.KindMaterializedView, IfExists: true, Cascade: true}); err != nil {
+		s.e.log.Error("dropping an abandoned materialized view", "view", name, "err", err)
+		return
+	}
+	if err := s.syncShard(ctx, true); err != nil {
+		s.e.log.Error("syncing the shards after dropping an abandoned materialized view", "view", name, "err", err)
+	}
 }
 
 // installView syncs the shard after a materialized view was created or
@@ -232,7 +251,7 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 // such a view in its failed state rather than failing the sync, so that
 // one broken view never keeps the rest from running).
 func (s *session) installView(ctx context.Context, view *catalog.Relation) error {
-	if err := s.syncShard(ctx); err != nil {
+	if err := s.syncShard(ctx, false); err != nil {
 		return err
 	}
 	st, err := s.e.Status(ctx)

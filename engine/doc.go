@@ -17,4 +17,13 @@
 // statement (shard.OpenSnapshot, Read.At, Lookup.At) for all its reads
 // (isolation.go). Row locks live in the shard that stores the rows
 // (rowlock.go): the COMMIT's shard.Commit releases them once durable.
+//
+// CREATE MATERIALIZED VIEW returns once the shard has filled the view
+// from its inputs (its SyncCatalog is answered after the backfill, which
+// runs in chunks between other sessions' commits and reads). Canceled or
+// timed out while it waits, the statement stops the backfill
+// (shard.CancelBackfill) and drops the view again, so no half-filled view
+// stays behind (ddl.go abandonView). At startup the shards sync in the
+// background: views whose backfill a stop interrupted fill while the
+// server serves.
 package engine

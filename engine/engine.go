@@ -132,7 +132,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.Close(ctx)
 		return nil, err
 	}
-	if err := e.syncShards(ctx, snap); err != nil {
+	// NB: in the background: views whose backfill a restart interrupted
+	// fill in chunks while the server serves (and can drop them).
+	if err := e.syncShards(ctx, snap, true); err != nil {
 		e.Close(ctx)
 		return nil, err
 	}

@@ -53,11 +53,11 @@ func (s *session) addPrimaryKey(ctx context.Context, snap *control.Snapshot, st 
 	if _, err := s.control(ctx, control.SetPrimaryKey{Table: st.Table, Columns: cols, Name: st.Name}); err != nil {
 		return err
 	}
-	if err := s.syncShard(ctx); err != nil {
+	if err := s.syncShard(ctx, true); err != nil {
 		if _, rerr := s.control(ctx, control.SetPrimaryKey{Table: st.Table, Revert: true, Previous: rel}); rerr != nil {
 			return errcode.Wrap(errcode.InternalError, rerr, "reverting the primary key of %q after: %v", st.Table, err)
 		}
-		_ = s.syncShard(ctx)
+		_ = s.syncShard(ctx, true)
 		return err
 	}
 	// NB: a session's own pending inserts into the table (made before the

@@ -65,10 +65,13 @@ func (e *Engine) shardOfWrites(cat catalog.Catalog, writes []shard.RowWrite) (ru
 	return e.router.ActorOf(owner), nil
 }
 
-// syncShards makes every shard run catalog snap.
-func (e *Engine) syncShards(ctx context.Context, snap *control.Snapshot) error {
+// syncShards makes every shard run catalog snap. It waits for the
+// backfills of snap's views to end unless background is set (a server's
+// startup serves while the views restored unfinished backfill; DDL that
+// adds no view need not wait for another statement's backfill).
+func (e *Engine) syncShards(ctx context.Context, snap *control.Snapshot, background bool) error {
 	for _, id := range e.router.Shards() {
-		if _, err := e.ask(ctx, e.router.ActorOf(id), shard.SyncCatalog{Catalog: snap.Value()}); err != nil {
+		if _, err := e.ask(ctx, e.router.ActorOf(id), shard.SyncCatalog{Catalog: snap.Value(), Background: background}); err != nil {
 			return err
 		}
 	}

@@ -26,14 +26,7 @@ func TestViewStateFormatAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	store := objstore.NewMemory()
 	open := func() *Engine { return openQuiet(t, Config{Store: store}) }
-	run := func(e *Engine, sql string) string {
-		t.Helper()
-		out, err := execSQL(ctx, e, sql)
-		if err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		return out
-	}
+	run := func(e *Engine, sql string) string { return mustSQL(t, e, sql) }
 	views := map[string]string{
 		"agg":    `SELECT g, count(*) AS n, sum(b) AS sb, avg(b) AS ab, sum(f) AS sf, bool_or(b > 0) AS bo FROM t GROUP BY g`,
 		"mm":     `SELECT g, min(b) AS lo, max(f) AS hi, count(DISTINCT b) AS cd, sum(f) AS sf FROM t GROUP BY g`,
@@ -140,6 +133,16 @@ func openQuiet(t *testing.T, cfg Config) *Engine {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// mustSQL runs one statement (execSQL), failing the test on an error.
+func mustSQL(t *testing.T, e *Engine, sql string) string {
+	t.Helper()
+	out, err := execSQL(context.Background(), e, sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return out
 }
 
 func execSQL(ctx context.Context, e *Engine, sql string) (string, error) {

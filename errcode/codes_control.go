@@ -76,6 +76,11 @@ var (
 	// everything else keeps running.
 	ViewBuildFailed = Register("RS-1514", "view.build_failed", "55000",
 		"The view is not maintained. DROP MATERIALIZED VIEW it, or make what it reads exist again and run ALTER MATERIALIZED VIEW ... RECOMPILE.")
+	// ViewBackfillAbandoned answers a statement waiting for a view's
+	// backfill when another statement dropped or recompiled the view
+	// before the backfill finished.
+	ViewBackfillAbandoned = Register("RS-1519", "view.backfill_abandoned", "55006",
+		"Another statement dropped or recompiled the view while it was being filled; run SHOW VIEW STATUS and create the view again if you still need it.")
 )
 
 // Sequences (nextval/currval/setval, serial, identity).

@@ -136,15 +136,21 @@ type ViewStats struct {
 	Error                       string
 	// Failed is why the view could not be built ("" when it runs).
 	Failed string
+	// Backfill is the state of the view's first fill from its inputs
+	// while it runs ("" once the view is maintained).
+	Backfill string
 }
 
 // ViewState is a materialized view's state column and its error text:
-// "running", "error" (an input row makes an expression fail) or "failed"
-// (the view could not be built and is not maintained).
+// "running", "backfilling" (being filled from its inputs, not readable
+// yet), "error" (an input row makes an expression fail) or "failed" (the
+// view could not be built and is not maintained).
 func ViewState(st ViewStats) (string, types.Datum) {
 	switch {
 	case st.Failed != "":
 		return "failed", st.Failed
+	case st.Backfill != "":
+		return "backfilling", nil
 	case st.Error != "":
 		return "error", st.Error
 	}

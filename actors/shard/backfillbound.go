@@ -101,10 +101,10 @@ func (a *Actor) putBackfillRecord(rel *catalog.Relation, r backfillRecord) error
 	return a.store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: backfillKey(rel.ID), Value: r.encode()}}})
 }
 
-// beginBackfill counts an attempt at rel's backfill, durably, before it
-// starts. It returns false (and fails the view) when the view used up its
-// attempts.
-func (a *Actor) beginBackfill(ctx runtime.Context, rel *catalog.Relation) (bool, error) {
+// countBackfillAttempt counts an attempt at rel's backfill, durably,
+// before it starts (before its first chunk writes state: backfill.go). It
+// returns false (and fails the view) when the view used up its attempts.
+func (a *Actor) countBackfillAttempt(ctx runtime.Context, rel *catalog.Relation) (bool, error) {
 	r, err := a.backfillRecordOf(rel)
 	if err != nil {
 		return false, err

@@ -30,7 +30,7 @@ func TestBackfillCrashesAreBounded(t *testing.T) {
 	// Each of these starts began the view's backfill and died in it.
 	for i := 0; i < backfillAttemptsMax; i++ {
 		h.boot()
-		if ok, err := h.actor.beginBackfill(h.ctx, viewRel); err != nil || !ok {
+		if ok, err := h.actor.countBackfillAttempt(h.ctx, viewRel); err != nil || !ok {
 			t.Fatalf("attempt %d: began %v, %v", i+1, ok, err)
 		}
 	}
@@ -90,9 +90,10 @@ func (p failingPlanner) PlanView(b *circuit.Builder, _ catalog.Catalog, view *ca
 func (failingPlanner) ColumnDefault(catalog.Column) (types.Datum, error) { return nil, nil }
 
 // TestBackfillErrorsAreBounded: a backfill failing with an error fails
-// the catalog sync (to be retried, as a transient failure would be) only
-// until its attempts are used up; the sync of the last attempt succeeds
-// with the view failed, naming the error.
+// the view, naming the error (the sync that waited for it finds it in the
+// status); the next start retries it, as a transient failure would be,
+// only until its attempts are used up: then it stays failed without
+// another attempt.
 func TestBackfillErrorsAreBounded(t *testing.T) {
 	withView, table, viewID := testSnapshot(t)
 	viewRel, _ := withView.RelationByID(viewID)
@@ -103,24 +104,27 @@ func TestBackfillErrorsAreBounded(t *testing.T) {
 	h.drain()
 	snap := control.NewSnapshot(ns, 2, table, viewRel)
 	h.snap = snap
-	for i := 1; i <= backfillAttemptsMax; i++ {
-		h.ctx.reply = nil
-		h.actor.Receive(h.ctx, SyncCatalog{Catalog: snap.Value()})
-		h.answerFetches()
-		err, failed := h.ctx.reply.(error)
-		if i < backfillAttemptsMax {
-			if !failed || !strings.Contains(err.Error(), "the disk is on fire") {
-				t.Fatalf("sync %d: %v, want the backfill's error", i, h.ctx.reply)
-			}
-			h.boot()
-			continue
+	attempts := func() uint64 {
+		t.Helper()
+		r, err := h.actor.backfillRecordOf(viewRel)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if failed {
-			t.Fatalf("sync %d (the last attempt): %v, want success with the view failed", i, err)
-		}
+		return r.attempts
 	}
-	st := h.ask(GetStatus{}).(Status)
-	if len(st.Views) != 1 || !strings.Contains(st.Views[0].Failed, "the disk is on fire") {
-		t.Fatalf("status: %+v, want the view failed with the backfill's error", st.Views)
+	for i := 1; i <= backfillAttemptsMax+1; i++ {
+		if i > 1 {
+			h.boot()
+		}
+		if _, ok := h.ask(SyncCatalog{Catalog: snap.Value()}).(Synced); !ok {
+			t.Fatalf("sync %d: %#v, want Synced", i, h.ctx.reply)
+		}
+		st := h.ask(GetStatus{}).(Status)
+		if len(st.Views) != 1 || !strings.Contains(st.Views[0].Failed, "the disk is on fire") {
+			t.Fatalf("status after attempt %d: %+v, want the view failed with the backfill's error", i, st.Views)
+		}
+		if got, want := attempts(), uint64(min(i, backfillAttemptsMax)); got != want {
+			t.Fatalf("after start %d the record counts %d attempts, want %d", i, got, want)
+		}
 	}
 }

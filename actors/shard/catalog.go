@@ -217,7 +217,9 @@ func (a *Actor) receiveSyncCatalog(ctx runtime.Context, m SyncCatalog) {
 		ctx.Reply(err)
 		return
 	}
-	ctx.Reply(Synced{Version: a.snap.Version})
+	if m.Background || !a.awaitBackfills(ctx, m.Catalog) {
+		ctx.Reply(Synced{Version: a.snap.Version})
+	}
 	if f := &a.catalog; f.asking && a.snap.Version >= f.want {
 		a.replayParked(ctx)
 	}

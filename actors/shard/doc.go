@@ -43,15 +43,24 @@
 //
 // State diagram of a view on this shard:
 //
-//	          catalog adopted (new mview)
-//	absent ───────────────────────────► backfilled ──epoch steps──► maintained
-//	   ▲  │                                 ▲                          │  │
-//	   │  │ cannot be built                 └── catalog with a new plan ─┘  │
-//	   │  ▼                                     (RECOMPILE; rebuilt)        │
-//	   │ failed ── catalog adopted, built ──► backfilled                   │
-//	   │  │                                                                │
-//	   └──┴───────────── newer catalog without it ◄────────────────────────┘
+//	        catalog adopted (new mview)          chunks done
+//	absent ───────────────────────────► backfilling ─────────► maintained
+//	   ▲  │                               ▲  │  ▲                │  │
+//	   │  │ cannot be built               │  │  └ catalog with a ┘  │
+//	   │  ▼                               │  │    new plan (RECOMPILE;│
+//	   │ failed ── catalog adopted, built ┘  │    rebuilt)            │
+//	   │  │  ▲                               │ CancelBackfill, error  │
+//	   │  │  └───────────────────────────────┘                        │
+//	   └──┴───────────── newer catalog without it ◄──────────────────┘
 //	                     (state scan-deleted)
+//
+// Backfill (backfill.go): a new or rebuilt view is filled from its inputs
+// in bounded chunks that the shard sends itself, so commits, reads and
+// epoch steps are served between them; the inputs are pinned at the
+// frontier when the fill starts, and the epoch steps meanwhile store the
+// view's input deltas, which the last chunks feed before the view joins
+// the steps. The SyncCatalog that added the view is answered once it is
+// filled; a Background one (startup) at once.
 //
 // A view that cannot be built from its stored definition is failed
 // (failed.go): not maintained, reads answer RS-1514, every other view runs.
@@ -82,6 +91,11 @@
 //	                                   delta of the step ending at epoch
 //	0x06 'h' view(16)                  history floor: every change after
 //	                                   it is kept (history.go)
+//	0x06 'B' view(16)                  backfill record: the view's fill
+//	                                   has written state, not finished
+//	0x06 'b' view(16) epoch(8)         a backfilling view's input deltas
+//	                                   of the step ending at epoch
+//	                                   (backfill.go)
 //
 // SUBSCRIBE (subscription.go): each closed, durable epoch step is sent as
 // a value to the subscription's edge actor (actors/subscriber) within the

@@ -74,14 +74,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 	}
 	viewDeltas := map[catalog.ID]zset.Delta{}
 	for _, v := range a.views {
-		inputs := map[circuit.SourceID]zset.Delta{}
-		for _, s := range v.sources {
-			if d, ok := tableDeltas[s]; ok {
-				inputs[SourceID(s)] = v.trimDelta(s, d)
-			} else if d, ok := viewDeltas[s]; ok {
-				inputs[SourceID(s)] = d
-			}
-		}
+		inputs := v.stepInputs(tableDeltas, viewDeltas)
 		if len(inputs) == 0 {
 			continue
 		}
@@ -102,6 +95,11 @@ func (a *Actor) step(ctx runtime.Context) error {
 		if d, ok := outs[ViewID(v.rel.ID)]; ok {
 			viewDeltas[v.rel.ID] = d
 		}
+	}
+	// The view being backfilled gets its inputs stored, to be stepped on
+	// once its backfill has fed its pinned inputs (backfill.go).
+	if err := a.bufferBackfillDeltas(txn, upTo, tableDeltas, viewDeltas); err != nil {
+		return err
 	}
 	// The history entries (history.go) go in the step's batch: a view's
 	// output and its history never disagree after a crash.
@@ -147,6 +145,21 @@ func (a *Actor) step(ctx runtime.Context) error {
 		a.scheduleStep(ctx)
 	}
 	return nil
+}
+
+// stepInputs are a view's input deltas of one step: its tables' (trimmed
+// to the columns it was planned with) and the output deltas of the views
+// it reads, computed earlier in the same step.
+func (v *installedView) stepInputs(tableDeltas, viewDeltas map[catalog.ID]zset.Delta) map[circuit.SourceID]zset.Delta {
+	inputs := map[circuit.SourceID]zset.Delta{}
+	for _, s := range v.sources {
+		if d, ok := tableDeltas[s]; ok {
+			inputs[SourceID(s)] = v.trimDelta(s, d)
+		} else if d, ok := viewDeltas[s]; ok {
+			inputs[SourceID(s)] = d
+		}
+	}
+	return inputs
 }
 
 func (a *Actor) discardCaches() {

@@ -144,7 +144,8 @@ func (a *Actor) failedStatuses() []ViewStatus {
 		return nil
 	}
 	for _, rel := range a.snap.Relations() {
-		if f, ok := a.failed[rel.ID]; ok {
+		// NB: a failed view retried (queued again) shows as backfilling.
+		if f, ok := a.failed[rel.ID]; ok && a.backfilling(rel.ID) == nil {
 			out = append(out, ViewStatus{View: rel.ID, Name: rel.Name, Failed: f.reason, FailedCode: f.code})
 		}
 	}

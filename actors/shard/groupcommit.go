@@ -65,9 +65,11 @@ func (a *Actor) beforeMessage(ctx runtime.Context, msg runtime.Message) bool {
 		a.flushPending(ctx)
 	}
 	switch msg.(type) {
-	case Commit, LockRows, CancelLockWait, BreakDeadlock, reportWaits:
+	case Commit, LockRows, CancelLockWait, BreakDeadlock, reportWaits, backfillChunk:
 		// Lock requests observe no rows, so they do not split a group
-		// commit; UnlockRows does flush first (rowlock.go).
+		// commit; UnlockRows does flush first (rowlock.go). A backfill
+		// chunk shows nothing either: the chunk that finishes a view
+		// writes durably, which covers the pending commits before.
 		return false
 	case flushCommits:
 		a.flushScheduled = false
@@ -204,6 +206,9 @@ func (a *Actor) serveWaiting(ctx runtime.Context) {
 		var err error
 		switch m := w.msg.(type) {
 		case Read:
+			if a.holdReadForBackfill(m, "", func() runtime.Deferred { return w.reply }) {
+				continue
+			}
 			r, err = a.read(ctx, m)
 		case Lookup:
 			r, err = a.lookup(m)

@@ -22,8 +22,13 @@ type (
 	// SyncCatalog pushes a catalog: the shard installs (backfilling) every
 	// materialized view of it that the shard lacks and drops the state of
 	// views no longer in it. A catalog older than the shard's is ignored
-	// (never a reason to drop state). → Synced.
-	SyncCatalog struct{ Catalog control.SnapshotValue }
+	// (never a reason to drop state). → Synced, once every backfill of a
+	// view of Catalog has ended (backfill.go), or at once with Background
+	// (a server's startup, which must serve while views backfill).
+	SyncCatalog struct {
+		Catalog    control.SnapshotValue
+		Background bool
+	}
 	// Synced reports the catalog version the shard now runs.
 	Synced struct{ Version uint64 }
 
@@ -103,6 +108,8 @@ type (
 		// CatalogFetches counts the catalogs asked of the control plane
 		// because a message named a newer one (catalog.go).
 		CatalogFetches uint64
+		// BackfillChunks counts the backfill chunks run (backfill.go).
+		BackfillChunks uint64
 	}
 	// ViewStatus is one view's line in SHOW VIEW STATUS.
 	ViewStatus struct {
@@ -117,7 +124,12 @@ type (
 		// the RS code of the error that failed it.
 		Failed     string
 		FailedCode string
-		Nodes      []circuit.NodeStats
+		// Backfill is the state of the view's backfill while it is being
+		// filled ("queued", "reading inputs", "catching up"; "" once it
+		// is maintained), with the input rows fed so far.
+		Backfill         string
+		BackfillRowsRead int64
+		Nodes            []circuit.NodeStats
 	}
 
 	// Subscribe registers a subscription of a view for an edge actor

@@ -118,6 +118,7 @@ func (a *Actor) status() Status {
 		st.Views = append(st.Views, vs)
 	}
 	st.Views = append(st.Views, a.failedStatuses()...)
+	st.Views = append(st.Views, a.backfillStatuses()...)
 	sortViewStatuses(st.Views)
 	return st
 }

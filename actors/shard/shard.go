@@ -42,6 +42,11 @@ type Config struct {
 	// (stores that implement Ticker); 0 disables it. Simulation range:
 	// 1ms..1s.
 	TickEvery time.Duration
+	// BackfillRowsPerChunkMax bounds the input rows one backfill chunk
+	// feeds a view's circuit (backfill.go), so a chunk's batch and its
+	// time holding the shard stay bounded; chunks adapt below it to
+	// backfillChunkTarget. Simulation range: 1..256.
+	BackfillRowsPerChunkMax int
 	// DeadlockDetector receives the shard's row-lock wait-for edges
 	// (deadlock.go); empty means DetectorID.
 	DeadlockDetector runtime.ActorID
@@ -144,6 +149,11 @@ type Actor struct {
 	locks lockTable
 	// catalog follows the control plane's catalog by version (catalog.go).
 	catalog catalogFetch
+	// backfills are the views being filled, in creation order; the first
+	// runs (backfill.go). backfillWaiters are the syncs waiting for them.
+	backfills         []*backfill
+	backfillWaiters   []backfillWaiter
+	backfillScheduled bool
 }
 
 // codecOf returns the row codec of a table (or source).
@@ -176,6 +186,9 @@ func (a *Actor) codecOf(rel *catalog.Relation) (tableCodec, error) {
 func New(cfg Config) runtime.Factory {
 	if cfg.LogEntriesPerStepMax <= 0 {
 		cfg.LogEntriesPerStepMax = logEntriesPerStepDefault
+	}
+	if cfg.BackfillRowsPerChunkMax <= 0 {
+		cfg.BackfillRowsPerChunkMax = backfillRowsPerChunkDefault
 	}
 	if cfg.DeadlockDetector == "" {
 		cfg.DeadlockDetector = DetectorID
@@ -221,6 +234,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			// Keep ticking while poisoned: each tick may retry the reopen.
 			ctx.After(a.cfg.TickEvery, storageTick{})
 			return
+		case backfillChunk:
+			// The reopen queues the backfills again (poison forgot them).
+			a.backfillScheduled = false
+			return
 		case control.SnapshotValue, control.SnapshotUnchanged, error:
 			// NB: the control plane's answer to a catalog fetch is not a
 			// request: answering it would send the control actor an error.
@@ -253,6 +270,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case Commit:
 		a.receiveCommit(ctx, m)
 	case Read:
+		if a.holdReadForBackfill(m, ctx.From(), ctx.Defer) {
+			return
+		}
 		ctx.Reply(a.replyOf(a.read(ctx, m)))
 	case Lookup:
 		// NB: a table that just gained a primary key is re-keyed when its
@@ -293,6 +313,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	case epochTick:
 		a.epochTick(ctx)
+	case backfillChunk:
+		a.receiveBackfillChunk(ctx)
+	case CancelBackfill:
+		a.receiveCancelBackfill(ctx, m)
 	default:
 		a.unexpected(ctx, msg)
 	}
@@ -380,6 +404,7 @@ func (a *Actor) poison(err error) {
 	// Requests waiting for a catalog get the answer every request gets
 	// now (catalog.go).
 	a.failParked(openFailure(err, "shard storage failed"))
+	a.abandonAllBackfills(openFailure(err, "shard storage failed during a view backfill"))
 	if errcode.Has(err, errcode.ShardFenceLost) {
 		// NB: a newer writer owns the store (another process, or an
 		// operator's takeover). Reopening would fence it back, and the two
@@ -465,8 +490,16 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 		return nil, err
 	}
 	a.forgetFailed(snap)
+	// Backfills of views that left the catalog, or changed plan, stop.
+	if err := a.adoptBackfills(ctx, snap, rebuild); err != nil {
+		return nil, err
+	}
 	for _, rel := range snap.Relations() {
 		if rel.Kind != catalog.KindMaterializedView || a.installed(rel.ID) != nil {
+			continue
+		}
+		if a.backfilling(rel.ID) != nil {
+			isFresh[rel.ID] = true
 			continue
 		}
 		marker, stored, err := a.store.Get(viewMarkerKey(rel.ID))
@@ -533,17 +566,14 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			fresh = append(fresh, rel)
 		}
 	}
-	// Installed in creation (= dependency) order, so a view reading a
-	// rebuilt view is backfilled from its new output.
-	sort.SliceStable(fresh, func(i, j int) bool { return objectNumber(fresh[i].ID) < objectNumber(fresh[j].ID) })
-	for _, rel := range fresh {
-		if err := a.install(ctx, snap, rel); err != nil {
-			ctx.Logger().Error("view install failed", "view", rel.Name, "err", err)
-			return nil, err
-		}
-	}
 	if err := a.recordCatalogFloor(snap.Version); err != nil {
 		return nil, err
+	}
+	// Backfilled in creation (= dependency) order, so a view reading a
+	// rebuilt view is backfilled from its new output (backfill.go).
+	sort.SliceStable(fresh, func(i, j int) bool { return objectNumber(fresh[i].ID) < objectNumber(fresh[j].ID) })
+	for _, rel := range fresh {
+		a.queueBackfill(ctx, snap, rel)
 	}
 	a.ready = true
 	synced = true
@@ -592,7 +622,9 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		if !ok {
 			return nil, errcode.New(errcode.UndefinedObject, "view %s reads relation %s, which does not exist", rel.Name, s)
 		}
-		if f, failed := a.failed[s]; failed {
+		// NB: a failed view queued for a backfill again (retried) may
+		// succeed before this view's backfill starts, which checks again.
+		if f, failed := a.failed[s]; failed && a.backfilling(s) == nil {
 			return nil, errcode.New(errcode.ViewBuildFailed, "it reads materialized view %s, which failed: %s", src.Name, f.reason)
 		}
 		// The plan reads the columns the source had when the view was
@@ -603,52 +635,6 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		v.widths[s] = len(src.Columns)
 	}
 	return v, nil
-}
-
-// install builds a view's circuit; if its state is not stored yet, it
-// backfills from the current snapshot of its inputs in one durable batch.
-func (a *Actor) install(ctx runtime.Context, snap *control.Snapshot, rel *catalog.Relation) error {
-	v, err := a.build(snap, rel)
-	if err != nil {
-		a.fail(ctx, rel, err)
-		return nil
-	}
-	// The backfill is bounded in attempts across restarts (backfillbound.go).
-	if ok, err := a.beginBackfill(ctx, rel); err != nil || !ok {
-		return err
-	}
-	{
-		txn := kv.NewTxn(a.store)
-		inputs := map[circuit.SourceID]zset.Batch{}
-		for id, b := range v.constants { //lint:maprange copied into a map keyed the same way
-			inputs[id] = b
-		}
-		for _, s := range v.sources {
-			b, err := a.snapshotOf(txn, s)
-			if err != nil {
-				return err
-			}
-			inputs[SourceID(s)] = v.trim(s, b)
-		}
-		if _, err := v.circuit.Step(txn, inputs); err != nil {
-			v.circuit.DiscardCaches()
-			return a.backfillFailed(ctx, rel, err)
-		}
-		// NB: the marker is the state's format record (format.go), in the
-		// same batch as the state, and so is the end of the attempt count.
-		if err := txn.Put(viewMarkerKey(rel.ID), v.marker()); err != nil {
-			return err
-		}
-		if err := txn.Delete(backfillKey(rel.ID)); err != nil {
-			return err
-		}
-		if err := a.store.Apply(txn.Batch()); err != nil {
-			v.circuit.DiscardCaches()
-			return err
-		}
-		ctx.Logger().Info("view backfilled", "view", rel.Name, "frontier", a.frontier)
-	}
-	return a.addView(v)
 }
 
 // trim cuts rows of a source widened since the view was planned.
@@ -683,7 +669,16 @@ func (a *Actor) dropState(view catalog.ID) error {
 			return err
 		}
 	}
+	// NB: not the backfill attempt record, which counts across the
+	// attempts of one view (backfillbound.go) and goes with DROP.
 	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Delete: true})
+	err := kv.ScanPrefix(a.store, backfillDeltaPrefix(view), func(k, _ []byte) error {
+		b.Ops = append(b.Ops, kv.Op{Key: append([]byte(nil), k...), Delete: true})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	if err := a.dropHistory(&b, view); err != nil {
 		return err
 	}
@@ -714,6 +709,24 @@ func (a *Actor) dropUnknownViewState(snap *control.Snapshot) error {
 		}
 		copy(id.Object[:], k[len(prefix):])
 		if !known[id.Object] {
+			unknown = append(unknown, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// The partial state of an unfinished backfill (backfill.go) goes too
+	// when its view left the catalog; a view still in it drops its own
+	// when its backfill starts again.
+	records := []byte{kv.PrefixShardMeta, metaBackfill}
+	err = kv.ScanPrefix(a.store, records, func(k, _ []byte) error {
+		id := catalog.ID{Namespace: snap.Namespace()}
+		if len(k) != len(records)+len(id.Object) {
+			return corrupt("backfill record key %x", k)
+		}
+		copy(id.Object[:], k[len(records):])
+		if rel, ok := snap.RelationByID(id); (!ok || rel.Kind != catalog.KindMaterializedView) && !known[id.Object] {
 			unknown = append(unknown, id)
 		}
 		return nil
@@ -800,6 +813,9 @@ func (a *Actor) snapshotOf(r kv.Reader, id catalog.ID) (zset.Batch, error) {
 	case catalog.KindMaterializedView:
 		if f, failed := a.failed[id]; failed {
 			return zset.Batch{}, errcode.New(errcode.ViewBuildFailed, "materialized view %s failed: %s", rel.Name, f.reason)
+		}
+		if a.backfilling(id) != nil {
+			return zset.Batch{}, errcode.New(errcode.ShardUnavailable, "materialized view %s is still being filled from its inputs (backfilling); read it once SHOW VIEW STATUS shows it running", rel.Name)
 		}
 		if a.installed(id) == nil {
 			return zset.Batch{}, errcode.New(errcode.ShardUnavailable, "materialized view %s is not installed on this shard yet", rel.Name)

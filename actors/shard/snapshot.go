@@ -1,8 +1,11 @@
 package shard
 
 import (
+	"slices"
+
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -38,6 +41,9 @@ type releaser interface{ Release() }
 type pinnedSnapshot struct {
 	reader kv.Reader
 	epoch  uint64
+	// filling are the views being backfilled at the pin: their state in
+	// the snapshot is partial, so reads of them are refused.
+	filling []catalog.ID
 }
 
 func (a *Actor) openSnapshot(ctx runtime.Context, _ OpenSnapshot) (runtime.Message, error) {
@@ -59,7 +65,11 @@ func (a *Actor) openSnapshot(ctx runtime.Context, _ OpenSnapshot) (runtime.Messa
 		a.snapshots = map[uint64]pinnedSnapshot{}
 	}
 	a.nextSnapshot++
-	a.snapshots[a.nextSnapshot] = pinnedSnapshot{reader: s.Snapshot(), epoch: a.lastEpoch}
+	p := pinnedSnapshot{reader: s.Snapshot(), epoch: a.lastEpoch}
+	for _, b := range a.backfills {
+		p.filling = append(p.filling, b.view.rel.ID)
+	}
+	a.snapshots[a.nextSnapshot] = p
 	return SnapshotOpened{ID: a.nextSnapshot, Epoch: a.lastEpoch}, nil
 }
 
@@ -98,6 +108,13 @@ func (a *Actor) readAt(m Read) (runtime.Message, error) {
 	}
 	res := ReadResult{Frontier: a.snapshots[m.At].epoch}
 	for _, id := range m.Relations {
+		if slices.Contains(a.snapshots[m.At].filling, id) {
+			name := id.String()
+			if rel, ok := a.snap.RelationByID(id); ok {
+				name = rel.Name
+			}
+			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: materialized view %s was still being filled when the transaction's snapshot was taken", name)
+		}
 		b, err := a.snapshotOf(r, id)
 		if err != nil {
 			return nil, err

@@ -97,6 +97,7 @@ func Messages() []runtime.Message {
 		shard.SubscriptionCredit{},
 		shard.SubscriptionUpdate{},
 		shard.SubscriptionEnded{},
+		shard.CancelBackfill{},
 		// Row locks and the deadlock detector (actors/shard rowlock.go,
 		// deadlock.go).
 		shard.LockRows{},

@@ -6,6 +6,7 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/arrange"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
@@ -72,19 +73,49 @@ func ViewErrors(r kv.Reader, view ViewID) (zset.Batch, error) {
 	return readArrangement(r, viewArrangement(view, arrange.KindViewErrors))
 }
 
+// ViewHealthy returns the view's error if it is in the error state (the
+// error ReadView returns), nil otherwise.
+func ViewHealthy(r kv.Reader, view ViewID) error { return viewHealthy(r, view) }
+
+// ViewRowsPrefix is the key prefix of a view's stored output rows: an
+// owner reading them a range at a time (a backfill in chunks) scans keys
+// with this prefix and decodes each entry with DecodeViewEntry.
+func ViewRowsPrefix(view ViewID) []byte {
+	return viewArrangement(view, arrange.KindViewRows).Prefix()
+}
+
+// DecodeViewEntry decodes one stored view output entry: key is the stored
+// key without its prefix (ViewRowsPrefix), so the row's bucket and the
+// row, and value the stored weight.
+func DecodeViewEntry(key, value []byte) (types.Row, int64, error) {
+	if len(key) < partition.BucketBytes {
+		return nil, 0, errcode.New(errcode.ArrangementCorrupt, "view output key %x carries no bucket", key)
+	}
+	return decodeViewEntry(key[partition.BucketBytes:], value)
+}
+
+// decodeViewEntry decodes an entry whose key is the encoded row alone.
+func decodeViewEntry(key, value []byte) (types.Row, int64, error) {
+	row, rest, err := zset.DecodeRow(key)
+	if err != nil || len(rest) != 0 {
+		return nil, 0, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output row")
+	}
+	w, err := decodeViewWeight(value)
+	if err != nil {
+		return nil, 0, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output weight")
+	}
+	return types.Row(row), w, nil
+}
+
 func readArrangement(r kv.Reader, a *arrange.Arrangement) (zset.Batch, error) {
 	var out zset.Batch
 	err := a.Scan(r, func(k, v []byte) error {
-		row, rest, err := zset.DecodeRow(k)
-		if err != nil || len(rest) != 0 {
-			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output row")
-		}
-		w, err := decodeViewWeight(v)
+		row, w, err := decodeViewEntry(k, v)
 		if err != nil {
-			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt view output weight")
+			return err
 		}
 		// NB: Add skips a stored weight of zero (sink.go): absent.
-		out.Add(types.Row(row), w)
+		out.Add(row, w)
 		return nil
 	})
 	return out, err
