@@ -60,7 +60,7 @@ func (s *session) createPostgresSource(ctx context.Context, st *ddl.CreateSource
 	if err != nil {
 		return "", err
 	}
-	if err := s.syncShard(ctx); err != nil {
+	if err := s.syncShard(ctx, true); err != nil {
 		return "", err
 	}
 	if r.Changed != nil {
