@@ -172,3 +172,56 @@ func TestStatementTimeoutStopsBackfill(t *testing.T) {
 		t.Fatalf("big has %d rows (%v)", n, err)
 	}
 }
+
+// TestBackfillProgressSeenFromAnotherSession: a view being filled shows in
+// rockstream_catalog.progress with its phase and the input rows fed so
+// far, and leaves it when its CREATE is canceled.
+func TestBackfillProgressSeenFromAnotherSession(t *testing.T) {
+	srv, conn := backfillServer(t)
+	creator := dialPgx(t, srv.URL)
+	created := make(chan error, 1)
+	go func() {
+		_, err := creator.Exec(context.Background(), slowViewSQL)
+		created <- err
+	}()
+	awaitBackfilling(t, conn, created)
+	progress := func() string {
+		var out []string
+		rows, err := conn.Query(context.Background(), `SELECT kind, relation, phase, rows_done > 0, rows_done <= $1 FROM rockstream_catalog.progress`, slowViewRows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts := make([]string, len(vals))
+			for i, v := range vals {
+				parts[i] = fmt.Sprint(v)
+			}
+			out = append(out, strings.Join(parts, "|"))
+		}
+		return strings.Join(out, "; ")
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		got := progress()
+		if got == "backfill|v|reading inputs|true|true" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rockstream_catalog.progress during the backfill: %q", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := creator.PgConn().CancelRequest(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-created; sqlState(err) != "57014" {
+		t.Fatalf("canceled CREATE: %v", err)
+	}
+	if got := progress(); got != "" {
+		t.Fatalf("rockstream_catalog.progress after the canceled CREATE: %q", got)
+	}
+}

@@ -45,5 +45,5 @@ func viewStatusRow(st shard.Status, v shard.ViewStatus) types.Row {
 
 // viewStats are a view's status line as the system relations show it.
 func viewStats(v shard.ViewStatus) syscat.ViewStats {
-	return syscat.ViewStats{Rows: v.Rows, StateRows: v.StateRows, StateBytes: v.StateBytes, Error: v.Error, Failed: v.Failed, Backfill: v.Backfill}
+	return syscat.ViewStats{Rows: v.Rows, StateRows: v.StateRows, StateBytes: v.StateBytes, Error: v.Error, Failed: v.Failed, Backfill: v.Backfill, BackfillRowsRead: v.BackfillRowsRead}
 }

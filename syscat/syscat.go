@@ -137,8 +137,10 @@ type ViewStats struct {
 	// Failed is why the view could not be built ("" when it runs).
 	Failed string
 	// Backfill is the state of the view's first fill from its inputs
-	// while it runs ("" once the view is maintained).
-	Backfill string
+	// while it runs ("" once the view is maintained); BackfillRowsRead
+	// the input rows it fed so far.
+	Backfill         string
+	BackfillRowsRead int64
 }
 
 // ViewState is a materialized view's state column and its error text:

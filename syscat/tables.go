@@ -169,7 +169,9 @@ func pgTypeName(t types.Type) string {
 	return lower(t.SQLName())
 }
 
-// progressRows is rockstream_catalog.progress: every COPY running now.
+// progressRows is rockstream_catalog.progress: every COPY running now,
+// then every materialized view being filled from its inputs (its phase:
+// queued, reading inputs, catching up; the input rows fed so far).
 func progressRows(env *Env) []types.Row {
 	now := env.Now
 	var out []types.Row
@@ -184,6 +186,11 @@ func progressRows(env *Env) []types.Row {
 		}
 		out = append(out, types.Row{a.PID, "copy", nullIfEmpty(cp.Relation), strings.ToLower(cp.Command), cp.TuplesDone, nil, cp.BytesDone,
 			timestampOrNull(cp.Started), perSecond})
+	}
+	for _, r := range env.Relations {
+		if st := env.Views[r.ID]; r.Kind == catalog.KindMaterializedView && st.Backfill != "" {
+			out = append(out, types.Row{nil, "backfill", r.Name, st.Backfill, st.BackfillRowsRead, nil, nil, nil, nil})
+		}
 	}
 	return out
 }
