@@ -227,6 +227,30 @@ func TestClientsPasswordTLS(t *testing.T) {
 		}
 	})
 
+	t.Run("signal backends", func(t *testing.T) {
+		a, v := connect(t, app), connect(t, viewer)
+		pid := func(c *pgconn.PgConn) string { return scalar(t, c, "SELECT pg_backend_pid()") }
+		appPid, adminPid := pid(a), pid(admin)
+		for _, q := range []struct{ sql, msg string }{
+			{"SELECT pg_cancel_backend(" + appPid + ")", "must be a member of the role whose query is being canceled or member of pg_signal_backend"},
+			{"SELECT pg_terminate_backend(" + appPid + ")", "must be a member of the role whose process is being terminated or member of pg_signal_backend"},
+			{"SELECT pg_cancel_backend(" + adminPid + ")", "must be a superuser to cancel superuser query"},
+			{"SELECT pg_terminate_backend(" + adminPid + ")", "must be a superuser to terminate superuser process"},
+		} {
+			_, err := v.Exec(ctx, q.sql).ReadAll()
+			wantPgError(t, q.sql, err, "42501", q.msg)
+		}
+		if got := scalar(t, v, "SELECT query FROM pg_stat_activity WHERE pid = "+adminPid); got != "<insufficient privilege>" {
+			t.Errorf("another role's statement shown to viewer: %q", got)
+		}
+		// Its own session: the statement cancels itself, as in PostgreSQL.
+		_, err := v.Exec(ctx, "SELECT pg_cancel_backend(pg_backend_pid())").ReadAll()
+		wantPgError(t, "canceling its own statement", err, "57014", "canceling statement due to user request")
+		if got := scalar(t, admin, "SELECT pg_terminate_backend("+appPid+")"); got != "t" {
+			t.Errorf("a superuser terminating another role's session: %s", got)
+		}
+	})
+
 	t.Run("privileges", func(t *testing.T) {
 		c := connect(t, app)
 		denied := func(sql, msg string) {

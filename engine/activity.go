@@ -100,8 +100,15 @@ func (s *session) mayAct(pid int64, verb string) (*gateway.Server, error) {
 		return nil, nil
 	}
 	if s.info.Unprivileged && target.info.User != s.info.User {
-		return nil, errcode.New(errcode.SignalBackendDenied, "permission denied to %s process", verb).
-			WithDetail("Only roles with the SUPERUSER attribute or members of the role whose process is being signaled may %s it.", verb)
+		// PostgreSQL 15's messages (pg_signal_backend).
+		what, whose := "query", "query is being canceled"
+		if verb == "terminate" {
+			what, whose = "process", "process is being terminated"
+		}
+		if !target.info.Unprivileged {
+			return nil, errcode.New(errcode.SignalBackendDenied, "must be a superuser to %s superuser %s", verb, what)
+		}
+		return nil, errcode.New(errcode.SignalBackendDenied, "must be a member of the role whose %s or member of pg_signal_backend", whose)
 	}
 	return gw, nil
 }
