@@ -39,6 +39,10 @@ type session struct {
 	// prepared lists the connection's named prepared statements
 	// (pg_prepared_statements), from the running request.
 	prepared func() []gateway.PreparedStatementInfo
+	// lastStatement are the statement settings last sent to the actor
+	// (startStatement), sentStatement whether any were.
+	lastStatement sessionactor.Statement
+	sentStatement bool
 }
 
 // prepared is the engine's handle of a prepared statement.
@@ -186,7 +190,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	env := s.env(req.Settings, req.Params)
 	env.Sequences = s.sequences(ctx)
 	env.Notify = req.Notify
-	if _, err := s.req(ctx, s.statement(snap, p.stmt)); err != nil {
+	if err := s.startStatement(ctx, snap, p.stmt); err != nil {
 		return nil, err
 	}
 	switch st := p.stmt.(type) {
@@ -200,15 +204,15 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.Insert:
 		return s.insert(ctx, snap, st, env)
 	case *rsql.Update:
-		if _, err := s.req(ctx, sessionactor.LockTable{Table: *st.Table}); err != nil {
+		if err := s.lockKeylessTable(ctx, st.Table); err != nil {
 			return nil, err
 		}
-		return s.retryStale(ctx, func() (gateway.Cursor, error) { return s.update(ctx, snap, st, env) })
+		return s.retryStale(func() (gateway.Cursor, error) { return s.update(ctx, snap, st, env) })
 	case *rsql.Delete:
-		if _, err := s.req(ctx, sessionactor.LockTable{Table: *st.Table}); err != nil {
+		if err := s.lockKeylessTable(ctx, st.Table); err != nil {
 			return nil, err
 		}
-		return s.retryStale(ctx, func() (gateway.Cursor, error) { return s.delete(ctx, snap, st, env, true) })
+		return s.retryStale(func() (gateway.Cursor, error) { return s.delete(ctx, snap, st, env, true) })
 	case *rsql.Truncate:
 		return s.truncate(ctx, snap, st, env)
 	case *rsql.DDL:
@@ -301,6 +305,40 @@ func (s *session) Close() error {
 	}
 	s.e.sessionClosed(s)
 	return nil
+}
+
+// startStatement tells the session actor what it needs to know of the
+// statement: its settings when they changed since the last statement,
+// and for a REPEATABLE READ transaction's first statement that reads or
+// writes data, that the snapshot must be pinned. Otherwise it asks
+// nothing (one round trip less per statement).
+func (s *session) startStatement(ctx context.Context, snap *control.Snapshot, st rsql.Statement) error {
+	m := s.statement(snap, st)
+	pin := m.Data && s.txn.repeatable() && !s.txn.pinned
+	settings := m
+	settings.CatalogVersion, settings.Data = 0, false
+	if !pin && s.sentStatement && settings == s.lastStatement {
+		return nil
+	}
+	if _, err := s.req(ctx, m); err != nil {
+		return err
+	}
+	s.lastStatement, s.sentStatement = settings, true
+	if pin {
+		s.txn.pinned = true
+	}
+	return nil
+}
+
+// lockKeylessTable takes an implicit transaction's lock of a whole table
+// without a primary key before its UPDATE or DELETE reads
+// (actors/session LockTable); other statements ask nothing.
+func (s *session) lockKeylessTable(ctx context.Context, rel *catalog.Relation) error {
+	if s.txn == nil || !s.txnImplicit || rel.Kind != catalog.KindTable || rel.InsertOnly || len(rel.PrimaryKey) > 0 {
+		return nil
+	}
+	_, err := s.req(ctx, sessionactor.LockTable{Table: *rel})
+	return err
 }
 
 // statement is the actor's Statement request for st: whether it reads or

@@ -27,6 +27,8 @@ type txnState struct {
 	// savepoints and the ones statements take internally).
 	marks    int
 	restarts []seqRestart
+	// pinned: a REPEATABLE READ transaction's snapshot was asked for.
+	pinned bool
 }
 
 // repeatable reports whether t runs at REPEATABLE READ.
@@ -108,32 +110,21 @@ const statementRetriesMax = 100
 // the row's lock (READ COMMITTED's re-check; actors/session Lookup).
 var errStaleRead = errors.New("engine: row changed while waiting for its lock") //lint:immutable sentinel error
 
-// retryStale runs an UPDATE or DELETE, running it again (its changes
-// undone) while it finds rows changed under it as it waited for their
-// locks.
-func (s *session) retryStale(ctx context.Context, run func() (gateway.Cursor, error)) (gateway.Cursor, error) {
+// retryStale runs an UPDATE or DELETE, running it again while it finds
+// rows changed under it as it waited for their locks. Nothing of the
+// failed attempt needs undoing: its changes are sent to the session actor
+// only when the statement ends (writer.flush), after the lookup that
+// reported the stale row; what that lookup recorded is the rows' newest
+// committed state, under locks the transaction now holds.
+func (s *session) retryStale(run func() (gateway.Cursor, error)) (gateway.Cursor, error) {
 	for attempt := 0; ; attempt++ {
-		depth, err := s.mark(ctx)
-		if err != nil {
-			return nil, err
-		}
 		cur, err := run()
-		if errors.Is(err, errStaleRead) {
-			if err := s.rollbackTo(ctx, depth); err != nil {
-				return nil, err
-			}
-			if err := s.release(ctx, depth); err != nil {
-				return nil, err
-			}
-			if attempt >= statementRetriesMax {
-				return nil, errcode.New(errcode.RowLockRetriesExhausted, "could not serialize access due to concurrent update")
-			}
-			continue
+		if !errors.Is(err, errStaleRead) {
+			return cur, err
 		}
-		if rerr := s.release(ctx, depth); rerr != nil && err == nil {
-			return nil, rerr
+		if attempt >= statementRetriesMax {
+			return nil, errcode.New(errcode.RowLockRetriesExhausted, "could not serialize access due to concurrent update")
 		}
-		return cur, err
 	}
 }
 
