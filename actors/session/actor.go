@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
@@ -66,13 +67,16 @@ type Actor struct {
 	running bool
 	// asks are the callbacks of the shard requests in flight, by
 	// runtime.Request id.
-	asks    map[uint64]func(ctx runtime.Context, reply runtime.Message)
+	asks    map[uint64]pendingAsk
 	nextAsk uint64
 	// lockWait is the id of the LockRows in flight (0: none); lockTimedOut
 	// says the lock_timeout timer ended it.
 	lockWait     uint64
 	lockTimedOut bool
-	request      queued
+	// lockWaitSerial numbers the row-lock waits (their lock_timeout
+	// timers): a wait asked again keeps its number.
+	lockWaitSerial uint64
+	request        queued
 	// currval holds the last nextval/setval value per sequence this
 	// session saw; lastSequence is the one lastval() reports.
 	currval      map[catalog.ID]int64
@@ -93,15 +97,37 @@ type heldLock struct {
 	key   string
 }
 
-// lockTimeoutFired is the lock_timeout timer of LockRows request ask.
-type lockTimeoutFired struct{ ask uint64 }
+// lockTimeoutFired is the lock_timeout timer of row-lock wait number wait
+// (Actor.lockWaitSerial).
+type lockTimeoutFired struct{ wait uint64 }
+
+// askTimedOut is the timer of shard request ask (shardReplyTimeout).
+type askTimedOut struct{ ask uint64 }
+
+// pendingAsk is a shard request in flight: what runs with its reply, its
+// timer, and for a row-lock request how to send it again (resend).
+type pendingAsk struct {
+	then   func(ctx runtime.Context, reply runtime.Message)
+	timer  runtime.TimerID
+	resend func(ctx runtime.Context)
+}
+
+// shardReplyTimeout bounds the wait for a shard's answer (STYLE.md 10):
+// delivery is at most once, so a request or reply can be lost (in
+// simulation; in the real runtime when a mailbox overflows). Past it a
+// request fails with RS-3100 (a commit's outcome is then unknown, as for
+// any lost reply), and a row-lock wait, which may rightly last longer, is
+// asked again: a repeated LockRows of the same transaction replaces its
+// wait, and is granted at once for keys it holds already. Simulation
+// range: 1s–30s.
+const shardReplyTimeout = 10 * time.Second
 
 // New returns the factory of a session actor. A session's state is not
 // durable: an actor that restarts (its process crashed) starts with no
 // transaction, as a reconnecting client does.
 func New(cfg Config) runtime.Factory {
 	return func() runtime.Actor {
-		return &Actor{cfg: cfg, asks: map[uint64]func(runtime.Context, runtime.Message){}, locksHeld: map[heldLock]struct{}{}}
+		return &Actor{cfg: cfg, asks: map[uint64]pendingAsk{}, locksHeld: map[heldLock]struct{}{}}
 	}
 }
 
@@ -115,14 +141,26 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.endTxn(ctx)
 		return
 	case runtime.Response:
-		then := a.asks[m.ID]
+		p, ok := a.asks[m.ID]
 		delete(a.asks, m.ID)
-		if then == nil {
+		if !ok {
 			return // the answer to a request given up on
 		}
-		then(ctx, m.Msg)
+		ctx.CancelTimer(p.timer)
+		p.then(ctx, m.Msg)
+	case askTimedOut:
+		p, ok := a.asks[m.ask]
+		if !ok {
+			return
+		}
+		delete(a.asks, m.ask)
+		if p.resend != nil {
+			p.resend(ctx)
+			break
+		}
+		p.then(ctx, errcode.New(errcode.ShardUnavailable, "the shard did not answer within %s", shardReplyTimeout))
 	case lockTimeoutFired:
-		if a.lockWait == m.ask {
+		if a.lockWait != 0 && a.lockWaitSerial == m.wait {
 			a.lockTimedOut = true
 			a.send(ctx, a.lockShard(), shard.CancelLockWait{Txn: a.lockTxn})
 		}
@@ -176,7 +214,7 @@ func (a *Actor) finish(reply runtime.Message) {
 func (a *Actor) ask(ctx runtime.Context, to runtime.ActorID, msg runtime.Message, then func(ctx runtime.Context, reply runtime.Message)) uint64 {
 	a.nextAsk++
 	id := a.nextAsk
-	a.asks[id] = then
+	a.asks[id] = pendingAsk{then: then, timer: ctx.After(shardReplyTimeout, askTimedOut{ask: id})}
 	ctx.Send(to, runtime.Request{ID: id, Msg: msg})
 	return id
 }

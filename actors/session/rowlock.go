@@ -68,7 +68,7 @@ func (a *Actor) lockKeys(ctx runtime.Context, rel *catalog.Relation, keys []stri
 	n := min(len(keys), shard.LockKeysPerRequestMax)
 	batch, rest := keys[:n], keys[n:]
 	var timer runtime.TimerID
-	id := a.ask(ctx, a.lockShard(), shard.LockRows{Txn: a.lockTxn, Session: a.backend(), Table: rel.ID, Keys: batch}, func(ctx runtime.Context, reply runtime.Message) {
+	onReply := func(ctx runtime.Context, reply runtime.Message) {
 		a.lockWait = 0
 		ctx.CancelTimer(timer)
 		timedOut := a.lockTimedOut
@@ -84,10 +84,21 @@ func (a *Actor) lockKeys(ctx runtime.Context, rel *catalog.Relation, keys []stri
 			a.locksHeld[heldLock{table: rel.ID, key: k}] = struct{}{}
 		}
 		a.lockKeys(ctx, rel, rest, next)
-	})
-	a.lockWait = id
+	}
+	// send asks for the batch; sent again when no answer came within
+	// shardReplyTimeout (the request or its reply was lost).
+	var send func(ctx runtime.Context)
+	send = func(ctx runtime.Context) {
+		id := a.ask(ctx, a.lockShard(), shard.LockRows{Txn: a.lockTxn, Session: a.backend(), Table: rel.ID, Keys: batch}, onReply)
+		p := a.asks[id]
+		p.resend = send
+		a.asks[id] = p
+		a.lockWait = id
+	}
+	send(ctx)
+	a.lockWaitSerial++
 	if d := a.stmt.LockTimeout; d > 0 {
-		timer = ctx.After(d, lockTimeoutFired{ask: id})
+		timer = ctx.After(d, lockTimeoutFired{wait: a.lockWaitSerial})
 	}
 }
 

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -37,8 +38,8 @@ func TestBackfillCrashesAreBounded(t *testing.T) {
 	h.snap = control.NewSnapshot(ns, 2, table, viewRel)
 	h.start()
 	st := h.ask(GetStatus{}).(Status)
-	if len(st.Views) != 1 || !strings.Contains(st.Views[0].Failed, "failed 3 times") || !strings.Contains(st.Views[0].Failed, "stopped during the backfill") {
-		t.Fatalf("status after the bound: %+v, want the view failed after 3 attempts", st.Views)
+	if len(st.Views) != 1 || !strings.Contains(st.Views[0].Failed, fmt.Sprintf("failed %d times", backfillAttemptsMax)) || !strings.Contains(st.Views[0].Failed, "stopped during the backfill") {
+		t.Fatalf("status after the bound: %+v, want the view failed after backfillAttemptsMax attempts", st.Views)
 	}
 	h.ctx.reply = nil
 	h.actor.Receive(h.ctx, Read{CatalogVersion: 2, Relations: []catalog.ID{viewID}})
