@@ -82,6 +82,20 @@ func awaitBackfilling(t *testing.T, conn *pgx.Conn, created <-chan error) {
 	}
 }
 
+// startSlowCreate runs slowViewSQL in a new session of srv and waits
+// until its backfill shows; the CREATE's outcome arrives on created.
+func startSlowCreate(t *testing.T, srv *enginetest.Server, conn *pgx.Conn) (creator *pgx.Conn, created <-chan error) {
+	t.Helper()
+	creator = dialPgx(t, srv.URL)
+	done := make(chan error, 1)
+	go func() {
+		_, err := creator.Exec(context.Background(), slowViewSQL)
+		done <- err
+	}()
+	awaitBackfilling(t, conn, done)
+	return creator, done
+}
+
 // requireViewGoneAndCreatable checks that a canceled CREATE left nothing
 // behind: no catalog entry, no backfill or failed line, and the same name
 // can be created again.
@@ -114,13 +128,7 @@ func requireViewGoneAndCreatable(t *testing.T, conn *pgx.Conn) {
 // CREATE fails with 57014, the view is gone, and the name is free again.
 func TestBackfillDoesNotBlockCommits(t *testing.T) {
 	srv, conn := backfillServer(t)
-	creator := dialPgx(t, srv.URL)
-	created := make(chan error, 1)
-	go func() {
-		_, err := creator.Exec(context.Background(), slowViewSQL)
-		created <- err
-	}()
-	awaitBackfilling(t, conn, created)
+	creator, created := startSlowCreate(t, srv, conn)
 	for k := 1; k <= 3; k++ {
 		if _, err := conn.Exec(context.Background(), `INSERT INTO other VALUES ($1)`, k); err != nil {
 			t.Fatalf("INSERT during the backfill: %v", err)
@@ -178,13 +186,7 @@ func TestStatementTimeoutStopsBackfill(t *testing.T) {
 // far, and leaves it when its CREATE is canceled.
 func TestBackfillProgressSeenFromAnotherSession(t *testing.T) {
 	srv, conn := backfillServer(t)
-	creator := dialPgx(t, srv.URL)
-	created := make(chan error, 1)
-	go func() {
-		_, err := creator.Exec(context.Background(), slowViewSQL)
-		created <- err
-	}()
-	awaitBackfilling(t, conn, created)
+	creator, created := startSlowCreate(t, srv, conn)
 	progress := func() string {
 		var out []string
 		rows, err := conn.Query(context.Background(), `SELECT kind, relation, phase, rows_done > 0, rows_done <= $1 FROM rockstream_catalog.progress`, slowViewRows)

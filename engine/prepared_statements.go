@@ -7,10 +7,6 @@ import (
 	"github.com/rockstream/rockstream/syscat"
 )
 
-// pgEpochUnixMicros is 2000-01-01 00:00 UTC in Unix microseconds
-// (timestamptz values count from it).
-const pgEpochUnixMicros = 946684800 * 1_000_000
-
 // preparedStatementRows turns the gateway's list of the connection's
 // named statements into pg_prepared_statements rows. RockStream binds a
 // statement once and runs that plan every time, so every execution counts
@@ -23,7 +19,7 @@ func preparedStatementRows(list func() []gateway.PreparedStatementInfo) []syscat
 	infos := list()
 	out := make([]syscat.PreparedStatement, len(infos))
 	for i, p := range infos {
-		out[i] = syscat.PreparedStatement{Name: p.Name, Statement: p.Statement, PrepareTime: p.PrepareTime.UnixMicro() - pgEpochUnixMicros,
+		out[i] = syscat.PreparedStatement{Name: p.Name, Statement: p.Statement, PrepareTime: int64(types.TimestampTZOf(p.PrepareTime)),
 			ParamTypes: p.ParamTypes, FromSQL: p.FromSQL, GenericPlans: p.Executions}
 	}
 	return out

@@ -22,13 +22,8 @@ func (s *session) env(settings *gateway.Settings, params []types.Datum) *expr.En
 	if settings != nil {
 		loc = settings.Location()
 	}
-	now := time.Now()
-	micros := now.UnixMicro() - pgEpochMicros
-	return &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZ(micros), Params: params, Random: rand.Uint64, Backends: s}
+	return &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZOf(time.Now()), Params: params, Random: rand.Uint64, Backends: s}
 }
-
-// pgEpochMicros is 2000-01-01 00:00:00 UTC in Unix microseconds.
-const pgEpochMicros = 946684800 * 1_000_000
 
 // scannedRelations lists the relations a plan reads (plan.ScannedRelations).
 func scannedRelations(n plan.Node) []*catalog.Relation { return plan.ScannedRelations(n) }

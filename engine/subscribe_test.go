@@ -13,8 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/rockstream/rockstream/internal/enginetest"
 )
 
 // change is one subscription row: a change (diff != 0) or a progress row.
@@ -485,7 +483,7 @@ func TestAlterViewRetainHistory(t *testing.T) {
 		t.Fatal("a resume from before the history was kept succeeded")
 	}
 	srv.Stop()
-	srv = server{enginetest.StartServer(t, dir)}
+	srv = startServer(t, dir)
 	rs = connect(t, srv.url())
 	exec(t, rs, "INSERT INTO ah VALUES (5)")
 	if err := resume(srv.url(), kept); err != nil {

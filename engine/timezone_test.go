@@ -2,8 +2,6 @@ package engine_test
 
 import (
 	"testing"
-
-	"github.com/rockstream/rockstream/internal/enginetest"
 )
 
 // TestViewKeepsItsCreatorsTimeZone: a materialized view is maintained in
@@ -33,7 +31,7 @@ func TestViewKeepsItsCreatorsTimeZone(t *testing.T) {
 	// Restart, then change rows from a session in UTC: the views still
 	// compute New York's values (PostgreSQL's oracle session stays there).
 	srv.Stop()
-	srv = server{enginetest.StartServer(t, dir)}
+	srv = startServer(t, dir)
 	o.rs = connect(t, srv.url())
 	o.both("INSERT INTO ev VALUES (6, '2024-12-31 23:30:00+00', 'f')")
 	o.both("DELETE FROM ev WHERE k = 2")

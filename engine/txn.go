@@ -24,7 +24,7 @@ type txnState struct {
 	readOnly  bool
 	isolation gateway.Isolation
 	// marks is the depth of the savepoint stack in the actor (user
-	// savepoints and the ones statements take internally).
+	// savepoints and the one a COPY takes to undo itself on failure).
 	marks    int
 	restarts []seqRestart
 	// pinned: a REPEATABLE READ transaction's snapshot was asked for.
@@ -128,13 +128,8 @@ func (s *session) retryStale(run func() (gateway.Cursor, error)) (gateway.Cursor
 	}
 }
 
-func pkOf(rel *catalog.Relation, row types.Row) types.Row {
-	k := make(types.Row, len(rel.PrimaryKey))
-	for i, c := range rel.PrimaryKey {
-		k[i] = row[c]
-	}
-	return k
-}
+// pkOf is the primary-key values of a row of rel (session.KeyOf).
+func pkOf(rel *catalog.Relation, row types.Row) types.Row { return sessionactor.KeyOf(rel, row) }
 
 // encodePK is the encoded primary key rows are named by in a transaction
 // (sessionactor.EncodeKey).

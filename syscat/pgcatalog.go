@@ -609,14 +609,11 @@ func activityRows(env *Env) []types.Row {
 	return out
 }
 
-// pgEpochUnixMicros is 2000-01-01 00:00:00 UTC in Unix microseconds.
-const pgEpochUnixMicros = 946684800 * 1_000_000
-
 func timestampOrNull(t time.Time) types.Datum {
 	if t.IsZero() {
 		return nil
 	}
-	return types.TimestampTZ(t.UnixMicro() - pgEpochUnixMicros)
+	return types.TimestampTZOf(t)
 }
 
 func nullIfEmpty(s string) types.Datum {

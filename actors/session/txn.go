@@ -105,7 +105,8 @@ func (t *txn) grow(n int) error {
 	return nil
 }
 
-func pkOf(rel *catalog.Relation, row types.Row) types.Row {
+// KeyOf is the primary-key values of a row of rel, in PrimaryKey order.
+func KeyOf(rel *catalog.Relation, row types.Row) types.Row {
 	k := make(types.Row, len(rel.PrimaryKey))
 	for i, c := range rel.PrimaryKey {
 		k[i] = row[c]
@@ -195,7 +196,7 @@ func (t *txn) overlay(id catalog.ID, committed zset.Batch) zset.Batch {
 	out := zset.Batch{}
 	for i, r := range committed.Rows {
 		if len(rel.PrimaryKey) > 0 {
-			if p, ok := tw.rows[EncodeKey(rel, pkOf(rel, r))]; ok && p.changed {
+			if p, ok := tw.rows[EncodeKey(rel, KeyOf(rel, r))]; ok && p.changed {
 				continue
 			}
 		}

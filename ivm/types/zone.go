@@ -70,3 +70,10 @@ func parseFixedZoneOffset(s string) (int, bool) {
 	}
 	return sign * (h*3600 + m*60), true
 }
+
+// unixMicrosAtPGEpoch is 2000-01-01 00:00:00 UTC, where PostgreSQL's
+// timestamps count from, in Unix microseconds.
+const unixMicrosAtPGEpoch = 946684800 * 1_000_000
+
+// TimestampTZOf is the timestamptz of a Go time (microsecond precision).
+func TimestampTZOf(t time.Time) TimestampTZ { return TimestampTZ(t.UnixMicro() - unixMicrosAtPGEpoch) }
