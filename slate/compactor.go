@@ -162,7 +162,7 @@ func (c *Compactor) compact(ctx context.Context, all bool) (bool, error) {
 	if c.failed != nil {
 		return false, c.failed
 	}
-	m, err := latestManifest(ctx, c.store)
+	m, err := openManifest(ctx, c.store)
 	if err != nil {
 		return false, err
 	}

@@ -495,7 +495,7 @@ func (d *DB) RefreshManifest(ctx context.Context) error {
 	if err := d.check(); err != nil {
 		return err
 	}
-	m, err := latestManifest(ctx, d.store)
+	m, err := openManifest(ctx, d.store)
 	if err != nil {
 		return err
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/slate/objstore"
 )
 
@@ -127,5 +129,33 @@ func TestWriteReopenGetScan(t *testing.T) {
 	v, ok, err := d2.Get(ctx, []byte("m"), ReadOptions{})
 	if err != nil || !ok || binary.LittleEndian.Uint64(v) != 12 {
 		t.Fatalf("merge get: %v %v %v", v, ok, err)
+	}
+}
+
+// TestManifestsGoneUnderAnOpenDB: a store emptied under an open database
+// (its directory deleted while the server runs) makes a manifest refresh
+// and GC fail with RS-5002 naming the manifests, never panic.
+func TestManifestsGoneUnderAnOpenDB(t *testing.T) {
+	ctx := context.Background()
+	store := objstore.NewMemory()
+	clock := newTestClock()
+	d, err := Open(ctx, store, "db", testOptions(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := store.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range infos {
+		if err := store.Delete(ctx, o.Key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.RefreshManifest(ctx); !errcode.Has(err, errcode.StorageObjectCorrupt) || !strings.Contains(err.Error(), "manifest/") {
+		t.Fatalf("refresh with every object gone: %v, want RS-5002 naming the manifests", err)
+	}
+	if _, err := d.GC(ctx, clock.now().Add(time.Hour)); err == nil {
+		t.Fatal("GC with every object gone succeeded")
 	}
 }

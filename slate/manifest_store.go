@@ -101,6 +101,18 @@ func latestManifest(ctx context.Context, store objstore.Store) (*Manifest, error
 	return nil, lastErr
 }
 
+// openManifest is latestManifest for a database already open (a writer,
+// compactor or reader refreshing its view): there must be a manifest, so
+// none — the store emptied or deleted under it — is an error naming it,
+// never a nil manifest for the caller to trip over.
+func openManifest(ctx context.Context, store objstore.Store) (*Manifest, error) {
+	m, err := latestManifest(ctx, store)
+	if err == nil && m == nil {
+		return nil, corruptErr("manifest/", "no manifest is left though the database is open (was the store emptied or deleted under the running server?)")
+	}
+	return m, err
+}
+
 // The boundary object's encoding: "RSGB" | u16 format | u64 boundary |
 // u32 crc32c of the 14 bytes before it. Builds before format 1 wrote the
 // number in decimal, which is still read; a damaged format-1 object cannot

@@ -190,7 +190,7 @@ func (r *Reader) Poll(ctx context.Context, now time.Time) error {
 	if r.fixed {
 		return nil
 	}
-	latest, err := latestManifest(ctx, r.store)
+	latest, err := openManifest(ctx, r.store)
 	if err != nil {
 		return err
 	}
