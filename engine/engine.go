@@ -41,6 +41,11 @@ type Config struct {
 	// (actors/subscriber; 0: subscriber.QueueUpdatesMaxDefault). Tests
 	// shrink it to make the queue fill.
 	SubscriberQueueUpdatesMax int
+	// Shards is the number of shards a new store is laid out over (0:
+	// one): the table shard and the view shards (actors/shard/
+	// placement.go), each an actor with its own goroutine and database
+	// under shards/<id>. A store keeps the layout it was created with.
+	Shards int
 }
 
 // Engine is an embedded RockStream: one control plane and one shard in this
@@ -81,11 +86,6 @@ type Engine struct {
 	cdc   map[catalog.ID]*cdcSource
 }
 
-// shardsPerProcess is the number of shards a new store's bucket map
-// places buckets on: one, until sessions route reads and transactions
-// across shards.
-const shardsPerProcess = 1
-
 // Metrics are process-wide counters for /metrics.
 type Metrics struct {
 	Commits      atomic.Uint64
@@ -116,7 +116,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			return storage.Open(ctx, actx.Store(), path, cfg.Storage)
 		}
 	}
-	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval, Shards: shardsPerProcess})); err != nil {
+	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval, Shards: max(1, cfg.Shards)})); err != nil {
 		return nil, err
 	}
 	// The detector before the shards: they report row-lock waits to it.
@@ -172,13 +172,39 @@ func (e *Engine) Close(ctx context.Context) error {
 // Metrics returns the process counters.
 func (e *Engine) Metrics() *Metrics { return &e.metrics }
 
-// Status returns the shard's status (views, frontier, counters).
+// Status returns the shards' status (views, frontier, counters) as one:
+// every shard's views, the table shard's last epoch, the lowest frontier
+// (every view reflects at least it), the counters summed.
 func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
-	m, err := e.ask(ctx, e.homeShard(), shard.GetStatus{})
-	if err != nil {
-		return shard.Status{}, err
+	var out shard.Status
+	for i, id := range e.router.Shards() {
+		m, err := e.ask(ctx, e.router.ActorOf(id), shard.GetStatus{})
+		if err != nil {
+			return shard.Status{}, err
+		}
+		st := m.(shard.Status)
+		if i == 0 {
+			out = st
+			continue
+		}
+		out.Ready = out.Ready && st.Ready
+		out.LastEpoch = max(out.LastEpoch, st.LastEpoch)
+		out.Frontier = min(out.Frontier, st.Frontier)
+		out.CatalogVer = min(out.CatalogVer, st.CatalogVer)
+		out.Views = append(out.Views, st.Views...)
+		if out.LastError == "" {
+			out.LastError = st.LastError
+		}
+		out.Commits += st.Commits
+		out.CommitSyncs += st.CommitSyncs
+		out.EpochSteps += st.EpochSteps
+		out.StepNanos = max(out.StepNanos, st.StepNanos)
+		out.StateWrites += st.StateWrites
+		out.ViewRebuilds += st.ViewRebuilds
+		out.CatalogFetches += st.CatalogFetches
+		out.BackfillChunks += st.BackfillChunks
 	}
-	return m.(shard.Status), nil
+	return out, nil
 }
 
 // Snapshot returns the current catalog.

@@ -197,7 +197,7 @@ type cdcSink struct {
 }
 
 func (k cdcSink) Offset(ctx context.Context) (uint64, error) {
-	m, err := k.e.ask(ctx, k.e.homeShard(), shard.GetSourceOffset{Source: k.source})
+	m, err := k.e.ask(ctx, k.e.tableShard(), shard.GetSourceOffset{Source: k.source})
 	if err != nil {
 		return 0, err
 	}
@@ -209,7 +209,7 @@ func (k cdcSink) Commit(ctx context.Context, writes []shard.RowWrite, lsn uint64
 	if lsn != 0 {
 		c.Offset = &shard.SourceOffset{Source: k.source, Offset: lsn}
 	}
-	if _, err := k.e.ask(ctx, k.e.homeShard(), c); err != nil {
+	if _, err := k.e.ask(ctx, k.e.tableShard(), c); err != nil {
 		k.e.metrics.CommitErrors.Add(1)
 		return err
 	}
@@ -219,7 +219,7 @@ func (k cdcSink) Commit(ctx context.Context, writes []shard.RowWrite, lsn uint64
 }
 
 func (k cdcSink) Lookup(ctx context.Context, table catalog.ID, key types.Row) (types.Row, error) {
-	m, err := k.e.ask(ctx, k.e.homeShard(), shard.Lookup{CatalogVersion: k.catalogVersion, Table: table, Keys: []types.Row{key}})
+	m, err := k.e.ask(ctx, k.e.tableShard(), shard.Lookup{CatalogVersion: k.catalogVersion, Table: table, Keys: []types.Row{key}})
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +231,7 @@ func (k cdcSink) Lookup(ctx context.Context, table catalog.ID, key types.Row) (t
 }
 
 func (k cdcSink) Rows(ctx context.Context, table catalog.ID) ([]types.Row, error) {
-	m, err := k.e.ask(ctx, k.e.homeShard(), shard.Read{CatalogVersion: k.catalogVersion, Relations: []catalog.ID{table}})
+	m, err := k.e.ask(ctx, k.e.tableShard(), shard.Read{CatalogVersion: k.catalogVersion, Relations: []catalog.ID{table}})
 	if err != nil {
 		return nil, err
 	}

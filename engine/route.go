@@ -3,21 +3,22 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
 )
 
 // Addressing shards. Every shard message goes to the actor the router
-// names: requests about keys to the shard owning their bucket,
-// whole-relation requests (reads, snapshots, subscriptions) to the home
-// shard, catalog changes to every shard. The engine serves one shard per
-// process (shard.CheckServable), so all of them name the same actor today.
+// names (actors/shard/placement.go): commits, lookups, locks and table
+// reads to the table shard, a view's reads and subscriptions to its home
+// shard, catalog changes and status to every shard.
 
 // spawnShards takes the bucket map from the catalog the control plane
 // published, refuses one this build cannot serve, and spawns an actor for
@@ -43,8 +44,44 @@ func (e *Engine) spawnShards(snap *control.Snapshot, open func(path string) func
 	return nil
 }
 
-// homeShard is the actor serving whole-relation requests.
-func (e *Engine) homeShard() runtime.ActorID { return e.router.HomeActor() }
+// tableShard is the actor storing every table: commits, lookups and table
+// reads go to it.
+func (e *Engine) tableShard() runtime.ActorID { return e.router.TableActor() }
+
+// viewShard is the actor running materialized view id.
+func (e *Engine) viewShard(snap *control.Snapshot, id catalog.ID) runtime.ActorID {
+	return e.router.HomeActorOf(snap, id)
+}
+
+// homeOfRead is the shard serving every relation of one read; a read of
+// relations served by different shards is refused (RS-3200).
+func (e *Engine) homeOfRead(snap *control.Snapshot, ids []catalog.ID) (partition.ShardID, error) {
+	home, ok := e.router.HomeOfAll(snap, ids)
+	if ok {
+		return home, nil
+	}
+	var names []string
+	for _, id := range ids {
+		if rel, ok := snap.RelationByID(id); ok {
+			names = append(names, fmt.Sprintf("%s (shard %d)", rel.Name, e.router.HomeOf(snap, id)))
+		}
+	}
+	return 0, errcode.New(errcode.CrossShardUnsupported, "one statement cannot read relations served by different shards yet: %s", strings.Join(names, ", "))
+}
+
+// checkPlacement refuses a materialized view reading materialized views
+// that run on different shards (placement.go).
+func (e *Engine) checkPlacement(snap *control.Snapshot, rel *catalog.Relation) error {
+	apart := shard.CheckPlacement(snap, e.router.Map(), rel)
+	if len(apart) == 0 {
+		return nil
+	}
+	var names []string
+	for _, r := range apart {
+		names = append(names, r.Name)
+	}
+	return errcode.New(errcode.CrossShardUnsupported, "materialized view %s reads materialized views that run on different shards (%s)", rel.Name, strings.Join(names, ", "))
+}
 
 // shardOfKeys is the actor storing the rows of table rel with primary-key
 // values keys.

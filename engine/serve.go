@@ -52,6 +52,8 @@ type ServerOptions struct {
 	// MemoryBudgetBytes bounds the process's memory: the Go heap limit and
 	// every slate budget are derived from it (0: DefaultMemoryBudget).
 	MemoryBudgetBytes int64
+	// Shards lays a new store out over this many shards (Config.Shards).
+	Shards int
 	// Takeover claims the storage even from a live holder (holder.go).
 	Takeover bool
 	// Auth is "trust" (the default: every connection is a superuser; only
@@ -314,7 +316,7 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	}
 	debug.SetMemoryLimit(opts.MemoryBudgetBytes)
 	opts.Logger.Info("opening storage", "url", shown, "memory_budget_bytes", opts.MemoryBudgetBytes)
-	eng, err := Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes)})
+	eng, err := Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes), Shards: opts.Shards})
 	if err != nil {
 		return err
 	}

@@ -25,17 +25,18 @@ var subscriberSeq atomic.Uint64
 // The shard sends the updates to an edge actor (actors/subscriber) that
 // owns the bounded queue; the cursor takes them from it.
 func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsql.Subscribe) (gateway.Cursor, error) {
-	cfg := subscriber.Config{Shard: s.e.homeShard(), QueueUpdatesMax: s.e.cfg.SubscriberQueueUpdatesMax}
+	home := s.e.viewShard(snap, st.View.ID)
+	cfg := subscriber.Config{Shard: home, QueueUpdatesMax: s.e.cfg.SubscriberQueueUpdatesMax}
 	edge := runtime.ActorID(fmt.Sprintf("subscriber/%d", subscriberSeq.Add(1)))
 	if err := s.e.rt.Spawn("embedded", edge, subscriber.New(cfg)); err != nil {
 		return nil, errcode.Wrap(errcode.InternalError, err, "starting the subscription")
 	}
-	c := &subscribeCursor{s: s, edge: edge, width: len(st.View.Columns)}
+	c := &subscribeCursor{s: s, edge: edge, home: home, width: len(st.View.Columns)}
 	req := shard.Subscribe{CatalogVersion: snap.Version, View: st.View.ID, WithSnapshot: st.Snapshot, Edge: edge, Through: cfg.Through()}
 	if st.AsOfEpoch >= 0 {
 		req.Resume, req.AsOf = true, uint64(st.AsOfEpoch)
 	}
-	m, err := s.e.ask(ctx, s.e.homeShard(), req)
+	m, err := s.e.ask(ctx, home, req)
 	if err != nil {
 		_ = s.e.rt.Stop(edge)
 		return nil, err
@@ -51,6 +52,7 @@ func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsq
 type subscribeCursor struct {
 	s       *session
 	edge    runtime.ActorID
+	home    runtime.ActorID
 	pending []types.Row
 	width   int
 	// ended is the error that ended the subscription, returned once the
@@ -113,7 +115,7 @@ func (c *subscribeCursor) Close() error {
 		return nil
 	}
 	c.closed = true
-	_, err := c.s.e.ask(context.Background(), c.s.e.homeShard(), shard.Unsubscribe{Edge: c.edge})
+	_, err := c.s.e.ask(context.Background(), c.home, shard.Unsubscribe{Edge: c.edge})
 	if serr := c.s.e.rt.Stop(c.edge); err == nil && serr != nil {
 		err = serr
 	}

@@ -315,12 +315,14 @@ func (a *Actor) checkDepth(depth int) error {
 	return nil
 }
 
-func (a *Actor) home() runtime.ActorID { return a.cfg.Router.HomeActor() }
+// home is the table shard: it stores every row, takes every commit and
+// pins REPEATABLE READ snapshots (shard/placement.go).
+func (a *Actor) home() runtime.ActorID { return a.cfg.Router.TableActor() }
 
 // lockShard is the shard holding the row locks of the rows it stores.
-// NB: with one shard the home shard stores every row; with many, each
+// NB: the table shard stores every row; once tables are partitioned, each
 // key's lock belongs to the owner of its bucket, and a transaction's
-// unlock and cancel go to every shard it locked on (issue D2).
+// unlock and cancel go to every shard it locked on.
 func (a *Actor) lockShard() runtime.ActorID { return a.home() }
 
 // readAt is the pinned snapshot the transaction's reads use (0: the
@@ -368,7 +370,14 @@ func (a *Actor) read(ctx runtime.Context, m Read) {
 	if m := a.stmt; m.WaitForOwn {
 		minEpoch = a.lastWritten
 	}
-	a.ask(ctx, a.home(), shard.Read{CatalogVersion: m.CatalogVersion, Relations: m.Relations, MinEpoch: minEpoch, At: a.statementReadAt()},
+	to := a.cfg.Router.ActorOf(m.Home)
+	if to != a.home() && a.statementReadAt() != 0 {
+		// NB: the snapshot pinned on the table shard does not hold the
+		// view shard's views.
+		a.finish(errcode.New(errcode.CrossShardUnsupported, "a REPEATABLE READ transaction cannot read a materialized view that runs on another shard than the tables"))
+		return
+	}
+	a.ask(ctx, to, shard.Read{CatalogVersion: m.CatalogVersion, Relations: m.Relations, MinEpoch: minEpoch, At: a.statementReadAt()},
 		a.orFail(func(ctx runtime.Context, reply runtime.Message) {
 			res := reply.(shard.ReadResult)
 			for i, id := range m.Relations {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -61,6 +62,11 @@ type (
 		CatalogVersion uint64
 		Relations      []catalog.ID
 		Points         []PointRead
+		// Home is the shard serving every relation of Relations
+		// (shard.Router.HomeOfAll): the table shard for tables, a
+		// materialized view's home shard for it. The zero value is the
+		// first shard, the table shard of every bucket map.
+		Home partition.ShardID
 	}
 
 	// Lookup returns the rows of Table under primary keys Keys as the

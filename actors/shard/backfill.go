@@ -136,6 +136,9 @@ type backfill struct {
 	// the buffer shrinks however fast commits arrive and the backfill
 	// ends.
 	bufferedSinceChunk int
+	// remote is, on a view shard, the export of the view's tables from
+	// the table shard (export.go).
+	remote *remoteInputs
 }
 
 // backfillWaiter is a SyncCatalog waiting for backfills of its views.
@@ -230,6 +233,11 @@ func (a *Actor) receiveBackfillChunk(ctx runtime.Context) {
 	started := b.reader != nil
 	source, resume, scanned, rowsRead := b.source, b.resume, b.scanned, b.rowsRead
 	done, err := a.runBackfillChunk(ctx, b)
+	if err == errBackfillWaiting {
+		// The export's chunks, or the frames up to its epoch, schedule
+		// the next chunk (export.go).
+		return
+	}
 	if err != nil && started && b.rowsPerChunk > 1 && a.openErr == nil && errcode.Has(err, errcode.StepMemoryExceeded) {
 		// A chunk refused for memory is retried smaller (its batch was
 		// not applied): only a single row's work beyond the step bound
@@ -290,8 +298,17 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 	v := b.view
 	first := b.reader == nil
 	if first {
-		if err := a.beginBackfill(ctx, b); err != nil {
+		remote, waiting, err := a.remoteBackfill(ctx, b)
+		if err != nil {
 			return false, err
+		}
+		if waiting {
+			return false, errBackfillWaiting
+		}
+		if !remote {
+			if err := a.beginBackfill(ctx, b); err != nil {
+				return false, err
+			}
 		}
 	}
 	// NB: after beginBackfill, whose epoch steps write the store.
@@ -361,6 +378,9 @@ func nonEmpty(inputs map[circuit.SourceID]zset.Batch) bool {
 	return false
 }
 
+// errBackfillWaiting: the backfill waits for its export (export.go).
+var errBackfillWaiting = errcode.New(errcode.InternalError, "the backfill waits for its input tables")
+
 // errAttemptsUsedUp ends a backfill whose view used up its attempts
 // (countBackfillAttempt failed it).
 var errAttemptsUsedUp = errcode.New(errcode.ViewBuildFailed, "the view's backfill used up its attempts")
@@ -373,6 +393,18 @@ func (a *Actor) beginBackfill(ctx runtime.Context, b *backfill) error {
 	if err := a.stepAll(ctx); err != nil {
 		return err
 	}
+	if err := a.prepareBackfill(ctx, b); err != nil {
+		return err
+	}
+	b.reader, b.release = a.pinInputs()
+	b.from = a.frontier
+	ctx.Logger().Info("view backfill started", "view", b.view.rel.Name, "frontier", b.from)
+	return nil
+}
+
+// prepareBackfill drops the state an unfinished earlier attempt left,
+// counts this attempt and checks the views the view reads.
+func (a *Actor) prepareBackfill(ctx runtime.Context, b *backfill) error {
 	id := b.view.rel.ID
 	if _, left, err := a.store.Get(backfillKey(id)); err != nil {
 		return err
@@ -401,9 +433,6 @@ func (a *Actor) beginBackfill(ctx runtime.Context, b *backfill) error {
 			}
 		}
 	}
-	b.reader, b.release = a.pinInputs()
-	b.from = a.frontier
-	ctx.Logger().Info("view backfill started", "view", b.view.rel.Name, "frontier", b.from)
 	return nil
 }
 
@@ -625,6 +654,9 @@ func decodeBackfillDelta(enc []byte, v *installedView, inputs map[circuit.Source
 func (a *Actor) finishBackfill(ctx runtime.Context, b *backfill) {
 	a.backfills = a.backfills[1:]
 	b.release()
+	if err := a.endStaged(b); err != nil {
+		ctx.Logger().Error("deleting the rows staged for a backfill", "view", b.view.rel.Name, "err", err)
+	}
 	if err := a.addView(b.view); err != nil {
 		ctx.Logger().Error("installing a backfilled view", "view", b.view.rel.Name, "err", err)
 		a.fail(ctx, b.view.rel, err)
@@ -666,6 +698,11 @@ func (a *Actor) abandonBackfill(ctx runtime.Context, i int, why error, keepWaite
 		a.answerBackfillWaiters(b.view.rel.ID, why)
 	}
 	a.answerBackfillReaders(b, why)
+	if a.openErr == nil {
+		if err := a.endStaged(b); err != nil {
+			return err
+		}
+	}
 	if b.reader == nil {
 		return nil
 	}

@@ -104,6 +104,8 @@ func (a *Actor) catalogNeeded(msg runtime.Message) (uint64, bool) {
 		return m.CatalogVersion, true
 	case Subscribe:
 		return m.CatalogVersion, true
+	case ExportRequest:
+		return m.CatalogVersion, true
 	case UnlockRows:
 		// NB: behind a parked Commit of the same transaction (its reply
 		// was lost, so the session unlocks too), the locks must wait for

@@ -16,6 +16,11 @@ import (
 // commit applies a transaction under the next source epoch: table rows and
 // the delta log entry in ONE durable batch, then schedules maintenance.
 func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
+	if !a.isTableShard() {
+		// INVARIANT: sessions route commits to the table shard
+		// (placement.go); a view shard's epochs are the table shard's.
+		return nil, errcode.New(errcode.InternalError, "shard %d stores no tables: a commit was routed to a view shard", a.cfg.ID)
+	}
 	if len(m.Writes) == 0 && m.Offset == nil {
 		return Committed{Epoch: a.lastEpoch}, nil
 	}

@@ -11,7 +11,7 @@ import (
 
 // stepAll runs epoch steps until the frontier reaches the last epoch.
 func (a *Actor) stepAll(ctx runtime.Context) error {
-	for a.frontier < a.lastEpoch {
+	for a.frontier < a.stepTarget() {
 		before := a.frontier
 		if err := a.step(ctx); err != nil {
 			return err
@@ -28,7 +28,7 @@ func (a *Actor) stepAll(ctx runtime.Context) error {
 // every view circuit once on their union, and commits operator state, view
 // outputs, the consumed entries' deletion and the new frontier as ONE batch.
 func (a *Actor) step(ctx runtime.Context) error {
-	if a.frontier >= a.lastEpoch {
+	if a.frontier >= a.stepTarget() {
 		return nil
 	}
 	if a.snap == nil {
@@ -38,7 +38,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 	}
 	start := a.now()
 	txn := kv.NewTxnSized(a.store, a.lastStepWrites)
-	upTo := min(a.lastEpoch, a.frontier+uint64(a.cfg.LogEntriesPerStepMax))
+	upTo := min(a.stepTarget(), a.frontier+uint64(a.cfg.LogEntriesPerStepMax))
 	// NB: one decoder per table accumulates its rows over the step's
 	// entries, in columnar form when every view reading it steps columns.
 	decoders := map[catalog.ID]deltaDecoder{}
@@ -63,6 +63,11 @@ func (a *Actor) step(ctx runtime.Context) error {
 		}
 		if err := decodeLog(v, a.snap.Namespace(), decoderOf); err != nil {
 			return err
+		}
+		if len(a.exchange.out) > 0 {
+			// The view shards may not have it yet: gcExchangedLog
+			// deletes it once they all have (exchange.go).
+			continue
 		}
 		if err := txn.Delete(logKey(e)); err != nil {
 			return err
@@ -141,7 +146,10 @@ func (a *Actor) step(ctx runtime.Context) error {
 	a.stats.StateWrites += uint64(batch.Len())
 	a.stats.StepNanos = a.now() - start
 	a.publish(ctx, prev, outputs)
-	if a.frontier < a.lastEpoch {
+	if err := a.gcExchangedLog(); err != nil {
+		return errcode.Wrap(errcode.ShardUnavailable, err, "collecting the exchanged delta log")
+	}
+	if a.frontier < a.stepTarget() {
 		a.scheduleStep(ctx)
 	}
 	return nil

@@ -23,7 +23,7 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 	if a.mixesTablesAndViews(m.Relations) {
 		target = a.lastEpoch
 	}
-	for a.frontier < target && a.frontier < a.lastEpoch {
+	for a.frontier < target && a.frontier < a.stepTarget() {
 		if err := a.step(ctx); err != nil {
 			return nil, err
 		}

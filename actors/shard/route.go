@@ -16,14 +16,19 @@ func ActorOf(id partition.ShardID) runtime.ActorID {
 	return runtime.ActorID(fmt.Sprintf("shard/%d", id))
 }
 
-// Router addresses shards: it maps a key or bucket to the shard that owns
-// it by the bucket map (spec §7.1), and a shard to its actor. Senders of
-// shard messages route through it rather than naming a shard.
+// Router addresses shards: it maps a relation, key or bucket to the shard
+// that serves it, and a shard to its actor. Senders of shard messages
+// route through it rather than naming a shard.
 //
-// NB: while a process runs one shard, that shard owns every bucket, holds
-// every table and runs every view, so whole-relation requests (reads,
-// snapshots, subscriptions, catalog sync) go to Home. Serving several
-// shards replaces Home with fan-out to Shards.
+// Placement (placement.go): every base table and source is stored on the
+// table shard, the first shard of the map, which takes every commit; each
+// materialized view runs on its home shard, which receives the table
+// shard's committed deltas through the exchange (exchange.go). With one
+// shard both are that shard.
+//
+// NB: table rows keep their bucket in their keys (rows.go), so a later
+// change that partitions tables over the shards moves bucket ranges; the
+// bucket map already places buckets, and view placement uses it.
 type Router struct {
 	buckets partition.Map
 }
@@ -48,107 +53,70 @@ func (r Router) ActorOf(id partition.ShardID) runtime.ActorID { return ActorOf(i
 // OwnerOfBucket is the shard that owns bucket b.
 func (r Router) OwnerOfBucket(b partition.Bucket) partition.ShardID { return r.buckets.Owner(b) }
 
+// TableShard is the shard that stores every table's rows and takes every
+// commit.
+func (r Router) TableShard() partition.ShardID { return TableShardOf(r.buckets) }
+
+// TableActor is the table shard's actor.
+func (r Router) TableActor() runtime.ActorID { return ActorOf(r.TableShard()) }
+
 // OwnerOfKey is the shard that stores the row of table rel with
 // primary-key values key.
 func (r Router) OwnerOfKey(rel *catalog.Relation, key types.Row) partition.ShardID {
-	if home, ok := r.home(); ok {
-		return home // one owner: no need to encode and hash the key
-	}
-	return r.buckets.Owner(BucketOfKey(rel, key))
+	return r.TableShard()
 }
 
-// OwnerOfWrite is the shard that stores the row a write changes: by its
-// primary key, or for a table without one by the row's value.
-//
-// NB: a row of a keyless table stored before an ALTER TABLE ADD COLUMN
-// keeps the bucket of its narrower encoding (BucketOfRow), so a delete by
-// value routed here may find its row on another shard: routing over
-// several shards must send deletes by value to every shard.
+// OwnerOfWrite is the shard that stores the row a write changes.
 func (r Router) OwnerOfWrite(rel *catalog.Relation, w RowWrite) partition.ShardID {
-	if home, ok := r.home(); ok {
-		return home
-	}
-	if len(rel.PrimaryKey) == 0 {
-		row := w.Row
-		if row == nil {
-			row = w.Base
-		}
-		return r.buckets.Owner(BucketOfRow(columnTypes(rel), row))
-	}
-	return r.buckets.Owner(BucketOfKey(rel, keyOfWrite(rel, w)))
+	return r.TableShard()
 }
 
 // OwnerOfKeys is the shard that stores the rows of table rel with
 // primary-key values keys; ok is false when they are on several shards.
-// No keys: the home shard.
 func (r Router) OwnerOfKeys(rel *catalog.Relation, keys []types.Row) (owner partition.ShardID, ok bool) {
-	if home, ok := r.home(); ok {
-		return home, true
-	}
-	if len(keys) == 0 {
-		return r.home()
-	}
-	owner = r.OwnerOfKey(rel, keys[0])
-	for _, k := range keys[1:] {
-		if r.OwnerOfKey(rel, k) != owner {
-			return 0, false
-		}
-	}
-	return owner, true
+	return r.TableShard(), true
 }
 
-// OwnerOfWrites is the shard that stores every row writes change (tables
-// looked up in cat); ok is false when they are on several shards or a
-// table is unknown. No writes: the home shard.
+// OwnerOfWrites is the shard that stores every row writes change; ok is
+// false when they are on several shards.
 func (r Router) OwnerOfWrites(cat catalog.Catalog, writes []RowWrite) (owner partition.ShardID, ok bool) {
-	if home, ok := r.home(); ok {
-		return home, true
-	}
-	if len(writes) == 0 {
-		return r.home()
-	}
-	for i, w := range writes {
-		rel, found := cat.RelationByID(w.Table)
-		if !found {
+	return r.TableShard(), true
+}
+
+// HomeOf is the shard serving relation id of cat: the table shard for a
+// table or source, the home shard for a materialized view (placement.go).
+func (r Router) HomeOf(cat catalog.Catalog, id catalog.ID) partition.ShardID {
+	return HomeOf(cat, r.buckets, id)
+}
+
+// HomeActorOf is the actor of HomeOf.
+func (r Router) HomeActorOf(cat catalog.Catalog, id catalog.ID) runtime.ActorID {
+	return ActorOf(r.HomeOf(cat, id))
+}
+
+// HomeOfAll is the one shard serving every relation of ids; ok is false
+// when they are served by several shards. No relations: the table shard.
+func (r Router) HomeOfAll(cat catalog.Catalog, ids []catalog.ID) (partition.ShardID, bool) {
+	home := r.TableShard()
+	for i, id := range ids {
+		h := r.HomeOf(cat, id)
+		if i > 0 && h != home {
 			return 0, false
 		}
-		s := r.OwnerOfWrite(rel, w)
-		if i > 0 && s != owner {
-			return 0, false
-		}
-		owner = s
+		home = h
 	}
-	return owner, true
+	return home, true
 }
 
-// Home is the shard that serves whole-relation requests: the only shard
-// of the map. ok is false when the map has several shards.
-func (r Router) Home() (partition.ShardID, bool) { return r.home() }
+// shardsMax bounds the shards one bucket map may place buckets on in this
+// build: every shard is an actor of this process.
+const shardsMax = 64
 
-// HomeActor is the actor of the home shard. Only for a map that passed
-// CheckServable: it panics for a map over several shards.
-func (r Router) HomeActor() runtime.ActorID {
-	home, ok := r.home()
-	if !ok {
-		panic("shard: the home shard of a bucket map over several shards")
-	}
-	return ActorOf(home)
-}
-
-func (r Router) home() (partition.ShardID, bool) {
-	if s := r.buckets.Shards(); len(s) == 1 {
-		return s[0], true
-	}
-	return 0, false
-}
-
-// CheckServable refuses a bucket map this build cannot serve: one that
-// places buckets on several shards, which needs cross-shard routing of
-// reads and transactions.
+// CheckServable refuses a bucket map this build cannot serve.
 func CheckServable(m partition.Map) error {
-	if n := len(m.Shards()); n != 1 {
+	if n := len(m.Shards()); n < 1 || n > shardsMax {
 		return errcode.New(errcode.StorageFormatVersionIncompatible,
-			"the stored bucket map (version %d) places buckets on %d shards, and this build serves one shard per process", m.Version, n)
+			"the stored bucket map (version %d) places buckets on %d shards, and this build serves 1 to %d shards per process", m.Version, n, shardsMax)
 	}
 	return nil
 }
@@ -161,8 +129,9 @@ func (a *Actor) checkOwned(b partition.Bucket) error {
 	if !m.Valid() {
 		return errcode.New(errcode.InternalError, "catalog version %d carries no bucket map", a.snap.Version)
 	}
-	if owner := m.Owner(b); owner != a.cfg.ID {
-		return errcode.New(errcode.InternalError, "bucket %d is owned by shard %d under bucket map version %d, not by shard %d: the write was routed by another bucket map", b, owner, m.Version, a.cfg.ID)
+	// NB: every table's buckets are on the table shard (placement.go).
+	if owner := TableShardOf(m); owner != a.cfg.ID {
+		return errcode.New(errcode.InternalError, "bucket %d is stored by shard %d under bucket map version %d, not by shard %d: the write was routed by another bucket map", b, owner, m.Version, a.cfg.ID)
 	}
 	return nil
 }

@@ -154,6 +154,11 @@ type Actor struct {
 	backfills         []*backfill
 	backfillWaiters   []backfillWaiter
 	backfillScheduled bool
+	// exchange moves committed deltas to the view shards (exchange.go),
+	// and export fills their new views (export.go).
+	exchange       exchangeState
+	exports        []*export
+	exportAttempts uint64
 }
 
 // codecOf returns the row codec of a table (or source).
@@ -224,6 +229,8 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case runtime.Stopping:
 		return
 	}
+	// The exchange sends what this message made durable (exchange.go).
+	defer a.afterMessage(ctx)
 	if a.receiveLock(ctx, msg) {
 		return
 	}
@@ -237,6 +244,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		case backfillChunk:
 			// The reopen queues the backfills again (poison forgot them).
 			a.backfillScheduled = false
+			return
+		case exchangeTick:
+			ctx.After(exchangeResendEvery, exchangeTick{})
+			return
+		case ExchangeFrame, ExchangeAck, ExportChunk, ExportAck, exportTick:
+			// The sender resends once this shard is back.
 			return
 		case control.SnapshotValue, control.SnapshotUnchanged, error:
 			// NB: the control plane's answer to a catalog fetch is not a
@@ -270,6 +283,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case Commit:
 		a.receiveCommit(ctx, m)
 	case Read:
+		if a.awaitEpoch(ctx, m) {
+			return
+		}
 		if a.holdReadForBackfill(m, ctx.From(), ctx.Defer) {
 			return
 		}
@@ -317,6 +333,20 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.receiveBackfillChunk(ctx)
 	case CancelBackfill:
 		a.receiveCancelBackfill(ctx, m)
+	case ExchangeFrame:
+		a.receiveExchangeFrame(ctx, m)
+	case ExchangeAck:
+		a.receiveExchangeAck(ctx, m, ctx.From())
+	case exchangeTick:
+		a.receiveExchangeTick(ctx)
+	case ExportRequest:
+		a.receiveExportRequest(ctx, m, ctx.From())
+	case ExportChunk:
+		a.receiveExportChunk(ctx, m)
+	case ExportAck:
+		a.receiveExportAck(ctx, m, ctx.From())
+	case exportTick:
+		a.receiveExportTick(ctx, m)
 	default:
 		a.unexpected(ctx, msg)
 	}
@@ -336,6 +366,8 @@ func (a *Actor) open(ctx runtime.Context) error {
 	}
 	a.store = store
 	a.dropSnapshots()
+	a.exchange.out, a.exchange.logFloor = nil, 0
+	a.dropExports()
 	if a.upgradePending, err = checkShardFormat(ctx, store); err != nil {
 		return err
 	}
@@ -404,6 +436,7 @@ func (a *Actor) poison(err error) {
 	// Requests waiting for a catalog get the answer every request gets
 	// now (catalog.go).
 	a.failParked(openFailure(err, "shard storage failed"))
+	a.failWaitingReads(openFailure(err, "shard storage failed"))
 	a.abandonAllBackfills(openFailure(err, "shard storage failed during a view backfill"))
 	if errcode.Has(err, errcode.ShardFenceLost) {
 		// NB: a newer writer owns the store (another process, or an
@@ -495,7 +528,7 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 		return nil, err
 	}
 	for _, rel := range snap.Relations() {
-		if rel.Kind != catalog.KindMaterializedView || a.installed(rel.ID) != nil {
+		if rel.Kind != catalog.KindMaterializedView || a.installed(rel.ID) != nil || !a.placedHere(snap, rel.ID) {
 			continue
 		}
 		if a.backfilling(rel.ID) != nil {
@@ -542,7 +575,7 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	kept := a.views[:0]
 	var dropped []*installedView
 	for _, v := range a.views {
-		if rel, ok := snap.RelationByID(v.rel.ID); ok && rel.Kind == catalog.KindMaterializedView && !rebuild[v.rel.ID] {
+		if rel, ok := snap.RelationByID(v.rel.ID); ok && rel.Kind == catalog.KindMaterializedView && !rebuild[v.rel.ID] && a.placedHere(snap, rel.ID) {
 			kept = append(kept, v)
 		} else {
 			dropped = append(dropped, v)

@@ -49,7 +49,7 @@ type pinnedSnapshot struct {
 func (a *Actor) openSnapshot(ctx runtime.Context, _ OpenSnapshot) (runtime.Message, error) {
 	// Views reflect the frontier, tables every commit: catch the views up
 	// so both describe the last epoch.
-	for a.frontier < a.lastEpoch {
+	for a.frontier < a.stepTarget() {
 		if err := a.step(ctx); err != nil {
 			return nil, err
 		}

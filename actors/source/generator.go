@@ -212,9 +212,9 @@ func (g *Generator) generate(ctx runtime.Context) {
 }
 
 // shard is the actor the source's rows and offset commit to, together in
-// one batch: the home shard (a source spread over several shards would
+// one batch: the table shard (a source spread over several shards would
 // need an offset per shard).
-func (g *Generator) shard() runtime.ActorID { return g.cfg.Router.HomeActor() }
+func (g *Generator) shard() runtime.ActorID { return g.cfg.Router.TableActor() }
 
 // Row returns row i (1-based) of the source: a pure function of (source, i).
 func (g *Generator) row(i uint64) (types.Row, error) {

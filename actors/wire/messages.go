@@ -98,6 +98,11 @@ func Messages() []runtime.Message {
 		shard.SubscriptionUpdate{},
 		shard.SubscriptionEnded{},
 		shard.CancelBackfill{},
+		shard.ExchangeFrame{},
+		shard.ExchangeAck{},
+		shard.ExportRequest{},
+		shard.ExportChunk{},
+		shard.ExportAck{},
 		// Row locks and the deadlock detector (actors/shard rowlock.go,
 		// deadlock.go).
 		shard.LockRows{},

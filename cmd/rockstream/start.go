@@ -56,6 +56,9 @@ ROCKSTREAM_PASSWORD or --password-file.`,
 				return usageError("--memory-budget: %v", err)
 			}
 			opts.MemoryBudgetBytes = n
+			if opts.Shards < 1 || opts.Shards > 64 {
+				return usageError("--shards must be between 1 and 64, not %d", opts.Shards)
+			}
 			opts.BootstrapPassword = os.Getenv("ROCKSTREAM_PASSWORD")
 			if passwordFile != "" {
 				b, err := os.ReadFile(passwordFile)
@@ -83,5 +86,6 @@ ROCKSTREAM_PASSWORD or --password-file.`,
 	f.StringVar(&opts.TLSKeyFile, "tls-key", envOr("ROCKSTREAM_TLS_KEY", ""), "PEM private key for --tls-cert")
 	f.StringVar(&passwordFile, "password-file", "", "file whose first line is the password of the superuser role rockstream, read on the first start with --auth=password (or set ROCKSTREAM_PASSWORD)")
 	f.StringVar(&logFormat, "log-format", envOr("ROCKSTREAM_LOG_FORMAT", "text"), "log format: text or json")
+	f.IntVar(&opts.Shards, "shards", 1, "shards a new data directory is laid out over: the table shard takes every commit and each materialized view runs on one of the others (1: everything on one shard); a directory keeps the layout it was created with")
 	return cmd
 }

@@ -7,8 +7,11 @@
 package enginetest
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -38,18 +41,43 @@ func StartServer(t testing.TB, storage string) *Server {
 	return s
 }
 
-// Start boots a server over storage; the caller stops it.
+// Start boots a server over storage; the caller stops it. A new store is
+// laid out over ROCKSTREAM_TEST_SHARDS shards (default 1), so every suite
+// can run against several shards: ROCKSTREAM_TEST_SHARDS=3 go test ./...
 func Start(storage string) (*Server, error) {
+	shards, err := Shards()
+	if err != nil {
+		return nil, err
+	}
+	return StartShards(storage, shards)
+}
+
+// StartShards boots a server whose new store has the given shards.
+func StartShards(storage string, shards int) (*Server, error) {
 	run, err := engine.Start(engine.ServerOptions{
 		Storage: storage,
 		Listen:  "127.0.0.1:0",
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Out:     io.Discard,
+		Shards:  shards,
 	}, startTimeout)
 	if err != nil {
 		return nil, err
 	}
 	return &Server{URL: run.URL, run: run}, nil
+}
+
+// Shards is ROCKSTREAM_TEST_SHARDS (1 when unset).
+func Shards() (int, error) {
+	v := os.Getenv("ROCKSTREAM_TEST_SHARDS")
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 64 {
+		return 0, fmt.Errorf("ROCKSTREAM_TEST_SHARDS=%q: want a number of shards from 1 to 64", v)
+	}
+	return n, nil
 }
 
 // Stop shuts the server down gracefully and waits for it; safe to call

@@ -823,7 +823,7 @@ func (r *runner) ensureShards() error {
 }
 
 // home is the shard serving whole-relation requests.
-func (r *runner) home() runtime.ActorID { return r.router.HomeActor() }
+func (r *runner) home() runtime.ActorID { return r.router.TableActor() }
 
 // syncShards makes every shard run r.snap.
 func (r *runner) syncShards() error {

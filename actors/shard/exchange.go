@@ -1,0 +1,359 @@
+package shard
+
+import (
+	"encoding/binary"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/internal/assert"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// The exchange moves committed deltas from the table shard to the view
+// shards (placement.go). Its outbox is the table shard's delta log itself:
+// every commit's entry is written in the commit's own batch, so it is
+// durable before anyone sends it, and the log keeps an entry until every
+// view shard has acknowledged it.
+//
+//	table shard                                   view shard k
+//	commit e (rows + log entry e, durable)
+//	  ──ExchangeFrame{After: s, Through: t, entries (s, t]}──►
+//	                                  entries as its own log entries,
+//	                                  last epoch t: ONE durable batch
+//	  ◄──────────────ExchangeAck{Through: t}──────────
+//	acked_k = t; log entries ≤ min(frontier, every acked) deleted,
+//	with the acks, in one batch (gcExchangedLog)
+//
+// A view shard's log and epochs are the table shard's: its epoch steps
+// consume the entries exactly as the table shard's own steps do, so a view
+// maintained on a view shard goes through the same states as one on the
+// table shard, and the freshness token of a commit (its epoch) means the
+// same on every shard.
+//
+// Loss and restarts: a view shard takes only the frame continuing its last
+// epoch (a repeated one is acknowledged again, one with a gap is ignored);
+// the table shard resends from the last acknowledgement when a resend tick
+// finds no progress, and from the durable acknowledgements after a
+// restart. Credit: at most exchangeFramesInFlight frames of at most
+// exchangeFrameEntriesMax entries are unacknowledged per view shard, so
+// the exchange's memory is bounded however far a view shard falls behind;
+// the rest waits in the table shard's log, in the store.
+type (
+	// ExchangeFrame (table shard → view shard) carries the delta-log
+	// entries of epochs (After, Through], one per epoch, each durable on
+	// the sender.
+	ExchangeFrame struct {
+		After   uint64
+		Through uint64
+		Entries [][]byte
+	}
+	// ExchangeAck (view shard → table shard): every epoch up to Through
+	// is durable on the view shard.
+	ExchangeAck struct{ Through uint64 }
+)
+
+// exchangeTick resends frames whose acknowledgement did not come.
+type exchangeTick struct{}
+
+// Exchange limits. Simulation range: fixed.
+const (
+	exchangeFramesInFlight  = 4
+	exchangeFrameEntriesMax = 256
+	exchangeFrameBytesMax   = 1 << 20
+	exchangeResendEvery     = time.Second
+)
+
+const (
+	metaExchangeAck byte = 'X'
+	metaLogFloor    byte = 'l'
+)
+
+func exchangeAckKey(peer partition.ShardID) []byte {
+	return binary.BigEndian.AppendUint32([]byte{kv.PrefixShardMeta, metaExchangeAck}, uint32(peer))
+}
+
+func logFloorKey() []byte { return []byte{kv.PrefixShardMeta, metaLogFloor} }
+
+// exchangeOut is the table shard's state of one view shard.
+type exchangeOut struct {
+	peer partition.ShardID
+	// acked: every epoch up to it is durable on the peer; sent: frames
+	// up to it are on their way. INVARIANT: acked <= sent <= durableEpoch.
+	acked, sent uint64
+	inFlight    int
+	// ackedAtTick is acked at the last resend tick: no progress since
+	// means a frame or its acknowledgement was lost.
+	ackedAtTick uint64
+}
+
+// exchangeState is the shard's part of the exchange.
+type exchangeState struct {
+	// out are the view shards, by id (table shard only).
+	out []exchangeOut
+	// logFloor: the log entries up to it are deleted (table shard with
+	// view shards only).
+	logFloor uint64
+	// ticking: the resend tick is queued.
+	ticking bool
+	// waitingReads wait on a view shard for the epochs they name.
+	waitingReads []parkedMessage
+}
+
+// isTableShard reports whether the shard stores the tables (true before
+// the shard knows its catalog: a fresh shard's messages wait for one).
+func (a *Actor) isTableShard() bool {
+	if a.snap == nil {
+		return true
+	}
+	m := a.snap.BucketMap()
+	return !m.Valid() || TableShardOf(m) == a.cfg.ID
+}
+
+// exchangePeers makes sure the table shard tracks every other shard of the
+// map, with the acknowledgements stored for it.
+func (a *Actor) exchangePeers(ctx runtime.Context) error {
+	if a.snap == nil || !a.isTableShard() || a.store == nil {
+		return nil
+	}
+	m := a.snap.BucketMap()
+	if !m.Valid() || len(m.Shards()) < 2 || len(a.exchange.out) == len(m.Shards())-1 {
+		return nil
+	}
+	for _, s := range m.Shards() {
+		if s == a.cfg.ID || a.exchangeOutOf(s) != nil {
+			continue
+		}
+		acked, err := getUint64(a.store, exchangeAckKey(s))
+		if err != nil {
+			return err
+		}
+		a.exchange.out = append(a.exchange.out, exchangeOut{peer: s, acked: acked, sent: acked, ackedAtTick: acked})
+	}
+	sort.Slice(a.exchange.out, func(i, j int) bool { return a.exchange.out[i].peer < a.exchange.out[j].peer })
+	floor, err := getUint64(a.store, logFloorKey())
+	if err != nil {
+		return err
+	}
+	a.exchange.logFloor = floor
+	if !a.exchange.ticking {
+		a.exchange.ticking = true
+		ctx.After(exchangeResendEvery, exchangeTick{})
+	}
+	return nil
+}
+
+func (a *Actor) exchangeOutOf(peer partition.ShardID) *exchangeOut {
+	for i := range a.exchange.out {
+		if a.exchange.out[i].peer == peer {
+			return &a.exchange.out[i]
+		}
+	}
+	return nil
+}
+
+// logKeep is the highest epoch every view shard has acknowledged: log
+// entries above it are kept for them (MaxUint64: no view shards).
+func (a *Actor) logKeep() uint64 {
+	keep := uint64(math.MaxUint64)
+	for _, o := range a.exchange.out {
+		keep = min(keep, o.acked)
+	}
+	return keep
+}
+
+// pushFrames sends each view shard the durable epochs it has not been
+// sent, within its credit.
+func (a *Actor) pushFrames(ctx runtime.Context) {
+	if a.openErr != nil || len(a.exchange.out) == 0 {
+		return
+	}
+	for i := range a.exchange.out {
+		o := &a.exchange.out[i]
+		for o.inFlight < exchangeFramesInFlight && o.sent < a.durableEpoch {
+			f := ExchangeFrame{After: o.sent}
+			bytes := 0
+			for e := o.sent + 1; e <= a.durableEpoch && len(f.Entries) < exchangeFrameEntriesMax && (bytes < exchangeFrameBytesMax || len(f.Entries) == 0); e++ {
+				v, ok, err := a.store.Get(logKey(e))
+				if err != nil {
+					ctx.Logger().Error("reading the delta log for the exchange", "epoch", e, "err", err)
+					return
+				}
+				// INVARIANT: an entry is kept until every view shard
+				// acknowledged it, and it is durable up to durableEpoch.
+				assert.That(ok, "delta log entry %d for shard %d is missing (acked %d, floor %d)", e, o.peer, o.acked, a.exchange.logFloor)
+				f.Entries = append(f.Entries, v)
+				f.Through = e
+				bytes += len(v)
+			}
+			ctx.Send(ActorOf(o.peer), f)
+			o.sent = f.Through
+			o.inFlight++
+		}
+	}
+}
+
+// receiveExchangeAck records a view shard's acknowledgement, collects the
+// log entries every view shard has, and sends more.
+func (a *Actor) receiveExchangeAck(ctx runtime.Context, m ExchangeAck, from runtime.ActorID) {
+	for i := range a.exchange.out {
+		o := &a.exchange.out[i]
+		if ActorOf(o.peer) != from {
+			continue
+		}
+		if o.inFlight > 0 {
+			o.inFlight--
+		}
+		if m.Through > o.acked {
+			o.acked = min(m.Through, o.sent)
+		}
+	}
+	if err := a.gcExchangedLog(); err != nil {
+		ctx.Logger().Error("collecting exchanged delta-log entries", "err", err)
+	}
+	a.pushFrames(ctx)
+}
+
+// gcExchangedLog deletes the log entries that the table shard's own views
+// consumed and every view shard acknowledged, with the acknowledgements,
+// in one batch (a lost batch deletes them again later).
+func (a *Actor) gcExchangedLog() error {
+	if len(a.exchange.out) == 0 || a.openErr != nil {
+		return nil
+	}
+	upTo := min(a.frontier, a.logKeep())
+	if upTo <= a.exchange.logFloor {
+		return nil
+	}
+	txn := kv.NewTxn(a.store)
+	for e := a.exchange.logFloor + 1; e <= upTo; e++ {
+		if err := txn.Delete(logKey(e)); err != nil {
+			return err
+		}
+	}
+	for _, o := range a.exchange.out {
+		if err := putUint64(txn, exchangeAckKey(o.peer), o.acked); err != nil {
+			return err
+		}
+	}
+	if err := putUint64(txn, logFloorKey(), upTo); err != nil {
+		return err
+	}
+	if err := a.applyNoWait(txn.Batch()); err != nil {
+		a.poison(err)
+		return err
+	}
+	a.exchange.logFloor = upTo
+	return nil
+}
+
+// receiveExchangeTick resends to every view shard whose acknowledgements
+// made no progress since the last tick.
+func (a *Actor) receiveExchangeTick(ctx runtime.Context) {
+	for i := range a.exchange.out {
+		o := &a.exchange.out[i]
+		if o.sent > o.acked && o.acked == o.ackedAtTick {
+			o.sent, o.inFlight = o.acked, 0
+		}
+		o.ackedAtTick = o.acked
+	}
+	a.pushFrames(ctx)
+	ctx.After(exchangeResendEvery, exchangeTick{})
+}
+
+// receiveExchangeFrame takes the frame continuing the view shard's last
+// epoch: its entries become the shard's log entries, durable, before the
+// acknowledgement.
+func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
+	if a.isTableShard() {
+		ctx.Logger().Error("the table shard got an exchange frame", "from", ctx.From())
+		return
+	}
+	if m.Through <= a.lastEpoch {
+		ctx.Send(ctx.From(), ExchangeAck{Through: a.lastEpoch})
+		return
+	}
+	if m.After > a.lastEpoch || int(m.Through-m.After) != len(m.Entries) {
+		// A gap (a frame lost): the sender resends from its last
+		// acknowledgement.
+		return
+	}
+	txn := kv.NewTxn(a.store)
+	for i, e := range m.Entries {
+		epoch := m.After + 1 + uint64(i)
+		if epoch <= a.lastEpoch {
+			continue
+		}
+		if err := txn.Put(logKey(epoch), e); err != nil {
+			ctx.Logger().Error("taking an exchange frame", "err", err)
+			return
+		}
+	}
+	if err := putUint64(txn, lastEpochKey(), m.Through); err != nil {
+		ctx.Logger().Error("taking an exchange frame", "err", err)
+		return
+	}
+	if err := a.store.Apply(txn.Batch()); err != nil {
+		a.poison(err)
+		return
+	}
+	a.lastEpoch = m.Through
+	a.durableEpoch = m.Through
+	a.durableFrontier = a.frontier
+	ctx.Send(ctx.From(), ExchangeAck{Through: m.Through})
+	a.scheduleStep(ctx)
+	if len(a.backfills) > 0 && a.backfills[0].remote != nil && a.backfills[0].remote.done && a.backfills[0].reader == nil {
+		a.scheduleBackfill(ctx) // it waits for the frontier to reach its export's epoch
+	}
+	a.replayWaitingReads(ctx)
+}
+
+// awaitEpoch parks a Read on a view shard that has not received the epoch
+// it must reflect; it reports whether it did.
+func (a *Actor) awaitEpoch(ctx runtime.Context, m Read) bool {
+	if a.isTableShard() || m.At != 0 || m.MinEpoch <= a.stepTarget() {
+		return false
+	}
+	a.exchange.waitingReads = append(a.exchange.waitingReads, parkedMessage{msg: m, from: ctx.From(), reply: ctx.Defer()})
+	return true
+}
+
+func (a *Actor) replayWaitingReads(ctx runtime.Context) {
+	waiting := a.exchange.waitingReads
+	a.exchange.waitingReads = nil
+	for _, p := range waiting {
+		a.Receive(replayContext{Context: ctx, from: p.from, reply: p.reply}, p.msg)
+	}
+}
+
+// failWaitingReads answers the parked reads with err (the shard stopped).
+func (a *Actor) failWaitingReads(err error) {
+	waiting := a.exchange.waitingReads
+	a.exchange.waitingReads = nil
+	for _, p := range waiting {
+		p.reply.Reply(err)
+	}
+}
+
+// placedHere reports whether view id of snap runs on this shard.
+func (a *Actor) placedHere(snap *control.Snapshot, id catalog.ID) bool {
+	m := snap.BucketMap()
+	return !m.Valid() || HomeOf(snap, m, id) == a.cfg.ID
+}
+
+// afterMessage runs after every message: the table shard sends what the
+// message made durable.
+func (a *Actor) afterMessage(ctx runtime.Context) {
+	if a.openErr != nil || a.snap == nil {
+		return
+	}
+	if err := a.exchangePeers(ctx); err != nil {
+		ctx.Logger().Error("loading the exchange's acknowledgements", "err", err)
+		return
+	}
+	a.pushFrames(ctx)
+}

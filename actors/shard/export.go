@@ -1,0 +1,381 @@
+package shard
+
+import (
+	"time"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/internal/assert"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/runtime"
+)
+
+// An export fills a view on a view shard (placement.go) from the tables on
+// the table shard. The view shard's backfill (backfill.go) asks for its
+// input tables; the table shard makes its commits durable, pins a snapshot
+// at its last epoch E and streams the tables' stored rows, one chunk per
+// acknowledgement (so at most one chunk per export is in memory). The view
+// shard stages the rows under the same keys in its own store, which holds
+// no tables of its own, steps its other views up to exactly E, pins, and
+// backfills from the staged rows as the table shard would from its own;
+// the epochs after E arrive through the exchange and are buffered for the
+// view meanwhile, as for any backfill. The staged rows are deleted when the
+// backfill ends.
+//
+//	view shard                         table shard
+//	ExportRequest{view, tables, attempt} ──►  sync; pin at E
+//	  ◄── ExportChunk{E, seq 1, rows}
+//	stage rows; ExportAck{seq 1} ──►
+//	  ◄── ExportChunk{E, seq 2, rows, Last}
+//	stage; step others to E; pin; backfill as usual
+//
+// Until the first chunk names E, the view shard steps nothing (it does not
+// know where E is), and reads that need later epochs wait. A chunk that
+// does not continue the current attempt is ignored; an attempt without
+// progress for exportTimeout starts again.
+type (
+	// ExportRequest (view shard → table shard) asks for the stored rows
+	// of Tables, for the backfill of View. → ExportChunk messages.
+	ExportRequest struct {
+		CatalogVersion uint64
+		View           catalog.ID
+		Tables         []catalog.ID
+		Attempt        uint64
+	}
+	// ExportChunk (table shard → view shard) carries stored table rows
+	// (keys and values as the table shard stores them) as of Epoch.
+	ExportChunk struct {
+		View    catalog.ID
+		Attempt uint64
+		Epoch   uint64
+		Seq     uint64
+		Keys    [][]byte
+		Values  [][]byte
+		Last    bool
+	}
+	// ExportAck (view shard → table shard): chunk Seq is staged; send the
+	// next.
+	ExportAck struct {
+		View    catalog.ID
+		Attempt uint64
+		Seq     uint64
+	}
+)
+
+// exportTick checks an attempt's progress on the view shard.
+type exportTick struct {
+	View    catalog.ID
+	Attempt uint64
+}
+
+// Export limits. Simulation range: fixed.
+const (
+	exportChunkRowsMax  = 4096
+	exportChunkBytesMax = 1 << 20
+	exportTimeout       = 10 * time.Second
+)
+
+// export is the table shard's state of one export.
+type export struct {
+	to      runtime.ActorID
+	view    catalog.ID
+	attempt uint64
+	epoch   uint64
+	reader  kv.Reader
+	release func()
+	tables  []catalog.ID
+	table   int
+	resume  []byte
+	seq     uint64
+}
+
+// remoteInputs is a view shard's backfill's state of its export.
+type remoteInputs struct {
+	attempt uint64
+	tables  []catalog.ID
+	// epoch is the export's epoch, known from the first chunk.
+	epoch uint64
+	known bool
+	seq   uint64
+	done  bool
+	// seqAtTick is seq at the last exportTick: no progress since means
+	// the attempt is lost.
+	seqAtTick uint64
+}
+
+func (a *Actor) dropExports() {
+	for _, x := range a.exports {
+		x.release()
+	}
+	a.exports = nil
+}
+
+// receiveExportRequest starts an export (replacing an earlier attempt for
+// the same view shard and view).
+func (a *Actor) receiveExportRequest(ctx runtime.Context, m ExportRequest, from runtime.ActorID) {
+	if !a.isTableShard() {
+		ctx.Logger().Error("a view shard got an export request", "from", from)
+		return
+	}
+	for i, x := range a.exports {
+		if x.to == from && x.view == m.View {
+			x.release()
+			a.exports = append(a.exports[:i], a.exports[i+1:]...)
+			break
+		}
+	}
+	// The rows exported must be durable: a view shard must never show
+	// an epoch a crash of the table shard can take back.
+	if s, ok := a.store.(Syncer); ok && a.durableEpoch < a.lastEpoch {
+		if err := s.Sync(); err != nil {
+			a.poison(err)
+			return
+		}
+		a.durableEpoch = a.lastEpoch
+		a.durableFrontier = a.frontier
+	}
+	reader, release := a.pinInputs()
+	x := &export{to: from, view: m.View, attempt: m.Attempt, epoch: a.lastEpoch, reader: reader, release: release, tables: m.Tables}
+	a.exports = append(a.exports, x)
+	ctx.Logger().Info("exporting tables for a view backfill", "view", m.View, "to", from, "epoch", x.epoch)
+	a.sendExportChunk(ctx, x)
+}
+
+// sendExportChunk sends export x's next chunk; the last one ends it.
+func (a *Actor) sendExportChunk(ctx runtime.Context, x *export) {
+	c := ExportChunk{View: x.view, Attempt: x.attempt, Epoch: x.epoch}
+	bytes := 0
+	for x.table < len(x.tables) {
+		prefix := tablePrefix(x.tables[x.table])
+		start := x.resume
+		if start == nil {
+			start = prefix
+		}
+		var next []byte
+		err := x.reader.Scan(start, kv.PrefixEnd(prefix), func(k, v []byte) error {
+			if len(c.Keys) >= exportChunkRowsMax || bytes >= exportChunkBytesMax {
+				next = append([]byte(nil), k...)
+				return kv.ErrStop
+			}
+			c.Keys = append(c.Keys, append([]byte(nil), k...))
+			c.Values = append(c.Values, append([]byte(nil), v...))
+			bytes += len(k) + len(v)
+			return nil
+		})
+		if err != nil {
+			ctx.Logger().Error("reading tables for an export", "view", x.view, "err", err)
+			a.endExport(x)
+			return
+		}
+		if next != nil {
+			x.resume = next
+			break
+		}
+		x.table, x.resume = x.table+1, nil
+	}
+	x.seq++
+	c.Seq = x.seq
+	c.Last = x.table >= len(x.tables)
+	ctx.Send(x.to, c)
+	if c.Last {
+		a.endExport(x)
+	}
+}
+
+func (a *Actor) endExport(x *export) {
+	for i, y := range a.exports {
+		if y == x {
+			x.release()
+			a.exports = append(a.exports[:i], a.exports[i+1:]...)
+			return
+		}
+	}
+}
+
+func (a *Actor) receiveExportAck(ctx runtime.Context, m ExportAck, from runtime.ActorID) {
+	for _, x := range a.exports {
+		if x.to == from && x.view == m.View && x.attempt == m.Attempt && x.seq == m.Seq {
+			a.sendExportChunk(ctx, x)
+			return
+		}
+	}
+}
+
+// tableSources are the tables (and sources) of a view's inputs.
+func (a *Actor) tableSources(v *installedView) []catalog.ID {
+	var ids []catalog.ID
+	for _, s := range v.sources {
+		if rel, ok := a.snap.RelationByID(s); ok && rel.Kind != catalog.KindMaterializedView {
+			ids = append(ids, s)
+		}
+	}
+	return ids
+}
+
+// remoteBackfill runs on a view shard before a backfill's first chunk:
+// it starts the export of the view's tables, and once they are staged and
+// the frontier is at the export's epoch, it pins the inputs. remote
+// reports that the view shard's flow applies (the inputs are pinned when
+// waiting is false); waiting, that the backfill waits for the export or
+// for frames.
+func (a *Actor) remoteBackfill(ctx runtime.Context, b *backfill) (remote, waiting bool, err error) {
+	if a.isTableShard() {
+		return false, false, nil
+	}
+	tables := a.tableSources(b.view)
+	if len(tables) == 0 && b.remote == nil {
+		return false, false, nil
+	}
+	if b.remote == nil {
+		if err := a.prepareBackfill(ctx, b); err != nil {
+			return true, false, err
+		}
+		if err := a.startExport(ctx, b, tables); err != nil {
+			return true, false, err
+		}
+		return true, true, nil
+	}
+	r := b.remote
+	if !r.done {
+		return true, true, nil
+	}
+	for a.frontier < r.epoch && a.frontier < a.stepTarget() {
+		before := a.frontier
+		if err := a.step(ctx); err != nil {
+			return true, false, err
+		}
+		if a.frontier <= before {
+			return true, false, errcode.New(errcode.InternalError, "epoch step made no progress at frontier %d", before)
+		}
+	}
+	if a.frontier < r.epoch {
+		return true, true, nil // the frames up to the epoch are on their way
+	}
+	// INVARIANT: steps stop at the export's epoch (stepTarget).
+	assert.That(a.frontier == r.epoch, "view shard frontier %d passed the export's epoch %d", a.frontier, r.epoch)
+	b.reader, b.release = a.pinInputs()
+	b.from = a.frontier
+	ctx.Logger().Info("view backfill started from exported tables", "view", b.view.rel.Name, "frontier", b.from)
+	a.replayWaitingReads(ctx)
+	return true, false, nil
+}
+
+// startExport clears rows staged by an earlier attempt and asks the table
+// shard for the tables.
+func (a *Actor) startExport(ctx runtime.Context, b *backfill, tables []catalog.ID) error {
+	if err := a.clearStaged(tables); err != nil {
+		return err
+	}
+	if a.exportAttempts == 0 {
+		// NB: attempts of an earlier run of this shard are told apart
+		// from this run's by starting at the clock.
+		a.exportAttempts = uint64(ctx.Now().UnixNano())
+	}
+	a.exportAttempts++
+	b.remote = &remoteInputs{attempt: a.exportAttempts, tables: tables}
+	m := a.snap.BucketMap()
+	ctx.Send(ActorOf(TableShardOf(m)), ExportRequest{CatalogVersion: a.snap.Version, View: b.view.rel.ID, Tables: tables, Attempt: b.remote.attempt})
+	ctx.After(exportTimeout, exportTick{View: b.view.rel.ID, Attempt: b.remote.attempt})
+	return nil
+}
+
+// clearStaged deletes staged table rows (a view shard stores no tables of
+// its own, so every table row it holds is staged).
+func (a *Actor) clearStaged(tables []catalog.ID) error {
+	for _, t := range tables {
+		prefix := tablePrefix(t)
+		for {
+			txn := kv.NewTxn(a.store)
+			n := 0
+			err := a.store.Scan(prefix, kv.PrefixEnd(prefix), func(k, _ []byte) error {
+				if n >= exportChunkRowsMax {
+					return kv.ErrStop
+				}
+				n++
+				return txn.Delete(append([]byte(nil), k...))
+			})
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				break
+			}
+			if err := a.applyNoWait(txn.Batch()); err != nil {
+				a.poison(err)
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// receiveExportChunk stages a chunk of the current attempt.
+func (a *Actor) receiveExportChunk(ctx runtime.Context, m ExportChunk) {
+	b := a.backfilling(m.View)
+	if b == nil || b.remote == nil || b.remote.attempt != m.Attempt || m.Seq != b.remote.seq+1 || b.remote.done {
+		return
+	}
+	txn := kv.NewTxn(a.store)
+	for i, k := range m.Keys {
+		if err := txn.Put(k, m.Values[i]); err != nil {
+			ctx.Logger().Error("staging exported rows", "err", err)
+			return
+		}
+	}
+	if err := a.applyNoWait(txn.Batch()); err != nil {
+		a.poison(err)
+		return
+	}
+	b.remote.epoch, b.remote.known, b.remote.seq = m.Epoch, true, m.Seq
+	b.rowsRead += int64(len(m.Keys))
+	if m.Last {
+		b.remote.done = true
+		a.scheduleBackfill(ctx)
+		return
+	}
+	ctx.Send(ctx.From(), ExportAck{View: m.View, Attempt: m.Attempt, Seq: m.Seq})
+}
+
+// receiveExportTick starts an attempt again when it made no progress.
+func (a *Actor) receiveExportTick(ctx runtime.Context, m exportTick) {
+	b := a.backfilling(m.View)
+	if b == nil || b.remote == nil || b.remote.attempt != m.Attempt || b.remote.done {
+		return
+	}
+	if b.remote.seq != b.remote.seqAtTick {
+		b.remote.seqAtTick = b.remote.seq
+		ctx.After(exportTimeout, m)
+		return
+	}
+	ctx.Logger().Info("an export made no progress: asking again", "view", b.view.rel.Name)
+	b.rowsRead = 0
+	if err := a.startExport(ctx, b, b.remote.tables); err != nil {
+		ctx.Logger().Error("restarting an export", "view", b.view.rel.Name, "err", err)
+	}
+}
+
+// stepTarget is the epoch steps may reach: the last epoch, except on a
+// view shard whose running backfill waits for an export, where the steps
+// stop at the export's epoch (or, before it is known, where they are), so
+// the pinned inputs and the frontier describe one epoch.
+func (a *Actor) stepTarget() uint64 {
+	if len(a.backfills) > 0 {
+		if b := a.backfills[0]; b.remote != nil && b.reader == nil {
+			if !b.remote.known {
+				return a.frontier
+			}
+			return min(a.lastEpoch, max(a.frontier, b.remote.epoch))
+		}
+	}
+	return a.lastEpoch
+}
+
+// endStaged deletes a finished or abandoned backfill's staged rows.
+func (a *Actor) endStaged(b *backfill) error {
+	if b.remote == nil {
+		return nil
+	}
+	tables := b.remote.tables
+	b.remote = nil
+	return a.clearStaged(tables)
+}
