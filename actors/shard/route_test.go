@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/rockstream/rockstream/actors/control"
-	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/partition"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
