@@ -196,9 +196,6 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 			return err
 		}
 		rel.Pinned = pinnedRelations(rec.Reached)
-		if err := s.e.checkPlacement(snap, rel); err != nil {
-			return err
-		}
 	} else {
 		rel.Kind = catalog.KindView
 		rel.Columns = catalogColumns(d.Columns, st.ColumnNames)

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
@@ -53,34 +52,16 @@ func (e *Engine) viewShard(snap *control.Snapshot, id catalog.ID) runtime.ActorI
 	return e.router.HomeActorOf(snap, id)
 }
 
-// homeOfRead is the shard serving every relation of one read; a read of
-// relations served by different shards is refused (RS-3200).
-func (e *Engine) homeOfRead(snap *control.Snapshot, ids []catalog.ID) (partition.ShardID, error) {
-	home, ok := e.router.HomeOfAll(snap, ids)
-	if ok {
-		return home, nil
-	}
-	var names []string
-	for _, id := range ids {
-		if rel, ok := snap.RelationByID(id); ok {
-			names = append(names, fmt.Sprintf("%s (shard %d)", rel.Name, e.router.HomeOf(snap, id)))
-		}
-	}
-	return 0, errcode.New(errcode.CrossShardUnsupported, "one statement cannot read relations served by different shards yet: %s", strings.Join(names, ", "))
-}
-
-// checkPlacement refuses a materialized view reading materialized views
-// that run on different shards (placement.go).
-func (e *Engine) checkPlacement(snap *control.Snapshot, rel *catalog.Relation) error {
-	apart := shard.CheckPlacement(snap, e.router.Map(), rel)
-	if len(apart) == 0 {
+// homesOfRead are the shards serving the relations of one read, one each.
+func (e *Engine) homesOfRead(snap *control.Snapshot, ids []catalog.ID) []partition.ShardID {
+	if len(e.router.Shards()) == 1 {
 		return nil
 	}
-	var names []string
-	for _, r := range apart {
-		names = append(names, r.Name)
+	homes := make([]partition.ShardID, len(ids))
+	for i, id := range ids {
+		homes[i] = e.router.HomeOf(snap, id)
 	}
-	return errcode.New(errcode.CrossShardUnsupported, "materialized view %s reads materialized views that run on different shards (%s)", rel.Name, strings.Join(names, ", "))
+	return homes
 }
 
 // shardOfKeys is the actor storing the rows of table rel with primary-key

@@ -425,11 +425,7 @@ func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, 
 	// REPEATABLE READ snapshot, or the newest after the session's own
 	// last commit) and overlays the transaction's writes.
 	req.CatalogVersion = snap.Version
-	home, err := s.e.homeOfRead(snap, req.Relations)
-	if err != nil {
-		return nil, err
-	}
-	req.Home = home
+	req.Homes = s.e.homesOfRead(snap, req.Relations)
 	m, err := s.req(ctx, req)
 	if err != nil {
 		return nil, err

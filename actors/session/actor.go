@@ -370,20 +370,87 @@ func (a *Actor) read(ctx runtime.Context, m Read) {
 	if m := a.stmt; m.WaitForOwn {
 		minEpoch = a.lastWritten
 	}
-	to := a.cfg.Router.ActorOf(m.Home)
-	if to != a.home() && a.statementReadAt() != 0 {
-		// NB: the snapshot pinned on the table shard does not hold the
-		// view shard's views.
+	a.readRelations(ctx, m, minEpoch, readAcrossAttemptsMax, func(ctx runtime.Context, batches []zset.Batch) {
+		for i, id := range m.Relations {
+			out = append(out, a.txn.overlay(id, batches[i]))
+		}
+		finishPoints(ctx)
+	})
+}
+
+// readAcrossAttemptsMax bounds the attempts of a read of tables and views
+// whose tables' changes after the view's frontier were collected meanwhile.
+const readAcrossAttemptsMax = 5
+
+// readRelations reads whole relations from the shards serving them, as of
+// one epoch: relations of one shard in one Read; tables together with
+// views by reading the views first, at the view shard's frontier, and then
+// the tables as they were at that epoch (shard readAtEpoch).
+func (a *Actor) readRelations(ctx runtime.Context, m Read, minEpoch uint64, attempts int, done func(runtime.Context, []zset.Batch)) {
+	table := a.cfg.Router.TableShard()
+	var views, tables []catalog.ID
+	var viewShard partition.ShardID
+	for i, id := range m.Relations {
+		if i < len(m.Homes) && m.Homes[i] != table {
+			if len(views) > 0 && m.Homes[i] != viewShard {
+				a.finish(errcode.New(errcode.CrossShardUnsupported, "one statement cannot read materialized views of two view shards"))
+				return
+			}
+			viewShard = m.Homes[i]
+			views = append(views, id)
+		} else {
+			tables = append(tables, id)
+		}
+	}
+	at := a.statementReadAt()
+	if len(views) == 0 || len(tables) == 0 {
+		to := a.home()
+		if len(views) > 0 {
+			to = a.cfg.Router.ActorOf(viewShard)
+			if at != 0 {
+				// NB: the snapshot pinned on the table shard does not
+				// hold the view shard's views.
+				a.finish(errcode.New(errcode.CrossShardUnsupported, "a REPEATABLE READ transaction cannot read a materialized view that runs on another shard than the tables"))
+				return
+			}
+		}
+		a.ask(ctx, to, shard.Read{CatalogVersion: m.CatalogVersion, Relations: m.Relations, MinEpoch: minEpoch, At: at},
+			a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+				done(ctx, reply.(shard.ReadResult).Batches)
+			}))
+		return
+	}
+	if at != 0 {
 		a.finish(errcode.New(errcode.CrossShardUnsupported, "a REPEATABLE READ transaction cannot read a materialized view that runs on another shard than the tables"))
 		return
 	}
-	a.ask(ctx, to, shard.Read{CatalogVersion: m.CatalogVersion, Relations: m.Relations, MinEpoch: minEpoch, At: a.statementReadAt()},
+	a.ask(ctx, a.cfg.Router.ActorOf(viewShard), shard.Read{CatalogVersion: m.CatalogVersion, Relations: views, MinEpoch: minEpoch},
 		a.orFail(func(ctx runtime.Context, reply runtime.Message) {
-			res := reply.(shard.ReadResult)
-			for i, id := range m.Relations {
-				out = append(out, a.txn.overlay(id, res.Batches[i]))
-			}
-			finishPoints(ctx)
+			vr := reply.(shard.ReadResult)
+			a.ask(ctx, a.home(), shard.Read{CatalogVersion: m.CatalogVersion, Relations: tables, AtEpoch: true, Epoch: vr.Frontier},
+				func(ctx runtime.Context, reply runtime.Message) {
+					if err, ok := reply.(error); ok {
+						if errcode.Has(err, errcode.SnapshotUnavailable) && attempts > 1 {
+							a.readRelations(ctx, m, minEpoch, attempts-1, done)
+							return
+						}
+						a.finish(err)
+						return
+					}
+					tr := reply.(shard.ReadResult)
+					batches := make([]zset.Batch, 0, len(m.Relations))
+					vi, ti := 0, 0
+					for i := range m.Relations {
+						if i < len(m.Homes) && m.Homes[i] != table {
+							batches = append(batches, vr.Batches[vi])
+							vi++
+						} else {
+							batches = append(batches, tr.Batches[ti])
+							ti++
+						}
+					}
+					done(ctx, batches)
+				})
 		}))
 }
 

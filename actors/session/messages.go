@@ -62,11 +62,10 @@ type (
 		CatalogVersion uint64
 		Relations      []catalog.ID
 		Points         []PointRead
-		// Home is the shard serving every relation of Relations
-		// (shard.Router.HomeOfAll): the table shard for tables, a
-		// materialized view's home shard for it. The zero value is the
-		// first shard, the table shard of every bucket map.
-		Home partition.ShardID
+		// Homes are the shards serving Relations, one each
+		// (shard.Router.HomeOf): the table shard for tables, the view
+		// shard for materialized views. Nil: all on the table shard.
+		Homes []partition.ShardID
 	}
 
 	// Lookup returns the rows of Table under primary keys Keys as the

@@ -149,6 +149,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 	if err := a.gcExchangedLog(); err != nil {
 		return errcode.Wrap(errcode.ShardUnavailable, err, "collecting the exchanged delta log")
 	}
+	a.reportFrontier(ctx)
 	if a.frontier < a.stepTarget() {
 		a.scheduleStep(ctx)
 	}

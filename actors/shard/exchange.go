@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -53,8 +55,11 @@ type (
 		Entries [][]byte
 	}
 	// ExchangeAck (view shard → table shard): every epoch up to Through
-	// is durable on the view shard.
-	ExchangeAck struct{ Through uint64 }
+	// is durable on the view shard, and its frontier (durable too) is
+	// Frontier: the table shard keeps the log entries after it, so it can
+	// read its tables as they were at any epoch a view shows
+	// (readAtEpoch).
+	ExchangeAck struct{ Through, Frontier uint64 }
 )
 
 // exchangeTick resends frames whose acknowledgement did not come.
@@ -66,15 +71,23 @@ const (
 	exchangeFrameEntriesMax = 256
 	exchangeFrameBytesMax   = 1 << 20
 	exchangeResendEvery     = time.Second
+	// exchangeLogReadMargin is how many epochs behind the lowest view
+	// frontier the table shard keeps its log (readAtEpoch).
+	exchangeLogReadMargin = 1024
 )
 
 const (
-	metaExchangeAck byte = 'X'
-	metaLogFloor    byte = 'l'
+	metaExchangeAck      byte = 'X'
+	metaExchangeFrontier byte = 'x'
+	metaLogFloor         byte = 'l'
 )
 
 func exchangeAckKey(peer partition.ShardID) []byte {
 	return binary.BigEndian.AppendUint32([]byte{kv.PrefixShardMeta, metaExchangeAck}, uint32(peer))
+}
+
+func exchangeFrontierKey(peer partition.ShardID) []byte {
+	return binary.BigEndian.AppendUint32([]byte{kv.PrefixShardMeta, metaExchangeFrontier}, uint32(peer))
 }
 
 func logFloorKey() []byte { return []byte{kv.PrefixShardMeta, metaLogFloor} }
@@ -83,9 +96,10 @@ func logFloorKey() []byte { return []byte{kv.PrefixShardMeta, metaLogFloor} }
 type exchangeOut struct {
 	peer partition.ShardID
 	// acked: every epoch up to it is durable on the peer; sent: frames
-	// up to it are on their way. INVARIANT: acked <= sent <= durableEpoch.
-	acked, sent uint64
-	inFlight    int
+	// up to it are on their way; frontier: the peer's (reported) frontier.
+	// INVARIANT: frontier <= acked <= sent <= durableEpoch.
+	acked, sent, frontier uint64
+	inFlight              int
 	// ackedAtTick is acked at the last resend tick: no progress since
 	// means a frame or its acknowledgement was lost.
 	ackedAtTick uint64
@@ -102,6 +116,8 @@ type exchangeState struct {
 	ticking bool
 	// waitingReads wait on a view shard for the epochs they name.
 	waitingReads []parkedMessage
+	// reported is the frontier a view shard last reported.
+	reported uint64
 }
 
 // isTableShard reports whether the shard stores the tables (true before
@@ -132,7 +148,11 @@ func (a *Actor) exchangePeers(ctx runtime.Context) error {
 		if err != nil {
 			return err
 		}
-		a.exchange.out = append(a.exchange.out, exchangeOut{peer: s, acked: acked, sent: acked, ackedAtTick: acked})
+		frontier, err := getUint64(a.store, exchangeFrontierKey(s))
+		if err != nil {
+			return err
+		}
+		a.exchange.out = append(a.exchange.out, exchangeOut{peer: s, acked: acked, sent: acked, frontier: min(frontier, acked), ackedAtTick: acked})
 	}
 	sort.Slice(a.exchange.out, func(i, j int) bool { return a.exchange.out[i].peer < a.exchange.out[j].peer })
 	floor, err := getUint64(a.store, logFloorKey())
@@ -156,12 +176,13 @@ func (a *Actor) exchangeOutOf(peer partition.ShardID) *exchangeOut {
 	return nil
 }
 
-// logKeep is the highest epoch every view shard has acknowledged: log
-// entries above it are kept for them (MaxUint64: no view shards).
+// logKeep is the lowest frontier of the view shards: log entries above it
+// are kept, to send and to read the tables as of any epoch a view shows
+// (MaxUint64: no view shards).
 func (a *Actor) logKeep() uint64 {
 	keep := uint64(math.MaxUint64)
 	for _, o := range a.exchange.out {
-		keep = min(keep, o.acked)
+		keep = min(keep, o.frontier)
 	}
 	return keep
 }
@@ -211,6 +232,7 @@ func (a *Actor) receiveExchangeAck(ctx runtime.Context, m ExchangeAck, from runt
 		if m.Through > o.acked {
 			o.acked = min(m.Through, o.sent)
 		}
+		o.frontier = max(o.frontier, min(m.Frontier, o.acked))
 	}
 	if err := a.gcExchangedLog(); err != nil {
 		ctx.Logger().Error("collecting exchanged delta-log entries", "err", err)
@@ -226,6 +248,13 @@ func (a *Actor) gcExchangedLog() error {
 		return nil
 	}
 	upTo := min(a.frontier, a.logKeep())
+	if upTo <= exchangeLogReadMargin {
+		return nil
+	}
+	// NB: a margin behind the lowest view frontier, so a statement that
+	// read a view at an earlier frontier a moment ago still finds the
+	// changes after it when it reads the tables (readAtEpoch).
+	upTo -= exchangeLogReadMargin
 	if upTo <= a.exchange.logFloor {
 		return nil
 	}
@@ -237,6 +266,9 @@ func (a *Actor) gcExchangedLog() error {
 	}
 	for _, o := range a.exchange.out {
 		if err := putUint64(txn, exchangeAckKey(o.peer), o.acked); err != nil {
+			return err
+		}
+		if err := putUint64(txn, exchangeFrontierKey(o.peer), o.frontier); err != nil {
 			return err
 		}
 	}
@@ -274,7 +306,7 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 		return
 	}
 	if m.Through <= a.lastEpoch {
-		ctx.Send(ctx.From(), ExchangeAck{Through: a.lastEpoch})
+		ctx.Send(ctx.From(), ExchangeAck{Through: a.lastEpoch, Frontier: a.durableFrontier})
 		return
 	}
 	if m.After > a.lastEpoch || int(m.Through-m.After) != len(m.Entries) {
@@ -304,7 +336,7 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 	a.lastEpoch = m.Through
 	a.durableEpoch = m.Through
 	a.durableFrontier = a.frontier
-	ctx.Send(ctx.From(), ExchangeAck{Through: m.Through})
+	ctx.Send(ctx.From(), ExchangeAck{Through: m.Through, Frontier: a.durableFrontier})
 	a.scheduleStep(ctx)
 	if len(a.backfills) > 0 && a.backfills[0].remote != nil && a.backfills[0].remote.done && a.backfills[0].reader == nil {
 		a.scheduleBackfill(ctx) // it waits for the frontier to reach its export's epoch
@@ -351,9 +383,66 @@ func (a *Actor) afterMessage(ctx runtime.Context) {
 	if a.openErr != nil || a.snap == nil {
 		return
 	}
+	a.reportFrontier(ctx)
 	if err := a.exchangePeers(ctx); err != nil {
 		ctx.Logger().Error("loading the exchange's acknowledgements", "err", err)
 		return
 	}
 	a.pushFrames(ctx)
+}
+
+// reportFrontier tells the table shard a view shard's durable frontier
+// after a step, so the table shard collects the log entries behind it.
+func (a *Actor) reportFrontier(ctx runtime.Context) {
+	if a.isTableShard() || a.snap == nil || a.durableFrontier <= a.exchange.reported {
+		return
+	}
+	a.exchange.reported = a.durableFrontier
+	ctx.Send(ActorOf(TableShardOf(a.snap.BucketMap())), ExchangeAck{Through: a.lastEpoch, Frontier: a.durableFrontier})
+}
+
+// readAtEpoch reads tables as they were right after epoch m.Epoch: their
+// current rows minus the deltas of the later epochs, which the log keeps
+// while a view shard's frontier is behind them (logKeep).
+func (a *Actor) readAtEpoch(m Read) (runtime.Message, error) {
+	if m.Epoch > a.lastEpoch {
+		return nil, errcode.New(errcode.InternalError, "tables read at epoch %d, after the last epoch %d", m.Epoch, a.lastEpoch)
+	}
+	res := ReadResult{Frontier: m.Epoch}
+	decoders := map[catalog.ID]*rowDecoder{}
+	for _, id := range m.Relations {
+		rel, ok := a.snap.RelationByID(id)
+		if !ok || rel.Kind == catalog.KindMaterializedView {
+			return nil, errcode.New(errcode.InternalError, "relation %s read at an epoch is not a table", id)
+		}
+		codec, err := a.codecOf(rel)
+		if err != nil {
+			return nil, err
+		}
+		decoders[id] = &rowDecoder{codec: codec}
+	}
+	for e := m.Epoch + 1; e <= a.lastEpoch; e++ {
+		v, ok, err := a.store.Get(logKey(e))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the changes after epoch %d are no longer kept", m.Epoch)
+		}
+		if err := decodeLog(v, a.snap.Namespace(), func(id catalog.ID) (deltaDecoder, bool) {
+			d, ok := decoders[id]
+			return d, ok
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range m.Relations {
+		b, err := a.snapshotOf(a.store, id)
+		if err != nil {
+			return nil, err
+		}
+		b.AddBatch(decoders[id].batch, -1)
+		res.Batches = append(res.Batches, zset.Consolidate(b))
+	}
+	return res, nil
 }

@@ -66,6 +66,11 @@ type (
 		// At, when set, reads pinned snapshot At (OpenSnapshot) instead
 		// of the current state; MinEpoch is then ignored.
 		At uint64
+		// AtEpoch reads tables as they were right after epoch Epoch,
+		// which the view shard's frontier reached (a statement reading
+		// tables and materialized views: exchange.go). Table shard only.
+		AtEpoch bool
+		Epoch   uint64
 	}
 	// ReadResult holds one batch per requested relation, in request order.
 	ReadResult struct {

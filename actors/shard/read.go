@@ -16,6 +16,9 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 	if m.At != 0 {
 		return a.readAt(m)
 	}
+	if m.AtEpoch {
+		return a.readAtEpoch(m)
+	}
 	// Tables hold every committed epoch; views reflect the frontier. A
 	// read of both catches up completely so they describe one epoch
 	// (found by sim/system with concurrent sessions, seed 1).
