@@ -173,8 +173,8 @@ func (e *Engine) Close(ctx context.Context) error {
 func (e *Engine) Metrics() *Metrics { return &e.metrics }
 
 // Status returns the shards' status (views, frontier, counters) as one:
-// every shard's views, the table shard's last epoch, the lowest frontier
-// (every view reflects at least it), the counters summed.
+// every shard's views, the table shard's last epoch, the view shard's
+// frontier (the epoch every view reflects), the counters summed.
 func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 	var out shard.Status
 	for i, id := range e.router.Shards() {
@@ -189,7 +189,9 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 		}
 		out.Ready = out.Ready && st.Ready
 		out.LastEpoch = max(out.LastEpoch, st.LastEpoch)
-		out.Frontier = min(out.Frontier, st.Frontier)
+		if id == shard.ViewShardOf(e.router.Map()) {
+			out.Frontier = st.Frontier
+		}
 		out.CatalogVer = min(out.CatalogVer, st.CatalogVer)
 		out.Views = append(out.Views, st.Views...)
 		if out.LastError == "" {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rockstream/rockstream/actors/control"
+	sessionactor "github.com/rockstream/rockstream/actors/session"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/actors/subscriber"
 	"github.com/rockstream/rockstream/errcode"
@@ -33,6 +34,21 @@ func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsq
 	}
 	c := &subscribeCursor{s: s, edge: edge, home: home, width: len(st.View.Columns)}
 	req := shard.Subscribe{CatalogVersion: snap.Version, View: st.View.ID, WithSnapshot: st.Snapshot, Edge: edge, Through: cfg.Through()}
+	// Read-your-writes: the subscription starts after the session's last
+	// commit, which a view shard may not have received yet.
+	// Read-your-writes and every commit acknowledged before: the
+	// subscription starts after them.
+	if m, err := s.req(ctx, sessionactor.GetState{}); err == nil {
+		req.MinEpoch = m.(sessionactor.State).LastWritten
+	}
+	if home != s.e.tableShard() {
+		m, err := s.e.ask(ctx, s.e.tableShard(), shard.GetEpoch{})
+		if err != nil {
+			_ = s.e.rt.Stop(edge)
+			return nil, err
+		}
+		req.MinEpoch = max(req.MinEpoch, m.(shard.Committed).Epoch)
+	}
 	if st.AsOfEpoch >= 0 {
 		req.Resume, req.AsOf = true, uint64(st.AsOfEpoch)
 	}

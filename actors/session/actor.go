@@ -403,6 +403,22 @@ func (a *Actor) readRelations(ctx runtime.Context, m Read, minEpoch uint64, atte
 		}
 	}
 	at := a.statementReadAt()
+	if len(views) > 0 && at == 0 {
+		// NB: the view shard learns of commits through the exchange: the
+		// read waits for every commit acknowledged before it began (to any
+		// session), as a read on one shard sees them.
+		a.ask(ctx, a.home(), shard.GetEpoch{}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+			e := reply.(shard.Committed).Epoch
+			a.readRelationsFrom(ctx, m, max(minEpoch, e), views, tables, viewShard, attempts, done)
+		}))
+		return
+	}
+	a.readRelationsFrom(ctx, m, minEpoch, views, tables, viewShard, attempts, done)
+}
+
+// readRelationsFrom is readRelations once the epoch to wait for is known.
+func (a *Actor) readRelationsFrom(ctx runtime.Context, m Read, minEpoch uint64, views, tables []catalog.ID, viewShard partition.ShardID, attempts int, done func(runtime.Context, []zset.Batch)) {
+	at := a.statementReadAt()
 	if len(views) == 0 || len(tables) == 0 {
 		to := a.home()
 		if len(views) > 0 {
@@ -424,6 +440,13 @@ func (a *Actor) readRelations(ctx runtime.Context, m Read, minEpoch uint64, atte
 		a.finish(errcode.New(errcode.CrossShardUnsupported, "a REPEATABLE READ transaction cannot read a materialized view that runs on another shard than the tables"))
 		return
 	}
+	a.readAcross(ctx, m, views, tables, viewShard, minEpoch, attempts, done)
+}
+
+// readAcross reads views on the view shard, at its frontier once it has
+// every commit acknowledged so far, then the tables as of that epoch.
+func (a *Actor) readAcross(ctx runtime.Context, m Read, views, tables []catalog.ID, viewShard partition.ShardID, minEpoch uint64, attempts int, done func(runtime.Context, []zset.Batch)) {
+	table := a.cfg.Router.TableShard()
 	a.ask(ctx, a.cfg.Router.ActorOf(viewShard), shard.Read{CatalogVersion: m.CatalogVersion, Relations: views, MinEpoch: minEpoch},
 		a.orFail(func(ctx runtime.Context, reply runtime.Message) {
 			vr := reply.(shard.ReadResult)
@@ -431,7 +454,7 @@ func (a *Actor) readRelations(ctx runtime.Context, m Read, minEpoch uint64, atte
 				func(ctx runtime.Context, reply runtime.Message) {
 					if err, ok := reply.(error); ok {
 						if errcode.Has(err, errcode.SnapshotUnavailable) && attempts > 1 {
-							a.readRelations(ctx, m, minEpoch, attempts-1, done)
+							a.readAcross(ctx, m, views, tables, viewShard, minEpoch, attempts-1, done)
 							return
 						}
 						a.finish(err)

@@ -36,6 +36,11 @@ func (a *Actor) step(ctx runtime.Context) error {
 		// startup SyncCatalog runs the step.
 		return nil
 	}
+	// The view shards' acknowledgements decide which log entries the
+	// step may delete (exchange.go).
+	if err := a.exchangePeers(ctx); err != nil {
+		return err
+	}
 	start := a.now()
 	txn := kv.NewTxnSized(a.store, a.lastStepWrites)
 	upTo := min(a.stepTarget(), a.frontier+uint64(a.cfg.LogEntriesPerStepMax))

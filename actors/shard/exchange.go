@@ -130,17 +130,19 @@ func (a *Actor) isTableShard() bool {
 	return !m.Valid() || TableShardOf(m) == a.cfg.ID
 }
 
-// exchangePeers makes sure the table shard tracks every other shard of the
-// map, with the acknowledgements stored for it.
+// exchangePeers makes sure the table shard tracks the view shard, with the
+// acknowledgements stored for it.
 func (a *Actor) exchangePeers(ctx runtime.Context) error {
 	if a.snap == nil || !a.isTableShard() || a.store == nil {
 		return nil
 	}
 	m := a.snap.BucketMap()
-	if !m.Valid() || len(m.Shards()) < 2 || len(a.exchange.out) == len(m.Shards())-1 {
+	if !m.Valid() || len(m.Shards()) < 2 || len(a.exchange.out) > 0 {
 		return nil
 	}
-	for _, s := range m.Shards() {
+	// NB: the view shard is the only receiver: the shards after it hold
+	// nothing yet (placement.go).
+	for _, s := range []partition.ShardID{ViewShardOf(m)} {
 		if s == a.cfg.ID || a.exchangeOutOf(s) != nil {
 			continue
 		}
@@ -344,13 +346,14 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 	a.replayWaitingReads(ctx)
 }
 
-// awaitEpoch parks a Read on a view shard that has not received the epoch
-// it must reflect; it reports whether it did.
-func (a *Actor) awaitEpoch(ctx runtime.Context, m Read) bool {
-	if a.isTableShard() || m.At != 0 || m.MinEpoch <= a.stepTarget() {
+// awaitEpoch parks a Read or Subscribe on a view shard that has not
+// received the epoch it must reflect (minEpoch); it reports whether it
+// did.
+func (a *Actor) awaitEpoch(ctx runtime.Context, msg runtime.Message, minEpoch uint64) bool {
+	if a.isTableShard() || minEpoch <= a.stepTarget() {
 		return false
 	}
-	a.exchange.waitingReads = append(a.exchange.waitingReads, parkedMessage{msg: m, from: ctx.From(), reply: ctx.Defer()})
+	a.exchange.waitingReads = append(a.exchange.waitingReads, parkedMessage{msg: msg, from: ctx.From(), reply: ctx.Defer()})
 	return true
 }
 

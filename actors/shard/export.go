@@ -327,7 +327,6 @@ func (a *Actor) receiveExportChunk(ctx runtime.Context, m ExportChunk) {
 		return
 	}
 	b.remote.epoch, b.remote.known, b.remote.seq = m.Epoch, true, m.Seq
-	b.rowsRead += int64(len(m.Keys))
 	if m.Last {
 		b.remote.done = true
 		a.scheduleBackfill(ctx)
@@ -348,7 +347,6 @@ func (a *Actor) receiveExportTick(ctx runtime.Context, m exportTick) {
 		return
 	}
 	ctx.Logger().Info("an export made no progress: asking again", "view", b.view.rel.Name)
-	b.rowsRead = 0
 	if err := a.startExport(ctx, b, b.remote.tables); err != nil {
 		ctx.Logger().Error("restarting an export", "view", b.view.rel.Name, "err", err)
 	}

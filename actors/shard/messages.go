@@ -55,6 +55,11 @@ type (
 	GetSourceOffset struct{ Source catalog.ID }
 	// Committed carries the transaction's source epoch (its freshness token).
 	Committed struct{ Epoch uint64 }
+	// GetEpoch asks the table shard for its last durable epoch: every
+	// commit acknowledged so far is at or below it. A read on a view shard
+	// waits for it, so it sees every commit acknowledged before it began.
+	// → Committed.
+	GetEpoch struct{}
 
 	// Read returns consistent snapshots of relations (tables: their rows;
 	// materialized views: their outputs) after every epoch up to MinEpoch is
@@ -158,6 +163,9 @@ type (
 		Edge runtime.ActorID
 		// Through is the Seq of the last update the edge has room for.
 		Through uint64
+		// MinEpoch is the subscriber's last commit: the subscription
+		// starts after it (read-your-writes, as Read).
+		MinEpoch uint64
 	}
 	// Subscribed acknowledges a subscription: the first update continues
 	// after Frontier (after AsOf when resuming).

@@ -283,7 +283,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case Commit:
 		a.receiveCommit(ctx, m)
 	case Read:
-		if a.awaitEpoch(ctx, m) {
+		if m.At == 0 && a.awaitEpoch(ctx, m, m.MinEpoch) {
 			return
 		}
 		if a.holdReadForBackfill(m, ctx.From(), ctx.Defer) {
@@ -301,10 +301,15 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(struct{}{})
 	case GetStatus:
 		ctx.Reply(a.status())
+	case GetEpoch:
+		ctx.Reply(Committed{Epoch: a.durableEpoch})
 	case GetSourceOffset:
 		n, err := getUint64(a.store, offsetKey(m.Source))
 		ctx.Reply(a.replyOf(SourceOffset{Source: m.Source, Offset: n}, err))
 	case Subscribe:
+		if a.awaitEpoch(ctx, m, m.MinEpoch) {
+			return
+		}
 		a.receiveSubscribe(ctx, m)
 	case SubscriptionCredit:
 		a.receiveCredit(ctx, m)

@@ -98,6 +98,7 @@ func Messages() []runtime.Message {
 		shard.SubscriptionUpdate{},
 		shard.SubscriptionEnded{},
 		shard.CancelBackfill{},
+		shard.GetEpoch{},
 		shard.ExchangeFrame{},
 		shard.ExchangeAck{},
 		shard.ExportRequest{},
