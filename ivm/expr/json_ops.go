@@ -21,6 +21,10 @@ func JSONOperandType(op string, l types.Type) (types.Type, bool) {
 	switch op {
 	case "->", "->>", "?":
 		return types.TText, true
+	case "#>", "#>>", "?|", "?&":
+		return types.ArrayOf(types.TText), true
+	case "@>", "<@":
+		return types.TJSONB, true
 	}
 	return types.Type{}, false
 }
@@ -32,7 +36,7 @@ func lookupJSONOp(op string, l, r types.Type) (OpInfo, bool) {
 	if r.Kind == types.KindUnknown {
 		r, _ = JSONOperandType(op, l)
 	}
-	asText := op == "->>"
+	asText := op == "->>" || op == "#>>"
 	result := types.TJSONB
 	if asText {
 		result = types.TText
@@ -58,6 +62,51 @@ func lookupJSONOp(op string, l, r types.Type) (OpInfo, bool) {
 				v = &types.JSONValue{Kind: types.JSONArray, Elems: []*types.JSONValue{v}}
 			}
 			return jsonbResult(jsonArrayElement(v, b.(int64)), asText), nil
+		})
+	case (op == "#>" || op == "#>>") && isTextArray(r):
+		return info(op, types.TJSONB, types.ArrayOf(types.TText), result, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+			v, err := jsonbValue(a)
+			if err != nil {
+				return nil, err
+			}
+			found, ok := jsonbPath(v, b.(types.Array).Values)
+			if !ok {
+				return nil, nil
+			}
+			return jsonbResult(found, asText), nil
+		})
+	case (op == "?|" || op == "?&") && isTextArray(r):
+		all := op == "?&"
+		return info(op, types.TJSONB, types.ArrayOf(types.TText), types.TBool, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+			v, err := jsonbValue(a)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range b.(types.Array).Values {
+				if k == nil {
+					continue
+				}
+				if jsonbExists(v, k.(string)) != all {
+					return !all, nil
+				}
+			}
+			return all, nil
+		})
+	case (op == "@>" || op == "<@") && r.Kind == types.KindJSONB:
+		swap := op == "<@"
+		return info(op, types.TJSONB, types.TJSONB, types.TBool, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+			if swap {
+				a, b = b, a
+			}
+			x, err := jsonbValue(a)
+			if err != nil {
+				return nil, err
+			}
+			y, err := jsonbValue(b)
+			if err != nil {
+				return nil, err
+			}
+			return jsonbContainsTop(x, y), nil
 		})
 	case op == "?" && r.Kind.IsString():
 		return info(op, types.TJSONB, types.TText, types.TBool, func(_ *Env, a, b types.Datum) (types.Datum, error) {
@@ -130,4 +179,150 @@ func jsonbExists(v *types.JSONValue, k string) bool {
 		return v.Str == k
 	}
 	return false
+}
+
+func isTextArray(t types.Type) bool {
+	return t.Kind == types.KindArray && t.Elem != nil && t.Elem.Kind.IsString()
+}
+
+// jsonbPath follows a #> path as get_jsonb_path_all does: object steps by
+// key, array steps by an integer (negative from the end; not an integer:
+// NULL), a NULL step or a scalar on the way gives NULL (ok false). Unlike
+// -> int, a top-level scalar is no array here: '1'::jsonb #> '{0}' is NULL.
+func jsonbPath(v *types.JSONValue, path []types.Datum) (*types.JSONValue, bool) {
+	for _, step := range path {
+		if step == nil {
+			return nil, false
+		}
+		switch v.Kind {
+		case types.JSONObject:
+			v = jsonObjectField(v, step.(string))
+		case types.JSONArray:
+			i, ok := strtolInt32(step.(string))
+			if !ok {
+				return nil, false
+			}
+			v = jsonArrayElement(v, i)
+		default:
+			return nil, false
+		}
+		if v == nil {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// strtolInt32 parses s as C's strtol does for a path index (leading
+// white space, an optional sign, digits, nothing after), within int4.
+func strtolInt32(s string) (int64, bool) {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	if i == len(s) {
+		return 0, false
+	}
+	var n int64
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+		if n > 1<<31 {
+			return 0, false
+		}
+	}
+	if neg {
+		n = -n
+	}
+	if n > 1<<31-1 || n < -(1<<31) {
+		return 0, false
+	}
+	return n, true
+}
+
+// jsonbContainsTop is jsonb @> jsonb (JsonbDeepContains): the top-level
+// kinds must agree, except that an array may contain a top-level scalar.
+func jsonbContainsTop(x, y *types.JSONValue) bool {
+	if (x.Kind == types.JSONObject) != (y.Kind == types.JSONObject) {
+		return false
+	}
+	xs, ys := x.Kind < types.JSONArray, y.Kind < types.JSONArray
+	switch {
+	case xs && ys:
+		return jsonScalarEqual(x, y)
+	case xs:
+		return false
+	case ys:
+		y = &types.JSONValue{Kind: types.JSONArray, Elems: []*types.JSONValue{y}}
+	}
+	return jsonbContains(x, y)
+}
+
+// jsonbContains reports whether container x contains container y of the
+// same kind: every pair of y is in x (values contained recursively), or
+// every element of y is matched by some element of x.
+func jsonbContains(x, y *types.JSONValue) bool {
+	if x.Kind != y.Kind {
+		return false
+	}
+	if x.Kind == types.JSONObject {
+		for i, k := range y.Keys {
+			xv := jsonObjectField(x, k)
+			if xv == nil {
+				return false
+			}
+			yv := y.Vals[i]
+			if xv.Kind != yv.Kind {
+				return false
+			}
+			if yv.Kind < types.JSONArray {
+				if !jsonScalarEqual(xv, yv) {
+					return false
+				}
+			} else if !jsonbContains(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, ye := range y.Elems {
+		found := false
+		for _, xe := range x.Elems {
+			if ye.Kind < types.JSONArray {
+				found = xe.Kind == ye.Kind && jsonScalarEqual(xe, ye)
+			} else {
+				found = jsonbContains(xe, ye)
+			}
+			if found {
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func jsonScalarEqual(x, y *types.JSONValue) bool {
+	if x.Kind != y.Kind {
+		return false
+	}
+	switch x.Kind {
+	case types.JSONString:
+		return x.Str == y.Str
+	case types.JSONNumber:
+		return types.CompareJSONB(x.Str, y.Str) == 0
+	case types.JSONBool:
+		return x.Bool == y.Bool
+	}
+	return true
 }
