@@ -57,6 +57,27 @@ func registerJSON(add adder) {
 				return jsonbResult(found, asText), nil
 			}})
 	}
+	jsonbSet := func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
+		v, err := jsonbValue(a[0])
+		if err != nil {
+			return nil, err
+		}
+		if v.Kind < types.JSONArray {
+			return nil, EvalError(StateInvalidParameterValue, "cannot set path in scalar")
+		}
+		nv, err := jsonbValue(a[2])
+		if err != nil {
+			return nil, err
+		}
+		create := len(a) < 4 || a[3].(bool)
+		out, err := jsonbSetPath(v, a[1].(types.Array).Values, 0, nv, create)
+		if err != nil {
+			return nil, err
+		}
+		return types.ParseJSONB(out.JSONBText())
+	}
+	add(&Func{Name: "jsonb_set", Args: []types.Type{types.TJSONB, types.ArrayOf(types.TText), types.TJSONB}, Result: types.TJSONB, Strict: true, Eval: jsonbSet},
+		&Func{Name: "jsonb_set", Args: []types.Type{types.TJSONB, types.ArrayOf(types.TText), types.TJSONB, types.TBool}, Result: types.TJSONB, Strict: true, Eval: jsonbSet})
 	add(&Func{Name: "jsonb_strip_nulls", Args: []types.Type{types.TJSONB}, Result: types.TJSONB, Strict: true,
 		Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
 			v, err := jsonbValue(a[0])

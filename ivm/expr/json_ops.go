@@ -23,8 +23,12 @@ func JSONOperandType(op string, l types.Type) (types.Type, bool) {
 		return types.TText, true
 	case "#>", "#>>", "?|", "?&":
 		return types.ArrayOf(types.TText), true
-	case "@>", "<@":
+	case "@>", "<@", "||":
 		return types.TJSONB, true
+	case "-":
+		return types.TText, true
+	case "#-":
+		return types.ArrayOf(types.TText), true
 	}
 	return types.Type{}, false
 }
@@ -107,6 +111,57 @@ func lookupJSONOp(op string, l, r types.Type) (OpInfo, bool) {
 				return nil, err
 			}
 			return jsonbContainsTop(x, y), nil
+		})
+	case op == "||" && r.Kind == types.KindJSONB:
+		return info(op, types.TJSONB, types.TJSONB, types.TJSONB, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+			x, err := jsonbValue(a)
+			if err != nil {
+				return nil, err
+			}
+			y, err := jsonbValue(b)
+			if err != nil {
+				return nil, err
+			}
+			return jsonbConcat(x, y)
+		})
+	case op == "-" && r.Kind.IsString():
+		return info(op, types.TJSONB, types.TText, types.TJSONB, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+			v, err := jsonbValue(a)
+			if err != nil {
+				return nil, err
+			}
+			return jsonbDeleteKeys(v, []types.Datum{b})
+		})
+	case op == "-" && isTextArray(r):
+		return info(op, types.TJSONB, types.ArrayOf(types.TText), types.TJSONB, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+			v, err := jsonbValue(a)
+			if err != nil {
+				return nil, err
+			}
+			return jsonbDeleteKeys(v, b.(types.Array).Values)
+		})
+	case op == "-" && (r.Kind == types.KindInt4 || r.Kind == types.KindInt2):
+		return info(op, types.TJSONB, types.TInt4, types.TJSONB, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+			v, err := jsonbValue(a)
+			if err != nil {
+				return nil, err
+			}
+			return jsonbDeleteIndex(v, b.(int64))
+		})
+	case op == "#-" && isTextArray(r):
+		return info(op, types.TJSONB, types.ArrayOf(types.TText), types.TJSONB, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+			v, err := jsonbValue(a)
+			if err != nil {
+				return nil, err
+			}
+			if v.Kind < types.JSONArray {
+				return nil, EvalError(StateInvalidParameterValue, "cannot delete path in scalar")
+			}
+			out, err := jsonbSetPath(v, b.(types.Array).Values, 0, nil, false)
+			if err != nil {
+				return nil, err
+			}
+			return out.JSONBText(), nil
 		})
 	case op == "?" && r.Kind.IsString():
 		return info(op, types.TJSONB, types.TText, types.TBool, func(_ *Env, a, b types.Datum) (types.Datum, error) {
@@ -325,4 +380,160 @@ func jsonScalarEqual(x, y *types.JSONValue) bool {
 		return x.Bool == y.Bool
 	}
 	return true
+}
+
+// jsonbConcat is jsonb || jsonb (IteratorConcat): two objects merge (the
+// right side's keys win); otherwise both sides become element lists (an
+// array its elements, an object or a scalar itself) and concatenate.
+func jsonbConcat(x, y *types.JSONValue) (types.Datum, error) {
+	if x.Kind == types.JSONObject && y.Kind == types.JSONObject {
+		out := &types.JSONValue{Kind: types.JSONObject}
+		out.Keys = append(append(out.Keys, x.Keys...), y.Keys...)
+		out.Vals = append(append(out.Vals, x.Vals...), y.Vals...)
+		return types.ParseJSONB(out.JSONBText())
+	}
+	elems := func(v *types.JSONValue) []*types.JSONValue {
+		if v.Kind == types.JSONArray {
+			return v.Elems
+		}
+		return []*types.JSONValue{v}
+	}
+	out := &types.JSONValue{Kind: types.JSONArray}
+	out.Elems = append(append(out.Elems, elems(x)...), elems(y)...)
+	return out.JSONBText(), nil
+}
+
+// jsonbDeleteKeys is jsonb - text and jsonb - text[]: object members with
+// those keys, or array string elements with those values, are removed.
+func jsonbDeleteKeys(v *types.JSONValue, keys []types.Datum) (types.Datum, error) {
+	if v.Kind < types.JSONArray {
+		return nil, EvalError(StateInvalidParameterValue, "cannot delete from scalar")
+	}
+	drop := func(s string) bool {
+		for _, k := range keys {
+			if k != nil && k.(string) == s {
+				return true
+			}
+		}
+		return false
+	}
+	if v.Kind == types.JSONObject {
+		out := &types.JSONValue{Kind: types.JSONObject}
+		for i, k := range v.Keys {
+			if !drop(k) {
+				out.Keys, out.Vals = append(out.Keys, k), append(out.Vals, v.Vals[i])
+			}
+		}
+		return out.JSONBText(), nil
+	}
+	out := &types.JSONValue{Kind: types.JSONArray}
+	for _, e := range v.Elems {
+		if e.Kind != types.JSONString || !drop(e.Str) {
+			out.Elems = append(out.Elems, e)
+		}
+	}
+	return out.JSONBText(), nil
+}
+
+// jsonbDeleteIndex is jsonb - int (jsonb_delete_idx).
+func jsonbDeleteIndex(v *types.JSONValue, i int64) (types.Datum, error) {
+	switch v.Kind {
+	case types.JSONObject:
+		return nil, EvalError(StateInvalidParameterValue, "cannot delete from object using integer index")
+	case types.JSONArray:
+	default:
+		return nil, EvalError(StateInvalidParameterValue, "cannot delete from scalar")
+	}
+	n := int64(len(v.Elems))
+	if i < 0 {
+		i += n
+	}
+	if i < 0 || i >= n {
+		return v.JSONBText(), nil
+	}
+	out := &types.JSONValue{Kind: types.JSONArray}
+	out.Elems = append(append(out.Elems, v.Elems[:i]...), v.Elems[i+1:]...)
+	return out.JSONBText(), nil
+}
+
+// jsonbSetPath is setPath: it replaces (newValue non-nil) or deletes
+// (newValue nil) the value at path; with create, a missing last key is
+// added and an index past either end of an array prepends or appends. A
+// path through a missing member or a scalar changes nothing.
+func jsonbSetPath(v *types.JSONValue, path []types.Datum, level int, newValue *types.JSONValue, create bool) (*types.JSONValue, error) {
+	if level >= len(path) {
+		return v, nil
+	}
+	if path[level] == nil {
+		return nil, EvalError(StateNullValueNotAllowed, "path element at position %d is null", level+1)
+	}
+	step := path[level].(string)
+	last := level == len(path)-1
+	switch v.Kind {
+	case types.JSONObject:
+		out := &types.JSONValue{Kind: types.JSONObject}
+		found := false
+		for i, k := range v.Keys {
+			if k != step {
+				out.Keys, out.Vals = append(out.Keys, k), append(out.Vals, v.Vals[i])
+				continue
+			}
+			found = true
+			if last {
+				if newValue != nil {
+					out.Keys, out.Vals = append(out.Keys, k), append(out.Vals, newValue)
+				}
+				continue
+			}
+			sub, err := jsonbSetPath(v.Vals[i], path, level+1, newValue, create)
+			if err != nil {
+				return nil, err
+			}
+			out.Keys, out.Vals = append(out.Keys, k), append(out.Vals, sub)
+		}
+		if !found && last && create && newValue != nil {
+			out.Keys, out.Vals = append(out.Keys, step), append(out.Vals, newValue)
+		}
+		return out, nil
+	case types.JSONArray:
+		i, ok := strtolInt32(step)
+		if !ok {
+			return nil, EvalError(StateInvalidTextRepr, "path element at position %d is not an integer: \"%s\"", level+1, step)
+		}
+		n := int64(len(v.Elems))
+		if i < 0 {
+			i += n
+		}
+		out := &types.JSONValue{Kind: types.JSONArray}
+		if i < 0 || i >= n {
+			out.Elems = v.Elems
+			if last && create && newValue != nil {
+				if i < 0 {
+					out.Elems = append([]*types.JSONValue{newValue}, v.Elems...)
+				} else {
+					out.Elems = append(append([]*types.JSONValue{}, v.Elems...), newValue)
+				}
+			}
+			return out, nil
+		}
+		for j, e := range v.Elems {
+			if int64(j) != i {
+				out.Elems = append(out.Elems, e)
+				continue
+			}
+			if last {
+				if newValue != nil {
+					out.Elems = append(out.Elems, newValue)
+				}
+				continue
+			}
+			sub, err := jsonbSetPath(e, path, level+1, newValue, create)
+			if err != nil {
+				return nil, err
+			}
+			out.Elems = append(out.Elems, sub)
+		}
+		return out, nil
+	}
+	return v, nil
 }

@@ -35,6 +35,19 @@ var jsonExprs = []string{
 	`'[1,2,3]'::jsonb @> '[3,1,1]'`, `'[1,2,3]'::jsonb @> '3'`, `'3'::jsonb @> '[3]'`, `'3'::jsonb @> '3'`, `'[1,[2,3]]'::jsonb @> '[[3]]'`,
 	`'[1,[2,3]]'::jsonb @> '[3]'`, `'{"a":[1,2]}'::jsonb @> '{"a":1}'`, `'{"a":{"b":1}}'::jsonb @> '{"a":{}}'`, `'[{"a":1}]'::jsonb @> '{"a":1}'`,
 	`'{"a":1}'::jsonb <@ '{"a":1,"b":2}'`, `'[]'::jsonb @> '[]'`, `'{}'::jsonb @> '[]'`, `'"a"'::jsonb @> '"a"'`, `'null'::jsonb <@ '[null]'`,
+	// ||, -, #-.
+	`'{"a":1,"b":2}'::jsonb || '{"b":3,"c":4}'`, `'[1,2]'::jsonb || '[3]'`, `'[1]'::jsonb || '{"a":1}'`, `'{"a":1}'::jsonb || '[1]'`,
+	`'1'::jsonb || '2'`, `'{"a":1}'::jsonb || '1'`, `'[]'::jsonb || '"x"'`, `'"x"'::jsonb || '[]'`, `'{}'::jsonb || '{}'`,
+	`'{"a":1,"b":2}'::jsonb - 'a'`, `'["a","b","a",1]'::jsonb - 'a'`, `'"a"'::jsonb - 'a'`, `'{"a":1}'::jsonb - 'z'`,
+	`'{"a":1,"b":2,"c":3}'::jsonb - '{a,c,NULL}'::text[]`, `'["a","b"]'::jsonb - '{b}'::text[]`, `'1'::jsonb - '{}'::text[]`,
+	`'[1,2,3]'::jsonb - 1`, `'[1,2,3]'::jsonb - -1`, `'[1,2,3]'::jsonb - 5`, `'[1,2,3]'::jsonb - -5`, `'{"a":1}'::jsonb - 0`, `'1'::jsonb - 0`,
+	`'{"a":{"b":[1,2,3]}}'::jsonb #- '{a,b,-1}'`, `'{"a":{"b":1}}'::jsonb #- '{a,z}'`, `'{"a":[1]}'::jsonb #- '{a,x}'`, `'{"a":1}'::jsonb #- '{}'`,
+	`'1'::jsonb #- '{a}'`, `'{"a":1}'::jsonb #- '{a,b}'`, `'{"a":{"b":1}}'::jsonb #- '{a,NULL}'`, `'{"a":1}'::jsonb #- '{NULL}'`,
+	// jsonb_set.
+	`jsonb_set('{"a":{"b":1}}', '{a,b}', '2')`, `jsonb_set('{"a":{"b":1}}', '{a,c}', '"x"')`, `jsonb_set('{"a":{"b":1}}', '{a,c}', '"x"', false)`,
+	`jsonb_set('{"a":1}', '{x,y}', '2')`, `jsonb_set('[1,2]', '{5}', '3')`, `jsonb_set('[1,2]', '{-5}', '0')`, `jsonb_set('[1,2]', '{-1}', '9')`,
+	`jsonb_set('[1,2]', '{x}', '9')`, `jsonb_set('1', '{a}', '2')`, `jsonb_set('{"a":1}', '{}', '2')`, `jsonb_set('{"a":1}', '{a}', NULL)`,
+	`jsonb_set('{"a":1}', '{NULL}', '2')`, `jsonb_set('{"b":1}', '{a}', '{"z":1.50}')`, `jsonb_set('{"a":[1]}', '{a,0,b}', '2')`,
 	// Functions.
 	`jsonb_typeof('{"a":1}')`, `jsonb_typeof('[]')`, `jsonb_typeof('"x"')`, `jsonb_typeof('1.5')`, `jsonb_typeof('true')`, `jsonb_typeof('null')`,
 	`jsonb_typeof(NULL)`, `jsonb_array_length('[1,[2,3]]')`, `jsonb_array_length('1')`, `jsonb_array_length('{}')`,

@@ -654,7 +654,7 @@ func (b *binder) binaryOp(op string, l, r plan.Scalar, loc int32) (plan.Scalar, 
 	}
 	if lt.Kind == types.KindUnknown && rt.Kind != types.KindUnknown {
 		target := baseType(rt)
-		if op == "||" {
+		if op == "||" && rt.Kind != types.KindJSONB {
 			target = types.TText
 		}
 		if l, err = b.coerce(l, target, loc); err != nil {
