@@ -78,6 +78,16 @@ func registerJSON(add adder) {
 	}
 	add(&Func{Name: "jsonb_set", Args: []types.Type{types.TJSONB, types.ArrayOf(types.TText), types.TJSONB}, Result: types.TJSONB, Strict: true, Eval: jsonbSet},
 		&Func{Name: "jsonb_set", Args: []types.Type{types.TJSONB, types.ArrayOf(types.TText), types.TJSONB, types.TBool}, Result: types.TJSONB, Strict: true, Eval: jsonbSet})
+	add(&Func{Name: "jsonb_pretty", Args: []types.Type{types.TJSONB}, Result: types.TText, Strict: true,
+		Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
+			v, err := jsonbValue(a[0])
+			if err != nil {
+				return nil, err
+			}
+			var b strings.Builder
+			appendPretty(&b, v, 0)
+			return b.String(), nil
+		}})
 	add(&Func{Name: "jsonb_strip_nulls", Args: []types.Type{types.TJSONB}, Result: types.TJSONB, Strict: true,
 		Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
 			v, err := jsonbValue(a[0])
@@ -131,6 +141,43 @@ func registerJSON(add adder) {
 			b.WriteByte('}')
 			return types.ParseJSONB(b.String())
 		}})
+}
+
+// appendPretty writes v as jsonb_pretty does: one member or element per
+// line, four spaces per level, an empty container's brackets on two lines.
+func appendPretty(b *strings.Builder, v *types.JSONValue, level int) {
+	indent := func(n int) {
+		b.WriteByte('\n')
+		b.WriteString(strings.Repeat("    ", n))
+	}
+	switch v.Kind {
+	case types.JSONArray:
+		b.WriteByte('[')
+		for i, e := range v.Elems {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			indent(level + 1)
+			appendPretty(b, e, level+1)
+		}
+		indent(level)
+		b.WriteByte(']')
+	case types.JSONObject:
+		b.WriteByte('{')
+		for i, k := range v.Keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			indent(level + 1)
+			b.WriteString(types.QuoteJSON(k))
+			b.WriteString(": ")
+			appendPretty(b, v.Vals[i], level+1)
+		}
+		indent(level)
+		b.WriteByte('}')
+	default:
+		b.WriteString(v.JSONBText())
+	}
 }
 
 func stripNulls(v *types.JSONValue) {

@@ -60,7 +60,7 @@ var jsonExprs = []string{
 	`to_jsonb('2024-01-31'::date)`, `to_jsonb('{"b":1,"a":2}'::jsonb)`, `to_jsonb(NULL::int)`, `to_jsonb(12::int2)`,
 	`jsonb_build_object('b', 1, 'a', 'x', 'b', NULL)`, `jsonb_build_object()`, `jsonb_build_object('a')`, `jsonb_build_object(NULL, 1)`,
 	`jsonb_build_object(1, true, 2.50, '{"x":1}'::jsonb)`, `jsonb_build_object('{1}'::int4[], 1)`, `jsonb_build_array(1, 'x', NULL, 1.50, '[1]'::jsonb)`,
-	`jsonb_build_array()`,
+	`jsonb_build_array()`, `jsonb_pretty('{"a":[1,{"b":null}],"c":{},"d":[]}')`, `jsonb_pretty('[]')`, `jsonb_pretty('"x"')`,
 	// Equality and order.
 	`'1.0'::jsonb = '1.00'::jsonb`, `'[]'::jsonb < 'null'::jsonb`, `'{"a":1}'::jsonb > '[1,2,3]'::jsonb`, `'"b"'::jsonb > '"ab"'::jsonb`,
 	`'{"b":1}'::jsonb > '{"a":2}'::jsonb`, `'[1]'::jsonb > '1'::jsonb`, `'true'::jsonb > '1'::jsonb`,
