@@ -88,6 +88,61 @@ func registerJSON(add adder) {
 			appendPretty(&b, v, 0)
 			return b.String(), nil
 		}})
+	// The json builders keep the text they make: json_build_object's
+	// " : " separators, numbers as their output functions print them.
+	add(&Func{Name: "json_typeof", Args: []types.Type{{Kind: types.KindJSON, Typmod: -1}}, Result: types.TText, Strict: true,
+		Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
+			v, err := types.ParseJSONValue(a[0].(string))
+			if err != nil {
+				return nil, err
+			}
+			return [...]string{"null", "string", "number", "boolean", "array", "object"}[v.Kind], nil
+		}})
+	jsonType := types.Type{Kind: types.KindJSON, Typmod: -1}
+	add(&Func{Name: "to_json", Args: []types.Type{anyType}, Result: jsonType, Strict: true, Volatility: Stable,
+		Eval: func(env *Env, ts []types.Type, a []types.Datum) (types.Datum, error) {
+			var b strings.Builder
+			appendJSONDatum(&b, env, ts[0], a[0], ",")
+			return b.String(), nil
+		}})
+	add(&Func{Name: "json_build_array", Args: []types.Type{anyType}, Variadic: true, Result: jsonType, Volatility: Stable,
+		Eval: func(env *Env, ts []types.Type, a []types.Datum) (types.Datum, error) {
+			var b strings.Builder
+			b.WriteByte('[')
+			for i := range a {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				appendJSONDatum(&b, env, ts[i], a[i], ",")
+			}
+			b.WriteByte(']')
+			return b.String(), nil
+		}})
+	add(&Func{Name: "json_build_object", Args: []types.Type{anyType}, Variadic: true, Result: jsonType, Volatility: Stable,
+		Eval: func(env *Env, ts []types.Type, a []types.Datum) (types.Datum, error) {
+			if len(a)%2 != 0 {
+				return nil, EvalError(StateInvalidParameterValue, "argument list must have even number of elements")
+			}
+			var b strings.Builder
+			b.WriteByte('{')
+			for i := 0; i < len(a); i += 2 {
+				if a[i] == nil {
+					return nil, EvalError(StateInvalidParameterValue, "argument %d cannot be null", i+1)
+				}
+				switch ts[i].Kind {
+				case types.KindArray, types.KindJSON, types.KindJSONB, types.KindRecord:
+					return nil, EvalError(StateInvalidParameterValue, "key value must be scalar, not array, composite, or json")
+				}
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(types.QuoteJSON(types.FormatTZ(ts[i], a[i], envZone(env))))
+				b.WriteString(" : ")
+				appendJSONDatum(&b, env, ts[i+1], a[i+1], ",")
+			}
+			b.WriteByte('}')
+			return b.String(), nil
+		}})
 	add(&Func{Name: "jsonb_strip_nulls", Args: []types.Type{types.TJSONB}, Result: types.TJSONB, Strict: true,
 		Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
 			v, err := jsonbValue(a[0])
@@ -204,6 +259,12 @@ func stripNulls(v *types.JSONValue) {
 // arrays as arrays, timestamps in ISO 8601 with a T, anything else as its
 // text output in a string.
 func appendToJSON(b *strings.Builder, env *Env, t types.Type, d types.Datum) {
+	appendJSONDatum(b, env, t, d, ", ")
+}
+
+// appendJSONDatum is appendToJSON with the separator of SQL array
+// elements: json's to_json writes [1,2], jsonb's [1, 2].
+func appendJSONDatum(b *strings.Builder, env *Env, t types.Type, d types.Datum, arraySep string) {
 	if d == nil {
 		b.WriteString("null")
 		return
@@ -245,9 +306,9 @@ func appendToJSON(b *strings.Builder, env *Env, t types.Type, d types.Datum) {
 		b.WriteByte('[')
 		for i, e := range arr.Values {
 			if i > 0 {
-				b.WriteString(", ")
+				b.WriteString(arraySep)
 			}
-			appendToJSON(b, env, elem, e)
+			appendJSONDatum(b, env, elem, e, arraySep)
 		}
 		b.WriteByte(']')
 		return

@@ -61,6 +61,11 @@ var jsonExprs = []string{
 	`jsonb_build_object('b', 1, 'a', 'x', 'b', NULL)`, `jsonb_build_object()`, `jsonb_build_object('a')`, `jsonb_build_object(NULL, 1)`,
 	`jsonb_build_object(1, true, 2.50, '{"x":1}'::jsonb)`, `jsonb_build_object('{1}'::int4[], 1)`, `jsonb_build_array(1, 'x', NULL, 1.50, '[1]'::jsonb)`,
 	`jsonb_build_array()`, `jsonb_pretty('{"a":[1,{"b":null}],"c":{},"d":[]}')`, `jsonb_pretty('[]')`, `jsonb_pretty('"x"')`,
+	// json builders.
+	`json_build_object('b', 1, 'a', 'x', 'b', NULL, 'n', 1.50, 'j', '{"z":  1}'::json, 'arr', '{1,2}'::int4[])`, `json_build_object()`,
+	`json_build_object('a')`, `json_build_object(NULL, 1)`, `json_build_array(1, 'x', NULL, '{1,NULL}'::int4[], '{"b":1,"a":2}'::jsonb)`,
+	`json_build_array()`, `to_json(1.50)`, `to_json('a"b'::text)`, `to_json('{1,2}'::int4[])`, `to_json('{"a":1}'::jsonb)`, `to_json('NaN'::float8)`,
+	`json_typeof('{"a":1}')`, `json_typeof(' [1] ')`, `json_typeof('"x"')`, `json_typeof('null')`, `json_typeof('1e2')`,
 	// Equality and order.
 	`'1.0'::jsonb = '1.00'::jsonb`, `'[]'::jsonb < 'null'::jsonb`, `'{"a":1}'::jsonb > '[1,2,3]'::jsonb`, `'"b"'::jsonb > '"ab"'::jsonb`,
 	`'{"b":1}'::jsonb > '{"a":2}'::jsonb`, `'[1]'::jsonb > '1'::jsonb`, `'true'::jsonb > '1'::jsonb`,
