@@ -34,6 +34,7 @@ var oracleQueries = []string{
 	`set time zone 'Asia/Kathmandu'; select '2024-07-01 12:00:00+00'::timestamptz, now() is not null; set time zone 'UTC'`,
 	`select '1 year 2 months 3 days 04:05:06.789'::interval, '-1 year -2 mons'::interval, '1 day -01:00:00'::interval, '-1 days +02:00:00'::interval, '00:00:00'::interval, '-00:00:01'::interval, '100 hours'::interval, '1 mon -1 day'::interval, '14 months'::interval, '0.5 seconds'::interval`,
 	`select 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid, '12:34:56.789'::time, '00:00'::time, '{"a": 1, "b": [true, null]}'::jsonb, '{"x":1}'::json, 1::oid, 4294967295::oid`,
+	`select '{"a":1}'::jsonb ->> 'a', '{"a":[1,2]}'::jsonb -> 'a' -> -1, jsonb_build_object('b', 1.50, 'a', 1e2), '{"a":1}'::jsonb @> '{"a":1.0}', to_jsonb('x'::text) || '[1]'`,
 	`select array[1,2,null]::int[], array['a','b c','',null,'NULL','"q"','back\slash', '{x}']::text[], '{}'::int[], array[1.5,2]::numeric[], array['2024-01-01'::date], array[true,false], array[1::int8, -5], array[0.5::float8], array['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid], array['\x01'::bytea]`,
 	`select generate_series(1, 5) as n, 'row' || generate_series(1, 5) as label`,
 	`select 1 as one; select 2 as two; select 'three'`,

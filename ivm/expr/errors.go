@@ -10,6 +10,7 @@ const (
 	StateNumericValueOutOfRange   = "22003"
 	StateInvalidTextRepr          = "22P02"
 	StateInvalidParameterValue    = "22023"
+	StateNullValueNotAllowed      = "22004"
 	StateInvalidEscapeSequence    = "22025"
 	StateInvalidRegex             = "2201B"
 	StateDatetimeFieldOverflow    = "22008"

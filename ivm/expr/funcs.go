@@ -104,6 +104,7 @@ func buildRegistry() map[string][]*Func {
 	registerCatalog(add)
 	registerSequence(add)
 	registerNotify(add)
+	registerJSON(add)
 	return r
 }
 

@@ -173,6 +173,9 @@ func LookupBinaryOp(op string, l, r types.Type) (OpInfo, bool) {
 		op = "<>"
 	}
 	ol, or := l, r
+	if oi, ok := lookupJSONOp(op, l, r); ok {
+		return oi, true
+	}
 	if op == "||" {
 		return lookupConcat(l, r)
 	}

@@ -97,6 +97,8 @@ func typeFromName(tn *pg_query.TypeName) (types.Type, error) {
 		t = types.TUUID
 	case "jsonb":
 		t = types.TJSONB
+	case "json":
+		t = types.Type{Kind: types.KindJSON, Typmod: -1}
 	default:
 		return types.Type{}, fmt.Errorf("unknown type %s", name)
 	}

@@ -25,6 +25,7 @@
 //	                     digit pairs (each 1..100) ending in 0x00, all
 //	                     complemented for negative numbers
 //	text/varchar/name/json  bytes with 0x00 escaped as 00 FF, ending 00 01
+//	jsonb                PostgreSQL's jsonb btree order (see jsonb.go)
 //	char(n)              as text, trailing spaces removed
 //	bytea                as text
 //	date                 4 bytes; time, timestamp, timestamptz 8 bytes
@@ -239,8 +240,10 @@ func appendValue(dst []byte, t types.Type, d types.Datum) []byte {
 		return appendUint64(dst, FloatKey(d.(float64)))
 	case types.KindNumeric:
 		return appendNumeric(dst, d.(*apd.Decimal))
-	case types.KindText, types.KindVarchar, types.KindName, types.KindUnknown, types.KindJSON, types.KindJSONB:
+	case types.KindText, types.KindVarchar, types.KindName, types.KindUnknown, types.KindJSON:
 		return appendEscaped(dst, d.(string))
+	case types.KindJSONB:
+		return appendJSONB(dst, d.(string))
 	case types.KindChar:
 		return appendEscaped(dst, types.TrimBpchar(d.(string)))
 	case types.KindBytea:
@@ -473,8 +476,10 @@ func (r *reader) value(t types.Type) types.Datum {
 		return floatFromKey(r.u64())
 	case types.KindNumeric:
 		return r.numeric()
-	case types.KindText, types.KindVarchar, types.KindName, types.KindUnknown, types.KindJSON, types.KindJSONB, types.KindChar:
+	case types.KindText, types.KindVarchar, types.KindName, types.KindUnknown, types.KindJSON, types.KindChar:
 		return string(r.escaped())
+	case types.KindJSONB:
+		return r.jsonb()
 	case types.KindBytea:
 		return r.escaped()
 	case types.KindDate:

@@ -50,6 +50,13 @@ func typeCases() []typeCase {
 		{"uuid", types.TUUID, []string{"'00000000-0000-0000-0000-000000000000'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "'10000000-0000-0000-0000-000000000000'", "'00000000-0000-0000-0000-000000000001'"}},
 		{"int4[]", types.ArrayOf(types.TInt4), []string{"'{}'", "'{1}'", "'{1,2}'", "'{1,NULL}'", "'{NULL}'", "'{2}'", "'{1,2,3}'", "'{-1}'"}},
 		{"text[]", types.ArrayOf(types.TText), []string{"'{}'", "'{a}'", "'{a,b}'", "'{\"\"}'", "'{ab}'", "'{NULL}'"}},
+		// jsonb's btree order: kinds null < string < number < boolean <
+		// array < object, containers by size first, an empty top-level
+		// array below every scalar, numbers numerically.
+		{"jsonb", types.TJSONB, []string{`'null'`, `'"a"'`, `'""'`, `'"b"'`, `'"ab"'`, `'1'`, `'1.0'`, `'1.50'`, `'1.5'`, `'-2'`, `'1e2'`, `'100'`,
+			`'true'`, `'false'`, `'[]'`, `'[1]'`, `'[null]'`, `'[[]]'`, `'[1,2]'`, `'[2]'`, `'["a"]'`, `'[true]'`, `'[{}]'`, `'{}'`,
+			`'{"a":1}'`, `'{"b":0}'`, `'{"a":1.0}'`, `'{"a":"x"}'`, `'{"a":[1]}'`, `'{"aa":1}'`, `'{"a":1,"b":2}'`, `'{"b":1,"a":2}'`,
+			`'{"a":{"b":null}}'`, `'{"a":{}}'`, `'{"a":[]}'`, `'[{"a":1}, 2]'`, `'[[1],[2,3]]'`, `'"\u0001"'`, `'"é"'`}},
 	}
 }
 
@@ -135,6 +142,14 @@ func TestKeyOrderMatchesPostgres(t *testing.T) {
 			for i := range vals {
 				for j := range vals {
 					want := sign(vals[i].rank - vals[j].rank)
+					if vals[i].v != nil && vals[j].v != nil && !d.dir.Descending {
+						if got := types.Compare(tc.t, vals[i].v, vals[j].v); got != want {
+							t.Errorf("%s: Compare(%s, %s) = %d, PostgreSQL %d", tc.sql, show(tc.t, vals[i].v), show(tc.t, vals[j].v), got, want)
+						}
+						if want == 0 && types.Hash(tc.t, vals[i].v) != types.Hash(tc.t, vals[j].v) {
+							t.Errorf("%s: equal %s and %s hash differently", tc.sql, show(tc.t, vals[i].v), show(tc.t, vals[j].v))
+						}
+					}
 					if got := bytes.Compare(keys[i], keys[j]); got != want {
 						t.Errorf("%s %s: key order of %s vs %s = %d, PostgreSQL %d", tc.sql, d.order,
 							show(tc.t, vals[i].v), show(tc.t, vals[j].v), got, want)

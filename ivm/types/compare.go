@@ -14,7 +14,8 @@ import (
 // itself and -0 equal to 0; numerics exactly (-Infinity < finite < Infinity <
 // NaN, 1.0 = 1.00); text bytewise (C collation); char(n) ignoring trailing
 // spaces; intervals by total duration with 1 month = 30 days; arrays element
-// by element (NULL elements last), then by length.
+// by element (NULL elements last), then by length; jsonb in its btree order
+// (CompareJSONB).
 //
 // Compare panics if either datum is nil; use CompareNullsLast/First when
 // NULLs are possible.
@@ -38,8 +39,10 @@ func Compare(t Type, a, b Datum) int {
 		return CompareFloat(a.(float64), b.(float64))
 	case KindNumeric:
 		return CompareNumeric(a.(*apd.Decimal), b.(*apd.Decimal))
-	case KindText, KindVarchar, KindName, KindUnknown, KindJSON, KindJSONB:
+	case KindText, KindVarchar, KindName, KindUnknown, KindJSON:
 		return strings.Compare(a.(string), b.(string))
+	case KindJSONB:
+		return CompareJSONB(a.(string), b.(string))
 	case KindChar:
 		return strings.Compare(TrimBpchar(a.(string)), TrimBpchar(b.(string)))
 	case KindBytea:

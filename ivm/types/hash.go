@@ -94,8 +94,10 @@ func HashInto(h uint64, t Type, d Datum) uint64 {
 		return mix(h, hashFloat(d.(float64)))
 	case KindNumeric:
 		return hashNumeric(h, d.(*apd.Decimal))
-	case KindText, KindVarchar, KindName, KindUnknown, KindJSON, KindJSONB:
+	case KindText, KindVarchar, KindName, KindUnknown, KindJSON:
 		return mixString(h, d.(string))
+	case KindJSONB:
+		return mixString(h, JSONBHashText(d.(string)))
 	case KindChar:
 		return mixString(h, TrimBpchar(d.(string)))
 	case KindBytea:

@@ -644,10 +644,25 @@ func (b *binder) unaryOp(op string, r plan.Scalar, loc int32) (plan.Scalar, erro
 func (b *binder) binaryOp(op string, l, r plan.Scalar, loc int32) (plan.Scalar, error) {
 	lt, rt := l.Type(), r.Type()
 	var err error
-	// An untyped side adopts the other side's type.
+	if lt.Kind == types.KindJSON {
+		switch op {
+		case "->", "->>", "#>", "#>>":
+			// NB: json (unlike jsonb) keeps its text, and these operators
+			// return pieces of it verbatim; only jsonb's are built.
+			return nil, b.unsupported(loc, "the json operator "+op+" (cast the json value to jsonb)")
+		}
+	}
+	// An untyped side adopts the other side's type, except on the right of
+	// jsonb -> 'key' and its kin, where PostgreSQL picks the text overload.
+	if t, ok := expr.JSONOperandType(op, lt); ok && rt.Kind == types.KindUnknown {
+		if r, err = b.coerce(r, t, loc); err != nil {
+			return nil, err
+		}
+		rt = r.Type()
+	}
 	if lt.Kind == types.KindUnknown && rt.Kind != types.KindUnknown {
 		target := baseType(rt)
-		if op == "||" {
+		if op == "||" && rt.Kind != types.KindJSONB {
 			target = types.TText
 		}
 		if l, err = b.coerce(l, target, loc); err != nil {

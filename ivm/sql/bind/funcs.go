@@ -543,4 +543,6 @@ func (b *binder) registryCall(name string, args []plan.Scalar, loc int32) (plan.
 var zonedFuncs = map[string]bool{
 	"concat": true, "concat_ws": true, "array_to_string": true, "to_char": true,
 	"date_trunc": true, "date_part": true, "extract": true,
+	"to_jsonb": true, "jsonb_build_object": true, "jsonb_build_array": true,
+	"to_json": true, "json_build_object": true, "json_build_array": true,
 }
