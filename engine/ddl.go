@@ -109,6 +109,14 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		}
 		notice(r)
 	case *ddl.CreateSource:
+		if st.Kafka != nil {
+			r, err := s.createKafkaSource(ctx, st, sqlText)
+			if err != nil {
+				return nil, err
+			}
+			notice(r)
+			break
+		}
 		if st.Postgres != nil {
 			n, err := s.createPostgresSource(ctx, st, sqlText)
 			if err != nil {

@@ -20,6 +20,7 @@ type collector struct {
 	viewRows, viewStateBytes, viewLag            *prometheus.Desc
 	sourceRows, sourceErrors, sourceLag          *prometheus.Desc
 	sourceBlocked                                *prometheus.Desc
+	sourceLagRecords, sourceBadRecords           *prometheus.Desc
 }
 
 func newCollector(engine func() *Engine) *collector {
@@ -27,28 +28,30 @@ func newCollector(engine func() *Engine) *collector {
 		return prometheus.NewDesc("rockstream_"+name, help, labels, nil)
 	}
 	return &collector{
-		engine:         engine,
-		commits:        d("commits_total", "Committed write transactions."),
-		commitErrors:   d("commit_errors_total", "Failed commits."),
-		queries:        d("queries_total", "Ad-hoc queries run."),
-		rowsWritten:    d("rows_written_total", "Row writes committed."),
-		frontier:       d("shard_frontier_epoch", "Last source epoch applied to views."),
-		lastEpoch:      d("shard_last_epoch", "Last source epoch committed."),
-		epochSteps:     d("shard_epoch_steps_total", "Epoch maintenance steps."),
-		stepSeconds:    d("shard_last_step_seconds", "Duration of the last epoch step."),
-		viewRebuilds:   d("view_rebuilds_total", "Views rebuilt from their inputs at startup because their stored state was written in another format (see the log for which)."),
-		viewRows:       d("view_rows", "Rows in a materialized view.", "view"),
-		viewStateBytes: d("view_state_bytes", "Operator state bytes of a view.", "view"),
-		viewLag:        d("view_freshness_lag_epochs", "Committed epochs not yet reflected in the view.", "view"),
-		sourceRows:     d("source_rows_total", "Row changes a POSTGRES source committed since the process started.", "source"),
-		sourceErrors:   d("source_errors_total", "Failed attempts of a POSTGRES source (each retried).", "source"),
-		sourceLag:      d("source_lag_bytes", "Bytes of upstream WAL a POSTGRES source has not committed yet.", "source"),
-		sourceBlocked:  d("source_blocked", "1 when a POSTGRES source is BLOCKED by an incompatible upstream change (rockstream_catalog.sources says why).", "source"),
+		engine:           engine,
+		commits:          d("commits_total", "Committed write transactions."),
+		commitErrors:     d("commit_errors_total", "Failed commits."),
+		queries:          d("queries_total", "Ad-hoc queries run."),
+		rowsWritten:      d("rows_written_total", "Row writes committed."),
+		frontier:         d("shard_frontier_epoch", "Last source epoch applied to views."),
+		lastEpoch:        d("shard_last_epoch", "Last source epoch committed."),
+		epochSteps:       d("shard_epoch_steps_total", "Epoch maintenance steps."),
+		stepSeconds:      d("shard_last_step_seconds", "Duration of the last epoch step."),
+		viewRebuilds:     d("view_rebuilds_total", "Views rebuilt from their inputs at startup because their stored state was written in another format (see the log for which)."),
+		viewRows:         d("view_rows", "Rows in a materialized view.", "view"),
+		viewStateBytes:   d("view_state_bytes", "Operator state bytes of a view.", "view"),
+		viewLag:          d("view_freshness_lag_epochs", "Committed epochs not yet reflected in the view.", "view"),
+		sourceRows:       d("source_rows_total", "Row changes a POSTGRES or KAFKA source committed since the process started.", "source"),
+		sourceErrors:     d("source_errors_total", "Failed attempts of a POSTGRES or KAFKA source (each retried).", "source"),
+		sourceLag:        d("source_lag_bytes", "Bytes of upstream WAL a POSTGRES source has not committed yet.", "source"),
+		sourceBlocked:    d("source_blocked", "1 when a POSTGRES source is BLOCKED by an incompatible upstream change (rockstream_catalog.sources says why).", "source"),
+		sourceLagRecords: d("source_lag_records", "Records a KAFKA source's brokers hold past its committed offsets.", "source"),
+		sourceBadRecords: d("source_bad_records_total", "Records a KAFKA source could not decode and kept in its dead-letter relation, since the process started.", "source"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked} {
+	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords} {
 		ch <- d
 	}
 }
@@ -70,6 +73,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.sourceRows, prometheus.CounterValue, float64(s.Rows), s.Name)
 		ch <- prometheus.MustNewConstMetric(c.sourceErrors, prometheus.CounterValue, float64(s.Errors), s.Name)
+		if s.Kafka {
+			ch <- prometheus.MustNewConstMetric(c.sourceLagRecords, prometheus.GaugeValue, float64(s.LagRecords), s.Name)
+			ch <- prometheus.MustNewConstMetric(c.sourceBadRecords, prometheus.CounterValue, float64(s.BadRecords), s.Name)
+			continue
+		}
 		ch <- prometheus.MustNewConstMetric(c.sourceLag, prometheus.GaugeValue, float64(s.Lag()), s.Name)
 		ch <- prometheus.MustNewConstMetric(c.sourceBlocked, prometheus.GaugeValue, blocked, s.Name)
 	}

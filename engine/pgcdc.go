@@ -11,6 +11,7 @@ import (
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/connect/kafka"
 	"github.com/rockstream/rockstream/connect/pgcdc"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -123,12 +124,14 @@ func (e *Engine) startPostgresSource(catalogVersion uint64, rel *catalog.Relatio
 	return nil
 }
 
-// cdcSource is a running POSTGRES source.
+// cdcSource is a running POSTGRES source, or (kafka set) a running
+// KAFKA source (kafka.go).
 type cdcSource struct {
-	name string
-	spec *ddl.PostgresSource
-	slot string
-	src  *pgcdc.Source
+	name  string
+	spec  *ddl.PostgresSource
+	slot  string
+	src   *pgcdc.Source
+	kafka *kafka.Source
 }
 
 // stopPostgresSource stops a source's replication; dropSlot also drops
@@ -141,6 +144,11 @@ func (e *Engine) stopPostgresSource(id catalog.ID, dropSlot bool) (bool, error) 
 	e.cdcMu.Unlock()
 	if !ok {
 		return false, nil
+	}
+	if c.kafka != nil {
+		// A KAFKA source keeps nothing on the brokers.
+		c.kafka.Stop()
+		return true, nil
 	}
 	c.src.Stop()
 	if !dropSlot {
@@ -169,11 +177,16 @@ func (e *Engine) stopPostgresSources() {
 	}
 }
 
-// SourceStatus is one POSTGRES source's line in rockstream_catalog.sources
-// and /metrics.
+// SourceStatus is one POSTGRES or KAFKA source's line in
+// rockstream_catalog.sources and /metrics.
 type SourceStatus struct {
 	Name string
 	pgcdc.Status
+	// Kafka marks a KAFKA source: LagRecords and BadRecords are its lag
+	// in records and its count of records sent to the dead-letter
+	// relation (Status has no slot or LSNs then).
+	Kafka                  bool
+	LagRecords, BadRecords uint64
 }
 
 // SourceStatuses returns the running POSTGRES sources' statuses, by name.
@@ -182,6 +195,12 @@ func (e *Engine) SourceStatuses() []SourceStatus {
 	defer e.cdcMu.Unlock()
 	out := make([]SourceStatus, 0, len(e.cdc))
 	for _, c := range e.cdc { //lint:maprange sorted below
+		if c.kafka != nil {
+			k := c.kafka.Status()
+			out = append(out, SourceStatus{Name: c.name, Kafka: true, LagRecords: k.Lag, BadRecords: k.BadRecords,
+				Status: pgcdc.Status{State: k.State, Rows: k.Rows, Errors: k.Errors, LastError: k.LastError}})
+			continue
+		}
 		out = append(out, SourceStatus{Name: c.name, Status: c.src.Status()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -263,14 +282,18 @@ func (e *Engine) syscatSources() map[string]syscat.SourceStatus {
 	out := map[string]syscat.SourceStatus{}
 	for _, s := range e.SourceStatuses() {
 		out[s.Name] = syscat.SourceStatus{State: s.State, Slot: s.Slot, UpstreamLSN: s.UpstreamLSN, CommittedLSN: s.CommittedLSN,
-			Rows: s.Rows, Errors: s.Errors, Error: s.LastError}
+			Rows: s.Rows, Errors: s.Errors, Error: s.LastError, Kafka: s.Kafka, LagRecords: s.LagRecords, BadRecords: s.BadRecords}
 	}
 	return out
 }
 
 // Lag is how far the committed position trails the upstream's, in bytes
-// of WAL (0 before the upstream reported one).
+// of WAL (0 before the upstream reported one); for a KAFKA source, in
+// records.
 func (s SourceStatus) Lag() uint64 {
+	if s.Kafka {
+		return s.LagRecords
+	}
 	if s.UpstreamLSN <= s.CommittedLSN {
 		return 0
 	}

@@ -31,6 +31,9 @@ func (e *Engine) startSource(catalogVersion uint64, rel *catalog.Relation) error
 	if spec.Postgres != nil {
 		return e.startPostgresSource(catalogVersion, rel, spec.Postgres)
 	}
+	if spec.Kafka != nil {
+		return e.startKafkaSource(catalogVersion, rel, spec.Kafka)
+	}
 	err = e.rt.Spawn("embedded", source.ActorID(rel.ID), source.New(source.Config{CatalogVersion: catalogVersion, Source: rel.ID, Spec: spec, Router: e.router}))
 	if errors.Is(err, runtime.ErrDuplicateActor) {
 		return nil

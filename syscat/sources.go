@@ -11,7 +11,9 @@ import (
 
 // sourceRows are rockstream_catalog.sources: every source with its kind
 // and definition, and for change-data-capture sources (and the tables
-// they mirror) the state, slot, positions and lag in bytes of WAL.
+// they mirror) the state, slot, positions and lag in bytes of WAL; for
+// KAFKA sources (and their dead-letter relations) the state, lag in
+// records and the count of records that failed to decode.
 func sourceRows(env *Env) []types.Row {
 	byID := make(map[catalog.ID]*catalog.Relation, len(env.Relations))
 	for _, r := range env.Relations {
@@ -26,14 +28,24 @@ func sourceRows(env *Env) []types.Row {
 		if up := r.Upstream; up != nil {
 			kind = "postgres table"
 			parent := "?"
-			if src, ok := byID[up.Source]; ok {
+			src, ok := byID[up.Source]
+			if ok {
 				parent = src.Name
 			}
 			definition = fmt.Sprintf("mirror of %s.%s (source %s)", up.Schema, up.Table, parent)
+			if ok && sourceKind(src) == "kafka" {
+				kind, definition = "kafka errors", fmt.Sprintf("records of source %s that failed to decode", parent)
+			}
 			statusOf = parent
 		}
-		row := types.Row{r.Name, kind, definition, nil, nil, nil, nil, nil, nil, nil, nil}
-		if st, ok := env.Sources[statusOf]; ok && (kind == "postgres" || r.Upstream != nil) {
+		row := types.Row{r.Name, kind, definition, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil}
+		if st, ok := env.Sources[statusOf]; ok && st.Kafka {
+			row[3], row[8], row[9] = st.State, int64(st.Rows), int64(st.Errors)
+			if st.Error != "" {
+				row[10] = st.Error
+			}
+			row[11], row[12] = int64(st.LagRecords), int64(st.BadRecords)
+		} else if ok && (kind == "postgres" || r.Upstream != nil) {
 			row[3], row[4] = st.State, st.Slot
 			if st.UpstreamLSN != 0 {
 				row[5] = formatLSN(st.UpstreamLSN)
@@ -48,7 +60,7 @@ func sourceRows(env *Env) []types.Row {
 			if st.Error != "" {
 				row[10] = st.Error
 			}
-		} else if kind != "postgres" && r.Upstream == nil {
+		} else if kind != "postgres" && kind != "kafka" && r.Upstream == nil {
 			row[3] = "RUNNING"
 		}
 		out = append(out, row)
@@ -64,6 +76,8 @@ func sourceKind(r *catalog.Relation) string {
 		return "postgres"
 	case strings.Contains(sql, "from nexmark"):
 		return "nexmark"
+	case strings.Contains(sql, "from kafka"):
+		return "kafka"
 	}
 	return "generate rows"
 }

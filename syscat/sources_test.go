@@ -28,10 +28,10 @@ func TestSourceRows(t *testing.T) {
 		got = append(got, zset.FormatRow(row))
 	}
 	want := []string{
-		`("pg","postgres","CREATE SOURCE pg FROM POSTGRES (connection = 'postgres://u:********@h/db', publication = 'p')","BLOCKED","rockstream_1","1/200","1/100",256,7,1,"RS-1002: column \"b\" was dropped")`,
-		`("pg2","postgres","CREATE SOURCE pg2 FROM POSTGRES (connection = 'host=h password=******** dbname=db', publication = 'p')",NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL)`,
-		`("orders","postgres table","mirror of public.orders (source pg)","BLOCKED","rockstream_1","1/200","1/100",256,7,1,"RS-1002: column \"b\" was dropped")`,
-		`("clicks","generate rows","CREATE SOURCE clicks FROM GENERATE ROWS (id BIGINT GENERATED)","RUNNING",NULL,NULL,NULL,NULL,NULL,NULL,NULL)`,
+		`("pg","postgres","CREATE SOURCE pg FROM POSTGRES (connection = 'postgres://u:********@h/db', publication = 'p')","BLOCKED","rockstream_1","1/200","1/100",256,7,1,"RS-1002: column \"b\" was dropped",NULL,NULL)`,
+		`("pg2","postgres","CREATE SOURCE pg2 FROM POSTGRES (connection = 'host=h password=******** dbname=db', publication = 'p')",NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL)`,
+		`("orders","postgres table","mirror of public.orders (source pg)","BLOCKED","rockstream_1","1/200","1/100",256,7,1,"RS-1002: column \"b\" was dropped",NULL,NULL)`,
+		`("clicks","generate rows","CREATE SOURCE clicks FROM GENERATE ROWS (id BIGINT GENERATED)","RUNNING",NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL)`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("rockstream_catalog.sources rows\n got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

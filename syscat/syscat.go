@@ -78,6 +78,11 @@ type SourceStatus struct {
 	UpstreamLSN, CommittedLSN uint64
 	Rows, Errors              uint64
 	Error                     string
+	// Kafka marks a KAFKA source: it has no slot or LSNs but LagRecords
+	// (high watermark − committed offset, summed over partitions) and
+	// BadRecords (records sent to its dead-letter relation).
+	Kafka                  bool
+	LagRecords, BadRecords uint64
 }
 
 // Activity is one client session as pg_stat_activity shows it; zero

@@ -21,7 +21,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 		// (placement.go); a view shard's epochs are the table shard's.
 		return nil, errcode.New(errcode.InternalError, "shard %d stores no tables: a commit was routed to a view shard", a.cfg.ID)
 	}
-	if len(m.Writes) == 0 && m.Offset == nil {
+	if len(m.Writes) == 0 && m.Offset == nil && len(m.Offsets) == 0 {
 		return Committed{Epoch: a.lastEpoch}, nil
 	}
 	epoch := a.lastEpoch + 1
@@ -200,16 +200,20 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 		return nil, err
 	}
 	txn := cb
+	offsets := m.Offsets
 	if m.Offset != nil {
+		offsets = append([]SourceOffset{*m.Offset}, offsets...)
+	}
+	for _, o := range offsets {
 		// INVARIANT: a connector's offset only moves forward.
-		prev, err := getUint64(cb.reader(), offsetKey(m.Offset.Source))
+		prev, err := getUint64(cb.reader(), offsetKey(o.Source, o.Partition))
 		if err != nil {
 			return nil, err
 		}
-		if m.Offset.Offset < prev {
-			return nil, errcode.New(errcode.InternalError, "source %s offset went back from %d to %d", m.Offset.Source, prev, m.Offset.Offset)
+		if o.Offset < prev {
+			return nil, errcode.New(errcode.InternalError, "source %s offset (partition %d) went back from %d to %d", o.Source, o.Partition, prev, o.Offset)
 		}
-		if err := putUint64(txn, offsetKey(m.Offset.Source), m.Offset.Offset); err != nil {
+		if err := putUint64(txn, offsetKey(o.Source, o.Partition), o.Offset); err != nil {
 			return nil, err
 		}
 	}

@@ -18,8 +18,15 @@ const (
 	metaOffset     byte = 'O'
 )
 
-func offsetKey(source catalog.ID) []byte {
-	return append([]byte{kv.PrefixShardMeta, metaOffset}, source.Object[:]...)
+// offsetKey is where a source's position at partition is stored:
+// partition 0 (every unpartitioned source) has the key of old, others
+// append the partition big-endian.
+func offsetKey(source catalog.ID, partition uint32) []byte {
+	k := append([]byte{kv.PrefixShardMeta, metaOffset}, source.Object[:]...)
+	if partition == 0 {
+		return k
+	}
+	return binary.BigEndian.AppendUint32(k, partition)
 }
 
 // tableKeyHeadBytes is the length of a table row key before its primary

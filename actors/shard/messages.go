@@ -42,6 +42,10 @@ type (
 		// same batch as its rows, so a restarted connector resumes exactly
 		// where its last durable commit ended (exactly-once).
 		Offset *SourceOffset
+		// Offsets are further positions recorded in the same batch: a
+		// partitioned source (a Kafka topic) commits one per partition
+		// whose records the batch holds.
+		Offsets []SourceOffset
 		// Txn, when set, releases the transaction's row locks
 		// (rowlock.go) once the commit is durable, or once it failed.
 		Txn TxnID
@@ -49,10 +53,17 @@ type (
 	// SourceOffset is a source connector's durable position.
 	SourceOffset struct {
 		Source catalog.ID
-		Offset uint64
+		// Partition tells the positions of a partitioned source apart (a
+		// Kafka topic's partition); 0 for a source with one position.
+		Partition uint32
+		Offset    uint64
 	}
-	// GetSourceOffset → SourceOffset (0 if the source never committed).
-	GetSourceOffset struct{ Source catalog.ID }
+	// GetSourceOffset → SourceOffset (0 if the source never committed
+	// at Partition).
+	GetSourceOffset struct {
+		Source    catalog.ID
+		Partition uint32
+	}
 	// Committed carries the transaction's source epoch (its freshness token).
 	Committed struct{ Epoch uint64 }
 	// GetEpoch asks the table shard for its last durable epoch: every

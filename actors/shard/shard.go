@@ -304,8 +304,8 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case GetEpoch:
 		ctx.Reply(Committed{Epoch: a.durableEpoch})
 	case GetSourceOffset:
-		n, err := getUint64(a.store, offsetKey(m.Source))
-		ctx.Reply(a.replyOf(SourceOffset{Source: m.Source, Offset: n}, err))
+		n, err := getUint64(a.store, offsetKey(m.Source, m.Partition))
+		ctx.Reply(a.replyOf(SourceOffset{Source: m.Source, Partition: m.Partition, Offset: n}, err))
 	case Subscribe:
 		if a.awaitEpoch(ctx, m, m.MinEpoch) {
 			return
@@ -790,7 +790,15 @@ func (a *Actor) dropTable(id catalog.ID) error {
 	if err != nil {
 		return err
 	}
-	b.Ops = append(b.Ops, kv.Op{Key: offsetKey(id), Delete: true}, kv.Op{Key: rekeyedKey(id), Delete: true})
+	// The offsets of every partition extend the key of partition 0.
+	err = kv.ScanPrefix(a.store, offsetKey(id, 0), func(k, _ []byte) error {
+		b.Ops = append(b.Ops, kv.Op{Key: append([]byte(nil), k...), Delete: true})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b.Ops = append(b.Ops, kv.Op{Key: rekeyedKey(id), Delete: true})
 	sort.SliceStable(b.Ops, func(i, j int) bool { return bytes.Compare(b.Ops[i].Key, b.Ops[j].Key) < 0 })
 	return a.store.Apply(&b)
 }

@@ -22,7 +22,7 @@ func definitions() []Relation {
 			"frontier", i8, "lag_epochs", i8, "error", t, "behind_inputs", b)}},
 		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "sources", Columns: columns(
 			"name", t, "kind", t, "definition", t, "state", t, "slot", t, "upstream_lsn", t, "committed_lsn", t,
-			"lag_bytes", i8, "rows", i8, "errors", i8, "error", t)}},
+			"lag_bytes", i8, "rows", i8, "errors", i8, "error", t, "lag_records", i8, "bad_records", i8)}},
 		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_namespace", Columns: columns(
 			"oid", oid, "nspname", name, "nspowner", oid, "nspacl", types.ArrayOf(t))}},
 		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_class", Columns: columns(

@@ -107,6 +107,9 @@ type CreateSource struct {
 	// Postgres is set for FROM POSTGRES sources: their tables are
 	// discovered upstream at CREATE (Columns is empty).
 	Postgres *PostgresSource
+	// Kafka is set for FROM KAFKA sources (Columns is empty: the
+	// declared columns are Kafka.Columns).
+	Kafka *KafkaSource
 }
 
 // SourceColumn is one generated column.
@@ -783,6 +786,12 @@ func createSource(cs *parse.CreateSource) (*CreateSource, error) {
 	}
 	if cs.Postgres != nil {
 		if err := postgresSource(cs, out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	if cs.Kafka != nil {
+		if err := kafkaSource(cs, out); err != nil {
 			return nil, err
 		}
 		return out, nil

@@ -54,6 +54,11 @@ func (p *frontParser) expectKeyword(word string) error {
 	return nil
 }
 
+func (p *frontParser) isPunct(s string) bool {
+	t := p.peek()
+	return t.Kind == tokPunct && t.Text == s
+}
+
 func (p *frontParser) acceptPunct(s string) bool {
 	t := p.peek()
 	if t.Kind == tokPunct && t.Text == s {
@@ -115,8 +120,23 @@ func (p *frontParser) createSource() (*CreateSource, error) {
 	if err != nil {
 		return nil, err
 	}
+	var columns []GenColumn
+	if p.isPunct("(") {
+		// Declared columns: only a KAFKA source takes them (its records
+		// carry no schema).
+		if columns, err = p.declaredColumns(); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.expectKeyword("from"); err != nil {
 		return nil, err
+	}
+	if p.acceptKeyword("kafka") {
+		return p.kafkaSource(name, columns)
+	}
+	if columns != nil {
+		t := p.peek()
+		return nil, errcode.New(errcode.SQLSyntaxError, "only CREATE SOURCE ... FROM KAFKA declares its columns before FROM").WithPosition(CharPosition(p.src, t.Offset))
 	}
 	if p.acceptKeyword("nexmark") {
 		return p.nexmarkSource(name)
@@ -127,7 +147,7 @@ func (p *frontParser) createSource() (*CreateSource, error) {
 	if !p.isKeyword("generate") {
 		t := p.peek()
 		if t.Kind == tokIdent {
-			return nil, errcode.New(errcode.SQLFeatureNotSupported, "CREATE SOURCE ... FROM %s is not supported; only FROM GENERATE ROWS, FROM NEXMARK and FROM POSTGRES are", strings.ToUpper(t.Raw)).WithPosition(CharPosition(p.src, t.Offset))
+			return nil, errcode.New(errcode.SQLFeatureNotSupported, "CREATE SOURCE ... FROM %s is not supported; only FROM GENERATE ROWS, FROM NEXMARK, FROM POSTGRES and FROM KAFKA are", strings.ToUpper(t.Raw)).WithPosition(CharPosition(p.src, t.Offset))
 		}
 		return nil, p.errAt(t)
 	}

@@ -1,5 +1,7 @@
 package parse
 
+import "strings"
+
 // nexmarkSource parses the rest of CREATE SOURCE name FROM NEXMARK
 // [( key = literal {, key = literal} )].
 func (p *frontParser) nexmarkSource(name QualifiedName) (*CreateSource, error) {
@@ -69,4 +71,60 @@ func (p *frontParser) sourceOptions(required bool) ([]SourceOption, error) {
 		return nil, err
 	}
 	return opts, nil
+}
+
+// kafkaSource parses the rest of CREATE SOURCE name [( column type {,
+// column type} )] FROM KAFKA ( key = literal {, key = literal} ): the
+// options are required (the brokers and the topic have no defaults).
+func (p *frontParser) kafkaSource(name QualifiedName, columns []GenColumn) (*CreateSource, error) {
+	opts, err := p.sourceOptions(true)
+	if err != nil {
+		return nil, err
+	}
+	return &CreateSource{SQL: p.text, Name: name, Columns: columns, Kafka: opts}, nil
+}
+
+// declaredColumns parses ( column type {, column type} ): each type is
+// every token up to the next comma or closing parenthesis at depth 0.
+func (p *frontParser) declaredColumns() ([]GenColumn, error) {
+	if err := p.expectPunct("("); err != nil {
+		return nil, err
+	}
+	var out []GenColumn
+	for {
+		name, err := p.identifier()
+		if err != nil {
+			return nil, err
+		}
+		typeStart := p.peek()
+		depth := 0
+		for {
+			t := p.peek()
+			if t.Kind == tokEOF {
+				return nil, p.errAt(t)
+			}
+			if t.Kind == tokPunct && depth == 0 && (t.Text == "," || t.Text == ")") {
+				break
+			}
+			if t.Kind == tokPunct && t.Text == "(" {
+				depth++
+			}
+			if t.Kind == tokPunct && t.Text == ")" {
+				depth--
+			}
+			p.pos++
+		}
+		typeEnd := p.peek()
+		if typeEnd.Offset == typeStart.Offset {
+			return nil, p.errAt(typeEnd)
+		}
+		out = append(out, GenColumn{Name: name, TypeSQL: strings.TrimSpace(p.src[typeStart.Offset:typeEnd.Offset])})
+		if p.acceptPunct(",") {
+			continue
+		}
+		if err := p.expectPunct(")"); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 }

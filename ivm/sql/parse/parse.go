@@ -99,6 +99,10 @@ type CreateSource struct {
 	// Postgres is set for CREATE SOURCE name FROM POSTGRES ( key =
 	// literal, ... ): change data capture from a PostgreSQL publication.
 	Postgres []SourceOption
+	// Kafka is set for CREATE SOURCE name [(columns)] FROM KAFKA ( key =
+	// literal, ... ): records of a Kafka topic; Columns then carry no
+	// generators.
+	Kafka []SourceOption
 }
 
 // SourceOption is one `key = literal` option of a source.

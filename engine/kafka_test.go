@@ -1,0 +1,136 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// startKafka starts an in-process Kafka-protocol broker with topic of
+// partitions partitions and a producer client for it.
+func startKafka(t *testing.T, topic string, partitions int32) (brokers string, producer *kgo.Client) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	brokers = strings.Join(c.ListenAddrs(), ",")
+	producer, err = kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(producer.Close)
+	return brokers, producer
+}
+
+func produce(t *testing.T, p *kgo.Client, partition int32, key, value []byte) {
+	t.Helper()
+	if err := p.ProduceSync(context.Background(), &kgo.Record{Partition: partition, Key: key, Value: value}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKafkaSource reads JSON records of a three-partition topic into an
+// upserting source (later records of a key replace it), with a materialized view over it, across a restart; malformed
+// records land in orders_errors with their position and bytes, counted
+// in rockstream_catalog.sources; DROP SOURCE stops the consumer.
+func TestKafkaSource(t *testing.T) {
+	brokers, p := startKafka(t, "orders", 3)
+	dir := t.TempDir()
+	srv := startServer(t, dir)
+	rs := connect(t, srv.url())
+	exec(t, rs, fmt.Sprintf(`CREATE SOURCE orders (id bigint, item text, qty int, price numeric(10,2))
+		FROM KAFKA (brokers = '%s', topic = 'orders', format = 'json', key = 'id')`, brokers))
+	exec(t, rs, `CREATE MATERIALIZED VIEW per_item AS SELECT item, count(*) AS n, sum(qty) AS qty FROM orders GROUP BY item`)
+	for i := 1; i <= 30; i++ {
+		produce(t, p, int32(i%3), nil, fmt.Appendf(nil, `{"id": %d, "item": "i%d", "qty": %d, "price": "%d.50"}`, i, i%4, i, i))
+	}
+	// Upserts and a tombstone (key as a bare JSON value and as an object).
+	produce(t, p, 1, nil, []byte(`{"id": 1, "item": "i9", "qty": 100, "price": 1}`))
+	// Bad records: malformed JSON, a wrong type, a null key.
+	produce(t, p, 0, []byte(`k`), []byte(`{"id": 4,`))
+	produce(t, p, 1, nil, []byte(`{"id": 40, "qty": "many"}`))
+	produce(t, p, 2, nil, []byte(`{"item": "x"}`))
+
+	want := func() (rows, view []string) {
+		m := map[int]string{}
+		for i := 1; i <= 30; i++ {
+			m[i] = fmt.Sprintf("%d|i%d|%d|%d.50", i, i%4, i, i)
+		}
+		m[1] = "1|i9|100|1.00"
+		per := map[string][2]int{}
+		for i := 1; i <= 30; i++ {
+			if _, ok := m[i]; !ok {
+				continue
+			}
+			item, qty := fmt.Sprintf("i%d", i%4), i
+			if i == 1 {
+				item, qty = "i9", 100
+			}
+			v := per[item]
+			per[item] = [2]int{v[0] + 1, v[1] + qty}
+		}
+		for i := 1; i <= 30; i++ {
+			if r, ok := m[i]; ok {
+				rows = append(rows, r)
+			}
+		}
+		for _, item := range []string{"i0", "i1", "i2", "i3", "i9"} {
+			view = append(view, fmt.Sprintf("%s|%d|%d", item, per[item][0], per[item][1]))
+		}
+		return rows, view
+	}
+	wantRows, wantView := want()
+	check := func(what string) {
+		t.Helper()
+		waitFor(t, rs, "SELECT * FROM orders ORDER BY id", wantRows, what)
+		waitFor(t, rs, "SELECT * FROM per_item ORDER BY item", wantView, what)
+		waitFor(t, rs, "SELECT kafka_partition, kafka_offset, error, raw_key, raw_value FROM orders_errors ORDER BY 1, 2", []string{
+			fmt.Sprintf(`0|10|invalid JSON object: unexpected end of JSON input|\x%x|\x%x`, "k", `{"id": 4,`),
+			fmt.Sprintf(`1|11|column "qty": RS-2061: invalid input syntax for type integer: "many"|NULL|\x%x`, `{"id": 40, "qty": "many"}`),
+			fmt.Sprintf(`2|10|key column "id" is missing|NULL|\x%x`, `{"item": "x"}`),
+		}, what)
+	}
+	check("first start")
+	if got := rowsText(t, rs, "SELECT kind, state, rows, bad_records, lag_records FROM rockstream_catalog.sources WHERE name = 'orders'"); strings.Join(got, ",") != "kafka|RUNNING|31|3|0" {
+		t.Fatalf("rockstream_catalog.sources: %v", got)
+	}
+	rs.Close(context.Background())
+	srv.stop()
+
+	// Restarted: nothing read twice, and records produced while it was
+	// down are read.
+	produce(t, p, 0, nil, []byte(`{"id": 30, "item": "i2", "qty": 30, "price": "30.50"}`))
+	srv = startServer(t, dir)
+	rs = connect(t, srv.url())
+	check("after a restart")
+	exec(t, rs, "DROP SOURCE orders CASCADE")
+	if got := rowsText(t, rs, "SELECT count(*) FROM rockstream_catalog.sources"); got[0] != "0" {
+		t.Fatalf("DROP SOURCE left %s sources", got[0])
+	}
+}
+
+// waitFor waits until query answers want (rowsText's sorted lines).
+func waitFor(t *testing.T, rs *pgx.Conn, query string, want []string, what string) {
+	t.Helper()
+	sort.Strings(want)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := rowsText(t, rs, query)
+		if strings.Join(got, "\n") == strings.Join(want, "\n") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s\n got: %q\nwant: %q", what, query, got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
