@@ -118,6 +118,10 @@ type exchangeState struct {
 	waitingReads []parkedMessage
 	// reported is the frontier a view shard last reported.
 	reported uint64
+	// waitingSince is when each waiting read arrived; waitTicking: the
+	// awaitEpochTick is queued.
+	waitingSince []time.Time
+	waitTicking  bool
 }
 
 // isTableShard reports whether the shard stores the tables (true before
@@ -195,12 +199,16 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 	if a.openErr != nil || len(a.exchange.out) == 0 {
 		return
 	}
+	durable := a.durableEpoch
+	if plantFrameBeforeDurable {
+		durable = a.lastEpoch
+	}
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
-		for o.inFlight < exchangeFramesInFlight && o.sent < a.durableEpoch {
+		for o.inFlight < exchangeFramesInFlight && o.sent < durable {
 			f := ExchangeFrame{After: o.sent}
 			bytes := 0
-			for e := o.sent + 1; e <= a.durableEpoch && len(f.Entries) < exchangeFrameEntriesMax && (bytes < exchangeFrameBytesMax || len(f.Entries) == 0); e++ {
+			for e := o.sent + 1; e <= durable && len(f.Entries) < exchangeFrameEntriesMax && (bytes < exchangeFrameBytesMax || len(f.Entries) == 0); e++ {
 				v, ok, err := a.store.Get(logKey(e))
 				if err != nil {
 					ctx.Logger().Error("reading the delta log for the exchange", "epoch", e, "err", err)
@@ -353,13 +361,48 @@ func (a *Actor) awaitEpoch(ctx runtime.Context, msg runtime.Message, minEpoch ui
 	if a.isTableShard() || minEpoch <= a.stepTarget() {
 		return false
 	}
+	if len(a.exchange.waitingReads) >= parkedMessagesMax {
+		ctx.Reply(errcode.New(errcode.ShardUnavailable, "the view shard waits for epoch %d from the table shard and has %d requests queued", minEpoch, len(a.exchange.waitingReads)))
+		return true
+	}
 	a.exchange.waitingReads = append(a.exchange.waitingReads, parkedMessage{msg: msg, from: ctx.From(), reply: ctx.Defer()})
+	a.exchange.waitingSince = append(a.exchange.waitingSince, ctx.Now())
+	if !a.exchange.waitTicking {
+		a.exchange.waitTicking = true
+		ctx.After(exchangeResendEvery, awaitEpochTick{})
+	}
 	return true
+}
+
+// awaitEpochTick fails the requests that waited for epochs longer than
+// awaitEpochMax: the table shard is down or the exchange is stuck, and a
+// client gets an error to retry instead of waiting without end.
+type awaitEpochTick struct{}
+
+// awaitEpochMax bounds a request's wait for the table shard's epochs.
+const awaitEpochMax = 10 * time.Second
+
+func (a *Actor) receiveAwaitEpochTick(ctx runtime.Context) {
+	a.exchange.waitTicking = false
+	keep, since := a.exchange.waitingReads[:0], a.exchange.waitingSince[:0]
+	for i, p := range a.exchange.waitingReads {
+		if ctx.Now().Sub(a.exchange.waitingSince[i]) >= awaitEpochMax {
+			ctx.Logger().Error("a request waited too long for the table shard's epochs", "last_epoch", a.lastEpoch)
+			p.reply.Reply(errcode.New(errcode.ShardUnavailable, "the view shard has not received the epochs this request needs from the table shard (it has epoch %d)", a.lastEpoch))
+			continue
+		}
+		keep, since = append(keep, p), append(since, a.exchange.waitingSince[i])
+	}
+	a.exchange.waitingReads, a.exchange.waitingSince = keep, since
+	if len(keep) > 0 {
+		a.exchange.waitTicking = true
+		ctx.After(exchangeResendEvery, awaitEpochTick{})
+	}
 }
 
 func (a *Actor) replayWaitingReads(ctx runtime.Context) {
 	waiting := a.exchange.waitingReads
-	a.exchange.waitingReads = nil
+	a.exchange.waitingReads, a.exchange.waitingSince = nil, nil
 	for _, p := range waiting {
 		a.Receive(replayContext{Context: ctx, from: p.from, reply: p.reply}, p.msg)
 	}
@@ -368,7 +411,7 @@ func (a *Actor) replayWaitingReads(ctx runtime.Context) {
 // failWaitingReads answers the parked reads with err (the shard stopped).
 func (a *Actor) failWaitingReads(err error) {
 	waiting := a.exchange.waitingReads
-	a.exchange.waitingReads = nil
+	a.exchange.waitingReads, a.exchange.waitingSince = nil, nil
 	for _, p := range waiting {
 		p.reply.Reply(err)
 	}

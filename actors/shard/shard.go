@@ -248,6 +248,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		case exchangeTick:
 			ctx.After(exchangeResendEvery, exchangeTick{})
 			return
+		case awaitEpochTick:
+			a.exchange.waitTicking = false
+			return
 		case ExchangeFrame, ExchangeAck, ExportChunk, ExportAck, exportTick:
 			// The sender resends once this shard is back.
 			return
@@ -344,6 +347,8 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.receiveExchangeAck(ctx, m, ctx.From())
 	case exchangeTick:
 		a.receiveExchangeTick(ctx)
+	case awaitEpochTick:
+		a.receiveAwaitEpochTick(ctx)
 	case ExportRequest:
 		a.receiveExportRequest(ctx, m, ctx.From())
 	case ExportChunk:

@@ -38,6 +38,8 @@ const (
 	valueDomain = 4
 	// commitsMax bounds a run's transactions (the checks read whole tables).
 	commitsMax = 80
+	// finalReadWait bounds the virtual time the final read may take.
+	finalReadWait = 30 * time.Second
 )
 
 // viewDefs are the materialized views the workload maintains.
@@ -338,7 +340,16 @@ func (r *runner) run(plant Bug) error {
 	if err := s.AddProcess(processName, sim.ProcessOptions{Crashable: true}); err != nil {
 		return err
 	}
-	if err := s.Spawn(processName, control.ActorID, control.New(control.Config{OpenStore: open("control", NoBug), TickEvery: tick})); err != nil {
+	// Shards: 1 (half the seeds), or 2 and 3 (the table shard, the view
+	// shard fed by the exchange, and an idle one). Drawn from a stream of
+	// its own, so the other draws of a seed are as before.
+	shards := 1
+	if rs := s.Rand("system/shards"); rs.IntN(2) == 0 {
+		shards = 2 + rs.IntN(2)
+	}
+	r.cover.scenario(fmt.Sprintf("shards_%d", shards))
+	r.logf("shards=%d", shards)
+	if err := s.Spawn(processName, control.ActorID, control.New(control.Config{OpenStore: open("control", NoBug), TickEvery: tick, Shards: shards})); err != nil {
 		return err
 	}
 	// The deadlock detector the shards report row-lock waits to (the
@@ -658,7 +669,7 @@ func (r *runner) asyncRead(ss *session, q readReq, linearizable bool) {
 			q.minEpoch, q.call = ss.last.epoch, ss.last.call
 		}
 	}
-	r.askAsync(r.home(), q.msg(), func(reply runtime.Message, err error) {
+	r.readAsync(q, func(reply runtime.Message, err error) {
 		if err != nil {
 			r.logf("s%d read at %d: %v", ss.id, q.minEpoch, err)
 			r.schedule(ss, r.think(ss)+5*time.Millisecond)
@@ -669,6 +680,34 @@ func (r *runner) asyncRead(ss *session, q readReq, linearizable bool) {
 			return
 		}
 		r.schedule(ss, r.think(ss))
+	})
+}
+
+// readAsync sends read q: to the one shard serving its relations, or, over
+// several shards, the views to the view shard first and then the tables
+// to the table shard as of the view shard's frontier (as the session actor
+// reads them), composed into one result in q.msg's order.
+func (r *runner) readAsync(q readReq, done func(runtime.Message, error)) {
+	m := q.msg()
+	if len(r.router.Shards()) == 1 {
+		r.askAsync(r.home(), m, done)
+		return
+	}
+	tables, views := m.Relations[:4], m.Relations[4:]
+	r.askAsync(r.router.ActorOf(shard.ViewShardOf(r.router.Map())), shard.Read{CatalogVersion: m.CatalogVersion, Relations: views, MinEpoch: m.MinEpoch}, func(reply runtime.Message, err error) {
+		if err != nil {
+			done(nil, err)
+			return
+		}
+		vr := reply.(shard.ReadResult)
+		r.askAsync(r.home(), shard.Read{CatalogVersion: m.CatalogVersion, Relations: tables, AtEpoch: true, Epoch: vr.Frontier}, func(reply runtime.Message, err error) {
+			if err != nil {
+				done(nil, err)
+				return
+			}
+			tr := reply.(shard.ReadResult)
+			done(shard.ReadResult{Frontier: vr.Frontier, Batches: append(tr.Batches, vr.Batches...)}, nil)
+		})
 	})
 }
 
@@ -754,7 +793,13 @@ func (r *runner) finalRead() error {
 		return err
 	}
 	q := r.finalReq()
-	reply, err := r.ask(r.home(), q.msg())
+	var reply runtime.Message
+	var err error
+	answered := false
+	r.readAsync(q, func(m runtime.Message, e error) { reply, err, answered = m, e, true })
+	if rerr := r.s.RunUntil(func() bool { return answered }, finalReadWait); rerr != nil {
+		return rerr
+	}
 	if err != nil {
 		return err
 	}
@@ -783,6 +828,19 @@ func (r *runner) statusCheck() error {
 	st := reply.(shard.Status)
 	if st.CatalogFetches > 0 {
 		r.cover.scenario("shard_fetched_catalog")
+	}
+	if len(r.router.Shards()) > 1 {
+		// The views' frontier is the view shard's; its last epoch is
+		// what the exchange delivered, never past the table shard's.
+		reply, err := r.ask(r.router.ActorOf(shard.ViewShardOf(r.router.Map())), shard.GetStatus{})
+		if err != nil {
+			return err
+		}
+		vs := reply.(shard.Status)
+		if vs.LastEpoch > st.LastEpoch {
+			return fmt.Errorf("%w: the view shard's last epoch %d is past the table shard's %d", errChecker, vs.LastEpoch, st.LastEpoch)
+		}
+		st.Frontier = vs.Frontier
 	}
 	switch {
 	case st.LastEpoch < floorEpoch:
