@@ -200,9 +200,6 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 		return
 	}
 	durable := a.durableEpoch
-	if plantFrameBeforeDurable {
-		durable = a.lastEpoch
-	}
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
 		for o.inFlight < exchangeFramesInFlight && o.sent < durable {

@@ -84,6 +84,9 @@ type Options struct {
 	Config *sim.Config
 	// Plant turns on a planted bug (the build tag plants AckBeforeDurable).
 	Plant Bug
+	// DrawShards lays the store out over 1 to 3 shards drawn from the
+	// seed (else one): TestSystemShards.
+	DrawShards bool
 }
 
 // Bug is a planted bug the checkers must catch.
@@ -160,16 +163,18 @@ func (k ackNoWait) Apply(b *kv.WriteBatch) error { return k.ApplyNoWait(b) }
 func (k ackNoWait) Sync() error { return nil }
 
 type runner struct {
-	s     *sim.Sim
-	rnd   *rand.Rand
-	log   strings.Builder
-	snap  *control.Snapshot
-	t1    *catalog.Relation
-	t2    *catalog.Relation
-	acct  *catalog.Relation
-	views []*catalog.Relation
-	model *model
-	hist  history
+	s   *sim.Sim
+	rnd *rand.Rand
+	// drawShards: Options.DrawShards.
+	drawShards bool
+	log        strings.Builder
+	snap       *control.Snapshot
+	t1         *catalog.Relation
+	t2         *catalog.Relation
+	acct       *catalog.Relation
+	views      []*catalog.Relation
+	model      *model
+	hist       history
 	// sessions are the concurrent clients.
 	sessions []*session
 	// maxAcked is the highest acknowledged epoch; frontier the highest
@@ -273,7 +278,7 @@ func Run(opts Options) Outcome {
 	// Every message crosses the wire codec (issue 16): no actor shares
 	// memory with another, and a message that is not a value fails the run.
 	s := sim.New(sim.Options{Seed: opts.Seed, Config: opts.Config, AskTimeout: 20 * time.Second, Codec: wire.Standard()})
-	r := &runner{s: s, rnd: s.Rand("system"), model: newModel()}
+	r := &runner{s: s, rnd: s.Rand("system"), model: newModel(), drawShards: opts.DrawShards}
 	plant := opts.Plant
 	if plantAckBeforeDurable {
 		plant = AckBeforeDurable
@@ -344,10 +349,9 @@ func (r *runner) run(plant Bug) error {
 	// shard fed by the exchange, and an idle one). Drawn from a stream of
 	// its own, so the other draws of a seed are as before.
 	shards := 1
-	if rs := s.Rand("system/shards"); rs.IntN(2) == 0 {
+	if rs := s.Rand("system/shards"); r.drawShards && rs.IntN(4) != 0 {
 		shards = 2 + rs.IntN(2)
 	}
-	r.cover.scenario(fmt.Sprintf("shards_%d", shards))
 	r.logf("shards=%d", shards)
 	if err := s.Spawn(processName, control.ActorID, control.New(control.Config{OpenStore: open("control", NoBug), TickEvery: tick, Shards: shards})); err != nil {
 		return err

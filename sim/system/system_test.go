@@ -34,6 +34,19 @@ func TestSystem(t *testing.T) {
 	}
 }
 
+// TestSystemShards: the scenario over 1 to 3 shards drawn per seed (the
+// table shard, the view shard fed by the exchange, an idle one), fixed
+// seeds; every checker applies (views read at the view shard's frontier,
+// tables as of that epoch).
+func TestSystemShards(t *testing.T) {
+	for seed := uint64(1); seed <= 60; seed++ {
+		o := Run(Options{Seed: seed, DrawShards: true})
+		if o.Err != nil {
+			t.Fatalf("seed %d: %v\n%s\nreplay: Run(Options{Seed: %d, DrawShards: true})", seed, o.Err, o.Log, seed)
+		}
+	}
+}
+
 // TestSystemDeterminism: a seed replays exactly (trace and operation log).
 func TestSystemDeterminism(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
