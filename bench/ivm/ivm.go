@@ -47,6 +47,8 @@ type Options struct {
 	PGURL     string // PostgreSQL 15 connection string
 	Out       string // CSV and SVG folder ("" : none)
 	Progress  io.Writer
+	// Shards lays RockStream's store out over this many shards (0: one).
+	Shards int
 	// BeforeChanges, if set, runs once after loading and before the first
 	// change is applied (rockstream bench ivm --profile=changes starts the
 	// CPU profile there, so loading does not drown the measured phase).
@@ -149,7 +151,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if o.Reps <= 0 {
 		o.Reps = 3
 	}
-	srv, err := benchutil.StartServer("")
+	srv, err := benchutil.StartServer("", o.Shards)
 	if err != nil {
 		return nil, err
 	}

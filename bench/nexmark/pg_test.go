@@ -47,7 +47,7 @@ func rowsText(ctx context.Context, c *pgx.Conn, sql string) ([]string, error) {
 func TestQueriesMatchPostgres(t *testing.T) {
 	ctx := context.Background()
 	pg := pgNexmark(t, ctx, "nexmark_pg")
-	srv, err := benchutil.StartServer(t.TempDir())
+	srv, err := benchutil.StartServer(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,6 +74,8 @@ type Options struct {
 	// instead of COPY over pgwire; there are no freshness probes then.
 	Source bool
 	Rate   int64
+	// Shards lays RockStream's store out over this many shards (0: one).
+	Shards int
 }
 
 // Result is one query's measurements.
@@ -148,7 +150,7 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 		return r, err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := benchutil.StartServer(dir)
+	srv, err := benchutil.StartServer(dir, o.Shards)
 	if err != nil {
 		return r, err
 	}

@@ -31,7 +31,7 @@ func TestNexmarkSource(t *testing.T) {
 		}
 	}
 
-	srv, err := benchutil.StartServer(t.TempDir())
+	srv, err := benchutil.StartServer(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,6 +101,7 @@ func newBenchNexmarkCommand() *cobra.Command {
 		mode    string
 		ingest  string
 		rate    int64
+		shards  int
 	)
 	c := &cobra.Command{
 		Use:   "nexmark",
@@ -108,7 +109,7 @@ func newBenchNexmarkCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			o := nexmark.Options{Events: events, Out: out, Batch: batch, Probes: probes, Seed: seed, Progress: cmd.ErrOrStderr(), Rate: rate}
+			o := nexmark.Options{Events: events, Out: out, Batch: batch, Probes: probes, Seed: seed, Progress: cmd.ErrOrStderr(), Rate: rate, Shards: shards}
 			switch ingest {
 			case "copy":
 			case "source":
@@ -149,6 +150,7 @@ func newBenchNexmarkCommand() *cobra.Command {
 	c.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
 	c.Flags().StringVar(&mode, "time", "feldera", "event-time spacing: feldera (10 ms/event) or flink (10M events/s)")
 	c.Flags().StringVar(&ingest, "ingest", "copy", "copy: COPY over pgwire, with commit→visible probes; source: CREATE SOURCE … FROM NEXMARK inside the server")
+	c.Flags().IntVar(&shards, "shards", 1, "shards of the RockStream server (tables on the first, views on the second)")
 	c.Flags().Int64Var(&rate, "rate", 0, "events/s of the NEXMARK sources with --ingest=source (0: 10M, as fast as commits go)")
 	return c
 }
@@ -160,6 +162,7 @@ func newBenchIVMCommand(p *benchProfile) *cobra.Command {
 		reps      int
 		pgURL     string
 		out       string
+		shards    int
 	)
 	c := &cobra.Command{
 		Use:   "ivm",
@@ -176,7 +179,7 @@ func newBenchIVMCommand(p *benchProfile) *cobra.Command {
 				defer pgtest.Stop()
 				pgURL = u
 			}
-			o := ivm.Options{Rows: rows, Fractions: fractions, Reps: reps, PGURL: pgURL, Out: out, Progress: cmd.ErrOrStderr()}
+			o := ivm.Options{Rows: rows, Fractions: fractions, Reps: reps, PGURL: pgURL, Out: out, Progress: cmd.ErrOrStderr(), Shards: shards}
 			var startErr error
 			if p.from == "changes" {
 				o.BeforeChanges = func() { startErr = p.start() }
@@ -197,5 +200,6 @@ func newBenchIVMCommand(p *benchProfile) *cobra.Command {
 	c.Flags().IntVar(&reps, "reps", 3, "repetitions per change size (median reported)")
 	c.Flags().StringVar(&pgURL, "pg", "", "PostgreSQL 15 connection string (default: start a throwaway one)")
 	c.Flags().StringVar(&out, "out", "bench-out", "output folder for ivm.csv and ivm.svg")
+	c.Flags().IntVar(&shards, "shards", 1, "shards of the RockStream server (tables on the first, views on the second)")
 	return c
 }

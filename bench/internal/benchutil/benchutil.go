@@ -30,8 +30,8 @@ type Server struct {
 }
 
 // StartServer runs engine.Serve on a loopback port with storage in dir (a
-// new temporary directory when dir is "").
-func StartServer(dir string) (*Server, error) {
+// new temporary directory when dir is "") over shards shards (0: one).
+func StartServer(dir string, shards int) (*Server, error) {
 	s := &Server{Dir: dir}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "rockstream-bench-")
@@ -42,6 +42,7 @@ func StartServer(dir string) (*Server, error) {
 	}
 	run, err := engine.Start(engine.ServerOptions{
 		Storage: s.Dir,
+		Shards:  shards,
 		Listen:  "127.0.0.1:0",
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Out:     io.Discard,
