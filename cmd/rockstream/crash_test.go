@@ -90,11 +90,19 @@ func (p *process) kill9() {
 // the server is killed with SIGKILL at random moments and restarted. After
 // every restart: every acknowledged commit is present, every unacknowledged
 // one is present entirely or not at all, and every view equals PostgreSQL
-// 15's answer over the same committed data.
+// 15's answer over the same committed data. It runs over one shard and
+// over four (tables on one, views fed through the exchange on another).
 func TestCrashKill9(t *testing.T) {
 	bin := buildBinary(t)
+	for _, shards := range []int{1, 4} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) { crashKill9(t, bin, shards) })
+	}
+}
+
+func crashKill9(t *testing.T, bin string, shards int) {
 	storage := t.TempDir()
-	p := startProcess(t, bin, storage)
+	// --shards lays out a new store; later starts keep its layout.
+	p := startProcess(t, bin, storage, fmt.Sprintf("--shards=%d", shards))
 	defer func() { p.kill9() }()
 	ctx := context.Background()
 	setup, err := pgx.Connect(ctx, p.url)
