@@ -66,10 +66,10 @@ type (
 	}
 	// Committed carries the transaction's source epoch (its freshness token).
 	Committed struct{ Epoch uint64 }
-	// GetEpoch asks the table shard for its last durable epoch: every
-	// commit acknowledged so far is at or below it. A read on a view shard
-	// waits for it, so it sees every commit acknowledged before it began.
-	// → Committed.
+	// GetEpoch asks the table shard for its last epoch: every commit its
+	// reads show so far (acknowledged or awaiting its sync) is at or below
+	// it. A read on a view shard waits for it, so it shows no less than a
+	// read of the tables that finished before it began. → Committed.
 	GetEpoch struct{}
 
 	// Read returns consistent snapshots of relations (tables: their rows;

@@ -87,3 +87,20 @@ func (a *Actor) maybeReopen(ctx runtime.Context) {
 	ctx.Logger().Info("shard reopened from durable state", "last_epoch", a.lastEpoch, "frontier", a.frontier)
 	a.scheduleStep(ctx)
 }
+
+// retryOpen makes a shard whose first open failed (a store briefly
+// unreachable at start) try again as a poisoned one does, on requests and
+// on a storage tick armed here, instead of failing every request until the
+// process restarts. A fence stays terminal (poison).
+func (a *Actor) retryOpen(ctx runtime.Context, err error) {
+	if errcode.Has(err, errcode.ShardFenceLost) {
+		return
+	}
+	a.reopen.poisoned = true
+	a.reopen.backoff = reopenBackoffMin
+	a.reopen.at = ctx.Now().Add(reopenBackoffMin)
+	if a.cfg.TickEvery > 0 && !a.ticking {
+		a.ticking = true
+		ctx.After(a.cfg.TickEvery, storageTick{})
+	}
+}

@@ -120,3 +120,50 @@ func TestPoisonedShardReopens(t *testing.T) {
 		t.Fatalf("view after more commits: %v", got)
 	}
 }
+
+// TestFailedFirstOpenRetries: a store unreachable when the shard starts
+// (a transient read failure) must not leave the shard failing every
+// request until the process restarts: after the backoff the next request
+// opens it.
+func TestFailedFirstOpenRetries(t *testing.T) {
+	h, view := newHarness(t)
+	h.ctx = &testCtx{store: objstore.NewMemory()}
+	opens, failing := 0, true
+	h.actor = New(Config{
+		OpenStore: func(runtime.Context) (kv.Store, error) {
+			opens++
+			if failing {
+				return nil, errors.New("objstore: transient failure")
+			}
+			return h.store, nil
+		},
+		Planner: sumPlanner{table: h.table},
+	})().(*Actor)
+	h.actor.Receive(h.ctx, runtime.Started{})
+	if h.actor.openErr == nil {
+		t.Fatal("the failing open was not recorded")
+	}
+	h.ctx.reply = nil
+	h.actor.Receive(h.ctx, SyncCatalog{Catalog: h.snap.Value()})
+	if _, ok := h.ctx.reply.(error); !ok {
+		t.Fatalf("a shard whose store is unreachable answered %v", h.ctx.reply)
+	}
+	failing = false
+	h.ctx.now = h.ctx.now.Add(reopenBackoffMax)
+	h.ask(SyncCatalog{Catalog: h.snap.Value()})
+	if opens < 2 || h.actor.openErr != nil {
+		t.Fatalf("after the store came back: %d opens, open error %v", opens, h.actor.openErr)
+	}
+	h.ctx.reply = nil
+	h.actor.Receive(h.ctx, Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{int64(1)}, Row: types.Row{int64(1), int64(10)}}}})
+	if h.ctx.reply == nil {
+		h.deliver(func(m runtime.Message) bool { _, ok := m.(flushCommits); return ok })
+	}
+	if err, ok := h.ctx.reply.(error); ok {
+		t.Fatal(err)
+	}
+	h.drain()
+	if got := h.view(view); got[1] != 10 {
+		t.Fatalf("view after the late open: %v", got)
+	}
+}

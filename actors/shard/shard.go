@@ -224,6 +224,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		if err := a.open(ctx); err != nil {
 			a.openErr = err
 			ctx.Logger().Error("shard open failed", "err", err)
+			a.retryOpen(ctx, err)
 		}
 		return
 	case runtime.Stopping:
@@ -305,7 +306,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case GetStatus:
 		ctx.Reply(a.status())
 	case GetEpoch:
-		ctx.Reply(Committed{Epoch: a.durableEpoch})
+		// NB: the last epoch, not the durable one: this shard's reads
+		// already show commits that await their sync, and a read of the
+		// view shard must not show less than one of them did.
+		ctx.Reply(Committed{Epoch: a.lastEpoch})
 	case GetSourceOffset:
 		n, err := getUint64(a.store, offsetKey(m.Source, m.Partition))
 		ctx.Reply(a.replyOf(SourceOffset{Source: m.Source, Partition: m.Partition, Offset: n}, err))

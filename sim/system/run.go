@@ -698,7 +698,21 @@ func (r *runner) readAsync(q readReq, done func(runtime.Message, error)) {
 		return
 	}
 	tables, views := m.Relations[:4], m.Relations[4:]
-	r.askAsync(r.router.ActorOf(shard.ViewShardOf(r.router.Map())), shard.Read{CatalogVersion: m.CatalogVersion, Relations: views, MinEpoch: m.MinEpoch}, func(reply runtime.Message, err error) {
+	// The view shard must show every commit the table shard's reads show
+	// when the read begins (acknowledged or not): GetEpoch first.
+	r.askAsync(r.home(), shard.GetEpoch{}, func(reply runtime.Message, err error) {
+		if err != nil {
+			done(nil, err)
+			return
+		}
+		r.readViewsThenTables(m, tables, views, max(m.MinEpoch, reply.(shard.Committed).Epoch), done)
+	})
+}
+
+// readViewsThenTables is readAsync over several shards once the epoch the
+// views must reach is known.
+func (r *runner) readViewsThenTables(m shard.Read, tables, views []catalog.ID, minEpoch uint64, done func(runtime.Message, error)) {
+	r.askAsync(r.router.ActorOf(shard.ViewShardOf(r.router.Map())), shard.Read{CatalogVersion: m.CatalogVersion, Relations: views, MinEpoch: minEpoch}, func(reply runtime.Message, err error) {
 		if err != nil {
 			done(nil, err)
 			return
