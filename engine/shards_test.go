@@ -15,7 +15,8 @@ import (
 // exchange. Views created over existing rows (backfilled from the table
 // shard's export), a view over a view, inserts, updates and deletes, and a
 // restart: every view equals its query on PostgreSQL; a statement reading
-// a view and a table together is refused with RS-3200.
+// a view and a table sees both as of one epoch, and a REPEATABLE READ
+// transaction both as of its snapshot.
 func TestShardsViewsOnViewShards(t *testing.T) {
 	for _, shards := range []int{2, 3} {
 		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
@@ -65,6 +66,31 @@ func TestShardsViewsOnViewShards(t *testing.T) {
 				"SELECT b.id, o.status FROM big b JOIN orders o ON o.id = b.id ORDER BY 1",
 				"SELECT (SELECT count(*) FROM by_status) + (SELECT count(*) FROM orders)",
 			})
+			// REPEATABLE READ: views (on the view shard) and tables (on
+			// the table shard) from one snapshot, however they change.
+			rr := connect(t, srv.URL)
+			const snapQ = "SELECT (SELECT sum(n) FROM by_status), (SELECT count(*) FROM orders), (SELECT count(*) FROM big), (SELECT sum(amount) FROM orders)"
+			exec(t, rr, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+			first := fmt.Sprint(rowsText(t, rr, snapQ))
+			firstView := fmt.Sprint(rowsText(t, rr, "SELECT n, total FROM by_status ORDER BY status"))
+			o.both("INSERT INTO orders VALUES (5001, 2, 95, 'new')")
+			o.both("DELETE FROM orders WHERE id = 10")
+			o.both("UPDATE orders SET amount = 99 WHERE id = 11")
+			o.check("while a REPEATABLE READ transaction is open")
+			if got := fmt.Sprint(rowsText(t, rr, snapQ)); got != first {
+				t.Fatalf("REPEATABLE READ saw %s, then %s", first, got)
+			}
+			if got := fmt.Sprint(rowsText(t, rr, "SELECT n, total FROM by_status ORDER BY status")); got != firstView {
+				t.Fatalf("REPEATABLE READ view read saw %s, then %s", firstView, got)
+			}
+			if n := rowsText(t, rr, "SELECT count(*) FROM orders"); fmt.Sprint(n) == fmt.Sprint(rowsText(t, rs, "SELECT count(*) FROM orders")) {
+				t.Fatalf("REPEATABLE READ saw the later commits: %v", n)
+			}
+			exec(t, rr, "COMMIT")
+			if got, want := fmt.Sprint(rowsText(t, rr, snapQ)), fmt.Sprint(rowsText(t, o.pg, snapQ)); got != want {
+				t.Fatalf("after COMMIT: %s, PostgreSQL %s", got, want)
+			}
+			_ = rr.Close(context.Background())
 			st := rowsText(t, rs, "SHOW VIEW STATUS")
 			if len(st) < 4 {
 				t.Fatalf("SHOW VIEW STATUS lists %d views: %q", len(st), st)

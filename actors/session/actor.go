@@ -422,13 +422,9 @@ func (a *Actor) readRelationsFrom(ctx runtime.Context, m Read, minEpoch uint64, 
 	if len(views) == 0 || len(tables) == 0 {
 		to := a.home()
 		if len(views) > 0 {
+			// NB: with a REPEATABLE READ snapshot, the view shard holds
+			// the table shard's pin of it (shard pins.go).
 			to = a.cfg.Router.ActorOf(viewShard)
-			if at != 0 {
-				// NB: the snapshot pinned on the table shard does not
-				// hold the view shard's views.
-				a.finish(errcode.New(errcode.CrossShardUnsupported, "a REPEATABLE READ transaction cannot read a materialized view that runs on another shard than the tables"))
-				return
-			}
 		}
 		a.ask(ctx, to, shard.Read{CatalogVersion: m.CatalogVersion, Relations: m.Relations, MinEpoch: minEpoch, At: at},
 			a.orFail(func(ctx runtime.Context, reply runtime.Message) {
@@ -437,16 +433,46 @@ func (a *Actor) readRelationsFrom(ctx runtime.Context, m Read, minEpoch uint64, 
 		return
 	}
 	if at != 0 {
-		a.finish(errcode.New(errcode.CrossShardUnsupported, "a REPEATABLE READ transaction cannot read a materialized view that runs on another shard than the tables"))
+		a.readPinned(ctx, m, views, tables, viewShard, at, done)
 		return
 	}
 	a.readAcross(ctx, m, views, tables, viewShard, minEpoch, attempts, done)
 }
 
+// readPinned reads tables and views of a REPEATABLE READ snapshot: the
+// tables in the table shard's pin, the views in the view shard's pin of
+// the same epoch.
+func (a *Actor) readPinned(ctx runtime.Context, m Read, views, tables []catalog.ID, viewShard partition.ShardID, at uint64, done func(runtime.Context, []zset.Batch)) {
+	a.ask(ctx, a.cfg.Router.ActorOf(viewShard), shard.Read{CatalogVersion: m.CatalogVersion, Relations: views, At: at},
+		a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+			vr := reply.(shard.ReadResult)
+			a.ask(ctx, a.home(), shard.Read{CatalogVersion: m.CatalogVersion, Relations: tables, At: at},
+				a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+					done(ctx, a.merge(m, vr, reply.(shard.ReadResult)))
+				}))
+		}))
+}
+
+// merge puts a read's view and table batches back in m.Relations' order.
+func (a *Actor) merge(m Read, vr, tr shard.ReadResult) []zset.Batch {
+	table := a.cfg.Router.TableShard()
+	batches := make([]zset.Batch, 0, len(m.Relations))
+	vi, ti := 0, 0
+	for i := range m.Relations {
+		if i < len(m.Homes) && m.Homes[i] != table {
+			batches = append(batches, vr.Batches[vi])
+			vi++
+		} else {
+			batches = append(batches, tr.Batches[ti])
+			ti++
+		}
+	}
+	return batches
+}
+
 // readAcross reads views on the view shard, at its frontier once it has
 // every commit acknowledged so far, then the tables as of that epoch.
 func (a *Actor) readAcross(ctx runtime.Context, m Read, views, tables []catalog.ID, viewShard partition.ShardID, minEpoch uint64, attempts int, done func(runtime.Context, []zset.Batch)) {
-	table := a.cfg.Router.TableShard()
 	a.ask(ctx, a.cfg.Router.ActorOf(viewShard), shard.Read{CatalogVersion: m.CatalogVersion, Relations: views, MinEpoch: minEpoch},
 		a.orFail(func(ctx runtime.Context, reply runtime.Message) {
 			vr := reply.(shard.ReadResult)
@@ -460,19 +486,7 @@ func (a *Actor) readAcross(ctx runtime.Context, m Read, views, tables []catalog.
 						a.finish(err)
 						return
 					}
-					tr := reply.(shard.ReadResult)
-					batches := make([]zset.Batch, 0, len(m.Relations))
-					vi, ti := 0, 0
-					for i := range m.Relations {
-						if i < len(m.Homes) && m.Homes[i] != table {
-							batches = append(batches, vr.Batches[vi])
-							vi++
-						} else {
-							batches = append(batches, tr.Batches[ti])
-							ti++
-						}
-					}
-					done(ctx, batches)
+					done(ctx, a.merge(m, vr, reply.(shard.ReadResult)))
 				})
 		}))
 }

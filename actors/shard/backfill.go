@@ -271,6 +271,11 @@ func (a *Actor) receiveBackfillChunk(ctx runtime.Context) {
 			// until the next sync retries it, within its attempts.
 			if ferr := a.backfillFailed(ctx, rel, err); ferr != nil {
 				a.fail(ctx, rel, ferr)
+				if storageFault(ferr) {
+					// Not the view's fault: no DDL may come to sync
+					// again, so the shard retries by itself.
+					a.retryBackfillsLater(ctx)
+				}
 			}
 		}
 		a.answerBackfillWaiters(rel.ID, nil)
@@ -825,4 +830,39 @@ func (a *Actor) backfillStatuses() []ViewStatus {
 		out = append(out, ViewStatus{View: b.view.rel.ID, Name: b.view.rel.Name, Backfill: state, BackfillRowsRead: b.rowsRead})
 	}
 	return out
+}
+
+// retryBackfills re-runs the catalog sync, which queues again the views
+// whose backfill failed on storage (backfillRetryEvery after the failure).
+type retryBackfills struct{}
+
+// backfillRetryEvery spaces the retries of backfills failed by storage.
+// Simulation range: fixed.
+const backfillRetryEvery = time.Second
+
+// storageFault reports whether err is the store's (unavailable, an I/O
+// failure), not the view's: its backfill is retried, within its attempts.
+func storageFault(err error) bool {
+	return errcode.Has(err, errcode.ShardUnavailable) || errcode.Has(err, errcode.DurableObjectStoreIOFailure)
+}
+
+func (a *Actor) retryBackfillsLater(ctx runtime.Context) {
+	if a.backfillRetrying {
+		return
+	}
+	a.backfillRetrying = true
+	ctx.After(backfillRetryEvery, retryBackfills{})
+}
+
+func (a *Actor) receiveRetryBackfills(ctx runtime.Context) {
+	a.backfillRetrying = false
+	if a.snap == nil {
+		return
+	}
+	if _, err := a.syncCatalog(ctx, a.snap); err != nil {
+		ctx.Logger().Error("retrying failed view backfills", "err", err)
+		if storageFault(err) {
+			a.retryBackfillsLater(ctx)
+		}
+	}
 }

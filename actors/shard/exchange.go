@@ -358,8 +358,14 @@ func (a *Actor) awaitEpoch(ctx runtime.Context, msg runtime.Message, minEpoch ui
 	if a.isTableShard() || minEpoch <= a.stepTarget() {
 		return false
 	}
+	return a.park(ctx, msg)
+}
+
+// park holds msg until the exchange brings epochs or a pin is taken
+// (replayWaitingReads), for at most awaitEpochMax.
+func (a *Actor) park(ctx runtime.Context, msg runtime.Message) bool {
 	if len(a.exchange.waitingReads) >= parkedMessagesMax {
-		ctx.Reply(errcode.New(errcode.ShardUnavailable, "the view shard waits for epoch %d from the table shard and has %d requests queued", minEpoch, len(a.exchange.waitingReads)))
+		ctx.Reply(errcode.New(errcode.ShardUnavailable, "the view shard waits for epoch %d from the table shard and has %d requests queued", a.lastEpoch+1, len(a.exchange.waitingReads)))
 		return true
 	}
 	a.exchange.waitingReads = append(a.exchange.waitingReads, parkedMessage{msg: msg, from: ctx.From(), reply: ctx.Defer()})
@@ -426,6 +432,7 @@ func (a *Actor) afterMessage(ctx runtime.Context) {
 	if a.openErr != nil || a.snap == nil {
 		return
 	}
+	a.reachPins(ctx)
 	a.reportFrontier(ctx)
 	if err := a.exchangePeers(ctx); err != nil {
 		ctx.Logger().Error("loading the exchange's acknowledgements", "err", err)

@@ -355,8 +355,19 @@ func (a *Actor) receiveExportTick(ctx runtime.Context, m exportTick) {
 // stepTarget is the epoch steps may reach: the last epoch, except on a
 // view shard whose running backfill waits for an export, where the steps
 // stop at the export's epoch (or, before it is known, where they are), so
-// the pinned inputs and the frontier describe one epoch.
+// the pinned inputs and the frontier describe one epoch, and on a view
+// shard with a transaction's pin not taken yet, where they stop at its
+// epoch (pins.go).
 func (a *Actor) stepTarget() uint64 {
+	if b, ok := a.pinBound(); ok {
+		// A transaction's pin (pins.go): stop at its epoch first.
+		return min(b, a.backfillStepTarget())
+	}
+	return a.backfillStepTarget()
+}
+
+// backfillStepTarget is stepTarget without pins.
+func (a *Actor) backfillStepTarget() uint64 {
 	if len(a.backfills) > 0 {
 		if b := a.backfills[0]; b.remote != nil && b.reader == nil {
 			if !b.remote.known {

@@ -119,8 +119,12 @@ type Actor struct {
 	// snapshots are pinned point-in-time readers (snapshot.go).
 	snapshots    map[uint64]pinnedSnapshot
 	nextSnapshot uint64
-	now          func() int64
-	stats        Status
+	// pins are the view shard's pins not reached yet (pins.go).
+	pins []pendingPin
+	// backfillRetrying: a retryBackfills timer is queued (backfill.go).
+	backfillRetrying bool
+	now              func() int64
+	stats            Status
 	// lastStepWrites is the length of the last epoch step's batch: the
 	// next step's Txn reserves that much room (kv.NewTxnSized).
 	lastStepWrites int
@@ -252,7 +256,13 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		case awaitEpochTick:
 			a.exchange.waitTicking = false
 			return
-		case ExchangeFrame, ExchangeAck, ExportChunk, ExportAck, exportTick:
+		case retryBackfills:
+			// The reopen syncs the catalog, which queues them again.
+			a.backfillRetrying = false
+			return
+		case ExchangeFrame, ExchangeAck, ExportChunk, ExportAck, exportTick, PinAt, ReleasePin:
+			// NB: a pin asked while poisoned is lost with the state: a read
+			// naming it fails with 40001 (pins.go).
 			// The sender resends once this shard is back.
 			return
 		case control.SnapshotValue, control.SnapshotUnchanged, error:
@@ -290,6 +300,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		if m.At == 0 && a.awaitEpoch(ctx, m, m.MinEpoch) {
 			return
 		}
+		if m.At != 0 && a.awaitPin(ctx, m) {
+			return
+		}
 		if a.holdReadForBackfill(m, ctx.From(), ctx.Defer) {
 			return
 		}
@@ -301,8 +314,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case OpenSnapshot:
 		ctx.Reply(a.replyOf(a.openSnapshot(ctx, m)))
 	case ReleaseSnapshot:
-		a.releaseSnapshot(m.ID)
+		a.releaseSnapshot(ctx, m.ID)
 		ctx.Reply(struct{}{})
+	case PinAt:
+		a.receivePinAt(ctx, m)
+	case ReleasePin:
+		a.receiveReleasePin(ctx, m)
 	case GetStatus:
 		ctx.Reply(a.status())
 	case GetEpoch:
@@ -341,6 +358,8 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	case epochTick:
 		a.epochTick(ctx)
+	case retryBackfills:
+		a.receiveRetryBackfills(ctx)
 	case backfillChunk:
 		a.receiveBackfillChunk(ctx)
 	case CancelBackfill:

@@ -28,6 +28,13 @@ type (
 	}
 	// ReleaseSnapshot unpins a snapshot. → struct{}.
 	ReleaseSnapshot struct{ ID uint64 }
+
+	// PinAt (table shard → view shard, one way) pins the view shard's
+	// views as of epoch Epoch under the table shard's snapshot ID, for a
+	// REPEATABLE READ transaction reading views there (pins.go).
+	PinAt struct{ ID, Epoch uint64 }
+	// ReleasePin (table shard → view shard, one way) ends PinAt ID.
+	ReleasePin struct{ ID uint64 }
 )
 
 // Snapshotter is implemented by stores that can pin a point-in-time
@@ -70,10 +77,18 @@ func (a *Actor) openSnapshot(ctx runtime.Context, _ OpenSnapshot) (runtime.Messa
 		p.filling = append(p.filling, b.view.rel.ID)
 	}
 	a.snapshots[a.nextSnapshot] = p
+	a.pinOnViewShards(ctx, a.nextSnapshot, a.lastEpoch)
 	return SnapshotOpened{ID: a.nextSnapshot, Epoch: a.lastEpoch}, nil
 }
 
-func (a *Actor) releaseSnapshot(id uint64) {
+func (a *Actor) releaseSnapshot(ctx runtime.Context, id uint64) {
+	if _, ok := a.snapshots[id]; ok {
+		a.releasePinsOnViewShards(ctx, id)
+	}
+	a.dropSnapshot(id)
+}
+
+func (a *Actor) dropSnapshot(id uint64) {
 	if p, ok := a.snapshots[id]; ok {
 		if r, ok := p.reader.(releaser); ok {
 			r.Release()
@@ -86,6 +101,7 @@ func (a *Actor) releaseSnapshot(id uint64) {
 // they no longer read it); reads naming them fail with 40001.
 func (a *Actor) dropSnapshots() {
 	a.snapshots = nil
+	a.pins = nil
 }
 
 // readerAt is the store as of pinned snapshot id (0: the current state).

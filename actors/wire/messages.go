@@ -104,6 +104,8 @@ func Messages() []runtime.Message {
 		shard.ExportRequest{},
 		shard.ExportChunk{},
 		shard.ExportAck{},
+		shard.PinAt{},
+		shard.ReleasePin{},
 		// Row locks and the deadlock detector (actors/shard rowlock.go,
 		// deadlock.go).
 		shard.LockRows{},
