@@ -52,12 +52,13 @@ func main() {
 	workloadName := flag.String("workload", "system", "workload: system or register")
 	variantName := flag.String("variant", "", "planted bug: system: none, ack-before-durable, torn-commit; register: correct, ack-before-durable, read-one-replica")
 	base := flag.Uint64("base", uint64(time.Now().UnixNano()), "base of the fresh seeds (printed, to repeat a soak)")
+	shards := flag.Bool("shards", false, "system: lay each seed's store out over 1 to 3 shards drawn per seed (replay with TestSystemShards)")
 	keepGoing := flag.Bool("keep-going", false, "after saving a failure, continue with the next seed")
 	only := flag.Uint64("only", 0, "run only this seed (shrink and save it if it fails)")
 	record := flag.Uint64("record", 0, "save this seed as a regression (a fixed bug's seed: the real system must pass it; a planted variant's: it must fail) and exit")
 	flag.Parse()
 
-	w, variant, err := pick(*workloadName, *variantName)
+	w, variant, err := pick(*workloadName, *variantName, *shards)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(2)
@@ -143,7 +144,7 @@ func perHour(n int, start time.Time) float64 {
 }
 
 // pick resolves the workload and its variant.
-func pick(name, variant string) (workload, string, error) {
+func pick(name, variant string, shards bool) (workload, string, error) {
 	switch name {
 	case "system":
 		if variant == "" {
@@ -156,9 +157,9 @@ func pick(name, variant string) (workload, string, error) {
 			return workload{
 				name:    name,
 				planted: b != system.NoBug,
-				replay:  "go test ./sim/system -run '^TestSystem$'",
+				replay:  replaySystem(shards),
 				run: func(seed uint64, cfg *sim.Config) result {
-					o := system.Run(system.Options{Seed: seed, Config: cfg, Plant: b})
+					o := system.Run(system.Options{Seed: seed, Config: cfg, Plant: b, DrawShards: shards})
 					return result{header: o.Header, err: o.Err, log: o.Log, cover: &o.Coverage}
 				},
 			}, variant, nil
@@ -236,4 +237,12 @@ func minimise(seed uint64, w workload) sim.Config {
 		}
 	}
 	return cfg
+}
+
+// replaySystem is the test that replays a system seed.
+func replaySystem(shards bool) string {
+	if shards {
+		return "go test ./sim/system -run '^TestSystemShards$'"
+	}
+	return "go test ./sim/system -run '^TestSystem$'"
 }

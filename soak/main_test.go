@@ -11,7 +11,7 @@ func TestMinimiseKeepsTheFailure(t *testing.T) {
 		{"register", "read-one-replica"},
 		{"system", "ack-before-durable"},
 	} {
-		w, _, err := pick(c.workload, c.variant)
+		w, _, err := pick(c.workload, c.variant, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,10 +33,10 @@ func TestMinimiseKeepsTheFailure(t *testing.T) {
 }
 
 func TestPickRejectsUnknown(t *testing.T) {
-	if _, _, err := pick("system", "no-such-bug"); err == nil {
+	if _, _, err := pick("system", "no-such-bug", false); err == nil {
 		t.Fatal("unknown variant accepted")
 	}
-	if _, _, err := pick("nope", ""); err == nil {
+	if _, _, err := pick("nope", "", false); err == nil {
 		t.Fatal("unknown workload accepted")
 	}
 }

@@ -45,6 +45,8 @@
 // not a value fails the run.
 //
 // Replay one seed: go test ./sim/system -run '^TestSystem$' -seed=N -v
+// Over shards: go test ./sim/system -run '^TestSystemShards$' -seed=N -v (fresh
+// ones: -seeds=K, or go run ./soak -shards).
 // Fresh seeds:     go test ./sim/system -run '^TestSystem$' -seeds=K
 // Soak:            go run ./soak -runs=10000 (shrinks and saves failures in seeds/testdata)
 //

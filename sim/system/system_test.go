@@ -39,7 +39,7 @@ func TestSystem(t *testing.T) {
 // seeds; every checker applies (views read at the view shard's frontier,
 // tables as of that epoch).
 func TestSystemShards(t *testing.T) {
-	list := []uint64{
+	regressions := []uint64{
 		// Found by fresh seeds: a view read that did not wait for a commit
 		// a table read had already shown (5000890, 5001856), a shard whose
 		// first open failed and never retried (5001026).
@@ -48,15 +48,16 @@ func TestSystemShards(t *testing.T) {
 		// failed, waiting for a DDL that never came (7000428).
 		7000283, 7000428, 7002286,
 	}
-	for seed := uint64(1); seed <= 60; seed++ {
-		list = append(list, seed)
-	}
-	for _, seed := range list {
-		o := Run(Options{Seed: seed, DrawShards: true})
-		if o.Err != nil {
-			t.Fatalf("seed %d: %v\n%s\nreplay: Run(Options{Seed: %d, DrawShards: true})", seed, o.Err, o.Log, seed)
+	run := func(seed uint64) seeds.Result { return result(Run(Options{Seed: seed, DrawShards: true})) }
+	if !seeds.Replaying() {
+		for _, seed := range regressions {
+			if res := seeds.RunOne(seed, run); res.Err != nil {
+				t.Fatalf("%s\nFAILED: %v\n%s\nreplay: %s", res.Header, res.Err, res.Log, seeds.ReplayCommand(t, seed))
+			}
 		}
 	}
+	// -seed=N replays one, -seeds=K runs K fresh ones.
+	seeds.Run(t, 60, run)
 }
 
 // TestSystemDeterminism: a seed replays exactly (trace and operation log).
