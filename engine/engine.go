@@ -15,6 +15,7 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/runtime"
 	"github.com/rockstream/rockstream/runtime/real"
@@ -176,13 +177,13 @@ func (e *Engine) Metrics() *Metrics { return &e.metrics }
 // every shard's views, the table shard's last epoch, the view shard's
 // frontier (the epoch every view reflects), the counters summed.
 func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
+	all, err := e.ShardStatuses(ctx)
+	if err != nil {
+		return shard.Status{}, err
+	}
 	var out shard.Status
-	for i, id := range e.router.Shards() {
-		m, err := e.ask(ctx, e.router.ActorOf(id), shard.GetStatus{})
-		if err != nil {
-			return shard.Status{}, err
-		}
-		st := m.(shard.Status)
+	for i, st := range all {
+		id := partition.ShardID(st.Shard)
 		if i == 0 {
 			out = st
 			continue
@@ -205,6 +206,19 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 		out.ViewRebuilds += st.ViewRebuilds
 		out.CatalogFetches += st.CatalogFetches
 		out.BackfillChunks += st.BackfillChunks
+	}
+	return out, nil
+}
+
+// ShardStatuses is every shard's own status, in shard order.
+func (e *Engine) ShardStatuses(ctx context.Context) ([]shard.Status, error) {
+	var out []shard.Status
+	for _, id := range e.router.Shards() {
+		m, err := e.ask(ctx, e.router.ActorOf(id), shard.GetStatus{})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m.(shard.Status))
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +22,7 @@ type collector struct {
 	sourceRows, sourceErrors, sourceLag          *prometheus.Desc
 	sourceBlocked                                *prometheus.Desc
 	sourceLagRecords, sourceBadRecords           *prometheus.Desc
+	shardEpoch, exchangeUnacked, exchangeFrames  *prometheus.Desc
 }
 
 func newCollector(engine func() *Engine) *collector {
@@ -46,12 +48,15 @@ func newCollector(engine func() *Engine) *collector {
 		sourceLag:        d("source_lag_bytes", "Bytes of upstream WAL a POSTGRES source has not committed yet.", "source"),
 		sourceBlocked:    d("source_blocked", "1 when a POSTGRES source is BLOCKED by an incompatible upstream change (rockstream_catalog.sources says why).", "source"),
 		sourceLagRecords: d("source_lag_records", "Records a KAFKA source's brokers hold past its committed offsets.", "source"),
+		shardEpoch:       d("shard_epoch", "Each shard's epochs: last (committed or received), durable, and frontier (applied to its views).", "shard", "epoch"),
+		exchangeUnacked:  d("exchange_unacked_epochs", "Durable epochs of the table shard that a view shard has not acknowledged yet (the exchange's backlog, kept in the table shard's log).", "from", "to"),
+		exchangeFrames:   d("exchange_frames_in_flight", "Exchange frames sent and not acknowledged (bounded by the credit).", "from", "to"),
 		sourceBadRecords: d("source_bad_records_total", "Records a KAFKA source could not decode and kept in its dead-letter relation, since the process started.", "source"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords} {
+	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames} {
 		ch <- d
 	}
 }
@@ -83,6 +88,21 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	shards, err := e.ShardStatuses(ctx)
+	if err != nil {
+		return
+	}
+	for _, s := range shards {
+		id := fmt.Sprint(s.Shard)
+		ch <- prometheus.MustNewConstMetric(c.shardEpoch, prometheus.GaugeValue, float64(s.LastEpoch), id, "last")
+		ch <- prometheus.MustNewConstMetric(c.shardEpoch, prometheus.GaugeValue, float64(s.DurableEpoch), id, "durable")
+		ch <- prometheus.MustNewConstMetric(c.shardEpoch, prometheus.GaugeValue, float64(s.Frontier), id, "frontier")
+		for _, x := range s.Exchange {
+			to := fmt.Sprint(x.Peer)
+			ch <- prometheus.MustNewConstMetric(c.exchangeUnacked, prometheus.GaugeValue, float64(s.DurableEpoch-min(x.Acked, s.DurableEpoch)), id, to)
+			ch <- prometheus.MustNewConstMetric(c.exchangeFrames, prometheus.GaugeValue, float64(x.InFlight), id, to)
+		}
+	}
 	st, err := e.Status(ctx)
 	if err != nil {
 		return

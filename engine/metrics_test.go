@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -62,6 +63,51 @@ func TestMetricsAndHealth(t *testing.T) {
 	}
 }
 
+// TestMetricsOverShards: each shard's epochs and the exchange's backlog and
+// frames in flight are on /metrics, and they agree once a view read waited
+// for every commit.
+func TestMetricsOverShards(t *testing.T) {
+	a := serveHTTPShards(t, 2)
+	rs := connect(t, "postgres://rockstream@"+a.pg+"/default?sslmode=disable")
+	exec(t, rs, "CREATE TABLE m (id int PRIMARY KEY, g int)")
+	exec(t, rs, "CREATE MATERIALIZED VIEW mg AS SELECT g, count(*) FROM m GROUP BY g")
+	for i := range 5 {
+		exec(t, rs, fmt.Sprintf("INSERT INTO m VALUES (%d, %d)", i, i%2))
+	}
+	if got := rowsText(t, rs, "SELECT count(*) FROM mg"); fmt.Sprint(got) != "[2]" {
+		t.Fatalf("mg has %v groups", got)
+	}
+	resp, err := http.Get("http://" + a.http + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	metrics := string(body)
+	value := func(series string) string {
+		t.Helper()
+		i := strings.Index(metrics, series+" ")
+		if i < 0 {
+			t.Fatalf("/metrics lacks %s", series)
+		}
+		line := metrics[i+len(series)+1:]
+		return line[:strings.IndexByte(line, '\n')]
+	}
+	last := value(`rockstream_shard_epoch{epoch="last",shard="0"}`)
+	if last == "0" {
+		t.Fatal("the table shard reports no epochs after five commits")
+	}
+	// The view read waited for every commit: the view shard has them all.
+	if got := value(`rockstream_shard_epoch{epoch="last",shard="1"}`); got != last {
+		t.Fatalf("view shard's last epoch %s, table shard's %s", got, last)
+	}
+	if got := value(`rockstream_shard_epoch{epoch="frontier",shard="1"}`); got != last {
+		t.Fatalf("view shard's frontier %s, table shard's last epoch %s", got, last)
+	}
+	value(`rockstream_exchange_unacked_epochs{from="0",to="1"}`)
+	value(`rockstream_exchange_frames_in_flight{from="0",to="1"}`)
+}
+
 // httpServer is a server with its HTTP endpoints (/metrics, /readyz).
 type httpServer struct{ pg, http string }
 
@@ -69,12 +115,18 @@ type httpServer struct{ pg, http string }
 // ends.
 func serveHTTP(t *testing.T) httpServer {
 	t.Helper()
+	return serveHTTPShards(t, 0)
+}
+
+// serveHTTPShards is serveHTTP over a new store of shards shards.
+func serveHTTPShards(t *testing.T, shards int) httpServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan httpServer, 1)
 	done := make(chan error, 1)
 	go func() {
 		done <- engine.Serve(ctx, engine.ServerOptions{
-			Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
+			Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0", Shards: shards,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
 			Ready: func(pg, h string) { ready <- httpServer{pg, h} },
 		})

@@ -131,6 +131,21 @@ type (
 		CatalogFetches uint64
 		// BackfillChunks counts the backfill chunks run (backfill.go).
 		BackfillChunks uint64
+		// Shard is the shard answering; DurableEpoch its last durable
+		// epoch; Exchange its outbound exchange, one entry per view shard
+		// (the table shard of a store over several shards).
+		Shard        uint32
+		DurableEpoch uint64
+		Exchange     []ExchangeStatus
+	}
+	// ExchangeStatus is the table shard's view of one exchange peer.
+	ExchangeStatus struct {
+		Peer uint32
+		// Acked: every epoch up to it is durable on the peer; Sent: frames
+		// up to it were sent; InFlight: frames not acknowledged (at most
+		// the credit); PeerFrontier: the peer's reported frontier.
+		Acked, Sent, PeerFrontier uint64
+		InFlight                  int
 	}
 	// ViewStatus is one view's line in SHOW VIEW STATUS.
 	ViewStatus struct {

@@ -104,6 +104,11 @@ func (a *Actor) status() Status {
 	st.Ready = a.ready
 	st.LastEpoch = a.lastEpoch
 	st.Frontier = a.frontier
+	st.Shard = uint32(a.cfg.ID)
+	st.DurableEpoch = a.durableEpoch
+	for _, o := range a.exchange.out {
+		st.Exchange = append(st.Exchange, ExchangeStatus{Peer: uint32(o.peer), Acked: o.acked, Sent: o.sent, PeerFrontier: o.frontier, InFlight: o.inFlight})
+	}
 	if a.snap != nil {
 		st.CatalogVer = a.snap.Version
 	}
