@@ -121,7 +121,9 @@ type exchangeState struct {
 	// waitingSince is when each waiting read arrived; waitTicking: the
 	// awaitEpochTick is queued.
 	waitingSince []time.Time
-	waitTicking  bool
+	// replaySince is the first arrival of the request being replayed.
+	replaySince time.Time
+	waitTicking bool
 }
 
 // isTableShard reports whether the shard stores the tables (true before
@@ -345,9 +347,7 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 	a.durableFrontier = a.frontier
 	ctx.Send(ctx.From(), ExchangeAck{Through: m.Through, Frontier: a.durableFrontier})
 	a.scheduleStep(ctx)
-	if len(a.backfills) > 0 && a.backfills[0].remote != nil && a.backfills[0].remote.done && a.backfills[0].reader == nil {
-		a.scheduleBackfill(ctx) // it waits for the frontier to reach its export's epoch
-	}
+	a.resumeRemoteBackfill(ctx)
 	a.replayWaitingReads(ctx)
 }
 
@@ -355,7 +355,15 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 // received the epoch it must reflect (minEpoch); it reports whether it
 // did.
 func (a *Actor) awaitEpoch(ctx runtime.Context, msg runtime.Message, minEpoch uint64) bool {
-	if a.isTableShard() || minEpoch <= a.stepTarget() {
+	if a.isTableShard() {
+		return false
+	}
+	if minEpoch > a.stepTarget() {
+		// NB: a pin may hold the steps below epochs the shard has; steps
+		// are not only run by ticks (buggify skips them), so take it now.
+		a.passPins(ctx)
+	}
+	if minEpoch <= a.stepTarget() {
 		return false
 	}
 	return a.park(ctx, msg)
@@ -368,8 +376,14 @@ func (a *Actor) park(ctx runtime.Context, msg runtime.Message) bool {
 		ctx.Reply(errcode.New(errcode.ShardUnavailable, "the view shard waits for epoch %d from the table shard and has %d requests queued", a.lastEpoch+1, len(a.exchange.waitingReads)))
 		return true
 	}
+	since := ctx.Now()
+	if !a.exchange.replaySince.IsZero() {
+		// Parked again on replay: it keeps its first arrival, so that
+		// awaitEpochMax bounds its whole wait.
+		since = a.exchange.replaySince
+	}
 	a.exchange.waitingReads = append(a.exchange.waitingReads, parkedMessage{msg: msg, from: ctx.From(), reply: ctx.Defer()})
-	a.exchange.waitingSince = append(a.exchange.waitingSince, ctx.Now())
+	a.exchange.waitingSince = append(a.exchange.waitingSince, since)
 	if !a.exchange.waitTicking {
 		a.exchange.waitTicking = true
 		ctx.After(exchangeResendEvery, awaitEpochTick{})
@@ -404,11 +418,14 @@ func (a *Actor) receiveAwaitEpochTick(ctx runtime.Context) {
 }
 
 func (a *Actor) replayWaitingReads(ctx runtime.Context) {
-	waiting := a.exchange.waitingReads
+	waiting, since := a.exchange.waitingReads, a.exchange.waitingSince
 	a.exchange.waitingReads, a.exchange.waitingSince = nil, nil
-	for _, p := range waiting {
+	outer := a.exchange.replaySince
+	for i, p := range waiting {
+		a.exchange.replaySince = since[i]
 		a.Receive(replayContext{Context: ctx, from: p.from, reply: p.reply}, p.msg)
 	}
+	a.exchange.replaySince = outer
 }
 
 // failWaitingReads answers the parked reads with err (the shard stopped).
@@ -495,4 +512,13 @@ func (a *Actor) readAtEpoch(m Read) (runtime.Message, error) {
 		res.Batches = append(res.Batches, zset.Consolidate(b))
 	}
 	return res, nil
+}
+
+// resumeRemoteBackfill schedules the running backfill when it waits for the
+// frontier to reach its export's epoch (remoteBackfill): a frame brought
+// the epochs, or a pin that held the steps was taken (pins.go).
+func (a *Actor) resumeRemoteBackfill(ctx runtime.Context) {
+	if len(a.backfills) > 0 && a.backfills[0].remote != nil && a.backfills[0].remote.done && a.backfills[0].reader == nil {
+		a.scheduleBackfill(ctx)
+	}
 }

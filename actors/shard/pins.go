@@ -62,6 +62,7 @@ func (a *Actor) receiveReleasePin(ctx runtime.Context, m ReleasePin) {
 		if p.id == m.ID {
 			a.pins = append(a.pins[:i], a.pins[i+1:]...)
 			a.scheduleStep(ctx)
+			a.resumeRemoteBackfill(ctx)
 			break
 		}
 	}
@@ -103,7 +104,28 @@ func (a *Actor) reachPins(ctx runtime.Context) {
 	a.pins = keep
 	if taken {
 		a.scheduleStep(ctx)
+		a.resumeRemoteBackfill(ctx)
 		a.replayWaitingReads(ctx)
+	}
+}
+
+// passPins steps up to the pending pins whose epochs the shard has and
+// takes them (a no-op while a backfill holds the steps below them).
+func (a *Actor) passPins(ctx runtime.Context) {
+	for {
+		b, ok := a.pinBound()
+		if !ok || b > a.backfillStepTarget() || a.store == nil || a.snap == nil || a.openErr != nil {
+			return
+		}
+		if err := a.stepAll(ctx); err != nil {
+			ctx.Logger().Error("stepping to a transaction's pin", "err", err)
+			return
+		}
+		before := len(a.pins)
+		a.reachPins(ctx)
+		if len(a.pins) == before {
+			return
+		}
 	}
 }
 
