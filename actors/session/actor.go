@@ -443,7 +443,11 @@ func (a *Actor) readRelationsFrom(ctx runtime.Context, m Read, minEpoch uint64, 
 // tables in the table shard's pin, the views in the view shard's pin of
 // the same epoch.
 func (a *Actor) readPinned(ctx runtime.Context, m Read, views, tables []catalog.ID, viewShard partition.ShardID, at uint64, done func(runtime.Context, []zset.Batch)) {
-	a.ask(ctx, a.cfg.Router.ActorOf(viewShard), shard.Read{CatalogVersion: m.CatalogVersion, Relations: views, At: at},
+	viewsAt := at
+	if plantViewUnpinned {
+		viewsAt = 0
+	}
+	a.ask(ctx, a.cfg.Router.ActorOf(viewShard), shard.Read{CatalogVersion: m.CatalogVersion, Relations: views, At: viewsAt},
 		a.orFail(func(ctx runtime.Context, reply runtime.Message) {
 			vr := reply.(shard.ReadResult)
 			a.ask(ctx, a.home(), shard.Read{CatalogVersion: m.CatalogVersion, Relations: tables, At: at},

@@ -4,14 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
 	sessionactor "github.com/rockstream/rockstream/actors/session"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
 	"github.com/rockstream/rockstream/sim"
 )
@@ -635,27 +638,79 @@ func (r *runner) repeatRead(t *txnRec, a, b int64) {
 	r.statement(t, func() {
 		r.readRows(t, keys, func(first map[int64]types.Row) {
 			t.firstRead = first
-			r.s.At(r.think(t.ss)+time.Duration(r.rnd.IntN(20))*time.Millisecond, func() {
-				r.statement(t, func() {
-					r.readRows(t, keys, func(second map[int64]types.Row) {
-						for _, k := range keys {
-							if rowValue(first[k]) != rowValue(second[k]) {
-								r.s.Fail(fmt.Errorf("%w: txn %d: REPEATABLE READ read acct[%d] as %v, then as %v in a later statement (not its snapshot)", errChecker, t.id, k, first[k], second[k]))
-								return
-							}
-							if r.txns.lastAckedAt[k] > t.pinReturn {
-								r.cover.scenario("rr_snapshot_pinned")
-							}
-						}
-						if r.rnd.IntN(2) == 0 {
-							r.increment(t, a, func() { r.commit(t) })
-							return
-						}
-						r.commit(t)
+			r.readEverything(t, func(firstAll string) {
+				r.s.At(r.think(t.ss)+time.Duration(r.rnd.IntN(20))*time.Millisecond, func() {
+					r.statement(t, func() {
+						r.readRows(t, keys, func(second map[int64]types.Row) {
+							r.readEverything(t, func(secondAll string) {
+								if firstAll != secondAll {
+									r.s.Fail(fmt.Errorf("%w: txn %d: REPEATABLE READ read the tables and views as\n%s\nthen in a later statement as\n%s", errChecker, t.id, firstAll, secondAll))
+									return
+								}
+								for _, k := range keys {
+									if rowValue(first[k]) != rowValue(second[k]) {
+										r.s.Fail(fmt.Errorf("%w: txn %d: REPEATABLE READ read acct[%d] as %v, then as %v in a later statement (not its snapshot)", errChecker, t.id, k, first[k], second[k]))
+										return
+									}
+									if r.txns.lastAckedAt[k] > t.pinReturn {
+										r.cover.scenario("rr_snapshot_pinned")
+									}
+								}
+								if r.rnd.IntN(2) == 0 {
+									r.increment(t, a, func() { r.commit(t) })
+									return
+								}
+								r.commit(t)
+							})
+						})
 					})
 				})
 			})
 		})
+	})
+}
+
+// readEverything reads, in one statement of t, the tables and every view
+// of t's catalog (over one shard or several, as the session actor reads
+// them): each view must equal its query over the tables of the same read,
+// and next gets the whole read as text, for a REPEATABLE READ
+// transaction's next statement to show again.
+func (r *runner) readEverything(t *txnRec, next func(string)) {
+	if r.t1 == nil || r.t2 == nil || r.src.rel == nil {
+		next("")
+		return
+	}
+	ids := []catalog.ID{r.t1.ID, r.t2.ID, r.src.rel.ID, t.acct.ID}
+	var views []*catalog.Relation
+	for _, v := range r.views {
+		if _, ok := t.snap.RelationByID(v.ID); ok {
+			views = append(views, v)
+			ids = append(ids, v.ID)
+		}
+	}
+	homes := make([]partition.ShardID, len(ids))
+	for i, id := range ids {
+		homes[i] = shard.HomeOf(t.snap, r.router.Map(), id)
+	}
+	r.req(t, sessionactor.Read{CatalogVersion: t.snap.Version, Relations: ids, Homes: homes}, func(reply runtime.Message) {
+		res := reply.(sessionactor.ReadResult)
+		inputs := map[catalog.ID]zset.Batch{}
+		var text strings.Builder
+		for i, id := range ids {
+			b := zset.Consolidate(res.Batches[i])
+			if i < 4 {
+				inputs[id] = b
+			}
+			fmt.Fprintf(&text, "%s: %s\n", id, b)
+		}
+		for i, v := range views {
+			if err := checkView(t.snap, v, inputs, res.Batches[4+i]); err != nil {
+				r.s.Fail(fmt.Errorf("txn %d (iso %d) read of tables and views: %w", t.id, t.iso, err))
+				return
+			}
+		}
+		r.cover.scenario("txn_read_tables_and_views")
+		next(text.String())
 	})
 }
 

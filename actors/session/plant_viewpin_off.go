@@ -1,0 +1,6 @@
+//go:build !plantbug_viewunpinned
+
+package session
+
+// plantViewUnpinned is the planted bug switch (off in normal builds).
+const plantViewUnpinned = false
