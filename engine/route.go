@@ -3,13 +3,16 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/partition"
+	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
 )
@@ -94,4 +97,31 @@ func (e *Engine) syncShards(ctx context.Context, snap *control.Snapshot, backgro
 		}
 	}
 	return nil
+}
+
+// explainPlacement is EXPLAIN INCREMENTAL's account of where view v runs
+// and how its inputs reach it over several shards: on the view shard, each base table's committed changes sent by
+// the table shard through the exchange (elided for views it reads on the
+// same shard).
+func (e *Engine) explainPlacement(v *rsql.View) string {
+	m := e.router.Map()
+	table, view := shard.TableShardOf(m), shard.ViewShardOf(m)
+	if table == view {
+		return "" // one shard: tables and views together, no exchange
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "SHARD  %d (view shard; tables on shard %d)\n", view, table)
+	rels := plan.ScannedRelations(v.Plan)
+	for i, rel := range rels {
+		branch := "├─ "
+		if i == len(rels)-1 {
+			branch = "└─ "
+		}
+		if rel.Kind == catalog.KindMaterializedView {
+			fmt.Fprintf(&b, " %s%s: materialized view on shard %d (no exchange)\n", branch, rel.Name, view)
+			continue
+		}
+		fmt.Fprintf(&b, " %sExchange loopback shard %d → %d: %s's committed changes, in epoch order, durable on both sides before collected\n", branch, table, view, rel.Name)
+	}
+	return b.String()
 }

@@ -469,7 +469,7 @@ func textCursor(text string) *rowsCursor {
 }
 
 func (s *session) explainIncremental(_ context.Context, st *rsql.ExplainIncremental) (gateway.Cursor, error) {
-	return textCursor(rsql.ExplainIncrementalText(st)), nil
+	return textCursor(rsql.ExplainIncrementalText(st) + s.e.explainPlacement(st.View)), nil
 }
 
 // systemEnv gathers what system relations are generated from.

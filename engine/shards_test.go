@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rockstream/rockstream/internal/enginetest"
@@ -91,6 +92,14 @@ func TestShardsViewsOnViewShards(t *testing.T) {
 				t.Fatalf("after COMMIT: %s, PostgreSQL %s", got, want)
 			}
 			_ = rr.Close(context.Background())
+			// EXPLAIN INCREMENTAL shows where the view runs and the
+			// exchange its tables' changes take.
+			plan := strings.Join(rowsText(t, rs, "EXPLAIN INCREMENTAL SELECT c.region, count(*) FROM orders o JOIN customers c ON o.customer = c.id GROUP BY c.region"), "\n")
+			for _, want := range []string{"SHARD  1 (view shard; tables on shard 0)", "Exchange loopback shard 0 → 1: orders", "Exchange loopback shard 0 → 1: customers"} {
+				if !strings.Contains(plan, want) {
+					t.Fatalf("EXPLAIN INCREMENTAL lacks %q:\n%s", want, plan)
+				}
+			}
 			st := rowsText(t, rs, "SHOW VIEW STATUS")
 			if len(st) < 4 {
 				t.Fatalf("SHOW VIEW STATUS lists %d views: %q", len(st), st)
