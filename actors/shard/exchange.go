@@ -26,10 +26,16 @@ import (
 //	commit e (rows + log entry e, durable)
 //	  ──ExchangeFrame{After: s, Through: t, entries (s, t]}──►
 //	                                  entries as its own log entries,
-//	                                  last epoch t: ONE durable batch
-//	  ◄──────────────ExchangeAck{Through: t}──────────
-//	acked_k = t; log entries ≤ min(frontier, every acked) deleted,
+//	                                  last epoch t: ONE batch, not synced
+//	  ◄──────────────ExchangeAck{Through: t, Frontier: f}──
+//	acked_k = t; log entries ≤ min(frontier, every f) − margin deleted,
 //	with the acks, in one batch (gcExchangedLog)
+//
+// The view shard's batch becomes durable with its next sync (a read makes
+// the frontier it shows durable). Until a view shard's durable frontier
+// passes an entry the table shard keeps it, so a view shard that lost
+// received epochs in a crash asks for them again (ExchangeAck.Resend) and
+// gets them: no commit waits for a second fsync on its way to the views.
 //
 // A view shard's log and epochs are the table shard's: its epoch steps
 // consume the entries exactly as the table shard's own steps do, so a view
@@ -38,7 +44,8 @@ import (
 // same on every shard.
 //
 // Loss and restarts: a view shard takes only the frame continuing its last
-// epoch (a repeated one is acknowledged again, one with a gap is ignored);
+// epoch (a repeated one is acknowledged again, one with a gap is answered
+// with Resend from its last epoch);
 // the table shard resends from the last acknowledgement when a resend tick
 // finds no progress, and from the durable acknowledgements after a
 // restart. Credit: at most exchangeFramesInFlight frames of at most
@@ -55,11 +62,20 @@ type (
 		Entries [][]byte
 	}
 	// ExchangeAck (view shard → table shard): every epoch up to Through
-	// is durable on the view shard, and its frontier (durable too) is
-	// Frontier: the table shard keeps the log entries after it, so it can
-	// read its tables as they were at any epoch a view shows
-	// (readAtEpoch).
-	ExchangeAck struct{ Through, Frontier uint64 }
+	// reached the view shard (durable there with its next sync, or lost
+	// in a crash and asked again: Resend), and its durable frontier is
+	// Frontier: the table shard keeps the log entries after it, to send
+	// them again and to read its tables as they were at any epoch a view
+	// shows (readAtEpoch).
+	//
+	// Resend (view shard → table shard): a frame did not continue the
+	// view shard's last epoch Through (it lost epochs it had received but
+	// not made durable, in a crash): the table shard sends again from
+	// Through.
+	ExchangeAck struct {
+		Through, Frontier uint64
+		Resend            bool
+	}
 )
 
 // exchangeTick resends frames whose acknowledgement did not come.
@@ -95,8 +111,8 @@ func logFloorKey() []byte { return []byte{kv.PrefixShardMeta, metaLogFloor} }
 // exchangeOut is the table shard's state of one view shard.
 type exchangeOut struct {
 	peer partition.ShardID
-	// acked: every epoch up to it is durable on the peer; sent: frames
-	// up to it are on their way; frontier: the peer's (reported) frontier.
+	// acked: every epoch up to it reached the peer; sent: frames up to it
+	// are on their way; frontier: the peer's (reported) durable frontier.
 	// INVARIANT: frontier <= acked <= sent <= durableEpoch.
 	acked, sent, frontier uint64
 	inFlight              int
@@ -235,6 +251,15 @@ func (a *Actor) receiveExchangeAck(ctx runtime.Context, m ExchangeAck, from runt
 		if ActorOf(o.peer) != from {
 			continue
 		}
+		if m.Resend {
+			// INVARIANT: the peer's durable frontier is at most its
+			// durable last epoch, so every entry after m.Through is kept.
+			if m.Through < o.sent {
+				o.acked = max(min(m.Through, o.acked), o.frontier)
+				o.sent, o.inFlight, o.ackedAtTick = o.acked, 0, o.acked
+			}
+			continue
+		}
 		if o.inFlight > 0 {
 			o.inFlight--
 		}
@@ -319,8 +344,9 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 		return
 	}
 	if m.After > a.lastEpoch || int(m.Through-m.After) != len(m.Entries) {
-		// A gap (a frame lost): the sender resends from its last
-		// acknowledgement.
+		// A gap: a frame was lost, or this shard lost epochs it had
+		// acknowledged but not made durable (a crash): ask for them again.
+		ctx.Send(ctx.From(), ExchangeAck{Through: a.lastEpoch, Frontier: a.durableFrontier, Resend: true})
 		return
 	}
 	txn := kv.NewTxn(a.store)
@@ -338,13 +364,15 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 		ctx.Logger().Error("taking an exchange frame", "err", err)
 		return
 	}
-	if err := a.store.Apply(txn.Batch()); err != nil {
+	// NB: not synced: the table shard keeps every entry after this
+	// shard's durable frontier, and sends again from wherever a restart
+	// left this shard (Resend). A read makes the frontier it shows durable
+	// (makeFrontierDurable), which makes these entries durable too.
+	if err := a.applyNoWait(txn.Batch()); err != nil {
 		a.poison(err)
 		return
 	}
 	a.lastEpoch = m.Through
-	a.durableEpoch = m.Through
-	a.durableFrontier = a.frontier
 	ctx.Send(ctx.From(), ExchangeAck{Through: m.Through, Frontier: a.durableFrontier})
 	a.scheduleStep(ctx)
 	a.resumeRemoteBackfill(ctx)
