@@ -109,6 +109,16 @@ func (a *Actor) epochTick(ctx runtime.Context) {
 	}
 	if err := a.step(ctx); err != nil {
 		ctx.Logger().Error("epoch step failed", "err", err)
+		return
+	}
+	if !a.isTableShard() && !a.stepScheduled {
+		// NB: a view shard has no commit syncs to carry its steps along
+		// (a table shard's next group commit makes them durable): it syncs
+		// once caught up, so the next read finds its frontier durable
+		// instead of paying the fsync itself.
+		if err := a.makeFrontierDurable(); err != nil {
+			ctx.Logger().Error("making the view shard's frontier durable", "err", err)
+		}
 	}
 }
 
