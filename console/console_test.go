@@ -1,0 +1,182 @@
+package console_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/rockstream/rockstream/engine"
+)
+
+// browserTimeout bounds the whole browser session of a test.
+const browserTimeout = 3 * time.Minute
+
+// TestConsoleInBrowser drives the console in a real headless Chromium: it
+// loads /, creates a table and a view and inserts a row from the SQL box,
+// checks an engine error is shown with its RS code, and takes a
+// screenshot ($ROCKSTREAM_SCREENSHOT, or a file in the test's directory).
+func TestConsoleInBrowser(t *testing.T) {
+	browser := chromium(t)
+	srv := serve(t)
+	ctx := browse(t, browser)
+
+	base := "http://" + srv.http
+	do(t, ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("sql-input")))
+	title := get(t, ctx, chromedp.Title())
+	if !strings.Contains(title, "RockStream console") {
+		t.Fatalf("/ has title %q, want the console", title)
+	}
+	do(t, ctx, chromedp.WaitVisible(chromedp.ID("no-views")))
+
+	sql(t, ctx, "CREATE TABLE orders (id int PRIMARY KEY, customer text, amount int)", "ok", "CREATE TABLE")
+	sql(t, ctx, "CREATE MATERIALIZED VIEW totals AS SELECT customer, sum(amount) AS total FROM orders GROUP BY customer", "ok", "CREATE MATERIALIZED VIEW")
+	// The object lists are reloaded after every statement.
+	do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`#views tr[data-name="totals"]`)), chromedp.WaitVisible(chromedp.CSS(`#tables tr[data-name="orders"]`)))
+
+	sql(t, ctx, "INSERT INTO orders VALUES (1, 'alice', 30), (2, 'bob', 5), (3, 'alice', 12)", "ok", "INSERT 0 3")
+	out := sql(t, ctx, "SELECT customer, total FROM totals ORDER BY customer", "ok", "SELECT 2")
+	for _, want := range []string{"alice", "42", "bob", "5"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the view's rows in the SQL box lack %q:\n%s", want, out)
+		}
+	}
+	rows := get(t, ctx, chromedp.Text(chromedp.CSS(`#tables tr[data-name="orders"] td.rows`)))
+	if strings.TrimSpace(rows) != "3" {
+		t.Fatalf("the overview shows %q rows for orders, want 3", rows)
+	}
+
+	// An engine error is shown with its RS code and SQLSTATE.
+	out = sql(t, ctx, "SELECT * FROM no_such_table", "error", "")
+	if !strings.Contains(out, "RS-") || !strings.Contains(out, "no_such_table") || !strings.Contains(out, "42P01") {
+		t.Fatalf("the error of a missing table lacks its RS code, SQLSTATE or name:\n%s", out)
+	}
+	// A statement that cannot end is refused, not left hanging.
+	out = sql(t, ctx, "SUBSCRIBE totals", "error", "")
+	if !strings.Contains(out, "RS-2493") {
+		t.Fatalf("SUBSCRIBE in the SQL box was not refused with RS-2493:\n%s", out)
+	}
+
+	screenshot(t, ctx)
+}
+
+// server is a running RockStream server's addresses.
+type server struct{ pg, http string }
+
+// serve starts a server in-process with its HTTP listener on loopback,
+// stopped when the test ends.
+func serve(t *testing.T) server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan server, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- engine.Serve(ctx, engine.ServerOptions{
+			Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
+			Ready: func(pg, h string) { ready <- server{pg, h} },
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case s := <-ready:
+		return s
+	case err := <-done:
+		t.Fatalf("server did not start: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("server did not start")
+	}
+	return server{}
+}
+
+// chromium finds the browser, or fails the test saying how to install it.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	t.Fatal("the console's browser tests need Chromium: apt-get install -y chromium (or run bash .ci/install-deps)")
+	return ""
+}
+
+// browse starts a headless browser for the test.
+func browse(t *testing.T, path string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+		// NB: the Chromium sandbox cannot start as root (CI runs as root).
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, browserTimeout)
+	t.Cleanup(func() { cancelTimeout(); cancelBrowser(); cancelAlloc() })
+	return ctx
+}
+
+// do runs browser steps, failing the test on an error.
+func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+}
+
+// get runs one browser action and returns its value.
+func get[T any](t *testing.T, ctx context.Context, action chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, action)
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	return v
+}
+
+// sql types a statement into the SQL box, runs it and returns the text
+// of the output once it is there; state is "ok" or "error", and the
+// output must contain tag when it is not empty.
+func sql(t *testing.T, ctx context.Context, statement, state, tag string) string {
+	t.Helper()
+	do(t, ctx,
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("sql-output").removeAttribute("data-state")`),
+		chromedp.SetValue(chromedp.ID("sql-input"), statement),
+		chromedp.Click(chromedp.ID("sql-run")),
+		chromedp.WaitVisible(chromedp.CSS("#sql-output[data-state]")),
+	)
+	out := get(t, ctx, chromedp.Text(chromedp.ID("sql-output")))
+	got := get(t, ctx, chromedp.AttributeValue(chromedp.ID("sql-output"), "data-state")).Value
+	if got != state {
+		t.Fatalf("%s: the SQL box says %s, want %s:\n%s", statement, got, state, out)
+	}
+	if tag != "" && !strings.Contains(out, tag) {
+		t.Fatalf("%s: the output lacks %q:\n%s", statement, tag, out)
+	}
+	return out
+}
+
+// screenshot writes a full-page screenshot to $ROCKSTREAM_SCREENSHOT, or
+// into the test's directory, and logs where.
+func screenshot(t *testing.T, ctx context.Context) {
+	t.Helper()
+	png := get(t, ctx, chromedp.FullScreenshot(100))
+	path := os.Getenv("ROCKSTREAM_SCREENSHOT")
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "console.png")
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatalf("writing the screenshot: %v", err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(png))
+}
