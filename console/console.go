@@ -50,15 +50,7 @@ const (
 //go:embed assets
 var assets embed.FS
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"bytes": formatBytes,
-	"query": func(db string) string {
-		if db == defaultDatabase {
-			return ""
-		}
-		return "&db=" + template.URLQueryEscaper(db)
-	},
-}).ParseFS(assets, "assets/*.html"))
+var pages = template.Must(template.New("").Funcs(template.FuncMap{"bytes": formatBytes}).ParseFS(assets, "assets/*.html"))
 
 // Handler serves the console: mount it at "/" (it answers / and
 // /console/..., and 404 for anything else).
@@ -66,20 +58,24 @@ func Handler(opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	c := &console{opts: opts}
+	c := &console{opts: opts, subscriptions: make(chan struct{}, subscriptionsMax)}
 	static, err := fs.Sub(assets, "assets")
 	if err != nil {
 		panic(err) // the embedded directory exists at build time
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", c.overview)
+	mux.HandleFunc("GET /console/view", c.view)
 	mux.HandleFunc("POST /console/api/sql", c.sql)
+	mux.HandleFunc("GET /console/api/subscribe", c.subscribe)
 	mux.Handle("GET /console/assets/", http.StripPrefix("/console/assets/", http.FileServerFS(static)))
 	return c.guard(mux)
 }
 
 type console struct {
 	opts Options
+	// subscriptions holds one token per open SUBSCRIBE stream.
+	subscriptions chan struct{}
 }
 
 // connect opens a session for request r in database db; onNotice, when

@@ -2,11 +2,13 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,13 +18,19 @@ import (
 	"github.com/rockstream/rockstream/engine"
 )
 
-// browserTimeout bounds the whole browser session of a test.
-const browserTimeout = 3 * time.Minute
+// browserTimeout bounds the whole browser session of a test, and
+// pollTimeout one wait for the page to show something.
+const (
+	browserTimeout = 3 * time.Minute
+	pollTimeout    = 30 * time.Second
+)
 
 // TestConsoleInBrowser drives the console in a real headless Chromium: it
-// loads /, creates a table and a view and inserts a row from the SQL box,
-// checks an engine error is shown with its RS code, and takes a
-// screenshot ($ROCKSTREAM_SCREENSHOT, or a file in the test's directory).
+// loads /, creates a table and a view and inserts rows from the SQL box,
+// checks an engine error is shown with its RS code, opens the view's page
+// and sees the changes of later statements arrive live, and takes a
+// screenshot of it ($ROCKSTREAM_SCREENSHOT, or a file in the test's
+// directory).
 func TestConsoleInBrowser(t *testing.T) {
 	browser := chromium(t)
 	srv := serve(t)
@@ -53,6 +61,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the overview shows %q rows for orders, want 3", rows)
 	}
 
+	// A view in the error state shows its error on the overview.
+	sql(t, ctx, "CREATE TABLE divisors (d int PRIMARY KEY)", "ok", "CREATE TABLE")
+	sql(t, ctx, "CREATE MATERIALIZED VIEW ratios AS SELECT 100 / d AS ratio FROM divisors", "ok", "CREATE MATERIALIZED VIEW")
+	sql(t, ctx, "INSERT INTO divisors VALUES (0)", "ok", "INSERT 0 1")
+	// NB: the view's state changes at its epoch step, after the commit
+	// returned, so the page reloads its object lists until it shows it.
+	waitFor(t, ctx, `(refreshObjects(), document.querySelector('#views tr[data-name="ratios"].state-error') !== null)`, "the view ratios in the error state", chromedp.WithPollingInterval(200*time.Millisecond))
+	if msg := get(t, ctx, chromedp.Text(chromedp.CSS(`#views tr[data-name="ratios"] td.error-text`))); !strings.Contains(msg, "division by zero") {
+		t.Fatalf("the view in the error state shows %q, want its division by zero", msg)
+	}
+
 	// An engine error is shown with its RS code and SQLSTATE.
 	out = sql(t, ctx, "SELECT * FROM no_such_table", "error", "")
 	if !strings.Contains(out, "RS-") || !strings.Contains(out, "no_such_table") || !strings.Contains(out, "42P01") {
@@ -64,7 +83,51 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("SUBSCRIBE in the SQL box was not refused with RS-2493:\n%s", out)
 	}
 
+	// The view's page: its dataflow, and its changes live. The snapshot
+	// comes first, then each committed change.
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#views tr[data-name="totals"] a`)), chromedp.WaitVisible(chromedp.ID("dataflow")))
+	dataflow := get(t, ctx, chromedp.Text(chromedp.ID("dataflow")))
+	for _, want := range []string{"VIEW", "AGG", "SCAN", "orders"} {
+		if !strings.Contains(dataflow, want) {
+			t.Fatalf("the dataflow lacks %q:\n%s", want, dataflow)
+		}
+	}
+	waitFor(t, ctx, `document.getElementById("live").dataset.state === "live"`, "the subscription to go live")
+	waitFor(t, ctx, rowShown("contents", "alice", "42"), "the snapshot row (alice, 42)")
+	sql(t, ctx, "INSERT INTO orders VALUES (4, 'carol', 7)", "ok", "INSERT 0 1")
+	waitFor(t, ctx, rowShown("changes", "carol", "7", "+1"), "the change (carol, 7) +1")
+	sql(t, ctx, "UPDATE orders SET amount = 40 WHERE id = 1", "ok", "UPDATE 1")
+	waitFor(t, ctx, rowShown("changes", "alice", "42", "-1"), "the retraction (alice, 42) -1")
+	waitFor(t, ctx, rowShown("contents", "alice", "52"), "the row now (alice, 52)")
+	if got := get(t, ctx, chromedp.Text(chromedp.ID("contents-count"))); got != "(3)" {
+		t.Fatalf("the view page shows %s rows now, want (3)", got)
+	}
+
 	screenshot(t, ctx)
+}
+
+// rowShown is a script that is true once a row of table id has cells with
+// every one of texts.
+func rowShown(id string, texts ...string) string {
+	quoted := make([]string, len(texts))
+	for i, s := range texts {
+		quoted[i] = strconv.Quote(s)
+	}
+	return fmt.Sprintf(`[...document.querySelectorAll("#%s tbody tr")].some((tr) => {
+		const cells = [...tr.cells].map((td) => td.textContent);
+		return [%s].every((want) => cells.includes(want));
+	})`, id, strings.Join(quoted, ", "))
+}
+
+// waitFor polls script in the page until it is true.
+func waitFor(t *testing.T, ctx context.Context, script, what string, opts ...chromedp.PollOption) {
+	t.Helper()
+	waitCtx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
+	if _, err := chromedp.Run(waitCtx, chromedp.Poll[bool](script, opts...)); err != nil {
+		body, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
+		t.Fatalf("waiting for %s: %v\npage:\n%s", what, err, body)
+	}
 }
 
 // server is a running RockStream server's addresses.

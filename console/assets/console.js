@@ -42,14 +42,17 @@ function renderResult(res) {
   return wrap;
 }
 
-// refreshObjects reloads the overview's object lists in place.
+// refreshObjects reloads the page's status parts (elements marked
+// data-refresh: the object lists, a view's status line) in place.
 async function refreshObjects() {
-  const objects = document.getElementById("objects");
-  if (!objects) return;
+  const stale = document.querySelectorAll("[data-refresh]");
+  if (stale.length === 0) return;
   const resp = await fetch(location.href, { headers: { Accept: "text/html" } });
   const doc = new DOMParser().parseFromString(await resp.text(), "text/html");
-  const fresh = doc.getElementById("objects");
-  if (fresh) objects.replaceWith(fresh);
+  for (const old of stale) {
+    const fresh = old.id && doc.getElementById(old.id);
+    if (fresh) old.replaceWith(fresh);
+  }
   wireRefresh();
 }
 
@@ -84,7 +87,6 @@ async function runSQL(section) {
   output.dataset.state = body.error ? "error" : "ok";
   button.disabled = false;
   refreshObjects();
-  if (typeof refreshView === "function") refreshView();
 }
 
 function wireSQL() {
@@ -99,5 +101,74 @@ function wireSQL() {
 document.addEventListener("DOMContentLoaded", () => {
   wireSQL();
   wireRefresh();
-  if (typeof wireView === "function") wireView();
+  wireView();
 });
+
+// The view page's live changes: SUBSCRIBE over server-sent events. The
+// first changes are the snapshot; "Rows now" applies every change to it.
+const changesShownMax = 200; // older change rows are dropped from the log
+const contentsShownMax = 500; // rows now beyond this are counted, not shown
+
+function wireView() {
+  const live = document.getElementById("live");
+  if (!live) return;
+  const status = document.getElementById("live-status");
+  const contents = document.getElementById("contents");
+  const changes = document.getElementById("changes");
+  let rows = new Map(); // JSON of a row → its multiplicity
+  let columns = [];
+  const query = "view=" + encodeURIComponent(live.dataset.view) + "&db=" + encodeURIComponent(live.dataset.db);
+  const source = new EventSource("/console/api/subscribe?" + query);
+
+  function drawContents() {
+    const body = el("tbody", {});
+    let total = 0;
+    // NB: sorted, so a row keeps its place when an update retracts and
+    // re-inserts rows around it.
+    for (const key of [...rows.keys()].sort()) {
+      const n = rows.get(key);
+      for (let i = 0; i < n; i++) {
+        total++;
+        if (total <= contentsShownMax) body.append(el("tr", {}, ...JSON.parse(key).map((v) => cell("td", v))));
+      }
+    }
+    contents.tBodies[0].replaceWith(body);
+    document.getElementById("contents-count").textContent = "(" + total + ")";
+  }
+
+  source.addEventListener("columns", (e) => {
+    columns = JSON.parse(e.data).columns;
+    rows = new Map();
+    contents.tHead.replaceChildren(el("tr", {}, ...columns.map((c) => el("th", {}, c))));
+    changes.tHead.replaceChildren(el("tr", {}, el("th", {}, "epoch"), el("th", {}, "diff"), ...columns.map((c) => el("th", {}, c))));
+    changes.tBodies[0].replaceChildren();
+    drawContents();
+  });
+  source.addEventListener("change", (e) => {
+    const c = JSON.parse(e.data);
+    const key = JSON.stringify(c.row);
+    const n = (rows.get(key) || 0) + c.diff;
+    if (n > 0) rows.set(key, n); else rows.delete(key);
+    const diff = el("td", { class: "num " + (c.diff > 0 ? "diff-plus" : "diff-minus") }, (c.diff > 0 ? "+" : "") + c.diff);
+    const tr = el("tr", { "data-epoch": c.epoch }, el("td", { class: "num" }, c.epoch), diff, ...c.row.map((v) => cell("td", v)));
+    const log = changes.tBodies[0];
+    log.prepend(tr);
+    while (log.rows.length > changesShownMax) log.lastChild.remove();
+    live.dataset.pending = "1";
+  });
+  source.addEventListener("progress", (e) => {
+    const epoch = JSON.parse(e.data).epoch;
+    if (live.dataset.pending) { drawContents(); delete live.dataset.pending; }
+    live.dataset.state = "live";
+    live.dataset.epoch = epoch;
+    status.textContent = "live, complete through epoch " + epoch;
+  });
+  source.addEventListener("failure", (e) => {
+    source.close();
+    live.dataset.state = "failed";
+    status.replaceChildren(renderError(JSON.parse(e.data)));
+  });
+  source.onerror = () => {
+    if (live.dataset.state !== "failed") { live.dataset.state = "connecting"; status.textContent = "reconnecting…"; }
+  };
+}
