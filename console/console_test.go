@@ -134,19 +134,21 @@ func waitFor(t *testing.T, ctx context.Context, script, what string, opts ...chr
 type server struct{ pg, http string }
 
 // serve starts a server in-process with its HTTP listener on loopback,
-// stopped when the test ends.
-func serve(t *testing.T) server {
+// stopped when the test ends; opts may set authentication.
+func serve(t *testing.T, opts ...func(*engine.ServerOptions)) server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan server, 1)
 	done := make(chan error, 1)
-	go func() {
-		done <- engine.Serve(ctx, engine.ServerOptions{
-			Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
-			Ready: func(pg, h string) { ready <- server{pg, h} },
-		})
-	}()
+	options := engine.ServerOptions{
+		Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
+		Ready: func(pg, h string) { ready <- server{pg, h} },
+	}
+	for _, o := range opts {
+		o(&options)
+	}
+	go func() { done <- engine.Serve(ctx, options) }()
 	t.Cleanup(func() { cancel(); <-done })
 	select {
 	case s := <-ready:

@@ -1,0 +1,184 @@
+package console_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rockstream/rockstream/engine"
+)
+
+// apiTimeout bounds one HTTP exchange of these tests.
+const apiTimeout = 30 * time.Second
+
+// sqlAnswer is the JSON of POST /console/api/sql, as a client reads it.
+type sqlAnswer struct {
+	Results []struct {
+		Columns []string    `json:"columns"`
+		Rows    [][]*string `json:"rows"`
+		Tag     string      `json:"tag"`
+	} `json:"results"`
+	Error *struct {
+		Code, SQLState, Message string
+	} `json:"error"`
+}
+
+// postSQL runs statement through the console's SQL endpoint, with basic
+// credentials when user is not empty.
+func postSQL(t *testing.T, base, user, password, statement string) (int, sqlAnswer) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"sql": statement})
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", base+"/console/api/sql", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if user != "" {
+		req.SetBasicAuth(user, password)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", statement, err)
+	}
+	defer resp.Body.Close()
+	var answer sqlAnswer
+	if resp.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+			t.Fatalf("POST %s: reading the answer: %v", statement, err)
+		}
+	}
+	return resp.StatusCode, answer
+}
+
+// TestConsoleWithPasswords checks that under --auth=password every page
+// asks for a role's credentials and statements run as that role.
+func TestConsoleWithPasswords(t *testing.T) {
+	srv := serve(t, func(o *engine.ServerOptions) { o.Auth, o.BootstrapPassword = engine.AuthPassword, "bootstrap-secret" })
+	base := "http://" + srv.http
+	for _, tc := range []struct {
+		user, password string
+		status         int
+	}{{"", "", 401}, {"rockstream", "wrong", 401}, {"nosuchrole", "bootstrap-secret", 401}, {"rockstream", "bootstrap-secret", 200}} {
+		req, _ := http.NewRequest("GET", base+"/", nil)
+		if tc.user != "" {
+			req.SetBasicAuth(tc.user, tc.password)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Fatalf("GET / as %q/%q: status %d, want %d", tc.user, tc.password, resp.StatusCode, tc.status)
+		}
+		if tc.status == 200 && !strings.Contains(string(page), "RockStream console") {
+			t.Fatalf("GET / as %s is not the console:\n%s", tc.user, page)
+		}
+	}
+	if status, _ := postSQL(t, base, "", "", "SELECT 1"); status != 401 {
+		t.Fatalf("the SQL endpoint without credentials answered %d, want 401", status)
+	}
+	_, answer := postSQL(t, base, "rockstream", "bootstrap-secret", "CREATE ROLE reader LOGIN PASSWORD 'reader-secret'; CREATE TABLE secrets (id int PRIMARY KEY)")
+	if answer.Error != nil {
+		t.Fatalf("as the superuser: %+v", answer.Error)
+	}
+	_, answer = postSQL(t, base, "reader", "reader-secret", "SELECT current_user")
+	if answer.Error != nil || len(answer.Results) != 1 || *answer.Results[0].Rows[0][0] != "reader" {
+		t.Fatalf("SELECT current_user as reader: %+v", answer)
+	}
+	// The role's privileges apply: reader has no grant on secrets.
+	_, answer = postSQL(t, base, "reader", "reader-secret", "SELECT * FROM secrets")
+	if answer.Error == nil || answer.Error.SQLState != "42501" || !strings.HasPrefix(answer.Error.Code, "RS-") {
+		t.Fatalf("reading a table without a grant: %+v, want 42501 with an RS code", answer.Error)
+	}
+}
+
+// TestSubscribeStream reads the server-sent events of a view's changes
+// with a plain HTTP client: the columns, the snapshot, a progress event,
+// then the changes of a later commit.
+func TestSubscribeStream(t *testing.T) {
+	srv := serve(t)
+	base := "http://" + srv.http
+	if _, answer := postSQL(t, base, "", "", `CREATE TABLE t (id int PRIMARY KEY, "Name" text);
+		INSERT INTO t VALUES (1, 'one');
+		CREATE MATERIALIZED VIEW "Odd View" AS SELECT "Name", id * 10 AS tens FROM t`); answer.Error != nil {
+		t.Fatalf("setup: %+v", answer.Error)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/console/api/subscribe?view=Odd+View", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("the stream's type is %q", ct)
+	}
+	events := bufio.NewScanner(resp.Body)
+	next := func() (string, string) {
+		t.Helper()
+		var event, data string
+		for events.Scan() {
+			line := events.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = strings.TrimPrefix(line, "data: ")
+			case line == "" && event != "":
+				return event, data
+			}
+		}
+		t.Fatalf("the stream ended: %v", events.Err())
+		return "", ""
+	}
+	expect := func(wantEvent, wantData string) {
+		t.Helper()
+		event, data := next()
+		if event != wantEvent || (wantData != "" && !strings.Contains(data, wantData)) {
+			t.Fatalf("event %s %s, want %s containing %s", event, data, wantEvent, wantData)
+		}
+	}
+	expect("columns", `{"columns":["Name","tens"]}`)
+	expect("change", `"diff":1,"row":["one","10"]`)
+	expect("progress", `"epoch"`)
+	if _, answer := postSQL(t, base, "", "", "UPDATE t SET id = 2 WHERE id = 1"); answer.Error != nil {
+		t.Fatalf("update: %+v", answer.Error)
+	}
+	// The update is a retraction and an insertion in one epoch (in
+	// either order), then that epoch's progress.
+	seen := map[string]bool{}
+	for len(seen) < 2 {
+		event, data := next()
+		switch {
+		case event == "change" && strings.Contains(data, `"diff":-1,"row":["one","10"]`):
+			seen["-"] = true
+		case event == "change" && strings.Contains(data, `"diff":1,"row":["one","20"]`):
+			seen["+"] = true
+		case event == "progress":
+		default:
+			t.Fatalf("unexpected event %s %s", event, data)
+		}
+	}
+
+	// A view that does not exist ends the stream with a failure event
+	// carrying the engine's error.
+	req, _ = http.NewRequestWithContext(ctx, "GET", base+"/console/api/subscribe?view=nope", nil)
+	resp2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	events = bufio.NewScanner(resp2.Body)
+	expect("failure", `"code":"RS-`)
+}
