@@ -115,7 +115,9 @@ func TestSubscribeStream(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/console/api/subscribe?view=Odd+View", nil)
+	streamCtx, closeStream := context.WithCancel(ctx)
+	defer closeStream()
+	req, _ := http.NewRequestWithContext(streamCtx, "GET", base+"/console/api/subscribe?view=Odd+View", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +173,18 @@ func TestSubscribeStream(t *testing.T) {
 		}
 	}
 
+	// The stream is a session of its own while it is open, and closing
+	// the page's end of it ends that session.
+	if n := subscribeSessions(t, base); n != "1" {
+		t.Fatalf("%s console sessions run SUBSCRIBE while one stream is open", n)
+	}
+	closeStream()
+	for deadline := time.Now().Add(apiTimeout); subscribeSessions(t, base) != "0"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the SUBSCRIBE session is still there %s after the stream was closed", apiTimeout)
+		}
+	}
+
 	// A view that does not exist ends the stream with a failure event
 	// carrying the engine's error.
 	req, _ = http.NewRequestWithContext(ctx, "GET", base+"/console/api/subscribe?view=nope", nil)
@@ -181,4 +195,14 @@ func TestSubscribeStream(t *testing.T) {
 	defer resp2.Body.Close()
 	events = bufio.NewScanner(resp2.Body)
 	expect("failure", `"code":"RS-`)
+}
+
+// subscribeSessions counts the console's sessions running SUBSCRIBE.
+func subscribeSessions(t *testing.T, base string) string {
+	t.Helper()
+	_, answer := postSQL(t, base, "", "", "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'rockstream console' AND query LIKE 'SUBSCRIBE%'")
+	if answer.Error != nil || len(answer.Results) != 1 {
+		t.Fatalf("reading pg_stat_activity: %+v", answer)
+	}
+	return *answer.Results[0].Rows[0][0]
 }

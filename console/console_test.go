@@ -56,7 +56,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatalf("the view's rows in the SQL box lack %q:\n%s", want, out)
 		}
 	}
-	rows := get(t, ctx, chromedp.Text(chromedp.CSS(`#tables tr[data-name="orders"] td.rows`)))
+	rows := textOf(t, ctx, `#tables tr[data-name="orders"] td.rows`)
 	if strings.TrimSpace(rows) != "3" {
 		t.Fatalf("the overview shows %q rows for orders, want 3", rows)
 	}
@@ -68,7 +68,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// NB: the view's state changes at its epoch step, after the commit
 	// returned, so the page reloads its object lists until it shows it.
 	waitFor(t, ctx, `(refreshObjects(), document.querySelector('#views tr[data-name="ratios"].state-error') !== null)`, "the view ratios in the error state", chromedp.WithPollingInterval(200*time.Millisecond))
-	if msg := get(t, ctx, chromedp.Text(chromedp.CSS(`#views tr[data-name="ratios"] td.error-text`))); !strings.Contains(msg, "division by zero") {
+	if msg := textOf(t, ctx, `#views tr[data-name="ratios"] td.error-text`); !strings.Contains(msg, "division by zero") {
 		t.Fatalf("the view in the error state shows %q, want its division by zero", msg)
 	}
 
@@ -85,7 +85,8 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// The view's page: its dataflow, and its changes live. The snapshot
 	// comes first, then each committed change.
-	do(t, ctx, chromedp.Click(chromedp.CSS(`#views tr[data-name="totals"] a`)), chromedp.WaitVisible(chromedp.ID("dataflow")))
+	click(t, ctx, `#views tr[data-name="totals"] a`)
+	do(t, ctx, chromedp.WaitVisible(chromedp.ID("dataflow")))
 	dataflow := get(t, ctx, chromedp.Text(chromedp.ID("dataflow")))
 	for _, want := range []string{"VIEW", "AGG", "SCAN", "orders"} {
 		if !strings.Contains(dataflow, want) {
@@ -99,7 +100,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	sql(t, ctx, "UPDATE orders SET amount = 40 WHERE id = 1", "ok", "UPDATE 1")
 	waitFor(t, ctx, rowShown("changes", "alice", "42", "-1"), "the retraction (alice, 42) -1")
 	waitFor(t, ctx, rowShown("contents", "alice", "52"), "the row now (alice, 52)")
-	if got := get(t, ctx, chromedp.Text(chromedp.ID("contents-count"))); got != "(3)" {
+	if got := textOf(t, ctx, "#contents-count"); got != "(3)" {
 		t.Fatalf("the view page shows %s rows now, want (3)", got)
 	}
 
@@ -117,6 +118,25 @@ func rowShown(id string, texts ...string) string {
 		const cells = [...tr.cells].map((td) => td.textContent);
 		return [%s].every((want) => cells.includes(want));
 	})`, id, strings.Join(quoted, ", "))
+}
+
+// textOf is the text of the element selector finds, read in one step of
+// the page's script: the page may replace the element (its periodic and
+// after-statement reloads) between a lookup and a read of the browser's
+// node.
+func textOf(t *testing.T, ctx context.Context, selector string) string {
+	t.Helper()
+	return get(t, ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%s)?.textContent ?? "(no element)"`, strconv.Quote(selector))))
+}
+
+// click clicks an element from the page's script rather than with the
+// mouse: a reload above it can move it between the lookup of its position
+// and the press.
+func click(t *testing.T, ctx context.Context, selector string) {
+	t.Helper()
+	if !get(t, ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const e = document.querySelector(%s); if (e) e.click(); return e !== null; })()`, strconv.Quote(selector)))) {
+		t.Fatalf("no element %s to click", selector)
+	}
 }
 
 // waitFor polls script in the page until it is true.
@@ -217,9 +237,9 @@ func sql(t *testing.T, ctx context.Context, statement, state, tag string) string
 	do(t, ctx,
 		chromedp.Evaluate[chromedp.Void](`document.getElementById("sql-output").removeAttribute("data-state")`),
 		chromedp.SetValue(chromedp.ID("sql-input"), statement),
-		chromedp.Click(chromedp.ID("sql-run")),
-		chromedp.WaitVisible(chromedp.CSS("#sql-output[data-state]")),
 	)
+	click(t, ctx, "#sql-run")
+	waitFor(t, ctx, `document.getElementById("sql-output").hasAttribute("data-state")`, "the result of "+statement)
 	out := get(t, ctx, chromedp.Text(chromedp.ID("sql-output")))
 	got := get(t, ctx, chromedp.AttributeValue(chromedp.ID("sql-output"), "data-state")).Value
 	if got != state {

@@ -44,17 +44,32 @@ function renderResult(res) {
 
 // refreshObjects reloads the page's status parts (elements marked
 // data-refresh: the object lists, a view's status line) in place.
+// NB: one reload at a time; a reload asked for during one runs after it,
+// so that what a statement just changed is never missed.
+let refreshing = false, refreshAgain = false;
 async function refreshObjects() {
   const stale = document.querySelectorAll("[data-refresh]");
   if (stale.length === 0) return;
-  const resp = await fetch(location.href, { headers: { Accept: "text/html" } });
-  const doc = new DOMParser().parseFromString(await resp.text(), "text/html");
-  for (const old of stale) {
-    const fresh = old.id && doc.getElementById(old.id);
-    if (fresh) old.replaceWith(fresh);
+  if (refreshing) { refreshAgain = true; return; }
+  refreshing = true;
+  try {
+    const resp = await fetch(location.href, { headers: { Accept: "text/html" } });
+    const doc = new DOMParser().parseFromString(await resp.text(), "text/html");
+    for (const old of document.querySelectorAll("[data-refresh]")) {
+      const fresh = old.id && doc.getElementById(old.id);
+      if (fresh) old.replaceWith(fresh);
+    }
+  } finally {
+    refreshing = false;
   }
   wireRefresh();
+  if (refreshAgain) { refreshAgain = false; refreshObjects(); }
 }
+
+// autoRefreshMillis is how often a visible page reloads its status parts,
+// so lag and states stay current. Each reload counts every table's rows,
+// hence not more often.
+const autoRefreshMillis = 10000;
 
 function wireRefresh() {
   const link = document.getElementById("refresh");
@@ -101,6 +116,7 @@ function wireSQL() {
 document.addEventListener("DOMContentLoaded", () => {
   wireSQL();
   wireRefresh();
+  setInterval(() => { if (!document.hidden) refreshObjects(); }, autoRefreshMillis);
   wireView();
 });
 
