@@ -77,6 +77,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !strings.Contains(out, "RS-") || !strings.Contains(out, "no_such_table") || !strings.Contains(out, "42P01") {
 		t.Fatalf("the error of a missing table lacks its RS code, SQLSTATE or name:\n%s", out)
 	}
+	// A syntax error points at where it is.
+	out = sql(t, ctx, "SELECT 1 FROM orders WHERE", "error", "")
+	if !strings.Contains(out, "42601") || !strings.Contains(out, "^") {
+		t.Fatalf("a syntax error lacks its SQLSTATE or its caret:\n%s", out)
+	}
 	// A statement that cannot end is refused, not left hanging.
 	out = sql(t, ctx, "SUBSCRIBE totals", "error", "")
 	if !strings.Contains(out, "RS-2493") {

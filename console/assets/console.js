@@ -17,13 +17,25 @@ function cell(tag, v) {
   return v === null ? el(tag, { class: "null" }, "NULL") : el(tag, {}, v);
 }
 
-function renderError(err) {
+// caretAt shows the line of sql holding character position (1-based, in
+// characters, as PostgreSQL counts) with a caret under it.
+function caretAt(sql, position) {
+  const chars = Array.from(sql);
+  let start = position - 1, end = position - 1;
+  while (start > 0 && chars[start - 1] !== "\n") start--;
+  while (end < chars.length && chars[end] !== "\n") end++;
+  const line = chars.slice(start, end).join("");
+  return el("pre", { class: "caret" }, line + "\n" + " ".repeat(position - 1 - start) + "^");
+}
+
+function renderError(err, sql) {
   const box = el("div", { class: "error" });
   const head = el("div", {});
   if (err.code) head.append(el("b", { class: "rs-code" }, err.code), " ");
   head.append(err.message);
   if (err.sqlstate) head.append(" ", el("span", { class: "muted" }, "SQLSTATE " + err.sqlstate));
   box.append(head);
+  if (sql && err.position > 0 && err.position <= Array.from(sql).length + 1) box.append(caretAt(sql, err.position));
   if (err.detail) box.append(el("div", { class: "detail" }, err.detail));
   if (err.hint) box.append(el("div", { class: "hint" }, "Hint: " + err.hint));
   return box;
@@ -97,7 +109,7 @@ async function runSQL(section) {
   }
   for (const n of body.notices || []) output.append(el("div", { class: "notice" }, (n.severity || "NOTICE") + ": " + n.message));
   for (const r of body.results || []) output.append(renderResult(r));
-  if (body.error) output.append(renderError(body.error));
+  if (body.error) output.append(renderError(body.error, input.value));
   status.textContent = body.error ? "failed" : "done";
   output.dataset.state = body.error ? "error" : "ok";
   button.disabled = false;
