@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -104,10 +105,18 @@ func TestConsoleWithPasswords(t *testing.T) {
 
 // TestSubscribeStream reads the server-sent events of a view's changes
 // with a plain HTTP client: the columns, the snapshot, a progress event,
-// then the changes of a later commit.
+// then the changes of a later commit; on one shard and on three (the view
+// then reads tables of other shards).
 func TestSubscribeStream(t *testing.T) {
-	srv := serve(t)
-	base := "http://" + srv.http
+	for _, shards := range []int{1, 3} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
+			srv := serve(t, func(o *engine.ServerOptions) { o.Shards = shards })
+			testSubscribeStream(t, "http://"+srv.http)
+		})
+	}
+}
+
+func testSubscribeStream(t *testing.T, base string) {
 	if _, answer := postSQL(t, base, "", "", `CREATE TABLE t (id int PRIMARY KEY, "Name" text);
 		INSERT INTO t VALUES (1, 'one');
 		CREATE MATERIALIZED VIEW "Odd View" AS SELECT "Name", id * 10 AS tens FROM t`); answer.Error != nil {
