@@ -273,7 +273,8 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		return metered.Failing()
 	}
 	var httpLn net.Listener
-	var pgwireAddr atomicString
+	// NB: set once pgwire listens; the console's handlers read it.
+	var pgwireAddr atomic.Pointer[string]
 	if opts.HTTP != "" {
 		httpLn, err = net.Listen("tcp", opts.HTTP)
 		if err != nil {
@@ -310,7 +311,12 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		// as the trusted superuser, so only on a loopback listener (like
 		// the profiles), or as the role of the request's basic credentials.
 		if consoleServed(httpLn.Addr(), opts.Auth) {
-			var handler http.Handler = console.Handler(console.Options{PgwireAddr: func() string { return pgwireAddr.Load() }, Authenticate: opts.Auth == AuthPassword, Logger: opts.Logger})
+			var handler http.Handler = console.Handler(console.Options{PgwireAddr: func() string {
+				if p := pgwireAddr.Load(); p != nil {
+					return *p
+				}
+				return ""
+			}, Authenticate: opts.Auth == AuthPassword, Logger: opts.Logger})
 			if opts.Auth == AuthPassword {
 				handler = metricsAuth(opened.Load, handler)
 			}
@@ -351,7 +357,8 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		eng.Close(context.Background())
 		return errcode.Wrap(errcode.ListenFailed, err, "cannot listen on %s for pgwire", opts.Listen)
 	}
-	pgwireAddr.Store(ln.Addr().String())
+	pgAddr := ln.Addr().String()
+	pgwireAddr.Store(&pgAddr)
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	httpAddr := ""
 	if httpLn != nil {
@@ -411,17 +418,4 @@ func consoleServed(addr net.Addr, auth string) bool {
 	}
 	ip := net.ParseIP(hostOf(addr.String()))
 	return ip != nil && ip.IsLoopback()
-}
-
-// atomicString is a string set once by the serving goroutine and read by
-// HTTP handlers.
-type atomicString struct{ v atomic.Pointer[string] }
-
-func (a *atomicString) Store(s string) { a.v.Store(&s) }
-
-func (a *atomicString) Load() string {
-	if p := a.v.Load(); p != nil {
-		return *p
-	}
-	return ""
 }
