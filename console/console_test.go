@@ -61,6 +61,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the overview shows %q rows for orders, want 3", rows)
 	}
 
+	// A source is listed with its state.
+	sql(t, ctx, "CREATE SOURCE clicks FROM GENERATE ROWS (id bigint GENERATED) RATE = 5 PER SECOND", "ok", "CREATE SOURCE")
+	do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`#sources tr[data-name="clicks"]`)))
+	if state := textOf(t, ctx, `#sources tr[data-name="clicks"] td.state`); state == "" || state == "(no element)" {
+		t.Fatalf("the source clicks shows no state: %q", state)
+	}
+
 	// A view in the error state shows its error on the overview.
 	sql(t, ctx, "CREATE TABLE divisors (d int PRIMARY KEY)", "ok", "CREATE TABLE")
 	sql(t, ctx, "CREATE MATERIALIZED VIEW ratios AS SELECT 100 / d AS ratio FROM divisors", "ok", "CREATE MATERIALIZED VIEW")
@@ -88,6 +95,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("SUBSCRIBE in the SQL box was not refused with RS-2493:\n%s", out)
 	}
 
+	screenshot(t, ctx, "overview")
+
 	// The view's page: its dataflow, and its changes live. The snapshot
 	// comes first, then each committed change.
 	click(t, ctx, `#views tr[data-name="totals"] a`)
@@ -109,7 +118,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the view page shows %s rows now, want (3)", got)
 	}
 
-	screenshot(t, ctx)
+	screenshot(t, ctx, "")
 }
 
 // rowShown is a script that is true once a row of table id has cells with
@@ -257,13 +266,18 @@ func sql(t *testing.T, ctx context.Context, statement, state, tag string) string
 }
 
 // screenshot writes a full-page screenshot to $ROCKSTREAM_SCREENSHOT, or
-// into the test's directory, and logs where.
-func screenshot(t *testing.T, ctx context.Context) {
+// into the test's directory, and logs where; a named one goes beside it
+// (console-overview.png for console.png).
+func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	png := get(t, ctx, chromedp.FullScreenshot(100))
 	path := os.Getenv("ROCKSTREAM_SCREENSHOT")
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "console.png")
+	}
+	if name != "" {
+		ext := filepath.Ext(path)
+		path = strings.TrimSuffix(path, ext) + "-" + name + ext
 	}
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatalf("writing the screenshot: %v", err)

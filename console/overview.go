@@ -104,6 +104,15 @@ func (c *console) readCatalog(ctx context.Context, r *http.Request, page *overvi
 		} else if n := optionalInteger(row[6]); n != nil {
 			s.Lag = strconv.FormatInt(*n, 10) + " records"
 		}
+		// A source without counters of its own (generated rows) writes
+		// the relation of its name: show that relation's rows.
+		if s.Rows == nil {
+			for _, t := range page.Tables {
+				if t.Name == s.Name && t.Kind == "source" && t.Uncounted == "" {
+					s.Rows = &t.Rows
+				}
+			}
+		}
 		page.Sources = append(page.Sources, s)
 	}
 	return nil
