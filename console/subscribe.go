@@ -72,8 +72,13 @@ func (c *console) subscribe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer conn.Close(context.Background())
-	results := conn.Exec(ctx, "SUBSCRIBE "+quoteIdent(view)+" WITH (SNAPSHOT)")
+	streamCtx, stop := context.WithCancel(ctx)
+	results := conn.Exec(streamCtx, "SUBSCRIBE "+quoteIdent(view)+" WITH (SNAPSHOT)")
 	defer results.Close()
+	// NB: runs before results.Close: a SUBSCRIBE never completes, so
+	// reading the rest of its result would wait forever when the page's
+	// end failed a write before the request's context ended.
+	defer stop()
 	if !results.NextResult() {
 		if err := results.Close(); err != nil {
 			send("failure", describeError(err))
