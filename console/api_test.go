@@ -28,13 +28,35 @@ type sqlAnswer struct {
 	Error *struct {
 		Code, SQLState, Message string
 	} `json:"error"`
+	Session     string `json:"session"`
+	NewSession  bool   `json:"new_session"`
+	Transaction string `json:"transaction"`
+}
+
+// value is the first value of the first result.
+func (a sqlAnswer) value() string {
+	if a.Error != nil || len(a.Results) == 0 || len(a.Results[0].Rows) == 0 || a.Results[0].Rows[0][0] == nil {
+		return fmt.Sprintf("(no value: %+v)", a)
+	}
+	return *a.Results[0].Rows[0][0]
 }
 
 // postSQL runs statement through the console's SQL endpoint, with basic
-// credentials when user is not empty.
+// credentials when user is not empty, in a new session.
 func postSQL(t *testing.T, base, user, password, statement string) (int, sqlAnswer) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"sql": statement})
+	return postSQLIn(t, base, user, password, "", statement)
+}
+
+// postSQLIn runs statement in the session of token ("new": in a new
+// session kept for later statements, as the page asks).
+func postSQLIn(t *testing.T, base, user, password, token, statement string) (int, sqlAnswer) {
+	t.Helper()
+	request := map[string]any{"sql": statement, "session": token}
+	if token == "new" {
+		request = map[string]any{"sql": statement, "keep_session": true}
+	}
+	body, _ := json.Marshal(request)
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "POST", base+"/console/api/sql", bytes.NewReader(body))
@@ -95,6 +117,12 @@ func TestConsoleWithPasswords(t *testing.T) {
 	_, answer = postSQL(t, base, "reader", "reader-secret", "SELECT current_user")
 	if answer.Error != nil || len(answer.Results) != 1 || *answer.Results[0].Rows[0][0] != "reader" {
 		t.Fatalf("SELECT current_user as reader: %+v", answer)
+	}
+	// A session is its role's: another role's token opens a new one.
+	_, superuser := postSQLIn(t, base, "rockstream", "bootstrap-secret", "new", "SELECT 1")
+	_, answer = postSQLIn(t, base, "reader", "reader-secret", superuser.Session, "SELECT current_user")
+	if !answer.NewSession || answer.Session == superuser.Session || answer.value() != "reader" {
+		t.Fatalf("reader with the superuser's session token: %+v", answer)
 	}
 	// The role's privileges apply: reader has no grant on secrets.
 	_, answer = postSQL(t, base, "reader", "reader-secret", "SELECT * FROM secrets")
@@ -214,4 +242,61 @@ func subscribeSessions(t *testing.T, base string) string {
 		t.Fatalf("reading pg_stat_activity: %+v", answer)
 	}
 	return *answer.Results[0].Rows[0][0]
+}
+
+// TestTabSession checks that the SQL box of a tab keeps its session: SET
+// and an open transaction carry over to the next statement, and other
+// sessions do not see the transaction's writes until it commits.
+func TestTabSession(t *testing.T) {
+	srv := serve(t)
+	base := "http://" + srv.http
+	// Without a token nor keep_session a statement's session ends with it.
+	if _, once := postSQL(t, base, "", "", "SELECT 1"); once.Session != "" {
+		t.Fatalf("a one-off statement kept its session: %+v", once)
+	}
+	_, first := postSQLIn(t, base, "", "", "new", "CREATE TABLE kv (k int PRIMARY KEY, v text); SET statement_timeout = '7s'")
+	if first.Error != nil || first.Session == "" || !first.NewSession || first.Transaction != "idle" {
+		t.Fatalf("first statement: %+v", first)
+	}
+	token := first.Session
+	in := func(statement string) sqlAnswer {
+		t.Helper()
+		_, answer := postSQLIn(t, base, "", "", token, statement)
+		if answer.Error != nil || answer.Session != token || answer.NewSession {
+			t.Fatalf("%s in the tab's session: %+v", statement, answer)
+		}
+		return answer
+	}
+	if got := in("SHOW statement_timeout").value(); got != "7s" {
+		t.Fatalf("SET did not carry over: statement_timeout is %s", got)
+	}
+	if tx := in("BEGIN; INSERT INTO kv VALUES (1, 'pending')").Transaction; tx != "in transaction" {
+		t.Fatalf("after BEGIN the session is %q", tx)
+	}
+	if got := in("SELECT count(*) FROM kv").value(); got != "1" {
+		t.Fatalf("the transaction does not see its own insert: %s", got)
+	}
+	if _, other := postSQL(t, base, "", "", "SELECT count(*) FROM kv"); other.value() != "0" {
+		t.Fatalf("another session sees the uncommitted insert: %+v", other)
+	}
+	if tx := in("COMMIT").Transaction; tx != "idle" {
+		t.Fatalf("after COMMIT the session is %q", tx)
+	}
+	if _, other := postSQL(t, base, "", "", "SELECT count(*) FROM kv"); other.value() != "1" {
+		t.Fatalf("another session does not see the committed insert: %+v", other)
+	}
+	// The sessions kept are bounded: opening eight more closes the least
+	// recently used, this one.
+	for i := 0; i < 8; i++ {
+		if _, answer := postSQLIn(t, base, "", "", "new", "SELECT 1"); !answer.NewSession {
+			t.Fatalf("a new session: %+v", answer)
+		}
+	}
+	if _, answer := postSQLIn(t, base, "", "", token, "SHOW statement_timeout"); !answer.NewSession || answer.value() == "7s" {
+		t.Fatalf("the least recently used session was kept past the bound: %+v", answer)
+	}
+	// An unknown token opens a new session.
+	if _, answer := postSQLIn(t, base, "", "", "feedface", "SHOW statement_timeout"); !answer.NewSession || answer.value() == "7s" {
+		t.Fatalf("an unknown token: %+v", answer)
+	}
 }

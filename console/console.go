@@ -76,6 +76,8 @@ type console struct {
 	opts Options
 	// subscriptions holds one token per open SUBSCRIBE stream.
 	subscriptions chan struct{}
+	// tabs are the SQL boxes' sessions.
+	tabs tabSessions
 }
 
 // connect opens a session for request r in database db; onNotice, when

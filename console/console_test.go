@@ -61,6 +61,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the overview shows %q rows for orders, want 3", rows)
 	}
 
+	// The tab keeps its session: SET carries over to the next run.
+	sql(t, ctx, "SET statement_timeout = '9s'", "ok", "SET")
+	if out := sql(t, ctx, "SHOW statement_timeout", "ok", "SHOW"); !strings.Contains(out, "9s") {
+		t.Fatalf("SET did not carry over to the next run of the SQL box:\n%s", out)
+	}
+
 	// A source is listed with its state.
 	sql(t, ctx, "CREATE SOURCE clicks FROM GENERATE ROWS (id bigint GENERATED) RATE = 5 PER SECOND", "ok", "CREATE SOURCE")
 	do(t, ctx, chromedp.WaitVisible(chromedp.CSS(`#sources tr[data-name="clicks"]`)))

@@ -5,9 +5,11 @@
 // dataflow (EXPLAIN INCREMENTAL) and its changes streamed live (SUBSCRIBE
 // over server-sent events).
 //
-// The console is a pgwire client of its own server: every request opens a
-// session on the pgwire listener with the request's credentials (HTTP basic
-// authentication under --auth=password, the trusted superuser otherwise),
+// The console is a pgwire client of its own server: a page or stream opens
+// a session on the pgwire listener with the request's credentials (HTTP
+// basic authentication under --auth=password, the trusted superuser
+// otherwise), and a tab's SQL box keeps one across its statements
+// (sessions.go),
 // so it sees exactly what psql would, roles and GRANTs included, and needs
 // no engine internals. The object list is read from rockstream_catalog
 // (the data SHOW VIEW STATUS shows).
@@ -15,7 +17,7 @@
 // Walkthrough of a request:
 //
 //	GET  /                          overview.go: catalog queries, page rendered with html/template
-//	POST /console/api/sql           sql.go: {"sql": "..."} runs in a fresh session; JSON result or error
+//	POST /console/api/sql           sql.go: {"sql": "..."} runs in the tab's session; JSON result or error
 //	GET  /console/view?name=v       view.go: status, definition, EXPLAIN INCREMENTAL
 //	GET  /console/api/subscribe?view=v
 //	                                subscribe.go: SUBSCRIBE v WITH (SNAPSHOT) as text/event-stream

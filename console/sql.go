@@ -33,6 +33,11 @@ type sqlRequest struct {
 	SQL string `json:"sql"`
 	// DB is the namespace the session connects to ("default" if empty).
 	DB string `json:"db"`
+	// Session is the token of the tab's session (sessions.go). Empty, the
+	// statement runs in a new session, kept for later statements when
+	// KeepSession is set (the page sets it) and closed after it otherwise.
+	Session     string `json:"session"`
+	KeepSession bool   `json:"keep_session"`
 }
 
 // sqlResponse is its answer: one result per statement that ran, and the
@@ -42,6 +47,15 @@ type sqlResponse struct {
 	Results []sqlResult `json:"results"`
 	Notices []sqlError  `json:"notices,omitempty"`
 	Error   *sqlError   `json:"error,omitempty"`
+	// Session is the token to send with the tab's next statement;
+	// NewSession says it was opened for this one (the one named was gone:
+	// idle too long, cancelled, or never opened).
+	Session    string `json:"session,omitempty"`
+	NewSession bool   `json:"new_session,omitempty"`
+	// Transaction is the session's state after the statements: "idle",
+	// "in transaction" (after BEGIN) or "failed" (an error inside BEGIN:
+	// only ROLLBACK is accepted), as psql's prompt shows it.
+	Transaction string `json:"transaction,omitempty"`
 }
 
 // sqlResult is one statement's result, values in PostgreSQL's text format
@@ -94,19 +108,52 @@ func (c *console) sql(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// run executes req in a fresh session with the simple query protocol, as
-// psql sends what is typed at its prompt.
+// run executes req in the tab's session with the simple query protocol,
+// as psql sends what is typed at its prompt.
 func (c *console) run(ctx context.Context, r *http.Request, req sqlRequest) sqlResponse {
 	resp := sqlResponse{Results: []sqlResult{}}
-	conn, err := c.connect(ctx, r, req.DB, func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		resp.Notices = append(resp.Notices, *describeError((*pgconn.PgError)(n)))
-	})
+	if req.Session == "" && !req.KeepSession {
+		conn, err := c.connect(ctx, r, req.DB, func(_ *pgconn.PgConn, n *pgconn.Notice) {
+			resp.Notices = append(resp.Notices, *describeError((*pgconn.PgError)(n)))
+		})
+		if err != nil {
+			resp.Error = describeError(err)
+			return resp
+		}
+		defer conn.Close(context.Background())
+		c.execute(ctx, conn, req.SQL, &resp)
+		return resp
+	}
+	session, token, fresh, err := c.take(ctx, r, req.Session, req.DB)
 	if err != nil {
 		resp.Error = describeError(err)
 		return resp
 	}
-	defer conn.Close(context.Background())
-	results := conn.Exec(ctx, req.SQL)
+	session.notices = nil
+	c.execute(ctx, session.conn, req.SQL, &resp)
+	resp.Notices, resp.Session, resp.NewSession = session.notices, token, fresh
+	switch session.conn.TxStatus() {
+	case 'T':
+		resp.Transaction = "in transaction"
+	case 'E':
+		resp.Transaction = "failed"
+	default:
+		resp.Transaction = "idle"
+	}
+	closed := session.conn.IsClosed()
+	session.running.Unlock()
+	if closed {
+		// NB: a cancelled statement takes its connection with it (the
+		// client closes it to stop reading); the next one opens anew.
+		c.drop(token, session)
+		resp.Transaction = ""
+	}
+	return resp
+}
+
+// execute runs sql on conn and adds its results or error to resp.
+func (c *console) execute(ctx context.Context, conn *pgconn.PgConn, sql string, resp *sqlResponse) {
+	results := conn.Exec(ctx, sql)
 	for results.NextResult() {
 		rr := results.ResultReader()
 		res := sqlResult{Columns: []string{}, Rows: [][]*string{}}
@@ -142,7 +189,6 @@ func (c *console) run(ctx context.Context, r *http.Request, req sqlRequest) sqlR
 		}
 		resp.Error = describeError(err)
 	}
-	return resp
 }
 
 // describeError turns an engine error (an ErrorResponse, whose detail

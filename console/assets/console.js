@@ -88,6 +88,10 @@ function wireRefresh() {
   if (link) link.addEventListener("click", (e) => { e.preventDefault(); refreshObjects(); });
 }
 
+// sessionKey names the tab's session token in sessionStorage: the SQL box
+// keeps one session per tab, so SET and BEGIN carry over between runs.
+const sessionKey = "rockstream-console-session";
+
 async function runSQL(section) {
   const input = document.getElementById("sql-input");
   const output = document.getElementById("sql-output");
@@ -101,7 +105,7 @@ async function runSQL(section) {
     const resp = await fetch("/console/api/sql", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ sql: input.value, db: section.dataset.db }),
+      body: JSON.stringify({ sql: input.value, db: section.dataset.db, session: sessionStorage.getItem(sessionKey) || "", keep_session: true }),
     });
     body = await resp.json();
   } catch (e) {
@@ -110,7 +114,11 @@ async function runSQL(section) {
   for (const n of body.notices || []) output.append(el("div", { class: "notice" }, (n.severity || "NOTICE") + ": " + n.message));
   for (const r of body.results || []) output.append(renderResult(r));
   if (body.error) output.append(renderError(body.error, input.value));
-  status.textContent = body.error ? "failed" : "done";
+  if (body.session) sessionStorage.setItem(sessionKey, body.session); else sessionStorage.removeItem(sessionKey);
+  let note = body.error ? "failed" : "done";
+  if (body.new_session) note += " · new session";
+  if (body.transaction && body.transaction !== "idle") note += " · " + body.transaction;
+  status.textContent = note;
   output.dataset.state = body.error ? "error" : "ok";
   button.disabled = false;
   refreshObjects();
