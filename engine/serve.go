@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/rockstream/rockstream/actors/storage"
+	"github.com/rockstream/rockstream/console"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 )
@@ -272,6 +273,8 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		return metered.Failing()
 	}
 	var httpLn net.Listener
+	// NB: set once pgwire listens; the console's handlers read it.
+	var pgwireAddr atomic.Pointer[string]
 	if opts.HTTP != "" {
 		httpLn, err = net.Listen("tcp", opts.HTTP)
 		if err != nil {
@@ -303,6 +306,21 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
+		// The web console runs SQL as a client of the pgwire listener:
+		// as the trusted superuser, so only on a loopback listener (like
+		// the profiles), or as the role of the request's basic credentials.
+		if consoleServed(httpLn.Addr(), opts.Auth) {
+			var handler http.Handler = console.Handler(console.Options{PgwireAddr: func() string {
+				if p := pgwireAddr.Load(); p != nil {
+					return *p
+				}
+				return ""
+			}, Authenticate: opts.Auth == AuthPassword, Logger: opts.Logger})
+			if opts.Auth == AuthPassword {
+				handler = metricsAuth(opened.Load, handler)
+			}
+			mux.Handle("/", handler)
 		}
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(httpLn) }()
@@ -339,6 +357,8 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		eng.Close(context.Background())
 		return errcode.Wrap(errcode.ListenFailed, err, "cannot listen on %s for pgwire", opts.Listen)
 	}
+	pgAddr := ln.Addr().String()
+	pgwireAddr.Store(&pgAddr)
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	httpAddr := ""
 	if httpLn != nil {
@@ -351,6 +371,9 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	fmt.Fprintf(opts.Out, "RockStream ready (storage %s, auth %s). Connect with: psql \"postgres://rockstream@%s:%s/default%s\"\n", shown, opts.Auth, host, port, query)
 	if httpAddr != "" {
 		fmt.Fprintf(opts.Out, "Metrics and health on http://%s/metrics, /healthz, /readyz\n", httpAddr)
+		if consoleServed(httpLn.Addr(), opts.Auth) {
+			fmt.Fprintf(opts.Out, "Web console on http://%s/\n", httpAddr)
+		}
 	}
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr().String(), httpAddr)
@@ -384,4 +407,15 @@ func hostOf(addr string) string {
 		return ""
 	}
 	return host
+}
+
+// consoleServed reports whether the web console is mounted on the HTTP
+// listener at addr: always under password authentication (it asks for a
+// role's credentials), and on a loopback listener under trust.
+func consoleServed(addr net.Addr, auth string) bool {
+	if auth == AuthPassword {
+		return true
+	}
+	ip := net.ParseIP(hostOf(addr.String()))
+	return ip != nil && ip.IsLoopback()
 }
