@@ -406,3 +406,29 @@ func message(err error) string {
 	}
 	return err.Error()
 }
+
+// TestSubscribeEndsWhenItsViewIsDropped: a subscription to a view dropped
+// meanwhile ends with 42P01 naming the view (not its internal id).
+func TestSubscribeEndsWhenItsViewIsDropped(t *testing.T) {
+	srv := startServer(t, t.TempDir())
+	rs := connect(t, srv.url())
+	exec(t, rs, "CREATE TABLE sd (id int PRIMARY KEY, g text)")
+	exec(t, rs, "CREATE MATERIALIZED VIEW sd_counts AS SELECT g, count(*) AS n FROM sd GROUP BY g")
+	sub := connect(t, srv.url())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := sub.Query(ctx, "SUBSCRIBE sd_counts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); rows.Close() }()
+	exec(t, rs, "INSERT INTO sd VALUES (1, 'a')")
+	exec(t, rs, "DROP MATERIALIZED VIEW sd_counts")
+	exec(t, rs, "INSERT INTO sd VALUES (2, 'b')")
+	for rows.Next() {
+	}
+	err = rows.Err()
+	if err == nil || !strings.Contains(err.Error(), "materialized view sd_counts was dropped") || !strings.Contains(err.Error(), "42P01") {
+		t.Fatalf("subscription ended with %v, want 42P01 naming sd_counts", err)
+	}
+}

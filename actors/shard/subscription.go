@@ -31,6 +31,9 @@ import (
 type subscription struct {
 	edge runtime.ActorID
 	view catalog.ID
+	// name is the view's name, for the error that ends the subscription
+	// when the view is dropped.
+	name string
 	// epoch is the last epoch whose changes were sent.
 	// INVARIANT: epoch <= durableFrontier.
 	epoch uint64
@@ -103,7 +106,7 @@ func (a *Actor) subscribe(ctx runtime.Context, m Subscribe) (Subscribed, error) 
 		res.Snapshot = b
 	}
 	a.unsubscribe(m.Edge)
-	a.subs = append(a.subs, subscription{edge: m.Edge, view: m.View, epoch: from, granted: m.Through})
+	a.subs = append(a.subs, subscription{edge: m.Edge, view: m.View, name: v.rel.Name, epoch: from, granted: m.Through})
 	return res, nil
 }
 
@@ -179,7 +182,7 @@ func (a *Actor) deliver(ctx runtime.Context, i int, live map[catalog.ID]zset.Bat
 	assert.That(s.epoch <= a.durableFrontier, "subscription at epoch %d past the durable frontier %d", s.epoch, a.durableFrontier)
 	v := a.installed(s.view)
 	if v == nil {
-		a.end(ctx, s, errcode.New(errcode.UndefinedObject, "materialized view %s was dropped", s.view))
+		a.end(ctx, s, errcode.New(errcode.UndefinedObject, "materialized view %s was dropped", s.name))
 		return
 	}
 	for s.epoch < a.frontier {
