@@ -169,6 +169,12 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 		if w.Row == nil {
 			if exists {
 				td.add(oldEnc, -1)
+			}
+			// NB: also a delete of an absent key writes its op: in direct
+			// mode that is how batch() sees an earlier write of the key in
+			// this commit (an insert then a delete, as a Kafka upsert
+			// followed by its tombstone) and rebuilds in exact mode.
+			if exists || cb.exact == nil {
 				if err := cb.Delete(key); err != nil {
 					return nil, err
 				}

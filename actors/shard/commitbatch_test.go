@@ -10,7 +10,8 @@ import (
 // as if its writes ran in order (the second sees the first: last write
 // wins), which the direct build cannot do; it must fall back to the exact
 // build. Also: an update to an equal row leaves the view alone, and a
-// delete-then-insert of a key inside one commit nets out.
+// delete-then-insert of a key inside one commit nets out, and so does
+// an insert-then-delete of a key the table did not hold.
 func TestCommitSameKeyTwice(t *testing.T) {
 	h, view := newHarness(t)
 	h.start()
@@ -35,6 +36,14 @@ func TestCommitSameKeyTwice(t *testing.T) {
 		RowWrite{Table: h.table.ID, Key: types.Row{int64(1)}})
 	if got := h.view(view); got[2] != 6 || len(got) != 1 {
 		t.Fatalf("view after delete+insert of one key and a delete: %v", got)
+	}
+	// An insert of a new key and its delete in one commit: the delete
+	// must see the insert (the store does not have the key yet).
+	commit(RowWrite{Table: h.table.ID, Key: types.Row{int64(3)}, Row: row(3, 7)},
+		RowWrite{Table: h.table.ID, Key: types.Row{int64(3)}},
+		RowWrite{Table: h.table.ID, Key: types.Row{int64(4)}})
+	if got := h.view(view); got[2] != 6 || len(got) != 1 {
+		t.Fatalf("view after insert+delete of a new key: %v", got)
 	}
 	h.start() // the table rows read back agree with the view
 	if got := h.view(view); got[2] != 6 || len(got) != 1 {
