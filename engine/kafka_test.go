@@ -218,3 +218,87 @@ func TestKafkaTombstones(t *testing.T) {
 	waitFor(t, rs, "SELECT * FROM kv ORDER BY id", wantSrc, "source, later")
 	waitFor(t, rs, "SELECT * FROM kv_sum ORDER BY grp", wantView, "view, later")
 }
+
+// TestKafkaFormats reads csv and text records: CSV quoting as in COPY ...
+// CSV (an unquoted empty field is NULL, a quoted one the empty string), a
+// CSV tombstone's key as a CSV line; text values as the only column's
+// text. Records that do not decode land in <source>_errors.
+func TestKafkaFormats(t *testing.T) {
+	brokers, p := startKafka(t, "csvt", 1)
+	c2, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "lines", "nums"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c2.Close)
+	p2, err := kgo.NewClient(kgo.SeedBrokers(c2.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p2.Close)
+	srv := startServer(t, t.TempDir())
+	rs := connect(t, srv.url())
+	exec(t, rs, fmt.Sprintf(`CREATE SOURCE csvt (id int, name text, amount numeric(8,2))
+		FROM KAFKA (brokers = '%s', topic = 'csvt', format = 'csv', key = 'id')`, brokers))
+	exec(t, rs, `CREATE MATERIALIZED VIEW csvt_total AS SELECT count(*) AS n, count(name) AS names, sum(amount) AS amount FROM csvt`)
+	exec(t, rs, fmt.Sprintf(`CREATE SOURCE lines FROM KAFKA (brokers = '%s', topic = 'lines', format = 'text')`, strings.Join(c2.ListenAddrs(), ",")))
+	exec(t, rs, fmt.Sprintf(`CREATE SOURCE nums (n int) FROM KAFKA (brokers = '%s', topic = 'nums', format = 'text')`, strings.Join(c2.ListenAddrs(), ",")))
+	for _, v := range []string{
+		`1,alice,1.50`,
+		`2,"bob, jr",2`,
+		`3,"say ""hi""",`,
+		`4,"",3`,
+		"5,\"two\nlines\",4\n",
+		`6,x`,               // 5: too few fields
+		`7,"unterminated,1`, // 6
+		`8,y,abc`,           // 7: not a numeric
+		`,z,1`,              // 8: null key
+		`9,"a"b,1`,          // 9: data after a quoted field
+		"10,a\nb,1",         // 10: unquoted line break
+		`1,alice2,9`,        // upsert
+	} {
+		produce(t, p, 0, nil, []byte(v))
+	}
+	produce(t, p, 0, []byte("2"), nil)       // tombstone: deletes 2
+	produce(t, p, 0, []byte("2,3"), nil)     // 13: a key line of two fields
+	produce(t, p, 0, []byte("\"4\"\n"), nil) // quoted key: deletes 4
+	waitFor(t, rs, "SELECT id, name, amount, name IS NULL FROM csvt ORDER BY id", []string{
+		"1|alice2|9.00|f",
+		`3|say "hi"|NULL|f`,
+		"5|two\nlines|4.00|f",
+	}, "csv source")
+	waitFor(t, rs, "SELECT * FROM csvt_total", []string{"3|3|13.00"}, "csv view")
+	waitFor(t, rs, "SELECT kafka_offset, error FROM csvt_errors ORDER BY 1", []string{
+		"5|expected 3 CSV fields, got 2",
+		"6|unterminated CSV quoted field",
+		`7|column "amount": RS-2061: invalid input syntax for type numeric: "abc"`,
+		`8|key column "id" is null`,
+		"9|extra data after CSV quoted field",
+		"10|a CSV value holds one line (an unquoted line break)",
+		"13|expected 1 CSV fields, got 2",
+	}, "csv dead letters")
+
+	for _, v := range []string{"hello", "with, comma", "tab\tand \"quotes\"", "\xff\xfe", "a\x00b", "  spaced  "} {
+		produce2(t, p2, "lines", []byte(v))
+	}
+	for _, v := range []string{"42", " 7 ", "x", "99999999999", ""} {
+		produce2(t, p2, "nums", []byte(v))
+	}
+	waitFor(t, rs, "SELECT value FROM lines", []string{"hello", "with, comma", "tab\tand \"quotes\"", "  spaced  "}, "text source")
+	waitFor(t, rs, "SELECT kafka_offset, error FROM lines_errors ORDER BY 1", []string{
+		`3|column "value": invalid byte sequence for encoding "UTF8"`,
+		`4|column "value": invalid byte sequence for encoding "UTF8": 0x00`,
+	}, "text dead letters")
+	waitFor(t, rs, "SELECT n FROM nums", []string{"42", "7"}, "typed text source")
+	waitFor(t, rs, "SELECT kafka_offset, error FROM nums_errors ORDER BY 1", []string{
+		`2|column "n": RS-2061: invalid input syntax for type integer: "x"`,
+		`3|column "n": RS-2061: value "99999999999" is out of range for type integer`,
+		`4|column "n": RS-2061: invalid input syntax for type integer: ""`,
+	}, "typed text dead letters")
+}
+
+func produce2(t *testing.T, p *kgo.Client, topic string, value []byte) {
+	t.Helper()
+	if err := p.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Value: value}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
