@@ -22,6 +22,10 @@ var (
 		"The upstream server refused logical replication: the user needs the REPLICATION attribute (ALTER ROLE u REPLICATION) and a free replication slot and WAL sender (max_replication_slots, max_wal_senders).")
 	ConnectorTransactionTooLarge = Register("RS-1014", "connector.transaction_too_large", "54000",
 		"An upstream transaction changed more rows than the source applies in one commit; the source is BLOCKED before it. Split such transactions upstream.")
+	// SourceOffsetMoved refuses a source's commit that does not continue
+	// its stored offset (the source re-reads it and goes on from there).
+	SourceOffsetMoved = Register("RS-1040", "source.offset_moved", "40001",
+		"The source lost track of one of its commits (a dropped message); it reads its stored offset again and continues from there by itself. Nothing to do unless this repeats; then check the server log.")
 	ConnectorKafkaUnavailable = Register("RS-1020", "connector.kafka_unavailable", "08001",
 		"Check the KAFKA source's brokers (host:port, reachable from this host) and that its topic exists; the source retries on its own, and rockstream_catalog.sources shows its last error.")
 )

@@ -216,6 +216,9 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 		if err != nil {
 			return nil, err
 		}
+		if o.FromSet && o.From != prev {
+			return nil, errcode.New(errcode.SourceOffsetMoved, "source %s continues from offset %d, but its stored offset is %d", o.Source, o.From, prev)
+		}
 		if o.Offset < prev {
 			return nil, errcode.New(errcode.InternalError, "source %s offset (partition %d) went back from %d to %d", o.Source, o.Partition, prev, o.Offset)
 		}

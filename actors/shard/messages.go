@@ -57,6 +57,13 @@ type (
 		// Kafka topic's partition); 0 for a source with one position.
 		Partition uint32
 		Offset    uint64
+		// From, with FromSet, is the offset the commit continues: the
+		// shard refuses it (RS-1040) when the stored offset is another,
+		// so a connector that lost track of a commit (its reply or the
+		// commit itself dropped) re-reads its offset instead of writing
+		// rows twice.
+		From    uint64
+		FromSet bool
 	}
 	// GetSourceOffset → SourceOffset (0 if the source never committed
 	// at Partition).

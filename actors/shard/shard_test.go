@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"github.com/rockstream/rockstream/errcode"
 	"log/slog"
 	"math/rand/v2"
 	"testing"
@@ -425,5 +426,36 @@ func TestDropViewLeavesNoState(t *testing.T) {
 	h.ask(SyncCatalog{Catalog: h.snap.Value()})
 	if left := leftViewKeys(t, h, view); len(left) > 0 {
 		t.Fatalf("the dropped view left %d keys, e.g. %s", len(left), left[0])
+	}
+}
+
+// TestSourceCommitMustContinueItsOffset: a source commit naming the offset
+// it continues (SourceOffset.From) is refused with RS-1040 when the stored
+// offset is another, and writes nothing, so a generator that lost track of
+// a commit never writes its rows twice.
+func TestSourceCommitMustContinueItsOffset(t *testing.T) {
+	h, _ := newHarness(t)
+	h.start()
+	src := h.table.ID
+	commit := func(k int64, from, to uint64) runtime.Message {
+		return h.ask(Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{k, int64(1)}, MustNotExist: true}},
+			Offset: &SourceOffset{Source: src, Offset: to, From: from, FromSet: true}})
+	}
+	if r, ok := commit(1, 0, 5).(Committed); !ok {
+		t.Fatalf("first commit: %v", r)
+	}
+	// The same commit again (its reply was lost and the source retried).
+	h.ctx.reply = nil
+	h.actor.Receive(h.ctx, Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(2), int64(1)}, MustNotExist: true}},
+		Offset: &SourceOffset{Source: src, Offset: 5, From: 0, FromSet: true}})
+	err, ok := h.ctx.reply.(error)
+	if !ok || !errcode.Has(err, errcode.SourceOffsetMoved) {
+		t.Fatalf("a commit continuing a stale offset: %v, want RS-1040", err)
+	}
+	if got := h.ask(GetSourceOffset{Source: src}).(SourceOffset).Offset; got != 5 {
+		t.Fatalf("offset after the refused commit: %d, want 5", got)
+	}
+	if r, ok := commit(2, 5, 9).(Committed); !ok {
+		t.Fatalf("commit continuing the stored offset: %v", r)
 	}
 }

@@ -81,7 +81,19 @@ type Generator struct {
 	nexmark *nexmarkTable
 	// behind: the last commit was cut by RowsPerCommitMax.
 	behind bool
+	// request numbers the generator's requests to the shard: a reply to
+	// an earlier one is stale and ignored. sentAt is when the in-flight
+	// commit was sent.
+	request uint64
+	sentAt  time.Time
 }
+
+// commitReplyTimeout: a commit unanswered for this long was lost (a full
+// mailbox drops messages) or is very slow: the generator reads its offset
+// again and goes on from there. The shard refuses a commit that does not
+// continue its stored offset (SourceOffset.From), so a late one never
+// writes rows twice.
+const commitReplyTimeout = 10 * time.Second
 
 // nexmarkTable generates one Nexmark table's rows from the event stream.
 type nexmarkTable struct {
@@ -116,7 +128,7 @@ func (g *Generator) Receive(ctx runtime.Context, msg runtime.Message) {
 			if nx.FlinkTime {
 				g.nexmark.gen.Mode = nexmark.FlinkTime
 			}
-			ctx.Send(g.shard(), shard.GetSourceOffset{Source: g.cfg.Source})
+			g.askOffset(ctx)
 			return
 		}
 		cols, err := compileColumns(g.cfg.Spec)
@@ -126,23 +138,53 @@ func (g *Generator) Receive(ctx runtime.Context, msg runtime.Message) {
 			return
 		}
 		g.columns = cols
-		ctx.Send(g.shard(), shard.GetSourceOffset{Source: g.cfg.Source})
+		g.askOffset(ctx)
 	case runtime.Stopping:
-	case shard.SourceOffset:
-		if g.ready {
-			return // a second answer to a retried request
+	case runtime.Response:
+		if m.ID != g.request {
+			return // the answer to a request given up on
 		}
-		g.offset, g.base, g.started, g.ready = m.Offset, m.Offset, ctx.Now(), true
-		g.startTicking(ctx)
+		g.receive(ctx, m.Msg)
+	case error:
+		// The runtime's answer to a request it could not deliver.
+		g.receive(ctx, m)
 	case tick:
-		if g.ready {
+		switch {
+		case !g.ready:
+			// The offset request failed or was lost (e.g. the shard was
+			// still opening): ask again.
+			g.askOffset(ctx)
+		case g.inFlight && ctx.Now().Sub(g.sentAt) >= commitReplyTimeout:
+			ctx.Logger().Warn("generator commit unanswered; reading the source offset again", "offset", g.offset, "waited", ctx.Now().Sub(g.sentAt))
+			g.inFlight, g.ready = false, false
+			g.askOffset(ctx)
+		default:
 			g.generate(ctx)
-		} else {
-			// The offset request failed (e.g. the shard was still
-			// opening): ask again.
-			ctx.Send(g.shard(), shard.GetSourceOffset{Source: g.cfg.Source})
 		}
 		ctx.After(g.cfg.TickEvery, tick{})
+	default:
+		panic(fmt.Sprintf("source: unexpected message %T", msg))
+	}
+}
+
+// askOffset asks the shard for the source's stored offset.
+func (g *Generator) askOffset(ctx runtime.Context) {
+	g.request++
+	ctx.Send(g.shard(), runtime.Request{ID: g.request, Msg: shard.GetSourceOffset{Source: g.cfg.Source}})
+}
+
+// receive handles the shard's answer to the current request.
+func (g *Generator) receive(ctx runtime.Context, msg runtime.Message) {
+	switch m := msg.(type) {
+	case shard.SourceOffset:
+		if g.ready {
+			return
+		}
+		g.offset, g.ready = m.Offset, true
+		if g.started.IsZero() {
+			g.base, g.started = m.Offset, ctx.Now()
+		}
+		g.startTicking(ctx)
 	case shard.Committed:
 		g.inFlight = false
 		g.offset = g.pending
@@ -152,15 +194,17 @@ func (g *Generator) Receive(ctx runtime.Context, msg runtime.Message) {
 			g.generate(ctx)
 		}
 	case error:
-		// A failed commit (e.g. the shard is recovering): retry the same
-		// rows on the next tick; the offset did not move.
-		g.inFlight = false
-		ctx.Logger().Warn("generator commit failed; retrying", "err", m)
+		// A failed commit (e.g. the shard is recovering) or offset
+		// request: read the offset again on the next tick and go on
+		// from it (the same rows, if the commit did not land).
+		wasReady := g.ready
+		g.inFlight, g.ready = false, false
+		ctx.Logger().Warn("generator request failed; retrying", "err", m, "committing", wasReady)
 		// NB: a failed offset request must be retried too, or the
 		// generator never starts (found by sim/system, seed 18).
 		g.startTicking(ctx)
 	default:
-		panic(fmt.Sprintf("source: unexpected message %T", msg))
+		panic(fmt.Sprintf("source: unexpected reply %T", msg))
 	}
 }
 
@@ -208,7 +252,10 @@ func (g *Generator) generate(ctx runtime.Context) {
 	// a crash or a failed commit regenerates the same rows (values depend
 	// on the index only).
 	g.pending = g.offset + n
-	ctx.Send(g.shard(), shard.Commit{CatalogVersion: g.cfg.CatalogVersion, Writes: writes, Offset: &shard.SourceOffset{Source: g.cfg.Source, Offset: g.pending}})
+	g.request++
+	g.sentAt = ctx.Now()
+	ctx.Send(g.shard(), runtime.Request{ID: g.request, Msg: shard.Commit{CatalogVersion: g.cfg.CatalogVersion, Writes: writes,
+		Offset: &shard.SourceOffset{Source: g.cfg.Source, Offset: g.pending, From: g.offset, FromSet: true}}})
 }
 
 // shard is the actor the source's rows and offset commit to, together in

@@ -53,6 +53,9 @@ func TestSystemShards(t *testing.T) {
 		// A view drifted from its query while frames were taken without an
 		// fsync on the view shard (since reverted).
 		13003239,
+		// A full mailbox dropped a generator commit (or its reply), and the
+		// generator waited for the answer forever.
+		5073775828824100947,
 	}
 	run := func(seed uint64) seeds.Result { return result(Run(Options{Seed: seed, DrawShards: true})) }
 	if !seeds.Replaying() {
