@@ -204,6 +204,9 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 			return err
 		}
 		rel.Pinned = pinnedRelations(rec.Reached)
+		if err := s.placeView(snap, rel); err != nil {
+			return err
+		}
 	} else {
 		rel.Kind = catalog.KindView
 		rel.Columns = catalogColumns(d.Columns, st.ColumnNames)
@@ -231,6 +234,40 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 		}
 	}
 	return nil
+}
+
+// placeView chooses the shard new materialized view rel runs on
+// (shard.PlaceView). A view it reads on another shard is compiled into it
+// (shard.Inlined): that view must have been created in the same time zone,
+// since the one rel is maintained in applies to both.
+func (s *session) placeView(snap *control.Snapshot, rel *catalog.Relation) error {
+	rel.Placement = shard.PlaceView(snap, s.e.router.Map(), rel)
+	return s.checkInlined(snap, rel)
+}
+
+// checkInlined compiles materialized view rel as its shard will when it
+// reads views of other shards (shard.Inlined).
+func (s *session) checkInlined(snap *control.Snapshot, rel *catalog.Relation) error {
+	m := s.e.router.Map()
+	inlined := shard.InlinedViews(snap, m, rel)
+	for _, u := range inlined {
+		if u.TimeZone != rel.TimeZone {
+			return errcode.New(errcode.SQLFeatureNotSupported, "materialized view %q would read materialized view %q, which runs on another shard and was created with another TimeZone setting", rel.Name, u.Name).
+				WithDetail("%q was created with TimeZone %q and this session has %q (a view reading a view of another shard computes it itself, in one time zone): SET TimeZone = '%s' and create the view again", u.Name, zoneName(u.TimeZone), zoneName(rel.TimeZone), zoneName(u.TimeZone))
+		}
+	}
+	if len(inlined) == 0 {
+		return nil
+	}
+	_, err := rsql.CompileViewWith(catalog.Pinned(snap, rel), rel.SQL, rsql.CompileOptions{InlineMaterialized: shard.Inlined(snap, m, rel)})
+	return err
+}
+
+func zoneName(tz string) string {
+	if tz == "" {
+		return "UTC"
+	}
+	return tz
 }
 
 // abandonView takes a materialized view whose CREATE failed back out, so
@@ -293,6 +330,10 @@ func (s *session) recompile(ctx context.Context, snap *control.Snapshot, name st
 	if rel.Kind != catalog.KindMaterializedView {
 		return errcode.New(errcode.WrongObjectType, "%q is not a materialized view", name)
 	}
+	if into := shard.InlinedInto(snap, s.e.router.Map(), rel.ID); len(into) > 0 {
+		return errcode.New(errcode.IncompatibleEvolution, "ALTER MATERIALIZED VIEW %s RECOMPILE would change materialized view %s, which runs on another shard and computes %s itself", rel.Name, into[0].Name, rel.Name).
+			WithDetail("drop %s, recompile %s, and create %s again", into[0].Name, rel.Name, into[0].Name)
+	}
 	rec := &catalog.Recorder{Base: snap}
 	v, err := rsql.CompileView(catalog.WithRefs(rec, rel.Refs), rel.SQL)
 	if err != nil {
@@ -320,6 +361,9 @@ func (s *session) recompile(ctx context.Context, snap *control.Snapshot, name st
 	}
 	recompiled := *rel
 	recompiled.Refs, recompiled.Pinned = refs, pinned
+	if err := s.checkInlined(snap, &recompiled); err != nil {
+		return err
+	}
 	r, err := s.control(ctx, control.RecompileView{Relation: &recompiled, Deps: userRelations(catalog.RefIDs(refs))})
 	if err != nil {
 		return err

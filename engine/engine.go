@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -182,16 +183,24 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 		return shard.Status{}, err
 	}
 	var out shard.Status
+	viewShards := shard.ViewShardsOf(e.router.Map())
 	for i, st := range all {
 		id := partition.ShardID(st.Shard)
+		for j := range st.Views {
+			st.Views[j].Frontier = st.Frontier
+		}
 		if i == 0 {
 			out = st
 			continue
 		}
 		out.Ready = out.Ready && st.Ready
 		out.LastEpoch = max(out.LastEpoch, st.LastEpoch)
-		if id == shard.ViewShardOf(e.router.Map()) {
-			out.Frontier = st.Frontier
+		if slices.Contains(viewShards, id) {
+			// The epoch every view reflects: the lowest view shard's.
+			if id == viewShards[0] {
+				out.Frontier = st.Frontier
+			}
+			out.Frontier = min(out.Frontier, st.Frontier)
 		}
 		out.CatalogVer = min(out.CatalogVer, st.CatalogVer)
 		out.Views = append(out.Views, st.Views...)

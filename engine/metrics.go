@@ -115,6 +115,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, v := range st.Views {
 		ch <- prometheus.MustNewConstMetric(c.viewRows, prometheus.GaugeValue, float64(v.Rows), v.Name)
 		ch <- prometheus.MustNewConstMetric(c.viewStateBytes, prometheus.GaugeValue, float64(v.StateBytes), v.Name)
-		ch <- prometheus.MustNewConstMetric(c.viewLag, prometheus.GaugeValue, float64(st.LastEpoch-st.Frontier), v.Name)
+		ch <- prometheus.MustNewConstMetric(c.viewLag, prometheus.GaugeValue, float64(st.LastEpoch-min(st.LastEpoch, v.Frontier)), v.Name)
 	}
 }

@@ -99,29 +99,45 @@ func (e *Engine) syncShards(ctx context.Context, snap *control.Snapshot, backgro
 	return nil
 }
 
-// explainPlacement is EXPLAIN INCREMENTAL's account of where view v runs
-// and how its inputs reach it over several shards: on the view shard, each base table's committed changes sent by
-// the table shard through the exchange (elided for views it reads on the
-// same shard).
-func (e *Engine) explainPlacement(v *rsql.View) string {
+// explainPlacement is EXPLAIN INCREMENTAL's account of where view v
+// (materialized view rel, nil for a query) runs and how its inputs reach
+// it over several shards: on its view shard, each base table's committed
+// changes sent by the table shard through the exchange; a materialized
+// view it reads is read on the same shard, or computed inside it when it
+// runs on another (shard.Inlined).
+func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation, v *rsql.View) string {
 	m := e.router.Map()
 	table, view := shard.TableShardOf(m), shard.ViewShardOf(m)
 	if table == view {
 		return "" // one shard: tables and views together, no exchange
 	}
+	if rel != nil {
+		view = shard.HomeOf(snap, m, rel.ID)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "SHARD  %d (view shard; tables on shard %d)\n", view, table)
 	rels := plan.ScannedRelations(v.Plan)
-	for i, rel := range rels {
+	var inlined []*catalog.Relation
+	if rel != nil {
+		inlined = shard.InlinedViews(snap, m, rel)
+	}
+	for i, r := range rels {
 		branch := "├─ "
-		if i == len(rels)-1 {
+		if i == len(rels)-1 && len(inlined) == 0 {
 			branch = "└─ "
 		}
-		if rel.Kind == catalog.KindMaterializedView {
-			fmt.Fprintf(&b, " %s%s: materialized view on shard %d (no exchange)\n", branch, rel.Name, view)
+		if r.Kind == catalog.KindMaterializedView {
+			fmt.Fprintf(&b, " %s%s: materialized view on shard %d (no exchange)\n", branch, r.Name, view)
 			continue
 		}
-		fmt.Fprintf(&b, " %sExchange loopback shard %d → %d: %s's committed changes, in epoch order, durable on both sides before collected\n", branch, table, view, rel.Name)
+		fmt.Fprintf(&b, " %sExchange loopback shard %d → %d: %s's committed changes, in epoch order, durable on both sides before collected\n", branch, table, view, r.Name)
+	}
+	for i, u := range inlined {
+		branch := "├─ "
+		if i == len(inlined)-1 {
+			branch = "└─ "
+		}
+		fmt.Fprintf(&b, " %s%s: materialized view on shard %d, computed here from its definition (inlined)\n", branch, u.Name, shard.HomeOf(snap, m, u.ID))
 	}
 	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rockstream/rockstream/actors/control"
 	sessionactor "github.com/rockstream/rockstream/actors/session"
+	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
@@ -228,7 +229,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.Subscribe:
 		return s.subscribe(ctx, snap, st)
 	case *rsql.ExplainIncremental:
-		return s.explainIncremental(ctx, st)
+		return s.explainIncremental(ctx, snap, st)
 	case *rsql.Explain:
 		return textCursor(rsql.ExplainQuery(st.Query)), nil
 	case *rsql.ShowViewStatus:
@@ -468,8 +469,27 @@ func textCursor(text string) *rowsCursor {
 	return c
 }
 
-func (s *session) explainIncremental(_ context.Context, st *rsql.ExplainIncremental) (gateway.Cursor, error) {
-	return textCursor(rsql.ExplainIncrementalText(st) + s.e.explainPlacement(st.View)), nil
+func (s *session) explainIncremental(_ context.Context, snap *control.Snapshot, st *rsql.ExplainIncremental) (gateway.Cursor, error) {
+	var rel *catalog.Relation
+	if st.Name != "" {
+		if r, ok := snap.LookupRelation([]string{st.Name}); ok && r.Kind == catalog.KindMaterializedView {
+			rel = r
+			m := s.e.router.Map()
+			if len(shard.InlinedViews(snap, m, r)) > 0 {
+				// The plan its shard runs: the views of other shards
+				// it reads compiled into it.
+				v, err := rsql.CompileViewWith(catalog.Pinned(snap, r), r.SQL, rsql.CompileOptions{InlineMaterialized: shard.Inlined(snap, m, r)})
+				if err != nil {
+					return nil, err
+				}
+				v.Name = r.Name
+				shown := *st
+				shown.View = v
+				st = &shown
+			}
+		}
+	}
+	return textCursor(rsql.ExplainIncrementalText(st) + s.e.explainPlacement(snap, rel, st.View)), nil
 }
 
 // systemEnv gathers what system relations are generated from.

@@ -40,7 +40,7 @@ func (s *session) showViewStatus(ctx context.Context, _ *control.Snapshot, st *r
 
 func viewStatusRow(st shard.Status, v shard.ViewStatus) types.Row {
 	state, errText := syscat.ViewState(viewStats(v))
-	return types.Row{v.Name, state, int64(st.Frontier), int64(st.LastEpoch - st.Frontier), v.Rows, v.StateRows, v.StateBytes, errText}
+	return types.Row{v.Name, state, int64(v.Frontier), int64(st.LastEpoch - min(st.LastEpoch, v.Frontier)), v.Rows, v.StateRows, v.StateBytes, errText}
 }
 
 // viewStats are a view's status line as the system relations show it.

@@ -12,11 +12,6 @@ var (
 		"The row fails the table's CHECK constraint named in the message; change the values.")
 	ShardUnavailable = Register("RS-3100", "shard.unavailable", "57P03",
 		"The shard is not ready (starting, recovering, or its storage is failing). Retry shortly; check /readyz and the server log.")
-	// CrossShardUnsupported refuses what a server with several shards
-	// cannot do yet: one statement reading relations served by different
-	// shards (docs/operations.md, "Shards").
-	CrossShardUnsupported = Register("RS-3200", "shard.cross_shard_unsupported", "0A000",
-		"With --shards greater than 1, tables run on the table shard and each materialized view on its own shard; read a view and other relations in separate statements, or start a new data directory with --shards=1.")
 )
 
 // Transactions and writes (direct-write range).

@@ -82,6 +82,9 @@ type Actor struct {
 	currval      map[catalog.ID]int64
 	lastSequence catalog.ID
 	hasLastval   bool
+	// readSnapshot is the snapshot a statement reading several view
+	// shards pinned on the table shard (readSpread); 0: none.
+	readSnapshot, readSnapshotEpoch uint64
 }
 
 // queued is a request and the handle that answers it.
@@ -393,7 +396,7 @@ func (a *Actor) readRelations(ctx runtime.Context, m Read, minEpoch uint64, atte
 	for i, id := range m.Relations {
 		if i < len(m.Homes) && m.Homes[i] != table {
 			if len(views) > 0 && m.Homes[i] != viewShard {
-				a.finish(errcode.New(errcode.CrossShardUnsupported, "one statement cannot read materialized views of two view shards"))
+				a.readSpread(ctx, m, readAcrossAttemptsMax, done)
 				return
 			}
 			viewShard = m.Homes[i]
@@ -455,6 +458,112 @@ func (a *Actor) readPinned(ctx runtime.Context, m Read, views, tables []catalog.
 					done(ctx, a.merge(m, vr, reply.(shard.ReadResult)))
 				}))
 		}))
+}
+
+// readSpread reads relations of several view shards (and the table
+// shard) as of one epoch: in the REPEATABLE READ snapshot, else in a
+// snapshot pinned for the statement, whose pins every view shard takes at
+// the same epoch (shard pins.go), released once read.
+//
+// A view created after the statement's pin has no state in it: the read
+// is tried again with a new snapshot (attempts bounds the tries).
+func (a *Actor) readSpread(ctx runtime.Context, m Read, attempts int, done func(runtime.Context, []zset.Batch)) {
+	if at := a.statementReadAt(); at != 0 {
+		a.readAtSnapshot(ctx, m, at, make([]zset.Batch, len(m.Relations)), func(ctx runtime.Context, batches []zset.Batch, err error) {
+			if err != nil {
+				a.finish(err)
+				return
+			}
+			done(ctx, batches)
+		})
+		return
+	}
+	a.ask(ctx, a.home(), shard.OpenSnapshot{CatalogVersion: m.CatalogVersion}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+		opened := reply.(shard.SnapshotOpened)
+		id := opened.ID
+		a.readSnapshot = id
+		a.readSnapshotEpoch = opened.Epoch
+		a.readAtSnapshot(ctx, m, id, make([]zset.Batch, len(m.Relations)), func(ctx runtime.Context, batches []zset.Batch, err error) {
+			a.releaseReadSnapshot(ctx)
+			if err != nil {
+				if errcode.Has(err, errcode.SnapshotUnavailable) && attempts > 1 {
+					a.readSpread(ctx, m, attempts-1, done)
+					return
+				}
+				a.finish(err)
+				return
+			}
+			done(ctx, batches)
+		})
+	}))
+}
+
+// readAtSnapshot reads m.Relations in snapshot at, one Read per shard
+// serving them, into out (in m.Relations' order).
+func (a *Actor) readAtSnapshot(ctx runtime.Context, m Read, at uint64, out []zset.Batch, done func(runtime.Context, []zset.Batch, error)) {
+	a.readShards(ctx, m, at, make([]bool, len(m.Relations)), out, done)
+}
+
+// readShards is readAtSnapshot's step: one Read for the shard of the first
+// relation not read yet.
+func (a *Actor) readShards(ctx runtime.Context, m Read, at uint64, read []bool, out []zset.Batch, done func(runtime.Context, []zset.Batch, error)) {
+	i := 0
+	for i < len(m.Relations) && read[i] {
+		i++
+	}
+	if i == len(m.Relations) {
+		done(ctx, out, nil)
+		return
+	}
+	home := a.cfg.Router.TableShard()
+	if i < len(m.Homes) {
+		home = m.Homes[i]
+	}
+	var ids []catalog.ID
+	var slots []int
+	for j := i; j < len(m.Relations); j++ {
+		h := a.cfg.Router.TableShard()
+		if j < len(m.Homes) {
+			h = m.Homes[j]
+		}
+		if h == home && !read[j] {
+			ids, slots = append(ids, m.Relations[j]), append(slots, j)
+		}
+	}
+	readAt := at
+	if plantViewUnpinned && home != a.cfg.Router.TableShard() {
+		readAt = 0
+	}
+	a.ask(ctx, a.cfg.Router.ActorOf(home), shard.Read{CatalogVersion: m.CatalogVersion, Relations: ids, At: readAt, PinEpoch: a.pinEpochOf(readAt)}, func(ctx runtime.Context, reply runtime.Message) {
+		if err, ok := reply.(error); ok {
+			done(ctx, nil, err)
+			return
+		}
+		for k, b := range reply.(shard.ReadResult).Batches {
+			out[slots[k]], read[slots[k]] = b, true
+		}
+		a.readShards(ctx, m, at, read, out, done)
+	})
+}
+
+// pinEpochOf is the epoch of snapshot at when the statement opened it
+// (readSpread); 0 (unchecked) for others.
+func (a *Actor) pinEpochOf(at uint64) uint64 {
+	if at != 0 && at == a.readSnapshot {
+		return a.readSnapshotEpoch
+	}
+	return 0
+}
+
+// releaseReadSnapshot ends the snapshot a statement pinned to read
+// several view shards (readSpread), if one is open.
+func (a *Actor) releaseReadSnapshot(ctx runtime.Context) {
+	if a.readSnapshot == 0 {
+		return
+	}
+	id := a.readSnapshot
+	a.readSnapshot = 0
+	a.send(ctx, a.home(), shard.ReleaseSnapshot{ID: id})
 }
 
 // merge puts a read's view and table batches back in m.Relations' order.
@@ -843,6 +952,7 @@ func (a *Actor) shardOfWrites(t *txn, writes []shard.RowWrite) (runtime.ActorID,
 // and writes are let go.
 func (a *Actor) endTxn(ctx runtime.Context) {
 	a.unlockRows(ctx)
+	a.releaseReadSnapshot(ctx)
 	a.releaseSnapshot(ctx, a.txn)
 	a.txn = nil
 }

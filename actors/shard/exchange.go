@@ -54,10 +54,16 @@ type (
 	// ExchangeFrame (table shard → view shard) carries the delta-log
 	// entries of epochs (After, Through], one per epoch, each durable on
 	// the sender.
+	//
+	// A frame with Collected carries no entries: epochs (After, Through]
+	// were collected before the receiver became a view shard (a data
+	// directory laid out over several shards by a build that sent only
+	// to the first view shard). It has no views older than them.
 	ExchangeFrame struct {
-		After   uint64
-		Through uint64
-		Entries [][]byte
+		After     uint64
+		Through   uint64
+		Entries   [][]byte
+		Collected bool
 	}
 	// ExchangeAck (view shard → table shard): every epoch up to Through
 	// is durable on the view shard, and its durable frontier is
@@ -158,9 +164,9 @@ func (a *Actor) exchangePeers(ctx runtime.Context) error {
 	if !m.Valid() || len(m.Shards()) < 2 || len(a.exchange.out) > 0 {
 		return nil
 	}
-	// NB: the view shard is the only receiver: the shards after it hold
-	// nothing yet (placement.go).
-	for _, s := range []partition.ShardID{ViewShardOf(m)} {
+	// NB: every view shard receives every table's changes, whether its
+	// views read them or not (placement.go).
+	for _, s := range ViewShardsOf(m) {
 		if s == a.cfg.ID || a.exchangeOutOf(s) != nil {
 			continue
 		}
@@ -217,6 +223,14 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
 		for o.inFlight < exchangeFramesInFlight && o.sent < durable {
+			if o.sent < a.exchange.logFloor {
+				// INVARIANT: the floor is below every tracked peer's
+				// acknowledgement, so this peer joined after it rose.
+				ctx.Send(ActorOf(o.peer), ExchangeFrame{After: o.sent, Through: a.exchange.logFloor, Collected: true})
+				o.sent = a.exchange.logFloor
+				o.inFlight++
+				continue
+			}
 			f := ExchangeFrame{After: o.sent}
 			bytes := 0
 			for e := o.sent + 1; e <= durable && len(f.Entries) < exchangeFrameEntriesMax && (bytes < exchangeFrameBytesMax || len(f.Entries) == 0); e++ {
@@ -339,6 +353,10 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 		ctx.Send(ctx.From(), ExchangeAck{Through: a.lastEpoch, Frontier: a.durableFrontier})
 		return
 	}
+	if m.Collected {
+		a.takeCollected(ctx, m)
+		return
+	}
 	if m.After > a.lastEpoch || int(m.Through-m.After) != len(m.Entries) {
 		// A gap: a frame was lost; ask for it again.
 		ctx.Send(ctx.From(), ExchangeAck{Through: a.lastEpoch, Frontier: a.durableFrontier, Resend: true})
@@ -370,6 +388,40 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 	}
 	a.lastEpoch = m.Through
 	a.durableEpoch = m.Through
+	a.durableFrontier = a.frontier
+	ctx.Send(ctx.From(), ExchangeAck{Through: m.Through, Frontier: a.durableFrontier})
+	a.scheduleStep(ctx)
+	a.resumeRemoteBackfill(ctx)
+	a.replayWaitingReads(ctx)
+}
+
+// takeCollected moves a view shard that joined the exchange late past
+// the epochs the table shard collected before (ExchangeFrame.Collected).
+func (a *Actor) takeCollected(ctx runtime.Context, m ExchangeFrame) {
+	if m.After > a.lastEpoch || len(m.Entries) != 0 {
+		ctx.Send(ctx.From(), ExchangeAck{Through: a.lastEpoch, Frontier: a.durableFrontier, Resend: true})
+		return
+	}
+	if len(a.views) > 0 && a.frontier < m.Through {
+		// Cannot happen: a shard running views acknowledged its epochs.
+		ctx.Logger().Error("the table shard collected epochs this view shard's views have not consumed", "frontier", a.frontier, "collected_through", m.Through)
+		return
+	}
+	txn := kv.NewTxn(a.store)
+	if err := putUint64(txn, lastEpochKey(), m.Through); err != nil {
+		ctx.Logger().Error("taking collected epochs", "err", err)
+		return
+	}
+	if err := putUint64(txn, frontierKey(), max(a.frontier, m.Through)); err != nil {
+		ctx.Logger().Error("taking collected epochs", "err", err)
+		return
+	}
+	if err := a.store.Apply(txn.Batch()); err != nil {
+		a.poison(err)
+		return
+	}
+	a.lastEpoch, a.durableEpoch = m.Through, m.Through
+	a.frontier = max(a.frontier, m.Through)
 	a.durableFrontier = a.frontier
 	ctx.Send(ctx.From(), ExchangeAck{Through: m.Through, Frontier: a.durableFrontier})
 	a.scheduleStep(ctx)

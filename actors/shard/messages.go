@@ -87,8 +87,12 @@ type (
 		Relations      []catalog.ID
 		MinEpoch       uint64
 		// At, when set, reads pinned snapshot At (OpenSnapshot) instead
-		// of the current state; MinEpoch is then ignored.
-		At uint64
+		// of the current state; MinEpoch is then ignored. PinEpoch, when
+		// set, is the epoch snapshot At was opened at (SnapshotOpened):
+		// a pin of that id at another epoch (ids start again after a
+		// restart) fails the read with 40001 instead of answering it.
+		At       uint64
+		PinEpoch uint64
 		// AtEpoch reads tables as they were right after epoch Epoch,
 		// which the view shard's frontier reached (a statement reading
 		// tables and materialized views: exchange.go). Table shard only.
@@ -173,6 +177,9 @@ type (
 		Backfill         string
 		BackfillRowsRead int64
 		Nodes            []circuit.NodeStats
+		// Frontier is the frontier of the shard running the view (set
+		// by the engine when it gathers the shards' statuses).
+		Frontier uint64 `json:",omitempty"`
 	}
 
 	// Subscribe registers a subscription of a view for an edge actor

@@ -141,7 +141,7 @@ func (a *Actor) pinViews(id uint64) error {
 	if a.snapshots == nil {
 		a.snapshots = map[uint64]pinnedSnapshot{}
 	}
-	p := pinnedSnapshot{reader: s.Snapshot(), epoch: a.frontier}
+	p := pinnedSnapshot{reader: s.Snapshot(), epoch: a.frontier, views: a.maintainedViews()}
 	for _, b := range a.backfills {
 		p.filling = append(p.filling, b.view.rel.ID)
 	}

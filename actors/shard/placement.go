@@ -1,6 +1,10 @@
 package shard
 
 import (
+	"cmp"
+	"slices"
+
+	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 )
@@ -12,28 +16,181 @@ import (
 //   - Tables and sources live on the table shard, the lowest shard of the
 //     map, which takes every commit, holds the row locks and keeps the
 //     delta log.
-//   - Materialized views run on the view shard, the next one, fed by the
-//     exchange (exchange.go): view maintenance runs beside the commits
-//     instead of after them, on another core.
+//   - Materialized views run on the view shards, every shard after it, fed
+//     by the exchange (exchange.go): view maintenance runs beside the
+//     commits instead of after them, on other cores. CREATE picks a view's
+//     shard once (PlaceView) and records it in the catalog
+//     (Relation.Placement): a view that reads no materialized view goes to
+//     the view shard running the fewest views; one that reads views goes
+//     where the earliest of them runs. A materialized view it reads on
+//     another view shard is compiled into it (Inlined), as an inline view
+//     would be: its state is kept twice, but no view shard waits on
+//     another's outputs.
 //
-// With one shard every relation is on it. The shards after the view shard
-// hold nothing yet: spreading views over them needs the exchange of view
-// outputs between view shards (a view reading views on another shard),
-// and partitioned view state needs exchanges inside circuits.
+// With one shard every relation is on it. Partitioned view state needs
+// exchanges inside circuits, and partitioned tables multi-shard commits.
+//
+//	CREATE MATERIALIZED VIEW a AS SELECT ... FROM t        → shard 1 (fewest views)
+//	CREATE MATERIALIZED VIEW b AS SELECT ... FROM t        → shard 2
+//	CREATE MATERIALIZED VIEW c AS SELECT ... FROM a JOIN b → shard 1, b inlined
 
 // TableShardOf is the table shard of bucket map m.
 func TableShardOf(m partition.Map) partition.ShardID { return m.Shards()[0] }
 
-// ViewShardOf is the view shard of bucket map m.
+// ViewShardOf is the first view shard of bucket map m: where views
+// created before placements were recorded run.
 func ViewShardOf(m partition.Map) partition.ShardID {
 	shards := m.Shards()
 	return shards[min(1, len(shards)-1)]
 }
 
+// ViewShardsOf are the shards of bucket map m that run materialized
+// views, ascending: every shard after the table shard (the one shard when
+// there is one).
+func ViewShardsOf(m partition.Map) []partition.ShardID {
+	shards := m.Shards()
+	if len(shards) == 1 {
+		return shards
+	}
+	return shards[1:]
+}
+
 // HomeOf is the shard serving relation id of cat under bucket map m.
 func HomeOf(cat catalog.Catalog, m partition.Map, id catalog.ID) partition.ShardID {
 	if rel, ok := cat.RelationByID(id); ok && rel.Kind == catalog.KindMaterializedView {
-		return ViewShardOf(m)
+		return viewHome(m, rel)
 	}
 	return TableShardOf(m)
+}
+
+// viewHome is the shard running materialized view rel: its recorded
+// placement while the map has that shard, else the first view shard.
+func viewHome(m partition.Map, rel *catalog.Relation) partition.ShardID {
+	if rel.Placement != 0 {
+		s := partition.ShardID(rel.Placement - 1)
+		if slices.Contains(ViewShardsOf(m), s) {
+			return s
+		}
+	}
+	return ViewShardOf(m)
+}
+
+// viewsRead are the materialized views view's plan reads, earliest first
+// (those it was compiled from: its pins, or its references for views
+// created before pins were recorded).
+func viewsRead(cat catalog.Catalog, view *catalog.Relation) []*catalog.Relation {
+	var out []*catalog.Relation
+	add := func(id catalog.ID) {
+		if rel, ok := cat.RelationByID(id); ok && rel.Kind == catalog.KindMaterializedView && rel.ID != view.ID &&
+			!slices.ContainsFunc(out, func(r *catalog.Relation) bool { return r.ID == id }) {
+			out = append(out, rel)
+		}
+	}
+	for _, p := range view.Pinned {
+		add(p.ID)
+	}
+	for _, id := range catalog.RefIDs(view.Refs) {
+		add(id)
+	}
+	slices.SortFunc(out, func(a, b *catalog.Relation) int {
+		return cmp.Compare(control.ObjectNumber(a.ID), control.ObjectNumber(b.ID))
+	})
+	return out
+}
+
+// PlaceView chooses the shard a new materialized view runs on (see
+// above), as Relation.Placement. cat holds every other view.
+func PlaceView(cat *control.Snapshot, m partition.Map, view *catalog.Relation) uint32 {
+	if !m.Valid() {
+		return 0
+	}
+	if read := viewsRead(cat, view); len(read) > 0 {
+		return uint32(viewHome(m, read[0])) + 1
+	}
+	shards := ViewShardsOf(m)
+	load := make([]int, len(shards))
+	for _, rel := range cat.Relations() {
+		if rel.Kind != catalog.KindMaterializedView || rel.ID == view.ID {
+			continue
+		}
+		if i := slices.Index(shards, viewHome(m, rel)); i >= 0 {
+			load[i]++
+		}
+	}
+	best := 0
+	for i := range shards {
+		if load[i] < load[best] {
+			best = i
+		}
+	}
+	return uint32(shards[best]) + 1
+}
+
+// Inlined is the compiler's hook (bind.Options.InlineMaterialized) for
+// view, running on its home under m: a materialized view it reads that
+// runs on another shard is expanded from its current definition in cat
+// (its pins), like an inline view, instead of read.
+func Inlined(cat catalog.Catalog, m partition.Map, view *catalog.Relation) func(*catalog.Relation) (*catalog.Relation, bool) {
+	if !m.Valid() || len(m.Shards()) < 3 {
+		return nil // at most one view shard: every view reads its inputs
+	}
+	home := viewHome(m, view)
+	return func(read *catalog.Relation) (*catalog.Relation, bool) {
+		cur, ok := cat.RelationByID(read.ID)
+		if !ok || cur.Kind != catalog.KindMaterializedView || viewHome(m, cur) == home {
+			return nil, false
+		}
+		return cur, true
+	}
+}
+
+// InlinedViews are the materialized views view reads that are compiled
+// into it (Inlined), earliest first.
+func InlinedViews(cat catalog.Catalog, m partition.Map, view *catalog.Relation) []*catalog.Relation {
+	inline := Inlined(cat, m, view)
+	if inline == nil {
+		return nil
+	}
+	var out []*catalog.Relation
+	for _, r := range viewsRead(cat, view) {
+		if _, ok := inline(r); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// InlinedInto lists the materialized views of cat that compile view w
+// into themselves (Inlined), at any depth: a change of w's plan would
+// change theirs.
+func InlinedInto(cat *control.Snapshot, m partition.Map, w catalog.ID) []*catalog.Relation {
+	var out []*catalog.Relation
+	for _, d := range cat.Relations() {
+		if d.Kind != catalog.KindMaterializedView || d.ID == w {
+			continue
+		}
+		inline := Inlined(cat, m, d)
+		if inline == nil {
+			return nil
+		}
+		if inlines(cat, inline, d, w, 0) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func inlines(cat catalog.Catalog, inline func(*catalog.Relation) (*catalog.Relation, bool), v *catalog.Relation, w catalog.ID, depth int) bool {
+	if depth > 32 {
+		return false // cannot happen: views read only views created before them
+	}
+	for _, r := range viewsRead(cat, v) {
+		if _, ok := inline(r); !ok {
+			continue
+		}
+		if r.ID == w || inlines(cat, inline, r, w, depth+1) {
+			return true
+		}
+	}
+	return false
 }

@@ -51,6 +51,25 @@ type pinnedSnapshot struct {
 	// filling are the views being backfilled at the pin: their state in
 	// the snapshot is partial, so reads of them are refused.
 	filling []catalog.ID
+	// views are the views maintained at the pin: a view installed since
+	// has no state in the snapshot.
+	views []catalog.ID
+}
+
+func (a *Actor) isFailed(id catalog.ID) bool {
+	_, failed := a.failed[id]
+	return failed
+}
+
+// maintainedViews are the shard's installed views not being filled.
+func (a *Actor) maintainedViews() []catalog.ID {
+	var out []catalog.ID
+	for _, v := range a.views {
+		if a.backfilling(v.rel.ID) == nil {
+			out = append(out, v.rel.ID)
+		}
+	}
+	return out
 }
 
 func (a *Actor) openSnapshot(ctx runtime.Context, _ OpenSnapshot) (runtime.Message, error) {
@@ -72,7 +91,7 @@ func (a *Actor) openSnapshot(ctx runtime.Context, _ OpenSnapshot) (runtime.Messa
 		a.snapshots = map[uint64]pinnedSnapshot{}
 	}
 	a.nextSnapshot++
-	p := pinnedSnapshot{reader: s.Snapshot(), epoch: a.lastEpoch}
+	p := pinnedSnapshot{reader: s.Snapshot(), epoch: a.lastEpoch, views: a.maintainedViews()}
 	for _, b := range a.backfills {
 		p.filling = append(p.filling, b.view.rel.ID)
 	}
@@ -122,6 +141,9 @@ func (a *Actor) readAt(m Read) (runtime.Message, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.PinEpoch != 0 && a.snapshots[m.At].epoch != m.PinEpoch {
+		return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the statement's snapshot (epoch %d) is no longer available", m.PinEpoch)
+	}
 	res := ReadResult{Frontier: a.snapshots[m.At].epoch}
 	for _, id := range m.Relations {
 		if slices.Contains(a.snapshots[m.At].filling, id) {
@@ -130,6 +152,13 @@ func (a *Actor) readAt(m Read) (runtime.Message, error) {
 				name = rel.Name
 			}
 			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: materialized view %s was still being filled when the transaction's snapshot was taken", name)
+		}
+		if rel, ok := a.snap.RelationByID(id); ok && rel.Kind == catalog.KindMaterializedView && !slices.Contains(a.snapshots[m.At].views, id) && !a.isFailed(id) {
+			if a.backfilling(id) != nil || a.installed(id) == nil {
+				// As a read of the current state answers (snapshotOf).
+				return nil, errcode.New(errcode.ShardUnavailable, "materialized view %s is still being filled from its inputs (backfilling); read it once SHOW VIEW STATUS shows it running", rel.Name)
+			}
+			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: materialized view %s was created after the transaction's snapshot was taken", rel.Name)
 		}
 		b, err := a.snapshotOf(r, id)
 		if err != nil {

@@ -150,7 +150,7 @@ func newBenchNexmarkCommand() *cobra.Command {
 	c.Flags().Uint64Var(&seed, "seed", 1, "generator seed")
 	c.Flags().StringVar(&mode, "time", "feldera", "event-time spacing: feldera (10 ms/event) or flink (10M events/s)")
 	c.Flags().StringVar(&ingest, "ingest", "copy", "copy: COPY over pgwire, with commit→visible probes; source: CREATE SOURCE … FROM NEXMARK inside the server")
-	c.Flags().IntVar(&shards, "shards", 1, "shards of the RockStream server (tables on the first, views on the second)")
+	c.Flags().IntVar(&shards, "shards", 1, "shards of the RockStream server (tables on the first, views spread over the others)")
 	c.Flags().Int64Var(&rate, "rate", 0, "events/s of the NEXMARK sources with --ingest=source (0: 10M, as fast as commits go)")
 	return c
 }
@@ -200,6 +200,6 @@ func newBenchIVMCommand(p *benchProfile) *cobra.Command {
 	c.Flags().IntVar(&reps, "reps", 3, "repetitions per change size (median reported)")
 	c.Flags().StringVar(&pgURL, "pg", "", "PostgreSQL 15 connection string (default: start a throwaway one)")
 	c.Flags().StringVar(&out, "out", "bench-out", "output folder for ivm.csv and ivm.svg")
-	c.Flags().IntVar(&shards, "shards", 1, "shards of the RockStream server (tables on the first, views on the second)")
+	c.Flags().IntVar(&shards, "shards", 1, "shards of the RockStream server (tables on the first, views spread over the others)")
 	return c
 }

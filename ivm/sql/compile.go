@@ -261,7 +261,7 @@ func CompileStatement(cat catalog.Catalog, st parse.Statement, opts Options) (St
 			v.Name = create.Name
 			return &ExplainIncremental{Verbose: x.Verbose, Name: create.Name, View: v}, nil
 		}
-		v, err := compileViewStmt(cat, q)
+		v, err := compileViewStmt(cat, q, CompileOptions{})
 		if err != nil {
 			return nil, err
 		}

@@ -59,6 +59,17 @@ func viewOptions(opts map[string]string) (time.Duration, error) {
 
 // CompileView compiles a materialized view's defining query.
 func CompileView(cat catalog.Catalog, query string) (*View, error) {
+	return CompileViewWith(cat, query, CompileOptions{})
+}
+
+// CompileOptions are the options of CompileViewWith.
+type CompileOptions struct {
+	// InlineMaterialized: see bind.Options.InlineMaterialized.
+	InlineMaterialized func(*catalog.Relation) (*catalog.Relation, bool)
+}
+
+// CompileViewWith compiles a materialized view's defining query with opts.
+func CompileViewWith(cat catalog.Catalog, query string, opts CompileOptions) (*View, error) {
 	st, err := parse.ParseOne(query)
 	if err != nil {
 		return nil, err
@@ -67,11 +78,11 @@ func CompileView(cat catalog.Catalog, query string) (*View, error) {
 	if !ok || pg.Stmt.GetSelectStmt() == nil {
 		return nil, errcode.New(errcode.UnsupportedSQLConstruct, "a materialized view must be defined by a query")
 	}
-	return compileViewStmt(cat, pg)
+	return compileViewStmt(cat, pg, opts)
 }
 
-func compileViewStmt(cat catalog.Catalog, pg *parse.PG) (*View, error) {
-	q, err := bind.Query(cat, pg, bind.Options{ForView: true})
+func compileViewStmt(cat catalog.Catalog, pg *parse.PG, opts CompileOptions) (*View, error) {
+	q, err := bind.Query(cat, pg, bind.Options{ForView: true, InlineMaterialized: opts.InlineMaterialized})
 	if err != nil {
 		return nil, err
 	}

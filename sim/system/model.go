@@ -209,7 +209,7 @@ func sortedKeys(maps ...map[int64]types.Row) []int64 {
 const noPresence = math.MaxUint64
 
 // compileView compiles a view's defining query against the catalog.
-func compileView(snap *control.Snapshot, sql string) (*rsql.View, error) {
+func compileView(snap catalog.Catalog, sql string) (*rsql.View, error) {
 	return rsql.CompileView(snap, sql)
 }
 

@@ -58,6 +58,23 @@ var viewDefs = []viewDef{
 	{"ag", "SELECT bal, count(*) AS n, max(w) AS m FROM acct GROUP BY bal"},
 }
 
+// spreadViewDefs are added to viewDefs over three shards or more, where
+// the views run on two view shards: a view reading views of both (one of
+// them compiled into it, shard.Inlined).
+//
+//lint:immutable fixed workload definition, never written.
+var spreadViewDefs = []viewDef{
+	{"vv", "SELECT j.k, j.w, g.n FROM j JOIN g ON j.v = g.v"},
+}
+
+// workloadViews are the views setup creates.
+func (r *runner) workloadViews() []viewDef {
+	if r.shards >= 3 {
+		return append(append([]viewDef(nil), viewDefs...), spreadViewDefs...)
+	}
+	return viewDefs
+}
+
 // lateViewDefs: one of them may be created while data flows (backfilled
 // from the tables while commits keep arriving).
 //
@@ -165,8 +182,9 @@ func (k ackNoWait) Sync() error { return nil }
 type runner struct {
 	s   *sim.Sim
 	rnd *rand.Rand
-	// drawShards: Options.DrawShards.
+	// drawShards: Options.DrawShards; shards: how many the run has.
 	drawShards bool
+	shards     int
 	log        strings.Builder
 	snap       *control.Snapshot
 	t1         *catalog.Relation
@@ -353,6 +371,7 @@ func (r *runner) run(plant Bug) error {
 		shards = 2 + rs.IntN(2)
 	}
 	r.logf("shards=%d", shards)
+	r.shards = shards
 	if err := s.Spawn(processName, control.ActorID, control.New(control.Config{OpenStore: open("control", NoBug), TickEvery: tick, Shards: shards})); err != nil {
 		return err
 	}
@@ -698,6 +717,10 @@ func (r *runner) readAsync(q readReq, done func(runtime.Message, error)) {
 		return
 	}
 	tables, views := m.Relations[:4], m.Relations[4:]
+	if r.viewsSpread(q.snap, views) {
+		r.readSpread(m, done)
+		return
+	}
 	// The view shard must show every commit the table shard's reads show
 	// when the read begins (acknowledged or not): GetEpoch first.
 	r.askAsync(r.home(), shard.GetEpoch{}, func(reply runtime.Message, err error) {
@@ -706,6 +729,66 @@ func (r *runner) readAsync(q readReq, done func(runtime.Message, error)) {
 			return
 		}
 		r.readViewsThenTables(m, tables, views, max(m.MinEpoch, reply.(shard.Committed).Epoch), done)
+	})
+}
+
+// viewsSpread reports whether views run on more than one view shard.
+func (r *runner) viewsSpread(snap *control.Snapshot, views []catalog.ID) bool {
+	for _, id := range views {
+		if shard.HomeOf(snap, r.router.Map(), id) != shard.HomeOf(snap, r.router.Map(), views[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// readSpread is readAsync over several view shards, as the session actor
+// reads them: a snapshot opened on the table shard, whose pins the view
+// shards take at its epoch, read shard by shard, then released.
+func (r *runner) readSpread(m shard.Read, done func(runtime.Message, error)) {
+	r.askAsync(r.home(), shard.OpenSnapshot{CatalogVersion: m.CatalogVersion}, func(reply runtime.Message, err error) {
+		if err != nil {
+			done(nil, err)
+			return
+		}
+		opened := reply.(shard.SnapshotOpened)
+		release := func() { r.askAsync(r.home(), shard.ReleaseSnapshot{ID: opened.ID}, func(runtime.Message, error) {}) }
+		homes := make([]partition.ShardID, len(m.Relations))
+		for i, id := range m.Relations {
+			homes[i] = shard.HomeOf(r.snap, r.router.Map(), id)
+		}
+		out := make([]zset.Batch, len(m.Relations))
+		var next func(shards []partition.ShardID)
+		next = func(shards []partition.ShardID) {
+			if len(shards) == 0 {
+				release()
+				done(shard.ReadResult{Frontier: opened.Epoch, Batches: out}, nil)
+				return
+			}
+			var ids []catalog.ID
+			var slots []int
+			for i, h := range homes {
+				if h == shards[0] {
+					ids, slots = append(ids, m.Relations[i]), append(slots, i)
+				}
+			}
+			if len(ids) == 0 {
+				next(shards[1:])
+				return
+			}
+			r.askAsync(r.router.ActorOf(shards[0]), shard.Read{CatalogVersion: m.CatalogVersion, Relations: ids, At: opened.ID, PinEpoch: opened.Epoch}, func(reply runtime.Message, err error) {
+				if err != nil {
+					release()
+					done(nil, err)
+					return
+				}
+				for k, b := range reply.(shard.ReadResult).Batches {
+					out[slots[k]] = b
+				}
+				next(shards[1:])
+			})
+		}
+		next(r.router.Shards())
 	})
 }
 
@@ -793,6 +876,10 @@ func (r *runner) checkRead(q readReq, res shard.ReadResult) error {
 	}
 	inputs := map[catalog.ID]zset.Batch{q.t1.ID: res.Batches[0], q.t2.ID: res.Batches[1], q.gen.ID: res.Batches[2], q.acct.ID: res.Batches[3]}
 	for i, v := range q.views {
+		// A view over views is checked against the views read with it.
+		inputs[v.ID] = zset.Consolidate(res.Batches[4+i])
+	}
+	for i, v := range q.views {
 		if err := checkView(q.snap, v, inputs, res.Batches[4+i]); err != nil {
 			return fmt.Errorf("%s read at frontier %d: %w", q.kind, res.Frontier, err)
 		}
@@ -821,7 +908,7 @@ func (r *runner) finalRead() error {
 	if err != nil {
 		return err
 	}
-	if want := len(viewDefs) + btoi(r.lateView != nil); len(q.views) != want {
+	if want := len(r.workloadViews()) + btoi(r.lateView != nil); len(q.views) != want {
 		return fmt.Errorf("%w: %d views in the catalog after healing, want %d", errChecker, len(q.views), want)
 	}
 	return r.checkRead(q, reply.(shard.ReadResult))
@@ -839,6 +926,18 @@ func btoi(b bool) int {
 // above the durable last epoch.
 func (r *runner) statusCheck() error {
 	floorEpoch, floorFrontier, acked := r.lastEpoch, r.frontier, r.maxAcked
+	// The view shards first: their last epochs are what the exchange
+	// delivered, never past the table shard's, asked after them.
+	var viewStatuses []shard.Status
+	if len(r.router.Shards()) > 1 {
+		for _, id := range shard.ViewShardsOf(r.router.Map()) {
+			reply, err := r.ask(r.router.ActorOf(id), shard.GetStatus{})
+			if err != nil {
+				return err
+			}
+			viewStatuses = append(viewStatuses, reply.(shard.Status))
+		}
+	}
 	reply, err := r.ask(r.home(), shard.GetStatus{})
 	if err != nil {
 		return err
@@ -847,18 +946,16 @@ func (r *runner) statusCheck() error {
 	if st.CatalogFetches > 0 {
 		r.cover.scenario("shard_fetched_catalog")
 	}
-	if len(r.router.Shards()) > 1 {
-		// The views' frontier is the view shard's; its last epoch is
-		// what the exchange delivered, never past the table shard's.
-		reply, err := r.ask(r.router.ActorOf(shard.ViewShardOf(r.router.Map())), shard.GetStatus{})
-		if err != nil {
-			return err
-		}
-		vs := reply.(shard.Status)
+	for i, vs := range viewStatuses {
 		if vs.LastEpoch > st.LastEpoch {
-			return fmt.Errorf("%w: the view shard's last epoch %d is past the table shard's %d", errChecker, vs.LastEpoch, st.LastEpoch)
+			return fmt.Errorf("%w: view shard %d's last epoch %d is past the table shard's %d", errChecker, vs.Shard, vs.LastEpoch, st.LastEpoch)
 		}
-		st.Frontier = vs.Frontier
+		// The views' frontier: the lowest view shard's (every read's
+		// epoch is at most each view shard's frontier once answered).
+		if i == 0 {
+			st.Frontier = vs.Frontier
+		}
+		st.Frontier = min(st.Frontier, vs.Frontier)
 	}
 	switch {
 	case st.LastEpoch < floorEpoch:
@@ -943,7 +1040,7 @@ func (r *runner) setup() error {
 		},
 	}
 	steps = append(steps, acctDDL, seqDDL, r.sourceDDL)
-	for _, def := range viewDefs {
+	for _, def := range r.workloadViews() {
 		steps = append(steps, func() control.CreateRelation { return r.viewDDL(def) })
 	}
 	attempts := 0
@@ -965,7 +1062,7 @@ func (r *runner) setup() error {
 	if err := r.ddl(steps, retry); err != nil {
 		return err
 	}
-	if r.t1 == nil || r.t2 == nil || r.acct == nil || r.src.rel == nil || len(r.views) != len(viewDefs) {
+	if r.t1 == nil || r.t2 == nil || r.acct == nil || r.src.rel == nil || len(r.views) != len(r.workloadViews()) {
 		return fmt.Errorf("catalog incomplete after setup: %d views", len(r.views))
 	}
 	if err := r.seedAcct(retry); err != nil {
@@ -980,22 +1077,23 @@ func (r *runner) setup() error {
 
 // viewDDL is the CreateRelation of a workload view.
 func (r *runner) viewDDL(def viewDef) control.CreateRelation {
-	v, err := compileView(r.snap, def.sql)
+	rec := &catalog.Recorder{Base: r.snap}
+	v, err := compileView(rec, def.sql)
 	if err != nil {
 		// INVARIANT: the fixed view definitions compile.
 		panic(fmt.Sprintf("view %s: %v", def.name, err))
 	}
-	rel := &catalog.Relation{Kind: catalog.KindMaterializedView, Name: def.name, SQL: def.sql}
+	rel := &catalog.Relation{Kind: catalog.KindMaterializedView, Name: def.name, SQL: def.sql, Refs: rec.Refs}
 	for _, c := range v.Columns {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type})
 	}
-	var deps []catalog.ID
-	for _, t := range []*catalog.Relation{r.t1, r.t2, r.acct, r.src.rel} {
-		if t != nil && (strings.Contains(def.sql, "FROM "+t.Name) || strings.Contains(def.sql, "JOIN "+t.Name)) {
-			deps = append(deps, t.ID)
-		}
+	// Placed as the engine places it (on the view shard of the views it
+	// reads, else the one running the fewest).
+	rel.Placement = shard.PlaceView(r.snap, r.router.Map(), rel)
+	if r.shards > 1 {
+		r.logf("view %s placed on shard %d", def.name, int(rel.Placement)-1)
 	}
-	return control.CreateRelation{IfNotExists: true, Relation: rel, Deps: deps}
+	return control.CreateRelation{IfNotExists: true, Relation: rel, Deps: catalog.RefIDs(rec.Refs)}
 }
 
 // ddl runs DDL steps in order, then syncs the shard's catalog, calling

@@ -19,6 +19,7 @@ import (
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/expr"
+	"github.com/rockstream/rockstream/ivm/partition"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -54,9 +55,15 @@ func viewEnv(view *catalog.Relation) (*expr.Env, error) {
 // from what it was pinned to (catalog.Pinned: the inline views and input
 // schemas as they were at CREATE or the last RECOMPILE, never today's
 // definitions, so the plan is the one that built the stored state) and
-// lowered into b.
+// lowered into b. Under a bucket map with several view shards (cat is the
+// shard's catalog snapshot), a materialized view it reads on another view
+// shard is compiled into it (shard.Inlined).
 func (Planner) PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.Relation) (shard.PlannedView, error) {
-	v, err := rsql.CompileView(catalog.Pinned(cat, view), view.SQL)
+	var inline func(*catalog.Relation) (*catalog.Relation, bool)
+	if placed, ok := cat.(interface{ BucketMap() partition.Map }); ok {
+		inline = shard.Inlined(cat, placed.BucketMap(), view)
+	}
+	v, err := rsql.CompileViewWith(catalog.Pinned(cat, view), view.SQL, rsql.CompileOptions{InlineMaterialized: inline})
 	if err != nil {
 		return shard.PlannedView{}, err
 	}

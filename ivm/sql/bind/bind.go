@@ -31,6 +31,11 @@ type Options struct {
 	// the engine cannot maintain fail with RS-2001, and stable/volatile
 	// functions (now(), random()) are rejected.
 	ForView bool
+	// InlineMaterialized, when set, is asked about every materialized view
+	// the query reads: one it returns (its current definition, with its
+	// pins) is expanded like an inline view instead of read (a view
+	// shard compiling a view that reads another view shard's view).
+	InlineMaterialized func(*catalog.Relation) (*catalog.Relation, bool)
 }
 
 // BoundQuery is a bound SELECT (or VALUES / set operation).

@@ -109,6 +109,11 @@ func (b *binder) rangeVar(rv *pg_query.RangeVar, outer *scope) (plan.Node, *scop
 	if rel.Kind == catalog.KindView {
 		return b.expandView(rel, alias, colAliases, rv.Location, outer)
 	}
+	if rel.Kind == catalog.KindMaterializedView && b.opts.InlineMaterialized != nil {
+		if def, ok := b.opts.InlineMaterialized(rel); ok {
+			return b.expandView(def, alias, colAliases, rv.Location, outer)
+		}
+	}
 	cols := make([]plan.Column, len(rel.Columns))
 	for i, c := range rel.Columns {
 		cols[i] = plan.Column{Name: c.Name, Type: c.Type, Nullable: !c.NotNull}
@@ -142,7 +147,21 @@ func (b *binder) expandView(rel *catalog.Relation, alias string, colAliases []st
 	b.viewDepth++
 	// The body's names resolve as they did when the view was created (by
 	// id), so a renamed relation it reads is still found.
-	b.cat = catalog.WithRefs(b.cat, rel.Refs)
+	if rel.Kind == catalog.KindMaterializedView {
+		// An inlined materialized view compiles as it does on its own
+		// shard: from what it was pinned to, under its own column names.
+		b.cat = catalog.Pinned(b.cat, rel)
+		if len(colAliases) <= len(rel.Columns) {
+			names := make([]string, len(rel.Columns))
+			for i, c := range rel.Columns {
+				names[i] = c.Name
+			}
+			copy(names, colAliases)
+			colAliases = names
+		}
+	} else {
+		b.cat = catalog.WithRefs(b.cat, rel.Refs)
+	}
 	if o, ok := b.cat.(catalog.ExpansionObserver); ok {
 		o.EnterView()
 		defer o.LeaveView()

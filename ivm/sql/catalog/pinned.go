@@ -112,6 +112,20 @@ func (c pinnedCatalog) RelationByID(id ID) (*Relation, bool) {
 	return c.base.RelationByID(id)
 }
 
+// EnterView implements ExpansionObserver for the base (a Recorder).
+func (c pinnedCatalog) EnterView() {
+	if o, ok := c.base.(ExpansionObserver); ok {
+		o.EnterView()
+	}
+}
+
+// LeaveView implements ExpansionObserver for the base.
+func (c pinnedCatalog) LeaveView() {
+	if o, ok := c.base.(ExpansionObserver); ok {
+		o.LeaveView()
+	}
+}
+
 // PinnedRelation returns the version of relation id a materialized view
 // was compiled from, if it was pinned.
 func (r *Relation) PinnedRelation(id ID) (*Relation, bool) {
