@@ -10,7 +10,8 @@ import (
 // readOrder gives a query without ORDER BY that only reads one
 // materialized view — a scan of it under filters and projections, such as
 // `SELECT * FROM v` or `SELECT a FROM v WHERE b > 1 LIMIT 3` — the view's
-// defining ORDER BY (View.Order) as its output order.
+// defining ORDER BY (its keys on columns the view outputs, up to the
+// first that is not) as its output order, with or without a LIMIT.
 //
 // NB: PostgreSQL stores a materialized view's rows in the order its query
 // produced them and a sequential scan returns them in that order, so
@@ -110,7 +111,7 @@ func viewColumn(n plan.Node, col int) (int, bool) {
 }
 
 // viewOrder is a materialized view's defining ORDER BY over its columns
-// (View.Order). The definition is bound again, against the relations it
+// (visibleOrder). The definition is bound again, against the relations it
 // was compiled from, only when its text orders at the top level.
 func viewOrder(cat catalog.Catalog, rel *catalog.Relation) []plan.SortKey {
 	st, err := parse.ParseOne(rel.SQL)

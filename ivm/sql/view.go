@@ -22,12 +22,6 @@ type View struct {
 	// bare ORDER BY was dropped (a view is a set).
 	Plan    plan.Node
 	Columns []plan.Column
-	// Order is the defining query's ORDER BY over Columns (the keys up to
-	// the first one on a column the view does not output); nil when the
-	// query does not order. A bare read of the view returns its rows in
-	// this order, as PostgreSQL returns a materialized view's rows in the
-	// order its query produced them (see readOrder).
-	Order []plan.SortKey
 	// RetainHistory is the WITH (retain_history = ...) option (see
 	// catalog.Relation.RetainHistory); 0 when not given.
 	RetainHistory time.Duration
@@ -101,12 +95,12 @@ func compileViewStmt(cat catalog.Catalog, pg *parse.PG) (*View, error) {
 	if err := checkRecursion(node); err != nil {
 		return nil, err
 	}
-	return &View{SQL: pg.SQL, Plan: node, Columns: append([]plan.Column(nil), q.Columns...), Order: visibleOrder(q)}, nil
+	return &View{SQL: pg.SQL, Plan: node, Columns: append([]plan.Column(nil), q.Columns...)}, nil
 }
 
 // visibleOrder is the prefix of a bound query's ORDER BY on visible
 // columns: a key on a hidden column (an expression not in the select
-// list) cannot be evaluated over the view's stored rows.
+// list) cannot be evaluated over a view's stored rows (readOrder).
 func visibleOrder(q *bind.BoundQuery) []plan.SortKey {
 	var out []plan.SortKey
 	for _, k := range q.Order {
