@@ -176,6 +176,14 @@ func (c *caseRun) check(when string) *failure {
 		if strings.Join(g, "\n") != strings.Join(w, "\n") {
 			return &failure{fmt.Sprintf("%s: view %s differs from its query on PostgreSQL\nSELECT * FROM %s;\n-- rockstream: %q\n-- postgresql: %q", when, v, v, g, w)}
 		}
+		// A top-k view (its order key is unique) reads back in its
+		// defining order, as a PostgreSQL materialized view does.
+		if strings.Contains(c.queries[v], " ORDER BY ") {
+			g, w := harness.Lines(got.Rows), harness.Lines(want.Rows)
+			if strings.Join(g, "\n") != strings.Join(w, "\n") {
+				return &failure{fmt.Sprintf("%s: view %s reads back out of its defining order\nSELECT * FROM %s;\n-- rockstream: %q\n-- postgresql: %q", when, v, v, g, w)}
+			}
+		}
 	}
 	return nil
 }
