@@ -66,7 +66,10 @@ type caseRun struct {
 // Stats counts what the campaign exercised.
 type Stats struct {
 	Cases, Views, ViewsUnsupported, Statements, StatementErrors, Checks int
-	Unsupported                                                         map[string]int
+	// GroupingSetViews counts the created views grouped by grouping sets
+	// (ROLLUP, CUBE, GROUPING SETS).
+	GroupingSetViews int
+	Unsupported      map[string]int
 }
 
 // unit is one step of a case: a DDL statement, a view, or a transaction.
@@ -123,6 +126,9 @@ func (c *caseRun) createView(name, query string) *failure {
 		c.units[len(c.units)-1].view, c.units[len(c.units)-1].query = name, query
 		c.views = append(c.views, name)
 		c.queries[name] = query
+		if strings.Contains(query, "GROUPING(") {
+			c.stats.GroupingSetViews++
+		}
 		return nil
 	case rerr != nil && perr != nil:
 		return nil // invalid SQL on both: not a view of this case
@@ -169,6 +175,14 @@ func (c *caseRun) check(when string) *failure {
 		g, w := harness.SortedLines(got.Rows), harness.SortedLines(want.Rows)
 		if strings.Join(g, "\n") != strings.Join(w, "\n") {
 			return &failure{fmt.Sprintf("%s: view %s differs from its query on PostgreSQL\nSELECT * FROM %s;\n-- rockstream: %q\n-- postgresql: %q", when, v, v, g, w)}
+		}
+		// A top-k view (its order key is unique) reads back in its
+		// defining order, as a PostgreSQL materialized view does.
+		if strings.Contains(c.queries[v], " ORDER BY ") {
+			g, w := harness.Lines(got.Rows), harness.Lines(want.Rows)
+			if strings.Join(g, "\n") != strings.Join(w, "\n") {
+				return &failure{fmt.Sprintf("%s: view %s reads back out of its defining order\nSELECT * FROM %s;\n-- rockstream: %q\n-- postgresql: %q", when, v, v, g, w)}
+			}
 		}
 	}
 	return nil
@@ -360,8 +374,8 @@ func TestDifferential(t *testing.T) {
 	p := pair{rs: harness.ConnectRS(t, srv), pg: harness.ConnectPG(t)}
 	stats := &Stats{Unsupported: map[string]int{}}
 	defer func() {
-		t.Logf("cases=%d views=%d unsupported-views=%d statements=%d statement-errors(both)=%d view-checks=%d",
-			stats.Cases, stats.Views, stats.ViewsUnsupported, stats.Statements, stats.StatementErrors, stats.Checks)
+		t.Logf("cases=%d views=%d grouping-set-views=%d unsupported-views=%d statements=%d statement-errors(both)=%d view-checks=%d",
+			stats.Cases, stats.Views, stats.GroupingSetViews, stats.ViewsUnsupported, stats.Statements, stats.StatementErrors, stats.Checks)
 		for k, n := range stats.Unsupported {
 			t.Logf("  unsupported %dx: %s", n, k)
 		}

@@ -218,7 +218,26 @@ func genView(rt *rapid.T, ts []Table) string {
 		if rapid.IntRange(0, 3).Draw(rt, "having") == 0 {
 			having = " HAVING count(*) > 1"
 		}
-		return fmt.Sprintf("SELECT %s AS g, %s FROM %s x%s GROUP BY %s%s", g, strings.Join(aggs, ", "), a.Name, where(a, "x"), g, having)
+		// Sometimes grouping sets over g and a second column: a rolled-up
+		// NULL beside NULL group values, told apart by GROUPING().
+		g2 := a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tBool}).Draw(rt, "gt2"), "g2")
+		var by string
+		switch rapid.IntRange(0, 7).Draw(rt, "gsets") {
+		case 0:
+			by = fmt.Sprintf("ROLLUP (%s, %s)", g, g2)
+		case 1:
+			by = fmt.Sprintf("CUBE (%s, %s)", g, g2)
+		case 2:
+			by = fmt.Sprintf("GROUPING SETS ((%s), (%s), ())", g, g2)
+		case 3:
+			by = fmt.Sprintf("%s, ROLLUP (%s)", g, g2)
+		default:
+			return fmt.Sprintf("SELECT %s AS g, %s FROM %s x%s GROUP BY %s%s", g, strings.Join(aggs, ", "), a.Name, where(a, "x"), g, having)
+		}
+		if having != "" && rapid.Bool().Draw(rt, "having_grouping") {
+			having += fmt.Sprintf(" OR GROUPING(%s) = 1", g2)
+		}
+		return fmt.Sprintf("SELECT %s AS g, %s AS g2, %s, GROUPING(%s, %s) AS gg FROM %s x%s GROUP BY %s%s", g, g2, strings.Join(aggs, ", "), g, g2, a.Name, where(a, "x"), by, having)
 	case 5: // join + group by
 		kind := rapid.SampledFrom([]string{"JOIN", "LEFT JOIN", "FULL JOIN"}).Draw(rt, "join")
 		g := b.colOf(rt, "y", tInt, "g")

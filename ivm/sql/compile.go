@@ -365,6 +365,7 @@ func compileQuery(cat catalog.Catalog, st *parse.PG, opts bind.Options) (*Query,
 	if err != nil {
 		return nil, err
 	}
+	readOrder(cat, q)
 	return &Query{
 		SQL:        st.SQL,
 		Plan:       opt.Optimize(q.Plan),

@@ -108,3 +108,17 @@ func compileViewStmt(cat catalog.Catalog, pg *parse.PG, opts CompileOptions) (*V
 	}
 	return &View{SQL: pg.SQL, Plan: node, Columns: append([]plan.Column(nil), q.Columns...)}, nil
 }
+
+// visibleOrder is the prefix of a bound query's ORDER BY on visible
+// columns: a key on a hidden column (an expression not in the select
+// list) cannot be evaluated over a view's stored rows (readOrder).
+func visibleOrder(q *bind.BoundQuery) []plan.SortKey {
+	var out []plan.SortKey
+	for _, k := range q.Order {
+		if k.Col >= len(q.Columns) {
+			break
+		}
+		out = append(out, k)
+	}
+	return out
+}

@@ -25,6 +25,9 @@ type exprCtx struct {
 	// srfs collects set-returning function calls of the SELECT list; nil
 	// where they are not allowed (srf.go).
 	srfs *srfCollector
+	// groupings collects GROUPING() calls; nil where they are not allowed
+	// (groupingsets.go).
+	groupings *[]*groupingRef
 }
 
 // aggRef is a placeholder scalar for an aggregate call: lifted to a column
@@ -173,7 +176,7 @@ func (b *binder) expr(n *pg_query.Node, sc *scope, ctx exprCtx) (plan.Scalar, er
 		}
 		return nil, b.unsupported(-1, "subscripts and field selection")
 	case *pg_query.Node_GroupingFunc:
-		return nil, b.unsupported(x.GroupingFunc.Location, "GROUPING()")
+		return b.groupingFunc(x.GroupingFunc, sc, ctx)
 	}
 	return nil, b.unsupported(-1, "expression "+strings.TrimPrefix(strings.TrimPrefix(typeNameOf(n), "*pg_query.Node_"), "*pg_query."))
 }

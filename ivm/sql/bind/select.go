@@ -383,7 +383,8 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 	var wins []*winRef
 	srfs := &srfCollector{base: len(node.Schema())}
 	var records []*recordTarget
-	actx := exprCtx{clause: "SELECT", aggs: &aggs, wins: &wins, srfs: srfs}
+	var groupings []*groupingRef
+	actx := exprCtx{clause: "SELECT", aggs: &aggs, wins: &wins, srfs: srfs, groupings: &groupings}
 	var targets []plan.Scalar
 	var names []string
 	for _, t := range sel.TargetList {
@@ -423,7 +424,7 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 		names = append(names, name)
 	}
 	if len(srfs.funcs) > 0 {
-		if len(aggs) > 0 || len(wins) > 0 || len(sel.GroupClause) > 0 || sel.HavingClause != nil {
+		if len(aggs) > 0 || len(wins) > 0 || len(groupings) > 0 || len(sel.GroupClause) > 0 || sel.HavingClause != nil {
 			return nil, b.unsupported(-1, "set-returning functions in the SELECT list of a grouped or windowed query")
 		}
 		cols := append([]plan.Column(nil), node.Schema()...)
@@ -438,18 +439,14 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 			origins[i] = sc.originOf(cr.Index)
 		}
 	}
-	// GROUP BY
-	var groupExprs []plan.Scalar
-	for _, g := range sel.GroupClause {
-		s, err := b.groupItem(g, sc, targets)
-		if err != nil {
-			return nil, err
-		}
-		groupExprs = append(groupExprs, s)
+	// GROUP BY (sets: the grouping sets, nil for a plain GROUP BY)
+	groupExprs, sets, err := b.groupBy(sel, sc, targets, names)
+	if err != nil {
+		return nil, err
 	}
 	var having plan.Scalar
 	if sel.HavingClause != nil {
-		h, err := b.expr(sel.HavingClause, sc, exprCtx{clause: "HAVING", aggs: &aggs})
+		h, err := b.expr(sel.HavingClause, sc, exprCtx{clause: "HAVING", aggs: &aggs, groupings: &groupings})
 		if err != nil {
 			return nil, err
 		}
@@ -475,13 +472,13 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 			order = append(order, orderItem{target: idx, sb: sb})
 			continue
 		}
-		s, err := b.expr(sb.Node, sc, exprCtx{clause: "ORDER BY", aggs: &aggs, wins: &wins})
+		s, err := b.expr(sb.Node, sc, exprCtx{clause: "ORDER BY", aggs: &aggs, wins: &wins, groupings: &groupings})
 		if err != nil {
 			return nil, err
 		}
 		order = append(order, orderItem{target: -1, expr: s, sb: sb})
 	}
-	grouped := len(aggs) > 0 || len(sel.GroupClause) > 0 || having != nil
+	grouped := len(aggs) > 0 || len(groupings) > 0 || len(sel.GroupClause) > 0 || having != nil
 	if grouped {
 		var needed []*plan.ColRef
 		collect := func(x plan.Scalar) { ungroupedColumns(x, groupExprs, &needed) }
@@ -496,10 +493,38 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 				collect(o.expr)
 			}
 		}
-		groupExprs = functionallyDependent(sc, groupExprs, needed)
+		if sets == nil {
+			groupExprs = functionallyDependent(sc, groupExprs, needed)
+		} else {
+			// A column is dependent when a primary key is in every set
+			// (PostgreSQL checks against the expressions common to all
+			// sets); it joins every set.
+			var common []plan.Scalar
+			for i, e := range groupExprs {
+				inAll := true
+				for _, set := range sets {
+					inAll = inAll && slices.Contains(set, i)
+				}
+				if inAll {
+					common = append(common, e)
+				}
+			}
+			for _, dep := range functionallyDependent(sc, common, needed)[len(common):] {
+				for k := range sets {
+					sets[k] = append(sets[k], len(groupExprs))
+				}
+				groupExprs = append(groupExprs, dep)
+			}
+		}
+		if err := bindGroupings(groupings, groupExprs, sets, len(aggs)); err != nil {
+			return nil, err
+		}
 		node, err = b.buildAggregate(node, groupExprs, aggs)
 		if err != nil {
 			return nil, err
+		}
+		if sets != nil {
+			node = buildGroupingSets(node.(*plan.Aggregate), groupExprs, sets, groupings)
 		}
 		lift := func(s plan.Scalar) (plan.Scalar, error) { return b.liftGrouped(s, groupExprs, len(groupExprs)) }
 		for i := range targets {
@@ -680,7 +705,7 @@ func (b *binder) orderByOutput(n *pg_query.Node, names []string, targets []plan.
 
 // groupItem binds one GROUP BY item: an input expression, or (as
 // PostgreSQL allows) an output ordinal or output column alias.
-func (b *binder) groupItem(g *pg_query.Node, sc *scope, targets []plan.Scalar) (plan.Scalar, error) {
+func (b *binder) groupItem(g *pg_query.Node, sc *scope, targets []plan.Scalar, names []string) (plan.Scalar, error) {
 	if c := g.GetAConst(); c != nil && c.GetIval() != nil {
 		i := int(c.GetIval().Ival)
 		if i < 1 || i > len(targets) {
@@ -698,12 +723,31 @@ func (b *binder) groupItem(g *pg_query.Node, sc *scope, targets []plan.Scalar) (
 		}
 		return targets[i-1], nil
 	}
-	switch g.Node.(type) {
-	case *pg_query.Node_GroupingSet:
-		return nil, b.unsupported(-1, "GROUPING SETS / ROLLUP / CUBE")
+	if gs := g.GetGroupingSet(); gs != nil {
+		// Only a list inside GROUPING SETS / ROLLUP / CUBE gets here.
+		return nil, b.semantic("42601", gs.Location, "syntax error: a grouping set cannot be nested in a parenthesized grouping list")
 	}
 	s, err := b.expr(g, sc, exprCtx{clause: "GROUP BY"})
 	if err != nil {
+		// NB: a bare name that is no input column may name an output
+		// column (PostgreSQL's SQL-92 rule; input columns win).
+		if cr := g.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
+			if ce, ok := errcode.As(err); ok && ce.State() == "42703" {
+				name := cr.Fields[0].GetString_().GetSval()
+				found := -1
+				for i, n := range names {
+					if n == name {
+						if found >= 0 && !plan.Equal(targets[found], targets[i]) {
+							return nil, b.semantic("42702", cr.Location, "GROUP BY \"%s\" is ambiguous", name)
+						}
+						found = i
+					}
+				}
+				if found >= 0 {
+					return b.groupItem(&pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Ival{Ival: &pg_query.Integer{Ival: int32(found + 1)}}, Location: cr.Location}}}, sc, targets, names)
+				}
+			}
+		}
 		return nil, err
 	}
 	return s, nil
@@ -782,6 +826,11 @@ func (b *binder) liftGrouped(s plan.Scalar, groupExprs []plan.Scalar, nGroups in
 	switch x := s.(type) {
 	case *aggRef:
 		return &plan.ColRef{Index: nGroups + x.index, Typ: x.call.Typ, Name: x.call.Func}, nil
+	case *groupingRef:
+		if x.col < 0 {
+			return &plan.Const{Value: int64(0), Typ: types.TInt4}, nil
+		}
+		return &plan.ColRef{Index: x.col, Typ: types.TInt4, Name: "grouping"}, nil
 	case *plan.ColRef:
 		name := x.Name
 		if x.Qualifier != "" {
