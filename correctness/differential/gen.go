@@ -209,6 +209,9 @@ func genView(rt *rapid.T, ts []Table) string {
 			"count(DISTINCT " + a.colOf(rt, "x", tInt, "ag") + ") AS cd",
 			"bool_or(" + a.colOf(rt, "x", tBool, "ag") + ") AS bo",
 			"sum(" + a.colOf(rt, "x", tNum, "ag") + ") AS sn",
+			"percentile_cont(" + rapid.SampledFrom([]string{"0", "0.5", "0.3", "1", "ARRAY[0.25, NULL, 0.75]"}).Draw(rt, "frac") + ") WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", tInt, "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS pc",
+			"percentile_disc(" + rapid.SampledFrom([]string{"0", "0.5", "0.4", "1", "ARRAY[0.1, 0.9]"}).Draw(rt, "frac") + ") WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tNum}).Draw(rt, "pdt"), "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS pd",
+			"mode() WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tBool}).Draw(rt, "mt"), "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS mo",
 		} {
 			if rapid.Bool().Draw(rt, "agg") {
 				aggs = append(aggs, f)

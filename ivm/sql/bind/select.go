@@ -739,6 +739,12 @@ func (b *binder) buildAggregate(input plan.Node, groupExprs []plan.Scalar, aggs 
 			if plan.HasSubquery(arg) {
 				return nil, b.unsupported(-1, "subqueries in aggregate arguments")
 			}
+			if j == 0 && isOrderedSetAggregate(call.Func) && call.Func != "mode" {
+				// NB: a percentile's fraction reads no column (withinGroup
+				// checks it); it stays a constant, evaluated per group.
+				args[j] = arg
+				continue
+			}
 			idx := len(pre)
 			pre = append(pre, arg)
 			name := fmt.Sprintf("arg%d", idx)
