@@ -17,5 +17,11 @@ var adHocArrays = []string{
 	"WITH RECURSIVE r(n, p) AS (SELECT 1, 1 UNION ALL SELECT n + 1, p * 2 FROM r WHERE n < 10) SELECT n, p FROM r ORDER BY n",
 	"WITH RECURSIVE r(x) AS (SELECT b FROM t UNION SELECT (x * 7) % 11 FROM r WHERE x IS NOT NULL) SELECT x FROM r ORDER BY x",
 	"SELECT a, CASE WHEN a < 0 THEN (SELECT v FROM u) ELSE b END AS guarded FROM t ORDER BY a",
+	"SELECT a, ('{10,20,30}'::int[])[b] AS s, ('{10,20,30}'::int[])[1.6] AS r, ('{10,20,30}'::int[])['3'] AS u, ('{10,20,30}'::int[])[NULL] AS n, ('{10,20,30}'::int[])[b:NULL] AS sn, (NULL::int[])[1] AS na, ('{x,y}'::text[])[-1:b] AS sl, (ARRAY[c])[1] || '!' AS cat FROM t ORDER BY a",
+	"SELECT a, array_append(NULL::int[], b) AS an, array_append(ARRAY[b], NULL) AS ae, array_append('{1}', b) AS al, array_prepend(NULL, NULL::text[]) AS pn, array_cat(NULL::int[], NULL) AS cn, array_cat('{}', ARRAY[a]) AS ce, array_append(ARRAY[a], 2.5) AS num FROM t ORDER BY a",
+	"SELECT a, array_position(ARRAY[1, NULL, 3], NULL) AS pn, array_position(ARRAY[1, 2, 3, 1], 1, b) AS ps, array_position(NULL::int[], b) AS na, array_position(ARRAY[1.0, 2], b) AS nu, array_position(ARRAY['x', c], c) AS tx, array_length('{}'::int[], 1) AS l0, array_length(ARRAY[a], 2) AS l2, cardinality(NULL::int[]) AS cn FROM t ORDER BY a",
+	"SELECT a, ARRAY[1, NULL] @> ARRAY[NULL::int] AS nn, NULL::int[] @> ARRAY[b] AS na, ARRAY[a, a] <@ ARRAY[a] AS dup, ARRAY[c] && ARRAY['x', NULL] AS tx, '{}' <@ ARRAY[b] AS e, ARRAY[1.0] @> ARRAY[1.00] AS num FROM t ORDER BY a",
+	"SELECT a, array_position(ARRAY[a], a, NULL) FROM t ORDER BY a",
+	"SELECT a, ('{10,20}'::int[])[2147483648] FROM t ORDER BY a",
 	"SELECT a, (WITH RECURSIVE d(k, depth) AS (SELECT t.a, 0 UNION ALL SELECT k / 2, depth + 1 FROM d WHERE k > 1) SELECT max(depth) FROM d) AS halvings FROM t ORDER BY a",
 }

@@ -96,6 +96,12 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 		}
 		return &plan.Func{Name: name, Args: args, Typ: t}, nil
 	}
+	if isInternalFunc(name) {
+		return nil, b.noFunction(name, args, f.Location)
+	}
+	if out, ok, err := b.arrayFunc(name, args, f.Location); ok || err != nil {
+		return out, err
+	}
 	if out, ok, err := b.registryCall(name, args, f.Location); ok || err != nil {
 		return out, err
 	}

@@ -880,6 +880,19 @@ func columnName(n *pg_query.Node) string {
 		return "case"
 	case *pg_query.Node_AArrayExpr:
 		return "array"
+	case *pg_query.Node_AIndirection:
+		// PostgreSQL: the last field name, else the name of what is
+		// subscripted (a[1] is "a").
+		fname := ""
+		for _, i := range x.AIndirection.Indirection {
+			if s := i.GetString_(); s != nil {
+				fname = s.Sval
+			}
+		}
+		if fname != "" {
+			return fname
+		}
+		return columnName(x.AIndirection.Arg)
 	case *pg_query.Node_CoalesceExpr:
 		return "coalesce"
 	case *pg_query.Node_MinMaxExpr:
