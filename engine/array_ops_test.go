@@ -1,6 +1,10 @@
 package engine_test
 
-import "testing"
+import (
+	"context"
+	"strings"
+	"testing"
+)
 
 // TestArraySubscriptsAndFunctions: views over int[] and text[] columns
 // using subscripts, slices, array_append/prepend/cat/length/position,
@@ -29,4 +33,11 @@ func TestArraySubscriptsAndFunctions(t *testing.T) {
 	o.checkWith("deleted", adhoc)
 	o.both("DELETE FROM ar")
 	o.checkWith("empty again", adhoc)
+
+	// int2vector and oidvector catalog columns are 0-based in PostgreSQL
+	// but served as arrays: their subscripts are refused, never off by one.
+	_, err := o.rs.Exec(context.Background(), "SELECT i.indkey[0] FROM pg_catalog.pg_index i")
+	if sqlState(err) != "0A000" || !strings.Contains(message(err), "pg_index.indkey is 0-based") {
+		t.Fatalf("indkey[0]: %v, want 0A000 naming pg_index.indkey", err)
+	}
 }

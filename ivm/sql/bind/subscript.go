@@ -32,6 +32,13 @@ func (b *binder) subscript(ind *pg_query.A_Indirection, sc *scope, ctx exprCtx) 
 	if err != nil {
 		return nil, true, err
 	}
+	if ref, ok := arr.(*plan.ColRef); ok && sc != nil {
+		for _, c := range sc.cols {
+			if c.index == ref.Index && c.rel != nil && c.relCol < len(c.rel.Columns) && isZeroBasedVector(c.rel.Name, c.rel.Columns[c.relCol].Name) {
+				return nil, true, b.unsupported(-1, "subscripts of int2vector and oidvector catalog columns ("+c.rel.Name+"."+c.rel.Columns[c.relCol].Name+" is 0-based)")
+			}
+		}
+	}
 	t := baseType(arr.Type())
 	switch {
 	case t.Kind == types.KindJSONB:
@@ -149,4 +156,18 @@ func (b *binder) arrayFunc(name string, args []plan.Scalar, loc int32) (plan.Sca
 		}
 	}
 	return b.registryCall(name, out, loc)
+}
+
+// isZeroBasedVector names the system catalog columns that are int2vector
+// or oidvector in PostgreSQL: they are subscripted from 0, but the catalog
+// serves them as ordinary (1-based) arrays, so a subscript would be off by
+// one; they are refused rather than answered wrong.
+func isZeroBasedVector(rel, col string) bool {
+	switch rel + "." + col {
+	case "pg_index.indkey", "pg_index.indcollation", "pg_index.indclass", "pg_index.indoption",
+		"pg_proc.proargtypes", "pg_trigger.tgattr", "pg_statistic_ext.stxkeys",
+		"pg_partitioned_table.partattrs", "pg_partitioned_table.partclass", "pg_partitioned_table.partcollation":
+		return true
+	}
+	return false
 }
