@@ -23,5 +23,10 @@ var adHocArrays = []string{
 	"SELECT a, ARRAY[1, NULL] @> ARRAY[NULL::int] AS nn, NULL::int[] @> ARRAY[b] AS na, ARRAY[a, a] <@ ARRAY[a] AS dup, ARRAY[c] && ARRAY['x', NULL] AS tx, '{}' <@ ARRAY[b] AS e, ARRAY[1.0] @> ARRAY[1.00] AS num FROM t ORDER BY a",
 	"SELECT a, array_position(ARRAY[a], a, NULL) FROM t ORDER BY a",
 	"SELECT a, ('{10,20}'::int[])[2147483648] FROM t ORDER BY a",
+	"SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY b::float8 / 3) AS pc, percentile_disc(0.5) WITHIN GROUP (ORDER BY b > 1) AS pb, mode() WITHIN GROUP (ORDER BY c) AS mc, percentile_disc(0.5) WITHIN GROUP (ORDER BY b / 2.0) AS pn FROM t",
+	"SELECT mode() WITHIN GROUP (ORDER BY CASE WHEN b = 1 THEN 'NaN'::float8 ELSE b END) AS m, percentile_cont(0.7) WITHIN GROUP (ORDER BY CASE WHEN b = 2 THEN 'Infinity'::float8 ELSE b END) AS pinf FROM t",
+	"SELECT b, percentile_disc(0.5) WITHIN GROUP (ORDER BY ARRAY[a, b]) AS pa, percentile_cont(0.5) WITHIN GROUP (ORDER BY b * interval '1.5 days') AS pi FROM t GROUP BY b ORDER BY b",
+	"SELECT c FROM t GROUP BY c HAVING percentile_cont(0.5) WITHIN GROUP (ORDER BY a) > 1 ORDER BY percentile_disc(0.5) WITHIN GROUP (ORDER BY a), c",
+	"SELECT s.g, percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY s.v DESC) FROM (SELECT t.c AS g, u.v FROM t JOIN u ON u.k = t.b) s GROUP BY s.g ORDER BY s.g",
 	"SELECT a, (WITH RECURSIVE d(k, depth) AS (SELECT t.a, 0 UNION ALL SELECT k / 2, depth + 1 FROM d WHERE k > 1) SELECT max(depth) FROM d) AS halvings FROM t ORDER BY a",
 }
