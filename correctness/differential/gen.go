@@ -145,7 +145,20 @@ func pred(rt *rapid.T, t Table, alias string, depth int) string {
 
 // scalar draws a projected expression (with its alias name).
 func scalar(rt *rapid.T, t Table, alias string) string {
-	switch rapid.IntRange(0, 9).Draw(rt, "scalar") {
+	switch rapid.IntRange(0, 11).Draw(rt, "scalar") {
+	case 10: // subscripts and slices: out of range and NULL give NULL, slices clamp
+		arr := fmt.Sprintf("(ARRAY[%s, %s, 3])", t.colOf(rt, alias, tInt, "sc"), t.colOf(rt, alias, tInt, "sc"))
+		i := t.colOf(rt, alias, tInt, "sc")
+		return rapid.SampledFrom([]string{arr + "[" + i + "]", arr + "[" + i + ":]", arr + "[2:" + i + "]", "cardinality(" + arr + "[:" + i + "])"}).Draw(rt, "sub")
+	case 11: // array functions and operators
+		x, y := t.colOf(rt, alias, tInt, "sc"), t.colOf(rt, alias, tInt, "sc")
+		return rapid.SampledFrom([]string{
+			fmt.Sprintf("array_position(array_append(ARRAY[%s, 1], %s), %s)", x, y, y),
+			fmt.Sprintf("array_cat(ARRAY[%s], array_prepend(%s, ARRAY[2]))", x, y),
+			fmt.Sprintf("ARRAY[%s, 2] @> ARRAY[%s]", x, y),
+			fmt.Sprintf("ARRAY[%s] && ARRAY[%s, 1]", x, y),
+			fmt.Sprintf("array_length(array_append(ARRAY[%s], %s), 1)", x, y),
+		}).Draw(rt, "arrfn")
 	case 8: // may overflow at the int boundary: the view and the query must both fail
 		return fmt.Sprintf("%s + 1", t.colOf(rt, alias, tInt, "sc"))
 	case 9: // may divide by zero
@@ -209,6 +222,9 @@ func genView(rt *rapid.T, ts []Table) string {
 			"count(DISTINCT " + a.colOf(rt, "x", tInt, "ag") + ") AS cd",
 			"bool_or(" + a.colOf(rt, "x", tBool, "ag") + ") AS bo",
 			"sum(" + a.colOf(rt, "x", tNum, "ag") + ") AS sn",
+			"percentile_cont(" + rapid.SampledFrom([]string{"0", "0.5", "0.3", "1", "ARRAY[0.25, NULL, 0.75]"}).Draw(rt, "frac") + ") WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", tInt, "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS pc",
+			"percentile_disc(" + rapid.SampledFrom([]string{"0", "0.5", "0.4", "1", "ARRAY[0.1, 0.9]"}).Draw(rt, "frac") + ") WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tNum}).Draw(rt, "pdt"), "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS pd",
+			"mode() WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tBool}).Draw(rt, "mt"), "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS mo",
 		} {
 			if rapid.Bool().Draw(rt, "agg") {
 				aggs = append(aggs, f)

@@ -107,6 +107,33 @@ func addIntervals(a, b types.Interval) (types.Datum, error) {
 	return types.Interval{Months: int32(m), Days: int32(d), Micros: us}, nil
 }
 
+// subIntervals is a − b (interval_mi), field by field.
+func subIntervals(a, b types.Interval) (types.Interval, error) {
+	m := int64(a.Months) - int64(b.Months)
+	d := int64(a.Days) - int64(b.Days)
+	us := a.Micros - b.Micros
+	if m > math.MaxInt32 || m < math.MinInt32 || d > math.MaxInt32 || d < math.MinInt32 ||
+		(a.Micros >= 0 && b.Micros < 0 && us < 0) || (a.Micros < 0 && b.Micros > 0 && us >= 0) {
+		return types.Interval{}, errIntervalRange()
+	}
+	return types.Interval{Months: int32(m), Days: int32(d), Micros: us}, nil
+}
+
+// IntervalLerp is PostgreSQL's interval_lerp, lo + (hi − lo) · proportion
+// (percentile_cont over intervals), with interval_mi, interval_mul and
+// interval_pl's range checks.
+func IntervalLerp(lo, hi types.Interval, proportion float64) (types.Datum, error) {
+	diff, err := subIntervals(hi, lo)
+	if err != nil {
+		return nil, err
+	}
+	scaled, err := intervalMul(diff, proportion)
+	if err != nil {
+		return nil, err
+	}
+	return addIntervals(scaled.(types.Interval), lo)
+}
+
 // justifyHours moves whole days out of the microseconds (interval_justify_hours).
 func justifyHours(iv types.Interval) types.Interval {
 	whole := iv.Micros / types.MicrosPerDay

@@ -97,6 +97,7 @@ func buildRegistry() map[string][]*Func {
 	registerString(add)
 	registerDateTime(add)
 	registerMisc(add)
+	registerArray(add)
 	registerBackend(add)
 	registerToChar(add)
 	registerPattern(add)

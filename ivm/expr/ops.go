@@ -180,6 +180,9 @@ func LookupBinaryOp(op string, l, r types.Type) (OpInfo, bool) {
 		return lookupConcat(l, r)
 	}
 	l, r = resolveUnknown(l, r)
+	if op == "@>" || op == "<@" || op == "&&" {
+		return lookupArrayContains(op, l, r)
+	}
 	if isComparison(op) {
 		ct, ok := ComparisonType(l, r)
 		if !ok {
@@ -531,6 +534,27 @@ func lookupConcat(l, r types.Type) (OpInfo, bool) {
 			return nil, err
 		}
 		return x + y, nil
+	})
+}
+
+// lookupArrayContains resolves anyarray @> anyarray (contains), <@ (is
+// contained by) and && (overlaps): both sides one array type, as
+// PostgreSQL's anyarray requires (integer[] @> bigint[] does not exist).
+func lookupArrayContains(op string, l, r types.Type) (OpInfo, bool) {
+	l, r = noTypmod(l), noTypmod(r)
+	if l.Kind != types.KindArray || r.Kind != types.KindArray || l.Elem == nil || r.Elem == nil || !noTypmod(*l.Elem).Equal(noTypmod(*r.Elem)) {
+		return OpInfo{}, false
+	}
+	elem := noTypmod(*l.Elem)
+	return info(op, l, l, types.TBool, func(_ *Env, a, b types.Datum) (types.Datum, error) {
+		x, y := a.(types.Array), b.(types.Array)
+		switch op {
+		case "@>":
+			return arrayContains(elem, x, y, false), nil
+		case "<@":
+			return arrayContains(elem, y, x, false), nil
+		}
+		return arrayContains(elem, x, y, true), nil
 	})
 }
 

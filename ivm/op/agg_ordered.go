@@ -31,7 +31,12 @@ import (
 // values in string_agg (a NULL delimiter counts as empty) and keeps them in
 // array_agg; both return NULL when no row is aggregated.
 
-func isOrderedAgg(f AggFunc) bool { return f == AggStringAgg || f == AggArrayAgg }
+// isOrderedAgg reports the aggregates kept as a per-group ordered
+// multiset of elements: string_agg, array_agg and the ordered-set
+// aggregates (agg_ordered_set.go).
+func isOrderedAgg(f AggFunc) bool {
+	return f == AggStringAgg || f == AggArrayAgg || isOrderedSetAgg(f)
+}
 
 // orderedAggResultType is text for string_agg and the argument's array
 // type for array_agg.
@@ -51,19 +56,22 @@ func orderedAggResultType(call AggregateCall) (types.Type, error) {
 			return types.Type{}, fmt.Errorf("array_agg of an array (%s) is not supported", t.SQLName())
 		}
 		return types.ArrayOf(t), nil
+	case AggPercentileCont, AggPercentileDisc, AggMode:
+		return orderedSetResultType(call)
 	}
 	return types.Type{}, fmt.Errorf("%s is not an ordered aggregate", call.Func)
 }
 
 // evalOrderedInput evaluates an ordered aggregate's element for row: the
 // Row{value, delimiter, order values...}; seen is false when the row does
-// not contribute (a NULL string_agg value).
+// not contribute (a NULL string_agg value; ordered-set aggregates ignore
+// NULLs too).
 func evalOrderedInput(ctx *Context, call AggregateCall, row types.Row) (types.Row, bool, error) {
 	v, err := call.Arg.Eval(ctx.Env, row)
 	if err != nil {
 		return nil, false, err
 	}
-	if v == nil && call.Func == AggStringAgg {
+	if v == nil && (call.Func == AggStringAgg || isOrderedSetAgg(call.Func)) {
 		return nil, false, nil
 	}
 	element := make(types.Row, 2, 2+len(call.OrderBy))
@@ -250,6 +258,13 @@ func checkOrderedSize(call AggregateCall, elements []types.Row, weights []int64)
 // (lossless identity), sorted by ORDER BY values then value with
 // types.Compare, independent of key encodings.
 func streamOrdered(call AggregateCall, elements []types.Datum, weights []int64) (types.Datum, error) {
+	sorted, sortedWeights := sortOrdered(call, elements, weights)
+	return buildOrdered(call, sorted, sortedWeights)
+}
+
+// sortOrdered consolidates elements by their lossless identity and sorts
+// them as streamOrdered describes.
+func sortOrdered(call AggregateCall, elements []types.Datum, weights []int64) ([]types.Row, []int64) {
 	var rows []types.Row
 	var ws []int64
 	var buf []byte
@@ -287,7 +302,7 @@ func streamOrdered(call AggregateCall, elements []types.Datum, weights []int64) 
 	for i, o := range order {
 		sorted[i], sortedWeights[i] = rows[o], ws[o]
 	}
-	return buildOrdered(call, sorted, sortedWeights)
+	return sorted, sortedWeights
 }
 
 // compareNullable orders a and b as ORDER BY would.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/arrange"
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/keyenc"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -491,6 +492,17 @@ func (a *Aggregate) finalize(ctx *Context, g *aggGroup, state types.Row) (types.
 	row := append(types.Row{}, g.keyRow...)
 	slot := 1
 	for i, call := range a.spec.Calls {
+		if isOrderedSetAgg(call.Func) {
+			v, valueErr, err := finalizeOrderedSet(ctx.Env, call, a.multisetValues(ctx, g.key, i))
+			if err != nil {
+				return nil, err
+			}
+			if err := g.addError(valueErr); err != nil {
+				return nil, err
+			}
+			row = append(row, v)
+			continue
+		}
 		if isOrderedAgg(call.Func) {
 			v, err := a.finalizeOrdered(ctx, g.key, i)
 			if err != nil {
@@ -634,7 +646,7 @@ func StreamAggregate(ctx *Context, in types.Schema, spec AggregateSpec, batch zs
 			if g.values != nil {
 				values, weights = g.values[c], g.weights[c]
 			}
-			v, err := streamAggregateCall(call, a.sumKinds[c], a.types[c], values, weights)
+			v, err := streamAggregateCall(ctx.Env, call, a.sumKinds[c], a.types[c], values, weights)
 			if err != nil {
 				if err := ctx.Fail(err, g.keyRow, 1); err != nil {
 					return zset.Batch{}, err
@@ -648,8 +660,16 @@ func StreamAggregate(ctx *Context, in types.Schema, spec AggregateSpec, batch zs
 }
 
 // streamAggregateCall computes one aggregate directly from the weighted
-// values it sees.
-func streamAggregateCall(call AggregateCall, kind sumKind, resultType types.Type, values []types.Datum, weights []int64) (types.Datum, error) {
+// values it sees (env evaluates an ordered-set aggregate's fraction).
+func streamAggregateCall(env *expr.Env, call AggregateCall, kind sumKind, resultType types.Type, values []types.Datum, weights []int64) (types.Datum, error) {
+	if isOrderedSetAgg(call.Func) {
+		sorted, sortedWeights := sortOrdered(call, values, weights)
+		v, valueErr, err := finalizeOrderedSet(env, call, sortedValues(sorted, sortedWeights))
+		if err == nil {
+			err = valueErr
+		}
+		return v, err
+	}
 	if isOrderedAgg(call.Func) {
 		return streamOrdered(call, values, weights)
 	}

@@ -34,6 +34,15 @@ const (
 	AggBitAnd
 	AggBitOr
 	AggBitXor
+	// AggPercentileCont, AggPercentileDisc and AggMode are the ordered-set
+	// aggregates percentile_cont(Fraction) WITHIN GROUP (ORDER BY Arg),
+	// percentile_disc(Fraction) WITHIN GROUP (ORDER BY Arg) and mode()
+	// WITHIN GROUP (ORDER BY Arg) (agg_ordered_set.go): percentile_cont
+	// over float8 → float8 and over interval → interval, percentile_disc
+	// and mode → Arg's type; a float8[] Fraction gives an array of them.
+	AggPercentileCont
+	AggPercentileDisc
+	AggMode
 )
 
 func (f AggFunc) String() string {
@@ -72,6 +81,12 @@ func (f AggFunc) String() string {
 		return "bit_or"
 	case AggBitXor:
 		return "bit_xor"
+	case AggPercentileCont:
+		return "percentile_cont"
+	case AggPercentileDisc:
+		return "percentile_disc"
+	case AggMode:
+		return "mode"
 	}
 	return "?"
 }
@@ -93,8 +108,14 @@ type AggregateCall struct {
 	Delimiter expr.Expr
 	// OrderBy is the ORDER BY inside string_agg/array_agg. Without it the
 	// values are ordered by the value itself (PostgreSQL leaves the order
-	// to the plan; ascending value order is deterministic).
+	// to the plan; ascending value order is deterministic). For an
+	// ordered-set aggregate Arg is the WITHIN GROUP expression and OrderBy
+	// is empty (ascending) or that same expression descending.
 	OrderBy []AggOrderKey
+	// Fraction is the direct argument of percentile_cont and
+	// percentile_disc: a float8 or float8[] expression over no columns,
+	// evaluated once per group when the result is computed.
+	Fraction expr.Expr
 }
 
 // AggOrderKey is one ORDER BY item inside an aggregate call.

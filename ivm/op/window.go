@@ -607,7 +607,7 @@ func (ev *windowEval) aggregate(ctx *Context, sign int64, ci int, c WindowCall, 
 				fw = append(fw, 1)
 			}
 		}
-		v, err := streamAggregateCall(c.Agg, ev.sumKinds[ci], ev.resTypes[ci], fv, fw)
+		v, err := streamAggregateCall(ctx.Env, c.Agg, ev.sumKinds[ci], ev.resTypes[ci], fv, fw)
 		if err != nil {
 			return ev.fail(ctx, sign, rows[i].row, err)
 		}

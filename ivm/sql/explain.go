@@ -140,6 +140,18 @@ func aggCallText(a *plan.Aggregate, c plan.AggCall) string {
 	for i, x := range c.Args {
 		args[i] = sub(x).String()
 	}
+	if len(c.Order) == 1 && (c.Func == "percentile_cont" || c.Func == "percentile_disc" || c.Func == "mode") {
+		// An ordered-set aggregate: the last argument is its WITHIN GROUP key.
+		key := args[len(args)-1]
+		if c.Order[0].Desc {
+			key += " DESC"
+		}
+		out := strings.ToUpper(c.Func) + "(" + strings.Join(args[:len(args)-1], ", ") + ") WITHIN GROUP (ORDER BY " + key + ")"
+		if c.Filter != nil {
+			out += " FILTER (WHERE " + sub(c.Filter).String() + ")"
+		}
+		return out
+	}
 	s := strings.Join(args, ", ")
 	if len(c.Args) == 0 {
 		s = "*"

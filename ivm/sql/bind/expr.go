@@ -174,6 +174,9 @@ func (b *binder) expr(n *pg_query.Node, sc *scope, ctx exprCtx) (plan.Scalar, er
 		if s, ok, err := b.srfField(x.AIndirection, sc, ctx); ok || err != nil {
 			return s, err
 		}
+		if s, ok, err := b.subscript(x.AIndirection, sc, ctx); ok || err != nil {
+			return s, err
+		}
 		return nil, b.unsupported(-1, "subscripts and field selection")
 	case *pg_query.Node_GroupingFunc:
 		return b.groupingFunc(x.GroupingFunc, sc, ctx)

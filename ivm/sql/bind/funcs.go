@@ -32,7 +32,19 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 		return b.windowCall(name, f, sc, ctx)
 	}
 	if f.AggWithinGroup {
-		return nil, b.unsupported(f.Location, "WITHIN GROUP")
+		return b.withinGroup(name, f, sc, ctx)
+	}
+	if isOrderedSetAggregate(name) {
+		// NB: PostgreSQL knows them only with WITHIN GROUP.
+		var ts []types.Type
+		for _, a := range f.Args {
+			s, err := b.expr(a, sc, ctx)
+			if err != nil {
+				return nil, err
+			}
+			ts = append(ts, s.Type())
+		}
+		return nil, b.noFunctionTypes(name, ts, f.Location)
 	}
 	if isSetReturning(name) {
 		return b.selectListSRF(f, name, "", sc, ctx)
@@ -83,6 +95,12 @@ func (b *binder) funcCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Sc
 			return &plan.Coalesce{Args: args, Typ: t}, nil
 		}
 		return &plan.Func{Name: name, Args: args, Typ: t}, nil
+	}
+	if isInternalFunc(name) {
+		return nil, b.noFunction(name, args, f.Location)
+	}
+	if out, ok, err := b.arrayFunc(name, args, f.Location); ok || err != nil {
+		return out, err
 	}
 	if out, ok, err := b.registryCall(name, args, f.Location); ok || err != nil {
 		return out, err

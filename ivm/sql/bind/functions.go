@@ -174,8 +174,7 @@ func isFloatVariance(name string, args []types.Type) bool {
 // not support yet (so they fail with a named RS-2001, not "no such function").
 func isUnsupportedAggregate(name string) bool {
 	switch name {
-	case "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "percentile_cont", "percentile_disc",
-		"mode", "corr", "covar_pop", "covar_samp",
+	case "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "corr", "covar_pop", "covar_samp",
 		"regr_slope", "xmlagg":
 		return true
 	}

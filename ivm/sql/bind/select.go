@@ -783,6 +783,12 @@ func (b *binder) buildAggregate(input plan.Node, groupExprs []plan.Scalar, aggs 
 			if plan.HasSubquery(arg) {
 				return nil, b.unsupported(-1, "subqueries in aggregate arguments")
 			}
+			if j == 0 && isOrderedSetAggregate(call.Func) && call.Func != "mode" {
+				// NB: a percentile's fraction reads no column (withinGroup
+				// checks it); it stays a constant, evaluated per group.
+				args[j] = arg
+				continue
+			}
 			idx := len(pre)
 			pre = append(pre, arg)
 			name := fmt.Sprintf("arg%d", idx)
@@ -923,6 +929,19 @@ func columnName(n *pg_query.Node) string {
 		return "case"
 	case *pg_query.Node_AArrayExpr:
 		return "array"
+	case *pg_query.Node_AIndirection:
+		// PostgreSQL: the last field name, else the name of what is
+		// subscripted (a[1] is "a").
+		fname := ""
+		for _, i := range x.AIndirection.Indirection {
+			if s := i.GetString_(); s != nil {
+				fname = s.Sval
+			}
+		}
+		if fname != "" {
+			return fname
+		}
+		return columnName(x.AIndirection.Arg)
 	case *pg_query.Node_CoalesceExpr:
 		return "coalesce"
 	case *pg_query.Node_MinMaxExpr:

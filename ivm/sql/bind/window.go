@@ -85,6 +85,9 @@ func (b *binder) windowCall(name string, f *pg_query.FuncCall, sc *scope, ctx ex
 	if over.Refname != "" || over.Name != "" {
 		return nil, b.unsupported(f.Location, "named windows (WINDOW clauses)")
 	}
+	if f.AggWithinGroup && isOrderedSetAggregate(name) {
+		return nil, b.semantic("0A000", f.Location, "OVER is not supported for ordered-set aggregate %s", name)
+	}
 	if len(f.AggOrder) > 0 || f.AggWithinGroup {
 		return nil, b.unsupported(f.Location, "ORDER BY inside window function calls")
 	}

@@ -287,7 +287,7 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 				call.Func = op.AggBitOr
 			case "bit_xor":
 				call.Func = op.AggBitXor
-			case "string_agg", "array_agg":
+			case "string_agg", "array_agg", "percentile_cont", "percentile_disc", "mode":
 				if call, err = w.orderedAggregate(call, a); err != nil {
 					return circuit.Node{}, err
 				}

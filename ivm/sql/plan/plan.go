@@ -266,6 +266,14 @@ func (a AggCall) String() string {
 				}
 			}
 		}
+		if a.Func == "percentile_cont" || a.Func == "percentile_disc" || a.Func == "mode" {
+			// An ordered-set aggregate: the ORDER BY is WITHIN GROUP.
+			s := a.Func + "(" + args + ") WITHIN GROUP (ORDER BY " + strings.Join(keys, ", ") + ")"
+			if a.Filter != nil {
+				s += " FILTER (WHERE " + a.Filter.String() + ")"
+			}
+			return s
+		}
 		args += " ORDER BY " + strings.Join(keys, ", ")
 	}
 	if len(a.Args) == 0 {
