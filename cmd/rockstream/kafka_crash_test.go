@@ -53,7 +53,17 @@ func kafkaEventAmount(partition, seq int) int { return (seq*7+partition*13)%100 
 //   - at the end, events holds everything produced, accounts holds the
 //     last value of every key (deleted keys absent), and every view equals
 //     PostgreSQL 15's answer to its query over the source tables.
+//
+// It runs over one shard and over four (the views on another shard than
+// the source tables, fed through the exchange).
 func TestKafkaSourceCrashKill9(t *testing.T) {
+	bin := buildBinary(t)
+	for _, shards := range []int{1, 4} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) { kafkaSourceCrashKill9(t, bin, shards) })
+	}
+}
+
+func kafkaSourceCrashKill9(t *testing.T, bin string, shards int) {
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1),
 		kfake.SeedTopics(kafkaEventPartitions, "events"), kfake.SeedTopics(kafkaAccountPartitions, "accounts"))
 	if err != nil {
@@ -62,9 +72,9 @@ func TestKafkaSourceCrashKill9(t *testing.T) {
 	defer cluster.Close()
 	brokers := strings.Join(cluster.ListenAddrs(), ",")
 
-	bin := buildBinary(t)
 	storage := t.TempDir()
-	p := startProcess(t, bin, storage)
+	// --shards lays out a new store; later starts keep its layout.
+	p := startProcess(t, bin, storage, fmt.Sprintf("--shards=%d", shards))
 	defer func() { p.kill9() }()
 	ctx := context.Background()
 	rs, err := pgx.Connect(ctx, p.url)

@@ -38,7 +38,17 @@ const kafkaSinkKeys = 20
 //   - each group's count only grows from record to record (inserts only:
 //     a replay from too early an epoch would take it back);
 //   - the last record of every key equals the view's row.
+//
+// It runs over one shard and over four (the view on another shard than
+// its table, fed through the exchange).
 func TestKafkaSinkCrashKill9(t *testing.T) {
+	bin := buildBinary(t)
+	for _, shards := range []int{1, 4} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) { kafkaSinkCrashKill9(t, bin, shards) })
+	}
+}
+
+func kafkaSinkCrashKill9(t *testing.T, bin string, shards int) {
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "groups"))
 	if err != nil {
 		t.Fatal(err)
@@ -46,9 +56,9 @@ func TestKafkaSinkCrashKill9(t *testing.T) {
 	defer cluster.Close()
 	brokers := strings.Join(cluster.ListenAddrs(), ",")
 
-	bin := buildBinary(t)
 	storage := t.TempDir()
-	p := startProcess(t, bin, storage)
+	// --shards lays out a new store; later starts keep its layout.
+	p := startProcess(t, bin, storage, fmt.Sprintf("--shards=%d", shards))
 	defer func() { p.kill9() }()
 	ctx := context.Background()
 	rs, err := pgx.Connect(ctx, p.url)
