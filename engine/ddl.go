@@ -55,7 +55,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		kind := map[ddl.DropKind]catalog.Kind{
 			ddl.DropTable: catalog.KindTable, ddl.DropView: catalog.KindView,
 			ddl.DropMaterializedView: catalog.KindMaterializedView, ddl.DropSource: catalog.KindSource,
-			ddl.DropSequence: catalog.KindSequence,
+			ddl.DropSequence: catalog.KindSequence, ddl.DropSink: catalog.KindSink,
 		}[st.Kind]
 		for _, name := range st.Names {
 			r, err := s.control(ctx, control.DropRelation{Name: name, Kind: kind, IfExists: st.IfExists, Cascade: st.Cascade})
@@ -64,6 +64,9 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			}
 			notice(r)
 			for _, d := range r.Dropped {
+				if d.Kind == catalog.KindSink {
+					s.e.stopSink(d.ID)
+				}
 				if d.Kind == catalog.KindSource {
 					if err := s.e.stopSource(d.ID); err != nil {
 						// The source is gone from the catalog; only its
@@ -104,6 +107,12 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		}
 	case *ddl.CreateSequence, *ddl.AlterSequence:
 		r, err := s.sequenceDDL(ctx, snap, st)
+		if err != nil {
+			return nil, err
+		}
+		notice(r)
+	case *ddl.CreateSink:
+		r, err := s.createKafkaSink(ctx, snap, st, sqlText)
 		if err != nil {
 			return nil, err
 		}

@@ -86,6 +86,8 @@ type Engine struct {
 	// connections.
 	cdcMu sync.Mutex
 	cdc   map[catalog.ID]*cdcSource
+	// sinks are the running KAFKA sinks (kafka_sink.go), under cdcMu.
+	sinks map[catalog.ID]*runningSink
 }
 
 // Metrics are process-wide counters for /metrics.
@@ -168,6 +170,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.ready.Store(false)
 	// The sources commit through the runtime: they stop first.
 	e.stopPostgresSources()
+	e.stopSinks()
 	return e.rt.Shutdown(ctx)
 }
 

@@ -239,7 +239,7 @@ func ddlDenied(st ddl.Statement) error {
 	switch x := st.(type) {
 	case *ddl.Drop:
 		kind := map[ddl.DropKind]string{ddl.DropTable: "table", ddl.DropView: "view", ddl.DropMaterializedView: "materialized view",
-			ddl.DropSource: "source", ddl.DropSequence: "sequence"}[x.Kind]
+			ddl.DropSource: "source", ddl.DropSequence: "sequence", ddl.DropSink: "sink"}[x.Kind]
 		name := ""
 		if len(x.Names) > 0 {
 			name = x.Names[0]

@@ -523,6 +523,7 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 	env.Activity = s.activityRows(ctx, snap)
 	env.Now = time.Now()
 	env.Sources = s.e.syscatSources()
+	env.Sinks = s.e.syscatSinks(snap)
 	if env.Roles, err = s.roleRows(ctx); err != nil {
 		return nil, err
 	}

@@ -63,5 +63,10 @@ func (e *Engine) startSources(_ context.Context, snap *control.Snapshot) error {
 			}
 		}
 	}
+	for _, rel := range snap.Sinks() {
+		if err := e.startSink(snap, rel); err != nil {
+			return err
+		}
+	}
 	return nil
 }

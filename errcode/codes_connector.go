@@ -28,4 +28,8 @@ var (
 		"The source lost track of one of its commits (a dropped message); it reads its stored offset again and continues from there by itself. Nothing to do unless this repeats; then check the server log.")
 	ConnectorKafkaUnavailable = Register("RS-1020", "connector.kafka_unavailable", "08001",
 		"Check the KAFKA source's brokers (host:port, reachable from this host) and that its topic exists; the source retries on its own, and rockstream_catalog.sources shows its last error.")
+	ConnectorOptionUnsupported = Register("RS-1021", "connector.option_unsupported", "0A000",
+		"Remove or correct the named option: a KAFKA sink takes brokers, topic, format ('upsert' or 'debezium') and key (the view's key columns, comma-separated); docs/sources.md lists what each means.")
+	ConnectorKafkaSinkFailed = Register("RS-1022", "connector.kafka_sink_failed", "55000",
+		"The KAFKA sink could not deliver the view's changes; rockstream_catalog.sinks shows its state and last error. A broker outage is retried on its own; a view whose key columns are not unique, or whose change history no longer reaches the sink's last delivered epoch (RS-2005), needs the sink dropped and created again (the topic then receives a fresh snapshot).")
 )

@@ -68,6 +68,21 @@ type Env struct {
 	// Sources are the running change-data-capture sources' statuses
 	// (rockstream_catalog.sources), by source name.
 	Sources map[string]SourceStatus
+	// Sinks are the sinks with their statuses (rockstream_catalog.sinks),
+	// sorted by creation.
+	Sinks []SinkStatus
+}
+
+// SinkStatus is one sink's definition and delivery progress.
+type SinkStatus struct {
+	Name, Kind, View, Topic, Format, Definition string
+	// State is "" when the sink is not running in this process.
+	State string
+	// DeliveredEpoch is the last epoch committed to the topic (0: none
+	// yet); Records and Transactions count this process's commits.
+	DeliveredEpoch                uint64
+	Records, Transactions, Errors uint64
+	Error                         string
 }
 
 // SourceStatus is a change-data-capture source's state and progress.

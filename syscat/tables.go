@@ -122,6 +122,7 @@ func rowSources() []rowSource {
 			return out
 		}},
 		{SchemaRockStream, "sources", sourceRows},
+		{SchemaRockStream, "sinks", sinkRows},
 		{SchemaPgCatalog, "pg_namespace", func(*Env) []types.Row {
 			return []types.Row{
 				{int64(OIDPgCatalog), SchemaPgCatalog, int64(ownerOID), nil},

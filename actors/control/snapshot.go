@@ -56,12 +56,15 @@ func (s *Snapshot) Namespace() catalog.NamespaceID { return s.namespace }
 func (s *Snapshot) LookupRelation(name []string) (*catalog.Relation, bool) {
 	switch len(name) {
 	case 1:
-		if r, ok := s.byName[name[0]]; ok {
+		if r, ok := s.byName[name[0]]; ok && r.Kind != catalog.KindSink {
 			return r, true
 		}
 	case 2:
 		if name[0] == sysrel.SchemaPublic {
 			r, ok := s.byName[name[1]]
+			if ok && r.Kind == catalog.KindSink {
+				return nil, false
+			}
 			return r, ok
 		}
 	default:
@@ -78,12 +81,26 @@ func (s *Snapshot) RelationByID(id catalog.ID) (*catalog.Relation, bool) {
 	return sysrel.ByID(id)
 }
 
-// Relations lists every relation sorted by id (creation order).
+// Relations lists every relation sorted by id (creation order). Sinks
+// are not relations a query, a shard or the system catalogs see: they
+// are listed by Sinks.
 func (s *Snapshot) Relations() []*catalog.Relation {
+	return s.objects(func(r *catalog.Relation) bool { return r.Kind != catalog.KindSink })
+}
+
+// Sinks lists every sink sorted by id (creation order).
+func (s *Snapshot) Sinks() []*catalog.Relation {
+	return s.objects(func(r *catalog.Relation) bool { return r.Kind == catalog.KindSink })
+}
+
+// objects lists the relations and sinks that keep says to, sorted by id.
+func (s *Snapshot) objects(keep func(*catalog.Relation) bool) []*catalog.Relation {
 	out := make([]*catalog.Relation, 0, len(s.byID))
 	//lint:maprange sorted below by id.
 	for _, r := range s.byID {
-		out = append(out, r)
+		if keep(r) {
+			out = append(out, r)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return ObjectNumber(out[i].ID) < ObjectNumber(out[j].ID) })
 	return out
@@ -158,11 +175,11 @@ func objectID(ns catalog.NamespaceID, n uint64) catalog.ID {
 // Dependencies returns the relations a view's SQL reads.
 func (s *Snapshot) Dependencies(id catalog.ID) []catalog.ID { return s.deps[id] }
 
-// Dependents returns the views whose SQL reads relation id directly, sorted
-// by id.
+// Dependents returns the views whose SQL reads relation id directly, and
+// the sinks that write a view's changes, sorted by id.
 func (s *Snapshot) Dependents(id catalog.ID) []*catalog.Relation {
 	var out []*catalog.Relation
-	for _, r := range s.Relations() {
+	for _, r := range s.objects(func(*catalog.Relation) bool { return true }) {
 		for _, d := range s.deps[r.ID] {
 			if d == id {
 				out = append(out, r)

@@ -44,7 +44,7 @@ type (
 // Value returns the snapshot's value form. The relations' slices are
 // shared with the snapshot, which is immutable (see Snapshot).
 func (s *Snapshot) Value() SnapshotValue {
-	rels := s.Relations()
+	rels := s.objects(func(*catalog.Relation) bool { return true })
 	v := SnapshotValue{Namespace: s.namespace, Version: s.Version, NextObject: s.NextObject, Relations: make([]RelationValue, len(rels))}
 	if s.bucketMap.Valid() {
 		v.BucketMap = s.bucketMap.Encode()

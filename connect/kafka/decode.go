@@ -19,6 +19,12 @@ type decoder struct {
 	format  string
 	columns []catalog.Column
 	key     []int
+
+	// Scratch state of jsonRow, reused between records: the column of
+	// each field name, each column's raw field, and allColumns.
+	byName map[string]int
+	raws   []json.RawMessage
+	all    []int
 }
 
 // row decodes a record's value into a full row.
@@ -79,15 +85,56 @@ func (d *decoder) keyRow(v types.Datum) (types.Row, error) {
 }
 
 func (d *decoder) allColumns() []int {
-	out := make([]int, len(d.columns))
-	for i := range out {
-		out[i] = i
+	if len(d.all) != len(d.columns) {
+		d.all = make([]int, len(d.columns))
+		for i := range d.all {
+			d.all[i] = i
+		}
 	}
-	return out
+	return d.all
 }
 
-// jsonRow reads the columns at indexes from a JSON object by name.
+// jsonRow reads the columns at indexes from a JSON object by name. It is
+// the hot path of a JSON source: it scans the object's top-level fields in
+// place (after json.Valid) into a scratch slice reused between records,
+// instead of unmarshalling each record into a map. jsonRowReference is
+// the plain form it is tested against.
 func (d *decoder) jsonRow(b []byte, indexes []int) (types.Row, error) {
+	if d.byName == nil {
+		d.byName = make(map[string]int, len(d.columns))
+		for i, c := range d.columns {
+			d.byName[c.Name] = i
+		}
+		d.raws = make([]json.RawMessage, len(d.columns))
+	}
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		// Not an object, or malformed: the reference says exactly why.
+		return d.jsonRowReference(b, indexes)
+	}
+	clear(d.raws)
+	if err := scanJSONObject(trimmed, func(name []byte, raw json.RawMessage) {
+		if at, ok := d.byName[string(name)]; ok {
+			// NB: a repeated field's last value wins, as in encoding/json.
+			d.raws[at] = raw
+		}
+	}); err != nil {
+		return nil, err
+	}
+	out := make(types.Row, len(indexes))
+	for i, at := range indexes {
+		v, err := d.jsonColumn(at, d.raws[at], d.raws[at] != nil)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// jsonRowReference is jsonRow by encoding/json: the object unmarshalled
+// into a map of its fields.
+func (d *decoder) jsonRowReference(b []byte, indexes []int) (types.Row, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil {
 		return nil, fmt.Errorf("invalid JSON object: %v", err)
@@ -97,24 +144,111 @@ func (d *decoder) jsonRow(b []byte, indexes []int) (types.Row, error) {
 	}
 	out := make(types.Row, len(indexes))
 	for i, at := range indexes {
-		col := d.columns[at]
-		raw, ok := fields[col.Name]
-		if !ok {
-			if col.NotNull {
-				return nil, fmt.Errorf("key column \"%s\" is missing", col.Name)
-			}
-			continue
-		}
-		v, err := jsonValue(col, raw)
+		raw, ok := fields[d.columns[at].Name]
+		v, err := d.jsonColumn(at, raw, ok)
 		if err != nil {
 			return nil, err
-		}
-		if v == nil && col.NotNull {
-			return nil, fmt.Errorf("key column \"%s\" is null", col.Name)
 		}
 		out[i] = v
 	}
 	return out, nil
+}
+
+// jsonColumn is the value of column at from its field (present false: the
+// object has no such field).
+func (d *decoder) jsonColumn(at int, raw json.RawMessage, present bool) (types.Datum, error) {
+	col := d.columns[at]
+	if !present {
+		if col.NotNull {
+			return nil, fmt.Errorf("key column \"%s\" is missing", col.Name)
+		}
+		return nil, nil
+	}
+	v, err := jsonValue(col, raw)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil && col.NotNull {
+		return nil, fmt.Errorf("key column \"%s\" is null", col.Name)
+	}
+	return v, nil
+}
+
+// scanJSONObject calls field with each top-level field of b, a valid JSON
+// object (json.Valid), in order: its name (unescaped) and its raw value.
+func scanJSONObject(b []byte, field func(name []byte, raw json.RawMessage)) error {
+	i := skipJSONSpace(b, 1)
+	if b[i] == '}' {
+		return nil
+	}
+	for {
+		end := skipJSONString(b, i)
+		name := b[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) {
+			// NB: encoding/json unescapes and replaces invalid bytes.
+			var s string
+			if err := json.Unmarshal(b[i:end], &s); err != nil {
+				return fmt.Errorf("invalid JSON object: %v", err)
+			}
+			name = []byte(s)
+		}
+		i = skipJSONSpace(b, end)
+		// INVARIANT: b is valid JSON, so a name is followed by ':'.
+		i = skipJSONSpace(b, i+1)
+		end = skipJSONValue(b, i)
+		field(name, b[i:end])
+		i = skipJSONSpace(b, end)
+		if b[i] == '}' {
+			return nil
+		}
+		i = skipJSONSpace(b, i+1) // ','
+	}
+}
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipJSONString is the index after the string starting at b[i] ('"').
+func skipJSONString(b []byte, i int) int {
+	for i++; ; i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+}
+
+// skipJSONValue is the index after the value starting at b[i].
+func skipJSONValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipJSONString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch b[i] {
+			case '"':
+				i = skipJSONString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
 }
 
 // jsonValue converts one JSON field to its column's type: a string is the
@@ -131,6 +265,11 @@ func jsonValue(col catalog.Column, raw json.RawMessage) (types.Datum, error) {
 	}
 	switch raw[0] {
 	case '"':
+		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			// NB: without escapes a valid UTF-8 string is its own
+			// content (encoding/json would only replace invalid bytes).
+			return textValue(col, string(inner))
+		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("column \"%s\": %v", col.Name, err)

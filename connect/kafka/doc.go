@@ -26,4 +26,22 @@
 //	                                                   + offsets, repeat)
 //
 // Records of transactions are read committed (aborted ones are skipped).
+//
+// The sink (CREATE SINK name FROM view INTO KAFKA (...), sink.go) runs the
+// other way: it reads a materialized view's changes through the SUBSCRIBE
+// path (a Changes, which package engine implements with an edge actor) and
+// writes each batch of closed epochs in one Kafka transaction, every
+// record carrying the epoch in the EpochHeader header. The topic is the
+// only record of progress:
+//
+//	Start ─► fence (InitProducerID: earlier producers of the sink are
+//	         fenced, their open transaction aborted)
+//	      ─► read the newest committed EpochHeader back from the tail
+//	      ─► subscribe AS OF it (none: the view's snapshot first)
+//	      ─► RUNNING: begin, produce, commit, repeat
+//	         any error ─► RETRYING (backoff) ─► Start
+//
+// A crash before a commit is invisible to read_committed consumers and the
+// epochs are written again; after it, the next start reads them back, so
+// an epoch is delivered once.
 package kafka

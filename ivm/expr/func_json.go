@@ -330,3 +330,10 @@ func appendJSONDatum(b *strings.Builder, env *Env, t types.Type, d types.Datum, 
 	}
 	b.WriteString(types.QuoteJSON(types.FormatTZ(t, d, envZone(env))))
 }
+
+// AppendJSON writes d (of type t) as JSON the way PostgreSQL's to_json
+// does, timestamps with time zone in UTC: connectors writing rows as JSON
+// (the KAFKA sink) use it so a row reads as row_to_json would print it.
+func AppendJSON(b *strings.Builder, t types.Type, d types.Datum) {
+	appendToJSON(b, nil, t, d)
+}

@@ -122,12 +122,16 @@ func (d *DDL) Tag() string {
 			return "DROP MATERIALIZED VIEW"
 		case ddl.DropSequence:
 			return "DROP SEQUENCE"
+		case ddl.DropSink:
+			return "DROP SINK"
 		}
 		return "DROP SOURCE"
 	case *ddl.AddColumn, *ddl.AddPrimaryKey:
 		return "ALTER TABLE"
 	case *ddl.CreateSource:
 		return "CREATE SOURCE"
+	case *ddl.CreateSink:
+		return "CREATE SINK"
 	case *ddl.CreateSequence:
 		return "CREATE SEQUENCE"
 	case *ddl.AlterSequence:
@@ -214,7 +218,7 @@ func Compile(cat catalog.Catalog, text string, opts Options) ([]Statement, error
 // CompileStatement compiles one parsed statement.
 func CompileStatement(cat catalog.Catalog, st parse.Statement, opts Options) (Statement, error) {
 	switch x := st.(type) {
-	case *parse.CreateSource, *parse.DropSource, *parse.RecompileView:
+	case *parse.CreateSource, *parse.DropSource, *parse.RecompileView, *parse.CreateSink:
 		d, err := ddl.Convert(x)
 		if err != nil {
 			return nil, err

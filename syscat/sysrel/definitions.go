@@ -141,6 +141,9 @@ func definitions() []Relation {
 		{Schema: SchemaInfo, Rel: &catalog.Relation{Name: "key_column_usage", Columns: columns("constraint_catalog", name, "constraint_schema", name, "constraint_name", name,
 			"table_catalog", name, "table_schema", name, "table_name", name, "column_name", name, "ordinal_position", i4,
 			"position_in_unique_constraint", i4)}},
+		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "sinks", Columns: columns(
+			"name", t, "kind", t, "view", t, "topic", t, "format", t, "definition", t, "state", t,
+			"delivered_epoch", i8, "records", i8, "transactions", i8, "errors", i8, "error", t)}},
 	}
 }
 

@@ -60,6 +60,11 @@ const (
 	// definition is in Relation.Sequence, its value lives in the control
 	// plane (nextval is not transactional).
 	KindSequence
+	// KindSink is a sink (CREATE SINK ... FROM view INTO KAFKA): its
+	// definition is the statement in SQL, it depends on its view, and it
+	// has no rows. The control snapshot keeps sinks out of name lookup and
+	// Relations (Snapshot.Sinks lists them).
+	KindSink
 )
 
 func (k Kind) String() string {
@@ -74,6 +79,8 @@ func (k Kind) String() string {
 		return "source"
 	case KindSequence:
 		return "sequence"
+	case KindSink:
+		return "sink"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

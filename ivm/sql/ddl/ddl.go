@@ -69,6 +69,7 @@ const (
 	DropMaterializedView
 	DropSource
 	DropSequence
+	DropSink
 )
 
 // Drop is DROP TABLE/VIEW/MATERIALIZED VIEW/SOURCE.
@@ -155,7 +156,7 @@ func (*CreateSource) ddl()  {}
 // IsDDL reports whether a parsed statement is DDL that Convert handles.
 func IsDDL(st parse.Statement) bool {
 	switch st.(type) {
-	case *parse.CreateSource, *parse.DropSource, *parse.RecompileView:
+	case *parse.CreateSource, *parse.DropSource, *parse.RecompileView, *parse.CreateSink:
 		return true
 	}
 	pg, ok := st.(*parse.PG)
@@ -180,8 +181,14 @@ func Convert(st parse.Statement) (Statement, error) {
 	if rv, ok := st.(*parse.RecompileView); ok {
 		return &Recompile{Name: rv.Name.Last()}, nil
 	}
+	if cs, ok := st.(*parse.CreateSink); ok {
+		return createSink(cs)
+	}
 	if ds, ok := st.(*parse.DropSource); ok {
 		d := &Drop{Kind: DropSource, IfExists: ds.IfExists, Cascade: ds.Cascade}
+		if ds.Sink {
+			d.Kind = DropSink
+		}
 		for _, n := range ds.Names {
 			d.Names = append(d.Names, n.Last())
 		}

@@ -424,8 +424,8 @@ func (p *frontParser) showViewStatus() (*ShowViewStatus, error) {
 
 // dropSource parses DROP SOURCE [IF EXISTS] name [, ...] [CASCADE | RESTRICT].
 func (p *frontParser) dropSource() (*DropSource, error) {
-	p.pos = 2 // DROP SOURCE
-	d := &DropSource{SQL: p.text}
+	d := &DropSource{SQL: p.text, Sink: p.toks[1].Text == "sink"}
+	p.pos = 2 // DROP SOURCE | DROP SINK
 	if p.acceptKeyword("if") {
 		if err := p.expectKeyword("exists"); err != nil {
 			return nil, err
@@ -451,6 +451,37 @@ func (p *frontParser) dropSource() (*DropSource, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// createSink parses CREATE SINK name FROM view INTO KAFKA ( key = literal
+// {, key = literal} ).
+func (p *frontParser) createSink() (*CreateSink, error) {
+	p.pos = 2 // CREATE SINK
+	name, err := p.qualifiedName()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("from"); err != nil {
+		return nil, err
+	}
+	from, err := p.qualifiedName()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectKeyword("into"); err != nil {
+		return nil, err
+	}
+	if t := p.peek(); !p.acceptKeyword("kafka") {
+		if t.Kind == tokIdent {
+			return nil, errcode.New(errcode.SQLFeatureNotSupported, "CREATE SINK ... INTO %s is not supported; only INTO KAFKA is", strings.ToUpper(t.Raw)).WithPosition(CharPosition(p.src, t.Offset))
+		}
+		return nil, p.errAt(t)
+	}
+	opts, err := p.sourceOptions(true)
+	if err != nil {
+		return nil, err
+	}
+	return &CreateSink{SQL: p.text, Name: name, From: from, Kafka: opts}, nil
 }
 
 // recompileView parses ALTER MATERIALIZED VIEW name RECOMPILE.

@@ -120,7 +120,21 @@ type DropSource struct {
 	Names    []QualifiedName
 	IfExists bool
 	Cascade  bool
+	// Sink marks DROP SINK [IF EXISTS] name [, ...] (same grammar).
+	Sink bool
 }
+
+// CreateSink is `CREATE SINK name FROM view INTO KAFKA ( key = literal,
+// ... )`: a materialized view's changes written to a Kafka topic.
+type CreateSink struct {
+	SQL   string
+	Name  QualifiedName
+	From  QualifiedName
+	Kafka []SourceOption
+}
+
+// Text implements Statement.
+func (c *CreateSink) Text() string { return c.SQL }
 
 // Text implements Statement.
 func (d *DropSource) Text() string { return d.SQL }
@@ -256,8 +270,14 @@ func parseOne(src string, toks []token, end token) ([]Statement, error) {
 			return nil, err
 		}
 		return []Statement{s}, nil
-	case kw(0, "drop") && kw(1, "source"):
+	case kw(0, "drop") && (kw(1, "source") || kw(1, "sink")):
 		s, err := p.dropSource()
+		if err != nil {
+			return nil, err
+		}
+		return []Statement{s}, nil
+	case kw(0, "create") && kw(1, "sink"):
+		s, err := p.createSink()
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/actors/subscriber"
+	"github.com/rockstream/rockstream/connect/kafka"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/ddl"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
+	"github.com/rockstream/rockstream/runtime"
+	"github.com/rockstream/rockstream/syscat"
+)
+
+// runningSink is a KAFKA sink running in this process.
+type runningSink struct {
+	name string
+	spec *ddl.KafkaSink
+	view string
+	w    *kafka.Writer
+}
+
+// createKafkaSink runs CREATE SINK name FROM view INTO KAFKA (...): the
+// sink enters the catalog depending on its view (DROP MATERIALIZED VIEW
+// refuses while it exists; CASCADE drops it), and starts. No broker is
+// asked here: an unreachable one shows as RETRYING in
+// rockstream_catalog.sinks.
+func (s *session) createKafkaSink(ctx context.Context, snap *control.Snapshot, st *ddl.CreateSink, sqlText string) (control.DDLResult, error) {
+	view, ok := snap.LookupRelation([]string{st.View})
+	if !ok {
+		return control.DDLResult{}, errcode.New(errcode.UndefinedObject, "materialized view %q does not exist", st.View)
+	}
+	if view.Kind != catalog.KindMaterializedView {
+		return control.DDLResult{}, errcode.New(errcode.WrongObjectType, "CREATE SINK needs a materialized view; %q is a %s", st.View, view.Kind)
+	}
+	if _, err := sinkKey(view, st.Kafka); err != nil {
+		return control.DDLResult{}, err
+	}
+	r, err := s.control(ctx, control.CreateRelation{
+		Relation: &catalog.Relation{Kind: catalog.KindSink, Name: st.Name, SQL: sqlText},
+		Deps:     []catalog.ID{view.ID},
+	})
+	if err != nil {
+		return control.DDLResult{}, err
+	}
+	if r.Changed != nil {
+		// NB: the control plane answers with its newest catalog, which
+		// holds the sink.
+		next, err := s.e.snapshot(ctx)
+		if err != nil {
+			return control.DDLResult{}, err
+		}
+		if err := s.e.startSink(next, r.Changed); err != nil {
+			return control.DDLResult{}, err
+		}
+	}
+	return r, nil
+}
+
+// sinkKey is the indexes of a sink's key columns in its view's columns.
+func sinkKey(view *catalog.Relation, spec *ddl.KafkaSink) ([]int, error) {
+	var key []int
+	for _, k := range spec.Key {
+		at := view.ColumnIndex(k)
+		if at < 0 {
+			return nil, errcode.New(errcode.ConnectorOptionUnsupported, "KAFKA sink option key names column \"%s\", which materialized view %s does not have", k, view.Name)
+		}
+		key = append(key, at)
+	}
+	return key, nil
+}
+
+// sinkSpec parses a sink's definition.
+func sinkSpec(rel *catalog.Relation) (*ddl.CreateSink, error) {
+	st, err := parse.ParseOne(rel.SQL)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := ddl.Convert(st)
+	if err != nil {
+		return nil, err
+	}
+	spec, ok := conv.(*ddl.CreateSink)
+	if !ok {
+		return nil, errcode.New(errcode.InternalError, "sink %s has no sink definition", rel.Name)
+	}
+	return spec, nil
+}
+
+// startSink starts a sink (at start-up or after CREATE SINK). Its view is
+// the one it depends on, whatever its name now.
+func (e *Engine) startSink(snap *control.Snapshot, rel *catalog.Relation) error {
+	spec, err := sinkSpec(rel)
+	if err != nil {
+		return err
+	}
+	deps := snap.Dependencies(rel.ID)
+	if len(deps) != 1 {
+		return errcode.New(errcode.InternalError, "sink %s depends on %d relations, not its view", rel.Name, len(deps))
+	}
+	view, ok := snap.RelationByID(deps[0])
+	if !ok || view.Kind != catalog.KindMaterializedView {
+		return errcode.New(errcode.InternalError, "the view of sink %s is missing", rel.Name)
+	}
+	key, err := sinkKey(view, spec.Kafka)
+	if err != nil {
+		return err
+	}
+	e.cdcMu.Lock()
+	defer e.cdcMu.Unlock()
+	if _, running := e.sinks[rel.ID]; running {
+		return nil
+	}
+	if e.sinks == nil {
+		e.sinks = map[catalog.ID]*runningSink{}
+	}
+	e.sinks[rel.ID] = &runningSink{name: rel.Name, spec: spec.Kafka, view: view.Name, w: kafka.StartSink(kafka.SinkConfig{
+		Name: rel.Name, ID: rel.ID, Spec: spec.Kafka, Columns: view.Columns, Key: key, Logger: e.log,
+		Changes: viewChanges{e: e, view: view.ID, width: len(view.Columns)},
+	})}
+	return nil
+}
+
+// stopSink stops a dropped sink (its open transaction, if any, is aborted
+// by the brokers' transaction timeout).
+func (e *Engine) stopSink(id catalog.ID) {
+	e.cdcMu.Lock()
+	s, ok := e.sinks[id]
+	delete(e.sinks, id)
+	e.cdcMu.Unlock()
+	if ok {
+		s.w.Stop()
+	}
+}
+
+// stopSinks stops every sink (engine shutdown).
+func (e *Engine) stopSinks() {
+	e.cdcMu.Lock()
+	ids := make([]catalog.ID, 0, len(e.sinks))
+	for id := range e.sinks { //lint:maprange every entry is stopped; order does not matter
+		ids = append(ids, id)
+	}
+	e.cdcMu.Unlock()
+	for _, id := range ids {
+		e.stopSink(id)
+	}
+}
+
+// syscatSinks are rockstream_catalog.sinks' rows: every sink of the
+// catalog, with the status of the ones running here.
+func (e *Engine) syscatSinks(snap *control.Snapshot) []syscat.SinkStatus {
+	e.cdcMu.Lock()
+	defer e.cdcMu.Unlock()
+	var out []syscat.SinkStatus
+	for _, rel := range snap.Sinks() {
+		row := syscat.SinkStatus{Name: rel.Name, Kind: "kafka", Definition: rel.SQL}
+		if deps := snap.Dependencies(rel.ID); len(deps) == 1 {
+			if v, ok := snap.RelationByID(deps[0]); ok {
+				row.View = v.Name
+			}
+		}
+		if spec, err := sinkSpec(rel); err == nil {
+			row.Topic, row.Format = spec.Kafka.Topic, spec.Kafka.Format
+		}
+		if s, ok := e.sinks[rel.ID]; ok {
+			st := s.w.Status()
+			row.State, row.DeliveredEpoch, row.Records, row.Transactions = st.State, st.Epoch, st.Records, st.Transactions
+			row.Errors, row.Error = st.Errors, st.LastError
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// viewChanges is a view's change stream as a sink reads it: the SUBSCRIBE
+// path (an edge actor owning the bounded queue, fed by the view's shard).
+type viewChanges struct {
+	e     *Engine
+	view  catalog.ID
+	width int
+}
+
+func (v viewChanges) Open(ctx context.Context, resume bool, asOf uint64) (kafka.ChangeStream, error) {
+	e := v.e
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	home := e.viewShard(snap, v.view)
+	cfg := subscriber.Config{Shard: home, QueueUpdatesMax: e.cfg.SubscriberQueueUpdatesMax}
+	edge := runtime.ActorID(fmt.Sprintf("subscriber/%d", subscriberSeq.Add(1)))
+	if err := e.rt.Spawn("embedded", edge, subscriber.New(cfg)); err != nil {
+		return nil, errcode.Wrap(errcode.InternalError, err, "starting the sink's subscription")
+	}
+	req := shard.Subscribe{CatalogVersion: snap.Version, View: v.view, WithSnapshot: !resume, Edge: edge, Through: cfg.Through(),
+		Resume: resume, AsOf: asOf}
+	if home != e.tableShard() {
+		m, err := e.ask(ctx, e.tableShard(), shard.GetEpoch{})
+		if err != nil {
+			_ = e.rt.Stop(edge)
+			return nil, err
+		}
+		req.MinEpoch = m.(shard.Committed).Epoch
+	}
+	m, err := e.ask(ctx, home, req)
+	if err != nil {
+		_ = e.rt.Stop(edge)
+		return nil, err
+	}
+	sub := m.(shard.Subscribed)
+	st := &viewStream{e: e, edge: edge, home: home}
+	if !resume {
+		st.pending = []kafka.Update{{After: 0, Epoch: sub.Frontier, Delta: sub.Snapshot}}
+	}
+	return st, nil
+}
+
+type viewStream struct {
+	e          *Engine
+	edge, home runtime.ActorID
+	pending    []kafka.Update
+}
+
+func (s *viewStream) Next(ctx context.Context) ([]kafka.Update, error) {
+	if len(s.pending) > 0 {
+		out := s.pending
+		s.pending = nil
+		return out, nil
+	}
+	for {
+		m, err := s.e.ask(ctx, s.edge, subscriber.Take{})
+		if err != nil {
+			return nil, err
+		}
+		t := m.(subscriber.Taken)
+		out := make([]kafka.Update, 0, len(t.Updates))
+		for _, u := range t.Updates {
+			out = append(out, kafka.Update{After: u.After, Epoch: u.Epoch, Delta: u.Delta})
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+		if err := t.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (s *viewStream) Close() {
+	_, _ = s.e.ask(context.Background(), s.home, shard.Unsubscribe{Edge: s.edge})
+	_ = s.e.rt.Stop(s.edge)
+}
