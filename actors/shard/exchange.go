@@ -90,7 +90,8 @@ const (
 	exchangeFrameBytesMax   = 1 << 20
 	exchangeResendEvery     = time.Second
 	// exchangeLogReadMargin is how many epochs behind the lowest view
-	// frontier the table shard keeps its log (readAtEpoch).
+	// frontier the table shard keeps its log by default
+	// (Config.ExchangeLogMargin).
 	exchangeLogReadMargin = 1024
 )
 
@@ -208,6 +209,10 @@ func (a *Actor) exchangeOutOf(peer partition.ShardID) *exchangeOut {
 func (a *Actor) logKeep() uint64 {
 	keep := uint64(math.MaxUint64)
 	for _, o := range a.exchange.out {
+		if plantOutboxCollectedOnSend {
+			keep = min(keep, o.sent)
+			continue
+		}
 		keep = min(keep, o.frontier)
 	}
 	return keep
@@ -220,12 +225,16 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 		return
 	}
 	durable := a.durableEpoch
+	if plantFrameBeforeDurable {
+		durable = a.lastEpoch
+	}
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
 		for o.inFlight < exchangeFramesInFlight && o.sent < durable {
-			if o.sent < a.exchange.logFloor {
+			if o.sent < a.exchange.logFloor && o.acked == 0 {
 				// INVARIANT: the floor is below every tracked peer's
-				// acknowledgement, so this peer joined after it rose.
+				// acknowledgement, so a peer that never acknowledged
+				// joined after it rose.
 				ctx.Send(ActorOf(o.peer), ExchangeFrame{After: o.sent, Through: a.exchange.logFloor, Collected: true})
 				o.sent = a.exchange.logFloor
 				o.inFlight++
@@ -292,13 +301,16 @@ func (a *Actor) gcExchangedLog() error {
 		return nil
 	}
 	upTo := min(a.frontier, a.logKeep())
-	if upTo <= exchangeLogReadMargin {
+	if plantOutboxCollectedOnSend {
+		upTo += a.cfg.ExchangeLogMargin
+	}
+	if upTo <= a.cfg.ExchangeLogMargin {
 		return nil
 	}
 	// NB: a margin behind the lowest view frontier, so a statement that
 	// read a view at an earlier frontier a moment ago still finds the
 	// changes after it when it reads the tables (readAtEpoch).
-	upTo -= exchangeLogReadMargin
+	upTo -= a.cfg.ExchangeLogMargin
 	if upTo <= a.exchange.logFloor {
 		return nil
 	}

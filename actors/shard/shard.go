@@ -33,6 +33,11 @@ type Config struct {
 	// consumes, so one step's batch stays bounded under a backlog; the rest
 	// wait for the next step. Simulation range: 1..64.
 	LogEntriesPerStepMax int
+	// ExchangeLogMargin is how many epochs behind the lowest view shard's
+	// frontier the table shard keeps its delta log (readAtEpoch: a
+	// statement reading tables as of a view's frontier). 0: 1024.
+	// Simulation range: 1..16, so the log is collected within a run.
+	ExchangeLogMargin uint64
 	// HistoryDeletesPerStepMax bounds how many expired change-history
 	// entries (history.go) one epoch step deletes over all views, so a
 	// shard back from a long stop never makes one step's batch unboundedly
@@ -195,6 +200,9 @@ func (a *Actor) codecOf(rel *catalog.Relation) (tableCodec, error) {
 func New(cfg Config) runtime.Factory {
 	if cfg.LogEntriesPerStepMax <= 0 {
 		cfg.LogEntriesPerStepMax = logEntriesPerStepDefault
+	}
+	if cfg.ExchangeLogMargin == 0 {
+		cfg.ExchangeLogMargin = exchangeLogReadMargin
 	}
 	if cfg.BackfillRowsPerChunkMax <= 0 {
 		cfg.BackfillRowsPerChunkMax = backfillRowsPerChunkDefault

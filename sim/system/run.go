@@ -383,13 +383,16 @@ func (r *runner) run(plant Bug) error {
 	logEntriesPerStepMax := 1 + r.rnd.IntN(64)
 	// NB: its own stream, so the draw shifts none of the run's others.
 	backfillRowsPerChunkMax := 1 + s.Rand("system/backfill").IntN(256)
-	r.logf("log_entries_per_step<=%d backfill_rows_per_chunk<=%d", logEntriesPerStepMax, backfillRowsPerChunkMax)
+	// The exchange's log margin: small, so the table shard collects its
+	// delta log within a run (its own stream).
+	logMargin := 1 + s.Rand("system/logmargin").Uint64N(16)
+	r.logf("log_entries_per_step<=%d backfill_rows_per_chunk<=%d exchange_log_margin=%d", logEntriesPerStepMax, backfillRowsPerChunkMax, logMargin)
 	// The shards are spawned once the bucket map is known (the first
 	// catalog snapshot carries it: ensureShards).
 	r.newShard = func(id partition.ShardID) runtime.Factory {
 		return shard.New(shard.Config{
 			ID: id, OpenStore: open(fmt.Sprintf("shards/%d", id), plant), Planner: sqlplan.Planner{}, TickEvery: tick,
-			LogEntriesPerStepMax: logEntriesPerStepMax, BackfillRowsPerChunkMax: backfillRowsPerChunkMax,
+			LogEntriesPerStepMax: logEntriesPerStepMax, BackfillRowsPerChunkMax: backfillRowsPerChunkMax, ExchangeLogMargin: logMargin,
 		})
 	}
 	if err := r.setup(); err != nil {
