@@ -101,7 +101,7 @@ type Options struct {
 	Config *sim.Config
 	// Plant turns on a planted bug (the build tag plants AckBeforeDurable).
 	Plant Bug
-	// DrawShards lays the store out over 1 to 3 shards drawn from the
+	// DrawShards lays the store out over 1 to 4 shards drawn from the
 	// seed (else one): TestSystemShards.
 	DrawShards bool
 }
@@ -363,12 +363,17 @@ func (r *runner) run(plant Bug) error {
 	if err := s.AddProcess(processName, sim.ProcessOptions{Crashable: true}); err != nil {
 		return err
 	}
-	// Shards: 1 (half the seeds), or 2 and 3 (the table shard, the view
-	// shard fed by the exchange, and an idle one). Drawn from a stream of
+	// Shards: 1 (a quarter of the seeds), or 2 to 4 (the table shard and
+	// one to three view shards fed by the exchange). Drawn from a stream of
 	// its own, so the other draws of a seed are as before.
 	shards := 1
 	if rs := s.Rand("system/shards"); r.drawShards && rs.IntN(4) != 0 {
 		shards = 2 + rs.IntN(2)
+		// A third of the 3-shard runs get a third view shard (views
+		// spread over three; drawn from a stream of its own).
+		if shards == 3 && s.Rand("system/shards4").IntN(3) == 0 {
+			shards = 4
+		}
 	}
 	r.logf("shards=%d", shards)
 	r.shards = shards
