@@ -56,14 +56,20 @@ func (c refCatalog) LookupRelation(name []string) (*Relation, bool) {
 
 func (c refCatalog) RelationByID(id ID) (*Relation, bool) { return c.base.RelationByID(id) }
 
-func (c refCatalog) EnterView() {
-	if o, ok := c.base.(ExpansionObserver); ok {
+func (c refCatalog) EnterView() { enterView(c.base) }
+
+func (c refCatalog) LeaveView() { leaveView(c.base) }
+
+// enterView and leaveView pass inline view expansion on to base, when it
+// follows it (a Recorder under a wrapping catalog).
+func enterView(base Catalog) {
+	if o, ok := base.(ExpansionObserver); ok {
 		o.EnterView()
 	}
 }
 
-func (c refCatalog) LeaveView() {
-	if o, ok := c.base.(ExpansionObserver); ok {
+func leaveView(base Catalog) {
+	if o, ok := base.(ExpansionObserver); ok {
 		o.LeaveView()
 	}
 }
@@ -113,18 +119,10 @@ func (c pinnedCatalog) RelationByID(id ID) (*Relation, bool) {
 }
 
 // EnterView implements ExpansionObserver for the base (a Recorder).
-func (c pinnedCatalog) EnterView() {
-	if o, ok := c.base.(ExpansionObserver); ok {
-		o.EnterView()
-	}
-}
+func (c pinnedCatalog) EnterView() { enterView(c.base) }
 
 // LeaveView implements ExpansionObserver for the base.
-func (c pinnedCatalog) LeaveView() {
-	if o, ok := c.base.(ExpansionObserver); ok {
-		o.LeaveView()
-	}
-}
+func (c pinnedCatalog) LeaveView() { leaveView(c.base) }
 
 // PinnedRelation returns the version of relation id a materialized view
 // was compiled from, if it was pinned.
