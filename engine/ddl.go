@@ -55,7 +55,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		kind := map[ddl.DropKind]catalog.Kind{
 			ddl.DropTable: catalog.KindTable, ddl.DropView: catalog.KindView,
 			ddl.DropMaterializedView: catalog.KindMaterializedView, ddl.DropSource: catalog.KindSource,
-			ddl.DropSequence: catalog.KindSequence,
+			ddl.DropSequence: catalog.KindSequence, ddl.DropIndex: catalog.KindIndex,
 		}[st.Kind]
 		for _, name := range st.Names {
 			r, err := s.control(ctx, control.DropRelation{Name: name, Kind: kind, IfExists: st.IfExists, Cascade: st.Cascade})
@@ -73,6 +73,12 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 				}
 			}
 		}
+	case *ddl.CreateIndex:
+		r, err := s.control(ctx, control.CreateIndex{Name: st.Name, Table: st.Table, Columns: st.Columns, Unique: st.Unique, IfNotExists: st.IfNotExists})
+		if err != nil {
+			return nil, err
+		}
+		notice(r)
 	case *ddl.AddColumn:
 		if st.Column.Default != "" {
 			if err := immutableDefault(st.Column); err != nil {

@@ -122,12 +122,16 @@ func (d *DDL) Tag() string {
 			return "DROP MATERIALIZED VIEW"
 		case ddl.DropSequence:
 			return "DROP SEQUENCE"
+		case ddl.DropIndex:
+			return "DROP INDEX"
 		}
 		return "DROP SOURCE"
 	case *ddl.AddColumn, *ddl.AddPrimaryKey:
 		return "ALTER TABLE"
 	case *ddl.CreateSource:
 		return "CREATE SOURCE"
+	case *ddl.CreateIndex:
+		return "CREATE INDEX"
 	case *ddl.CreateSequence:
 		return "CREATE SEQUENCE"
 	case *ddl.AlterSequence:
@@ -138,6 +142,8 @@ func (d *DDL) Tag() string {
 			return "ALTER VIEW"
 		case catalog.KindMaterializedView:
 			return "ALTER MATERIALIZED VIEW"
+		case catalog.KindIndex:
+			return "ALTER INDEX"
 		}
 		return "ALTER TABLE"
 	case *ddl.Recompile, *ddl.SetViewOptions:

@@ -69,6 +69,7 @@ const (
 	DropMaterializedView
 	DropSource
 	DropSequence
+	DropIndex
 )
 
 // Drop is DROP TABLE/VIEW/MATERIALIZED VIEW/SOURCE.
@@ -166,7 +167,7 @@ func IsDDL(st parse.Statement) bool {
 	case *pg_query.Node_CreateStmt, *pg_query.Node_ViewStmt, *pg_query.Node_CreateTableAsStmt,
 		*pg_query.Node_DropStmt, *pg_query.Node_AlterTableStmt,
 		*pg_query.Node_CreateSeqStmt, *pg_query.Node_AlterSeqStmt, *pg_query.Node_CreateSchemaStmt,
-		*pg_query.Node_RenameStmt:
+		*pg_query.Node_RenameStmt, *pg_query.Node_IndexStmt:
 		return true
 	}
 	return false
@@ -211,6 +212,8 @@ func Convert(st parse.Statement) (Statement, error) {
 		return nil, schemasNotSupported("CREATE SCHEMA " + x.CreateSchemaStmt.Schemaname)
 	case *pg_query.Node_RenameStmt:
 		return c.rename(x.RenameStmt)
+	case *pg_query.Node_IndexStmt:
+		return c.createIndex(x.IndexStmt)
 	}
 	return nil, errcode.New(errcode.SQLFeatureNotSupported, "statement %s is not supported", bind.StatementTag(pg.Stmt))
 }
@@ -668,6 +671,10 @@ func (c *converter) drop(d *pg_query.DropStmt) (*Drop, error) {
 		out.Kind = DropMaterializedView
 	case pg_query.ObjectType_OBJECT_SEQUENCE:
 		out.Kind = DropSequence
+	case pg_query.ObjectType_OBJECT_INDEX:
+		// DROP INDEX CONCURRENTLY is DROP INDEX: there is no index
+		// structure to wait for.
+		out.Kind = DropIndex
 	case pg_query.ObjectType_OBJECT_SCHEMA:
 		var names []string
 		for _, o := range d.Objects {
@@ -858,10 +865,11 @@ func (c *converter) rename(r *pg_query.RenameStmt) (Statement, error) {
 		pg_query.ObjectType_OBJECT_TABLE:   catalog.KindTable,
 		pg_query.ObjectType_OBJECT_VIEW:    catalog.KindView,
 		pg_query.ObjectType_OBJECT_MATVIEW: catalog.KindMaterializedView,
+		pg_query.ObjectType_OBJECT_INDEX:   catalog.KindIndex,
 	}[r.RenameType]
 	if !ok || r.Relation == nil {
 		return nil, errcode.New(errcode.SQLFeatureNotSupported, "ALTER ... RENAME of a %s is not supported", strings.ToLower(strings.TrimPrefix(r.RenameType.String(), "OBJECT_"))).
-			WithDetail("RockStream renames tables, views and materialized views")
+			WithDetail("RockStream renames tables, views, materialized views and indexes")
 	}
 	name, err := c.relName(r.Relation)
 	if err != nil {

@@ -1,0 +1,134 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rockstream/rockstream/correctness/harness"
+	"github.com/rockstream/rockstream/internal/enginetest"
+)
+
+// indexScript exercises CREATE INDEX and DROP INDEX; every statement's
+// outcome (rows, or SQLSTATE and message) must equal PostgreSQL 15's.
+// Indexes are catalog objects only (rows are stored in primary-key order),
+// so what is compared is the DDL's acceptance, naming and errors.
+var indexScript = []string{
+	`CREATE TABLE t (id int PRIMARY KEY, a int, b text)`,
+	`INSERT INTO t VALUES (1, 10, 'x'), (2, 20, 'y')`,
+	`CREATE INDEX t_a_idx ON t (a)`,
+	`CREATE INDEX t_a_idx ON t (b)`,
+	`CREATE INDEX IF NOT EXISTS t_a_idx ON t (b)`,
+	`CREATE INDEX ON t (a, b)`,
+	`CREATE INDEX ON t (a)`,
+	`CREATE INDEX ON t (a, b, id, a, b, id, a, b, id, a, b, id, a, b, id, a, b, id, a, b, id, a, b, id, a, b, id, a, b, id)`,
+	`CREATE INDEX ON t (a, b, id, a, b, id, a, b, id, a, b, id, a, b, id, a, b, id, a, b, id, a, b, id, a, b, id, a, b, id)`,
+	`SELECT relname FROM pg_class WHERE relname LIKE 't_a_b_id_a%' ORDER BY 1`,
+	`CREATE INDEX CONCURRENTLY IF NOT EXISTS t_b_idx ON t USING btree (b DESC NULLS LAST, a)`,
+	`CREATE INDEX t_b_like ON t (b text_pattern_ops)`,
+	`CREATE INDEX x ON missing (a)`,
+	`CREATE INDEX IF NOT EXISTS t_a_idx ON missing (a)`,
+	`CREATE INDEX x ON t (nope)`,
+	`CREATE INDEX t ON t (a)`,
+	`CREATE INDEX t_pkey ON t (a)`,
+	`CREATE TABLE t_a_idx (x int)`,
+	`CREATE UNIQUE INDEX t_id_key ON t (id)`,
+	`CREATE UNIQUE INDEX ON t (id DESC)`,
+	`SELECT * FROM t_a_idx`,
+	`INSERT INTO t_a_idx VALUES (1)`,
+	`SELECT * FROM t ORDER BY id`,
+	`SELECT relname FROM pg_class WHERE relname IN ('t_a_idx', 't_a_idx1', 't_a_b_idx', 't_b_idx', 't_b_like', 't_id_key', 't_id_idx', 't_pkey') ORDER BY 1`,
+	`ALTER INDEX t_b_like RENAME TO t_b_pattern`,
+	`ALTER INDEX t_b_like RENAME TO t_b_pattern`,
+	`DROP INDEX t_a_idx`,
+	`DROP INDEX t_a_idx`,
+	`DROP INDEX IF EXISTS t_a_idx`,
+	`DROP INDEX t_pkey`,
+	`DROP INDEX t`,
+	`DROP TABLE t_a_b_idx`,
+	`DROP INDEX CONCURRENTLY t_a_idx1`,
+	`DROP INDEX t_b_idx CASCADE`,
+	`CREATE VIEW v AS SELECT a FROM t`,
+	`CREATE INDEX ON v (a)`,
+	`CREATE TABLE t_a_idx (x int)`,
+	`DROP TABLE t_a_idx`,
+	// Dropping a table drops its indexes.
+	`DROP TABLE t CASCADE`,
+	`SELECT count(*) FROM pg_class WHERE relname LIKE 't\_%'`,
+	`CREATE TABLE t (id int PRIMARY KEY, a int)`,
+	`CREATE INDEX t_a_b_idx ON t (a)`,
+	`DROP TABLE t`,
+}
+
+// TestIndexesMatchPostgres runs indexScript on RockStream and on
+// PostgreSQL 15 and compares every statement's outcome.
+func TestIndexesMatchPostgres(t *testing.T) {
+	srv := enginetest.StartServer(t, t.TempDir())
+	rs := harness.ConnectRS(t, srv)
+	pg := harness.ConnectPG(t)
+	checkScriptMatchesPostgres(t, rs, pg, indexScript)
+}
+
+// TestIndexRefusals: what an index without an index structure could not
+// honour is refused at DDL time, naming the construct (PostgreSQL accepts
+// all of these).
+func TestIndexRefusals(t *testing.T) {
+	srv := enginetest.StartServer(t, t.TempDir())
+	rs := harness.ConnectRS(t, srv)
+	for _, stmt := range []string{`CREATE TABLE t (id int PRIMARY KEY, a int, b text)`, `CREATE TABLE k (a int, b int)`} {
+		if _, err := rs.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ stmt, want string }{
+		{`CREATE UNIQUE INDEX t_a_key ON t (a)`, "RS-2115"},
+		{`CREATE UNIQUE INDEX t_a_key ON t (a)`, "CREATE UNIQUE INDEX on (a)"},
+		{`CREATE UNIQUE INDEX t_a_key ON t (id, a)`, "RS-2115"},
+		{`CREATE UNIQUE INDEX k_a_key ON k (a)`, "RS-2115"},
+		{`CREATE INDEX ON t (lower(b))`, "expression indexes"},
+		{`CREATE INDEX ON t (a) WHERE a > 0`, "partial indexes"},
+		{`CREATE INDEX ON t (a) INCLUDE (b)`, "INCLUDE"},
+		{`CREATE INDEX ON t USING hash (a)`, "index access method hash"},
+		{`CREATE INDEX ON t USING gin (b)`, "index access method gin"},
+		{`CREATE INDEX ON t (a) WITH (fillfactor = 70)`, "storage parameters"},
+		{`CREATE INDEX ON t (b COLLATE "C")`, "COLLATE"},
+		{`CREATE INDEX ON t (b int4_minmax_ops)`, "operator class int4_minmax_ops"},
+	} {
+		_, err := rs.Exec(c.stmt)
+		if err == nil {
+			t.Errorf("%s: accepted", c.stmt)
+			continue
+		}
+		if msg := harness.ErrorText(err); !strings.Contains(msg, "0A000") || !strings.Contains(msg, c.want) {
+			t.Errorf("%s: %s, want 0A000 and %q", c.stmt, msg, c.want)
+		}
+	}
+	// Nothing was created by the refused statements.
+	if n := scalarInt(t, rs, `SELECT count(*) FROM pg_class WHERE relkind = 'i' AND relname <> 't_pkey'`); n != 0 {
+		t.Fatalf("%d indexes after refusals", n)
+	}
+}
+
+// TestIndexesSurviveRestart: an index is a durable catalog object: after a
+// restart it still takes its name, and DROP INDEX finds it.
+func TestIndexesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv := enginetest.StartServer(t, dir)
+	rs := harness.ConnectRS(t, srv)
+	for _, stmt := range []string{`CREATE TABLE t (id int PRIMARY KEY, a int)`, `CREATE INDEX t_a_idx ON t (a)`} {
+		if _, err := rs.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Stop()
+	srv = enginetest.StartServer(t, dir)
+	rs = harness.ConnectRS(t, srv)
+	if _, err := rs.Exec(`CREATE INDEX t_a_idx ON t (a)`); err == nil || !strings.Contains(harness.ErrorText(err), "42P07") {
+		t.Fatalf("re-creating the index after a restart: %v, want 42P07", err)
+	}
+	if _, err := rs.Exec(`DROP INDEX t_a_idx`); err != nil {
+		t.Fatalf("DROP INDEX after a restart: %v", err)
+	}
+	if _, err := rs.Exec(`CREATE INDEX t_a_idx ON t (a)`); err != nil {
+		t.Fatal(err)
+	}
+}
