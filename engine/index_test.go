@@ -132,3 +132,39 @@ func TestIndexesSurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// indexCatalogScript: indexes as the catalog shows them (pg_indexes,
+// pg_class, pg_index, pg_attribute, pg_get_indexdef), compared with
+// PostgreSQL 15 (oids replaced by names).
+var indexCatalogScript = []string{
+	`CREATE TABLE ct (id int PRIMARY KEY, a int, "B c" text, d varchar(20))`,
+	`CREATE TABLE cn (x int, y int)`,
+	`CREATE INDEX ct_a_idx ON ct (a)`,
+	`CREATE INDEX ON ct (a DESC, "B c" NULLS FIRST)`,
+	`CREATE INDEX ct_d ON ct (d varchar_pattern_ops DESC NULLS LAST)`,
+	`CREATE UNIQUE INDEX ct_id ON ct (id)`,
+	`CREATE INDEX "Odd Name" ON cn (y, x)`,
+	`SELECT schemaname = current_schema(), tablename, indexname, tablespace, replace(indexdef, current_schema() || '.', 'public.') FROM pg_indexes WHERE tablename IN ('ct', 'cn') ORDER BY indexname`,
+	`SELECT c.relname, c.relkind, c.relnatts, c.relhasindex, am.amname FROM pg_class c LEFT JOIN pg_am am ON am.oid = c.relam WHERE c.relname LIKE 'ct%' OR c.relname IN ('cn', 'Odd Name') ORDER BY 1`,
+	`SELECT i.relname, t.relname, x.indnatts, x.indnkeyatts, x.indisunique, x.indisprimary, x.indisvalid, array_to_string(x.indkey::int2[], ' '), array_to_string(x.indoption::int2[], ' '), x.indexprs, x.indpred FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid WHERE t.relname IN ('ct', 'cn') ORDER BY 1`,
+	`SELECT c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relkind = 'i' AND c.relname IN ('ct_a_idx', 'ct_a_B c_idx', 'ct_d', 'Odd Name') ORDER BY 1, 2`,
+	`SELECT i.relname, replace(pg_get_indexdef(i.oid), current_schema() || '.', 'public.'), pg_get_indexdef(i.oid, 1, true), pg_get_indexdef(i.oid, 2, true) FROM pg_class i WHERE i.relkind = 'i' AND i.relname IN ('ct_a_idx', 'ct_a_B c_idx', 'ct_d', 'ct_id', 'Odd Name', 'ct_pkey') ORDER BY 1`,
+	`SELECT tablename, hasindexes FROM pg_tables WHERE tablename IN ('ct', 'cn') ORDER BY 1`,
+	`SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'ct%' ORDER BY 1`,
+	`ALTER TABLE ct RENAME TO ct2`,
+	`SELECT tablename, indexname, replace(indexdef, current_schema() || '.', 'public.') FROM pg_indexes WHERE tablename = 'ct2' ORDER BY indexname`,
+	`DROP INDEX ct_a_idx`,
+	`SELECT indexname FROM pg_indexes WHERE tablename = 'ct2' ORDER BY indexname`,
+	`DROP TABLE ct2`,
+	`DROP TABLE cn`,
+	`SELECT count(*) FROM pg_indexes WHERE tablename IN ('ct2', 'cn')`,
+}
+
+// TestIndexCatalogMatchesPostgres runs indexCatalogScript on RockStream and
+// on PostgreSQL 15 and compares every statement's outcome.
+func TestIndexCatalogMatchesPostgres(t *testing.T) {
+	srv := enginetest.StartServer(t, t.TempDir())
+	rs := harness.ConnectRS(t, srv)
+	pg := harness.ConnectPG(t)
+	checkScriptMatchesPostgres(t, rs, pg, indexCatalogScript)
+}

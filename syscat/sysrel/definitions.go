@@ -141,6 +141,9 @@ func definitions() []Relation {
 		{Schema: SchemaInfo, Rel: &catalog.Relation{Name: "key_column_usage", Columns: columns("constraint_catalog", name, "constraint_schema", name, "constraint_name", name,
 			"table_catalog", name, "table_schema", name, "table_name", name, "column_name", name, "ordinal_position", i4,
 			"position_in_unique_constraint", i4)}},
+		// Appended last: system relation ids are positions in this list.
+		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_indexes", Columns: columns("schemaname", name, "tablename", name, "indexname", name,
+			"tablespace", name, "indexdef", t)}},
 	}
 }
 
