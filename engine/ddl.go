@@ -27,6 +27,10 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 	notice := func(r control.DDLResult) {
 		if r.Notice != "" {
 			n := errcode.New(errcode.DDLNotice, "%s", r.Notice)
+			if strings.HasPrefix(r.Notice, "relation ") && strings.HasSuffix(r.Notice, " already exists, skipping") {
+				// PostgreSQL's IF NOT EXISTS notice carries duplicate_table.
+				n = n.WithSQLState("42P07")
+			}
 			notices = append(notices, n)
 		}
 	}
