@@ -2,6 +2,7 @@ package control
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -316,8 +317,25 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 			return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", rel.Name)
 		}
 	}
+	// A primary key's index is a relation in PostgreSQL: its name is
+	// taken too, and a new table's key must not take an index's name.
+	if _, ok := a.primaryKeyIndexOwner(rel.Name); ok {
+		if m.IfNotExists {
+			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("relation %q already exists, skipping", rel.Name)}, nil
+		}
+		return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", rel.Name)
+	}
 	next := a.snap.clone()
 	created := *rel
+	if len(rel.PrimaryKey) > 0 && rel.PrimaryKeyName == "" && a.relationNameTaken(rel.PrimaryKeyConstraint()) {
+		// PostgreSQL's ChooseConstraintName: t_pkey1, t_pkey2, ...
+		for n := 1; ; n++ {
+			if name := makeObjectName(rel.Name, "", "pkey"+strconv.Itoa(n)); !a.relationNameTaken(name) {
+				created.PrimaryKeyName = name
+				break
+			}
+		}
+	}
 	created.ID = objectID(next.namespace, next.NextObject)
 	next.NextObject++
 	puts := []*catalog.Relation{&created}
