@@ -34,6 +34,9 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			notices = append(notices, n)
 		}
 	}
+	if err := s.checkConcurrently(d.Stmt); err != nil {
+		return nil, err
+	}
 	switch st := d.Stmt.(type) {
 	case *ddl.CreateTable:
 		cols := append([]catalog.Column(nil), st.Columns...)
@@ -503,4 +506,25 @@ func (s *session) setViewOptions(ctx context.Context, snap *control.Snapshot, st
 	}
 	_, err := s.control(ctx, control.SetViewOptions{Name: rel.Name, RetainHistory: retain})
 	return err
+}
+
+// checkConcurrently refuses CREATE / DROP INDEX CONCURRENTLY inside a
+// transaction block, as PostgreSQL does (migration tools rely on the
+// error to know they must run it in autocommit).
+func (s *session) checkConcurrently(st ddl.Statement) error {
+	what := ""
+	switch x := st.(type) {
+	case *ddl.CreateIndex:
+		if x.Concurrently {
+			what = "CREATE INDEX CONCURRENTLY"
+		}
+	case *ddl.Drop:
+		if x.Concurrently {
+			what = "DROP INDEX CONCURRENTLY"
+		}
+	}
+	if what == "" || s.txn == nil || s.txnImplicit {
+		return nil
+	}
+	return errcode.New(errcode.ConcurrentlyInTransactionBlock, "%s cannot run inside a transaction block", what)
 }

@@ -78,6 +78,9 @@ type Drop struct {
 	Names    []string
 	IfExists bool
 	Cascade  bool
+	// Concurrently is DROP INDEX CONCURRENTLY (refused in a transaction
+	// block, as in PostgreSQL).
+	Concurrently bool
 }
 
 // AddColumn is ALTER TABLE name ADD [COLUMN] [IF NOT EXISTS] coldef.
@@ -661,7 +664,7 @@ func aliasNames(nodes []*pg_query.Node) []string {
 }
 
 func (c *converter) drop(d *pg_query.DropStmt) (*Drop, error) {
-	out := &Drop{IfExists: d.MissingOk, Cascade: d.Behavior == pg_query.DropBehavior_DROP_CASCADE}
+	out := &Drop{IfExists: d.MissingOk, Cascade: d.Behavior == pg_query.DropBehavior_DROP_CASCADE, Concurrently: d.Concurrent}
 	switch d.RemoveType {
 	case pg_query.ObjectType_OBJECT_TABLE:
 		out.Kind = DropTable

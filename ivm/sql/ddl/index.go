@@ -22,7 +22,10 @@ type CreateIndex struct {
 	Table       string
 	IfNotExists bool
 	Unique      bool
-	Columns     []catalog.IndexColumn
+	// Concurrently is CREATE INDEX CONCURRENTLY (refused in a transaction
+	// block, as in PostgreSQL).
+	Concurrently bool
+	Columns      []catalog.IndexColumn
 }
 
 func (*CreateIndex) ddl() {}
@@ -65,7 +68,7 @@ func (c *converter) createIndex(s *pg_query.IndexStmt) (*CreateIndex, error) {
 	case s.NullsNotDistinct:
 		return nil, c.unsupported(loc, "CREATE INDEX ... NULLS NOT DISTINCT")
 	}
-	out := &CreateIndex{Name: s.Idxname, Table: table, IfNotExists: s.IfNotExists, Unique: s.Unique}
+	out := &CreateIndex{Name: s.Idxname, Table: table, IfNotExists: s.IfNotExists, Unique: s.Unique, Concurrently: s.Concurrent}
 	for _, p := range s.IndexParams {
 		e := p.GetIndexElem()
 		if e == nil {
