@@ -136,7 +136,7 @@ func TestIndexesSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	srv := enginetest.StartServer(t, dir)
 	rs := harness.ConnectRS(t, srv)
-	for _, stmt := range []string{`CREATE TABLE t (id int PRIMARY KEY, a int)`, `CREATE INDEX t_a_idx ON t (a)`} {
+	for _, stmt := range []string{`CREATE TABLE t (id int PRIMARY KEY, a int)`, `CREATE INDEX t_a_idx ON t (a DESC NULLS LAST, id)`} {
 		if _, err := rs.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -144,6 +144,13 @@ func TestIndexesSurviveRestart(t *testing.T) {
 	srv.Stop()
 	srv = enginetest.StartServer(t, dir)
 	rs = harness.ConnectRS(t, srv)
+	res, err := rs.Exec(`SELECT indexdef FROM pg_indexes WHERE indexname = 't_a_idx'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(harness.Lines(res.Rows), "; "), "CREATE INDEX t_a_idx ON public.t USING btree (a DESC NULLS LAST, id)"; got != want {
+		t.Fatalf("after a restart pg_indexes shows %q, want %q", got, want)
+	}
 	if _, err := rs.Exec(`CREATE INDEX t_a_idx ON t (a)`); err == nil || !strings.Contains(harness.ErrorText(err), "42P07") {
 		t.Fatalf("re-creating the index after a restart: %v, want 42P07", err)
 	}
