@@ -15,14 +15,15 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// metaSchema is gatewaytest.MetaSchema without its CREATE INDEX (RockStream
-// has no secondary indexes: the primary key is the only index).
+// metaSchema is gatewaytest.MetaSchema (the schema of the psql captures)
+// without its DROPs.
 const metaSchema = `CREATE TABLE orders (
   id       integer PRIMARY KEY,
   customer text NOT NULL,
   amount   numeric(10,2),
   ts       timestamptz DEFAULT now()
 );
+CREATE INDEX orders_customer_idx ON orders (customer);
 CREATE VIEW big_orders AS SELECT id, customer, amount, ts FROM orders WHERE amount > 100;
 CREATE MATERIALIZED VIEW totals AS SELECT customer, sum(amount) AS s FROM orders GROUP BY customer;`
 
@@ -153,11 +154,11 @@ func checkPsql(t *testing.T, s gatewaytest.Server) {
 	contains(t, `\dt`, psqlMeta(t, s, `\dt`), "public | orders | table | "+u, "(1 row)")
 	contains(t, `\dv`, psqlMeta(t, s, `\dv`), "public | big_orders | view | "+u, "(1 row)")
 	contains(t, `\dm`, psqlMeta(t, s, `\dm`), "public | totals | materialized view | "+u, "(1 row)")
-	contains(t, `\di`, psqlMeta(t, s, `\di`), "public | orders_pkey | index | "+u+" | orders", "(1 row)")
+	contains(t, `\di`, psqlMeta(t, s, `\di`), "public | orders_customer_idx | index | "+u+" | orders", "public | orders_pkey | index | "+u+" | orders", "(2 rows)")
 	contains(t, `\d orders`, psqlMeta(t, s, `\d orders`), `Table "public.orders"`,
 		"Column | Type | Collation | Nullable | Default",
 		"id | integer | | not null |", "customer | text | | not null |", "amount | numeric(10,2) | | |",
-		"ts | timestamp with time zone | | | now()", "Indexes:", `"orders_pkey" PRIMARY KEY, btree (id)`)
+		"ts | timestamp with time zone | | | now()", "Indexes:", `"orders_pkey" PRIMARY KEY, btree (id)`, `"orders_customer_idx" btree (customer)`)
 	contains(t, `\d+ orders`, psqlMeta(t, s, `\d+ orders`), `Table "public.orders"`,
 		"Column | Type | Collation | Nullable | Default | Storage | Compression | Stats target | Description",
 		"id | integer | | not null | | plain | | |", "customer | text | | not null | | extended | | |",
@@ -219,8 +220,8 @@ func checkCatalogQueries(t *testing.T, c *pgconn.PgConn, ordersOID string) {
 	check(`SELECT matviewname, definition FROM pg_catalog.pg_matviews`, "totals|SELECT customer, sum(amount) AS s FROM orders GROUP BY customer")
 	check(`SELECT conname, contype, pg_catalog.pg_get_constraintdef(oid, true) FROM pg_catalog.pg_constraint WHERE conrelid = `+ordersOID,
 		"orders_pkey|p|PRIMARY KEY (id)")
-	check(`SELECT pg_catalog.pg_get_indexdef(indexrelid), indisprimary FROM pg_catalog.pg_index WHERE indrelid = `+ordersOID,
-		"CREATE UNIQUE INDEX orders_pkey ON public.orders USING btree (id)|t")
+	check(`SELECT pg_catalog.pg_get_indexdef(indexrelid), indisprimary FROM pg_catalog.pg_index WHERE indrelid = `+ordersOID+` ORDER BY 2 DESC`,
+		"CREATE UNIQUE INDEX orders_pkey ON public.orders USING btree (id)|t\nCREATE INDEX orders_customer_idx ON public.orders USING btree (customer)|f")
 	check(`SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull FROM pg_catalog.pg_attribute a
 		WHERE a.attrelid = `+ordersOID+` AND a.attnum > 0 ORDER BY a.attnum`,
 		"id|integer|t\ncustomer|text|t\namount|numeric(10,2)|f\nts|timestamp with time zone|f")

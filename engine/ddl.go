@@ -27,8 +27,15 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 	notice := func(r control.DDLResult) {
 		if r.Notice != "" {
 			n := errcode.New(errcode.DDLNotice, "%s", r.Notice)
+			if strings.HasPrefix(r.Notice, "relation ") && strings.HasSuffix(r.Notice, " already exists, skipping") {
+				// PostgreSQL's IF NOT EXISTS notice carries duplicate_table.
+				n = n.WithSQLState("42P07")
+			}
 			notices = append(notices, n)
 		}
+	}
+	if err := s.checkConcurrently(d.Stmt); err != nil {
+		return nil, err
 	}
 	switch st := d.Stmt.(type) {
 	case *ddl.CreateTable:
@@ -55,7 +62,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		kind := map[ddl.DropKind]catalog.Kind{
 			ddl.DropTable: catalog.KindTable, ddl.DropView: catalog.KindView,
 			ddl.DropMaterializedView: catalog.KindMaterializedView, ddl.DropSource: catalog.KindSource,
-			ddl.DropSequence: catalog.KindSequence, ddl.DropSink: catalog.KindSink,
+			ddl.DropSequence: catalog.KindSequence, ddl.DropSink: catalog.KindSink, ddl.DropIndex: catalog.KindIndex,
 		}[st.Kind]
 		for _, name := range st.Names {
 			r, err := s.control(ctx, control.DropRelation{Name: name, Kind: kind, IfExists: st.IfExists, Cascade: st.Cascade})
@@ -76,6 +83,12 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 				}
 			}
 		}
+	case *ddl.CreateIndex:
+		r, err := s.control(ctx, control.CreateIndex{Name: st.Name, Table: st.Table, Columns: st.Columns, Unique: st.Unique, IfNotExists: st.IfNotExists})
+		if err != nil {
+			return nil, err
+		}
+		notice(r)
 	case *ddl.AddColumn:
 		if st.Column.Default != "" {
 			if err := immutableDefault(st.Column); err != nil {
@@ -502,4 +515,25 @@ func (s *session) setViewOptions(ctx context.Context, snap *control.Snapshot, st
 	}
 	_, err := s.control(ctx, control.SetViewOptions{Name: rel.Name, RetainHistory: retain})
 	return err
+}
+
+// checkConcurrently refuses CREATE / DROP INDEX CONCURRENTLY inside a
+// transaction block, as PostgreSQL does (migration tools rely on the
+// error to know they must run it in autocommit).
+func (s *session) checkConcurrently(st ddl.Statement) error {
+	what := ""
+	switch x := st.(type) {
+	case *ddl.CreateIndex:
+		if x.Concurrently {
+			what = "CREATE INDEX CONCURRENTLY"
+		}
+	case *ddl.Drop:
+		if x.Concurrently {
+			what = "DROP INDEX CONCURRENTLY"
+		}
+	}
+	if what == "" || s.txn == nil || s.txnImplicit {
+		return nil
+	}
+	return errcode.New(errcode.ConcurrentlyInTransactionBlock, "%s cannot run inside a transaction block", what)
 }

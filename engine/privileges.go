@@ -239,7 +239,7 @@ func ddlDenied(st ddl.Statement) error {
 	switch x := st.(type) {
 	case *ddl.Drop:
 		kind := map[ddl.DropKind]string{ddl.DropTable: "table", ddl.DropView: "view", ddl.DropMaterializedView: "materialized view",
-			ddl.DropSource: "source", ddl.DropSequence: "sequence", ddl.DropSink: "sink"}[x.Kind]
+			ddl.DropSource: "source", ddl.DropSequence: "sequence", ddl.DropSink: "sink", ddl.DropIndex: "index"}[x.Kind]
 		name := ""
 		if len(x.Names) > 0 {
 			name = x.Names[0]
@@ -248,6 +248,8 @@ func ddlDenied(st ddl.Statement) error {
 	case *ddl.AddColumn:
 		return deny("must be owner of table %s", x.Table)
 	case *ddl.AddPrimaryKey:
+		return deny("must be owner of table %s", x.Table)
+	case *ddl.CreateIndex:
 		return deny("must be owner of table %s", x.Table)
 	case *ddl.AlterSequence:
 		return deny("must be owner of sequence %s", x.Name)

@@ -5,6 +5,8 @@ package errcode
 var (
 	VacuumInTransactionBlock = Register("RS-2450", "maintenance.vacuum_in_transaction_block", "25001",
 		"Run VACUUM outside BEGIN ... COMMIT (in autocommit mode). In RockStream it has nothing to do: storage is compacted in the background.")
+	ConcurrentlyInTransactionBlock = Register("RS-2454", "ddl.concurrently_in_transaction_block", "25001",
+		"Run CREATE INDEX CONCURRENTLY / DROP INDEX CONCURRENTLY outside BEGIN ... COMMIT (Alembic: inside autocommit_block()), or leave out CONCURRENTLY: RockStream builds no index structure, so it changes nothing else.")
 	DeadlockDetected = Register("RS-2451", "transaction.deadlock_detected", "40P01",
 		"Two transactions waited for rows the other had changed; this one was rolled back. Retry it, and change rows in the same order in every transaction to avoid the cycle.")
 	RowLockRetriesExhausted = Register("RS-2452", "transaction.row_lock_retries_exhausted", "40001",

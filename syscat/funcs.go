@@ -64,6 +64,13 @@ func (i *info) IndexDef(oid int64) (string, bool) {
 	if r := i.relation(oid, indexOIDOffset); r != nil && len(r.PrimaryKey) > 0 {
 		return IndexDef(r), true
 	}
+	if r := i.relation(oid, 0); r != nil && r.Kind == catalog.KindIndex {
+		for _, ix := range userIndexes(i.load()) {
+			if ix.index == r {
+				return ix.def(), true
+			}
+		}
+	}
 	return "", false
 }
 

@@ -179,13 +179,18 @@ func pgCatalogRows() []rowSource {
 					float64(-1), int64(0), int64(0), false, false, false, false, true, "d", int64(0), int64(0), nil,
 					int64(0), nil, nil, false, o, false, int64(0)})
 			}
+			indexed := tablesWithIndexes(env)
 			for _, rs := range allRelations(env) {
 				r := rs.rel
 				am := int64(0)
-				if r.Kind == catalog.KindTable || r.Kind == catalog.KindSource || r.Kind == catalog.KindMaterializedView {
+				natts := len(r.Columns)
+				switch r.Kind {
+				case catalog.KindTable, catalog.KindSource, catalog.KindMaterializedView:
 					am = oidHeap
+				case catalog.KindIndex:
+					am, natts = oidBtree, len(r.Index.Columns)
 				}
-				row(RelationOID(r.ID), r.Name, NamespaceOID(rs.schema), am, relkind(r.Kind), len(r.Columns), len(r.PrimaryKey) > 0)
+				row(RelationOID(r.ID), r.Name, NamespaceOID(rs.schema), am, relkind(r.Kind), natts, len(r.PrimaryKey) > 0 || indexed[r.ID])
 				if len(r.PrimaryKey) > 0 {
 					row(IndexOID(r.ID), pkName(r), NamespaceOID(rs.schema), oidBtree, "i", len(r.PrimaryKey), false)
 				}
@@ -217,6 +222,18 @@ func pgCatalogRows() []rowSource {
 							false, false, false, "", "", int64(c.Type.TypLen()), int64(0),
 							"p", "", int64(-1), int64(0), false, true, int64(0), nil, nil, nil, false, "i"})
 					}
+				}
+			}
+			for _, ix := range userIndexes(env) {
+				for i, ic := range ix.index.Index.Columns {
+					c := ix.table.Columns[ix.table.ColumnIndex(ic.Column)]
+					coll := int64(0)
+					if c.Type.Kind.IsString() && c.Type.Kind != types.KindName {
+						coll = oidDefaultColl
+					}
+					out = append(out, types.Row{RelationOID(ix.index.ID), c.Name, int64(c.Type.OID()), int64(i + 1), int64(c.Type.Typmod),
+						false, false, false, "", "", int64(c.Type.TypLen()), coll,
+						typStorage(c.Type), "", int64(-1), int64(0), false, true, int64(0), nil, nil, nil, c.Type.TypLen() > 0 && c.Type.TypLen() <= 8, "i"})
 				}
 			}
 			return out
@@ -272,6 +289,11 @@ func pgCatalogRows() []rowSource {
 				out = append(out, types.Row{IndexOID(r.ID), RelationOID(r.ID), n, n, true, true, false, true, false, true,
 					false, true, true, false, int2Array(pkAttnums(r)), nil, nil, int2Array(zeros), nil, nil, false})
 			}
+			for _, ix := range userIndexes(env) {
+				n := int64(len(ix.index.Index.Columns))
+				out = append(out, types.Row{RelationOID(ix.index.ID), RelationOID(ix.table.ID), n, n, ix.index.Index.Unique, false, false, true, false, true,
+					false, true, true, false, int2Array(ix.attnums()), nil, nil, int2Array(ix.options()), nil, nil, false})
+			}
 			return out
 		}},
 		{SchemaPgCatalog, "pg_constraint", func(env *Env) []types.Row {
@@ -311,10 +333,11 @@ func pgCatalogRows() []rowSource {
 		}},
 		{SchemaPgCatalog, "pg_proc", empty},
 		{SchemaPgCatalog, "pg_tables", func(env *Env) []types.Row {
+			indexed := tablesWithIndexes(env)
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindTable || r.Kind == catalog.KindSource {
-					out = append(out, types.Row{SchemaPublic, r.Name, userName(env), nil, len(r.PrimaryKey) > 0, false, false, false})
+					out = append(out, types.Row{SchemaPublic, r.Name, userName(env), nil, len(r.PrimaryKey) > 0 || indexed[r.ID], false, false, false})
 				}
 			}
 			return out
@@ -329,15 +352,17 @@ func pgCatalogRows() []rowSource {
 			return out
 		}},
 		{SchemaPgCatalog, "pg_matviews", func(env *Env) []types.Row {
+			indexed := tablesWithIndexes(env)
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindMaterializedView {
-					out = append(out, types.Row{SchemaPublic, r.Name, userName(env), nil, false, true, r.SQL})
+					out = append(out, types.Row{SchemaPublic, r.Name, userName(env), nil, indexed[r.ID], true, r.SQL})
 				}
 			}
 			return out
 		}},
 		{SchemaPgCatalog, "pg_sequence", sequenceRows},
+		{SchemaPgCatalog, "pg_indexes", indexesView},
 		{SchemaPgCatalog, "pg_sequences", sequencesView},
 		{SchemaPgCatalog, "pg_prepared_statements", preparedStatementRows},
 		{SchemaPgCatalog, "pg_enum", empty},
@@ -378,12 +403,17 @@ func pgCatalogRows() []rowSource {
 					out = append(out, types.Row{IndexOID(r.ID), RelationOID(r.ID), true, a, int64(i + 1)})
 				}
 			}
+			for _, ix := range userIndexes(env) {
+				for i, a := range ix.attnums() {
+					out = append(out, types.Row{RelationOID(ix.index.ID), RelationOID(ix.table.ID), false, a, int64(i + 1)})
+				}
+			}
 			return out
 		}},
 		{SchemaInfo, "tables", func(env *Env) []types.Row {
 			var out []types.Row
 			for _, rs := range allRelations(env) {
-				if rs.rel.Kind == catalog.KindSequence {
+				if rs.rel.Kind == catalog.KindSequence || rs.rel.Kind == catalog.KindIndex {
 					continue
 				}
 				typ, ins := "BASE TABLE", "YES"
@@ -403,7 +433,7 @@ func pgCatalogRows() []rowSource {
 		{SchemaInfo, "columns", func(env *Env) []types.Row {
 			var out []types.Row
 			for _, rs := range allRelations(env) {
-				if rs.rel.Kind == catalog.KindSequence {
+				if rs.rel.Kind == catalog.KindSequence || rs.rel.Kind == catalog.KindIndex {
 					continue
 				}
 				for i, c := range rs.rel.Columns {

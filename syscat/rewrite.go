@@ -94,6 +94,13 @@ func single(old, new string) rule { return rule{when: ws(old), edits: []fragment
 func fragmentRules() []rule {
 	rulesOnce.Do(func() {
 		theRules = []rule{
+			// SQLAlchemy 1.4 get_indexes: indkey and indoption are int2vector
+			// in PostgreSQL, whose text form is space-separated ("2 1"), and
+			// SQLAlchemy splits it on spaces; here they are int2[].
+			{when: ws(`ix.indkey::varchar`), edits: []fragment{
+				edit(`ix.indkey::varchar`, `array_to_string(ix.indkey, ' ')`),
+				edit(`ix.indoption::varchar`, `array_to_string(ix.indoption, ' ')`),
+			}},
 			// SQLAlchemy 1.4 get_columns: identity options. The same JSON
 			// object, built as text (json_build_object is not provided), of
 			// the sequence pg_depend says the identity column owns (the

@@ -70,6 +70,8 @@ func relkind(k catalog.Kind) string {
 		return "m"
 	case catalog.KindSequence:
 		return "S"
+	case catalog.KindIndex:
+		return "i"
 	}
 	return "r"
 }

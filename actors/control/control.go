@@ -2,6 +2,8 @@ package control
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rockstream/rockstream/errcode"
@@ -147,6 +149,8 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(a.replyOf(a.drop(m)))
 	case AddColumn:
 		ctx.Reply(a.replyOf(a.addColumn(m)))
+	case CreateIndex:
+		ctx.Reply(a.replyOf(a.createIndex(m)))
 	case RenameRelation:
 		ctx.Reply(a.replyOf(a.rename(m)))
 	case SetViewOptions:
@@ -313,8 +317,25 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 			return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", rel.Name)
 		}
 	}
+	// A primary key's index is a relation in PostgreSQL: its name is
+	// taken too, and a new table's key must not take an index's name.
+	if _, ok := a.primaryKeyIndexOwner(rel.Name); ok {
+		if m.IfNotExists {
+			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("relation %q already exists, skipping", rel.Name)}, nil
+		}
+		return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", rel.Name)
+	}
 	next := a.snap.clone()
 	created := *rel
+	if len(rel.PrimaryKey) > 0 && rel.PrimaryKeyName == "" && a.relationNameTaken(rel.PrimaryKeyConstraint()) {
+		// PostgreSQL's ChooseConstraintName: t_pkey1, t_pkey2, ...
+		for n := 1; ; n++ {
+			if name := makeObjectName(rel.Name, "", "pkey"+strconv.Itoa(n)); !a.relationNameTaken(name) {
+				created.PrimaryKeyName = name
+				break
+			}
+		}
+	}
 	created.ID = objectID(next.namespace, next.NextObject)
 	next.NextObject++
 	puts := []*catalog.Relation{&created}
@@ -363,14 +384,23 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 	rel, ok := a.snap.byName[m.Name]
 	if !ok {
+		if t, ok := a.primaryKeyIndexOwner(m.Name); ok && m.Kind == catalog.KindIndex {
+			e := errcode.New(errcode.DependentObjects, "cannot drop index %s because constraint %s on table %s requires it", m.Name, m.Name, t.Name)
+			e.Hint = fmt.Sprintf("You can drop constraint %s on table %s instead.", m.Name, t.Name)
+			return DDLResult{}, e
+		}
 		if m.IfExists {
 			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("%s %q does not exist, skipping", kindWord(m.Kind), m.Name)}, nil
 		}
-		return DDLResult{}, errcode.New(errcode.UndefinedObject, "%s %q does not exist", kindWord(m.Kind), m.Name)
+		e := errcode.New(errcode.UndefinedObject, "%s %q does not exist", kindWord(m.Kind), m.Name)
+		if m.Kind == catalog.KindIndex {
+			e = e.WithSQLState("42704") // undefined_object: PostgreSQL's code for an index
+		}
+		return DDLResult{}, e
 	}
 	if rel.Kind != m.Kind {
-		return DDLResult{}, errcode.New(errcode.WrongObjectType, "%q is not a %s", m.Name, kindWord(m.Kind)).
-			WithDetail("%q is a %s", m.Name, kindWord(rel.Kind))
+		return DDLResult{}, errcode.New(errcode.WrongObjectType, "%q is not %s", m.Name, withArticle(kindWord(m.Kind))).
+			WithDetail("%q is %s", m.Name, withArticle(kindWord(rel.Kind)))
 	}
 	if rel.Kind == catalog.KindSequence {
 		return a.dropSequence(m, rel)
@@ -390,6 +420,8 @@ func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 	// Sequences owned by dropped tables (serial, identity, OWNED BY) go
 	// with them.
 	order = append(order, ownedSequences(a.snap, order)...)
+	// So do their indexes.
+	order = append(order, ownedIndexes(a.snap, order)...)
 	next := a.snap.clone()
 	for _, r := range order {
 		next.remove(r.ID)
@@ -445,4 +477,12 @@ func (a *Actor) table(name string) (*catalog.Relation, error) {
 		return nil, errcode.New(errcode.WrongObjectType, "%q is not a table", name)
 	}
 	return rel, nil
+}
+
+// withArticle puts "a" or "an" before a kind word ("an index").
+func withArticle(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
 }

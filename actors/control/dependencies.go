@@ -169,9 +169,9 @@ func (a *Actor) rename(m RenameRelation) (DDLResult, error) {
 		return DDLResult{}, errcode.New(errcode.UndefinedObject, "relation %q does not exist", m.Name)
 	}
 	if rel.Kind != m.Kind {
-		return DDLResult{}, errcode.New(errcode.WrongObjectType, "%q is not a %s", m.Name, kindWord(m.Kind))
+		return DDLResult{}, errcode.New(errcode.WrongObjectType, "%q is not %s", m.Name, withArticle(kindWord(m.Kind)))
 	}
-	if _, taken := a.snap.byName[m.NewName]; taken {
+	if a.relationNameTaken(m.NewName) {
 		return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", m.NewName)
 	}
 	renamed := *rel

@@ -25,7 +25,7 @@
 //
 // Keys (spec §5.2; namespace-scoped from day one):
 //
-//	0x01 0x01 ns(16) object(16)   a table or source        → relation record
+//	0x01 0x01 ns(16) object(16)   a table, source, sequence or index → relation record
 //	0x01 0x02 ns(16) object(16)   a view or materialized view → relation record
 //	0x01 0x00 ns(16)              the namespace's next object id (uint64 BE)
 //	0x03 'B'                      the bucket map: owner shard of each virtual

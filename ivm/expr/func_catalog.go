@@ -174,16 +174,18 @@ func registerCatalog(add adder) {
 		&Func{Name: "pg_get_indexdef", Args: []types.Type{oidT, i4, b}, Result: text, Strict: true, Volatility: Stable,
 			Eval: func(env *Env, at []types.Type, a []types.Datum) (types.Datum, error) {
 				if a[1].(int64) != 0 {
-					// One column of the index: RockStream's indexes are
-					// primary keys; report the whole definition's column list.
+					// One column of the index, cut from the definition's
+					// column list.
 					d, err := indexDef(env, at, a)
 					if s, ok := d.(string); ok && err == nil {
 						if i := strings.LastIndex(s, "("); i >= 0 {
 							cols := strings.Split(strings.TrimSuffix(s[i+1:], ")"), ", ")
 							if k := int(a[1].(int64)); k <= len(cols) {
-								return cols[k-1], nil
+								// Only the column, as PostgreSQL: no
+								// operator class, DESC or NULLS.
+								return indexColumnName(cols[k-1]), nil
 							}
-							return nil, nil
+							return "", nil
 						}
 					}
 					return d, err
@@ -312,4 +314,19 @@ func registerCatalog(add adder) {
 			&Func{Name: n, Args: []types.Type{anyType, anyType, anyType}, Result: b, Strict: true, Volatility: Stable, Eval: constant(true)},
 			&Func{Name: n, Args: []types.Type{anyType, anyType, anyType, anyType}, Result: b, Strict: true, Volatility: Stable, Eval: constant(true)})
 	}
+}
+
+// indexColumnName is one column of pg_get_indexdef's column list without
+// what follows its name (an operator class, DESC, NULLS FIRST).
+func indexColumnName(col string) string {
+	quoted := false
+	for i, c := range col {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == ' ' && !quoted:
+			return col[:i]
+		}
+	}
+	return col
 }

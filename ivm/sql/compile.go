@@ -124,6 +124,8 @@ func (d *DDL) Tag() string {
 			return "DROP SEQUENCE"
 		case ddl.DropSink:
 			return "DROP SINK"
+		case ddl.DropIndex:
+			return "DROP INDEX"
 		}
 		return "DROP SOURCE"
 	case *ddl.AddColumn, *ddl.AddPrimaryKey:
@@ -132,6 +134,8 @@ func (d *DDL) Tag() string {
 		return "CREATE SOURCE"
 	case *ddl.CreateSink:
 		return "CREATE SINK"
+	case *ddl.CreateIndex:
+		return "CREATE INDEX"
 	case *ddl.CreateSequence:
 		return "CREATE SEQUENCE"
 	case *ddl.AlterSequence:
@@ -142,6 +146,8 @@ func (d *DDL) Tag() string {
 			return "ALTER VIEW"
 		case catalog.KindMaterializedView:
 			return "ALTER MATERIALIZED VIEW"
+		case catalog.KindIndex:
+			return "ALTER INDEX"
 		}
 		return "ALTER TABLE"
 	case *ddl.Recompile, *ddl.SetViewOptions:

@@ -156,6 +156,9 @@ func (b *binder) targetTable(rv *pg_query.RangeVar) (*catalog.Relation, string, 
 	if !ok {
 		return nil, "", errcode.New(errcode.SQLUndefinedTable, "relation \"%s\" does not exist", rv.Relname).WithPosition(b.pos(rv.Location))
 	}
+	if rel.Kind == catalog.KindIndex {
+		return nil, "", b.semantic("42809", rv.Location, "\"%s\" is an index", rel.Name)
+	}
 	if rel.Kind != catalog.KindTable {
 		return nil, "", b.semantic("42809", rv.Location, "cannot change %s \"%s\"", rel.Kind, rel.Name)
 	}

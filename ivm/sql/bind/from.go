@@ -106,6 +106,9 @@ func (b *binder) rangeVar(rv *pg_query.RangeVar, outer *scope) (plan.Node, *scop
 		}
 		return nil, nil, errcode.New(errcode.SQLUndefinedTable, "relation \"%s\" does not exist", full).WithPosition(b.pos(rv.Location))
 	}
+	if rel.Kind == catalog.KindIndex {
+		return nil, nil, b.semantic("42809", rv.Location, "\"%s\" is an index", rel.Name)
+	}
 	if rel.Kind == catalog.KindView {
 		return b.expandView(rel, alias, colAliases, rv.Location, outer)
 	}

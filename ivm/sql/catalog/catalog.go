@@ -65,6 +65,11 @@ const (
 	// has no rows. The control snapshot keeps sinks out of name lookup and
 	// Relations (Snapshot.Sinks lists them).
 	KindSink
+	// KindIndex is an index (CREATE INDEX): its definition is in
+	// Relation.Index. Rows are stored in primary-key order and no index
+	// structure is kept, so an index is a catalog object only: it is
+	// accepted for compatibility and never changes a plan.
+	KindIndex
 )
 
 func (k Kind) String() string {
@@ -81,6 +86,8 @@ func (k Kind) String() string {
 		return "sequence"
 	case KindSink:
 		return "sink"
+	case KindIndex:
+		return "index"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -145,6 +152,8 @@ type Relation struct {
 	Checks []Check
 	// Sequence is a sequence's definition (KindSequence only).
 	Sequence *Sequence `json:",omitempty"`
+	// Index is an index's definition (KindIndex only).
+	Index *Index `json:",omitempty"`
 	// Refs are the relations a view's or materialized view's SQL names
 	// directly, resolved when it was created: names in SQL resolve through
 	// them by id, so renaming what a view reads does not break it (and they
@@ -191,6 +200,30 @@ type Sequence struct {
 	// when unowned.
 	OwnedBy       ID     `json:",omitempty"`
 	OwnedByColumn string `json:",omitempty"`
+}
+
+// Index is the definition of an index (PostgreSQL's pg_index row). It
+// names its table by id, so renaming the table keeps the index; dropping
+// the table drops it.
+type Index struct {
+	Table ID
+	// Columns are the key columns, in key order.
+	Columns []IndexColumn
+	// Unique is CREATE UNIQUE INDEX (accepted only on exactly the table's
+	// primary-key columns, which are unique already).
+	Unique bool `json:",omitempty"`
+}
+
+// IndexColumn is one key column of an index.
+type IndexColumn struct {
+	Column string
+	// Descending is DESC; NullsFirst is where NULLs sort (resolved: DESC
+	// defaults to NULLS FIRST, ASC to NULLS LAST, as in PostgreSQL).
+	Descending bool `json:",omitempty"`
+	NullsFirst bool `json:",omitempty"`
+	// OperatorClass is a non-default operator class (text_pattern_ops),
+	// "" for the column type's default.
+	OperatorClass string `json:",omitempty"`
 }
 
 // SequenceColumns are the columns `SELECT * FROM seq` shows.

@@ -70,6 +70,7 @@ const (
 	DropSource
 	DropSequence
 	DropSink
+	DropIndex
 )
 
 // Drop is DROP TABLE/VIEW/MATERIALIZED VIEW/SOURCE.
@@ -78,6 +79,9 @@ type Drop struct {
 	Names    []string
 	IfExists bool
 	Cascade  bool
+	// Concurrently is DROP INDEX CONCURRENTLY (refused in a transaction
+	// block, as in PostgreSQL).
+	Concurrently bool
 }
 
 // AddColumn is ALTER TABLE name ADD [COLUMN] [IF NOT EXISTS] coldef.
@@ -167,7 +171,7 @@ func IsDDL(st parse.Statement) bool {
 	case *pg_query.Node_CreateStmt, *pg_query.Node_ViewStmt, *pg_query.Node_CreateTableAsStmt,
 		*pg_query.Node_DropStmt, *pg_query.Node_AlterTableStmt,
 		*pg_query.Node_CreateSeqStmt, *pg_query.Node_AlterSeqStmt, *pg_query.Node_CreateSchemaStmt,
-		*pg_query.Node_RenameStmt:
+		*pg_query.Node_RenameStmt, *pg_query.Node_IndexStmt:
 		return true
 	}
 	return false
@@ -218,6 +222,8 @@ func Convert(st parse.Statement) (Statement, error) {
 		return nil, schemasNotSupported("CREATE SCHEMA " + x.CreateSchemaStmt.Schemaname)
 	case *pg_query.Node_RenameStmt:
 		return c.rename(x.RenameStmt)
+	case *pg_query.Node_IndexStmt:
+		return c.createIndex(x.IndexStmt)
 	}
 	return nil, errcode.New(errcode.SQLFeatureNotSupported, "statement %s is not supported", bind.StatementTag(pg.Stmt))
 }
@@ -665,7 +671,7 @@ func aliasNames(nodes []*pg_query.Node) []string {
 }
 
 func (c *converter) drop(d *pg_query.DropStmt) (*Drop, error) {
-	out := &Drop{IfExists: d.MissingOk, Cascade: d.Behavior == pg_query.DropBehavior_DROP_CASCADE}
+	out := &Drop{IfExists: d.MissingOk, Cascade: d.Behavior == pg_query.DropBehavior_DROP_CASCADE, Concurrently: d.Concurrent}
 	switch d.RemoveType {
 	case pg_query.ObjectType_OBJECT_TABLE:
 		out.Kind = DropTable
@@ -675,6 +681,10 @@ func (c *converter) drop(d *pg_query.DropStmt) (*Drop, error) {
 		out.Kind = DropMaterializedView
 	case pg_query.ObjectType_OBJECT_SEQUENCE:
 		out.Kind = DropSequence
+	case pg_query.ObjectType_OBJECT_INDEX:
+		// DROP INDEX CONCURRENTLY is DROP INDEX: there is no index
+		// structure to wait for.
+		out.Kind = DropIndex
 	case pg_query.ObjectType_OBJECT_SCHEMA:
 		var names []string
 		for _, o := range d.Objects {
@@ -865,10 +875,11 @@ func (c *converter) rename(r *pg_query.RenameStmt) (Statement, error) {
 		pg_query.ObjectType_OBJECT_TABLE:   catalog.KindTable,
 		pg_query.ObjectType_OBJECT_VIEW:    catalog.KindView,
 		pg_query.ObjectType_OBJECT_MATVIEW: catalog.KindMaterializedView,
+		pg_query.ObjectType_OBJECT_INDEX:   catalog.KindIndex,
 	}[r.RenameType]
 	if !ok || r.Relation == nil {
 		return nil, errcode.New(errcode.SQLFeatureNotSupported, "ALTER ... RENAME of a %s is not supported", strings.ToLower(strings.TrimPrefix(r.RenameType.String(), "OBJECT_"))).
-			WithDetail("RockStream renames tables, views and materialized views")
+			WithDetail("RockStream renames tables, views, materialized views and indexes")
 	}
 	name, err := c.relName(r.Relation)
 	if err != nil {

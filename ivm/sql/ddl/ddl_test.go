@@ -55,6 +55,11 @@ func describe(d ddl.Statement) string {
 		fmt.Fprintf(&b, "create view %s materialized=%v or_replace=%v columns=%v options=%v\n  query: %s\n", x.Name, x.Materialized, x.OrReplace, x.ColumnNames, x.Options, x.Query)
 	case *ddl.Drop:
 		fmt.Fprintf(&b, "drop kind=%d names=%v if_exists=%v cascade=%v\n", x.Kind, x.Names, x.IfExists, x.Cascade)
+	case *ddl.CreateIndex:
+		fmt.Fprintf(&b, "create index %q on %s if_not_exists=%v unique=%v\n", x.Name, x.Table, x.IfNotExists, x.Unique)
+		for _, c := range x.Columns {
+			fmt.Fprintf(&b, "  %s desc=%v nulls_first=%v opclass=%q\n", c.Column, c.Descending, c.NullsFirst, c.OperatorClass)
+		}
 	case *ddl.AddColumn:
 		fmt.Fprintf(&b, "alter table %s add column if_not_exists=%v %s\n", x.Table, x.IfNotExists, formatColumn(x.Column))
 	case *ddl.AddPrimaryKey:
