@@ -218,6 +218,7 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 		out.ViewRebuilds += st.ViewRebuilds
 		out.CatalogFetches += st.CatalogFetches
 		out.BackfillChunks += st.BackfillChunks
+		out.ReadRows += st.ReadRows
 	}
 	return out, nil
 }
