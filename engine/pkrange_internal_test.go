@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/internal/pgtest"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -76,7 +77,23 @@ func readRows(t *testing.T, e *Engine) uint64 {
 // TestKeyRangeReadsOnlyTheRange: a SELECT, UPDATE and DELETE filtered on
 // a range of the primary key read only the rows in it from the store
 // (the shard's ReadRows), and answer as a read of the whole table would.
-func TestKeyRangeReadsOnlyTheRange(t *testing.T) {
+func TestKeyRangeReadsOnlyTheRange(t *testing.T) { bothRangeReads(t, testKeyRangeReadsOnlyTheRange) }
+
+// bothRangeReads runs test with the shard reading small tables' ranges
+// as on large ones (a seek per bucket) and as it does (one scan).
+func bothRangeReads(t *testing.T, test func(*testing.T)) {
+	saved := shard.RangeSeekRowsMin
+	defer func() { shard.RangeSeekRowsMin = saved }()
+	for _, tc := range []struct {
+		name string
+		min  int
+	}{{"seeks", 0}, {"scan", saved}} {
+		shard.RangeSeekRowsMin = tc.min
+		t.Run(tc.name, test)
+	}
+}
+
+func testKeyRangeReadsOnlyTheRange(t *testing.T) {
 	e := openQuiet(t, Config{Store: objstore.NewMemory()})
 	defer e.Close(context.Background())
 	s := newRangeSession(t, e)
@@ -189,7 +206,9 @@ func TestKeyRangeReadsOnlyTheRange(t *testing.T) {
 // with other conjuncts and ORs) over int, bigint, text, numeric and
 // composite keys with PostgreSQL 15: the same rows, and no more rows read
 // from the store than a whole read.
-func TestKeyRangesMatchPostgres(t *testing.T) {
+func TestKeyRangesMatchPostgres(t *testing.T) { bothRangeReads(t, testKeyRangesMatchPostgres) }
+
+func testKeyRangesMatchPostgres(t *testing.T) {
 	_, pg := pgtest.Database(t)
 	ctx := context.Background()
 	e := openQuiet(t, Config{Store: objstore.NewMemory()})

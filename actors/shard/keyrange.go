@@ -82,11 +82,35 @@ func (a *Actor) snapshotIn(r kv.Reader, id catalog.ID, ranges []KeyRange) (zset.
 		return out, nil
 	}
 	spans := mergeSpans(encodeSpans(rel, ts, ranges))
-	head := tablePrefix(id)
-	at := len(head)
-	head = append(head, 0, 0)
+	if len(spans) == 0 {
+		return out, nil
+	}
+	prefix := tablePrefix(id)
+	at := len(prefix)
+	head := append(slices.Clip(prefix), 0, 0)
+	keep := func(k, v []byte) error {
+		if inSpans(k[tableKeyHeadBytes:], spans) {
+			return add(v)
+		}
+		return nil
+	}
+	// Bucket 0, read whole, tells about how many rows a bucket holds: a
+	// scan per bucket and range costs a seek each, so a table with few
+	// rows per bucket is cheaper to scan once, decoding only the rows in
+	// the ranges.
+	held := 0
+	if err := r.Scan(head, kv.PrefixEnd(head), func(k, v []byte) error { held++; return keep(k, v) }); err != nil {
+		return zset.Batch{}, err
+	}
+	if held < len(spans)*RangeSeekRowsMin {
+		partition.PutBucket(head[at:], 1)
+		if err := r.Scan(head, kv.PrefixEnd(prefix), keep); err != nil {
+			return zset.Batch{}, err
+		}
+		return out, nil
+	}
 	var start, end []byte
-	for b := partition.Bucket(0); b < partition.Buckets; b++ {
+	for b := partition.Bucket(1); b < partition.Buckets; b++ {
 		partition.PutBucket(head[at:], b)
 		for _, s := range spans {
 			start = append(append(start[:0], head...), s.start...)
@@ -101,6 +125,25 @@ func (a *Actor) snapshotIn(r kv.Reader, id catalog.ID, ranges []KeyRange) (zset.
 		}
 	}
 	return out, nil
+}
+
+// RangeSeekRowsMin is how many rows per bucket and range a table must
+// hold for a range read to seek to the range in each bucket rather than
+// scan the table once (tests set 0 to take the seeks on small tables).
+var RangeSeekRowsMin = 16
+
+// inSpans reports whether encoded primary key pk lies in one of spans
+// (sorted, disjoint).
+func inSpans(pk []byte, spans []span) bool {
+	for _, s := range spans {
+		if bytes.Compare(pk, s.start) < 0 {
+			return false
+		}
+		if s.end == nil || bytes.Compare(pk, s.end) < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // encodeSpans encodes ranges as spans of encoded primary keys, dropping
