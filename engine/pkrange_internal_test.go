@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/internal/pgtest"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -81,20 +80,13 @@ func TestKeyRangeReadsOnlyTheRange(t *testing.T) { bothRangeReads(t, testKeyRang
 
 // bothRangeReads runs test with the shard reading small tables' ranges
 // as on large ones (a seek per bucket) and as it does (one scan).
-func bothRangeReads(t *testing.T, test func(*testing.T)) {
-	saved := shard.RangeSeekRowsMin
-	defer func() { shard.RangeSeekRowsMin = saved }()
-	for _, tc := range []struct {
-		name string
-		min  int
-	}{{"seeks", 0}, {"scan", saved}} {
-		shard.RangeSeekRowsMin = tc.min
-		t.Run(tc.name, test)
-	}
+func bothRangeReads(t *testing.T, test func(*testing.T, Config)) {
+	t.Run("seeks", func(t *testing.T) { test(t, Config{Store: objstore.NewMemory(), rangeSeeksAlways: true}) })
+	t.Run("scan", func(t *testing.T) { test(t, Config{Store: objstore.NewMemory()}) })
 }
 
-func testKeyRangeReadsOnlyTheRange(t *testing.T) {
-	e := openQuiet(t, Config{Store: objstore.NewMemory()})
+func testKeyRangeReadsOnlyTheRange(t *testing.T, cfg Config) {
+	e := openQuiet(t, cfg)
 	defer e.Close(context.Background())
 	s := newRangeSession(t, e)
 	s.run(`CREATE TABLE t (id int PRIMARY KEY, v int)`)
@@ -208,10 +200,10 @@ func testKeyRangeReadsOnlyTheRange(t *testing.T) {
 // from the store than a whole read.
 func TestKeyRangesMatchPostgres(t *testing.T) { bothRangeReads(t, testKeyRangesMatchPostgres) }
 
-func testKeyRangesMatchPostgres(t *testing.T) {
+func testKeyRangesMatchPostgres(t *testing.T, cfg Config) {
 	_, pg := pgtest.Database(t)
 	ctx := context.Background()
-	e := openQuiet(t, Config{Store: objstore.NewMemory()})
+	e := openQuiet(t, cfg)
 	defer e.Close(ctx)
 	s := newRangeSession(t, e)
 	rng := rand.New(rand.NewPCG(7, 11))

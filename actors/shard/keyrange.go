@@ -102,7 +102,7 @@ func (a *Actor) snapshotIn(r kv.Reader, id catalog.ID, ranges []KeyRange) (zset.
 	if err := r.Scan(head, kv.PrefixEnd(head), func(k, v []byte) error { held++; return keep(k, v) }); err != nil {
 		return zset.Batch{}, err
 	}
-	if held < len(spans)*RangeSeekRowsMin {
+	if held < len(spans)*rangeSeekRowsMin && !a.cfg.RangeSeeksAlways {
 		partition.PutBucket(head[at:], 1)
 		if err := r.Scan(head, kv.PrefixEnd(prefix), keep); err != nil {
 			return zset.Batch{}, err
@@ -127,10 +127,10 @@ func (a *Actor) snapshotIn(r kv.Reader, id catalog.ID, ranges []KeyRange) (zset.
 	return out, nil
 }
 
-// RangeSeekRowsMin is how many rows per bucket and range a table must
+// rangeSeekRowsMin is how many rows per bucket and range a table must
 // hold for a range read to seek to the range in each bucket rather than
-// scan the table once (tests set 0 to take the seeks on small tables).
-var RangeSeekRowsMin = 16
+// scan the table once (Config.RangeSeeksAlways: always seek).
+const rangeSeekRowsMin = 16
 
 // inSpans reports whether encoded primary key pk lies in one of spans
 // (sorted, disjoint).
