@@ -48,6 +48,8 @@ type Config struct {
 	// placement.go), each an actor with its own goroutine and database
 	// under shards/<id>. A store keeps the layout it was created with.
 	Shards int
+	// rangeSeeksAlways: shard.Config.RangeSeeksAlways (tests).
+	rangeSeeksAlways bool
 }
 
 // Engine is an embedded RockStream: one control plane and one shard in this
@@ -218,6 +220,7 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 		out.ViewRebuilds += st.ViewRebuilds
 		out.CatalogFetches += st.CatalogFetches
 		out.BackfillChunks += st.BackfillChunks
+		out.ReadRows += st.ReadRows
 	}
 	return out, nil
 }

@@ -19,8 +19,44 @@ import (
 // pointKeys returns, per table that qualifies, the primary keys the plan
 // can only ever keep; tables absent from the map are read whole.
 func pointKeys(n plan.Node, env *expr.Env) map[catalog.ID][]types.Row {
+	scans, ok := filteredScans(n)
+	if !ok {
+		return nil
+	}
 	out := map[catalog.ID][]types.Row{}
 	whole := map[catalog.ID]bool{}
+	for _, fs := range scans {
+		rel := fs.rel
+		var key types.Row
+		if fs.pred != nil && len(rel.PrimaryKey) > 0 {
+			key = keyFromPredicate(rel, fs.pred, fs.cols, env)
+		}
+		if key == nil {
+			whole[rel.ID] = true
+			continue
+		}
+		out[rel.ID] = append(out[rel.ID], key)
+	}
+	for id := range whole { //lint:maprange deleting from a map
+		delete(out, id)
+	}
+	return out
+}
+
+// filteredScan is a scan of a table with the predicate of the nearest
+// Filter above it (nil: none) and where each of the predicate's columns
+// is in the table.
+type filteredScan struct {
+	rel  *catalog.Relation
+	pred plan.Scalar
+	cols []int
+}
+
+// filteredScans lists the scans of n, in plan order; ok is false if n
+// reads anything but tables or holds a subquery (which may scan
+// relations again).
+func filteredScans(n plan.Node) ([]filteredScan, bool) {
+	var out []filteredScan
 	ok := true
 	// walk carries the predicate of the nearest Filter above n (nil: none)
 	// and where each of its columns is in n's output (projections of
@@ -29,20 +65,11 @@ func pointKeys(n plan.Node, env *expr.Env) map[catalog.ID][]types.Row {
 	walk = func(n plan.Node, pred plan.Scalar, cols []int) {
 		switch x := n.(type) {
 		case *plan.Scan:
-			rel := x.Relation
-			if rel.Kind != catalog.KindTable {
+			if x.Relation.Kind != catalog.KindTable {
 				ok = false
 				return
 			}
-			var key types.Row
-			if pred != nil && len(rel.PrimaryKey) > 0 {
-				key = keyFromPredicate(rel, pred, cols, env)
-			}
-			if key == nil {
-				whole[rel.ID] = true
-				return
-			}
-			out[rel.ID] = append(out[rel.ID], key)
+			out = append(out, filteredScan{rel: x.Relation, pred: pred, cols: cols})
 			return
 		case *plan.Filter:
 			width := len(x.Input.Schema())
@@ -79,13 +106,7 @@ func pointKeys(n plan.Node, env *expr.Env) map[catalog.ID][]types.Row {
 		}
 	}
 	walk(n, nil, nil)
-	if !ok {
-		return nil
-	}
-	for id := range whole { //lint:maprange deleting from a map
-		delete(out, id)
-	}
-	return out
+	return out, ok
 }
 
 // checkScalars clears ok if n's expressions hold a subquery (it may scan

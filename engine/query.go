@@ -36,7 +36,8 @@ func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.No
 
 // runPlanInputs is runPlan also returning the relations it read.
 func (s *session) runPlanInputs(ctx context.Context, snap *control.Snapshot, n plan.Node, env *expr.Env) ([]types.Row, map[catalog.ID]zset.Batch, error) {
-	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(n), pointKeys(n, env))
+	points := pointKeys(n, env)
+	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(n), points, keyRanges(n, env, points))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -45,7 +46,8 @@ func (s *session) runPlanInputs(ctx context.Context, snap *control.Snapshot, n p
 }
 
 func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Query, env *expr.Env) ([]types.Row, error) {
-	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(q.Plan), pointKeys(q.Plan, env))
+	points := pointKeys(q.Plan, env)
+	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(q.Plan), points, keyRanges(q.Plan, env, points))
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,7 @@ func (e *Engine) spawnShards(snap *control.Snapshot, open func(path string) func
 			TickEvery:        e.cfg.StorageTickInterval,
 			DeadlockDetector: shard.DetectorID,
 			StepBytesMax:     e.cfg.StepBytesMax,
+			RangeSeeksAlways: e.cfg.rangeSeeksAlways,
 		})); err != nil {
 			return err
 		}

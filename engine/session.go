@@ -379,12 +379,12 @@ func (s *session) lockTimeout() time.Duration {
 // session's own commits, unless read-your-writes is switched off) and
 // overlays the open transaction's writes on tables.
 func (s *session) readSnapshot(ctx context.Context, snap *control.Snapshot, rels []*catalog.Relation) (map[catalog.ID]zset.Batch, error) {
-	return s.readSnapshotKeys(ctx, snap, rels, nil)
+	return s.readSnapshotKeys(ctx, snap, rels, nil, nil)
 }
 
 // readSnapshotKeys is readSnapshot reading the tables in points by
 // primary key only (pointread.go).
-func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, rels []*catalog.Relation, points map[catalog.ID][]types.Row) (map[catalog.ID]zset.Batch, error) {
+func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, rels []*catalog.Relation, points map[catalog.ID][]types.Row, ranges map[catalog.ID][]shard.KeyRange) (map[catalog.ID]zset.Batch, error) {
 	out := map[catalog.ID]zset.Batch{}
 	var req sessionactor.Read
 	var env *syscat.Env
@@ -400,6 +400,7 @@ func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, 
 		}
 		if !syscat.IsSystem(r.ID) {
 			req.Relations = append(req.Relations, r.ID)
+			req.Ranges = append(req.Ranges, ranges[r.ID])
 			continue
 		}
 		if env == nil {

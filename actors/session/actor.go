@@ -429,7 +429,11 @@ func (a *Actor) readRelationsFrom(ctx runtime.Context, m Read, minEpoch uint64, 
 			// the table shard's pin of it (shard pins.go).
 			to = a.cfg.Router.ActorOf(viewShard)
 		}
-		a.ask(ctx, to, shard.Read{CatalogVersion: m.CatalogVersion, Relations: m.Relations, MinEpoch: minEpoch, At: at},
+		var ranges [][]shard.KeyRange
+		if len(views) == 0 {
+			ranges = m.Ranges
+		}
+		a.ask(ctx, to, shard.Read{CatalogVersion: m.CatalogVersion, Relations: m.Relations, Ranges: ranges, MinEpoch: minEpoch, At: at},
 			a.orFail(func(ctx runtime.Context, reply runtime.Message) {
 				done(ctx, reply.(shard.ReadResult).Batches)
 			}))

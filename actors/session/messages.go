@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -62,6 +63,10 @@ type (
 		CatalogVersion uint64
 		Relations      []catalog.ID
 		Points         []PointRead
+		// Ranges, when set, has one entry per Relations entry: the
+		// primary-key ranges holding every row of the table the
+		// statement can keep (nil: read it whole; shard.Read.Ranges).
+		Ranges [][]shard.KeyRange
 		// Homes are the shards serving Relations, one each
 		// (shard.Router.HomeOf): the table shard for tables, the view
 		// shard for materialized views. Nil: all on the table shard.

@@ -85,7 +85,11 @@ type (
 	Read struct {
 		CatalogVersion uint64
 		Relations      []catalog.ID
-		MinEpoch       uint64
+		// Ranges, when set, has one entry per Relations entry: the key
+		// ranges a table is read in (nil: all of it; views are always
+		// read whole, and so is every relation under AtEpoch).
+		Ranges   [][]KeyRange
+		MinEpoch uint64
 		// At, when set, reads pinned snapshot At (OpenSnapshot) instead
 		// of the current state; MinEpoch is then ignored. PinEpoch, when
 		// set, is the epoch snapshot At was opened at (SnapshotOpened):
@@ -142,6 +146,9 @@ type (
 		CatalogFetches uint64
 		// BackfillChunks counts the backfill chunks run (backfill.go).
 		BackfillChunks uint64
+		// ReadRows counts the table rows Read decoded from the store
+		// (keyrange.go).
+		ReadRows uint64
 		// Shard is the shard answering; DurableEpoch its last durable
 		// epoch; Exchange its outbound exchange, one entry per view shard
 		// (the table shard of a store over several shards).

@@ -38,14 +38,22 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 	// reader is durable, so no restart can take it back.
 	assert.That(a.frontier <= a.durableFrontier, "showing frontier %d, durable only up to %d", a.frontier, a.durableFrontier)
 	res := ReadResult{Frontier: a.frontier}
-	for _, id := range m.Relations {
-		b, err := a.snapshotOf(a.store, id)
+	for i, id := range m.Relations {
+		b, err := a.snapshotIn(a.store, id, m.rangesOf(i))
 		if err != nil {
 			return nil, err
 		}
 		res.Batches = append(res.Batches, b)
 	}
 	return res, nil
+}
+
+// rangesOf is the key ranges Relations[i] is read in (nil: all of it).
+func (m Read) rangesOf(i int) []KeyRange {
+	if i < len(m.Ranges) {
+		return m.Ranges[i]
+	}
+	return nil
 }
 
 // mixesTablesAndViews reports whether ids name both stored rows (tables,

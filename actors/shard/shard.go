@@ -62,6 +62,11 @@ type Config struct {
 	// view with its query, which a view failed for memory has no answer
 	// for; the bound is exercised by the engine's and the binary's tests.
 	StepBytesMax int64
+	// RangeSeeksAlways makes range reads seek to their ranges in each
+	// bucket even of tables too small for it to pay (keyrange.go), so
+	// tests on small tables take the path of large ones. Simulation
+	// range: false.
+	RangeSeeksAlways bool
 	// Control is the control-plane actor the shard fetches catalogs from
 	// when a message names a newer one than it has (catalog.go); default
 	// control.ActorID.

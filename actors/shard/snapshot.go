@@ -145,7 +145,7 @@ func (a *Actor) readAt(m Read) (runtime.Message, error) {
 		return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the statement's snapshot (epoch %d) is no longer available", m.PinEpoch)
 	}
 	res := ReadResult{Frontier: a.snapshots[m.At].epoch}
-	for _, id := range m.Relations {
+	for i, id := range m.Relations {
 		if slices.Contains(a.snapshots[m.At].filling, id) {
 			name := id.String()
 			if rel, ok := a.snap.RelationByID(id); ok {
@@ -160,7 +160,7 @@ func (a *Actor) readAt(m Read) (runtime.Message, error) {
 			}
 			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: materialized view %s was created after the transaction's snapshot was taken", rel.Name)
 		}
-		b, err := a.snapshotOf(r, id)
+		b, err := a.snapshotIn(r, id, m.rangesOf(i))
 		if err != nil {
 			return nil, err
 		}

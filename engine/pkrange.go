@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/ivm/expr"
+	"github.com/rockstream/rockstream/ivm/keyenc"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// Key-range reads: a table scanned once under a Filter that bounds its
+// leading primary-key columns (`id <= 10000`, `id BETWEEN 5 AND 9`, `a = 1
+// AND b > 'x'`, `id IN (1, 2)`) is read in those key ranges only, not
+// whole. As with point reads (pointread.go) the plan still runs unchanged
+// over what was read, so a range that holds more rows than the Filter
+// keeps is harmless; one that misses a row it keeps is not, so only
+// comparisons in the column's own type are used, and only for types whose
+// key encoding sorts as their comparison operators do.
+
+// keyRangesMax bounds the ranges of one table (IN lists multiply them).
+const keyRangesMax = 256
+
+// keyRanges returns, per table that qualifies and is not read by points,
+// the key ranges holding every row the plan can keep; tables absent from
+// the map are read whole.
+func keyRanges(n plan.Node, env *expr.Env, points map[catalog.ID][]types.Row) map[catalog.ID][]shard.KeyRange {
+	scans, ok := filteredScans(n)
+	if !ok {
+		return nil
+	}
+	count := map[catalog.ID]int{}
+	for _, fs := range scans {
+		count[fs.rel.ID]++
+	}
+	var out map[catalog.ID][]shard.KeyRange
+	for _, fs := range scans {
+		rel := fs.rel
+		if _, point := points[rel.ID]; point || count[rel.ID] != 1 || fs.pred == nil || len(rel.PrimaryKey) == 0 {
+			continue
+		}
+		if rs := rangesFromPredicate(rel, fs.pred, fs.cols, env); rs != nil {
+			if out == nil {
+				out = map[catalog.ID][]shard.KeyRange{}
+			}
+			out[rel.ID] = rs
+		}
+	}
+	return out
+}
+
+// rangeable reports whether t's key encoding orders values as its
+// comparison operators do (text: C collation, the only one).
+func rangeable(t types.Type) bool {
+	switch t.Kind {
+	case types.KindInt2, types.KindInt4, types.KindInt8, types.KindNumeric,
+		types.KindText, types.KindVarchar, types.KindDate,
+		types.KindTimestamp, types.KindTimestampTZ, types.KindUUID, types.KindBool:
+		return true
+	}
+	return false
+}
+
+// pkComparison is a conjunct `column op value` on one column of the table.
+type pkComparison struct {
+	col int // the table's column
+	op  string
+	val plan.Scalar
+}
+
+// comparisonOf returns c as a comparison of a table column with a
+// row-free value of the column's type (the column on the left).
+func comparisonOf(rel *catalog.Relation, c plan.Scalar, cols []int) (pkComparison, bool) {
+	f, isFunc := c.(*plan.Func)
+	if !isFunc || !f.Op || len(f.Args) != 2 {
+		return pkComparison{}, false
+	}
+	flipped := map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+	if _, known := flipped[f.Name]; !known {
+		return pkComparison{}, false
+	}
+	for side := 0; side < 2; side++ {
+		col, isCol := f.Args[side].(*plan.ColRef)
+		other := f.Args[1-side]
+		if !isCol || col.Index >= len(cols) || !rowFree(other) {
+			continue
+		}
+		k := cols[col.Index]
+		t := rel.Columns[k].Type
+		if !col.Typ.Equal(t) || !other.Type().Equal(t) {
+			continue
+		}
+		op := f.Name
+		if side == 1 {
+			op = flipped[op]
+		}
+		return pkComparison{col: k, op: op, val: other}, true
+	}
+	return pkComparison{}, false
+}
+
+// evalFree evaluates a row-free value (ok false on an error or NULL: the
+// conjunct then narrows nothing, and an error surfaces in the real run).
+func evalFree(s plan.Scalar, env *expr.Env) (types.Datum, bool) {
+	e, err := lowerScalar(s)
+	if err != nil {
+		return nil, false
+	}
+	v, err := e.Eval(env, nil)
+	if err != nil || v == nil {
+		return nil, false
+	}
+	return v, true
+}
+
+// inValues returns the values of c when it is `col = v1 OR col = v2 ...`
+// on table column k (NULLs dropped: they match no row).
+func inValues(rel *catalog.Relation, c plan.Scalar, cols []int, k int, env *expr.Env) ([]types.Datum, bool) {
+	b, isOr := c.(*plan.BoolOp)
+	if !isOr || b.Op != plan.Or {
+		return nil, false
+	}
+	var out []types.Datum
+	for _, a := range b.Args {
+		cmp, ok := comparisonOf(rel, a, cols)
+		if !ok || cmp.col != k || cmp.op != "=" {
+			return nil, false
+		}
+		e, err := lowerScalar(cmp.val)
+		if err != nil {
+			return nil, false
+		}
+		v, err := e.Eval(env, nil)
+		if err != nil {
+			return nil, false
+		}
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+	return out, true
+}
+
+// rangesFromPredicate returns the key ranges pred confines the table's
+// rows to, or nil (read it whole): equalities (and IN lists) on leading
+// primary-key columns, then bounds on the next one.
+func rangesFromPredicate(rel *catalog.Relation, pred plan.Scalar, cols []int, env *expr.Env) []shard.KeyRange {
+	conj := plan.Conjuncts(pred)
+	ranges := []shard.KeyRange{{}}
+	bounded := false
+	for _, k := range rel.PrimaryKey {
+		t := rel.Columns[k].Type
+		if !rangeable(t) {
+			break
+		}
+		var eq types.Datum
+		var lo, hi []byte // encoded bounds, to keep the tightest
+		var r shard.KeyRange
+		var in []types.Datum
+		haveIn := false
+		for _, c := range conj {
+			if vs, ok := inValues(rel, c, cols, k, env); ok && !haveIn {
+				in, haveIn = vs, true
+				continue
+			}
+			cmp, ok := comparisonOf(rel, c, cols)
+			if !ok || cmp.col != k {
+				continue
+			}
+			v, ok := evalFree(cmp.val, env)
+			if !ok {
+				continue
+			}
+			enc := keyenc.EncodeColumn(nil, t, v, keyenc.Asc)
+			switch cmp.op {
+			case "=":
+				if eq == nil {
+					eq = v
+				}
+			case ">", ">=":
+				if c := bytes.Compare(enc, lo); lo == nil || c > 0 || (c == 0 && cmp.op == ">") {
+					lo, r.Lo, r.LoOpen = enc, v, cmp.op == ">"
+				}
+			case "<", "<=":
+				if c := bytes.Compare(enc, hi); hi == nil || c < 0 || (c == 0 && cmp.op == "<") {
+					hi, r.Hi, r.HiOpen = enc, v, cmp.op == "<"
+				}
+			}
+		}
+		if eq != nil {
+			for i := range ranges {
+				ranges[i].Eq = append(slices.Clip(ranges[i].Eq), eq)
+			}
+			bounded = true
+			continue
+		}
+		if haveIn && len(ranges)*len(in) <= keyRangesMax {
+			var next []shard.KeyRange
+			for _, kr := range ranges {
+				for _, v := range in {
+					next = append(next, shard.KeyRange{Eq: append(slices.Clip(kr.Eq), v)})
+				}
+			}
+			if len(next) > 0 { // `k IN (NULL)` keeps no row; read it whole
+				ranges, bounded = next, true
+				continue
+			}
+		}
+		if r.Lo != nil || r.Hi != nil {
+			for i := range ranges {
+				ranges[i].Lo, ranges[i].Hi, ranges[i].LoOpen, ranges[i].HiOpen = r.Lo, r.Hi, r.LoOpen, r.HiOpen
+			}
+			bounded = true
+		}
+		break
+	}
+	if !bounded {
+		return nil
+	}
+	return ranges
+}
