@@ -325,6 +325,9 @@ func (s *session) startDML(ctx context.Context, snap *control.Snapshot, table *c
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if rows, ok, err := valuesInOrder(rowsPlan, env); ok || err != nil {
+		return w, ret, rows, err
+	}
 	rows, inputs, err := s.runPlanInputs(ctx, snap, rowsPlan, env)
 	if err != nil {
 		return nil, nil, nil, err
@@ -593,4 +596,62 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 		}
 	}
 	return w.done(ctx, ret.cursor(fmt.Sprintf("DELETE %d", n)), nil)
+}
+
+// valuesInOrder evaluates a statement's rows given by VALUES (under
+// projections) in the order they are written, as PostgreSQL processes
+// them: which of two rows with one key ON CONFLICT DO NOTHING keeps, and
+// the order of RETURNING, depend on it (the ad-hoc circuit returns rows
+// in no particular order). ok is false for any other plan.
+func valuesInOrder(n plan.Node, env *expr.Env) (rows []types.Row, ok bool, err error) {
+	switch x := n.(type) {
+	case *plan.Values:
+		exprs := make([][]expr.Expr, len(x.Rows))
+		for i, r := range x.Rows {
+			exprs[i] = make([]expr.Expr, len(r))
+			for j, sc := range r {
+				e, err := lowerScalar(sc)
+				if err != nil {
+					return nil, false, nil // evaluated by the circuit instead
+				}
+				exprs[i][j] = e
+			}
+		}
+		rows = make([]types.Row, len(x.Rows))
+		for i, r := range exprs {
+			row := make(types.Row, len(r))
+			for j, e := range r {
+				if row[j], err = e.Eval(env, nil); err != nil {
+					return nil, true, err
+				}
+			}
+			rows[i] = row
+		}
+		return rows, true, nil
+	case *plan.Project:
+		exprs := make([]expr.Expr, len(x.Exprs))
+		for i, sc := range x.Exprs {
+			e, err := lowerScalar(sc)
+			if err != nil {
+				return nil, false, nil
+			}
+			exprs[i] = e
+		}
+		in, ok, err := valuesInOrder(x.Input, env)
+		if !ok || err != nil {
+			return nil, ok, err
+		}
+		rows = make([]types.Row, len(in))
+		for i, r := range in {
+			row := make(types.Row, len(exprs))
+			for j, e := range exprs {
+				if row[j], err = e.Eval(env, r); err != nil {
+					return nil, true, err
+				}
+			}
+			rows[i] = row
+		}
+		return rows, true, nil
+	}
+	return nil, false, nil
 }
