@@ -28,6 +28,7 @@ func Messages() []runtime.Message {
 		control.SnapshotUnchanged{},
 		control.SnapshotValue{},
 		control.CreateRelation{},
+		control.CreateIndex{},
 		control.DropRelation{},
 		control.AddColumn{},
 		control.SetPrimaryKey{},
