@@ -43,7 +43,7 @@ func (d *DB) CreateCheckpoint(ctx context.Context, opts CheckpointOptions) (Chec
 	if err != nil {
 		return Checkpoint{}, d.noteErr(err)
 	}
-	d.manifest = m
+	d.setManifest(m)
 	return cp, nil
 }
 
@@ -56,7 +56,7 @@ func (d *DB) DeleteCheckpoint(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	d.manifest = m
+	d.setManifest(m)
 	return nil
 }
 

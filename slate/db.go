@@ -470,6 +470,14 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 				if m.WriterEpoch != d.epoch {
 					return fencedErr("manifest writer epoch is %d, this writer's is %d", m.WriterEpoch, d.epoch)
 				}
+				if m.LastL0Seq >= im.mt.maxSeq {
+					// An earlier attempt's commit landed although it was
+					// reported failed: its SSTs hold these rows, folded
+					// as they were then (another snapshot may fold them
+					// otherwise now), so listing these too could count a
+					// merge operand twice.
+					return errFlushedBefore
+				}
 				m.L0 = append(append([]SSTInfo(nil), infos...), m.L0...)
 				m.ReplayAfterWALID = max(m.ReplayAfterWALID, im.lastWALID)
 				m.WALIDLastSeen = max(m.WALIDLastSeen, lastWAL)
@@ -479,14 +487,41 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 				return nil
 			},
 		})
+		if errors.Is(err, errFlushedBefore) {
+			// The SSTs just written are garbage; the refreshed manifest
+			// drops the memtable (setManifest).
+			if err := d.RefreshManifest(ctx); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return d.noteErr(err)
 		}
 		d.stats.ManifestsWritten++
-		d.manifest = m
 		d.immutables = d.immutables[1:]
+		d.setManifest(m)
 	}
 	return nil
+}
+
+// errFlushedBefore ends a flush's manifest commit that finds its memtable
+// already in L0.
+var errFlushedBefore = errors.New("slate: memtable flushed by an earlier attempt")
+
+// setManifest makes m the writer's view of the manifest. An immutable
+// memtable whose rows are all in L0 by m (its newest seq at or below
+// m.LastL0Seq) is dropped: a flush whose manifest commit was reported
+// failed may have committed after all (the create succeeded, a read after
+// it did not), and a later manifest then lists its L0 SSTs while the
+// memtable is still held. Read both, a key's merge operands would be
+// counted twice, once folded in L0 and once in the memtable (a put is
+// only shadowed twice, which is why it needs saying).
+func (d *DB) setManifest(m *Manifest) {
+	d.manifest = m
+	for len(d.immutables) > 0 && d.immutables[0].mt.maxSeq <= m.LastL0Seq {
+		d.immutables = d.immutables[1:]
+	}
 }
 
 // RefreshManifest re-reads the newest manifest (to see the compactor's and
@@ -502,7 +537,7 @@ func (d *DB) RefreshManifest(ctx context.Context) error {
 	if m.WriterEpoch != d.epoch {
 		return d.noteErr(fencedErr("manifest %d has writer epoch %d, this writer's is %d", m.ID, m.WriterEpoch, d.epoch))
 	}
-	d.manifest = m
+	d.setManifest(m)
 	return nil
 }
 
