@@ -606,36 +606,25 @@ func (s *session) delete(ctx context.Context, snap *control.Snapshot, st *rsql.D
 func valuesInOrder(n plan.Node, env *expr.Env) (rows []types.Row, ok bool, err error) {
 	switch x := n.(type) {
 	case *plan.Values:
+		// Every row lowered before any is evaluated: a fallback to the
+		// circuit must not follow nextval calls already made.
 		exprs := make([][]expr.Expr, len(x.Rows))
 		for i, r := range x.Rows {
-			exprs[i] = make([]expr.Expr, len(r))
-			for j, sc := range r {
-				e, err := lowerScalar(sc)
-				if err != nil {
-					return nil, false, nil // evaluated by the circuit instead
-				}
-				exprs[i][j] = e
+			if exprs[i], ok = lowerAll(r); !ok {
+				return nil, false, nil // evaluated by the circuit instead
 			}
 		}
 		rows = make([]types.Row, len(x.Rows))
 		for i, r := range exprs {
-			row := make(types.Row, len(r))
-			for j, e := range r {
-				if row[j], err = e.Eval(env, nil); err != nil {
-					return nil, true, err
-				}
+			if rows[i], err = evalAll(r, env, nil); err != nil {
+				return nil, true, err
 			}
-			rows[i] = row
 		}
 		return rows, true, nil
 	case *plan.Project:
-		exprs := make([]expr.Expr, len(x.Exprs))
-		for i, sc := range x.Exprs {
-			e, err := lowerScalar(sc)
-			if err != nil {
-				return nil, false, nil
-			}
-			exprs[i] = e
+		exprs, ok := lowerAll(x.Exprs)
+		if !ok {
+			return nil, false, nil
 		}
 		in, ok, err := valuesInOrder(x.Input, env)
 		if !ok || err != nil {
@@ -643,15 +632,37 @@ func valuesInOrder(n plan.Node, env *expr.Env) (rows []types.Row, ok bool, err e
 		}
 		rows = make([]types.Row, len(in))
 		for i, r := range in {
-			row := make(types.Row, len(exprs))
-			for j, e := range exprs {
-				if row[j], err = e.Eval(env, r); err != nil {
-					return nil, true, err
-				}
+			if rows[i], err = evalAll(exprs, env, r); err != nil {
+				return nil, true, err
 			}
-			rows[i] = row
 		}
 		return rows, true, nil
 	}
 	return nil, false, nil
+}
+
+// lowerAll lowers scalars; ok is false if one cannot be evaluated alone.
+func lowerAll(scalars []plan.Scalar) ([]expr.Expr, bool) {
+	out := make([]expr.Expr, len(scalars))
+	for i, sc := range scalars {
+		e, err := lowerScalar(sc)
+		if err != nil {
+			return nil, false
+		}
+		out[i] = e
+	}
+	return out, true
+}
+
+// evalAll evaluates exprs over row in into one row.
+func evalAll(exprs []expr.Expr, env *expr.Env, in types.Row) (types.Row, error) {
+	out := make(types.Row, len(exprs))
+	for i, e := range exprs {
+		v, err := e.Eval(env, in)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }

@@ -132,18 +132,7 @@ func (a *Aggregate) finalizeOrdered(ctx *Context, groupKey []byte, callIndex int
 	var elements []types.Row
 	var weights []int64
 	size := orderedSize{call: call}
-	err := a.multiset.ScanGroup(ctx.Txn, groupKey, []byte{byte(callIndex)}, func(_, v []byte) error {
-		w, n := binary.Varint(v)
-		if n <= 0 {
-			return errcode.New(errcode.ArrangementCorrupt, "corrupt multiset weight")
-		}
-		if w <= 0 {
-			return nil
-		}
-		element, _, err := zset.DecodeRow(v[n:])
-		if err != nil {
-			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt multiset element")
-		}
+	err := a.scanMultiset(ctx, groupKey, callIndex, func(element types.Row, w int64) error {
 		if err := size.add(element, w); err != nil {
 			return err
 		}
@@ -155,6 +144,26 @@ func (a *Aggregate) finalizeOrdered(ctx *Context, groupKey []byte, callIndex int
 		return nil, err
 	}
 	return buildOrdered(call, elements, weights)
+}
+
+// scanMultiset visits the elements of call callIndex's multiset in group
+// groupKey in order, with their multiplicity (> 0; retracted elements
+// are skipped).
+func (a *Aggregate) scanMultiset(ctx *Context, groupKey []byte, callIndex int, fn func(element types.Row, w int64) error) error {
+	return a.multiset.ScanGroup(ctx.Txn, groupKey, []byte{byte(callIndex)}, func(_, v []byte) error {
+		w, n := binary.Varint(v)
+		if n <= 0 {
+			return errcode.New(errcode.ArrangementCorrupt, "corrupt multiset weight")
+		}
+		if w <= 0 {
+			return nil
+		}
+		element, _, err := zset.DecodeRow(v[n:])
+		if err != nil {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt multiset element")
+		}
+		return fn(element, w)
+	})
 }
 
 // buildOrdered concatenates elements (in order) repeated by their

@@ -1,7 +1,6 @@
 package op
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -11,7 +10,6 @@ import (
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/types"
-	"github.com/rockstream/rockstream/ivm/zset"
 )
 
 // Ordered-set aggregates: percentile_cont, percentile_disc and mode, each
@@ -84,19 +82,8 @@ type orderedValues func(fn func(value types.Datum, count int64) error) error
 func (a *Aggregate) multisetValues(ctx *Context, groupKey []byte, callIndex int) orderedValues {
 	return func(fn func(types.Datum, int64) error) error {
 		var stopped bool
-		err := a.multiset.ScanGroup(ctx.Txn, groupKey, []byte{byte(callIndex)}, func(_, v []byte) error {
-			w, n := binary.Varint(v)
-			if n <= 0 {
-				return errcode.New(errcode.ArrangementCorrupt, "corrupt multiset weight")
-			}
-			if w <= 0 {
-				return nil
-			}
-			element, _, err := zset.DecodeRow(v[n:])
-			if err != nil {
-				return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt multiset element")
-			}
-			err = fn(element[0], w)
+		err := a.scanMultiset(ctx, groupKey, callIndex, func(element types.Row, w int64) error {
+			err := fn(element[0], w)
 			stopped = err == kv.ErrStop
 			return err
 		})

@@ -283,6 +283,12 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 		call.Args = append(call.Args, s)
 		call.Order = append(call.Order, sortKey(0, sb))
 	}
+	return b.addAggCall(f, sc, ctx, call)
+}
+
+// addAggCall binds aggregate call f's FILTER into call and records call
+// in ctx.aggs, or finds an equal call recorded before (computed once).
+func (b *binder) addAggCall(f *pg_query.FuncCall, sc *scope, ctx exprCtx, call plan.AggCall) (*aggRef, error) {
 	if f.AggFilter != nil {
 		filt, err := b.expr(f.AggFilter, sc, exprCtx{clause: "FILTER"})
 		if err != nil {

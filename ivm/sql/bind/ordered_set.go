@@ -119,25 +119,7 @@ func (b *binder) withinGroup(name string, f *pg_query.FuncCall, sc *scope, ctx e
 	}
 	call.Args = append(call.Args, x)
 	call.Order = keys
-	if f.AggFilter != nil {
-		filt, err := b.expr(f.AggFilter, sc, exprCtx{clause: "FILTER"})
-		if err != nil {
-			return nil, err
-		}
-		if filt, err = b.coerceBool(filt, "FILTER", f.Location); err != nil {
-			return nil, err
-		}
-		call.Filter = filt
-	}
-	for _, prev := range *ctx.aggs {
-		if aggCallEqual(prev.call, call) {
-			r := prev
-			return &r, nil
-		}
-	}
-	ref := &aggRef{index: len(*ctx.aggs), call: call}
-	*ctx.aggs = append(*ctx.aggs, *ref)
-	return ref, nil
+	return b.addAggCall(f, sc, ctx, call)
 }
 
 // fraction casts a percentile's direct argument to float8 or float8[]

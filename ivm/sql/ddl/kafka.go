@@ -52,6 +52,18 @@ const (
 // source name + suffix.
 const KafkaErrorsSuffix = "_errors"
 
+// kafkaBrokers splits a brokers option ('host:port[,host:port...]'),
+// spaces and empty entries dropped.
+func kafkaBrokers(text string) []string {
+	var out []string
+	for _, b := range strings.Split(text, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 func kafkaSource(cs *parse.CreateSource, out *CreateSource) error {
 	bad := func(format string, args ...any) error {
 		return errcode.New(errcode.SQLInvalidParameterValue, format, args...)
@@ -69,11 +81,7 @@ func kafkaSource(cs *parse.CreateSource, out *CreateSource) error {
 		}
 		switch o.Key {
 		case "brokers":
-			for _, b := range strings.Split(o.Value.Text, ",") {
-				if b = strings.TrimSpace(b); b != "" {
-					ks.Brokers = append(ks.Brokers, b)
-				}
-			}
+			ks.Brokers = kafkaBrokers(o.Value.Text)
 		case "topic":
 			ks.Topic = o.Value.Text
 		case "format":

@@ -73,11 +73,7 @@ func createSink(cs *parse.CreateSink) (*CreateSink, error) {
 		}
 		switch o.Key {
 		case "brokers":
-			for _, b := range strings.Split(o.Value.Text, ",") {
-				if b = strings.TrimSpace(b); b != "" {
-					ks.Brokers = append(ks.Brokers, b)
-				}
-			}
+			ks.Brokers = kafkaBrokers(o.Value.Text)
 		case "topic":
 			ks.Topic = o.Value.Text
 		case "format":
