@@ -10,6 +10,7 @@ import (
 
 	"github.com/rockstream/rockstream/engine"
 	"github.com/rockstream/rockstream/gateway/gatewaytest"
+	"github.com/rockstream/rockstream/internal/enginetest"
 )
 
 // startServer runs an in-process `rockstream start` on a fresh local
@@ -29,6 +30,14 @@ func serve(t *testing.T, opts engine.ServerOptions) (host, port, httpAddr string
 	ready := make(chan [2]string, 1)
 	done := make(chan error, 1)
 	opts.Listen = "127.0.0.1:0"
+	if opts.Shards == 0 {
+		// ROCKSTREAM_TEST_SHARDS: the client matrix over several shards.
+		n, err := enginetest.Shards()
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Shards = n
+	}
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	opts.Out = io.Discard
 	opts.Ready = func(pg, http string) { ready <- [2]string{pg, http} }
