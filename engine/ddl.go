@@ -13,6 +13,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
+	"github.com/rockstream/rockstream/ivm/sql/dist"
 	"github.com/rockstream/rockstream/ivm/sql/lower"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/syscat"
@@ -226,7 +227,7 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 			return err
 		}
 		rel.Pinned = pinnedRelations(rec.Reached)
-		if err := s.placeView(snap, rel); err != nil {
+		if err := s.placeView(snap, rel, d.View); err != nil {
 			return err
 		}
 	} else {
@@ -259,11 +260,13 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 }
 
 // placeView chooses the shard new materialized view rel runs on
-// (shard.PlaceView). A view it reads on another shard is compiled into it
+// (shard.PlaceView), spread over the view shards when its plan v can be
+// (dist.SpreadKeys). A view it reads on another shard is compiled into it
 // (shard.Inlined): that view must have been created in the same time zone,
 // since the one rel is maintained in applies to both.
-func (s *session) placeView(snap *control.Snapshot, rel *catalog.Relation) error {
-	rel.Placement = shard.PlaceView(snap, s.e.router.Map(), rel)
+func (s *session) placeView(snap *control.Snapshot, rel *catalog.Relation, v *rsql.View) error {
+	_, spreadable := dist.SpreadKeys(v.Plan)
+	rel.Placement = shard.PlaceView(snap, s.e.router.Map(), rel, spreadable)
 	return s.checkInlined(snap, rel)
 }
 

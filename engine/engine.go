@@ -208,7 +208,7 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 			out.Frontier = min(out.Frontier, st.Frontier)
 		}
 		out.CatalogVer = min(out.CatalogVer, st.CatalogVer)
-		out.Views = append(out.Views, st.Views...)
+		out.Views = mergeViewStatus(out.Views, st.Views)
 		if out.LastError == "" {
 			out.LastError = st.LastError
 		}
@@ -223,6 +223,50 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 		out.ReadRows += st.ReadRows
 	}
 	return out, nil
+}
+
+// mergeViewStatus adds a shard's view lines to those gathered so far: a
+// view spread over the view shards (shard.IsSpread) has a line on each,
+// which add up to one: its rows and state summed, its frontier the
+// lowest, the first error or backfill phase any part reports.
+func mergeViewStatus(into, more []shard.ViewStatus) []shard.ViewStatus {
+	for _, v := range more {
+		i := slices.IndexFunc(into, func(u shard.ViewStatus) bool { return u.View == v.View })
+		if i < 0 {
+			into = append(into, v)
+			continue
+		}
+		u := &into[i]
+		u.Rows += v.Rows
+		u.StateRows += v.StateRows
+		u.StateBytes += v.StateBytes
+		u.BackfillRowsRead += v.BackfillRowsRead
+		u.Frontier = min(u.Frontier, v.Frontier)
+		if u.Error == "" {
+			u.Error = v.Error
+		}
+		if u.Failed == "" {
+			u.Failed, u.FailedCode = v.Failed, v.FailedCode
+		}
+		if u.Backfill == "" {
+			u.Backfill = v.Backfill
+		}
+		if len(u.Nodes) == len(v.Nodes) {
+			// The same circuit on every shard: its operators' counts add up.
+			nodes := slices.Clone(u.Nodes)
+			for j, n := range v.Nodes {
+				nodes[j].RowsIn += n.RowsIn
+				nodes[j].RowsOut += n.RowsOut
+				nodes[j].StateRows += n.StateRows
+				nodes[j].StateBytes += n.StateBytes
+				nodes[j].StepNanos += n.StepNanos
+				nodes[j].Steps = max(nodes[j].Steps, n.Steps)
+				nodes[j].RowsMaterialized += n.RowsMaterialized
+			}
+			u.Nodes = nodes
+		}
+	}
+	return into
 }
 
 // ShardStatuses is every shard's own status, in shard order.

@@ -12,6 +12,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/partition"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/dist"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
@@ -63,7 +64,7 @@ func (e *Engine) homesOfRead(snap *control.Snapshot, ids []catalog.ID) []partiti
 	}
 	homes := make([]partition.ShardID, len(ids))
 	for i, id := range ids {
-		homes[i] = e.router.HomeOf(snap, id)
+		homes[i] = e.router.ReadHomeOf(snap, id)
 	}
 	return homes
 }
@@ -115,9 +116,13 @@ func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation,
 	if rel != nil {
 		view = shard.HomeOf(snap, m, rel.ID)
 	}
+	rels := plan.ScannedRelations(v.Plan)
+	spread, spreadable := dist.SpreadKeys(v.Plan)
+	if (rel != nil && shard.IsSpread(rel)) || (rel == nil && spreadable && len(shard.ViewShardsOf(m)) > 1 && !readsViews(rels)) {
+		return explainSpread(m, rels, spread)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "SHARD  %d (view shard; tables on shard %d)\n", view, table)
-	rels := plan.ScannedRelations(v.Plan)
 	var inlined []*catalog.Relation
 	if rel != nil {
 		inlined = shard.InlinedViews(snap, m, rel)
@@ -139,6 +144,41 @@ func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation,
 			branch = "└─ "
 		}
 		fmt.Fprintf(&b, " %s%s: materialized view on shard %d, computed here from its definition (inlined)\n", branch, u.Name, shard.HomeOf(snap, m, u.ID))
+	}
+	return b.String()
+}
+
+func readsViews(rels []*catalog.Relation) bool {
+	for _, r := range rels {
+		if r.Kind == catalog.KindMaterializedView {
+			return true
+		}
+	}
+	return false
+}
+
+// explainSpread is explainPlacement for a view spread over the view
+// shards (shard.IsSpread): where it runs and how each table's changes are
+// split among the shards.
+func explainSpread(m partition.Map, rels []*catalog.Relation, spread dist.Spread) string {
+	var b strings.Builder
+	shards := shard.ViewShardsOf(m)
+	names := make([]string, len(shards))
+	for i, s := range shards {
+		names[i] = fmt.Sprint(s)
+	}
+	list := strings.Join(names, ", ")
+	fmt.Fprintf(&b, "SHARDS  %s (spread: each view shard maintains the part of the view made by its share of the input rows; a read adds the parts up; tables on shard %d)\n", list, shard.TableShardOf(m))
+	for i, r := range rels {
+		branch := "├─ "
+		if i == len(rels)-1 {
+			branch = "└─ "
+		}
+		var cols []string
+		for _, c := range spread.Keys[r.ID] {
+			cols = append(cols, r.Columns[c].Name)
+		}
+		fmt.Fprintf(&b, " %sExchange loopback shard %d → %s: %s's committed changes, in epoch order, durable on both sides before collected; each shard keeps the rows of its hash(%s)\n", branch, shard.TableShardOf(m), list, r.Name, strings.Join(cols, ", "))
 	}
 	return b.String()
 }

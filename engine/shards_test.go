@@ -139,29 +139,37 @@ func TestShardsViewsOnViewShards(t *testing.T) {
 // them as of one epoch, while another session keeps committing.
 func checkViewsOverTwoViewShards(t *testing.T, o *oracle, url string) {
 	t.Helper()
-	const mixed = "SELECT s.status, s.n, r.region, r.top FROM by_status s JOIN by_region r ON r.n > s.n / 10"
+	// by_region (a GROUP BY over a join on other columns) runs whole on
+	// view shard 1; totals (a global aggregate) on view shard 2, the one
+	// running fewer views; by_status and big are spread over both.
+	o.view("totals", "SELECT count(*) AS n, sum(amount) AS total FROM orders")
+	exec(t, o.pg, "CREATE VIEW totals AS "+o.views["totals"])
+	const mixed = "SELECT t.n, t.total, r.region, r.top FROM totals t JOIN by_region r ON r.n > t.n / 100"
 	o.view("mixed", mixed)
 	o.both("INSERT INTO orders VALUES (7000, 4, 50, 'sent')")
 	o.both("UPDATE customers SET region = 'r9' WHERE id = 4")
 	o.check("a view over views of two view shards")
 	plan := strings.Join(rowsText(t, o.rs, "EXPLAIN INCREMENTAL mixed"), "\n")
-	for _, want := range []string{"SHARD  1 (view shard; tables on shard 0)", "by_status: materialized view on shard 1 (no exchange)", "by_region: materialized view on shard 2, computed here from its definition (inlined)"} {
+	for _, want := range []string{"SHARD  1 (view shard; tables on shard 0)", "by_region: materialized view on shard 1 (no exchange)", "totals: materialized view on shard 2, computed here from its definition (inlined)"} {
 		if !strings.Contains(plan, want) {
 			t.Fatalf("EXPLAIN INCREMENTAL mixed lacks %q:\n%s", want, plan)
 		}
 	}
-	// by_region is computed inside mixed: recompiling it would change
+	// totals is computed inside mixed: recompiling it would change
 	// mixed's plan, so it is refused; a view computing it in another time
-	// zone is refused at CREATE.
-	if err := execErr(o.rs, "ALTER MATERIALIZED VIEW by_region RECOMPILE"); err == nil || !strings.Contains(err.Error(), "would change materialized view mixed") {
+	// zone is refused at CREATE. So is one computing a spread view.
+	if err := execErr(o.rs, "ALTER MATERIALIZED VIEW totals RECOMPILE"); err == nil || !strings.Contains(err.Error(), "would change materialized view mixed") {
 		t.Fatalf("RECOMPILE of a view another shard's view computes: %v", err)
 	}
 	tz := connect(t, url)
 	exec(t, tz, "SET TimeZone = 'Europe/Paris'")
-	if err := execErr(tz, "CREATE MATERIALIZED VIEW tz_mixed AS SELECT s.status, r.region FROM by_status s, by_region r"); err == nil || !strings.Contains(err.Error(), "another TimeZone setting") {
-		t.Fatalf("a view computing another shard's view in another time zone: %v", err)
+	for _, q := range []string{"SELECT t.n, r.region FROM by_region r, totals t", "SELECT s.status, r.region FROM by_region r, by_status s"} {
+		if err := execErr(tz, "CREATE MATERIALIZED VIEW tz_mixed AS "+q); err == nil || !strings.Contains(err.Error(), "another TimeZone setting") {
+			t.Fatalf("a view computing another shard's view in another time zone (%s): %v", q, err)
+		}
 	}
 	_ = tz.Close(context.Background())
+	checkSpreadViews(t, o)
 	// Both views count every order: read together, they agree.
 	reader := connect(t, url)
 	defer reader.Close(context.Background())
@@ -175,9 +183,9 @@ func checkViewsOverTwoViewShards(t *testing.T, o *oracle, url string) {
 		}
 	}()
 	for range 30 {
-		got := rowsText(t, reader, "SELECT (SELECT sum(n) FROM by_status) - (SELECT sum(n) FROM by_region)")
-		if fmt.Sprint(got) != "[0]" {
-			t.Fatalf("views of two view shards read in one statement disagree: by_status - by_region = %v", got)
+		got := rowsText(t, reader, "SELECT (SELECT sum(n) FROM by_status) - (SELECT sum(n) FROM by_region), (SELECT n FROM totals) - (SELECT sum(n) FROM by_region)")
+		if fmt.Sprint(got) != "[0|0]" {
+			t.Fatalf("views of two view shards read in one statement disagree: by_status - by_region, totals - by_region = %v", got)
 		}
 	}
 	<-done
@@ -185,4 +193,25 @@ func checkViewsOverTwoViewShards(t *testing.T, o *oracle, url string) {
 		exec(t, o.pg, fmt.Sprintf("INSERT INTO orders VALUES (%d, %d, 1, 'new')", 8000+i, i%17))
 	}
 	o.check("after reads of two view shards")
+}
+
+// checkSpreadViews checks the views spread over both view shards of a
+// 3-shard server (their rows were checked against PostgreSQL all along):
+// the status adds the parts up, EXPLAIN INCREMENTAL says how the rows are
+// split, and
+// SUBSCRIBE and sinks, which do not follow such a view yet, are refused.
+func checkSpreadViews(t *testing.T, o *oracle) {
+	t.Helper()
+	plan := strings.Join(rowsText(t, o.rs, "EXPLAIN INCREMENTAL by_status"), "\n")
+	for _, want := range []string{"SHARDS  1, 2 (spread", "Exchange loopback shard 0 → 1, 2: orders's committed changes", "each shard keeps the rows of its hash(status)"} {
+		if !strings.Contains(plan, want) {
+			t.Fatalf("EXPLAIN INCREMENTAL by_status lacks %q:\n%s", want, plan)
+		}
+	}
+	if got := rowsText(t, o.rs, "SELECT rows FROM rockstream_catalog.views WHERE name = 'by_status'"); fmt.Sprint(got) != "[3]" {
+		t.Fatalf("rockstream_catalog.views shows by_status with %v rows", got)
+	}
+	if err := execErr(o.rs, "COPY (SUBSCRIBE by_status) TO STDOUT"); err == nil || !strings.Contains(err.Error(), "RS-3201") && !strings.Contains(err.Error(), "spread over 2 view shards") {
+		t.Fatalf("SUBSCRIBE to a spread view: %v", err)
+	}
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -395,7 +396,7 @@ func (a *Actor) readRelations(ctx runtime.Context, m Read, minEpoch uint64, atte
 	var viewShard partition.ShardID
 	for i, id := range m.Relations {
 		if i < len(m.Homes) && m.Homes[i] != table {
-			if len(views) > 0 && m.Homes[i] != viewShard {
+			if m.Homes[i] == shard.SpreadShards || (len(views) > 0 && m.Homes[i] != viewShard) {
 				a.readSpread(ctx, m, readAcrossAttemptsMax, done)
 				return
 			}
@@ -503,37 +504,43 @@ func (a *Actor) readSpread(ctx runtime.Context, m Read, attempts int, done func(
 }
 
 // readAtSnapshot reads m.Relations in snapshot at, one Read per shard
-// serving them, into out (in m.Relations' order).
+// serving them, into out (in m.Relations' order); a view spread over the
+// view shards is the sum of its parts, read from each.
 func (a *Actor) readAtSnapshot(ctx runtime.Context, m Read, at uint64, out []zset.Batch, done func(runtime.Context, []zset.Batch, error)) {
-	a.readShards(ctx, m, at, make([]bool, len(m.Relations)), out, done)
+	a.readShards(ctx, m, at, a.cfg.Router.Shards(), out, func(ctx runtime.Context, out []zset.Batch, err error) {
+		for i := range out {
+			if err == nil && i < len(m.Homes) && m.Homes[i] == shard.SpreadShards {
+				out[i] = zset.Consolidate(out[i])
+			}
+		}
+		done(ctx, out, err)
+	})
 }
 
-// readShards is readAtSnapshot's step: one Read for the shard of the first
-// relation not read yet.
-func (a *Actor) readShards(ctx runtime.Context, m Read, at uint64, read []bool, out []zset.Batch, done func(runtime.Context, []zset.Batch, error)) {
-	i := 0
-	for i < len(m.Relations) && read[i] {
-		i++
+// readShards is readAtSnapshot's step: one Read for the first of shards
+// serving any of m.Relations.
+func (a *Actor) readShards(ctx runtime.Context, m Read, at uint64, shards []partition.ShardID, out []zset.Batch, done func(runtime.Context, []zset.Batch, error)) {
+	var ids []catalog.ID
+	var slots []int
+	for len(shards) > 0 && len(ids) == 0 {
+		for j, id := range m.Relations {
+			h := a.cfg.Router.TableShard()
+			if j < len(m.Homes) {
+				h = m.Homes[j]
+			}
+			if slices.Contains(a.cfg.Router.ShardsOfHome(h), shards[0]) {
+				ids, slots = append(ids, id), append(slots, j)
+			}
+		}
+		if len(ids) == 0 {
+			shards = shards[1:]
+		}
 	}
-	if i == len(m.Relations) {
+	if len(shards) == 0 {
 		done(ctx, out, nil)
 		return
 	}
-	home := a.cfg.Router.TableShard()
-	if i < len(m.Homes) {
-		home = m.Homes[i]
-	}
-	var ids []catalog.ID
-	var slots []int
-	for j := i; j < len(m.Relations); j++ {
-		h := a.cfg.Router.TableShard()
-		if j < len(m.Homes) {
-			h = m.Homes[j]
-		}
-		if h == home && !read[j] {
-			ids, slots = append(ids, m.Relations[j]), append(slots, j)
-		}
-	}
+	home := shards[0]
 	readAt := at
 	if plantViewUnpinned && home != a.cfg.Router.TableShard() {
 		readAt = 0
@@ -544,9 +551,13 @@ func (a *Actor) readShards(ctx runtime.Context, m Read, at uint64, read []bool, 
 			return
 		}
 		for k, b := range reply.(shard.ReadResult).Batches {
-			out[slots[k]], read[slots[k]] = b, true
+			if len(out[slots[k]].Rows) == 0 {
+				out[slots[k]] = b
+			} else {
+				out[slots[k]].AddBatch(b, 1)
+			}
 		}
-		a.readShards(ctx, m, at, read, out, done)
+		a.readShards(ctx, m, at, shards[1:], out, done)
 	})
 }
 

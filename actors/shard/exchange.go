@@ -3,6 +3,7 @@ package shard
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -530,6 +531,9 @@ func (a *Actor) failWaitingReads(err error) {
 // placedHere reports whether view id of snap runs on this shard.
 func (a *Actor) placedHere(snap *control.Snapshot, id catalog.ID) bool {
 	m := snap.BucketMap()
+	if rel, ok := snap.RelationByID(id); ok && IsSpread(rel) && m.Valid() {
+		return slices.Contains(ViewShardsOf(m), a.cfg.ID)
+	}
 	return !m.Valid() || HomeOf(snap, m, id) == a.cfg.ID
 }
 

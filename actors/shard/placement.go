@@ -2,6 +2,7 @@ package shard
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/rockstream/rockstream/actors/control"
@@ -27,12 +28,45 @@ import (
 //     would be: its state is kept twice, but no view shard waits on
 //     another's outputs.
 //
-// With one shard every relation is on it. Partitioned view state needs
-// exchanges inside circuits, and partitioned tables multi-shard commits.
+// A view whose plan can be spread (dist.SpreadKeys: every stateful
+// operator keyed by columns of the relations it reads, passed through
+// filters and projections) reading no materialized view runs on EVERY
+// view shard when there are several (Relation.Placement PlacementSpread):
+// each maintains the part of the view made by the input rows whose
+// partition key hashes to it (SpreadOwner), and a read sums the parts,
+// all pinned at one epoch (pins.go). A view over a spread view computes
+// it inline. Views needing an exchange between their operators run whole
+// on one view shard.
+//
+// With one shard every relation is on it. Partitioned tables need
+// multi-shard commits.
 //
 //	CREATE MATERIALIZED VIEW a AS SELECT ... FROM t        → shard 1 (fewest views)
 //	CREATE MATERIALIZED VIEW b AS SELECT ... FROM t        → shard 2
 //	CREATE MATERIALIZED VIEW c AS SELECT ... FROM a JOIN b → shard 1, b inlined
+//	CREATE MATERIALIZED VIEW d AS SELECT k, count(*) FROM t GROUP BY k
+//	                                                        → every view shard, t's rows by hash(k)
+
+// PlacementSpread is the Relation.Placement of a view spread over every
+// view shard.
+const PlacementSpread = math.MaxUint32
+
+// SpreadShards is the home of a spread view in a read's Homes
+// (Router.ReadHomeOf): every view shard.
+const SpreadShards = partition.ShardID(math.MaxUint32)
+
+// IsSpread reports whether rel is a materialized view spread over the view
+// shards.
+func IsSpread(rel *catalog.Relation) bool {
+	return rel != nil && rel.Kind == catalog.KindMaterializedView && rel.Placement == PlacementSpread
+}
+
+// SpreadOwner is the view shard of m maintaining the rows of a spread
+// view's inputs whose partition key hashes to h (types.HashRow).
+func SpreadOwner(m partition.Map, h uint64) partition.ShardID {
+	shards := ViewShardsOf(m)
+	return shards[(h%partition.Buckets)%uint64(len(shards))]
+}
 
 // TableShardOf is the table shard of bucket map m.
 func TableShardOf(m partition.Map) partition.ShardID { return m.Shards()[0] }
@@ -66,7 +100,7 @@ func HomeOf(cat catalog.Catalog, m partition.Map, id catalog.ID) partition.Shard
 // viewHome is the shard running materialized view rel: its recorded
 // placement while the map has that shard, else the first view shard.
 func viewHome(m partition.Map, rel *catalog.Relation) partition.ShardID {
-	if rel.Placement != 0 {
+	if rel.Placement != 0 && rel.Placement != PlacementSpread {
 		s := partition.ShardID(rel.Placement - 1)
 		if slices.Contains(ViewShardsOf(m), s) {
 			return s
@@ -99,8 +133,9 @@ func viewsRead(cat catalog.Catalog, view *catalog.Relation) []*catalog.Relation 
 }
 
 // PlaceView chooses the shard a new materialized view runs on (see
-// above), as Relation.Placement. cat holds every other view.
-func PlaceView(cat *control.Snapshot, m partition.Map, view *catalog.Relation) uint32 {
+// above), as Relation.Placement; spreadable: its plan can be spread
+// (dist.SpreadKeys). cat holds every other view.
+func PlaceView(cat *control.Snapshot, m partition.Map, view *catalog.Relation, spreadable bool) uint32 {
 	if !m.Valid() {
 		return 0
 	}
@@ -108,9 +143,12 @@ func PlaceView(cat *control.Snapshot, m partition.Map, view *catalog.Relation) u
 		return uint32(viewHome(m, read[0])) + 1
 	}
 	shards := ViewShardsOf(m)
+	if spreadable && len(shards) > 1 {
+		return PlacementSpread
+	}
 	load := make([]int, len(shards))
 	for _, rel := range cat.Relations() {
-		if rel.Kind != catalog.KindMaterializedView || rel.ID == view.ID {
+		if rel.Kind != catalog.KindMaterializedView || rel.ID == view.ID || IsSpread(rel) {
 			continue
 		}
 		if i := slices.Index(shards, viewHome(m, rel)); i >= 0 {
@@ -137,7 +175,7 @@ func Inlined(cat catalog.Catalog, m partition.Map, view *catalog.Relation) func(
 	home := viewHome(m, view)
 	return func(read *catalog.Relation) (*catalog.Relation, bool) {
 		cur, ok := cat.RelationByID(read.ID)
-		if !ok || cur.Kind != catalog.KindMaterializedView || viewHome(m, cur) == home {
+		if !ok || cur.Kind != catalog.KindMaterializedView || (!IsSpread(cur) && viewHome(m, cur) == home) {
 			return nil, false
 		}
 		return cur, true

@@ -24,6 +24,10 @@ type Planner interface {
 type PlannedView struct {
 	Sources   []catalog.ID
 	Constants map[circuit.SourceID]zset.Batch
+	// SpreadKeys are, for a view spread over the view shards (IsSpread),
+	// the columns of each source whose hash places its rows
+	// (dist.SpreadKeys); nil when the plan cannot be spread.
+	SpreadKeys map[catalog.ID][]int
 }
 
 // SourceID is the circuit source id of a relation.

@@ -89,6 +89,24 @@ func (r Router) HomeOf(cat catalog.Catalog, id catalog.ID) partition.ShardID {
 	return HomeOf(cat, r.buckets, id)
 }
 
+// ReadHomeOf is where a read finds relation id of cat: HomeOf, or
+// SpreadShards for a view spread over every view shard.
+func (r Router) ReadHomeOf(cat catalog.Catalog, id catalog.ID) partition.ShardID {
+	if rel, ok := cat.RelationByID(id); ok && IsSpread(rel) && len(ViewShardsOf(r.buckets)) > 1 {
+		return SpreadShards
+	}
+	return r.HomeOf(cat, id)
+}
+
+// ShardsOfHome are the shards a read's home names: every view shard for
+// SpreadShards.
+func (r Router) ShardsOfHome(home partition.ShardID) []partition.ShardID {
+	if home == SpreadShards {
+		return ViewShardsOf(r.buckets)
+	}
+	return []partition.ShardID{home}
+}
+
 // HomeActorOf is the actor of HomeOf.
 func (r Router) HomeActorOf(cat catalog.Catalog, id catalog.ID) runtime.ActorID {
 	return ActorOf(r.HomeOf(cat, id))

@@ -363,7 +363,7 @@ func (a *Actor) columnarTable(id catalog.ID, schema types.Schema) bool {
 // the view's columns (sharing the arrays).
 func (v *installedView) trimDelta(src catalog.ID, d zset.Delta) zset.Delta {
 	c := d.Columns()
-	if c == nil {
+	if c == nil || v.spread != nil {
 		return zset.RowDelta(v.trim(src, d.Batch()))
 	}
 	w, ok := v.widths[src]

@@ -94,6 +94,9 @@ type installedView struct {
 	widths map[catalog.ID]int
 	// history is the view's change history state (history.go).
 	history viewHistory
+	// spread is this shard's part of a view spread over the view shards
+	// (placement.go); nil for a view maintained whole here.
+	spread *spreadPart
 }
 
 // Actor is the shard actor.
@@ -713,11 +716,22 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		}
 		v.widths[s] = len(src.Columns)
 	}
+	if IsSpread(rel) && len(ViewShardsOf(snap.BucketMap())) > 1 {
+		part, err := newSpreadPart(snap, rel, planned.SpreadKeys, a.cfg.ID)
+		if err != nil {
+			return nil, err
+		}
+		v.spread = part
+	}
 	return v, nil
 }
 
-// trim cuts rows of a source widened since the view was planned.
+// trim cuts rows of a source widened since the view was planned, and
+// keeps only this shard's part of a spread view's inputs.
 func (v *installedView) trim(src catalog.ID, b zset.Batch) zset.Batch {
+	if v.spread != nil {
+		b = v.spread.filter(src, b)
+	}
 	w, ok := v.widths[src]
 	if !ok {
 		return b

@@ -1,6 +1,7 @@
 package system
 
 import (
+	"slices"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/dist"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
@@ -740,10 +742,11 @@ func (r *runner) readAsync(q readReq, done func(runtime.Message, error)) {
 	})
 }
 
-// viewsSpread reports whether views run on more than one view shard.
+// viewsSpread reports whether views run on more than one view shard
+// (some on others than the rest, or one spread over all of them).
 func (r *runner) viewsSpread(snap *control.Snapshot, views []catalog.ID) bool {
 	for _, id := range views {
-		if shard.HomeOf(snap, r.router.Map(), id) != shard.HomeOf(snap, r.router.Map(), views[0]) {
+		if r.router.ReadHomeOf(snap, id) == shard.SpreadShards || shard.HomeOf(snap, r.router.Map(), id) != shard.HomeOf(snap, r.router.Map(), views[0]) {
 			return true
 		}
 	}
@@ -761,9 +764,9 @@ func (r *runner) readSpread(m shard.Read, done func(runtime.Message, error)) {
 		}
 		opened := reply.(shard.SnapshotOpened)
 		release := func() { r.askAsync(r.home(), shard.ReleaseSnapshot{ID: opened.ID}, func(runtime.Message, error) {}) }
-		homes := make([]partition.ShardID, len(m.Relations))
+		homes := make([][]partition.ShardID, len(m.Relations))
 		for i, id := range m.Relations {
-			homes[i] = shard.HomeOf(r.snap, r.router.Map(), id)
+			homes[i] = r.router.ShardsOfHome(r.router.ReadHomeOf(r.snap, id))
 		}
 		out := make([]zset.Batch, len(m.Relations))
 		var next func(shards []partition.ShardID)
@@ -776,7 +779,7 @@ func (r *runner) readSpread(m shard.Read, done func(runtime.Message, error)) {
 			var ids []catalog.ID
 			var slots []int
 			for i, h := range homes {
-				if h == shards[0] {
+				if slices.Contains(h, shards[0]) {
 					ids, slots = append(ids, m.Relations[i]), append(slots, i)
 				}
 			}
@@ -791,7 +794,8 @@ func (r *runner) readSpread(m shard.Read, done func(runtime.Message, error)) {
 					return
 				}
 				for k, b := range reply.(shard.ReadResult).Batches {
-					out[slots[k]] = b
+					// A spread view's parts add up (placement.go).
+					out[slots[k]].AddBatch(b, 1)
 				}
 				next(shards[1:])
 			})
@@ -1097,8 +1101,12 @@ func (r *runner) viewDDL(def viewDef) control.CreateRelation {
 	}
 	// Placed as the engine places it (on the view shard of the views it
 	// reads, else the one running the fewest).
-	rel.Placement = shard.PlaceView(r.snap, r.router.Map(), rel)
-	if r.shards > 1 {
+	_, spreadable := dist.SpreadKeys(v.Plan)
+	rel.Placement = shard.PlaceView(r.snap, r.router.Map(), rel, spreadable)
+	switch {
+	case shard.IsSpread(rel):
+		r.logf("view %s spread over the view shards", def.name)
+	case r.shards > 1:
 		r.logf("view %s placed on shard %d", def.name, int(rel.Placement)-1)
 	}
 	return control.CreateRelation{IfNotExists: true, Relation: rel, Deps: catalog.RefIDs(rec.Refs)}

@@ -690,7 +690,7 @@ func (r *runner) readEverything(t *txnRec, next func(string)) {
 	}
 	homes := make([]partition.ShardID, len(ids))
 	for i, id := range ids {
-		homes[i] = shard.HomeOf(t.snap, r.router.Map(), id)
+		homes[i] = r.router.ReadHomeOf(t.snap, id)
 	}
 	r.req(t, sessionactor.Read{CatalogVersion: t.snap.Version, Relations: ids, Homes: homes}, func(reply runtime.Message) {
 		res := reply.(sessionactor.ReadResult)

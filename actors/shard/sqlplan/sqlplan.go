@@ -23,6 +23,7 @@ import (
 	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/dist"
 	"github.com/rockstream/rockstream/ivm/sql/incr"
 	"github.com/rockstream/rockstream/ivm/sql/lower"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
@@ -76,6 +77,11 @@ func (Planner) PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.R
 	planned := shard.PlannedView{Constants: map[circuit.SourceID]zset.Batch{}}
 	for _, r := range plan.ScannedRelations(v.Plan) {
 		planned.Sources = append(planned.Sources, r.ID)
+	}
+	if shard.IsSpread(view) {
+		if sp, ok := dist.SpreadKeys(v.Plan); ok {
+			planned.SpreadKeys = sp.Keys
+		}
 	}
 	env, err := viewEnv(view)
 	if err != nil {

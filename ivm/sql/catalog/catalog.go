@@ -173,8 +173,9 @@ type Relation struct {
 	// source.
 	Upstream *Upstream `json:",omitempty"`
 	// Placement is, for a materialized view, the shard it runs on plus
-	// one, chosen at CREATE (actors/shard placement.go). 0: a view created
-	// before placements were recorded, which runs on the first view shard.
+	// one, chosen at CREATE (actors/shard placement.go); MaxUint32: spread
+	// over every view shard. 0: a view created before placements were
+	// recorded, which runs on the first view shard.
 	Placement uint32 `json:",omitempty"`
 	// Plan counts a materialized view's recompilations: state built by an
 	// earlier plan is rebuilt from the inputs (the shard keeps the plan it

@@ -2,10 +2,12 @@ package opt_test
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/dist"
@@ -83,6 +85,29 @@ func TestRules(t *testing.T) {
 					b.WriteString(sqltest.FormatError(err))
 				}
 				return b.String()
+			case "spread":
+				// The view's plan spread over shards without an exchange
+				// inside (dist.SpreadKeys): each relation with the columns
+				// that place its rows.
+				v, err := rsql.CompileView(cat, d.Input)
+				if err != nil {
+					return sqltest.FormatError(err)
+				}
+				sp, ok := dist.SpreadKeys(v.Plan)
+				if !ok {
+					return "not spread\n"
+				}
+				var lines []string
+				for id, keys := range sp.Keys { //lint:maprange sorted below
+					rel, _ := cat.RelationByID(id)
+					var names []string
+					for _, k := range keys {
+						names = append(names, rel.Columns[k].Name)
+					}
+					lines = append(lines, fmt.Sprintf("%s by (%s)", rel.Name, strings.Join(names, ", ")))
+				}
+				sort.Strings(lines)
+				return strings.Join(lines, "\n") + "\n"
 			}
 			t.Fatalf("unknown command %s", d.Cmd)
 			return ""

@@ -1,0 +1,77 @@
+package shard
+
+import (
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/partition"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+)
+
+// spreadPart is one view shard's part of a view spread over every view
+// shard (placement.go): its circuit steps only on the input rows whose
+// partition key hashes to this shard (SpreadOwner), in epoch steps and in
+// backfill chunks alike (installedView.trim), so its state and outputs are
+// the view's rows made by those inputs, and the view is the sum of every
+// shard's outputs.
+//
+//	t's delta {(1,'a'), (2,'b'), (3,'a')}, view GROUP BY b, 2 view shards
+//	   hash('a') → shard 1: its circuit steps on (1,'a'), (3,'a')
+//	   hash('b') → shard 2: its circuit steps on (2,'b')
+type spreadPart struct {
+	m  partition.Map
+	me partition.ShardID
+	// keys and types: each source's partition-key columns and their types.
+	keys  map[catalog.ID][]int
+	types map[catalog.ID][]types.Type
+}
+
+// newSpreadPart is shard me's part of spread view rel of snap, whose
+// sources are placed by keys (PlannedView.SpreadKeys).
+func newSpreadPart(snap *control.Snapshot, rel *catalog.Relation, keys map[catalog.ID][]int, me partition.ShardID) (*spreadPart, error) {
+	if keys == nil {
+		// Cannot happen: CREATE spread the view because its plan could be.
+		return nil, errcode.New(errcode.ViewBuildFailed, "materialized view %s is spread over the view shards, but its plan can no longer be spread", rel.Name)
+	}
+	p := &spreadPart{m: snap.BucketMap(), me: me, keys: keys, types: map[catalog.ID][]types.Type{}}
+	for id, cols := range keys { //lint:maprange filled into a map keyed the same way
+		src, ok := snap.RelationByID(id)
+		if !ok {
+			return nil, errcode.New(errcode.UndefinedObject, "view %s reads relation %s, which does not exist", rel.Name, id)
+		}
+		if pinned, ok := rel.PinnedRelation(id); ok {
+			src = pinned
+		}
+		ts := make([]types.Type, len(cols))
+		for i, c := range cols {
+			if c >= len(src.Columns) {
+				return nil, errcode.New(errcode.ViewBuildFailed, "materialized view %s is spread by column %d of %s, which has %d columns", rel.Name, c, src.Name, len(src.Columns))
+			}
+			ts[i] = src.Columns[c].Type
+		}
+		p.types[id] = ts
+	}
+	return p, nil
+}
+
+// filter keeps the rows of b (rows of source src) this shard maintains.
+func (p *spreadPart) filter(src catalog.ID, b zset.Batch) zset.Batch {
+	cols, ok := p.keys[src]
+	if !ok {
+		return b // not a relation the plan partitions (cannot happen)
+	}
+	ts := p.types[src]
+	key := make(types.Row, len(cols))
+	out := zset.Batch{Rows: make([]types.Row, 0, len(b.Rows)/2+1), Weights: make([]int64, 0, len(b.Rows)/2+1)}
+	for i, r := range b.Rows {
+		for j, c := range cols {
+			key[j] = r[c]
+		}
+		if SpreadOwner(p.m, types.HashRow(ts, key)) == p.me {
+			out.Rows = append(out.Rows, r)
+			out.Weights = append(out.Weights, b.Weights[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,189 @@
+package dist
+
+import (
+	"slices"
+
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// Spread is how a view's plan runs spread over several shards without an
+// exchange inside its circuit: every shard runs the whole circuit on the
+// rows of its part of each input, and the view is the sum of the shards'
+// outputs. Keys are, for each relation the plan reads, the columns whose
+// hash places a row (types.HashRow): two rows that meet in any stateful
+// operator (a group, a join key, a DISTINCT row, a window partition) hash
+// alike, so they are always on one shard.
+//
+//	SELECT k, count(*) FROM t GROUP BY k           t by (k)
+//	SELECT ... FROM t JOIN u ON t.a = u.b          t by (a), u by (b)
+//	SELECT t.a, sum(u.x) FROM t JOIN u ON t.a = u.a GROUP BY t.a
+//	                                               t by (a), u by (a)
+//	SELECT * FROM t WHERE x > 0                    t by its primary key
+//
+// A plan needs an exchange inside (it cannot be spread this way) when an
+// operator wants its input partitioned by columns that are not a read
+// relation's columns passed through filters and projections: a GROUP BY
+// over a join on other columns, a global aggregate, ORDER BY ... LIMIT.
+type Spread struct {
+	Keys map[catalog.ID][]int
+}
+
+// SpreadKeys reports how plan n can be spread (see Spread); ok is false
+// when it cannot: it reads anything but tables and sources, needs an
+// exchange between two of its operators or onto one shard, holds a
+// subquery, is a NOT IN anti-join (whose outcome depends on the whole
+// right side), joins keys whose values would hash differently, or reads
+// one relation partitioned two ways.
+func SpreadKeys(n plan.Node) (Spread, bool) {
+	s := spreader{keys: map[catalog.ID][]int{}, traced: map[*plan.Scan]bool{}, ok: true}
+	d := Distribute(n)
+	s.walk(d)
+	if !s.ok {
+		return Spread{}, false
+	}
+	// Scans no exchange repartitions keep their own partitioning: by
+	// primary key, or (no key, nothing stateful cares) by the whole row.
+	for _, sc := range s.scans {
+		if s.traced[sc] {
+			continue
+		}
+		keys := slices.Clone(sc.Relation.PrimaryKey)
+		if len(keys) == 0 {
+			keys = seq(len(sc.Cols))
+		}
+		s.record(sc, keys)
+	}
+	if !s.ok || len(s.keys) == 0 {
+		return Spread{}, false
+	}
+	return Spread{Keys: s.keys}, true
+}
+
+type spreader struct {
+	keys   map[catalog.ID][]int
+	scans  []*plan.Scan
+	traced map[*plan.Scan]bool
+	ok     bool
+}
+
+func (s *spreader) walk(n plan.Node) {
+	if !s.ok {
+		return
+	}
+	for _, sc := range plan.Scalars(n) {
+		plan.Walk(sc, func(x plan.Scalar) bool {
+			if _, ok := x.(*plan.Subquery); ok {
+				s.ok = false
+			}
+			return s.ok
+		})
+	}
+	switch x := n.(type) {
+	case *plan.Scan:
+		if x.Relation.Kind != catalog.KindTable && x.Relation.Kind != catalog.KindSource {
+			s.ok = false
+			return
+		}
+		s.scans = append(s.scans, x)
+		return
+	case *plan.Exchange:
+		if x.Single {
+			s.ok = false
+			return
+		}
+		s.trace(x.Input, x.Keys)
+	case *plan.Join:
+		if x.NullAware {
+			s.ok = false
+			return
+		}
+		l, r := x.Left.Schema(), x.Right.Schema()
+		for _, k := range x.EquiKeys {
+			if hashClass(l[k.Left].Type) != hashClass(r[k.Right].Type) || hashClass(l[k.Left].Type) == classNone {
+				s.ok = false
+				return
+			}
+		}
+	}
+	ins := n.Inputs()
+	if len(ins) == 0 {
+		s.ok = false // a leaf that is not a scan: VALUES, a function
+		return
+	}
+	for _, in := range ins {
+		s.walk(in)
+	}
+}
+
+// trace follows partitioning keys down through filters and projections
+// to the scan they come from.
+func (s *spreader) trace(n plan.Node, keys []int) {
+	for {
+		switch x := n.(type) {
+		case *plan.Filter:
+			n = x.Input
+			continue
+		case *plan.Project:
+			mapped := make([]int, len(keys))
+			for i, k := range keys {
+				c, ok := x.Exprs[k].(*plan.ColRef)
+				if !ok {
+					s.ok = false
+					return
+				}
+				mapped[i] = c.Index
+			}
+			keys, n = mapped, x.Input
+			continue
+		case *plan.Scan:
+			s.traced[x] = true
+			s.record(x, keys)
+			return
+		}
+		s.ok = false
+		return
+	}
+}
+
+func (s *spreader) record(sc *plan.Scan, keys []int) {
+	for _, k := range keys {
+		if k < 0 || k >= len(sc.Cols) || hashClass(sc.Cols[k].Type) == classNone {
+			s.ok = false
+			return
+		}
+	}
+	if prev, seen := s.keys[sc.Relation.ID]; seen && !slices.Equal(prev, keys) {
+		s.ok = false // one relation read partitioned two ways (a self-join on other columns)
+		return
+	}
+	s.keys[sc.Relation.ID] = slices.Clone(keys)
+}
+
+type class uint8
+
+const (
+	classNone class = iota
+	classInt
+	classFloat
+	classText
+	classOther
+)
+
+// hashClass groups the types whose equal values types.Hash hashes alike;
+// classNone for types it does not hash.
+func hashClass(t types.Type) class {
+	switch t.Kind {
+	case types.KindInt2, types.KindInt4, types.KindInt8:
+		return classInt
+	case types.KindFloat4, types.KindFloat8:
+		return classFloat
+	case types.KindText, types.KindVarchar, types.KindName:
+		return classText
+	case types.KindBool, types.KindNumeric, types.KindChar, types.KindBytea, types.KindDate, types.KindTime,
+		types.KindTimestamp, types.KindTimestampTZ, types.KindInterval, types.KindUUID, types.KindJSONB:
+		return classOther + class(t.Kind)
+	}
+	return classNone
+}
