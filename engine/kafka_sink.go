@@ -38,7 +38,7 @@ func (s *session) createKafkaSink(ctx context.Context, snap *control.Snapshot, s
 		return control.DDLResult{}, errcode.New(errcode.WrongObjectType, "CREATE SINK needs a materialized view; %q is a %s", st.View, view.Kind)
 	}
 	if shard.IsSpread(view) {
-		return control.DDLResult{}, errcode.New(errcode.SpreadViewUnsupported, "cannot create a sink from materialized view %q: it is spread over %d view shards", view.Name, len(shard.ViewShardsOf(s.e.router.Map())))
+		return control.DDLResult{}, errcode.New(errcode.SpreadViewUnsupported, "cannot create a sink from materialized view %q: it is spread over %d shards", view.Name, len(shard.SpreadShardsOf(s.e.router.Map())))
 	}
 	if _, err := sinkKey(view, st.Kafka); err != nil {
 		return control.DDLResult{}, err

@@ -118,7 +118,7 @@ func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation,
 	}
 	rels := plan.ScannedRelations(v.Plan)
 	spread, spreadable := dist.SpreadKeys(v.Plan)
-	if (rel != nil && shard.IsSpread(rel)) || (rel == nil && spreadable && len(shard.ViewShardsOf(m)) > 1 && !readsViews(rels)) {
+	if (rel != nil && shard.IsSpread(rel)) || (rel == nil && spreadable && len(shard.SpreadShardsOf(m)) > 1 && !readsViews(rels)) {
 		return explainSpread(m, rels, spread)
 	}
 	var b strings.Builder
@@ -157,18 +157,17 @@ func readsViews(rels []*catalog.Relation) bool {
 	return false
 }
 
-// explainSpread is explainPlacement for a view spread over the view
-// shards (shard.IsSpread): where it runs and how each table's changes are
+// explainSpread is explainPlacement for a view spread over the shards (shard.IsSpread): where it runs and how each table's changes are
 // split among the shards.
 func explainSpread(m partition.Map, rels []*catalog.Relation, spread dist.Spread) string {
 	var b strings.Builder
-	shards := shard.ViewShardsOf(m)
+	shards := shard.SpreadShardsOf(m)
 	names := make([]string, len(shards))
 	for i, s := range shards {
 		names[i] = fmt.Sprint(s)
 	}
-	list := strings.Join(names, ", ")
-	fmt.Fprintf(&b, "SHARDS  %s (spread: each view shard maintains the part of the view made by its share of the input rows; a read adds the parts up; tables on shard %d)\n", list, shard.TableShardOf(m))
+	list, peers := strings.Join(names, ", "), strings.Join(names[1:], ", ")
+	fmt.Fprintf(&b, "SHARDS  %s (spread: each shard maintains the part of the view made by its share of the input rows; a read adds the parts up; tables on shard %d)\n", list, shard.TableShardOf(m))
 	for i, r := range rels {
 		branch := "├─ "
 		if i == len(rels)-1 {
@@ -178,7 +177,7 @@ func explainSpread(m partition.Map, rels []*catalog.Relation, spread dist.Spread
 		for _, c := range spread.Keys[r.ID] {
 			cols = append(cols, r.Columns[c].Name)
 		}
-		fmt.Fprintf(&b, " %sExchange loopback shard %d → %s: %s's committed changes, in epoch order, durable on both sides before collected; each shard keeps the rows of its hash(%s)\n", branch, shard.TableShardOf(m), list, r.Name, strings.Join(cols, ", "))
+		fmt.Fprintf(&b, " %sExchange loopback shard %d → %s: %s's committed changes, in epoch order, durable on both sides before collected (shard %d reads its own); each shard keeps the rows of its hash(%s)\n", branch, shard.TableShardOf(m), peers, r.Name, shard.TableShardOf(m), strings.Join(cols, ", "))
 	}
 	return b.String()
 }

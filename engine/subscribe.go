@@ -27,7 +27,7 @@ var subscriberSeq atomic.Uint64
 // owns the bounded queue; the cursor takes them from it.
 func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsql.Subscribe) (gateway.Cursor, error) {
 	if s.e.router.ReadHomeOf(snap, st.View.ID) == shard.SpreadShards {
-		return nil, errcode.New(errcode.SpreadViewUnsupported, "cannot SUBSCRIBE to materialized view %q: it is spread over %d view shards", st.View.Name, len(shard.ViewShardsOf(s.e.router.Map())))
+		return nil, errcode.New(errcode.SpreadViewUnsupported, "cannot SUBSCRIBE to materialized view %q: it is spread over %d shards", st.View.Name, len(shard.SpreadShardsOf(s.e.router.Map())))
 	}
 	home := s.e.viewShard(snap, st.View.ID)
 	cfg := subscriber.Config{Shard: home, QueueUpdatesMax: s.e.cfg.SubscriberQueueUpdatesMax}

@@ -532,7 +532,7 @@ func (a *Actor) failWaitingReads(err error) {
 func (a *Actor) placedHere(snap *control.Snapshot, id catalog.ID) bool {
 	m := snap.BucketMap()
 	if rel, ok := snap.RelationByID(id); ok && IsSpread(rel) && m.Valid() {
-		return slices.Contains(ViewShardsOf(m), a.cfg.ID)
+		return slices.Contains(SpreadShardsOf(m), a.cfg.ID)
 	}
 	return !m.Valid() || HomeOf(snap, m, id) == a.cfg.ID
 }

@@ -31,12 +31,12 @@ import (
 // A view whose plan can be spread (dist.SpreadKeys: every stateful
 // operator keyed by columns of the relations it reads, passed through
 // filters and projections) reading no materialized view runs on EVERY
-// view shard when there are several (Relation.Placement PlacementSpread):
-// each maintains the part of the view made by the input rows whose
-// partition key hashes to it (SpreadOwner), and a read sums the parts,
-// all pinned at one epoch (pins.go). A view over a spread view computes
-// it inline. Views needing an exchange between their operators run whole
-// on one view shard.
+// shard, the table shard too (Relation.Placement PlacementSpread): each
+// maintains the part of the view made by the input rows whose partition
+// key hashes to it (SpreadOwner), and a read sums the parts, all pinned
+// at one epoch (pins.go). A view over a spread view computes it inline.
+// Views needing an exchange between their operators run whole on one
+// view shard.
 //
 // With one shard every relation is on it. Partitioned tables need
 // multi-shard commits.
@@ -45,7 +45,7 @@ import (
 //	CREATE MATERIALIZED VIEW b AS SELECT ... FROM t        → shard 2
 //	CREATE MATERIALIZED VIEW c AS SELECT ... FROM a JOIN b → shard 1, b inlined
 //	CREATE MATERIALIZED VIEW d AS SELECT k, count(*) FROM t GROUP BY k
-//	                                                        → every view shard, t's rows by hash(k)
+//	                                                        → every shard, t's rows by hash(k)
 
 // PlacementSpread is the Relation.Placement of a view spread over every
 // view shard.
@@ -61,10 +61,20 @@ func IsSpread(rel *catalog.Relation) bool {
 	return rel != nil && rel.Kind == catalog.KindMaterializedView && rel.Placement == PlacementSpread
 }
 
-// SpreadOwner is the view shard of m maintaining the rows of a spread
-// view's inputs whose partition key hashes to h (types.HashRow).
+// SpreadShardsOf are the shards of bucket map m that a spread view runs
+// on: all of them, the table shard too, so that two shards already share
+// its work (one shard: none, nothing is spread).
+func SpreadShardsOf(m partition.Map) []partition.ShardID {
+	if shards := m.Shards(); len(shards) > 1 {
+		return shards
+	}
+	return nil
+}
+
+// SpreadOwner is the shard of m maintaining the rows of a spread view's
+// inputs whose partition key hashes to h (types.HashRow).
 func SpreadOwner(m partition.Map, h uint64) partition.ShardID {
-	shards := ViewShardsOf(m)
+	shards := SpreadShardsOf(m)
 	return shards[(h%partition.Buckets)%uint64(len(shards))]
 }
 
@@ -142,10 +152,10 @@ func PlaceView(cat *control.Snapshot, m partition.Map, view *catalog.Relation, s
 	if read := viewsRead(cat, view); len(read) > 0 {
 		return uint32(viewHome(m, read[0])) + 1
 	}
-	shards := ViewShardsOf(m)
-	if spreadable && len(shards) > 1 {
+	if spreadable && len(SpreadShardsOf(m)) > 1 {
 		return PlacementSpread
 	}
+	shards := ViewShardsOf(m)
 	load := make([]int, len(shards))
 	for _, rel := range cat.Relations() {
 		if rel.Kind != catalog.KindMaterializedView || rel.ID == view.ID || IsSpread(rel) {
@@ -169,8 +179,8 @@ func PlaceView(cat *control.Snapshot, m partition.Map, view *catalog.Relation, s
 // runs on another shard is expanded from its current definition in cat
 // (its pins), like an inline view, instead of read.
 func Inlined(cat catalog.Catalog, m partition.Map, view *catalog.Relation) func(*catalog.Relation) (*catalog.Relation, bool) {
-	if !m.Valid() || len(m.Shards()) < 3 {
-		return nil // at most one view shard: every view reads its inputs
+	if !m.Valid() || len(m.Shards()) < 2 {
+		return nil // one shard: every view reads its inputs
 	}
 	home := viewHome(m, view)
 	return func(read *catalog.Relation) (*catalog.Relation, bool) {

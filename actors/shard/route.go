@@ -90,19 +90,19 @@ func (r Router) HomeOf(cat catalog.Catalog, id catalog.ID) partition.ShardID {
 }
 
 // ReadHomeOf is where a read finds relation id of cat: HomeOf, or
-// SpreadShards for a view spread over every view shard.
+// SpreadShards for a view spread over the shards.
 func (r Router) ReadHomeOf(cat catalog.Catalog, id catalog.ID) partition.ShardID {
-	if rel, ok := cat.RelationByID(id); ok && IsSpread(rel) && len(ViewShardsOf(r.buckets)) > 1 {
+	if rel, ok := cat.RelationByID(id); ok && IsSpread(rel) && len(SpreadShardsOf(r.buckets)) > 1 {
 		return SpreadShards
 	}
 	return r.HomeOf(cat, id)
 }
 
-// ShardsOfHome are the shards a read's home names: every view shard for
-// SpreadShards.
+// ShardsOfHome are the shards a read's home names: every shard for
+// SpreadShards (SpreadShardsOf).
 func (r Router) ShardsOfHome(home partition.ShardID) []partition.ShardID {
 	if home == SpreadShards {
-		return ViewShardsOf(r.buckets)
+		return SpreadShardsOf(r.buckets)
 	}
 	return []partition.ShardID{home}
 }

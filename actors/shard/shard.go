@@ -716,7 +716,7 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		}
 		v.widths[s] = len(src.Columns)
 	}
-	if IsSpread(rel) && len(ViewShardsOf(snap.BucketMap())) > 1 {
+	if IsSpread(rel) && len(SpreadShardsOf(snap.BucketMap())) > 1 {
 		part, err := newSpreadPart(snap, rel, planned.SpreadKeys, a.cfg.ID)
 		if err != nil {
 			return nil, err
