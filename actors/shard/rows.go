@@ -363,8 +363,12 @@ func (a *Actor) columnarTable(id catalog.ID, schema types.Schema) bool {
 // the view's columns (sharing the arrays).
 func (v *installedView) trimDelta(src catalog.ID, d zset.Delta) zset.Delta {
 	c := d.Columns()
-	if c == nil || v.spread != nil {
+	if c == nil {
 		return zset.RowDelta(v.trim(src, d.Batch()))
+	}
+	if v.spread != nil {
+		c = v.spread.filterColumns(src, c)
+		d = zset.ColumnDelta(c)
 	}
 	w, ok := v.widths[src]
 	if !ok || w >= len(c.Schema()) {

@@ -75,3 +75,24 @@ func (p *spreadPart) filter(src catalog.ID, b zset.Batch) zset.Batch {
 	}
 	return out
 }
+
+// filterColumns is filter for a columnar delta: the rows kept are taken,
+// never built as rows.
+func (p *spreadPart) filterColumns(src catalog.ID, c *zset.Columns) *zset.Columns {
+	cols, ok := p.keys[src]
+	if !ok {
+		return c
+	}
+	ts := p.types[src]
+	key := make(types.Row, len(cols))
+	sel := make([]int32, 0, c.Len()/2+1)
+	for i := 0; i < c.Len(); i++ {
+		for j, col := range cols {
+			key[j] = c.Datum(col, i)
+		}
+		if SpreadOwner(p.m, types.HashRow(ts, key)) == p.me {
+			sel = append(sel, int32(i))
+		}
+	}
+	return c.Take(sel, nil)
+}
