@@ -101,7 +101,7 @@ func TestORMIndexMigrations(t *testing.T) {
 		home, _ := os.UserHomeDir()
 		mods := filepath.Join(home, ".cache", "rockstream-node", "node_modules")
 		if _, err := os.Stat(filepath.Join(mods, "pg")); err != nil {
-			t.Fatalf("node-postgres is not installed in %s; install it with: npm install --prefix %s pg", mods, filepath.Dir(mods))
+			t.Fatalf("node-postgres is not installed in %s; install it with: npm install --prefix %s pg@8", mods, filepath.Dir(mods))
 		}
 		node := func(url string) string {
 			return runWith(t, "node", "-e", nodeMigration, "DB_URL="+url, "NODE_PATH="+mods)

@@ -29,7 +29,7 @@ import (
 //
 //	apt-get install -y postgresql-client-15 postgresql-15 python3-psycopg2 \
 //	    python3-psycopg python3-asyncpg python3-sqlalchemy libpostgresql-jdbc-java nodejs npm
-//	npm install --prefix ~/.cache/rockstream-node pg postgres
+//	npm install --prefix ~/.cache/rockstream-node pg@8 postgres@3
 //
 // Run them all with RunClients(t, server).
 
@@ -572,7 +572,7 @@ func CheckNodePostgres(t testing.TB, s Server) {
 	requireTool(t, "node", "apt-get install -y nodejs npm")
 	mods := nodeModules()
 	if _, err := os.Stat(filepath.Join(mods, "pg")); err != nil {
-		t.Fatalf("node-postgres is not installed in %s; install it with: npm install --prefix %s pg", mods, filepath.Dir(mods))
+		t.Fatalf("node-postgres is not installed in %s; install it with: npm install --prefix %s pg@8", mods, filepath.Dir(mods))
 	}
 	host, port := s.Host, s.Port
 	script := `
@@ -628,7 +628,7 @@ func CheckPostgresJS(t testing.TB, s Server) {
 	requireTool(t, "node", "apt-get install -y nodejs npm")
 	mods := nodeModules()
 	if _, err := os.Stat(filepath.Join(mods, "postgres")); err != nil {
-		t.Fatalf("postgres.js is not installed in %s; install it with: npm install --prefix %s postgres", mods, filepath.Dir(mods))
+		t.Fatalf("postgres.js is not installed in %s; install it with: npm install --prefix %s postgres@3", mods, filepath.Dir(mods))
 	}
 	host, port := s.Host, s.Port
 	script := `
