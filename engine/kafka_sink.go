@@ -2,17 +2,14 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/rockstream/rockstream/actors/control"
-	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/actors/subscriber"
 	"github.com/rockstream/rockstream/connect/kafka"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
 	"github.com/rockstream/rockstream/ivm/sql/parse"
-	"github.com/rockstream/rockstream/runtime"
 	"github.com/rockstream/rockstream/syscat"
 )
 
@@ -36,9 +33,6 @@ func (s *session) createKafkaSink(ctx context.Context, snap *control.Snapshot, s
 	}
 	if view.Kind != catalog.KindMaterializedView {
 		return control.DDLResult{}, errcode.New(errcode.WrongObjectType, "CREATE SINK needs a materialized view; %q is a %s", st.View, view.Kind)
-	}
-	if shard.IsSpread(view) {
-		return control.DDLResult{}, errcode.New(errcode.SpreadViewUnsupported, "cannot create a sink from materialized view %q: it is spread over %d shards", view.Name, len(shard.SpreadShardsOf(s.e.router.Map())))
 	}
 	if _, err := sinkKey(view, st.Kafka); err != nil {
 		return control.DDLResult{}, err
@@ -188,44 +182,25 @@ type viewChanges struct {
 }
 
 func (v viewChanges) Open(ctx context.Context, resume bool, asOf uint64) (kafka.ChangeStream, error) {
-	e := v.e
-	snap, err := e.snapshot(ctx)
+	snap, err := v.e.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	home := e.viewShard(snap, v.view)
-	cfg := subscriber.Config{Shard: home, QueueUpdatesMax: e.cfg.SubscriberQueueUpdatesMax}
-	edge := runtime.ActorID(fmt.Sprintf("subscriber/%d", subscriberSeq.Add(1)))
-	if err := e.rt.Spawn("embedded", edge, subscriber.New(cfg)); err != nil {
-		return nil, errcode.Wrap(errcode.InternalError, err, "starting the sink's subscription")
-	}
-	req := shard.Subscribe{CatalogVersion: snap.Version, View: v.view, WithSnapshot: !resume, Edge: edge, Through: cfg.Through(),
-		Resume: resume, AsOf: asOf}
-	if home != e.tableShard() {
-		m, err := e.ask(ctx, e.tableShard(), shard.GetEpoch{})
-		if err != nil {
-			_ = e.rt.Stop(edge)
-			return nil, err
-		}
-		req.MinEpoch = m.(shard.Committed).Epoch
-	}
-	m, err := e.ask(ctx, home, req)
+	sub, err := v.e.openSubscription(ctx, snap, v.view, subscriptionOptions{withSnapshot: !resume, resume: resume, asOf: asOf})
 	if err != nil {
-		_ = e.rt.Stop(edge)
 		return nil, err
 	}
-	sub := m.(shard.Subscribed)
-	st := &viewStream{e: e, edge: edge, home: home}
-	if !resume {
-		st.pending = []kafka.Update{{After: 0, Epoch: sub.Frontier, Delta: sub.Snapshot}}
+	st := &viewStream{e: v.e, sub: sub}
+	if !resume && !sub.merged {
+		st.pending = []kafka.Update{{After: 0, Epoch: sub.frontier, Delta: sub.snapshot}}
 	}
 	return st, nil
 }
 
 type viewStream struct {
-	e          *Engine
-	edge, home runtime.ActorID
-	pending    []kafka.Update
+	e       *Engine
+	sub     *subscription
+	pending []kafka.Update
 }
 
 func (s *viewStream) Next(ctx context.Context) ([]kafka.Update, error) {
@@ -235,13 +210,16 @@ func (s *viewStream) Next(ctx context.Context) ([]kafka.Update, error) {
 		return out, nil
 	}
 	for {
-		m, err := s.e.ask(ctx, s.edge, subscriber.Take{})
+		m, err := s.e.ask(ctx, s.sub.edge, subscriber.Take{})
 		if err != nil {
 			return nil, err
 		}
 		t := m.(subscriber.Taken)
 		out := make([]kafka.Update, 0, len(t.Updates))
 		for _, u := range t.Updates {
+			if u.Epoch <= u.After && u.After != 0 {
+				continue // the start of a merged stream that resumed: nothing after it yet
+			}
 			out = append(out, kafka.Update{After: u.After, Epoch: u.Epoch, Delta: u.Delta})
 		}
 		if len(out) > 0 {
@@ -253,7 +231,4 @@ func (s *viewStream) Next(ctx context.Context) ([]kafka.Update, error) {
 	}
 }
 
-func (s *viewStream) Close() {
-	_, _ = s.e.ask(context.Background(), s.home, shard.Unsubscribe{Edge: s.edge})
-	_ = s.e.rt.Stop(s.edge)
-}
+func (s *viewStream) Close() { _ = s.sub.close(s.e, -1) }

@@ -13,6 +13,7 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/gateway"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
@@ -26,52 +27,119 @@ var subscriberSeq atomic.Uint64
 // The shard sends the updates to an edge actor (actors/subscriber) that
 // owns the bounded queue; the cursor takes them from it.
 func (s *session) subscribe(ctx context.Context, snap *control.Snapshot, st *rsql.Subscribe) (gateway.Cursor, error) {
-	if s.e.router.ReadHomeOf(snap, st.View.ID) == shard.SpreadShards {
-		return nil, errcode.New(errcode.SpreadViewUnsupported, "cannot SUBSCRIBE to materialized view %q: it is spread over %d shards", st.View.Name, len(shard.SpreadShardsOf(s.e.router.Map())))
-	}
-	home := s.e.viewShard(snap, st.View.ID)
-	cfg := subscriber.Config{Shard: home, QueueUpdatesMax: s.e.cfg.SubscriberQueueUpdatesMax}
-	edge := runtime.ActorID(fmt.Sprintf("subscriber/%d", subscriberSeq.Add(1)))
-	if err := s.e.rt.Spawn("embedded", edge, subscriber.New(cfg)); err != nil {
-		return nil, errcode.Wrap(errcode.InternalError, err, "starting the subscription")
-	}
-	c := &subscribeCursor{s: s, edge: edge, home: home, width: len(st.View.Columns)}
-	req := shard.Subscribe{CatalogVersion: snap.Version, View: st.View.ID, WithSnapshot: st.Snapshot, Edge: edge, Through: cfg.Through()}
 	// Read-your-writes: the subscription starts after the session's last
 	// commit, which a view shard may not have received yet.
-	// Read-your-writes and every commit acknowledged before: the
-	// subscription starts after them.
+	var minEpoch uint64
 	if m, err := s.req(ctx, sessionactor.GetState{}); err == nil {
-		req.MinEpoch = m.(sessionactor.State).LastWritten
+		minEpoch = m.(sessionactor.State).LastWritten
 	}
-	if home != s.e.tableShard() {
-		m, err := s.e.ask(ctx, s.e.tableShard(), shard.GetEpoch{})
+	sub, err := s.e.openSubscription(ctx, snap, st.View.ID, subscriptionOptions{
+		withSnapshot: st.Snapshot, resume: st.AsOfEpoch >= 0, asOf: uint64(max(0, st.AsOfEpoch)), minEpoch: minEpoch})
+	if err != nil {
+		return nil, err
+	}
+	c := &subscribeCursor{s: s, sub: sub, width: len(st.View.Columns)}
+	if !sub.merged {
+		if st.Snapshot {
+			c.emit(sub.frontier, sub.snapshot)
+		}
+		c.progress(sub.frontier)
+	}
+	return c, nil
+}
+
+// subscriptionOptions are a view subscription's: the snapshot first, or a
+// resume after epoch asOf; the epoch it must start at or after.
+type subscriptionOptions struct {
+	withSnapshot, resume bool
+	asOf, minEpoch       uint64
+}
+
+// subscription is an open subscription of a view: its edge actor and the
+// shards that feed it. On one shard, Subscribed's frontier and snapshot
+// come first, then the edge's updates; a view spread over the shards
+// (merged) has every shard feed the edge, whose first update is the
+// merged start (subscriber.Begin).
+type subscription struct {
+	edge     runtime.ActorID
+	homes    []runtime.ActorID
+	merged   bool
+	frontier uint64
+	snapshot zset.Batch
+}
+
+// openSubscription subscribes an edge actor to view's changes (SUBSCRIBE
+// and sinks).
+func (e *Engine) openSubscription(ctx context.Context, snap *control.Snapshot, view catalog.ID, o subscriptionOptions) (*subscription, error) {
+	sub := &subscription{edge: runtime.ActorID(fmt.Sprintf("subscriber/%d", subscriberSeq.Add(1)))}
+	cfg := subscriber.Config{QueueUpdatesMax: e.cfg.SubscriberQueueUpdatesMax}
+	if e.router.ReadHomeOf(snap, view) == shard.SpreadShards {
+		for _, id := range shard.SpreadShardsOf(e.router.Map()) {
+			sub.homes = append(sub.homes, e.router.ActorOf(id))
+		}
+		cfg.Shards, sub.merged = sub.homes, true
+	} else {
+		sub.homes = []runtime.ActorID{e.viewShard(snap, view)}
+		cfg.Shard = sub.homes[0]
+	}
+	if err := e.rt.Spawn("embedded", sub.edge, subscriber.New(cfg)); err != nil {
+		return nil, errcode.Wrap(errcode.InternalError, err, "starting the subscription")
+	}
+	req := shard.Subscribe{CatalogVersion: snap.Version, View: view, WithSnapshot: o.withSnapshot, Edge: sub.edge, Through: cfg.Through(),
+		Resume: o.resume, AsOf: o.asOf, MinEpoch: o.minEpoch}
+	if sub.merged || sub.homes[0] != e.tableShard() {
+		// Every commit acknowledged before: the subscription starts
+		// after them, which a view shard may not have received yet.
+		m, err := e.ask(ctx, e.tableShard(), shard.GetEpoch{})
 		if err != nil {
-			_ = s.e.rt.Stop(edge)
+			_ = e.rt.Stop(sub.edge)
 			return nil, err
 		}
 		req.MinEpoch = max(req.MinEpoch, m.(shard.Committed).Epoch)
 	}
-	if st.AsOfEpoch >= 0 {
-		req.Resume, req.AsOf = true, uint64(st.AsOfEpoch)
+	begin := subscriber.Begin{WithSnapshot: o.withSnapshot}
+	for i, home := range sub.homes {
+		m, err := e.ask(ctx, home, req)
+		if err != nil {
+			sub.close(e, i)
+			return nil, err
+		}
+		sm := m.(shard.Subscribed)
+		sub.frontier, sub.snapshot = sm.Frontier, sm.Snapshot
+		begin.From = append(begin.From, sm.Frontier)
+		begin.Snapshots = append(begin.Snapshots, sm.Snapshot)
 	}
-	m, err := s.e.ask(ctx, home, req)
-	if err != nil {
-		_ = s.e.rt.Stop(edge)
-		return nil, err
+	if sub.merged {
+		sub.frontier, sub.snapshot = 0, zset.Batch{}
+		if err := e.rt.Tell(ctx, sub.edge, begin); err != nil {
+			_ = sub.close(e, -1)
+			return nil, errcode.Wrap(errcode.InternalError, err, "starting the subscription")
+		}
 	}
-	sub := m.(shard.Subscribed)
-	if st.Snapshot {
-		c.emit(sub.Frontier, sub.Snapshot)
+	return sub, nil
+}
+
+// close ends the subscription on the first n of its shards (all: -1) and
+// stops its edge.
+func (sub *subscription) close(e *Engine, n int) error {
+	var err error
+	for i, home := range sub.homes {
+		if n >= 0 && i >= n {
+			break
+		}
+		if _, uerr := e.ask(context.Background(), home, shard.Unsubscribe{Edge: sub.edge}); err == nil {
+			err = uerr
+		}
 	}
-	c.progress(sub.Frontier)
-	return c, nil
+	if serr := e.rt.Stop(sub.edge); err == nil && serr != nil {
+		err = serr
+	}
+	return err
 }
 
 type subscribeCursor struct {
 	s       *session
-	edge    runtime.ActorID
-	home    runtime.ActorID
+	sub     *subscription
 	pending []types.Row
 	width   int
 	// ended is the error that ended the subscription, returned once the
@@ -105,7 +173,7 @@ func (c *subscribeCursor) Next(ctx context.Context) (types.Row, error) {
 		if c.closed {
 			return nil, io.EOF
 		}
-		m, err := c.s.e.ask(ctx, c.edge, subscriber.Take{})
+		m, err := c.s.e.ask(ctx, c.sub.edge, subscriber.Take{})
 		if err != nil {
 			// NB: the edge may still answer the abandoned Take with
 			// updates nobody reads, so the stream has a gap from here:
@@ -134,11 +202,7 @@ func (c *subscribeCursor) Close() error {
 		return nil
 	}
 	c.closed = true
-	_, err := c.s.e.ask(context.Background(), c.home, shard.Unsubscribe{Edge: c.edge})
-	if serr := c.s.e.rt.Stop(c.edge); err == nil && serr != nil {
-		err = serr
-	}
-	return err
+	return c.sub.close(c.s.e, -1)
 }
 
 // Streaming implements gateway.StreamingCursor: every row is flushed.

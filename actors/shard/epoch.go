@@ -44,6 +44,12 @@ func (a *Actor) step(ctx runtime.Context) error {
 	start := a.now()
 	txn := kv.NewTxnSized(a.store, a.lastStepWrites)
 	upTo := min(a.stepTarget(), a.frontier+uint64(a.cfg.LogEntriesPerStepMax))
+	if a.runsSpreadViews() {
+		// Every shard ends a step at each multiple of SpreadStepEvery, so
+		// a spread view's parts all know their state there (the edge of a
+		// subscription merges them there, actors/subscriber).
+		upTo = min(upTo, (a.frontier/SpreadStepEvery+1)*SpreadStepEvery)
+	}
 	// NB: one decoder per table accumulates its rows over the step's
 	// entries, in columnar form when every view reading it steps columns.
 	decoders := map[catalog.ID]deltaDecoder{}

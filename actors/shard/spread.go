@@ -9,6 +9,22 @@ import (
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 
+// SpreadStepEvery: a shard running a spread view ends an epoch step at
+// every multiple of it (epoch.go), so every shard's part of the view has
+// a known state there, and a subscription merges the parts' streams there
+// at the latest (actors/subscriber merge.go). Simulation range: fixed.
+const SpreadStepEvery = 64
+
+// runsSpreadViews reports whether a view spread over the shards runs here.
+func (a *Actor) runsSpreadViews() bool {
+	for _, v := range a.views {
+		if v.spread != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // spreadPart is one view shard's part of a view spread over every view
 // shard (placement.go): its circuit steps only on the input rows whose
 // partition key hashes to this shard (SpreadOwner), in epoch steps and in

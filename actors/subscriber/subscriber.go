@@ -27,6 +27,10 @@ const (
 type Config struct {
 	// Shard is the shard actor the subscription is registered with.
 	Shard runtime.ActorID
+	// Shards, when it names more than one shard, are the shards a view
+	// spread over them runs on: the subscription is registered with each,
+	// and the edge merges their streams (merge.go); Shard is unused.
+	Shards []runtime.ActorID
 	// QueueUpdatesMax bounds the queued updates (epoch steps, each with
 	// the view's changes in it). Simulation range: 1..1024.
 	QueueUpdatesMax int
@@ -71,6 +75,8 @@ type Actor struct {
 	waiting   runtime.Deferred
 	ended     Taken
 	resending bool
+	// merge is the merge of a spread view's shards' streams (Shards).
+	merge *merge
 }
 
 // New returns an edge actor factory.
@@ -78,7 +84,13 @@ func New(cfg Config) runtime.Factory {
 	if cfg.QueueUpdatesMax <= 0 {
 		cfg.QueueUpdatesMax = QueueUpdatesMaxDefault
 	}
-	return func() runtime.Actor { return &Actor{cfg: cfg} }
+	return func() runtime.Actor {
+		a := &Actor{cfg: cfg}
+		if len(cfg.Shards) > 1 {
+			a.merge = newMerge(cfg.Shards)
+		}
+		return a
+	}
 }
 
 // Through is the credit of a new subscription: the Seq of the last update
@@ -98,6 +110,14 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		if a.ended.Code != "" {
 			return
 		}
+		if a.merge != nil {
+			if err := a.merge.receive(ctx.From(), m); err != nil {
+				a.endWith(errcode.SubscriberTooSlow.ID, err.Error())
+				break
+			}
+			a.queue = append(a.queue, a.merge.emit()...)
+			break
+		}
 		if m.Seq != a.received+1 {
 			// Sends are at-most-once: a lost update is a gap the
 			// subscriber must not see as a continuous stream.
@@ -110,6 +130,11 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.queue = append(a.queue, m)
 	case shard.SubscriptionEnded:
 		a.endWith(m.Code, m.Message)
+	case Begin:
+		if a.merge != nil && a.ended.Code == "" {
+			a.merge.begin(m)
+			a.queue = append(a.queue, a.merge.emit()...)
+		}
 	case Take:
 		if a.waiting != nil {
 			// The earlier Take's caller gave up (its statement context
@@ -164,5 +189,14 @@ func (a *Actor) answer(ctx runtime.Context) {
 }
 
 func (a *Actor) grant(ctx runtime.Context) {
+	if a.merge != nil {
+		// Each shard may send what neither its unmerged updates nor the
+		// merged queue take up of the bound.
+		for _, p := range a.merge.parts {
+			room := max(0, a.cfg.QueueUpdatesMax-len(p.pending)-len(a.queue))
+			ctx.Send(p.shard, shard.SubscriptionCredit{Through: p.received + uint64(room)})
+		}
+		return
+	}
 	ctx.Send(a.cfg.Shard, shard.SubscriptionCredit{Through: a.taken + uint64(a.cfg.QueueUpdatesMax)})
 }

@@ -122,6 +122,7 @@ func Messages() []runtime.Message {
 		// actors/subscriber (the edge actor of a SUBSCRIBE).
 		subscriber.Take{},
 		subscriber.Taken{},
+		subscriber.Begin{},
 	}
 }
 
