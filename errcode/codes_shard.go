@@ -12,10 +12,6 @@ var (
 		"The row fails the table's CHECK constraint named in the message; change the values.")
 	ShardUnavailable = Register("RS-3100", "shard.unavailable", "57P03",
 		"The shard is not ready (starting, recovering, or its storage is failing). Retry shortly; check /readyz and the server log.")
-	// SpreadViewUnsupported: RS-3200 (a read across view shards) is
-	// retired; reads of any view shards work.
-	SpreadViewUnsupported = Register("RS-3201", "shard.spread_view_unsupported", "0A000",
-		"The view is spread over the view shards (SHOW VIEW STATUS, EXPLAIN INCREMENTAL show it), and this does not follow such a view yet. Read the view with SELECT, or define a view that keeps its rows on one shard (for example one that reads the spread view: SELECT * FROM it), and use that.")
 )
 
 // Transactions and writes (direct-write range).

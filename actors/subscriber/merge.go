@@ -29,12 +29,13 @@ type Begin struct {
 //	merged   (10,15]: both at 15      (15,64]: both at 64
 //
 // A part knows its state at an epoch x inside an update (a, e] when x is
-// e, when the update changed nothing, or when x is a multiple of
-// shard.SpreadStepEvery: a shard running a spread view ends a step at each
-// of them, so a change in (a, e] was made after the last one before e
-// (an update read from the view's history spans the steps that changed
-// nothing). Those multiples are common to every shard, so the merge
-// advances however the shards' steps fall.
+// e, or when x is a multiple of shard.SpreadStepEvery: a shard running a
+// spread view ends a step at each of them, so a change in (a, e] was made
+// after the last one before e (an update read from the view's history
+// spans the steps that changed nothing). Those multiples are common to
+// every shard, so the merge advances however the shards' steps fall.
+// (Not any epoch of an update that changed nothing: within one step a
+// row may come and go.)
 type merge struct {
 	parts []*part
 	// begun: Begin arrived; first: nothing was emitted yet.
@@ -198,7 +199,9 @@ func (p *part) knows(x uint64) bool {
 	}
 	for _, u := range p.pending {
 		if u.After < x && x <= u.Epoch {
-			return x == u.Epoch || len(u.Delta.Rows) == 0 || x%shard.SpreadStepEvery == 0
+			// NB: not every epoch of an update that changed nothing: its
+			// step may have added a row and removed it again.
+			return x == u.Epoch || x%shard.SpreadStepEvery == 0
 		}
 	}
 	return false
