@@ -280,6 +280,7 @@ func (s *session) Commit(ctx context.Context) error {
 	if c := m.(sessionactor.Committed); c.Epoch != 0 {
 		s.e.metrics.Commits.Add(1)
 		s.e.metrics.RowsWritten.Add(uint64(c.Rows))
+		s.e.epochs.record(c.Epoch, time.Now())
 	}
 	return nil
 }
@@ -518,7 +519,11 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 		return nil, err
 	}
 	for _, v := range st.Views {
-		env.Views[v.View] = viewStats(v)
+		stats := viewStats(v)
+		if rel, ok := snap.RelationByID(v.View); ok {
+			stats.Freshness = freshnessOf(v, rel.FreshnessTarget).Columns()
+		}
+		env.Views[v.View] = stats
 	}
 	env.PreparedStatements = preparedStatementRows(s.prepared)
 	env.Activity = s.activityRows(ctx, snap)

@@ -336,9 +336,11 @@ func compilePG(cat catalog.Catalog, st *parse.PG, opts Options) (Statement, erro
 					return nil, err
 				}
 				v.Name = cv.Name
-				if v.RetainHistory, err = viewOptions(cv.Options); err != nil {
+				o, err := viewOptions(cv.Options)
+				if err != nil {
 					return nil, err
 				}
+				v.RetainHistory, v.FreshnessTarget = o.RetainHistory, o.FreshnessTarget
 				if err := renameColumns(v.Columns, cv.ColumnNames); err != nil {
 					return nil, err
 				}
