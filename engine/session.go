@@ -471,7 +471,18 @@ func textCursor(text string) *rowsCursor {
 	return c
 }
 
-func (s *session) explainIncremental(_ context.Context, snap *control.Snapshot, st *rsql.ExplainIncremental) (gateway.Cursor, error) {
+func (s *session) explainIncremental(ctx context.Context, snap *control.Snapshot, st *rsql.ExplainIncremental) (gateway.Cursor, error) {
+	if st.Analyze {
+		rel, ok := snap.LookupRelation([]string{st.Name})
+		if !ok || rel.Kind != catalog.KindMaterializedView {
+			return nil, errcode.New(errcode.UndefinedObject, "materialized view %q does not exist", st.Name)
+		}
+		text, err := s.explainAnalyze(ctx, snap, rel)
+		if err != nil {
+			return nil, err
+		}
+		return textCursor(text), nil
+	}
 	var rel *catalog.Relation
 	if st.Name != "" {
 		if r, ok := snap.LookupRelation([]string{st.Name}); ok && r.Kind == catalog.KindMaterializedView {

@@ -90,6 +90,13 @@ type NodeStats struct {
 	// RowsMaterialized counts the rows built from columnar deltas at the
 	// node's inputs (see Circuit.RowsMaterialized).
 	RowsMaterialized int64
+	// Inputs are the positions of the nodes this one reads, as declared
+	// (before fusion), so the operator tree reads as it was built.
+	Inputs []int `json:",omitempty"`
+	// Fused is set on a node stepped inside its consumer (a fused chain
+	// of stateless operators): its rows in and out are its own, its time
+	// is counted in the consumer's StepNanos.
+	Fused bool `json:",omitempty"`
 }
 
 // Build constructs the circuit.
@@ -477,6 +484,20 @@ func (c *Circuit) Stats() []NodeStats {
 		out[i] = n.stats
 		out[i].Label = n.label
 		out[i].ID = n.id
+		out[i].Fused = n.fused
+		out[i].Inputs = append([]int(nil), n.inputs...)
+	}
+	// NB: fusion gave a chain's last node the inputs of the chain's first
+	// one; each stage is given back its declared input.
+	for i, n := range c.nodes {
+		if len(n.stages) == 0 {
+			continue
+		}
+		chain := append(append([]int(nil), n.stages...), i)
+		out[chain[0]].Inputs = append([]int(nil), n.inputs...)
+		for k := 1; k < len(chain); k++ {
+			out[chain[k]].Inputs = []int{chain[k-1]}
+		}
 	}
 	return out
 }
