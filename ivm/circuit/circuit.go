@@ -477,6 +477,31 @@ func (c *Circuit) updateStateStats(txn kv.Txn, n *node) error {
 	return txn.Put(statsKey(n.id), fmt.Appendf(nil, "%d %d", n.stats.StateRows, n.stats.StateBytes))
 }
 
+// LoadStateStats reads every stateful node's stored state counters from
+// r, so Stats shows a view's state as stored from the moment its circuit
+// is built (after a restart, before its first step), not 0 until each
+// node is stepped again.
+func (c *Circuit) LoadStateStats(r kv.Reader) error {
+	for _, n := range c.nodes {
+		if _, ok := n.operator.(op.Stateful); !ok || n.statsLoaded || c.nested {
+			continue
+		}
+		v, ok, err := r.Get(statsKey(n.id))
+		if err != nil {
+			return err
+		}
+		var rows, bytes int64
+		if ok {
+			if _, err := fmt.Sscanf(string(v), "%d %d", &rows, &bytes); err != nil {
+				return fmt.Errorf("circuit: corrupt state statistics for %s: %w", n.label, err)
+			}
+		}
+		n.stats.StateRows, n.stats.StateBytes = rows, bytes
+		n.statsLoaded = true
+	}
+	return nil
+}
+
 // Stats returns every node's statistics in node order.
 func (c *Circuit) Stats() []NodeStats {
 	out := make([]NodeStats, len(c.nodes))
