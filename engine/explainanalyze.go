@@ -38,7 +38,7 @@ func (s *session) explainAnalyze(ctx context.Context, snap *control.Snapshot, re
 			fmt.Fprintf(&b, "; %d rows, state %d rows, %d bytes)\n", v.Rows, v.StateRows, v.StateBytes)
 		}
 		renderOperators(&b, v.Nodes, sourceNames(snap))
-		b.WriteString("Counts are since the server started or the view was last rebuilt (backfill included); state is as stored.\n")
+		fmt.Fprintf(&b, "Counts are since the server started or the view was last rebuilt (backfill included), and over the last %d steps once there were more; state is as stored.\n", circuit.RecentStepsMax)
 		return b.String(), nil
 	}
 	return "", fmt.Errorf("view %s has no status on shard %d", rel.Name, st.Shard)
@@ -89,6 +89,14 @@ func renderOperators(b *strings.Builder, nodes []circuit.NodeStats, sources map[
 		}
 		if n.StateRows != 0 || n.StateBytes != 0 {
 			fmt.Fprintf(b, "  state %d rows %d bytes", n.StateRows, n.StateBytes)
+		}
+		if r := n.Recent; n.Steps > r.Steps {
+			// NB: only when it differs from the lifetime counts.
+			fmt.Fprintf(b, "  (last %d steps: rows in %d  out %d", r.Steps, r.RowsIn, r.RowsOut)
+			if !n.Fused {
+				fmt.Fprintf(b, "  time %s", formatMillis(time.Duration(r.StepNanos)))
+			}
+			b.WriteString(")")
 		}
 		b.WriteString("\n")
 		for k, in := range n.Inputs {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -36,12 +37,30 @@ func TestExplainAnalyzeIncremental(t *testing.T) {
 		"     └─ #3 project  rows in 3  out 3  steps 3  time T",
 		"         └─ #2 filter  rows in 4  out 3  steps 3  time in its consumer (fused)",
 		"             └─ #1 source t  rows in 4  out 4  steps 3  time T",
-		"Counts are since the server started or the view was last rebuilt (backfill included); state is as stored.",
+		"Counts are since the server started or the view was last rebuilt (backfill included), and over the last 16 steps once there were more; state is as stored.",
 	}, "\n")
 	for _, sql := range []string{"EXPLAIN ANALYZE INCREMENTAL v", "EXPLAIN (ANALYZE) INCREMENTAL v"} {
 		if got := normalizeExplain(explainLines(t, rs, sql)); got != want {
 			t.Fatalf("%s:\n%s\nwant\n%s", sql, got, want)
 		}
+	}
+	// Twenty more commits of one row each, each applied on its own: over
+	// the last 16 steps every operator saw 16 rows in, and the aggregate
+	// replaced group 1's count each time (-old, +new).
+	for id := 5; id <= 24; id++ {
+		exec(t, rs, fmt.Sprintf("INSERT INTO t VALUES (%d, 1)", id))
+		rowsText(t, rs, "SELECT * FROM v")
+	}
+	want = strings.Join([]string{
+		"VIEW  v  (shard N, frontier epoch N; 2 rows, state 2 rows, 66 bytes)",
+		" └─ #4 aggregate  rows in 23  out 44  steps 23  time T  state 2 rows 66 bytes  (last 16 steps: rows in 16  out 32  time T)",
+		"     └─ #3 project  rows in 23  out 23  steps 23  time T  (last 16 steps: rows in 16  out 16  time T)",
+		"         └─ #2 filter  rows in 24  out 23  steps 23  time in its consumer (fused)  (last 16 steps: rows in 16  out 16)",
+		"             └─ #1 source t  rows in 24  out 24  steps 23  time T  (last 16 steps: rows in 16  out 16  time T)",
+		"Counts are since the server started or the view was last rebuilt (backfill included), and over the last 16 steps once there were more; state is as stored.",
+	}, "\n")
+	if got := normalizeExplain(explainLines(t, rs, "EXPLAIN ANALYZE INCREMENTAL v")); got != want {
+		t.Fatalf("after 20 more commits:\n%s\nwant\n%s", got, want)
 	}
 	for _, bad := range []string{"EXPLAIN ANALYZE INCREMENTAL SELECT g FROM t", "EXPLAIN ANALYZE INCREMENTAL t"} {
 		if _, err := rs.Exec(context.Background(), bad); sqlState(err) != "0A000" {
