@@ -44,6 +44,11 @@ type viewLine struct {
 	Rows, StateRows, StateBytes          int64
 	Frontier, LagEpochs                  int64
 	BehindInputs                         bool
+	// FreshnessTarget and FreshnessLag are intervals in PostgreSQL's text
+	// form ("" when the view has no target, or is not maintained);
+	// FreshnessMet is "t", "f" or "" (no target); FreshnessReason says
+	// why a missed target is missed (backfilling, error, overloaded, …).
+	FreshnessTarget, FreshnessLag, FreshnessMet, FreshnessReason string
 }
 
 // sourceLine is one row of rockstream_catalog.sources.
@@ -120,7 +125,7 @@ func (c *console) readCatalog(ctx context.Context, r *http.Request, page *overvi
 
 // readViews reads every view's status line.
 func readViews(ctx context.Context, conn *pgconn.PgConn) ([]viewLine, error) {
-	_, rows, err := textRows(ctx, conn, "SELECT name, kind, definition, state, rows, state_rows, state_bytes, frontier, lag_epochs, error, behind_inputs FROM rockstream_catalog.views ORDER BY name")
+	_, rows, err := textRows(ctx, conn, "SELECT name, kind, definition, state, rows, state_rows, state_bytes, frontier, lag_epochs, error, behind_inputs, freshness_target, freshness_lag, freshness_met, freshness_reason FROM rockstream_catalog.views ORDER BY name")
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +133,8 @@ func readViews(ctx context.Context, conn *pgconn.PgConn) ([]viewLine, error) {
 	for _, row := range rows {
 		out = append(out, viewLine{Name: text(row[0]), Kind: text(row[1]), Definition: text(row[2]), State: text(row[3]),
 			Rows: integer(row[4]), StateRows: integer(row[5]), StateBytes: integer(row[6]),
-			Frontier: integer(row[7]), LagEpochs: integer(row[8]), Error: text(row[9]), BehindInputs: text(row[10]) == "t"})
+			Frontier: integer(row[7]), LagEpochs: integer(row[8]), Error: text(row[9]), BehindInputs: text(row[10]) == "t",
+			FreshnessTarget: text(row[11]), FreshnessLag: text(row[12]), FreshnessMet: text(row[13]), FreshnessReason: text(row[14])})
 	}
 	return out, nil
 }

@@ -198,6 +198,7 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 	rel := &catalog.Relation{Name: st.Name, SQL: st.Query}
 	if d.View != nil {
 		rel.RetainHistory = d.View.RetainHistory
+		rel.FreshnessTarget = d.View.FreshnessTarget
 	}
 	// The definition is bound again through a recorder: the names it uses
 	// become its references (resolved by id from now on, and its
@@ -498,25 +499,28 @@ func (s *session) setViewOptions(ctx context.Context, snap *control.Snapshot, st
 	if rel.Kind != catalog.KindMaterializedView {
 		return errcode.New(errcode.WrongObjectType, "%q is not a materialized view", st.Name)
 	}
-	retain := rel.RetainHistory
-	if _, set := st.Options["retain_history"]; set {
-		d, err := rsql.ViewOptions(st.Options)
-		if err != nil {
-			return err
-		}
-		retain = d
-	} else if _, err := rsql.ViewOptions(st.Options); err != nil {
+	retain, freshness := rel.RetainHistory, rel.FreshnessTarget
+	set, err := rsql.ViewOptions(st.Options)
+	if err != nil {
 		return err
+	}
+	if _, ok := st.Options["retain_history"]; ok {
+		retain = set.RetainHistory
+	}
+	if _, ok := st.Options["freshness_target"]; ok {
+		freshness = set.FreshnessTarget
 	}
 	for _, name := range st.Reset {
 		switch name {
 		case "retain_history":
 			retain = 0
+		case "freshness_target":
+			freshness = 0
 		default:
 			return errcode.New(errcode.SQLInvalidParameterValue, "unrecognized parameter \"%s\"", name).WithSQLState("22023")
 		}
 	}
-	_, err := s.control(ctx, control.SetViewOptions{Name: rel.Name, RetainHistory: retain})
+	_, err = s.control(ctx, control.SetViewOptions{Name: rel.Name, RetainHistory: retain, FreshnessTarget: freshness})
 	return err
 }
 

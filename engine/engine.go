@@ -74,6 +74,8 @@ type Engine struct {
 	// pg_cancel_backend and pg_terminate_backend act through it.
 	gateway atomic.Pointer[gateway.Server]
 	metrics Metrics
+	// epochs remembers when recent epochs were committed (freshness.go).
+	epochs epochClock
 	// router addresses the shards by the bucket map (route.go); set
 	// before any session exists and never changed.
 	router shard.Router
@@ -279,6 +281,7 @@ func (e *Engine) ShardStatuses(ctx context.Context) ([]shard.Status, error) {
 		}
 		out = append(out, m.(shard.Status))
 	}
+	e.setFreshness(out, time.Now())
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
@@ -82,9 +83,13 @@ func (k kafkaSink) Offset(ctx context.Context, partition uint32) (uint64, error)
 }
 
 func (k kafkaSink) Commit(ctx context.Context, writes []shard.RowWrite, offsets []shard.SourceOffset) error {
-	if _, err := k.e.ask(ctx, k.e.tableShard(), shard.Commit{CatalogVersion: k.catalogVersion, Writes: writes, Offsets: offsets}); err != nil {
+	m, err := k.e.ask(ctx, k.e.tableShard(), shard.Commit{CatalogVersion: k.catalogVersion, Writes: writes, Offsets: offsets})
+	if err != nil {
 		k.e.metrics.CommitErrors.Add(1)
 		return err
+	}
+	if c, ok := m.(shard.Committed); ok {
+		k.e.epochs.record(c.Epoch, time.Now())
 	}
 	k.e.metrics.Commits.Add(1)
 	k.e.metrics.RowsWritten.Add(uint64(len(writes)))

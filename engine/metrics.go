@@ -19,6 +19,8 @@ type collector struct {
 	frontier, lastEpoch, epochSteps, stepSeconds *prometheus.Desc
 	viewRebuilds                                 *prometheus.Desc
 	viewRows, viewStateBytes, viewLag            *prometheus.Desc
+	viewStateRows, viewLagSeconds                *prometheus.Desc
+	viewTarget, viewTargetMet, viewTargetMissed  *prometheus.Desc
 	sourceRows, sourceErrors, sourceLag          *prometheus.Desc
 	sourceBlocked                                *prometheus.Desc
 	sourceLagRecords, sourceBadRecords           *prometheus.Desc
@@ -43,6 +45,11 @@ func newCollector(engine func() *Engine) *collector {
 		viewRows:         d("view_rows", "Rows in a materialized view.", "view"),
 		viewStateBytes:   d("view_state_bytes", "Operator state bytes of a view.", "view"),
 		viewLag:          d("view_freshness_lag_epochs", "Committed epochs not yet reflected in the view.", "view"),
+		viewStateRows:    d("view_state_rows", "Operator state rows (keys) of a view.", "view"),
+		viewLagSeconds:   d("view_freshness_lag_seconds", "How long the oldest commit not yet reflected in the view has waited (0: the view reflects every commit).", "view"),
+		viewTarget:       d("view_freshness_target_seconds", "A view's freshness_target (only views that have one).", "view"),
+		viewTargetMet:    d("view_freshness_target_met", "1 when a view with a freshness_target meets it, 0 when it misses it.", "view"),
+		viewTargetMissed: d("view_freshness_missed", "1 for a view missing its freshness_target, labelled with why: backfilling, failed, error, recovering, behind inputs, overloaded.", "view", "reason"),
 		sourceRows:       d("source_rows_total", "Row changes a POSTGRES or KAFKA source committed since the process started.", "source"),
 		sourceErrors:     d("source_errors_total", "Failed attempts of a POSTGRES or KAFKA source (each retried).", "source"),
 		sourceLag:        d("source_lag_bytes", "Bytes of upstream WAL a POSTGRES source has not committed yet.", "source"),
@@ -56,7 +63,7 @@ func newCollector(engine func() *Engine) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames} {
+	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.viewStateRows, c.viewLagSeconds, c.viewTarget, c.viewTargetMet, c.viewTargetMissed, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames} {
 		ch <- d
 	}
 }
@@ -112,9 +119,32 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.epochSteps, prometheus.CounterValue, float64(st.EpochSteps))
 	ch <- prometheus.MustNewConstMetric(c.stepSeconds, prometheus.GaugeValue, float64(st.StepNanos)/1e9)
 	ch <- prometheus.MustNewConstMetric(c.viewRebuilds, prometheus.CounterValue, float64(st.ViewRebuilds))
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		return
+	}
 	for _, v := range st.Views {
 		ch <- prometheus.MustNewConstMetric(c.viewRows, prometheus.GaugeValue, float64(v.Rows), v.Name)
+		ch <- prometheus.MustNewConstMetric(c.viewStateRows, prometheus.GaugeValue, float64(v.StateRows), v.Name)
 		ch <- prometheus.MustNewConstMetric(c.viewStateBytes, prometheus.GaugeValue, float64(v.StateBytes), v.Name)
 		ch <- prometheus.MustNewConstMetric(c.viewLag, prometheus.GaugeValue, float64(st.LastEpoch-min(st.LastEpoch, v.Frontier)), v.Name)
+		var target time.Duration
+		if rel, ok := snap.RelationByID(v.View); ok {
+			target = rel.FreshnessTarget
+		}
+		f := freshnessOf(v, target)
+		if f.LagKnown {
+			ch <- prometheus.MustNewConstMetric(c.viewLagSeconds, prometheus.GaugeValue, f.Lag.Seconds(), v.Name)
+		}
+		if target <= 0 {
+			continue
+		}
+		met := 1.0
+		if f.Missed != "" {
+			met = 0
+			ch <- prometheus.MustNewConstMetric(c.viewTargetMissed, prometheus.GaugeValue, 1, v.Name, f.Missed)
+		}
+		ch <- prometheus.MustNewConstMetric(c.viewTarget, prometheus.GaugeValue, target.Seconds(), v.Name)
+		ch <- prometheus.MustNewConstMetric(c.viewTargetMet, prometheus.GaugeValue, met, v.Name)
 	}
 }

@@ -228,9 +228,13 @@ func (k cdcSink) Commit(ctx context.Context, writes []shard.RowWrite, lsn uint64
 	if lsn != 0 {
 		c.Offset = &shard.SourceOffset{Source: k.source, Offset: lsn}
 	}
-	if _, err := k.e.ask(ctx, k.e.tableShard(), c); err != nil {
+	m, err := k.e.ask(ctx, k.e.tableShard(), c)
+	if err != nil {
 		k.e.metrics.CommitErrors.Add(1)
 		return err
+	}
+	if c, ok := m.(shard.Committed); ok {
+		k.e.epochs.record(c.Epoch, time.Now())
 	}
 	k.e.metrics.Commits.Add(1)
 	k.e.metrics.RowsWritten.Add(uint64(len(writes)))

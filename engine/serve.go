@@ -227,6 +227,10 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	started := time.Now()
+	// The last log lines are kept for support bundles (/debug/logs).
+	logs := &recentLogs{}
+	opts.Logger = withRecentLogs(opts.Logger, logs)
 	if opts.Out == nil {
 		opts.Out = os.Stdout
 	}
@@ -311,6 +315,13 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		// as the trusted superuser, so only on a loopback listener (like
 		// the profiles), or as the role of the request's basic credentials.
 		if consoleServed(httpLn.Addr(), opts.Auth) {
+			// The support bundle's server parts: served where the console
+			// is, behind the same credentials.
+			wrap := func(h http.Handler) http.Handler { return h }
+			if opts.Auth == AuthPassword {
+				wrap = func(h http.Handler) http.Handler { return metricsAuth(opened.Load, h) }
+			}
+			debugHandlers(mux, wrap, opts, shown, started, &opened, logs)
 			var handler http.Handler = console.Handler(console.Options{PgwireAddr: func() string {
 				if p := pgwireAddr.Load(); p != nil {
 					return *p

@@ -280,6 +280,7 @@ func (s *session) Commit(ctx context.Context) error {
 	if c := m.(sessionactor.Committed); c.Epoch != 0 {
 		s.e.metrics.Commits.Add(1)
 		s.e.metrics.RowsWritten.Add(uint64(c.Rows))
+		s.e.epochs.record(c.Epoch, time.Now())
 	}
 	return nil
 }
@@ -470,7 +471,18 @@ func textCursor(text string) *rowsCursor {
 	return c
 }
 
-func (s *session) explainIncremental(_ context.Context, snap *control.Snapshot, st *rsql.ExplainIncremental) (gateway.Cursor, error) {
+func (s *session) explainIncremental(ctx context.Context, snap *control.Snapshot, st *rsql.ExplainIncremental) (gateway.Cursor, error) {
+	if st.Analyze {
+		rel, ok := snap.LookupRelation([]string{st.Name})
+		if !ok || rel.Kind != catalog.KindMaterializedView {
+			return nil, errcode.New(errcode.UndefinedObject, "materialized view %q does not exist", st.Name)
+		}
+		text, err := s.explainAnalyze(ctx, snap, rel)
+		if err != nil {
+			return nil, err
+		}
+		return textCursor(text), nil
+	}
 	var rel *catalog.Relation
 	if st.Name != "" {
 		if r, ok := snap.LookupRelation([]string{st.Name}); ok && r.Kind == catalog.KindMaterializedView {
@@ -518,7 +530,11 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 		return nil, err
 	}
 	for _, v := range st.Views {
-		env.Views[v.View] = viewStats(v)
+		stats := viewStats(v)
+		if rel, ok := snap.RelationByID(v.View); ok {
+			stats.Freshness = freshnessOf(v, rel.FreshnessTarget).Columns()
+		}
+		env.Views[v.View] = stats
 	}
 	env.PreparedStatements = preparedStatementRows(s.prepared)
 	env.Activity = s.activityRows(ctx, snap)

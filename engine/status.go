@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
@@ -21,9 +22,13 @@ var viewStatusColumns = types.Schema{
 	{Name: "state_rows", Type: types.TInt8},
 	{Name: "state_bytes", Type: types.TInt8},
 	{Name: "error", Type: types.TText, Nullable: true},
+	{Name: "freshness_target", Type: types.TInterval, Nullable: true},
+	{Name: "freshness_lag", Type: types.TInterval, Nullable: true},
+	{Name: "freshness_met", Type: types.TBool, Nullable: true},
+	{Name: "freshness_reason", Type: types.TText, Nullable: true},
 }
 
-func (s *session) showViewStatus(ctx context.Context, _ *control.Snapshot, st *rsql.ShowViewStatus) (gateway.Cursor, error) {
+func (s *session) showViewStatus(ctx context.Context, snap *control.Snapshot, st *rsql.ShowViewStatus) (gateway.Cursor, error) {
 	status, err := s.e.Status(ctx)
 	if err != nil {
 		return nil, err
@@ -33,14 +38,19 @@ func (s *session) showViewStatus(ctx context.Context, _ *control.Snapshot, st *r
 		if st.ShowViewStatus != nil && len(st.Name) > 0 && st.Name.Last() != v.Name {
 			continue
 		}
-		c.rows = append(c.rows, viewStatusRow(status, v))
+		var target time.Duration
+		if rel, ok := snap.RelationByID(v.View); ok {
+			target = rel.FreshnessTarget
+		}
+		c.rows = append(c.rows, viewStatusRow(status, v, target))
 	}
 	return c, nil
 }
 
-func viewStatusRow(st shard.Status, v shard.ViewStatus) types.Row {
+func viewStatusRow(st shard.Status, v shard.ViewStatus, freshnessTarget time.Duration) types.Row {
 	state, errText := syscat.ViewState(viewStats(v))
-	return types.Row{v.Name, state, int64(v.Frontier), int64(st.LastEpoch - min(st.LastEpoch, v.Frontier)), v.Rows, v.StateRows, v.StateBytes, errText}
+	row := types.Row{v.Name, state, int64(v.Frontier), int64(st.LastEpoch - min(st.LastEpoch, v.Frontier)), v.Rows, v.StateRows, v.StateBytes, errText}
+	return append(row, freshnessOf(v, freshnessTarget).Columns()...)
 }
 
 // viewStats are a view's status line as the system relations show it.

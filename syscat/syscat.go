@@ -161,6 +161,9 @@ type ViewStats struct {
 	// the input rows it fed so far.
 	Backfill         string
 	BackfillRowsRead int64
+	// Freshness are the view's freshness_target, freshness_lag,
+	// freshness_met and freshness_reason columns (nil: all NULL).
+	Freshness types.Row
 }
 
 // ViewState is a materialized view's state column and its error text:

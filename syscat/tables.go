@@ -115,10 +115,14 @@ func rowSources() []rowSource {
 				case catalog.KindMaterializedView:
 					st := env.Views[r.ID]
 					state, errText := ViewState(st)
-					out = append(out, types.Row{r.Name, "materialized", r.SQL, state, st.Rows, st.StateRows, st.StateBytes,
-						int64(env.Frontier), int64(env.LastEpoch - env.Frontier), errText, r.BehindInputs(current)})
+					freshness := st.Freshness
+					if freshness == nil {
+						freshness = types.Row{nil, nil, nil, nil}
+					}
+					out = append(out, append(types.Row{r.Name, "materialized", r.SQL, state, st.Rows, st.StateRows, st.StateBytes,
+						int64(env.Frontier), int64(env.LastEpoch - env.Frontier), errText, r.BehindInputs(current)}, freshness...))
 				case catalog.KindView:
-					out = append(out, types.Row{r.Name, "inline", r.SQL, "inline", nil, nil, nil, nil, nil, nil, false})
+					out = append(out, types.Row{r.Name, "inline", r.SQL, "inline", nil, nil, nil, nil, nil, nil, false, nil, nil, nil, nil})
 				}
 			}
 			return out

@@ -34,12 +34,14 @@ type (
 		IfExists      bool
 	}
 	// SetViewOptions changes a materialized view's options (ALTER
-	// MATERIALIZED VIEW ... SET / RESET (...)): its RetainHistory. The
+	// MATERIALIZED VIEW ... SET / RESET (...)): its RetainHistory and
+	// FreshnessTarget. The
 	// shard adopts the new record at its next catalog sync; the view's
 	// state is kept.
 	SetViewOptions struct {
-		Name          string
-		RetainHistory time.Duration
+		Name            string
+		RetainHistory   time.Duration
+		FreshnessTarget time.Duration
 	}
 	// RecompileView replaces a materialized view's pinned plan (ALTER
 	// MATERIALIZED VIEW ... RECOMPILE): Relation has the view's id and its
@@ -199,6 +201,7 @@ func (a *Actor) setViewOptions(m SetViewOptions) (DDLResult, error) {
 	}
 	changed := *rel
 	changed.RetainHistory = m.RetainHistory
+	changed.FreshnessTarget = m.FreshnessTarget
 	next := a.snap.clone()
 	next.put(&changed, a.snap.deps[rel.ID])
 	if err := a.commit(next, []*catalog.Relation{&changed}, nil); err != nil {

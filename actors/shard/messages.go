@@ -187,6 +187,13 @@ type (
 		// Frontier is the frontier of the shard running the view (set
 		// by the engine when it gathers the shards' statuses).
 		Frontier uint64 `json:",omitempty"`
+		// LagNanos is how long the oldest commit the view does not
+		// reflect yet has waited (0: it reflects every commit), and
+		// Behind why its shard is behind ("recovering", "behind inputs",
+		// "overloaded"); both set by the engine, which knows when
+		// epochs were committed.
+		LagNanos int64  `json:",omitempty"`
+		Behind   string `json:",omitempty"`
 	}
 
 	// Subscribe registers a subscription of a view for an edge actor

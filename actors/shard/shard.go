@@ -601,6 +601,11 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			a.fail(ctx, rel, err)
 			continue
 		}
+		// Its stored state counters, so its status shows them before its
+		// first step (a read error is the store's, as the marker's above).
+		if err := v.circuit.LoadStateStats(a.store); err != nil {
+			return nil, err
+		}
 		// State written in another format is rebuilt from the inputs
 		// (format.go), before any step reads it.
 		if reason, foreign := storedStateForeign(marker, v, isFresh); foreign {
@@ -698,6 +703,7 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 	if err != nil {
 		return nil, err
 	}
+
 	v := &installedView{rel: rel, circuit: c, sources: sources, constants: planned.Constants, widths: map[catalog.ID]int{}}
 	for _, s := range sources {
 		src, ok := snap.RelationByID(s)

@@ -67,6 +67,6 @@ func newDebugSlateVerifyCommand() *cobra.Command {
 // newDebugCommand groups diagnostic subcommands.
 func newDebugCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "debug", Short: "Diagnostic commands for operators"}
-	cmd.AddCommand(newDebugSlateCommand())
+	cmd.AddCommand(newDebugSlateCommand(), newDebugBundleCommand())
 	return cmd
 }

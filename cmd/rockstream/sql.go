@@ -29,18 +29,25 @@ func newSQLCommand() *cobra.Command {
 	return cmd
 }
 
-// newExplainCommand is `rockstream explain <view>`: EXPLAIN INCREMENTAL.
+// newExplainCommand is `rockstream explain [--analyze] <view>`: EXPLAIN
+// [ANALYZE] INCREMENTAL.
 func newExplainCommand() *cobra.Command {
 	var url string
+	var analyze bool
 	cmd := &cobra.Command{
 		Use:   "explain <view>",
-		Short: "Show how a materialized view is maintained (EXPLAIN INCREMENTAL)",
+		Short: "Show how a materialized view is maintained (EXPLAIN INCREMENTAL; --analyze: with its operators' statistics)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSQL(cmd.Context(), url, "EXPLAIN INCREMENTAL "+args[0], cmd.OutOrStdout())
+			statement := "EXPLAIN INCREMENTAL "
+			if analyze {
+				statement = "EXPLAIN ANALYZE INCREMENTAL "
+			}
+			return runSQL(cmd.Context(), url, statement+args[0], cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", envOr("ROCKSTREAM_URL", "postgres://rockstream@"+engine.DefaultListen+"/default"), "server connection URL")
+	cmd.Flags().BoolVar(&analyze, "analyze", false, "show each operator's rows in and out, time and state (EXPLAIN ANALYZE INCREMENTAL)")
 	return cmd
 }
 

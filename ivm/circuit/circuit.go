@@ -50,7 +50,18 @@ type Circuit struct {
 	format []byte
 	// nested is set on the step circuit of a recursive node (recursive.go).
 	nested bool
+	// steps counts stepNodes calls: the slot of each node's recent ring
+	// the current step counts into is steps % RecentStepsMax.
+	steps int64
 }
+
+// RecentStepsMax is how many of the last steps each node's counts are
+// kept for (NodeStats.Recent): what a view costs now, apart from its
+// backfill and its history, for 16×3 counters a node.
+const RecentStepsMax = 16
+
+// stepCounts are one node's counts in one step.
+type stepCounts struct{ rowsIn, rowsOut, nanos int64 }
 
 type node struct {
 	label    string
@@ -58,6 +69,9 @@ type node struct {
 	operator op.Operator
 	id       arrange.ID
 	stats    NodeStats
+	// recent are the node's counts in the last RecentStepsMax steps, a
+	// ring indexed by Circuit.steps.
+	recent [RecentStepsMax]stepCounts
 	// statsLoaded is set once the persisted state counters were read.
 	statsLoaded bool
 	// fused is set on a node stepped inside its only consumer (see fuse);
@@ -90,6 +104,20 @@ type NodeStats struct {
 	// RowsMaterialized counts the rows built from columnar deltas at the
 	// node's inputs (see Circuit.RowsMaterialized).
 	RowsMaterialized int64
+	// Inputs are the positions of the nodes this one reads, as declared
+	// (before fusion), so the operator tree reads as it was built.
+	Inputs []int `json:",omitempty"`
+	// Fused is set on a node stepped inside its consumer (a fused chain
+	// of stateless operators): its rows in and out are its own, its time
+	// is counted in the consumer's StepNanos.
+	Fused bool `json:",omitempty"`
+	// Recent are the counts of the last steps (at most RecentStepsMax).
+	Recent RecentStats
+}
+
+// RecentStats are a node's counts over its circuit's last Steps steps.
+type RecentStats struct {
+	Steps, RowsIn, RowsOut, StepNanos int64
 }
 
 // Build constructs the circuit.
@@ -324,6 +352,11 @@ func (c *Circuit) stepNodes(txn kv.Txn, inputs map[SourceID]zset.Delta) ([]zset.
 	// is the sum of them (op.StepMemory).
 	mem := c.stepMemory()
 	defer mem.Release()
+	slot := int(c.steps % RecentStepsMax)
+	c.steps++
+	for _, n := range c.nodes {
+		n.recent[slot] = stepCounts{}
+	}
 	for i, n := range c.nodes {
 		if n.fused {
 			// Stepped inside its consumer (see fuse); its output is
@@ -380,12 +413,14 @@ func (c *Circuit) stepNodes(txn kv.Txn, inputs map[SourceID]zset.Delta) ([]zset.
 				st.RowsIn += rowsIn
 				st.RowsOut += rowsOut[k]
 				st.Steps++
+				c.nodes[stage].recent[slot] = stepCounts{rowsIn: rowsIn, rowsOut: rowsOut[k]}
 				rowsIn = rowsOut[k]
 			}
 		}
 		n.stats.RowsIn += rowsIn
 		n.stats.RowsOut += int64(out.Len())
 		n.stats.Steps++
+		n.recent[slot].rowsIn, n.recent[slot].rowsOut = rowsIn, int64(out.Len())
 		if !c.nested {
 			// A nested circuit's state is counted by the node that owns
 			// it (op.Recursive lists the nested arrangements).
@@ -394,7 +429,9 @@ func (c *Circuit) stepNodes(txn kv.Txn, inputs map[SourceID]zset.Delta) ([]zset.
 			}
 		}
 		if c.cfg.Clock != nil {
-			n.stats.StepNanos += c.cfg.Clock() - start
+			took := c.cfg.Clock() - start
+			n.stats.StepNanos += took
+			n.recent[slot].nanos = took
 		}
 	}
 	return outs, errs, nil
@@ -470,6 +507,31 @@ func (c *Circuit) updateStateStats(txn kv.Txn, n *node) error {
 	return txn.Put(statsKey(n.id), fmt.Appendf(nil, "%d %d", n.stats.StateRows, n.stats.StateBytes))
 }
 
+// LoadStateStats reads every stateful node's stored state counters from
+// r, so Stats shows a view's state as stored from the moment its circuit
+// is built (after a restart, before its first step), not 0 until each
+// node is stepped again.
+func (c *Circuit) LoadStateStats(r kv.Reader) error {
+	for _, n := range c.nodes {
+		if _, ok := n.operator.(op.Stateful); !ok || n.statsLoaded || c.nested {
+			continue
+		}
+		v, ok, err := r.Get(statsKey(n.id))
+		if err != nil {
+			return err
+		}
+		var rows, bytes int64
+		if ok {
+			if _, err := fmt.Sscanf(string(v), "%d %d", &rows, &bytes); err != nil {
+				return fmt.Errorf("circuit: corrupt state statistics for %s: %w", n.label, err)
+			}
+		}
+		n.stats.StateRows, n.stats.StateBytes = rows, bytes
+		n.statsLoaded = true
+	}
+	return nil
+}
+
 // Stats returns every node's statistics in node order.
 func (c *Circuit) Stats() []NodeStats {
 	out := make([]NodeStats, len(c.nodes))
@@ -477,6 +539,26 @@ func (c *Circuit) Stats() []NodeStats {
 		out[i] = n.stats
 		out[i].Label = n.label
 		out[i].ID = n.id
+		out[i].Fused = n.fused
+		out[i].Inputs = append([]int(nil), n.inputs...)
+		out[i].Recent.Steps = min(c.steps, RecentStepsMax)
+		for _, s := range n.recent {
+			out[i].Recent.RowsIn += s.rowsIn
+			out[i].Recent.RowsOut += s.rowsOut
+			out[i].Recent.StepNanos += s.nanos
+		}
+	}
+	// NB: fusion gave a chain's last node the inputs of the chain's first
+	// one; each stage is given back its declared input.
+	for i, n := range c.nodes {
+		if len(n.stages) == 0 {
+			continue
+		}
+		chain := append(append([]int(nil), n.stages...), i)
+		out[chain[0]].Inputs = append([]int(nil), n.inputs...)
+		for k := 1; k < len(chain); k++ {
+			out[chain[k]].Inputs = []int{chain[k-1]}
+		}
 	}
 	return out
 }

@@ -170,6 +170,9 @@ func (*Subscribe) Tag() string { return "SUBSCRIBE" }
 // statistics, which the caller may add).
 type ExplainIncremental struct {
 	Verbose bool
+	// Analyze asks for the running view's operator statistics (EXPLAIN
+	// ANALYZE INCREMENTAL view): the engine adds them.
+	Analyze bool
 	// Name is the view's name ("" for an explained query).
 	Name string
 	View *View
@@ -240,6 +243,10 @@ func CompileStatement(cat catalog.Catalog, st parse.Statement, opts Options) (St
 		}
 		return &Subscribe{Subscribe: x, View: rel}, nil
 	case *parse.ExplainIncremental:
+		if x.Analyze && x.Name == nil {
+			return nil, errcode.New(errcode.UnsupportedSQLConstruct, "EXPLAIN ANALYZE INCREMENTAL needs the name of a materialized view: only a running view has operator statistics").
+				WithDetail("Create the view, then run EXPLAIN ANALYZE INCREMENTAL view_name; EXPLAIN INCREMENTAL shows a query's plan without running it.")
+		}
 		if x.Name != nil {
 			rel, ok := cat.LookupRelation(x.Name)
 			if !ok {
@@ -248,6 +255,9 @@ func CompileStatement(cat catalog.Catalog, st parse.Statement, opts Options) (St
 			if rel.Kind != catalog.KindMaterializedView && rel.Kind != catalog.KindView {
 				return nil, errcode.New(errcode.SQLFeatureNotSupported, "EXPLAIN INCREMENTAL needs a view; \"%s\" is a %s", rel.Name, rel.Kind)
 			}
+			if x.Analyze && rel.Kind != catalog.KindMaterializedView {
+				return nil, errcode.New(errcode.SQLFeatureNotSupported, "EXPLAIN ANALYZE INCREMENTAL needs a materialized view; \"%s\" is a %s computed by each query that reads it", rel.Name, rel.Kind)
+			}
 			// A materialized view's plan is the one that maintains it, not
 			// one from today's definitions of the inline views it read.
 			v, err := CompileView(catalog.Pinned(cat, rel), rel.SQL)
@@ -255,7 +265,7 @@ func CompileStatement(cat catalog.Catalog, st parse.Statement, opts Options) (St
 				return nil, err
 			}
 			v.Name = rel.Name
-			return &ExplainIncremental{Verbose: x.Verbose, Name: rel.Name, View: v}, nil
+			return &ExplainIncremental{Verbose: x.Verbose, Analyze: x.Analyze, Name: rel.Name, View: v}, nil
 		}
 		q := x.Query
 		if cv := q.Stmt.GetCreateTableAsStmt(); cv != nil {
@@ -336,9 +346,11 @@ func compilePG(cat catalog.Catalog, st *parse.PG, opts Options) (Statement, erro
 					return nil, err
 				}
 				v.Name = cv.Name
-				if v.RetainHistory, err = viewOptions(cv.Options); err != nil {
+				o, err := viewOptions(cv.Options)
+				if err != nil {
 					return nil, err
 				}
+				v.RetainHistory, v.FreshnessTarget = o.RetainHistory, o.FreshnessTarget
 				if err := renameColumns(v.Columns, cv.ColumnNames); err != nil {
 					return nil, err
 				}

@@ -25,17 +25,27 @@ type View struct {
 	// RetainHistory is the WITH (retain_history = ...) option (see
 	// catalog.Relation.RetainHistory); 0 when not given.
 	RetainHistory time.Duration
+	// FreshnessTarget is the WITH (freshness_target = ...) option (see
+	// catalog.Relation.FreshnessTarget); 0 when not given.
+	FreshnessTarget time.Duration
+}
+
+// ViewOptionValues are a materialized view's WITH (...) options; an
+// option not given is 0.
+type ViewOptionValues struct {
+	RetainHistory   time.Duration
+	FreshnessTarget time.Duration
 }
 
 // ViewOptions checks the options of ALTER MATERIALIZED VIEW ... SET
-// (...) as CREATE's WITH (...) are checked, and returns retain_history.
-func ViewOptions(opts map[string]string) (time.Duration, error) { return viewOptions(opts) }
+// (...) as CREATE's WITH (...) are checked, and returns their values.
+func ViewOptions(opts map[string]string) (ViewOptionValues, error) { return viewOptions(opts) }
 
-// viewOptions checks a materialized view's WITH (...) options: only
-// retain_history exists, and a misspelt option must fail rather than be
-// ignored (PostgreSQL also refuses unknown storage parameters).
-func viewOptions(opts map[string]string) (time.Duration, error) {
-	var retain time.Duration
+// viewOptions checks a materialized view's WITH (...) options:
+// retain_history and freshness_target; a misspelt option must fail rather
+// than be ignored (PostgreSQL also refuses unknown storage parameters).
+func viewOptions(opts map[string]string) (ViewOptionValues, error) {
+	var out ViewOptionValues
 	keys := make([]string, 0, len(opts))
 	for k := range opts { //lint:maprange the keys are sorted before use
 		keys = append(keys, k)
@@ -47,14 +57,20 @@ func viewOptions(opts map[string]string) (time.Duration, error) {
 		case "retain_history":
 			d, err := catalog.ParseRetainHistory(v)
 			if err != nil {
-				return 0, err
+				return ViewOptionValues{}, err
 			}
-			retain = d
+			out.RetainHistory = d
+		case "freshness_target":
+			d, err := catalog.ParseFreshnessTarget(v)
+			if err != nil {
+				return ViewOptionValues{}, err
+			}
+			out.FreshnessTarget = d
 		default:
-			return 0, errcode.New(errcode.SQLInvalidParameterValue, "unrecognized parameter \"%s\"", k).WithSQLState("22023")
+			return ViewOptionValues{}, errcode.New(errcode.SQLInvalidParameterValue, "unrecognized parameter \"%s\"", k).WithSQLState("22023")
 		}
 	}
-	return retain, nil
+	return out, nil
 }
 
 // CompileView compiles a materialized view's defining query.

@@ -19,7 +19,8 @@ func definitions() []Relation {
 			"name", t, "kind", t, "columns", i8, "primary_key", t, "insert_only", b)}},
 		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "views", Columns: columns(
 			"name", t, "kind", t, "definition", t, "state", t, "rows", i8, "state_rows", i8, "state_bytes", i8,
-			"frontier", i8, "lag_epochs", i8, "error", t, "behind_inputs", b)}},
+			"frontier", i8, "lag_epochs", i8, "error", t, "behind_inputs", b,
+			"freshness_target", types.TInterval, "freshness_lag", types.TInterval, "freshness_met", b, "freshness_reason", t)}},
 		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "sources", Columns: columns(
 			"name", t, "kind", t, "definition", t, "state", t, "slot", t, "upstream_lsn", t, "committed_lsn", t,
 			"lag_bytes", i8, "rows", i8, "errors", i8, "error", t, "lag_records", i8, "bad_records", i8)}},

@@ -142,6 +142,11 @@ type Relation struct {
 	// 0 is the default: history is kept for RetainHistoryDefault from the
 	// view's first SUBSCRIBE on; RetainHistoryOff keeps none.
 	RetainHistory time.Duration `json:",omitempty"`
+	// FreshnessTarget is the most a materialized view may lag behind the
+	// commits it reflects (WITH (freshness_target = ...)); 0: no target.
+	// SHOW VIEW STATUS, rockstream_catalog.views and /metrics say whether
+	// the view meets it, and why not.
+	FreshnessTarget time.Duration `json:",omitempty"`
 	// TimeZone is, for a materialized view, the TimeZone setting of the
 	// session that created it: the view is maintained in that zone (casts
 	// of timestamptz, date_trunc, extract, to_char, …), as PostgreSQL's

@@ -359,10 +359,21 @@ func (p *frontParser) subscribe() (*Subscribe, error) {
 	return s, nil
 }
 
-// explainIncremental parses EXPLAIN INCREMENTAL [VERBOSE] name-or-query.
+// explainIncremental parses EXPLAIN [ANALYZE | (ANALYZE)] INCREMENTAL
+// [VERBOSE] name-or-query.
 func (p *frontParser) explainIncremental() (*ExplainIncremental, error) {
-	p.pos = 2
+	p.pos = 1
 	e := &ExplainIncremental{SQL: p.text}
+	switch {
+	case p.acceptKeyword("analyze"):
+		e.Analyze = true
+	case p.peek().Kind == tokPunct && p.peek().Text == "(":
+		p.pos += 3 // ( ANALYZE ), as the caller checked
+		e.Analyze = true
+	}
+	if err := p.expectKeyword("incremental"); err != nil {
+		return nil, err
+	}
 	// VERBOSE is a modifier only when something follows it: a view named
 	// "verbose" stays explainable.
 	if p.isKeyword("verbose") && p.toks[p.pos+1].Kind != tokEOF {

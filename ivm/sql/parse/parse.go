@@ -152,11 +152,13 @@ type Subscribe struct {
 // Text implements Statement.
 func (s *Subscribe) Text() string { return s.SQL }
 
-// ExplainIncremental is `EXPLAIN INCREMENTAL [VERBOSE] view-or-query`.
-// Exactly one of Name and Query is set.
+// ExplainIncremental is `EXPLAIN [ANALYZE | (ANALYZE)] INCREMENTAL
+// [VERBOSE] view-or-query`. Exactly one of Name and Query is set.
 type ExplainIncremental struct {
 	SQL     string
 	Verbose bool
+	// Analyze asks for the running view's operator statistics.
+	Analyze bool
 	Name    QualifiedName
 	Query   *PG
 }
@@ -288,7 +290,8 @@ func parseOne(src string, toks []token, end token) ([]Statement, error) {
 			return nil, err
 		}
 		return []Statement{s}, nil
-	case kw(0, "explain") && kw(1, "incremental"):
+	case kw(0, "explain") && (kw(1, "incremental") || kw(1, "analyze") && kw(2, "incremental") ||
+		len(toks) > 4 && toks[1].Kind == tokPunct && toks[1].Text == "(" && kw(2, "analyze") && toks[3].Kind == tokPunct && toks[3].Text == ")" && kw(4, "incremental")):
 		s, err := p.explainIncremental()
 		if err != nil {
 			return nil, err

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/ivm/circuit"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+)
+
+// explainAnalyze is EXPLAIN ANALYZE INCREMENTAL view: the operators of
+// the circuit maintaining the view on its shard, as a tree from the view's
+// output down to its inputs, each with its rows in and out and steps since
+// the server started (or the view was last rebuilt), the time spent in it,
+// and its stored state (kept across restarts).
+func (s *session) explainAnalyze(ctx context.Context, snap *control.Snapshot, rel *catalog.Relation) (string, error) {
+	m, err := s.e.ask(ctx, s.e.viewShard(snap, rel.ID), shard.GetStatus{})
+	if err != nil {
+		return "", err
+	}
+	st := m.(shard.Status)
+	for _, v := range st.Views {
+		if v.View != rel.ID {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "VIEW  %s  (shard %d, frontier epoch %d", rel.Name, st.Shard, st.Frontier)
+		switch {
+		case v.Failed != "":
+			fmt.Fprintf(&b, "; failed: %s)\n", v.Failed)
+		case v.Backfill != "":
+			fmt.Fprintf(&b, "; backfilling: %s, %d input rows read)\n", v.Backfill, v.BackfillRowsRead)
+		default:
+			fmt.Fprintf(&b, "; %d rows, state %d rows, %d bytes)\n", v.Rows, v.StateRows, v.StateBytes)
+		}
+		renderOperators(&b, v.Nodes, sourceNames(snap))
+		fmt.Fprintf(&b, "Counts are since the server started or the view was last rebuilt (backfill included), and over the last %d steps once there were more; state is as stored.\n", circuit.RecentStepsMax)
+		return b.String(), nil
+	}
+	return "", fmt.Errorf("view %s has no status on shard %d", rel.Name, st.Shard)
+}
+
+// sourceNames maps the circuit label of each relation's source ("source
+// 7") to the relation's name.
+func sourceNames(snap *control.Snapshot) map[string]string {
+	out := map[string]string{}
+	for _, r := range snap.Relations() {
+		out[fmt.Sprintf("source %d", shard.SourceID(r.ID))] = r.Name
+	}
+	return out
+}
+
+// renderOperators draws nodes as trees from each output (a node no other
+// reads) to the sources; a node read twice is drawn once and referred to
+// by its number after that.
+func renderOperators(b *strings.Builder, nodes []circuit.NodeStats, sources map[string]string) {
+	read := make([]bool, len(nodes))
+	for _, n := range nodes {
+		for _, in := range n.Inputs {
+			read[in] = true
+		}
+	}
+	drawn := make([]bool, len(nodes))
+	var draw func(i int, prefix string, last bool)
+	draw = func(i int, prefix string, last bool) {
+		branch, childPrefix := "├─ ", prefix+"│   "
+		if last {
+			branch, childPrefix = "└─ ", prefix+"    "
+		}
+		n := nodes[i]
+		label := n.Label
+		if name, ok := sources[label]; ok {
+			label = "source " + name
+		}
+		if drawn[i] {
+			fmt.Fprintf(b, "%s%s#%d %s  (shown above)\n", prefix, branch, i+1, label)
+			return
+		}
+		drawn[i] = true
+		fmt.Fprintf(b, "%s%s#%d %s  rows in %d  out %d  steps %d", prefix, branch, i+1, label, n.RowsIn, n.RowsOut, n.Steps)
+		if n.Fused {
+			b.WriteString("  time in its consumer (fused)")
+		} else {
+			fmt.Fprintf(b, "  time %s", formatMillis(time.Duration(n.StepNanos)))
+		}
+		if n.StateRows != 0 || n.StateBytes != 0 {
+			fmt.Fprintf(b, "  state %d rows %d bytes", n.StateRows, n.StateBytes)
+		}
+		if r := n.Recent; n.Steps > r.Steps {
+			// NB: only when it differs from the lifetime counts.
+			fmt.Fprintf(b, "  (last %d steps: rows in %d  out %d", r.Steps, r.RowsIn, r.RowsOut)
+			if !n.Fused {
+				fmt.Fprintf(b, "  time %s", formatMillis(time.Duration(r.StepNanos)))
+			}
+			b.WriteString(")")
+		}
+		b.WriteString("\n")
+		for k, in := range n.Inputs {
+			draw(in, childPrefix, k == len(n.Inputs)-1)
+		}
+	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if !read[i] {
+			draw(i, " ", true)
+		}
+	}
+}
+
+// formatMillis shows d in milliseconds with three decimals.
+func formatMillis(d time.Duration) string {
+	return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond))
+}

@@ -1,0 +1,41 @@
+package catalog
+
+import (
+	"strings"
+	"time"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// FreshnessTargetMax bounds the freshness_target option: a view allowed to
+// lag by more than a day is not watched for freshness in any useful sense.
+const FreshnessTargetMax = 24 * time.Hour
+
+// ParseFreshnessTarget reads the freshness_target option, a positive
+// interval such as '1s', '500ms' or '2 minutes'.
+func ParseFreshnessTarget(text string) (time.Duration, error) {
+	bad := func(why string) error {
+		return errcode.New(errcode.SQLInvalidParameterValue, "invalid value for option \"freshness_target\": %q (%s)", text, why).
+			WithDetail("Valid values are intervals from '1ms' to '1 day', e.g. '1s' or '500ms'; RESET (freshness_target) removes the target.").WithSQLState("22023")
+	}
+	d, err := types.ParseInterval(strings.TrimSpace(text))
+	if err != nil {
+		return 0, bad("not an interval")
+	}
+	iv, ok := d.(types.Interval)
+	if !ok {
+		return 0, bad("not an interval")
+	}
+	if iv.Months != 0 || iv.Days < 0 || iv.Micros < 0 || iv.Days > 1 {
+		return 0, bad("out of range")
+	}
+	total := time.Duration(iv.Days)*24*time.Hour + time.Duration(iv.Micros)*time.Microsecond
+	switch {
+	case total < time.Millisecond:
+		return 0, bad("shorter than 1ms")
+	case total > FreshnessTargetMax:
+		return 0, bad("longer than 1 day")
+	}
+	return total, nil
+}
