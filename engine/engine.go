@@ -253,6 +253,10 @@ func mergeViewStatus(into, more []shard.ViewStatus) []shard.ViewStatus {
 		if u.Backfill == "" {
 			u.Backfill = v.Backfill
 		}
+		if v.LagNanos > u.LagNanos {
+			// The view is as fresh as its stalest part.
+			u.LagNanos, u.Behind = v.LagNanos, v.Behind
+		}
 		if len(u.Nodes) == len(v.Nodes) {
 			// The same circuit on every shard: its operators' counts add up.
 			nodes := slices.Clone(u.Nodes)
@@ -264,6 +268,10 @@ func mergeViewStatus(into, more []shard.ViewStatus) []shard.ViewStatus {
 				nodes[j].StepNanos += n.StepNanos
 				nodes[j].Steps = max(nodes[j].Steps, n.Steps)
 				nodes[j].RowsMaterialized += n.RowsMaterialized
+				nodes[j].Recent.Steps = max(nodes[j].Recent.Steps, n.Recent.Steps)
+				nodes[j].Recent.RowsIn += n.Recent.RowsIn
+				nodes[j].Recent.RowsOut += n.Recent.RowsOut
+				nodes[j].Recent.StepNanos += n.Recent.StepNanos
 			}
 			u.Nodes = nodes
 		}
