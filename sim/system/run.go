@@ -1105,7 +1105,7 @@ func (r *runner) viewDDL(def viewDef) control.CreateRelation {
 	rel.Placement = shard.PlaceView(r.snap, r.router.Map(), rel, spreadable)
 	switch {
 	case shard.IsSpread(rel):
-		r.logf("view %s spread over the view shards", def.name)
+		r.logf("view %s spread over the shards", def.name)
 	case r.shards > 1:
 		r.logf("view %s placed on shard %d", def.name, int(rel.Placement)-1)
 	}
