@@ -174,8 +174,8 @@ func explainSpread(m partition.Map, rels []*catalog.Relation, spread dist.Spread
 			branch = "└─ "
 		}
 		var cols []string
-		for _, c := range spread.Keys[r.ID] {
-			cols = append(cols, r.Columns[c].Name)
+		for _, k := range spread.Keys[r.ID] {
+			cols = append(cols, k.String())
 		}
 		fmt.Fprintf(&b, " %sExchange loopback shard %d → %s: %s's committed changes, in epoch order, durable on both sides before collected (shard %d reads its own); each shard keeps the rows of its hash(%s)\n", branch, shard.TableShardOf(m), peers, r.Name, shard.TableShardOf(m), strings.Join(cols, ", "))
 	}

@@ -44,6 +44,8 @@ func TestShardsViewsOnViewShards(t *testing.T) {
 			o.view("big", "SELECT id, amount FROM orders WHERE amount > 90")
 			exec(t, o.pg, "CREATE VIEW big AS "+o.views["big"])
 			o.view("regions_over", "SELECT region, n FROM by_region WHERE n > 10")
+			// Spread by an expression of the table's columns.
+			o.view("by_rest", "SELECT amount % 7 AS r, count(*) AS n, max(id) AS top FROM orders GROUP BY amount % 7")
 			o.check("after backfill")
 			for i := range 200 {
 				switch i % 4 {
@@ -207,6 +209,10 @@ func checkSpreadViews(t *testing.T, o *oracle) {
 		if !strings.Contains(plan, want) {
 			t.Fatalf("EXPLAIN INCREMENTAL by_status lacks %q:\n%s", want, plan)
 		}
+	}
+	plan = strings.Join(rowsText(t, o.rs, "EXPLAIN INCREMENTAL by_rest"), "\n")
+	if !strings.Contains(plan, "each shard keeps the rows of its hash((amount % 7))") {
+		t.Fatalf("EXPLAIN INCREMENTAL by_rest does not spread it by amount %% 7:\n%s", plan)
 	}
 	if got := rowsText(t, o.rs, "SELECT rows FROM rockstream_catalog.views WHERE name = 'by_status'"); fmt.Sprint(got) != "[3]" {
 		t.Fatalf("rockstream_catalog.views shows by_status with %v rows", got)

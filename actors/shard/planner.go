@@ -2,6 +2,7 @@ package shard
 
 import (
 	"github.com/rockstream/rockstream/ivm/circuit"
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -24,10 +25,18 @@ type Planner interface {
 type PlannedView struct {
 	Sources   []catalog.ID
 	Constants map[circuit.SourceID]zset.Batch
-	// SpreadKeys are, for a view spread over the view shards (IsSpread),
-	// the columns of each source whose hash places its rows
-	// (dist.SpreadKeys); nil when the plan cannot be spread.
-	SpreadKeys map[catalog.ID][]int
+	// SpreadKeys are, for a view spread over the shards (IsSpread), how
+	// each source's rows are placed (dist.SpreadKeys); nil when the plan
+	// cannot be spread.
+	SpreadKeys map[catalog.ID]SpreadKey
+}
+
+// SpreadKey places a spread view's source rows: the hash of the values of
+// columns Cols, or, when Exprs is set, of those expressions evaluated over
+// the row in the view's environment (they read only columns Cols).
+type SpreadKey struct {
+	Cols  []int
+	Exprs []expr.Expr
 }
 
 // SourceID is the circuit source id of a relation.

@@ -723,7 +723,7 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		v.widths[s] = len(src.Columns)
 	}
 	if IsSpread(rel) && len(SpreadShardsOf(snap.BucketMap())) > 1 {
-		part, err := newSpreadPart(snap, rel, planned.SpreadKeys, a.cfg.ID)
+		part, err := newSpreadPart(snap, rel, planned.SpreadKeys, a.cfg.ID, &expr.Env{TimeZone: zone})
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package shard
 import (
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -25,33 +26,35 @@ func (a *Actor) runsSpreadViews() bool {
 	return false
 }
 
-// spreadPart is one view shard's part of a view spread over every view
-// shard (placement.go): its circuit steps only on the input rows whose
-// partition key hashes to this shard (SpreadOwner), in epoch steps and in
-// backfill chunks alike (installedView.trim), so its state and outputs are
-// the view's rows made by those inputs, and the view is the sum of every
+// spreadPart is one shard's part of a view spread over every shard
+// (placement.go): its circuit steps only on the input rows whose partition
+// key hashes to this shard (SpreadOwner), in epoch steps and in backfill
+// chunks alike (installedView.trim), so its state and outputs are the
+// view's rows made by those inputs, and the view is the sum of every
 // shard's outputs.
 //
-//	t's delta {(1,'a'), (2,'b'), (3,'a')}, view GROUP BY b, 2 view shards
-//	   hash('a') → shard 1: its circuit steps on (1,'a'), (3,'a')
-//	   hash('b') → shard 2: its circuit steps on (2,'b')
+//	t's delta {(1,'a'), (2,'b'), (3,'a')}, view GROUP BY b, 2 shards
+//	   hash('a') → shard 0: its circuit steps on (1,'a'), (3,'a')
+//	   hash('b') → shard 1: its circuit steps on (2,'b')
 type spreadPart struct {
-	m  partition.Map
-	me partition.ShardID
-	// keys and types: each source's partition-key columns and their types.
-	keys  map[catalog.ID][]int
+	m   partition.Map
+	me  partition.ShardID
+	env *expr.Env
+	// keys and types: each source's partition key and its types.
+	keys  map[catalog.ID]SpreadKey
 	types map[catalog.ID][]types.Type
 }
 
 // newSpreadPart is shard me's part of spread view rel of snap, whose
-// sources are placed by keys (PlannedView.SpreadKeys).
-func newSpreadPart(snap *control.Snapshot, rel *catalog.Relation, keys map[catalog.ID][]int, me partition.ShardID) (*spreadPart, error) {
+// sources are placed by keys (PlannedView.SpreadKeys); key expressions are
+// evaluated in env, the view's.
+func newSpreadPart(snap *control.Snapshot, rel *catalog.Relation, keys map[catalog.ID]SpreadKey, me partition.ShardID, env *expr.Env) (*spreadPart, error) {
 	if keys == nil {
 		// Cannot happen: CREATE spread the view because its plan could be.
-		return nil, errcode.New(errcode.ViewBuildFailed, "materialized view %s is spread over the view shards, but its plan can no longer be spread", rel.Name)
+		return nil, errcode.New(errcode.ViewBuildFailed, "materialized view %s is spread over the shards, but its plan can no longer be spread", rel.Name)
 	}
-	p := &spreadPart{m: snap.BucketMap(), me: me, keys: keys, types: map[catalog.ID][]types.Type{}}
-	for id, cols := range keys { //lint:maprange filled into a map keyed the same way
+	p := &spreadPart{m: snap.BucketMap(), me: me, env: env, keys: keys, types: map[catalog.ID][]types.Type{}}
+	for id, k := range keys { //lint:maprange filled into a map keyed the same way
 		src, ok := snap.RelationByID(id)
 		if !ok {
 			return nil, errcode.New(errcode.UndefinedObject, "view %s reads relation %s, which does not exist", rel.Name, id)
@@ -59,32 +62,58 @@ func newSpreadPart(snap *control.Snapshot, rel *catalog.Relation, keys map[catal
 		if pinned, ok := rel.PinnedRelation(id); ok {
 			src = pinned
 		}
-		ts := make([]types.Type, len(cols))
-		for i, c := range cols {
+		for _, c := range k.Cols {
 			if c >= len(src.Columns) {
 				return nil, errcode.New(errcode.ViewBuildFailed, "materialized view %s is spread by column %d of %s, which has %d columns", rel.Name, c, src.Name, len(src.Columns))
 			}
-			ts[i] = src.Columns[c].Type
+		}
+		var ts []types.Type
+		if k.Exprs != nil {
+			for _, e := range k.Exprs {
+				ts = append(ts, e.Type())
+			}
+		} else {
+			for _, c := range k.Cols {
+				ts = append(ts, src.Columns[c].Type)
+			}
 		}
 		p.types[id] = ts
 	}
 	return p, nil
 }
 
+// mine reports whether this shard maintains the rows whose key in source
+// src is computed into key from row (key is scratch space, len(types)).
+func (p *spreadPart) mine(k SpreadKey, ts []types.Type, key, row types.Row) bool {
+	if k.Exprs == nil {
+		for j, c := range k.Cols {
+			key[j] = row[c]
+		}
+	} else {
+		for j, e := range k.Exprs {
+			v, err := e.Eval(p.env, row)
+			if err != nil {
+				// The view's own operators fail on the same row; it is
+				// placed as a NULL key would be.
+				v = nil
+			}
+			key[j] = v
+		}
+	}
+	return SpreadOwner(p.m, types.HashRow(ts, key)) == p.me
+}
+
 // filter keeps the rows of b (rows of source src) this shard maintains.
 func (p *spreadPart) filter(src catalog.ID, b zset.Batch) zset.Batch {
-	cols, ok := p.keys[src]
+	k, ok := p.keys[src]
 	if !ok {
 		return b // not a relation the plan partitions (cannot happen)
 	}
 	ts := p.types[src]
-	key := make(types.Row, len(cols))
+	key := make(types.Row, len(ts))
 	out := zset.Batch{Rows: make([]types.Row, 0, len(b.Rows)/2+1), Weights: make([]int64, 0, len(b.Rows)/2+1)}
 	for i, r := range b.Rows {
-		for j, c := range cols {
-			key[j] = r[c]
-		}
-		if SpreadOwner(p.m, types.HashRow(ts, key)) == p.me {
+		if p.mine(k, ts, key, r) {
 			out.Rows = append(out.Rows, r)
 			out.Weights = append(out.Weights, b.Weights[i])
 		}
@@ -93,20 +122,22 @@ func (p *spreadPart) filter(src catalog.ID, b zset.Batch) zset.Batch {
 }
 
 // filterColumns is filter for a columnar delta: the rows kept are taken,
-// never built as rows.
+// never built whole (a key expression reads a row holding only the
+// columns it reads).
 func (p *spreadPart) filterColumns(src catalog.ID, c *zset.Columns) *zset.Columns {
-	cols, ok := p.keys[src]
+	k, ok := p.keys[src]
 	if !ok {
 		return c
 	}
 	ts := p.types[src]
-	key := make(types.Row, len(cols))
+	key := make(types.Row, len(ts))
+	row := make(types.Row, len(c.Schema()))
 	sel := make([]int32, 0, c.Len()/2+1)
 	for i := 0; i < c.Len(); i++ {
-		for j, col := range cols {
-			key[j] = c.Datum(col, i)
+		for _, col := range k.Cols {
+			row[col] = c.Datum(col, i)
 		}
-		if SpreadOwner(p.m, types.HashRow(ts, key)) == p.me {
+		if p.mine(k, ts, key, row) {
 			sel = append(sel, int32(i))
 		}
 	}

@@ -79,8 +79,8 @@ func (Planner) PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.R
 		planned.Sources = append(planned.Sources, r.ID)
 	}
 	if shard.IsSpread(view) {
-		if sp, ok := dist.SpreadKeys(v.Plan); ok {
-			planned.SpreadKeys = sp.Keys
+		if planned.SpreadKeys, err = spreadKeys(v.Plan); err != nil {
+			return shard.PlannedView{}, err
 		}
 	}
 	env, err := viewEnv(view)
@@ -117,4 +117,38 @@ func (Planner) ColumnDefault(c catalog.Column) (types.Datum, error) {
 		return nil, err
 	}
 	return e.Eval(env, nil)
+}
+
+// spreadKeys lowers how a spread view's plan places each source's rows
+// (dist.SpreadKeys); nil when it cannot be spread.
+func spreadKeys(p plan.Node) (map[catalog.ID]shard.SpreadKey, error) {
+	sp, ok := dist.SpreadKeys(p)
+	if !ok {
+		return nil, nil
+	}
+	out := map[catalog.ID]shard.SpreadKey{}
+	for id, keys := range sp.Keys { //lint:maprange filled into a map keyed the same way
+		if cols, ok := sp.Columns(id); ok {
+			out[id] = shard.SpreadKey{Cols: cols}
+			continue
+		}
+		var k shard.SpreadKey
+		seen := map[int]bool{}
+		for _, sc := range keys {
+			e, err := lower.Scalar(sc)
+			if err != nil {
+				return nil, err
+			}
+			k.Exprs = append(k.Exprs, e)
+			plan.Walk(sc, func(x plan.Scalar) bool {
+				if c, ok := x.(*plan.ColRef); ok && !seen[c.Index] {
+					seen[c.Index] = true
+					k.Cols = append(k.Cols, c.Index)
+				}
+				return true
+			})
+		}
+		out[id] = k
+	}
+	return out, nil
 }

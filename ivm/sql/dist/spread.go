@@ -11,23 +11,40 @@ import (
 // Spread is how a view's plan runs spread over several shards without an
 // exchange inside its circuit: every shard runs the whole circuit on the
 // rows of its part of each input, and the view is the sum of the shards'
-// outputs. Keys are, for each relation the plan reads, the columns whose
-// hash places a row (types.HashRow): two rows that meet in any stateful
-// operator (a group, a join key, a DISTINCT row, a window partition) hash
-// alike, so they are always on one shard.
+// outputs. Keys are, for each relation the plan reads, the expressions
+// over its columns whose values' hash places a row (types.HashRow): two
+// rows that meet in any stateful operator (a group, a join key, a
+// DISTINCT row, a window partition) have equal keys, so they are always
+// on one shard.
 //
 //	SELECT k, count(*) FROM t GROUP BY k           t by (k)
 //	SELECT ... FROM t JOIN u ON t.a = u.b          t by (a), u by (b)
 //	SELECT t.a, sum(u.x) FROM t JOIN u ON t.a = u.a GROUP BY t.a
 //	                                               t by (a), u by (a)
+//	SELECT date_trunc('day', ts), count(*) FROM t GROUP BY 1
+//	                                               t by (date_trunc('day', ts))
 //	SELECT * FROM t WHERE x > 0                    t by its primary key
 //
 // A plan needs an exchange inside (it cannot be spread this way) when an
-// operator wants its input partitioned by columns that are not a read
-// relation's columns passed through filters and projections: a GROUP BY
-// over a join on other columns, a global aggregate, ORDER BY ... LIMIT.
+// operator wants its input partitioned by values not computed from one
+// read relation's row through filters and projections: a GROUP BY over a
+// join on other columns, a global aggregate, ORDER BY ... LIMIT.
 type Spread struct {
-	Keys map[catalog.ID][]int
+	Keys map[catalog.ID][]plan.Scalar
+}
+
+// Columns reports whether every key of relation id is a plain column, and
+// which.
+func (s Spread) Columns(id catalog.ID) ([]int, bool) {
+	var cols []int
+	for _, k := range s.Keys[id] {
+		c, ok := k.(*plan.ColRef)
+		if !ok {
+			return nil, false
+		}
+		cols = append(cols, c.Index)
+	}
+	return cols, true
 }
 
 // SpreadKeys reports how plan n can be spread (see Spread); ok is false
@@ -37,7 +54,7 @@ type Spread struct {
 // right side), joins keys whose values would hash differently, or reads
 // one relation partitioned two ways.
 func SpreadKeys(n plan.Node) (Spread, bool) {
-	s := spreader{keys: map[catalog.ID][]int{}, traced: map[*plan.Scan]bool{}, ok: true}
+	s := spreader{keys: map[catalog.ID][]plan.Scalar{}, traced: map[*plan.Scan]bool{}, ok: true}
 	d := Distribute(n)
 	s.walk(d)
 	if !s.ok {
@@ -49,11 +66,11 @@ func SpreadKeys(n plan.Node) (Spread, bool) {
 		if s.traced[sc] {
 			continue
 		}
-		keys := slices.Clone(sc.Relation.PrimaryKey)
-		if len(keys) == 0 {
-			keys = seq(len(sc.Cols))
+		cols := slices.Clone(sc.Relation.PrimaryKey)
+		if len(cols) == 0 {
+			cols = seq(len(sc.Cols))
 		}
-		s.record(sc, keys)
+		s.record(sc, columnKeys(sc.Cols, cols))
 	}
 	if !s.ok || len(s.keys) == 0 {
 		return Spread{}, false
@@ -61,8 +78,16 @@ func SpreadKeys(n plan.Node) (Spread, bool) {
 	return Spread{Keys: s.keys}, true
 }
 
+func columnKeys(schema []plan.Column, cols []int) []plan.Scalar {
+	keys := make([]plan.Scalar, len(cols))
+	for i, c := range cols {
+		keys[i] = &plan.ColRef{Index: c, Typ: schema[c].Type, Name: schema[c].Name}
+	}
+	return keys
+}
+
 type spreader struct {
-	keys   map[catalog.ID][]int
+	keys   map[catalog.ID][]plan.Scalar
 	scans  []*plan.Scan
 	traced map[*plan.Scan]bool
 	ok     bool
@@ -93,7 +118,7 @@ func (s *spreader) walk(n plan.Node) {
 			s.ok = false
 			return
 		}
-		s.trace(x.Input, x.Keys)
+		s.trace(x.Input, columnKeys(x.Input.Schema(), x.Keys))
 	case *plan.Join:
 		if x.NullAware {
 			s.ok = false
@@ -118,22 +143,22 @@ func (s *spreader) walk(n plan.Node) {
 }
 
 // trace follows partitioning keys down through filters and projections
-// to the scan they come from.
-func (s *spreader) trace(n plan.Node, keys []int) {
+// to the scan they are computed from.
+func (s *spreader) trace(n plan.Node, keys []plan.Scalar) {
 	for {
 		switch x := n.(type) {
 		case *plan.Filter:
 			n = x.Input
 			continue
 		case *plan.Project:
-			mapped := make([]int, len(keys))
+			mapped := make([]plan.Scalar, len(keys))
 			for i, k := range keys {
-				c, ok := x.Exprs[k].(*plan.ColRef)
-				if !ok {
-					s.ok = false
-					return
-				}
-				mapped[i] = c.Index
+				mapped[i] = plan.Rewrite(k, func(e plan.Scalar) plan.Scalar {
+					if c, ok := e.(*plan.ColRef); ok {
+						return x.Exprs[c.Index]
+					}
+					return e
+				})
 			}
 			keys, n = mapped, x.Input
 			continue
@@ -147,20 +172,40 @@ func (s *spreader) trace(n plan.Node, keys []int) {
 	}
 }
 
-func (s *spreader) record(sc *plan.Scan, keys []int) {
+func (s *spreader) record(sc *plan.Scan, keys []plan.Scalar) {
 	for _, k := range keys {
-		if k < 0 || k >= len(sc.Cols) || hashClass(sc.Cols[k].Type) == classNone {
+		if hashClass(k.Type()) == classNone {
 			s.ok = false
 			return
 		}
+		plan.Walk(k, func(e plan.Scalar) bool {
+			switch e := e.(type) {
+			case *plan.ColRef:
+				s.ok = s.ok && e.Index >= 0 && e.Index < len(sc.Cols)
+			case *plan.OuterRef, *plan.Subquery, *plan.Param:
+				s.ok = false
+			}
+			return s.ok
+		})
 	}
-	if prev, seen := s.keys[sc.Relation.ID]; seen && !slices.Equal(prev, keys) {
+	if !s.ok {
+		return
+	}
+	if prev, seen := s.keys[sc.Relation.ID]; seen && keysText(prev) != keysText(keys) {
 		s.ok = false // one relation read partitioned two ways (a self-join on other columns)
 		return
 	}
-	s.keys[sc.Relation.ID] = slices.Clone(keys)
+	s.keys[sc.Relation.ID] = keys
 }
 
+func keysText(keys []plan.Scalar) string {
+	var b []byte
+	for _, k := range keys {
+		b = append(b, k.String()...)
+		b = append(b, 0)
+	}
+	return string(b)
+}
 type class uint8
 
 const (

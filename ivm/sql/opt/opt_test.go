@@ -102,7 +102,7 @@ func TestRules(t *testing.T) {
 					rel, _ := cat.RelationByID(id)
 					var names []string
 					for _, k := range keys {
-						names = append(names, rel.Columns[k].Name)
+						names = append(names, k.String())
 					}
 					lines = append(lines, fmt.Sprintf("%s by (%s)", rel.Name, strings.Join(names, ", ")))
 				}
