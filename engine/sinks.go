@@ -2,10 +2,14 @@ package engine
 
 import (
 	"context"
+	"sort"
+	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/subscriber"
 	"github.com/rockstream/rockstream/connect/kafka"
+	"github.com/rockstream/rockstream/connect/pgsink"
+	"github.com/rockstream/rockstream/connect/sink"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
@@ -13,20 +17,36 @@ import (
 	"github.com/rockstream/rockstream/syscat"
 )
 
-// runningSink is a KAFKA sink running in this process.
+// runningSink is a KAFKA or POSTGRES sink running in this process.
 type runningSink struct {
 	name string
-	spec *ddl.KafkaSink
-	view string
-	w    *kafka.Writer
+	view catalog.ID
+	w    interface {
+		Stop()
+		Status() sink.Status
+	}
 }
 
-// createKafkaSink runs CREATE SINK name FROM view INTO KAFKA (...): the
-// sink enters the catalog depending on its view (DROP MATERIALIZED VIEW
-// refuses while it exists; CASCADE drops it), and starts. No broker is
-// asked here: an unreachable one shows as RETRYING in
-// rockstream_catalog.sinks.
-func (s *session) createKafkaSink(ctx context.Context, snap *control.Snapshot, st *ddl.CreateSink, sqlText string) (control.DDLResult, error) {
+// sinkConfig is a sink's configuration from its definition and view.
+type sinkConfig struct {
+	spec *ddl.CreateSink
+	view *catalog.Relation
+	key  []int
+}
+
+// pgsinkConfig is a POSTGRES sink's configuration.
+func (e *Engine) pgsinkConfig(c sinkConfig, name string, id catalog.ID) pgsink.Config {
+	return pgsink.Config{Name: name, ID: id, Spec: c.spec.Postgres, Columns: c.view.Columns, Key: c.key, Logger: e.log,
+		Changes: viewChanges{e: e, view: c.view.ID, width: len(c.view.Columns)}}
+}
+
+// createSink runs CREATE SINK name FROM view INTO KAFKA | POSTGRES (...):
+// the sink enters the catalog depending on its view (DROP MATERIALIZED
+// VIEW refuses while it exists; CASCADE drops it), and starts. No Kafka
+// broker is asked here (an unreachable one shows as RETRYING in
+// rockstream_catalog.sinks); a POSTGRES sink's database is, to check its
+// table (pgsink.Check) before anything is created.
+func (s *session) createSink(ctx context.Context, snap *control.Snapshot, st *ddl.CreateSink, sqlText string) (control.DDLResult, error) {
 	view, ok := snap.LookupRelation([]string{st.View})
 	if !ok {
 		return control.DDLResult{}, errcode.New(errcode.UndefinedObject, "materialized view %q does not exist", st.View)
@@ -34,8 +54,14 @@ func (s *session) createKafkaSink(ctx context.Context, snap *control.Snapshot, s
 	if view.Kind != catalog.KindMaterializedView {
 		return control.DDLResult{}, errcode.New(errcode.WrongObjectType, "CREATE SINK needs a materialized view; %q is a %s", st.View, view.Kind)
 	}
-	if _, err := sinkKey(view, st.Kafka); err != nil {
+	key, err := sinkKey(view, st)
+	if err != nil {
 		return control.DDLResult{}, err
+	}
+	if st.Postgres != nil {
+		if err := pgsink.Check(ctx, s.e.pgsinkConfig(sinkConfig{spec: st, view: view, key: key}, st.Name, catalog.ID{})); err != nil {
+			return control.DDLResult{}, err
+		}
 	}
 	r, err := s.control(ctx, control.CreateRelation{
 		Relation: &catalog.Relation{Kind: catalog.KindSink, Name: st.Name, SQL: sqlText},
@@ -59,12 +85,13 @@ func (s *session) createKafkaSink(ctx context.Context, snap *control.Snapshot, s
 }
 
 // sinkKey is the indexes of a sink's key columns in its view's columns.
-func sinkKey(view *catalog.Relation, spec *ddl.KafkaSink) ([]int, error) {
+func sinkKey(view *catalog.Relation, spec *ddl.CreateSink) ([]int, error) {
 	var key []int
-	for _, k := range spec.Key {
+	for _, k := range spec.Key() {
 		at := view.ColumnIndex(k)
 		if at < 0 {
-			return nil, errcode.New(errcode.ConnectorOptionUnsupported, "KAFKA sink option key names column \"%s\", which materialized view %s does not have", k, view.Name)
+			return nil, errcode.New(errcode.ConnectorOptionUnsupported, "%s sink option key names column \"%s\", which materialized view %s does not have",
+				strings.ToUpper(spec.Kind()), k, view.Name)
 		}
 		key = append(key, at)
 	}
@@ -103,7 +130,7 @@ func (e *Engine) startSink(snap *control.Snapshot, rel *catalog.Relation) error 
 	if !ok || view.Kind != catalog.KindMaterializedView {
 		return errcode.New(errcode.InternalError, "the view of sink %s is missing", rel.Name)
 	}
-	key, err := sinkKey(view, spec.Kafka)
+	key, err := sinkKey(view, spec)
 	if err != nil {
 		return err
 	}
@@ -115,15 +142,22 @@ func (e *Engine) startSink(snap *control.Snapshot, rel *catalog.Relation) error 
 	if e.sinks == nil {
 		e.sinks = map[catalog.ID]*runningSink{}
 	}
-	e.sinks[rel.ID] = &runningSink{name: rel.Name, spec: spec.Kafka, view: view.Name, w: kafka.StartSink(kafka.SinkConfig{
-		Name: rel.Name, ID: rel.ID, Spec: spec.Kafka, Columns: view.Columns, Key: key, Logger: e.log,
-		Changes: viewChanges{e: e, view: view.ID, width: len(view.Columns)},
-	})}
+	run := &runningSink{name: rel.Name, view: view.ID}
+	if spec.Postgres != nil {
+		run.w = pgsink.Start(e.pgsinkConfig(sinkConfig{spec: spec, view: view, key: key}, rel.Name, rel.ID))
+	} else {
+		run.w = kafka.StartSink(kafka.SinkConfig{
+			Name: rel.Name, ID: rel.ID, Spec: spec.Kafka, Columns: view.Columns, Key: key, Logger: e.log,
+			Changes: viewChanges{e: e, view: view.ID, width: len(view.Columns)},
+		})
+	}
+	e.sinks[rel.ID] = run
 	return nil
 }
 
-// stopSink stops a dropped sink (its open transaction, if any, is aborted
-// by the brokers' transaction timeout).
+// stopSink stops a dropped sink (a Kafka sink's open transaction, if any,
+// is aborted by the brokers' transaction timeout; a PostgreSQL sink's by
+// closing its connection).
 func (e *Engine) stopSink(id catalog.ID) {
 	e.cdcMu.Lock()
 	s, ok := e.sinks[id]
@@ -148,28 +182,58 @@ func (e *Engine) stopSinks() {
 }
 
 // syscatSinks are rockstream_catalog.sinks' rows: every sink of the
-// catalog, with the status of the ones running here.
-func (e *Engine) syscatSinks(snap *control.Snapshot) []syscat.SinkStatus {
+// catalog, with the status of the ones running here; frontier is each
+// view's frontier (a sink's lag is how far its delivered epoch is behind
+// its view's).
+func (e *Engine) syscatSinks(snap *control.Snapshot, frontier map[catalog.ID]uint64) []syscat.SinkStatus {
 	e.cdcMu.Lock()
 	defer e.cdcMu.Unlock()
 	var out []syscat.SinkStatus
 	for _, rel := range snap.Sinks() {
-		row := syscat.SinkStatus{Name: rel.Name, Kind: "kafka", Definition: rel.SQL}
+		row := syscat.SinkStatus{Name: rel.Name, Definition: rel.SQL}
+		var view catalog.ID
 		if deps := snap.Dependencies(rel.ID); len(deps) == 1 {
 			if v, ok := snap.RelationByID(deps[0]); ok {
-				row.View = v.Name
+				row.View, view = v.Name, v.ID
 			}
 		}
 		if spec, err := sinkSpec(rel); err == nil {
-			row.Topic, row.Format = spec.Kafka.Topic, spec.Kafka.Format
+			row.Kind = spec.Kind()
+			if spec.Postgres != nil {
+				row.Target, row.Format = spec.Postgres.Table, spec.Postgres.Mode
+			} else {
+				row.Topic, row.Target, row.Format = spec.Kafka.Topic, spec.Kafka.Topic, spec.Kafka.Format
+			}
 		}
 		if s, ok := e.sinks[rel.ID]; ok {
 			st := s.w.Status()
 			row.State, row.DeliveredEpoch, row.Records, row.Transactions = st.State, st.Epoch, st.Records, st.Transactions
 			row.Errors, row.Error = st.Errors, st.LastError
+			if f, ok := frontier[view]; ok && st.Epoch != 0 {
+				row.Lag, row.HasLag = f-min(f, st.Epoch), true
+			}
 		}
 		out = append(out, row)
 	}
+	return out
+}
+
+// SinkStatus is one running sink's line in /metrics.
+type SinkStatus struct {
+	Name string
+	View catalog.ID
+	sink.Status
+}
+
+// SinkStatuses returns the running sinks' statuses, by name.
+func (e *Engine) SinkStatuses() []SinkStatus {
+	e.cdcMu.Lock()
+	defer e.cdcMu.Unlock()
+	out := make([]SinkStatus, 0, len(e.sinks))
+	for _, s := range e.sinks { //lint:maprange sorted below
+		out = append(out, SinkStatus{Name: s.name, View: s.view, Status: s.w.Status()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -181,7 +245,7 @@ type viewChanges struct {
 	width int
 }
 
-func (v viewChanges) Open(ctx context.Context, resume bool, asOf uint64) (kafka.ChangeStream, error) {
+func (v viewChanges) Open(ctx context.Context, resume bool, asOf uint64) (sink.ChangeStream, error) {
 	snap, err := v.e.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -192,7 +256,7 @@ func (v viewChanges) Open(ctx context.Context, resume bool, asOf uint64) (kafka.
 	}
 	st := &viewStream{e: v.e, sub: sub}
 	if !resume && !sub.merged {
-		st.pending = []kafka.Update{{After: 0, Epoch: sub.frontier, Delta: sub.snapshot}}
+		st.pending = []sink.Update{{After: 0, Epoch: sub.frontier, Delta: sub.snapshot}}
 	}
 	return st, nil
 }
@@ -200,10 +264,10 @@ func (v viewChanges) Open(ctx context.Context, resume bool, asOf uint64) (kafka.
 type viewStream struct {
 	e       *Engine
 	sub     *subscription
-	pending []kafka.Update
+	pending []sink.Update
 }
 
-func (s *viewStream) Next(ctx context.Context) ([]kafka.Update, error) {
+func (s *viewStream) Next(ctx context.Context) ([]sink.Update, error) {
 	if len(s.pending) > 0 {
 		out := s.pending
 		s.pending = nil
@@ -215,12 +279,12 @@ func (s *viewStream) Next(ctx context.Context) ([]kafka.Update, error) {
 			return nil, err
 		}
 		t := m.(subscriber.Taken)
-		out := make([]kafka.Update, 0, len(t.Updates))
+		out := make([]sink.Update, 0, len(t.Updates))
 		for _, u := range t.Updates {
 			if u.Epoch <= u.After && u.After != 0 {
 				continue // the start of a merged stream that resumed: nothing after it yet
 			}
-			out = append(out, kafka.Update{After: u.After, Epoch: u.Epoch, Delta: u.Delta})
+			out = append(out, sink.Update{After: u.After, Epoch: u.Epoch, Delta: u.Delta})
 		}
 		if len(out) > 0 {
 			return out, nil
