@@ -98,6 +98,14 @@ func TestPostgresSink(t *testing.T) {
 	if got := rowsText(t, pg, `SELECT sink_name, target FROM rockstream_sink_progress ORDER BY 1`); strings.Join(got, " ") != "log|public.per_cat_log up|public.per_cat" {
 		t.Fatalf("rockstream_sink_progress of schema public: %q", got)
 	}
+	// The progress row's sink_id is drawn at CREATE SINK and kept in the
+	// sink's definition.
+	id := rowsText(t, pg, `SELECT sink_id FROM rockstream_sink_progress WHERE sink_name = 'up'`)
+	def := rowsText(t, rs, `SELECT definition FROM rockstream_catalog.sinks WHERE name = 'up'`)
+	if len(id) != 1 || !strings.HasPrefix(id[0], "rockstream_") || len(def) != 1 ||
+		!strings.HasSuffix(def[0], fmt.Sprintf(`mode = 'upsert', key = 'cat', sink_id = '%s')`, id[0])) {
+		t.Fatalf("sink_id %q, definition %q: want the definition to name the progress row", id, def)
+	}
 
 	// A restart resumes after the epoch of the progress rows: no epoch
 	// written again (the append table would count it twice) or skipped.

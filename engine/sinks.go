@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -35,8 +38,8 @@ type sinkConfig struct {
 }
 
 // pgsinkConfig is a POSTGRES sink's configuration.
-func (e *Engine) pgsinkConfig(c sinkConfig, name string, id catalog.ID) pgsink.Config {
-	return pgsink.Config{Name: name, ID: id, Spec: c.spec.Postgres, Columns: c.view.Columns, Key: c.key, Logger: e.log,
+func (e *Engine) pgsinkConfig(c sinkConfig, name string) pgsink.Config {
+	return pgsink.Config{Name: name, Spec: c.spec.Postgres, Columns: c.view.Columns, Key: c.key, Logger: e.log,
 		Changes: viewChanges{e: e, view: c.view.ID, width: len(c.view.Columns)}}
 }
 
@@ -59,7 +62,17 @@ func (s *session) createSink(ctx context.Context, snap *control.Snapshot, st *dd
 		return control.DDLResult{}, err
 	}
 	if st.Postgres != nil {
-		if err := pgsink.Check(ctx, s.e.pgsinkConfig(sinkConfig{spec: st, view: view, key: key}, st.Name, catalog.ID{})); err != nil {
+		if st.Postgres.SinkID == "" {
+			var r [8]byte
+			if _, err := rand.Read(r[:]); err != nil {
+				return control.DDLResult{}, errcode.Wrap(errcode.InternalError, err, "cannot draw a sink id")
+			}
+			spec := *st.Postgres
+			spec.SinkID = "rockstream_" + hex.EncodeToString(r[:])
+			st.Postgres = &spec
+			sqlText = canonicalPostgresSink(st)
+		}
+		if err := pgsink.Check(ctx, s.e.pgsinkConfig(sinkConfig{spec: st, view: view, key: key}, st.Name)); err != nil {
 			return control.DDLResult{}, err
 		}
 	}
@@ -82,6 +95,19 @@ func (s *session) createSink(ctx context.Context, snap *control.Snapshot, st *dd
 		}
 	}
 	return r, nil
+}
+
+// canonicalPostgresSink is the CREATE SINK statement a POSTGRES sink is
+// stored as, with every option spelled out (its drawn sink_id included).
+func canonicalPostgresSink(st *ddl.CreateSink) string {
+	spec := st.Postgres
+	key := ""
+	if len(spec.Key) > 0 {
+		key = ", key = " + quoteString(strings.Join(spec.Key, ","))
+	}
+	return fmt.Sprintf("CREATE SINK %s FROM %s INTO POSTGRES (connection = %s, table = %s, mode = %s%s, sink_id = %s)",
+		quoteSourceName(st.Name), quoteSourceName(st.View), quoteString(spec.Connection), quoteString(spec.Table),
+		quoteString(spec.Mode), key, quoteString(spec.SinkID))
 }
 
 // sinkKey is the indexes of a sink's key columns in its view's columns.
@@ -144,7 +170,7 @@ func (e *Engine) startSink(snap *control.Snapshot, rel *catalog.Relation) error 
 	}
 	run := &runningSink{name: rel.Name, view: view.ID}
 	if spec.Postgres != nil {
-		run.w = pgsink.Start(e.pgsinkConfig(sinkConfig{spec: spec, view: view, key: key}, rel.Name, rel.ID))
+		run.w = pgsink.Start(e.pgsinkConfig(sinkConfig{spec: spec, view: view, key: key}, rel.Name))
 	} else {
 		run.w = kafka.StartSink(kafka.SinkConfig{
 			Name: rel.Name, ID: rel.ID, Spec: spec.Kafka, Columns: view.Columns, Key: key, Logger: e.log,

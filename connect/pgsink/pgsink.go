@@ -82,22 +82,15 @@ const (
 
 // Config configures a sink.
 type Config struct {
-	// Name is the sink's name (logs, the progress row); ID its catalog
-	// id, which the progress row's sink_id is derived from.
+	// Name is the sink's name (logs, the progress row); Spec.SinkID
+	// names its progress row.
 	Name string
-	ID   catalog.ID
 	Spec *ddl.PostgresSink
 	// Columns are the view's columns; Key the indexes of Spec.Key in them.
 	Columns []catalog.Column
 	Key     []int
 	Changes sink.Changes
 	Logger  *slog.Logger
-}
-
-// SinkID is the sink's row in ProgressTable: its catalog id and target
-// table (as written), so sinks of one server never share a row.
-func SinkID(id catalog.ID, table string) string {
-	return "rockstream-sink-" + id.String() + "-" + table
 }
 
 // Writer is a running POSTGRES sink.
@@ -361,7 +354,10 @@ func (w *Writer) session(ctx context.Context, r *sink.Runner) error {
 	if err := ensureProgressTable(ctx, conn, t); err != nil {
 		return err
 	}
-	id := SinkID(w.cfg.ID, w.cfg.Spec.Table)
+	id := w.cfg.Spec.SinkID
+	if id == "" {
+		return errcode.New(errcode.InternalError, "POSTGRES sink %s has no sink_id in its definition", w.cfg.Name)
+	}
 	var epoch int64
 	found := true
 	err = conn.QueryRow(ctx, "SELECT epoch FROM "+t.progress+" WHERE sink_id = $1", id).Scan(&epoch)

@@ -20,7 +20,14 @@ type PostgresSink struct {
 	Mode string
 	// Key names the view's columns that identify a row (upsert only).
 	Key []string
+	// SinkID is the sink's row in the progress table: given, or drawn at
+	// random by CREATE SINK and stored in the sink's definition, so that
+	// two deployments writing into one database never share a row.
+	SinkID string
 }
+
+// postgresSinkIDBytesMax bounds the sink_id option.
+const postgresSinkIDBytesMax = 200
 
 // Modes of a POSTGRES sink.
 const (
@@ -71,8 +78,13 @@ func postgresSink(opts []parse.SourceOption) (*PostgresSink, error) {
 				return nil, err
 			}
 			ps.Key = key
+		case "sink_id":
+			if o.Value.Text == "" || len(o.Value.Text) > postgresSinkIDBytesMax {
+				return nil, unsupported("POSTGRES sink option sink_id must be 1 to %d bytes", postgresSinkIDBytesMax)
+			}
+			ps.SinkID = o.Value.Text
 		default:
-			return nil, unsupported("POSTGRES sink option %s is not supported (have connection, table, mode, key)", o.Key)
+			return nil, unsupported("POSTGRES sink option %s is not supported (have connection, table, mode, key, sink_id)", o.Key)
 		}
 	}
 	switch {
