@@ -3,9 +3,9 @@ package errcode
 // RS-1000–1499: connectors (source / sink ingestion).
 var (
 	ConnectorUnreachable = Register("RS-1000", "connector.upstream_unreachable", "08001",
-		"Check the source's connection string (host, port, database, user, password, sslmode) and that the upstream server accepts connections from this host; the source retries on its own.")
+		"Check the connection string of the source or POSTGRES sink (host, port, database, user, password, sslmode) and that the server accepts connections from this host; a running source or sink retries on its own.")
 	ConnectorAuthenticationFailed = Register("RS-1001", "connector.authentication_failed", "28000",
-		"Check the user and password in the source's connection string, and that pg_hba.conf allows a replication connection for that user (host replication ... or host <db> ...).")
+		"Check the user and password in the connection string of the source or POSTGRES sink, and that pg_hba.conf allows the connection for that user (a source needs host replication ... or host <db> ...; a sink host <db> ...).")
 	ConnectorSchemaDrift = Register("RS-1002", "connector.schema_drift", "55000",
 		"The upstream table changed incompatibly (a column was dropped, renamed or changed type, or the primary key changed): the source is BLOCKED and consumes nothing more. Revert the upstream change, or DROP SOURCE ... CASCADE and create it again to re-copy the tables.")
 	ConnectorDecodeError = Register("RS-1003", "connector.decode_error", "22P02",
