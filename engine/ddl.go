@@ -126,7 +126,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		}
 		notice(r)
 	case *ddl.CreateSink:
-		r, err := s.createKafkaSink(ctx, snap, st, sqlText)
+		r, err := s.createSink(ctx, snap, st, sqlText)
 		if err != nil {
 			return nil, err
 		}

@@ -25,6 +25,7 @@ type collector struct {
 	sourceBlocked                                *prometheus.Desc
 	sourceLagRecords, sourceBadRecords           *prometheus.Desc
 	shardEpoch, exchangeUnacked, exchangeFrames  *prometheus.Desc
+	sinkRows, sinkErrors, sinkEpoch, sinkLag     *prometheus.Desc
 }
 
 func newCollector(engine func() *Engine) *collector {
@@ -59,11 +60,15 @@ func newCollector(engine func() *Engine) *collector {
 		exchangeUnacked:  d("exchange_unacked_epochs", "Durable epochs of the table shard that a view shard has not acknowledged yet (the exchange's backlog, kept in the table shard's log).", "from", "to"),
 		exchangeFrames:   d("exchange_frames_in_flight", "Exchange frames sent and not acknowledged (bounded by the credit).", "from", "to"),
 		sourceBadRecords: d("source_bad_records_total", "Records a KAFKA source could not decode and kept in its dead-letter relation, since the process started.", "source"),
+		sinkRows:         d("sink_rows_total", "Rows (PostgreSQL) or records (Kafka) a sink delivered since the process started.", "sink"),
+		sinkErrors:       d("sink_errors_total", "Failed sessions of a sink since the process started (each retried).", "sink"),
+		sinkEpoch:        d("sink_delivered_epoch", "The last epoch a sink delivered (0: none yet).", "sink"),
+		sinkLag:          d("sink_lag_epochs", "Epochs a sink's view is past the sink's last delivered one.", "sink"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.viewStateRows, c.viewLagSeconds, c.viewTarget, c.viewTargetMet, c.viewTargetMissed, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames} {
+	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.viewStateRows, c.viewLagSeconds, c.viewTarget, c.viewTargetMet, c.viewTargetMissed, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames, c.sinkRows, c.sinkErrors, c.sinkEpoch, c.sinkLag} {
 		ch <- d
 	}
 }
@@ -92,6 +97,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.sourceLag, prometheus.GaugeValue, float64(s.Lag()), s.Name)
 		ch <- prometheus.MustNewConstMetric(c.sourceBlocked, prometheus.GaugeValue, blocked, s.Name)
+	}
+	sinks := e.SinkStatuses()
+	for _, s := range sinks {
+		ch <- prometheus.MustNewConstMetric(c.sinkRows, prometheus.CounterValue, float64(s.Records), s.Name)
+		ch <- prometheus.MustNewConstMetric(c.sinkErrors, prometheus.CounterValue, float64(s.Errors), s.Name)
+		ch <- prometheus.MustNewConstMetric(c.sinkEpoch, prometheus.GaugeValue, float64(s.Epoch), s.Name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -146,5 +157,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.viewTarget, prometheus.GaugeValue, target.Seconds(), v.Name)
 		ch <- prometheus.MustNewConstMetric(c.viewTargetMet, prometheus.GaugeValue, met, v.Name)
+	}
+	for _, s := range sinks {
+		for _, v := range st.Views {
+			if v.View == s.View && s.Epoch != 0 {
+				ch <- prometheus.MustNewConstMetric(c.sinkLag, prometheus.GaugeValue, float64(v.Frontier-min(v.Frontier, s.Epoch)), s.Name)
+			}
+		}
 	}
 }

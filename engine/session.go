@@ -529,18 +529,20 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 	} else {
 		return nil, err
 	}
+	frontier := map[catalog.ID]uint64{}
 	for _, v := range st.Views {
 		stats := viewStats(v)
 		if rel, ok := snap.RelationByID(v.View); ok {
 			stats.Freshness = freshnessOf(v, rel.FreshnessTarget).Columns()
 		}
 		env.Views[v.View] = stats
+		frontier[v.View] = v.Frontier
 	}
 	env.PreparedStatements = preparedStatementRows(s.prepared)
 	env.Activity = s.activityRows(ctx, snap)
 	env.Now = time.Now()
 	env.Sources = s.e.syscatSources()
-	env.Sinks = s.e.syscatSinks(snap)
+	env.Sinks = s.e.syscatSinks(snap, frontier)
 	if env.Roles, err = s.roleRows(ctx); err != nil {
 		return nil, err
 	}

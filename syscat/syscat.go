@@ -75,14 +75,21 @@ type Env struct {
 
 // SinkStatus is one sink's definition and delivery progress.
 type SinkStatus struct {
-	Name, Kind, View, Topic, Format, Definition string
+	// Kind is "kafka" or "postgres"; Target the topic or the table (as
+	// written); Topic is set for Kafka sinks only; Format is a Kafka
+	// sink's format or a PostgreSQL sink's mode.
+	Name, Kind, View, Target, Topic, Format, Definition string
 	// State is "" when the sink is not running in this process.
 	State string
-	// DeliveredEpoch is the last epoch committed to the topic (0: none
+	// DeliveredEpoch is the last epoch committed downstream (0: none
 	// yet); Records and Transactions count this process's commits.
 	DeliveredEpoch                uint64
 	Records, Transactions, Errors uint64
 	Error                         string
+	// Lag is how many epochs the view's frontier is past DeliveredEpoch
+	// (HasLag false: not running here, or nothing delivered yet).
+	Lag    uint64
+	HasLag bool
 }
 
 // SourceStatus is a change-data-capture source's state and progress.

@@ -29,7 +29,8 @@
 //
 // The sink (CREATE SINK name FROM view INTO KAFKA (...), sink.go) runs the
 // other way: it reads a materialized view's changes through the SUBSCRIBE
-// path (a Changes, which package engine implements with an edge actor) and
+// path (a sink.Changes, which package engine implements with an edge actor;
+// the session loop is package sink's Runner, shared with the POSTGRES sink) and
 // writes each batch of closed epochs in one Kafka transaction, every
 // record carrying the epoch in the EpochHeader header. The topic is the
 // only record of progress:

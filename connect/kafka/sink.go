@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/rockstream/rockstream/connect/sink"
 	"github.com/rockstream/rockstream/errcode"
-	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -30,29 +29,6 @@ import (
 // as the changes it covers, so it is never ahead of or behind them.
 const EpochHeader = "rockstream-epoch"
 
-// Changes is how a sink reads its view's changes: the SUBSCRIBE path
-// (package engine subscribes an edge actor, as SUBSCRIBE does).
-type Changes interface {
-	// Open subscribes to the view. Without resume, the first update is
-	// the view's snapshot at its current frontier (After 0); with it,
-	// every change after epoch asOf, then live.
-	Open(ctx context.Context, resume bool, asOf uint64) (ChangeStream, error)
-}
-
-// ChangeStream is one subscription of a view.
-type ChangeStream interface {
-	// Next blocks until at least one update: the view's changes in
-	// epochs (After, Epoch], in order, each one complete.
-	Next(ctx context.Context) ([]Update, error)
-	Close()
-}
-
-// Update is a view's changes in epochs (After, Epoch].
-type Update struct {
-	After, Epoch uint64
-	Delta        zset.Batch
-}
-
 // SinkConfig configures a sink.
 type SinkConfig struct {
 	// Name is the sink's name (logs); ID its catalog id, which the
@@ -63,20 +39,8 @@ type SinkConfig struct {
 	// Columns are the view's columns; Key the indexes of Spec.Key in them.
 	Columns []catalog.Column
 	Key     []int
-	Changes Changes
+	Changes sink.Changes
 	Logger  *slog.Logger
-}
-
-// SinkStatus is what rockstream_catalog.sinks shows of a sink.
-type SinkStatus struct {
-	State string
-	// Epoch is the last epoch delivered (committed to Kafka); 0 before
-	// the first.
-	Epoch uint64
-	// Records and Transactions count what this process committed.
-	Records, Transactions uint64
-	Errors                uint64
-	LastError             string
 }
 
 // Limits (STYLE.md 10).
@@ -104,66 +68,17 @@ func TransactionalID(id catalog.ID, topic string) string {
 
 // Writer is a running Kafka sink (CREATE SINK ... INTO KAFKA).
 type Writer struct {
-	cfg    SinkConfig
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	mu     sync.Mutex
-	status SinkStatus
+	cfg SinkConfig
+	*sink.Runner
 }
 
-// StartSink runs the sink on its own goroutine until Stop.
+// StartSink runs the sink on its own goroutine until Stop. An open
+// transaction left by Stop is fenced by the next start (or aborted by the
+// brokers).
 func StartSink(cfg SinkConfig) *Writer {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Writer{cfg: cfg, cancel: cancel, done: make(chan struct{}), status: SinkStatus{State: StateConnecting}}
-	go s.run(ctx)
-	return s
-}
-
-// Stop ends the sink and waits for its goroutine. An open transaction is
-// left to be fenced by the next start (or aborted by the brokers).
-func (s *Writer) Stop() {
-	s.cancel()
-	<-s.done
-}
-
-// Status returns a copy of the sink's status.
-func (s *Writer) Status() SinkStatus {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.status
-}
-
-func (s *Writer) update(f func(*SinkStatus)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f(&s.status)
-}
-
-func (s *Writer) run(ctx context.Context) {
-	defer close(s.done)
-	backoff := retryBackoffMin
-	for ctx.Err() == nil {
-		delivered := s.Status().Transactions
-		err := s.session(ctx)
-		if ctx.Err() != nil {
-			break
-		}
-		if s.Status().Transactions > delivered {
-			backoff = retryBackoffMin
-		}
-		s.cfg.Logger.Warn("KAFKA sink failed; retrying", "sink", s.cfg.Name, "err", err, "backoff", backoff)
-		s.update(func(st *SinkStatus) { st.State, st.LastError = StateRetrying, err.Error(); st.Errors++ })
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, retryBackoffMax)
-	}
-	s.update(func(st *SinkStatus) { st.State = StateStopped })
+	w := &Writer{cfg: cfg}
+	w.Runner = sink.Start(cfg.Name, "KAFKA", cfg.Logger, w.session)
+	return w
 }
 
 // session runs one transactional producer: it fences every earlier one,
@@ -171,8 +86,8 @@ func (s *Writer) run(ctx context.Context) {
 // it and commits each batch of updates in one transaction, until an
 // error. NB: any failure ends the session, and the next one starts from
 // what Kafka committed, so an ambiguous commit is never guessed at.
-func (s *Writer) session(ctx context.Context) error {
-	s.update(func(st *SinkStatus) { st.State = StateConnecting })
+func (s *Writer) session(ctx context.Context, r *sink.Runner) error {
+	r.Update(func(st *sink.Status) { st.State = sink.StateConnecting })
 	spec := s.cfg.Spec
 	client, err := kgo.NewClient(
 		kgo.SeedBrokers(spec.Brokers...),
@@ -204,43 +119,27 @@ func (s *Writer) session(ctx context.Context) error {
 		return err
 	}
 	defer stream.Close()
-	s.update(func(st *SinkStatus) { st.State, st.LastError, st.Epoch = StateRunning, "", max(st.Epoch, epoch) })
-	for {
-		updates, err := stream.Next(ctx)
-		if err != nil {
-			return err
-		}
-		for len(updates) > 0 {
-			var records []*kgo.Record
-			n := 0
-			for n < len(updates) && (n == 0 || len(records) < sinkTxnRecordsMax) {
-				rs, err := s.records(updates[n])
-				if err != nil {
-					return err
-				}
-				records = append(records, rs...)
-				n++
-			}
-			last := updates[n-1].Epoch
-			updates = updates[n:]
-			if len(records) == 0 {
-				// Nothing changed: nothing to commit, and a restart
-				// resuming from an earlier epoch replays only these
-				// empty steps.
-				s.update(func(st *SinkStatus) { st.Epoch = max(st.Epoch, last) })
-				continue
-			}
-			if err := s.commit(ctx, client, records); err != nil {
-				return err
-			}
-			s.update(func(st *SinkStatus) {
-				st.Epoch = max(st.Epoch, last)
-				st.Records += uint64(len(records))
-				st.Transactions++
-			})
-		}
-	}
+	return r.Deliver(ctx, stream, epoch, sinkTxnRecordsMax, &kafkaTxn{w: s, client: client})
 }
+
+// kafkaTxn is one Kafka transaction being built.
+type kafkaTxn struct {
+	w       *Writer
+	client  *kgo.Client
+	records []*kgo.Record
+}
+
+func (t *kafkaTxn) Add(u sink.Update) (int, error) {
+	rs, err := t.w.records(u)
+	t.records = append(t.records, rs...)
+	return len(rs), err
+}
+
+func (t *kafkaTxn) Commit(ctx context.Context, _ uint64) error {
+	return t.w.commit(ctx, t.client, t.records)
+}
+
+func (t *kafkaTxn) Reset() { t.records = t.records[:0] }
 
 // commit writes records in one Kafka transaction.
 func (s *Writer) commit(ctx context.Context, client *kgo.Client, records []*kgo.Record) error {
@@ -427,7 +326,7 @@ func (s *Writer) readEpochs(ctx context.Context, client *kgo.Client, p int32, st
 
 // records are the Kafka records of one update, in a fixed order: by key
 // (the key's JSON), deletions before insertions without a key.
-func (s *Writer) records(u Update) ([]*kgo.Record, error) {
+func (s *Writer) records(u sink.Update) ([]*kgo.Record, error) {
 	delta := zset.Consolidate(u.Delta)
 	header := []kgo.RecordHeader{{Key: EpochHeader, Value: []byte(strconv.FormatUint(u.Epoch, 10))}}
 	if len(s.cfg.Key) == 0 {
@@ -446,57 +345,32 @@ func (s *Writer) records(u Update) ([]*kgo.Record, error) {
 		}
 		return out, nil
 	}
-	type change struct {
-		key             string
-		before, after   types.Row
-		deletes, insert int64
+	changes, err := sink.ByKey(delta, s.keyJSON)
+	if err != nil {
+		return nil, sink.KeyError(err, errcode.ConnectorKafkaSinkFailed, s.cfg.Name, u.Epoch, s.cfg.Spec.Key)
 	}
-	byKey := map[string]*change{}
-	var keys []string
-	for i, row := range delta.Rows {
-		k := s.keyJSON(row)
-		c, ok := byKey[k]
-		if !ok {
-			c = &change{key: k}
-			byKey[k] = c
-			keys = append(keys, k)
-		}
-		if w := delta.Weights[i]; w > 0 {
-			c.insert += w
-			c.after = row
-		} else {
-			c.deletes -= w
-			c.before = row
-		}
-	}
-	sort.Strings(keys)
-	out := make([]*kgo.Record, 0, len(keys))
-	for _, k := range keys {
-		c := byKey[k]
-		if c.insert > 1 || c.deletes > 1 {
-			return nil, errcode.New(errcode.ConnectorKafkaSinkFailed,
-				"sink %s: at epoch %d the view has %d rows for key %s: the key columns (%s) do not identify a row",
-				s.cfg.Name, u.Epoch, max(c.insert, c.deletes), k, strings.Join(s.cfg.Spec.Key, ", "))
-		}
+	out := make([]*kgo.Record, 0, len(changes))
+	for _, c := range changes {
+		k := c.Key
 		r := &kgo.Record{Key: []byte(k), Headers: header}
 		switch s.cfg.Spec.Format {
 		case ddl.KafkaSinkUpsert:
-			if c.insert == 1 {
-				r.Value = []byte(s.rowJSON(c.after))
+			if c.Inserted {
+				r.Value = []byte(s.rowJSON(c.After))
 			}
 			// A deleted key (no insertion): a tombstone, Value nil.
 		default:
 			before, after, op := "null", "null", "u"
-			if c.deletes == 1 {
-				before = s.rowJSON(c.before)
+			if c.Deleted {
+				before = s.rowJSON(c.Before)
 			}
-			if c.insert == 1 {
-				after = s.rowJSON(c.after)
+			if c.Inserted {
+				after = s.rowJSON(c.After)
 			}
 			switch {
-			case c.deletes == 0:
+			case !c.Deleted:
 				op = "c"
-			case c.insert == 0:
+			case !c.Inserted:
 				op = "d"
 			}
 			r.Value = debeziumValue(before, after, op)
@@ -521,38 +395,13 @@ func debeziumValue(before, after, op string) []byte {
 // PostgreSQL's row_to_json writes it).
 func (s *Writer) rowJSON(row types.Row) string {
 	var b strings.Builder
-	b.WriteByte('{')
-	for i, c := range s.cfg.Columns {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(types.QuoteJSON(c.Name))
-		b.WriteByte(':')
-		var d types.Datum
-		if i < len(row) {
-			d = row[i]
-		}
-		expr.AppendJSON(&b, c.Type, d)
-	}
+	sink.AppendRowJSON(&b, s.cfg.Columns, row)
 	b.WriteByte('}')
 	return b.String()
 }
 
 // keyJSON is a row's key columns as a JSON object.
-func (s *Writer) keyJSON(row types.Row) string {
-	var sb strings.Builder
-	sb.WriteByte('{')
-	for i, at := range s.cfg.Key {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(types.QuoteJSON(s.cfg.Columns[at].Name))
-		sb.WriteByte(':')
-		expr.AppendJSON(&sb, s.cfg.Columns[at].Type, row[at])
-	}
-	sb.WriteByte('}')
-	return sb.String()
-}
+func (s *Writer) keyJSON(row types.Row) string { return sink.KeyJSON(s.cfg.Columns, s.cfg.Key, row) }
 
 // String describes the sink for logs.
 func (s *Writer) String() string {

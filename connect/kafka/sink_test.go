@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rockstream/rockstream/connect/sink"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
@@ -23,7 +24,7 @@ func TestSinkRecords(t *testing.T) {
 	}
 	render := func(format string, key []int, d zset.Batch) string {
 		w := &Writer{cfg: SinkConfig{Name: "s", Spec: &ddl.KafkaSink{Format: format, Key: []string{"k"}}, Columns: cols, Key: key}}
-		rs, err := w.records(Update{After: 6, Epoch: 7, Delta: d})
+		rs, err := w.records(sink.Update{After: 6, Epoch: 7, Delta: d})
 		if err != nil {
 			return "error: " + err.Error()
 		}
@@ -62,7 +63,7 @@ func TestSinkRecords(t *testing.T) {
 		}
 	}
 	w := &Writer{cfg: SinkConfig{Name: "s", Spec: &ddl.KafkaSink{Format: ddl.KafkaSinkUpsert, Key: []string{"k"}}, Columns: cols, Key: []int{0}}}
-	_, err := w.records(Update{Epoch: 1, Delta: zset.Batch{Rows: []types.Row{{"a", int64(1)}, {"a", int64(2)}}, Weights: []int64{1, 1}}})
+	_, err := w.records(sink.Update{Epoch: 1, Delta: zset.Batch{Rows: []types.Row{{"a", int64(1)}, {"a", int64(2)}}, Weights: []int64{1, 1}}})
 	if e, ok := errcode.As(err); !ok || e.Code != errcode.ConnectorKafkaSinkFailed {
 		t.Fatalf("a duplicate key: %v, want RS-1022", err)
 	}

@@ -144,7 +144,7 @@ func definitions() []Relation {
 			"position_in_unique_constraint", i4)}},
 		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "sinks", Columns: columns(
 			"name", t, "kind", t, "view", t, "topic", t, "format", t, "definition", t, "state", t,
-			"delivered_epoch", i8, "records", i8, "transactions", i8, "errors", i8, "error", t)}},
+			"delivered_epoch", i8, "records", i8, "transactions", i8, "errors", i8, "error", t, "target", t, "lag_epochs", i8)}},
 		// Appended last: system relation ids are positions in this list.
 		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_indexes", Columns: columns("schemaname", name, "tablename", name, "indexname", name,
 			"tablespace", name, "indexdef", t)}},

@@ -60,7 +60,7 @@ const (
 	// definition is in Relation.Sequence, its value lives in the control
 	// plane (nextval is not transactional).
 	KindSequence
-	// KindSink is a sink (CREATE SINK ... FROM view INTO KAFKA): its
+	// KindSink is a sink (CREATE SINK ... FROM view INTO KAFKA/POSTGRES): its
 	// definition is the statement in SQL, it depends on its view, and it
 	// has no rows. The control snapshot keeps sinks out of name lookup and
 	// Relations (Snapshot.Sinks lists them).

@@ -7,19 +7,39 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/parse"
 )
 
-// CreateSink is CREATE SINK name FROM view INTO KAFKA (...): a
-// materialized view's changes, epoch by epoch, written to a Kafka topic
-// in one Kafka transaction per batch of closed epochs. This package does
-// no I/O: the view is resolved and the brokers reached when the sink
-// starts.
+// CreateSink is CREATE SINK name FROM view INTO KAFKA | POSTGRES (...):
+// a materialized view's changes, epoch by epoch, written to a Kafka topic
+// or a PostgreSQL table in one downstream transaction per batch of closed
+// epochs. This package does no I/O: the view is resolved and the
+// downstream system reached by package engine.
 //
 //	CREATE SINK orders_out FROM per_item
 //	  INTO KAFKA (brokers = 'k1:9092', topic = 'per-item', format = 'upsert', key = 'item')
+//	CREATE SINK orders_pg FROM per_item
+//	  INTO POSTGRES (connection = 'postgres://u@host/db', table = 'per_item', mode = 'upsert', key = 'item')
 type CreateSink struct {
 	Name string
 	// View names the materialized view (public. stripped).
-	View  string
-	Kafka *KafkaSink
+	View string
+	// Exactly one of Kafka and Postgres is set.
+	Kafka    *KafkaSink
+	Postgres *PostgresSink
+}
+
+// Key is the sink's key columns (nil: none).
+func (c *CreateSink) Key() []string {
+	if c.Postgres != nil {
+		return c.Postgres.Key
+	}
+	return c.Kafka.Key
+}
+
+// Kind is the sink's kind as rockstream_catalog.sinks shows it.
+func (c *CreateSink) Kind() string {
+	if c.Postgres != nil {
+		return "postgres"
+	}
+	return "kafka"
 }
 
 func (*CreateSink) ddl() {}
@@ -61,6 +81,14 @@ func createSink(cs *parse.CreateSink) (*CreateSink, error) {
 		return nil, errcode.New(errcode.SQLSyntaxError, "CREATE SINK names a sink and a view without a schema (or in public)")
 	}
 	out := &CreateSink{Name: name[0], View: view[0]}
+	if cs.Postgres != nil {
+		ps, err := postgresSink(cs.Postgres)
+		if err != nil {
+			return nil, err
+		}
+		out.Postgres = ps
+		return out, nil
+	}
 	ks := &KafkaSink{}
 	seen := map[string]bool{}
 	for _, o := range cs.Kafka {
@@ -84,18 +112,11 @@ func createSink(cs *parse.CreateSink) (*CreateSink, error) {
 				return nil, unsupported("KAFKA sink option format = '%s' is not supported; use 'upsert' or 'debezium'", o.Value.Text)
 			}
 		case "key":
-			for _, k := range strings.Split(o.Value.Text, ",") {
-				k = strings.TrimSpace(k)
-				for _, prev := range ks.Key {
-					if prev == k {
-						return nil, unsupported("KAFKA sink option key names column \"%s\" twice", k)
-					}
-				}
-				if k == "" {
-					return nil, unsupported("KAFKA sink option key has an empty column name")
-				}
-				ks.Key = append(ks.Key, k)
+			key, err := sinkKeyOption("KAFKA", o.Value.Text)
+			if err != nil {
+				return nil, err
 			}
+			ks.Key = key
 		default:
 			return nil, unsupported("KAFKA sink option %s is not supported (have brokers, topic, format, key)", o.Key)
 		}
@@ -112,4 +133,22 @@ func createSink(cs *parse.CreateSink) (*CreateSink, error) {
 	}
 	out.Kafka = ks
 	return out, nil
+}
+
+// sinkKeyOption parses a sink's key option: comma-separated column names.
+func sinkKeyOption(kind, text string) ([]string, error) {
+	var key []string
+	for _, k := range strings.Split(text, ",") {
+		k = strings.TrimSpace(k)
+		for _, prev := range key {
+			if prev == k {
+				return nil, errcode.New(errcode.ConnectorOptionUnsupported, "%s sink option key names column \"%s\" twice", kind, k)
+			}
+		}
+		if k == "" {
+			return nil, errcode.New(errcode.ConnectorOptionUnsupported, "%s sink option key has an empty column name", kind)
+		}
+		key = append(key, k)
+	}
+	return key, nil
 }

@@ -464,8 +464,8 @@ func (p *frontParser) dropSource() (*DropSource, error) {
 	return d, nil
 }
 
-// createSink parses CREATE SINK name FROM view INTO KAFKA ( key = literal
-// {, key = literal} ).
+// createSink parses CREATE SINK name FROM view INTO KAFKA | POSTGRES ( key
+// = literal {, key = literal} ).
 func (p *frontParser) createSink() (*CreateSink, error) {
 	p.pos = 2 // CREATE SINK
 	name, err := p.qualifiedName()
@@ -482,15 +482,20 @@ func (p *frontParser) createSink() (*CreateSink, error) {
 	if err := p.expectKeyword("into"); err != nil {
 		return nil, err
 	}
-	if t := p.peek(); !p.acceptKeyword("kafka") {
+	t := p.peek()
+	postgres := p.acceptKeyword("postgres")
+	if !postgres && !p.acceptKeyword("kafka") {
 		if t.Kind == tokIdent {
-			return nil, errcode.New(errcode.SQLFeatureNotSupported, "CREATE SINK ... INTO %s is not supported; only INTO KAFKA is", strings.ToUpper(t.Raw)).WithPosition(CharPosition(p.src, t.Offset))
+			return nil, errcode.New(errcode.SQLFeatureNotSupported, "CREATE SINK ... INTO %s is not supported; only INTO KAFKA and INTO POSTGRES are", strings.ToUpper(t.Raw)).WithPosition(CharPosition(p.src, t.Offset))
 		}
 		return nil, p.errAt(t)
 	}
 	opts, err := p.sourceOptions(true)
 	if err != nil {
 		return nil, err
+	}
+	if postgres {
+		return &CreateSink{SQL: p.text, Name: name, From: from, Postgres: opts}, nil
 	}
 	return &CreateSink{SQL: p.text, Name: name, From: from, Kafka: opts}, nil
 }

@@ -124,13 +124,15 @@ type DropSource struct {
 	Sink bool
 }
 
-// CreateSink is `CREATE SINK name FROM view INTO KAFKA ( key = literal,
-// ... )`: a materialized view's changes written to a Kafka topic.
+// CreateSink is `CREATE SINK name FROM view INTO KAFKA | POSTGRES ( key =
+// literal, ... )`: a materialized view's changes written to a Kafka topic
+// (Kafka set) or a PostgreSQL table (Postgres set).
 type CreateSink struct {
-	SQL   string
-	Name  QualifiedName
-	From  QualifiedName
-	Kafka []SourceOption
+	SQL      string
+	Name     QualifiedName
+	From     QualifiedName
+	Kafka    []SourceOption
+	Postgres []SourceOption
 }
 
 // Text implements Statement.
