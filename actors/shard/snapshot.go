@@ -160,7 +160,13 @@ func (a *Actor) readAt(m Read) (runtime.Message, error) {
 			}
 			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: materialized view %s was created after the transaction's snapshot was taken", rel.Name)
 		}
-		b, err := a.snapshotIn(r, id, m.rangesOf(i))
+		from := r
+		if plantSpreadUnmet && !a.isTableShard() {
+			if rel, ok := a.snap.RelationByID(id); ok && IsSpread(rel) {
+				from = a.store // the part at this shard's own frontier
+			}
+		}
+		b, err := a.snapshotIn(from, id, m.rangesOf(i))
 		if err != nil {
 			return nil, err
 		}
