@@ -195,3 +195,16 @@ func nowOffset(s plan.Scalar) (int64, error) {
 	}
 	return iv.Micros, nil
 }
+
+// Temporal reports whether the view has a temporal filter: its rows change
+// as time passes (catalog.Relation.Temporal).
+func (v *View) Temporal() bool {
+	found := false
+	plan.Transform(v.Plan, func(n plan.Node) plan.Node {
+		if _, ok := n.(*plan.TemporalFilter); ok {
+			found = true
+		}
+		return n
+	})
+	return found
+}
