@@ -23,7 +23,7 @@ import (
 //
 // Time passes without commits too: while the catalog has a materialized
 // view with a temporal filter (catalog.Relation.Temporal), the table
-// shard writes an entry with no rows every temporalTickEvery (a tick
+// shard writes an entry with no rows every Config.TemporalTickEvery (a tick
 // epoch), so rows leave such views on time and SUBSCRIBE sees the
 // retractions at the epoch they happen.
 //
@@ -33,10 +33,10 @@ import (
 // An entry written before times were recorded has no trailer: its time is
 // the frontier's (time never goes back).
 
-// temporalTickEvery is how often the table shard writes a tick epoch
-// while temporal views exist: the delay, at most, between a row's
-// deadline and its leaving the view (plus the step). Simulation range:
-// fixed (the simulation's clock moves through it many times a run).
+// temporalTickEvery is the default of Config.TemporalTickEvery: how often
+// the table shard writes a tick epoch while temporal views exist, the
+// delay, at most, between a row's deadline and its leaving the view (plus
+// the step).
 const temporalTickEvery = time.Second
 
 // temporalTick asks the table shard to write a tick epoch.
@@ -120,7 +120,7 @@ func (a *Actor) scheduleTemporalTick(ctx runtime.Context) {
 		return
 	}
 	a.temporalTicking = true
-	ctx.After(temporalTickEvery, temporalTick{})
+	ctx.After(a.cfg.TemporalTickEvery, temporalTick{})
 }
 
 // receiveTemporalTick writes a tick epoch: a log entry with no rows and
@@ -132,8 +132,9 @@ func (a *Actor) receiveTemporalTick(ctx runtime.Context) {
 		return
 	}
 	defer a.scheduleTemporalTick(ctx)
-	if a.commitUnsynced || len(a.pending) > 0 || a.nextEpochTime(ctx) <= a.lastEpochTime {
-		// A group commit on its way carries a time; or time stands still.
+	if a.commitUnsynced || len(a.pending) > 0 || a.nextEpochTime(ctx) < a.lastEpochTime+types.TimestampTZ(a.cfg.TemporalTickEvery.Microseconds()) {
+		// A group commit on its way carries a time; or an epoch came
+		// within the interval (commits carry the time while they flow).
 		return
 	}
 	epoch := a.lastEpoch + 1

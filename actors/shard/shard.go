@@ -67,6 +67,12 @@ type Config struct {
 	// tests on small tables take the path of large ones. Simulation
 	// range: false.
 	RangeSeeksAlways bool
+	// TemporalTickEvery is how often the table shard writes a tick epoch
+	// while a view with a temporal filter exists (epochtime.go): at most
+	// the delay between a row's time and its leaving such a view. 0:
+	// temporalTickEvery (1s). Simulation range: 100ms plus the storage
+	// tick (101ms..300ms), so rows expire many times within a run.
+	TemporalTickEvery time.Duration
 	// Control is the control-plane actor the shard fetches catalogs from
 	// when a message names a newer one than it has (catalog.go); default
 	// control.ActorID.
@@ -234,6 +240,9 @@ func New(cfg Config) runtime.Factory {
 	if cfg.Control == "" {
 		cfg.Control = control.ActorID
 	}
+	if cfg.TemporalTickEvery <= 0 {
+		cfg.TemporalTickEvery = temporalTickEvery
+	}
 	return func() runtime.Actor { return &Actor{cfg: cfg, locks: newLockTable(cfg.DeadlockDetector)} }
 }
 
@@ -281,7 +290,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			return
 		case temporalTick:
 			// Keep the timer while poisoned: the reopened shard ticks on.
-			ctx.After(temporalTickEvery, temporalTick{})
+			ctx.After(a.cfg.TemporalTickEvery, temporalTick{})
 			return
 		case awaitEpochTick:
 			a.exchange.waitTicking = false

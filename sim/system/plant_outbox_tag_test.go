@@ -17,7 +17,12 @@ import (
 func TestPlantedOutboxCollectedOnSendCaught(t *testing.T) {
 	for seed := uint64(1); seed <= 300; seed++ {
 		err, failure := runCatchingAssertions(Options{Seed: seed, DrawShards: true})
-		if failure != nil && strings.Contains(failure.Message, "delta log entry") {
+		// NB: a view shard that asked for entries already collected is sent
+		// a Collected frame and jumps past the epoch its view's backfill
+		// exported the tables at: the export's assertion reports the same
+		// planted bug (the table shard's tick epochs of a temporal view
+		// make it come first at some seeds).
+		if failure != nil && (strings.Contains(failure.Message, "delta log entry") || strings.Contains(failure.Message, "passed the export's epoch")) {
 			t.Logf("planted bug caught at seed %d by the exchange's assertion: %s", seed, failure.Message)
 			return
 		}
