@@ -2,11 +2,11 @@ package shard
 
 import (
 	"encoding/binary"
-	"github.com/rockstream/rockstream/actors/control"
-	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"time"
 
+	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
 )
@@ -23,9 +23,9 @@ import (
 //
 // Time passes without commits too: while the catalog has a materialized
 // view with a temporal filter (catalog.Relation.Temporal), the table
-// shard writes an entry with no rows every Config.TemporalTickEvery (a tick
-// epoch), so rows leave such views on time and SUBSCRIBE sees the
-// retractions at the epoch they happen.
+// shard writes an entry with no rows (a tick epoch) when no epoch came in
+// the last Config.TemporalTickEvery, so rows leave such views on time and
+// SUBSCRIBE sees the retractions at the epoch they happen.
 //
 //	log entry   … tables … ['T' time(8, big-endian µs since 2000-01-01)]
 //	0x06 'N'    the frontier's time (8 bytes), written with the frontier
@@ -34,9 +34,10 @@ import (
 // the frontier's (time never goes back).
 
 // temporalTickEvery is the default of Config.TemporalTickEvery: how often
-// the table shard writes a tick epoch while temporal views exist, the
-// delay, at most, between a row's deadline and its leaving the view (plus
-// the step).
+// the table shard looks whether an epoch came in the last interval, and
+// writes a tick epoch if none did, while temporal views exist. A row
+// leaves with the first epoch at or after its deadline: at most two
+// intervals after it (plus the step), at once if a commit comes.
 const temporalTickEvery = time.Second
 
 // temporalTick asks the table shard to write a tick epoch.
@@ -132,13 +133,13 @@ func (a *Actor) receiveTemporalTick(ctx runtime.Context) {
 		return
 	}
 	defer a.scheduleTemporalTick(ctx)
-	if a.commitUnsynced || len(a.pending) > 0 || a.nextEpochTime(ctx) < a.lastEpochTime+types.TimestampTZ(a.cfg.TemporalTickEvery.Microseconds()) {
+	at := a.nextEpochTime(ctx)
+	if a.commitUnsynced || len(a.pending) > 0 || at < a.lastEpochTime+types.TimestampTZ(a.cfg.TemporalTickEvery.Microseconds()) {
 		// A group commit on its way carries a time; or an epoch came
 		// within the interval (commits carry the time while they flow).
 		return
 	}
 	epoch := a.lastEpoch + 1
-	at := a.nextEpochTime(ctx)
 	txn := kv.NewTxn(a.store)
 	if err := txn.Put(logKey(epoch), appendLogTime(appendUvarintZero(nil), at)); err != nil {
 		ctx.Logger().Error("tick epoch failed", "err", err)
