@@ -135,14 +135,16 @@ func (o *temporalOracle) await(when string, instant time.Time) {
 
 // temporalViews are the views of the temporal tests: upper and lower
 // bounds, now() on either side, BETWEEN, mz_now(), an interval on the row
-// side, a timestamp (without time zone) column and an aggregate over a
-// temporal filter.
+// side, a timestamp (without time zone) column, an aggregate over a
+// temporal filter, one in HAVING and one over a join.
 var temporalViews = [][2]string{
 	{"v_hour", "SELECT id, ts FROM ev WHERE ts > now() - interval '1 hour'"},
 	{"v_window", "SELECT id, g FROM ev WHERE ts + interval '1 day' > mz_now() AND ts <= mz_now()"},
 	{"v_between", "SELECT g, count(*) AS n FROM ev WHERE ts BETWEEN now() - interval '30 minutes' AND now() + interval '10 minutes' GROUP BY g"},
 	{"v_rev", "SELECT id FROM ev WHERE now() - interval '2 hours' < ts AND g > 0"},
 	{"v_local", "SELECT id FROM ev WHERE lts >= CURRENT_TIMESTAMP - interval '90 minutes'"},
+	{"v_having", "SELECT g, max(ts) AS last FROM ev GROUP BY g HAVING max(ts) > now() - interval '45 minutes'"},
+	{"v_join", "SELECT a.id, b.id AS other FROM ev a JOIN ev b ON a.g = b.g AND a.id < b.id WHERE a.ts > now() - interval '10 minutes' AND b.ts <= now() AND a.id < 20 AND b.id < 20"},
 }
 
 // evRows inserts rows with times around the views' boundaries at base.
