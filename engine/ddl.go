@@ -227,6 +227,7 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 		if _, err := rsql.CompileView(rec, st.Query); err != nil {
 			return err
 		}
+		rel.Temporal = d.View.Temporal()
 		rel.Pinned = pinnedRelations(rec.Reached)
 		if err := s.placeView(snap, rel, d.View); err != nil {
 			return err

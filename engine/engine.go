@@ -50,6 +50,10 @@ type Config struct {
 	Shards int
 	// rangeSeeksAlways: shard.Config.RangeSeeksAlways (tests).
 	rangeSeeksAlways bool
+	// Clock is the engine's time source: the actors' clock (the epochs'
+	// times, which materialized views' temporal filters run at) and
+	// statements' now(). nil is the wall clock; tests drive time with it.
+	Clock func() time.Time
 }
 
 // Engine is an embedded RockStream: one control plane and one shard in this
@@ -118,7 +122,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.StepBytesMax > 0 {
 		e.queryMemory = &queryMemory{limitBytes: cfg.StepBytesMax}
 	}
-	e.rt = real.New(real.Options{Store: cfg.Store, Logger: cfg.Logger})
+	e.rt = real.New(real.Options{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Clock})
 	open := func(path string) func(runtime.Context) (kv.Store, error) {
 		return func(actx runtime.Context) (kv.Store, error) {
 			return storage.Open(ctx, actx.Store(), path, cfg.Storage)
@@ -375,3 +379,11 @@ func (e *Engine) sessionClosed(s *session) {
 }
 
 func (e *Engine) String() string { return fmt.Sprintf("engine(%d sessions)", e.sessions) }
+
+// now is the engine's clock (Config.Clock).
+func (e *Engine) now() time.Time {
+	if e.cfg.Clock != nil {
+		return e.cfg.Clock()
+	}
+	return time.Now()
+}

@@ -22,7 +22,7 @@ func (s *session) env(settings *gateway.Settings, params []types.Datum) *expr.En
 	if settings != nil {
 		loc = settings.Location()
 	}
-	return &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZOf(time.Now()), Params: params, Random: rand.Uint64, Backends: s}
+	return &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZOf(s.e.now()), Params: params, Random: rand.Uint64, Backends: s}
 }
 
 // scannedRelations lists the relations a plan reads (plan.ScannedRelations).

@@ -57,6 +57,9 @@ type ServerOptions struct {
 	Shards int
 	// Takeover claims the storage even from a live holder (holder.go).
 	Takeover bool
+	// Clock is the server's time source (Config.Clock; nil: the wall
+	// clock). Tests drive time with it.
+	Clock func() time.Time
 	// Auth is "trust" (the default: every connection is a superuser; only
 	// loopback addresses may be bound) or "password" (SCRAM-SHA-256
 	// against the roles in the control DB; roles and GRANTs apply).
@@ -345,7 +348,7 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	}
 	debug.SetMemoryLimit(opts.MemoryBudgetBytes)
 	opts.Logger.Info("opening storage", "url", shown, "memory_budget_bytes", opts.MemoryBudgetBytes)
-	eng, err := Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes), Shards: opts.Shards})
+	eng, err := Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes), Shards: opts.Shards, Clock: opts.Clock})
 	if err != nil {
 		return err
 	}

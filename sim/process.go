@@ -103,6 +103,12 @@ func (s *Sim) ProcessUp(process string) bool {
 	return ok && p.up
 }
 
+// ProcessNow is a process's clock now: what its actors' ctx.Now reads
+// (skewed and drifting).
+func (s *Sim) ProcessNow(process string) time.Time {
+	return s.ensureProcess(process).clock.local(s.now)
+}
+
 // Processes lists the processes in creation order.
 func (s *Sim) Processes() []string { return append([]string(nil), s.processOrder...) }
 

@@ -120,6 +120,9 @@ type backfill struct {
 	release func()
 	// from is the frontier the snapshot describes.
 	from uint64
+	// fromTime is the time of epoch from, which the snapshot's rows are
+	// filtered at by the view's temporal filters (epochtime.go).
+	fromTime types.TimestampTZ
 	// source indexes view.sources: the one being scanned; resume is the
 	// key its scan continues at (nil: its first key).
 	source int
@@ -341,7 +344,13 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 			return false, err
 		}
 	}
-	if first || nonEmpty(inputs) {
+	if first || nonEmpty(inputs) || (v.temporal && b.scanned) {
+		// The snapshot is the tables at epoch from, at its time; the
+		// buffered deltas go up to the frontier, at its time.
+		v.circuit.SetNow(b.fromTime)
+		if b.scanned {
+			v.circuit.SetNow(a.frontierTime)
+		}
 		if _, err := v.circuit.Step(txn, inputs); err != nil {
 			v.circuit.DiscardCaches()
 			return false, err
@@ -402,7 +411,7 @@ func (a *Actor) beginBackfill(ctx runtime.Context, b *backfill) error {
 		return err
 	}
 	b.reader, b.release = a.pinInputs()
-	b.from = a.frontier
+	b.from, b.fromTime = a.frontier, a.frontierTime
 	ctx.Logger().Info("view backfill started", "view", b.view.rel.Name, "frontier", b.from)
 	return nil
 }

@@ -28,10 +28,11 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 	// Write side of the commit pairing: epochs are dense, and nothing past
 	// the last epoch is durable yet.
 	assert.That(a.durableEpoch <= a.lastEpoch, "durable epoch %d past the last epoch %d", a.durableEpoch, a.lastEpoch)
-	batch, err := a.commitBatchOf(m, epoch, false)
+	at := a.nextEpochTime(ctx)
+	batch, err := a.commitBatchOf(m, epoch, at, false)
 	if err == nil && batch == nil {
 		// A key written twice: rebuild with the writes seeing each other.
-		batch, err = a.commitBatchOf(m, epoch, true)
+		batch, err = a.commitBatchOf(m, epoch, at, true)
 	}
 	if err != nil {
 		return nil, err
@@ -50,7 +51,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 		a.poison(err)
 		return nil, errcode.Wrap(errcode.ShardUnavailable, err, "commit was not made durable")
 	}
-	a.lastEpoch = epoch
+	a.lastEpoch, a.lastEpochTime = epoch, at
 	if group {
 		a.commitUnsynced = true
 	} else {
@@ -66,10 +67,11 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 }
 
 // commitBatchOf builds a commit's write batch (commitbatch.go): table rows,
-// the delta-log entry under epoch, the source offset and the last epoch. In
+// the delta-log entry under epoch (with its time at, epochtime.go), the
+// source offset and the last epoch. In
 // direct mode (exact false) it returns a nil batch if a key is written
 // twice; the caller then rebuilds it in exact mode.
-func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatch, error) {
+func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exact bool) (*kv.WriteBatch, error) {
 	cb := newCommitBatch(a.store, len(m.Writes), exact)
 	var byValue []valueDeletes
 	for i, w := range m.Writes {
@@ -202,7 +204,7 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, exact bool) (*kv.WriteBatc
 			return nil, err
 		}
 	}
-	if err := cb.Put(logKey(epoch), cb.encodeLog()); err != nil {
+	if err := cb.Put(logKey(epoch), cb.encodeLog(at)); err != nil {
 		return nil, err
 	}
 	txn := cb

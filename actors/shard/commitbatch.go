@@ -135,8 +135,8 @@ func (cb *commitBatch) canonical(codec tableCodec, stored []byte) ([]byte, error
 }
 
 // encodeLog encodes the delta-log entry (the format decodeLog reads).
-func (cb *commitBatch) encodeLog() []byte {
-	size := binary.MaxVarintLen64
+func (cb *commitBatch) encodeLog(at types.TimestampTZ) []byte {
+	size := binary.MaxVarintLen64 + logTimeBytes
 	for _, t := range cb.tables {
 		size += 16 + binary.MaxVarintLen64 + t.bytes + len(t.rows)*2*binary.MaxVarintLen64
 	}
@@ -160,7 +160,7 @@ func (cb *commitBatch) encodeLog() []byte {
 			b = append(b, enc...)
 		}
 	}
-	return b
+	return appendLogTime(b, at)
 }
 
 // batch returns the commit's write batch, sorted by key; ok is false in

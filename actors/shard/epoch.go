@@ -63,6 +63,9 @@ func (a *Actor) step(ctx runtime.Context) error {
 		}
 		return d, ok
 	}
+	// The step's time (epochtime.go): its last entry's, never earlier
+	// than the frontier's.
+	stepTime := a.frontierTime
 	for e := a.frontier + 1; e <= upTo; e++ {
 		v, ok, err := txn.Get(logKey(e))
 		if err != nil {
@@ -72,9 +75,11 @@ func (a *Actor) step(ctx runtime.Context) error {
 		if !ok {
 			return corrupt("delta log entry for epoch %d is missing (frontier %d, last %d)", e, a.frontier, a.lastEpoch)
 		}
-		if err := decodeLog(v, a.snap.Namespace(), decoderOf); err != nil {
+		at, err := decodeLog(v, a.snap.Namespace(), decoderOf)
+		if err != nil {
 			return err
 		}
+		stepTime = max(stepTime, at)
 		if len(a.exchange.out) > 0 {
 			// The view shards may not have it yet: gcExchangedLog
 			// deletes it once they all have (exchange.go).
@@ -91,9 +96,12 @@ func (a *Actor) step(ctx runtime.Context) error {
 	viewDeltas := map[catalog.ID]zset.Delta{}
 	for _, v := range a.views {
 		inputs := v.stepInputs(tableDeltas, viewDeltas)
-		if len(inputs) == 0 {
+		// NB: a view with a temporal filter steps as time passes, also
+		// with no input: its rows leave when their time comes.
+		if len(inputs) == 0 && !(v.temporal && stepTime > a.frontierTime) {
 			continue
 		}
+		v.circuit.SetNow(stepTime)
 		outs, err := v.circuit.StepDeltas(txn, inputs)
 		if err != nil {
 			a.discardCaches()
@@ -130,6 +138,11 @@ func (a *Actor) step(ctx runtime.Context) error {
 	if err := putUint64(txn, frontierKey(), upTo); err != nil {
 		return err
 	}
+	if stepTime != a.frontierTime {
+		if err := putTime(txn, frontierTimeKey(), stepTime); err != nil {
+			return err
+		}
+	}
 	batch := txn.Batch()
 	a.lastStepWrites = batch.Len()
 	// NB: an epoch step need not be durable before anyone proceeds: its
@@ -147,7 +160,8 @@ func (a *Actor) step(ctx runtime.Context) error {
 		panic("shard: frontier went backwards")
 	}
 	prev := a.frontier
-	a.frontier = upTo
+	a.frontier, a.frontierTime = upTo, stepTime
+	a.lastEpochTime = max(a.lastEpochTime, stepTime)
 	for _, v := range a.views {
 		if f, ok := floors[v.rel.ID]; ok {
 			v.history.floor = f

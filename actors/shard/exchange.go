@@ -545,6 +545,7 @@ func (a *Actor) afterMessage(ctx runtime.Context) {
 	}
 	a.reachPins(ctx)
 	a.reportFrontier(ctx)
+	a.scheduleTemporalTick(ctx)
 	if err := a.exchangePeers(ctx); err != nil {
 		ctx.Logger().Error("loading the exchange's acknowledgements", "err", err)
 		return
@@ -590,7 +591,7 @@ func (a *Actor) readAtEpoch(m Read) (runtime.Message, error) {
 		if !ok {
 			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the changes after epoch %d are no longer kept", m.Epoch)
 		}
-		if err := decodeLog(v, a.snap.Namespace(), func(id catalog.ID) (deltaDecoder, bool) {
+		if _, err := decodeLog(v, a.snap.Namespace(), func(id catalog.ID) (deltaDecoder, bool) {
 			d, ok := decoders[id]
 			return d, ok
 		}); err != nil {

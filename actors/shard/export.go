@@ -254,7 +254,7 @@ func (a *Actor) remoteBackfill(ctx runtime.Context, b *backfill) (remote, waitin
 	// INVARIANT: steps stop at the export's epoch (stepTarget).
 	assert.That(a.frontier == r.epoch, "view shard frontier %d passed the export's epoch %d", a.frontier, r.epoch)
 	b.reader, b.release = a.pinInputs()
-	b.from = a.frontier
+	b.from, b.fromTime = a.frontier, a.frontierTime
 	ctx.Logger().Info("view backfill started from exported tables", "view", b.view.rel.Name, "frontier", b.from)
 	a.replayWaitingReads(ctx)
 	return true, false, nil

@@ -107,6 +107,10 @@ type (
 	ReadResult struct {
 		Frontier uint64
 		Batches  []zset.Batch
+		// FrontierTime is the time of epoch Frontier, which the views'
+		// temporal filters were stepped at (epochtime.go); 0 for a read
+		// of tables only at an earlier epoch.
+		FrontierTime types.TimestampTZ
 	}
 
 	// Lookup returns the current rows of a table for primary keys. →

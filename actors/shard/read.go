@@ -37,7 +37,7 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 	// Paired with the frontier read back at open: a frontier shown to a
 	// reader is durable, so no restart can take it back.
 	assert.That(a.frontier <= a.durableFrontier, "showing frontier %d, durable only up to %d", a.frontier, a.durableFrontier)
-	res := ReadResult{Frontier: a.frontier}
+	res := ReadResult{Frontier: a.frontier, FrontierTime: a.frontierTime}
 	for i, id := range m.Relations {
 		b, err := a.snapshotIn(a.store, id, m.rangesOf(i))
 		if err != nil {

@@ -237,7 +237,7 @@ func (d *columnDecoder) delta() zset.Delta {
 //
 // decodeLog hands each table's rows to the decoder decoderOf returns for
 // it (ok false: the table was dropped since, its rows are skipped).
-func decodeLog(src []byte, ns catalog.NamespaceID, decoderOf func(catalog.ID) (deltaDecoder, bool)) error {
+func decodeLog(src []byte, ns catalog.NamespaceID, decoderOf func(catalog.ID) (deltaDecoder, bool)) (types.TimestampTZ, error) {
 	r := byteReader{src: src}
 	n := r.uvarint()
 	for i := uint64(0); i < n && r.err == nil; i++ {
@@ -256,17 +256,21 @@ func decodeLog(src []byte, ns catalog.NamespaceID, decoderOf func(catalog.ID) (d
 				continue // the table was dropped since: its rows no longer matter
 			}
 			if err := dec.add(enc, w); err != nil {
-				return err
+				return 0, err
 			}
 		}
 	}
 	if r.err != nil {
-		return r.err
+		return 0, r.err
 	}
-	if len(r.src) != 0 {
-		return corrupt("log entry has %d trailing bytes", len(r.src))
+	at, rest, ok := readLogTime(r.src)
+	if !ok {
+		return 0, corrupt("log entry has %d trailing bytes", len(r.src))
 	}
-	return nil
+	if len(rest) != 0 {
+		return 0, corrupt("log entry has %d trailing bytes", len(rest))
+	}
+	return at, nil
 }
 
 type byteReader struct {

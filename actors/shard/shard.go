@@ -67,6 +67,12 @@ type Config struct {
 	// tests on small tables take the path of large ones. Simulation
 	// range: false.
 	RangeSeeksAlways bool
+	// TemporalTickEvery is how often the table shard writes a tick epoch
+	// while a view with a temporal filter exists (epochtime.go): at most
+	// the delay between a row's time and its leaving such a view. 0:
+	// temporalTickEvery (1s). Simulation range: 100ms plus the storage
+	// tick (101ms..300ms), so rows expire many times within a run.
+	TemporalTickEvery time.Duration
 	// Control is the control-plane actor the shard fetches catalogs from
 	// when a message names a newer one than it has (catalog.go); default
 	// control.ActorID.
@@ -94,9 +100,12 @@ type installedView struct {
 	widths map[catalog.ID]int
 	// history is the view's change history state (history.go).
 	history viewHistory
-	// spread is this shard's part of a view spread over the view shards
+	// spread is this shard's part of a view spread over the shards
 	// (placement.go); nil for a view maintained whole here.
 	spread *spreadPart
+	// temporal: the circuit has a temporal filter, so it steps as time
+	// passes even with no input (epochtime.go).
+	temporal bool
 }
 
 // Actor is the shard actor.
@@ -108,6 +117,16 @@ type Actor struct {
 	snap      *control.Snapshot
 	lastEpoch uint64
 	frontier  uint64
+	// lastEpochTime is the time of the last epoch, frontierTime the
+	// frontier's: the time its views' temporal filters were stepped at
+	// (epochtime.go). INVARIANT: frontierTime <= lastEpochTime on the
+	// table shard.
+	lastEpochTime, frontierTime types.TimestampTZ
+	// temporalTicking: a temporalTick timer is queued (epochtime.go);
+	// temporalViews: the catalog temporalOf has a view with a temporal
+	// filter.
+	temporalTicking, temporalViews bool
+	temporalOf                     *control.Snapshot
 	// durableFrontier is the highest frontier known durable. Epoch steps
 	// are written without waiting; before a frontier is shown to anyone it
 	// is made durable, so a crash never takes back a frontier a reader saw.
@@ -224,6 +243,9 @@ func New(cfg Config) runtime.Factory {
 	if cfg.Control == "" {
 		cfg.Control = control.ActorID
 	}
+	if cfg.TemporalTickEvery <= 0 {
+		cfg.TemporalTickEvery = temporalTickEvery
+	}
 	return func() runtime.Actor { return &Actor{cfg: cfg, locks: newLockTable(cfg.DeadlockDetector)} }
 }
 
@@ -268,6 +290,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			return
 		case exchangeTick:
 			ctx.After(exchangeResendEvery, exchangeTick{})
+			return
+		case temporalTick:
+			// Keep the timer while poisoned: the reopened shard ticks on.
+			ctx.After(a.cfg.TemporalTickEvery, temporalTick{})
 			return
 		case awaitEpochTick:
 			a.exchange.waitTicking = false
@@ -374,6 +400,8 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	case epochTick:
 		a.epochTick(ctx)
+	case temporalTick:
+		a.receiveTemporalTick(ctx)
 	case retryBackfills:
 		a.receiveRetryBackfills(ctx)
 	case backfillChunk:
@@ -426,6 +454,10 @@ func (a *Actor) open(ctx runtime.Context) error {
 	if a.frontier, err = getUint64(store, frontierKey()); err != nil {
 		return err
 	}
+	if a.frontierTime, err = getTime(store, frontierTimeKey()); err != nil {
+		return err
+	}
+	a.lastEpochTime = a.frontierTime
 	if a.catalog.floor, err = getUint64(store, catalogFloorKey()); err != nil {
 		return err
 	}
@@ -443,10 +475,17 @@ func (a *Actor) open(ctx runtime.Context) error {
 	// and maintenance has not consumed yet has its delta-log entry.
 	if a.lastEpoch > a.frontier {
 		for _, e := range []uint64{a.frontier + 1, a.lastEpoch} {
-			if _, ok, err := store.Get(logKey(e)); err != nil {
+			if v, ok, err := store.Get(logKey(e)); err != nil {
 				return err
 			} else if !ok {
 				return corrupt("delta log entry for epoch %d is missing at open (frontier %d, last %d)", e, a.frontier, a.lastEpoch)
+			} else if e == a.lastEpoch {
+				// The last epoch's time: new epochs are not earlier.
+				at, err := logEntryTime(v)
+				if err != nil {
+					return err
+				}
+				a.lastEpochTime = max(a.lastEpochTime, at)
 			}
 		}
 	}
@@ -703,8 +742,7 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 	if err != nil {
 		return nil, err
 	}
-
-	v := &installedView{rel: rel, circuit: c, sources: sources, constants: planned.Constants, widths: map[catalog.ID]int{}}
+	v := &installedView{rel: rel, circuit: c, sources: sources, constants: planned.Constants, widths: map[catalog.ID]int{}, temporal: c.Temporal()}
 	for _, s := range sources {
 		src, ok := snap.RelationByID(s)
 		if !ok {

@@ -145,6 +145,10 @@ func (a *Actor) readAt(m Read) (runtime.Message, error) {
 		return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the statement's snapshot (epoch %d) is no longer available", m.PinEpoch)
 	}
 	res := ReadResult{Frontier: a.snapshots[m.At].epoch}
+	// The snapshot's own frontier time: a view shard pins at the epoch.
+	if res.FrontierTime, err = getTime(r, frontierTimeKey()); err != nil {
+		return nil, err
+	}
 	for i, id := range m.Relations {
 		if slices.Contains(a.snapshots[m.At].filling, id) {
 			name := id.String()

@@ -54,12 +54,20 @@ func Start(storage string) (*Server, error) {
 
 // StartShards boots a server whose new store has the given shards.
 func StartShards(storage string, shards int) (*Server, error) {
+	return StartClock(storage, shards, nil)
+}
+
+// StartClock boots a server whose new store has the given shards and
+// whose time is clock (nil: the wall clock), so a test drives the time
+// materialized views' temporal filters and now() see.
+func StartClock(storage string, shards int, clock func() time.Time) (*Server, error) {
 	run, err := engine.Start(engine.ServerOptions{
 		Storage: storage,
 		Listen:  "127.0.0.1:0",
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Out:     io.Discard,
 		Shards:  shards,
+		Clock:   clock,
 	}, startTimeout)
 	if err != nil {
 		return nil, err

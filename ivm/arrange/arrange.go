@@ -97,11 +97,15 @@ const (
 	KindRecursiveSupport byte = 0xC3
 	KindTopK             byte = 0xD1 // partition key, row → weight
 	KindWindow           byte = 0xD2 // partition key, row → weight (window functions)
-	KindIntegral         byte = 0xE1 // row → weight (Integrate)
-	KindPrevious         byte = 0xE2 // row → weight (Delay, Differentiate)
-	KindViewRows         byte = 0xF1 // view output rows
-	KindViewErrors       byte = 0xF2 // view evaluation errors
-	KindViewMarkers      byte = 0xF3
+	// KindTemporal is a temporal filter's activation and expiry indexes
+	// (deadline, row → weight) and its last applied time: global state,
+	// under the empty partition key, so one scan reads it in deadline order.
+	KindTemporal    byte = 0xD3
+	KindIntegral    byte = 0xE1 // row → weight (Integrate)
+	KindPrevious    byte = 0xE2 // row → weight (Delay, Differentiate)
+	KindViewRows    byte = 0xF1 // view output rows
+	KindViewErrors  byte = 0xF2 // view evaluation errors
+	KindViewMarkers byte = 0xF3
 )
 
 // cacheEntriesMaxDefault bounds each arrangement's read cache. Sized so a

@@ -137,6 +137,18 @@ func (b *Builder) Filter(in Node, pred expr.Expr) Node {
 	})
 }
 
+// TemporalFilter keeps the rows whose temporal bounds hold at each step's
+// time (op.TemporalFilter; the circuit's SetNow).
+func (b *Builder) TemporalFilter(in Node, spec op.TemporalFilterSpec) Node {
+	if !b.check(in) {
+		return Node{}
+	}
+	schema := b.in(in)
+	return b.add("temporal_filter", []Node{in}, func(s op.State) (op.Operator, error) {
+		return op.NewTemporalFilter(s, schema, spec), nil
+	})
+}
+
 // Map computes one output column per expression.
 func (b *Builder) Map(in Node, exprs []expr.Expr, names []string) Node {
 	if !b.check(in) {

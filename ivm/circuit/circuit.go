@@ -53,6 +53,34 @@ type Circuit struct {
 	// steps counts stepNodes calls: the slot of each node's recent ring
 	// the current step counts into is steps % RecentStepsMax.
 	steps int64
+	// now is the time of the next step (SetNow); unset, a step's time is
+	// the Env's statement time.
+	now    types.TimestampTZ
+	nowSet bool
+}
+
+// SetNow sets the time the following steps filter temporal bounds by
+// (op.TemporalFilter): for a view, the time its shard recorded with the
+// epoch being stepped, so a replay steps at the same time.
+func (c *Circuit) SetNow(now types.TimestampTZ) { c.now, c.nowSet = now, true }
+
+// Temporal reports whether the circuit has a temporal filter: its output
+// changes as time passes, so it must step even when no input changed.
+func (c *Circuit) Temporal() bool {
+	for _, n := range c.nodes {
+		if _, ok := n.operator.(*op.TemporalFilter); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// stepNow is the time of the current step.
+func (c *Circuit) stepNow() types.TimestampTZ {
+	if c.nowSet || c.cfg.Env == nil {
+		return c.now
+	}
+	return c.cfg.Env.StatementTime
 }
 
 // RecentStepsMax is how many of the last steps each node's counts are
@@ -372,7 +400,7 @@ func (c *Circuit) stepNodes(txn kv.Txn, inputs map[SourceID]zset.Delta) ([]zset.
 		if c.cfg.Clock != nil {
 			start = c.cfg.Clock()
 		}
-		ctx := &op.Context{Txn: txn, Env: c.cfg.Env, Memory: mem}
+		ctx := &op.Context{Txn: txn, Env: c.cfg.Env, Memory: mem, Now: c.stepNow()}
 		var ins []zset.Delta
 		var rowsIn int64
 		for _, in := range n.inputs {

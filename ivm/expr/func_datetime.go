@@ -244,9 +244,12 @@ func registerDateTime(add adder) {
 		f1("isfinite", types.TTimestamp, types.TBool, func(a types.Datum) (types.Datum, error) { return a.(types.Timestamp).IsFinite(), nil }),
 		f1("isfinite", types.TTimestampTZ, types.TBool, func(a types.Datum) (types.Datum, error) { return a.(types.TimestampTZ).IsFinite(), nil }),
 	)
-	// The statement clock. These read Env.StatementTime; views reject them
-	// because they are not Immutable.
-	for _, name := range []string{"now", "current_timestamp", "transaction_timestamp", "statement_timestamp"} {
+	// The statement clock. These read Env.StatementTime; views accept them
+	// only in temporal filters, which the shard evaluates at each epoch's
+	// time (op.TemporalFilter).
+	// mz_now() is Materialize's name for the time a view is maintained at
+	// (its temporal filters); ad hoc it is now().
+	for _, name := range []string{"now", "current_timestamp", "transaction_timestamp", "statement_timestamp", "mz_now"} {
 		add(&Func{Name: name, Result: types.TTimestampTZ, Strict: true, Volatility: Stable,
 			Eval: func(env *Env, _ []types.Type, _ []types.Datum) (types.Datum, error) { return statementTime(env), nil }})
 	}

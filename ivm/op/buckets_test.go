@@ -55,7 +55,7 @@ func checkStateBuckets(t *rapid.T, store kv.Reader, operator Operator, partKeys 
 	}
 	for _, a := range st.Arrangements() {
 		prefix := a.Prefix()
-		global := prefix[1] == arrange.KindJoinMeta
+		global := prefix[1] == arrange.KindJoinMeta || prefix[1] == arrange.KindTemporal
 		err := kv.ScanPrefix(store, prefix, func(k, _ []byte) error {
 			b, ok := partition.ReadBucket(k[len(prefix):])
 			if !ok {

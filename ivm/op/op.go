@@ -29,6 +29,7 @@
 //	NewWindow(state, in, WindowSpec)           StreamWindow(ctx, in, spec, batch)
 //	NewIntegrate / NewDifferentiate / NewDelay StreamIntegrate / StreamDifferentiate / StreamDelay
 //	NewRecursive(state, in, body, RecursiveSpec) the batch fixpoint (ivm/sql's ad-hoc iteration)
+//	NewTemporalFilter(state, in, spec)         StreamTemporalFilter(ctx, spec, now, batch)
 //	Fuse(filter, filter|map|project)           the chain of Stream forms
 //
 // Fused runs a chain of Filters ending in at most one Map or Project as one
@@ -98,6 +99,10 @@ type Context struct {
 	Txn kv.Txn
 	// Env is the expression environment (fixed for views).
 	Env *expr.Env
+	// Now is the step's time, which a TemporalFilter filters by: for a
+	// view, the time its shard recorded with the epoch (the same on a
+	// replay); for a run over a snapshot, the statement's time.
+	Now types.TimestampTZ
 	// Errors collects evaluation errors raised this step as a Z-set of
 	// ErrorSchema rows.
 	Errors zset.Batch

@@ -31,6 +31,7 @@ import (
 //	Differentiate        differentiate/1
 //	Delay                delay/1
 //	Recursive            recursive/1[mode]{body}    (body: the step sub-circuit's record)
+//	TemporalFilter       temporal/1
 
 // StateFormat returns the name and version of the state encoding of o, or
 // "" when o stores no state.
@@ -54,6 +55,8 @@ func StateFormat(o Operator) string {
 		return "delay/1"
 	case *Recursive:
 		return o.stateFormat()
+	case *TemporalFilter:
+		return "temporal/1"
 	}
 	if _, ok := o.(Stateful); ok {
 		// INVARIANT: every stateful operator is listed above.

@@ -177,6 +177,8 @@ func label(n plan.Node) string {
 		return fmt.Sprintf("VALUES  %d rows", len(x.Rows))
 	case *plan.Filter:
 		return "FILTER  " + x.Pred.String()
+	case *plan.TemporalFilter:
+		return "TEMPORAL FILTER  " + x.String()
 	case *plan.Project:
 		parts := make([]string, len(x.Exprs))
 		for i, e := range x.Exprs {

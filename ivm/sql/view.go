@@ -116,6 +116,9 @@ func compileViewStmt(cat catalog.Catalog, pg *parse.PG, opts CompileOptions) (*V
 		node = &plan.Project{Input: node, Exprs: plan.ColumnRefs(node.Schema())[:len(q.Columns)], Cols: q.Columns}
 	}
 	node = opt.Optimize(node)
+	if node, err = temporalFilters(node); err != nil {
+		return nil, err
+	}
 	if err := opt.CheckMaintainable(node); err != nil {
 		return nil, err
 	}

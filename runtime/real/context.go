@@ -100,7 +100,12 @@ func (c *actorContext) CancelTimer(id runtime.TimerID) {
 	}
 }
 
-func (c *actorContext) Now() time.Time { return time.Now() }
+func (c *actorContext) Now() time.Time {
+	if now := c.runtime.opts.Now; now != nil {
+		return now()
+	}
+	return time.Now()
+}
 
 func (c *actorContext) Rand(stream string) *rand.Rand {
 	c.check()

@@ -36,6 +36,10 @@ type Options struct {
 	// MailboxOverflowMessagesMax is the extra room for sends from actors
 	// (default MailboxOverflowMessagesMaxDefault).
 	MailboxOverflowMessagesMax int
+	// Now is the actors' clock (ctx.Now); nil is the wall clock. Tests
+	// drive time through it (a view's temporal filters run at the times
+	// the shards read from it).
+	Now func() time.Time
 }
 
 // Runtime runs each actor on its own goroutine. Safe for concurrent use.

@@ -24,7 +24,9 @@
 //     not at a later one or acknowledged at an epoch contradicting a read;
 //   - (c) views: at every read, each materialized view equals its defining
 //     query run ad hoc (non-incrementally) over the tables of the same
-//     read, including after healing over the model's tables;
+//     read, including after healing over the model's tables; a temporal
+//     view (half the runs: rows whose times pass during the run) is run
+//     at the time of the read's epoch;
 //   - (d) monotonicity: epochs per session and in real time, LastEpoch and
 //     frontiers never go backwards (across crashes), LastEpoch never below
 //     an acknowledged epoch, the frontier never past LastEpoch;

@@ -226,12 +226,13 @@ func (a adhoc) ScanRelation(rel *catalog.Relation) (zset.Batch, error) {
 
 // checkView compares the incrementally maintained view with its defining
 // query run once (non-incrementally) over the same snapshot of the tables.
-func checkView(snap *control.Snapshot, view *catalog.Relation, inputs map[catalog.ID]zset.Batch, got zset.Batch) error {
+func checkView(snap *control.Snapshot, view *catalog.Relation, inputs map[catalog.ID]zset.Batch, got zset.Batch, at types.TimestampTZ) error {
 	v, err := compileView(snap, view.SQL)
 	if err != nil {
 		return err
 	}
-	rows, err := rsql.RunPlan(v.Plan, adhoc{batches: inputs}, &expr.Env{})
+	// A temporal filter's reference runs at the read frontier's time.
+	rows, err := rsql.RunPlan(v.Plan, adhoc{batches: inputs}, &expr.Env{StatementTime: at})
 	if err != nil {
 		return fmt.Errorf("reference for view %s: %w", view.Name, err)
 	}

@@ -9,5 +9,5 @@ import "testing"
 // frames sent before their commits are durable): a crash takes back
 // epochs a view shard maintains, and the run fails.
 func TestPlantedFrameBeforeDurableCaught(t *testing.T) {
-	caughtWithin(t, Options{DrawShards: true}, 1500)
+	caughtWithin(t, Options{DrawShards: true, NoTemporalView: true}, 1500)
 }

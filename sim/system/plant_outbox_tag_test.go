@@ -16,7 +16,10 @@ import (
 // shard's exchange assertion reports (or a checker, first).
 func TestPlantedOutboxCollectedOnSendCaught(t *testing.T) {
 	for seed := uint64(1); seed <= 300; seed++ {
-		err, failure := runCatchingAssertions(Options{Seed: seed, DrawShards: true})
+		// NB: without the temporal view (Options.NoTemporalView): its tick
+		// epochs make a view shard that asked for collected entries jump
+		// past an export's epoch, which another assertion reports first.
+		err, failure := runCatchingAssertions(Options{Seed: seed, DrawShards: true, NoTemporalView: true})
 		if failure != nil && strings.Contains(failure.Message, "delta log entry") {
 			t.Logf("planted bug caught at seed %d by the exchange's assertion: %s", seed, failure.Message)
 			return

@@ -60,6 +60,28 @@ var viewDefs = []viewDef{
 	{"ag", "SELECT bal, count(*) AS n, max(w) AS m FROM acct GROUP BY bal"},
 }
 
+// temporalTickMin is the least interval of the table shard's tick epochs
+// in a run (shard.Config.TemporalTickEvery: this plus the storage tick,
+// 100ms..300ms): each is a durable write, and faster ticks would keep the
+// table shard busy with them under the store's simulated latency.
+const temporalTickMin = 100 * time.Millisecond
+
+// temporalViewSQL is a view with a temporal filter over t1 (temporalView):
+// row k's time is base (the table shard's clock when the view is
+// created) plus 100ms per key and 500ms per v, so rows arrive about as
+// their times pass, some in the future; each is in the view from its time
+// for 2s.
+const temporalViewSQL = "SELECT k, v FROM t1 WHERE %[1]s + k * interval '100 milliseconds' + v * interval '500 milliseconds' > now() - interval '2 seconds' AND %[1]s + k * interval '100 milliseconds' + v * interval '500 milliseconds' <= now()"
+
+// temporalView is the workload's temporal view: rows enter and leave it
+// as the (skewed) clock passes their times, by tick epochs as well as
+// commits, under crashes and replays; every read checks it against its
+// query at the read epoch's time.
+func (r *runner) temporalView() viewDef {
+	base := "timestamptz '" + r.temporalBase.UTC().Format("2006-01-02 15:04:05.999999") + "+00'"
+	return viewDef{"tw", fmt.Sprintf(temporalViewSQL, base)}
+}
+
 // spreadViewDefs are added to viewDefs over three shards or more, where
 // the views run on two view shards: a view reading views of both (one of
 // them compiled into it, shard.Inlined).
@@ -71,10 +93,14 @@ var spreadViewDefs = []viewDef{
 
 // workloadViews are the views setup creates.
 func (r *runner) workloadViews() []viewDef {
-	if r.shards >= 3 {
-		return append(append([]viewDef(nil), viewDefs...), spreadViewDefs...)
+	views := append([]viewDef(nil), viewDefs...)
+	if r.temporal {
+		views = append(views, r.temporalView())
 	}
-	return viewDefs
+	if r.shards >= 3 {
+		return append(views, spreadViewDefs...)
+	}
+	return views
 }
 
 // lateViewDefs: one of them may be created while data flows (backfilled
@@ -106,6 +132,13 @@ type Options struct {
 	// DrawShards lays the store out over 1 to 4 shards drawn from the
 	// seed (else one): TestSystemShards.
 	DrawShards bool
+	// NoTemporalView leaves the temporal view out of every run (else
+	// half have it), for the exchange plants' tests: its tick epochs give
+	// a lost epoch's number to a new epoch within a few hundred
+	// milliseconds, which closes the window in which the checker sees a
+	// view shard ahead of the table shard, and make a view shard sent
+	// collected entries trip the export's assertion before the exchange's.
+	NoTemporalView bool
 }
 
 // Bug is a planted bug the checkers must catch.
@@ -220,10 +253,15 @@ type runner struct {
 	spawned  bool
 	// lateView is the view created while data flows (nil: none this run).
 	lateView *viewDef
-	lateAt   time.Duration
-	lateDone bool
-	cover    Coverage
-	src      sourceState
+	// temporal: the run has the temporal view, whose times start at
+	// temporalBase, the table shard's clock when it was created
+	// (temporalView).
+	temporal, noTemporal bool
+	temporalBase         time.Time
+	lateAt               time.Duration
+	lateDone             bool
+	cover                Coverage
+	src                  sourceState
 	// txns are the transactional clients' transactions (txn.go).
 	txns txnModel
 }
@@ -298,7 +336,7 @@ func Run(opts Options) Outcome {
 	// Every message crosses the wire codec (issue 16): no actor shares
 	// memory with another, and a message that is not a value fails the run.
 	s := sim.New(sim.Options{Seed: opts.Seed, Config: opts.Config, AskTimeout: 20 * time.Second, Codec: wire.Standard()})
-	r := &runner{s: s, rnd: s.Rand("system"), model: newModel(), drawShards: opts.DrawShards}
+	r := &runner{s: s, rnd: s.Rand("system"), model: newModel(), drawShards: opts.DrawShards, noTemporal: opts.NoTemporalView}
 	plant := opts.Plant
 	if plantAckBeforeDurable {
 		plant = AckBeforeDurable
@@ -338,6 +376,12 @@ func (r *runner) run(plant Bug) error {
 	if r.rnd.IntN(2) == 0 {
 		r.lateView = &lateViewDefs[r.rnd.IntN(len(lateViewDefs))]
 		r.lateAt = time.Duration(r.rnd.Int64N(int64(safetyDuration)))
+	}
+	// Half the runs have the temporal view (its own stream: the draw
+	// shifts no other), whose tick epochs change the run's timeline.
+	r.temporal = s.Rand("system/temporal").IntN(2) == 0 && !r.noTemporal
+	if r.temporal {
+		r.cover.scenario("temporal_view_run")
 	}
 	if r.overload {
 		r.cover.scenario("overload_run")
@@ -398,7 +442,7 @@ func (r *runner) run(plant Bug) error {
 	// catalog snapshot carries it: ensureShards).
 	r.newShard = func(id partition.ShardID) runtime.Factory {
 		return shard.New(shard.Config{
-			ID: id, OpenStore: open(fmt.Sprintf("shards/%d", id), plant), Planner: sqlplan.Planner{}, TickEvery: tick,
+			ID: id, OpenStore: open(fmt.Sprintf("shards/%d", id), plant), Planner: sqlplan.Planner{}, TickEvery: tick, TemporalTickEvery: temporalTickMin + tick,
 			LogEntriesPerStepMax: logEntriesPerStepMax, BackfillRowsPerChunkMax: backfillRowsPerChunkMax, ExchangeLogMargin: logMargin,
 		})
 	}
@@ -769,11 +813,14 @@ func (r *runner) readSpread(m shard.Read, done func(runtime.Message, error)) {
 			homes[i] = r.router.ShardsOfHome(r.router.ReadHomeOf(r.snap, id))
 		}
 		out := make([]zset.Batch, len(m.Relations))
+		// The views' shards are at the epoch, at its time; a shard
+		// behind it (tables only) reports an earlier one.
+		var at types.TimestampTZ
 		var next func(shards []partition.ShardID)
 		next = func(shards []partition.ShardID) {
 			if len(shards) == 0 {
 				release()
-				done(shard.ReadResult{Frontier: opened.Epoch, Batches: out}, nil)
+				done(shard.ReadResult{Frontier: opened.Epoch, FrontierTime: at, Batches: out}, nil)
 				return
 			}
 			var ids []catalog.ID
@@ -797,6 +844,7 @@ func (r *runner) readSpread(m shard.Read, done func(runtime.Message, error)) {
 					// A spread view's parts add up (placement.go).
 					out[slots[k]].AddBatch(b, 1)
 				}
+				at = max(at, reply.(shard.ReadResult).FrontierTime)
 				next(shards[1:])
 			})
 		}
@@ -819,7 +867,7 @@ func (r *runner) readViewsThenTables(m shard.Read, tables, views []catalog.ID, m
 				return
 			}
 			tr := reply.(shard.ReadResult)
-			done(shard.ReadResult{Frontier: vr.Frontier, Batches: append(tr.Batches, vr.Batches...)}, nil)
+			done(shard.ReadResult{Frontier: vr.Frontier, FrontierTime: vr.FrontierTime, Batches: append(tr.Batches, vr.Batches...)}, nil)
 		})
 	})
 }
@@ -892,7 +940,7 @@ func (r *runner) checkRead(q readReq, res shard.ReadResult) error {
 		inputs[v.ID] = zset.Consolidate(res.Batches[4+i])
 	}
 	for i, v := range q.views {
-		if err := checkView(q.snap, v, inputs, res.Batches[4+i]); err != nil {
+		if err := checkView(q.snap, v, inputs, res.Batches[4+i], res.FrontierTime); err != nil {
 			return fmt.Errorf("%s read at frontier %d: %w", q.kind, res.Frontier, err)
 		}
 	}
@@ -1053,7 +1101,17 @@ func (r *runner) setup() error {
 	}
 	steps = append(steps, acctDDL, seqDDL, r.sourceDDL)
 	for _, def := range r.workloadViews() {
-		steps = append(steps, func() control.CreateRelation { return r.viewDDL(def) })
+		steps = append(steps, func() control.CreateRelation {
+			if def.name == "tw" {
+				// The temporal view's times start at the clock when it is
+				// created (the first attempt's: a retry names the same).
+				if r.temporalBase.IsZero() {
+					r.temporalBase = r.s.ProcessNow(processName)
+				}
+				def = r.temporalView()
+			}
+			return r.viewDDL(def)
+		})
 	}
 	attempts := 0
 	retry := func(what string, err error) error {
@@ -1095,7 +1153,7 @@ func (r *runner) viewDDL(def viewDef) control.CreateRelation {
 		// INVARIANT: the fixed view definitions compile.
 		panic(fmt.Sprintf("view %s: %v", def.name, err))
 	}
-	rel := &catalog.Relation{Kind: catalog.KindMaterializedView, Name: def.name, SQL: def.sql, Refs: rec.Refs}
+	rel := &catalog.Relation{Kind: catalog.KindMaterializedView, Name: def.name, SQL: def.sql, Refs: rec.Refs, Temporal: v.Temporal()}
 	for _, c := range v.Columns {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c.Name, Type: c.Type})
 	}

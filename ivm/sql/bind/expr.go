@@ -743,6 +743,10 @@ func (b *binder) sqlValueFunction(f *pg_query.SQLValueFunction) (plan.Scalar, er
 		return nil, b.unsupported(f.Location, "SQL value function "+f.Op.String())
 	}
 	if b.opts.ForView {
+		if f.Op == pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP {
+			// now(): accepted only in a temporal filter (ivm/sql/temporal.go).
+			return plan.Now(), nil
+		}
 		return nil, b.unsupported(f.Location, strings.ToUpper(name)+" (its value changes over time)")
 	}
 	return &plan.Func{Name: name, Typ: t, Volatile: true}, nil

@@ -186,6 +186,11 @@ type Relation struct {
 	// earlier plan is rebuilt from the inputs (the shard keeps the plan it
 	// was built by beside the state).
 	Plan uint64 `json:",omitempty"`
+	// Temporal marks a materialized view with a temporal filter (WHERE ts
+	// > now() - interval '1 hour'): its rows change as time passes, so
+	// the table shard writes epochs while no commit comes, for its rows
+	// to leave on time (actors/shard epochtime.go).
+	Temporal bool `json:",omitempty"`
 }
 
 // Ref is one name a view's SQL used and the relation it resolved to.

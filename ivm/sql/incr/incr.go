@@ -182,6 +182,24 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 			return circuit.Node{}, err
 		}
 		return w.b.Filter(in, pred), nil
+	case *plan.TemporalFilter:
+		in, err := w.node(x.Input)
+		if err != nil {
+			return circuit.Node{}, err
+		}
+		var spec op.TemporalFilterSpec
+		for _, bd := range x.Bounds {
+			e, err := w.lower.Lower(bd.Expr)
+			if err != nil {
+				return circuit.Node{}, err
+			}
+			o, ok := temporalOp(bd.Op)
+			if !ok {
+				return circuit.Node{}, errcode.New(errcode.InternalError, "temporal filter with operator %q", bd.Op)
+			}
+			spec.Bounds = append(spec.Bounds, op.TemporalBound{Expr: e, Op: o, OffsetMicros: bd.OffsetMicros})
+		}
+		return w.b.TemporalFilter(in, spec), nil
 	case *plan.Project:
 		in, err := w.node(x.Input)
 		if err != nil {
@@ -366,4 +384,19 @@ func sortKeys(keys []plan.SortKey) []op.SortKey {
 		out[i] = op.SortKey{Column: k.Col, Descending: k.Desc, NullsFirst: k.NullsFirst}
 	}
 	return out
+}
+
+// temporalOp is the operator of a plan.TemporalBound.
+func temporalOp(name string) (op.TemporalOp, bool) {
+	switch name {
+	case "<":
+		return op.TemporalLt, true
+	case "<=":
+		return op.TemporalLe, true
+	case ">":
+		return op.TemporalGt, true
+	case ">=":
+		return op.TemporalGe, true
+	}
+	return 0, false
 }
