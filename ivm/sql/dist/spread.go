@@ -52,12 +52,15 @@ func (s Spread) Columns(id catalog.ID) ([]int, bool) {
 // exchange between two of its operators or onto one shard, holds a
 // subquery, is a NOT IN anti-join (whose outcome depends on the whole
 // right side), joins keys whose values would hash differently, or reads
-// one relation partitioned two ways.
+// one relation partitioned two ways. Nor is a plan with no stateful
+// operator (filters and projections only): each shard would decode every
+// row to keep a part of them, where a single view shard does the same
+// work once, beside the commits.
 func SpreadKeys(n plan.Node) (Spread, bool) {
 	s := spreader{keys: map[catalog.ID][]plan.Scalar{}, traced: map[*plan.Scan]bool{}, ok: true}
 	d := Distribute(n)
 	s.walk(d)
-	if !s.ok {
+	if !s.ok || !s.stateful {
 		return Spread{}, false
 	}
 	// Scans no exchange repartitions keep their own partitioning: by
@@ -91,6 +94,9 @@ type spreader struct {
 	scans  []*plan.Scan
 	traced map[*plan.Scan]bool
 	ok     bool
+	// stateful: the plan keeps state (anything but filters, projections
+	// and UNION ALL).
+	stateful bool
 }
 
 func (s *spreader) walk(n plan.Node) {
@@ -131,6 +137,13 @@ func (s *spreader) walk(n plan.Node) {
 				return
 			}
 		}
+	}
+	switch x := n.(type) {
+	case *plan.Filter, *plan.Project, *plan.Exchange:
+	case *plan.SetOp:
+		s.stateful = s.stateful || !(x.Kind == plan.Union && x.All)
+	default:
+		s.stateful = true
 	}
 	ins := n.Inputs()
 	if len(ins) == 0 {
