@@ -1,0 +1,315 @@
+package opt
+
+import (
+	"fmt"
+
+	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/types"
+)
+
+// LateralJoin decorrelates a LATERAL subquery: right references the row of
+// left through depth-1 OuterRefs, and the result is left's columns
+// followed by right's, joined as kind (InnerJoin or LeftJoin) under on
+// (over that combined row; nil for none). The forms:
+//
+//   - select-project-filter, correlated only in WHERE conjuncts → a join
+//     of left with the subquery, the conjuncts its condition
+//   - an aggregate whose input is correlated by WHERE conjuncts
+//     inner_expr = outer_expr, grouped or not → the aggregate grouped also
+//     by the inner expressions, joined on them (without GROUP BY, a left
+//     join whose unmatched rows get the aggregate of an empty set)
+//
+// Anything else is refused: construct names it (for RS-2001 / 0A000).
+func LateralJoin(left, right plan.Node, kind plan.JoinKind, on plan.Scalar) (plan.Node, string) {
+	if c, ok := on.(*plan.Const); ok && c.Value == true {
+		on = nil
+	}
+	if !plan.HasCorrelation(right) {
+		j := &plan.Join{Kind: kind, Left: left, Right: right, Cond: on}
+		return j, ""
+	}
+	// The Projects and Filters above an aggregate (SELECT list, HAVING).
+	var chain []plan.Node
+	base := right
+	for {
+		switch x := base.(type) {
+		case *plan.Project:
+			chain = append(chain, x)
+			base = x.Input
+			continue
+		case *plan.Filter:
+			chain = append(chain, x)
+			base = x.Input
+			continue
+		}
+		break
+	}
+	if agg, ok := base.(*plan.Aggregate); ok {
+		return lateralAggregate(left, right, chain, agg, kind, on)
+	}
+	inner, preds, ok := pullUp(right, false)
+	if !ok {
+		return nil, lateralConstruct(right)
+	}
+	nLeft := len(left.Schema())
+	var conds []plan.Scalar
+	for _, p := range preds {
+		conds = append(conds, toJoinScope(p, nLeft))
+	}
+	if on != nil {
+		conds = append(conds, on)
+	}
+	j := &plan.Join{Kind: kind, Left: left, Right: inner, Cond: plan.MakeAnd(conds)}
+	return keepColumns(j, left, right, kind, 0), ""
+}
+
+// keepColumns projects a lateral join's output (left, skip, then right's
+// columns, then any helper columns) onto left's and right's columns.
+func keepColumns(j plan.Node, left, right plan.Node, kind plan.JoinKind, skip int) plan.Node {
+	nLeft := len(left.Schema())
+	rightCols := right.Schema()
+	if skip == 0 && len(j.Schema()) == nLeft+len(rightCols) {
+		return j
+	}
+	all := j.Schema()
+	var exprs []plan.Scalar
+	var cols []plan.Column
+	for i := 0; i < nLeft; i++ {
+		exprs = append(exprs, &plan.ColRef{Index: i, Typ: all[i].Type, Name: all[i].Name})
+		cols = append(cols, all[i])
+	}
+	for i, c := range rightCols {
+		k := nLeft + skip + i
+		exprs = append(exprs, &plan.ColRef{Index: k, Typ: all[k].Type, Name: all[k].Name})
+		c.Nullable = c.Nullable || kind == plan.LeftJoin
+		cols = append(cols, c)
+	}
+	return &plan.Project{Input: j, Exprs: exprs, Cols: cols}
+}
+
+// lateralConstruct names what keeps a LATERAL subquery from being
+// decorrelated: the first node on the way down holding the correlation.
+func lateralConstruct(n plan.Node) string {
+	for {
+		if !plan.HasCorrelation(n) {
+			break
+		}
+		switch x := n.(type) {
+		case *plan.TopK:
+			return "LATERAL subqueries with LIMIT/OFFSET"
+		case *plan.Distinct:
+			return "LATERAL subqueries with DISTINCT"
+		case *plan.Window:
+			return "LATERAL subqueries with window functions"
+		case *plan.SetOp:
+			return "LATERAL subqueries with set operations (UNION/INTERSECT/EXCEPT)"
+		case *plan.Aggregate:
+			return "LATERAL subqueries aggregating over a non-equality correlation"
+		case *plan.Join:
+			if scalarsCorrelated(x) {
+				return "LATERAL subqueries correlated in a JOIN condition"
+			}
+		case *plan.Project:
+			if scalarsCorrelated(x) {
+				return "LATERAL subqueries whose SELECT list references an outer column"
+			}
+		case *plan.Filter:
+			if hasCorrelatedSubquery(x.Pred) {
+				return "LATERAL subqueries with correlated subqueries"
+			}
+		}
+		ins := n.Inputs()
+		next := -1
+		for i, in := range ins {
+			if plan.HasCorrelation(in) {
+				next = i
+				break
+			}
+		}
+		if next < 0 {
+			break
+		}
+		n = ins[next]
+	}
+	return "this form of LATERAL subquery"
+}
+
+func scalarsCorrelated(n plan.Node) bool {
+	for _, s := range plan.Scalars(n) {
+		if hasOuterRef(s) || hasCorrelatedSubquery(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// lateralAggregate decorrelates Project/Filter* over an aggregate whose
+// input is correlated by equalities (see LateralJoin).
+func lateralAggregate(left, right plan.Node, chain []plan.Node, agg *plan.Aggregate, kind plan.JoinKind, on plan.Scalar) (plan.Node, string) {
+	for _, n := range chain {
+		if scalarsCorrelated(n) {
+			return nil, lateralConstruct(right)
+		}
+	}
+	for _, a := range agg.Aggs {
+		for _, s := range a.Args {
+			if hasOuterRef(s) || hasCorrelatedSubquery(s) {
+				return nil, "LATERAL subqueries whose aggregate arguments reference an outer column"
+			}
+		}
+		if a.Filter != nil && (hasOuterRef(a.Filter) || hasCorrelatedSubquery(a.Filter)) {
+			return nil, "LATERAL subqueries whose aggregate arguments reference an outer column"
+		}
+	}
+	inner, preds, ok := pullUp(agg.Input, false)
+	if !ok {
+		return nil, lateralConstruct(agg.Input)
+	}
+	type pair struct{ inner, outer plan.Scalar }
+	var pairs []pair
+	for _, p := range preds {
+		f, ok := p.(*plan.Func)
+		if !ok || f.Name != "=" || len(f.Args) != 2 {
+			return nil, "LATERAL subqueries aggregating over a non-equality correlation"
+		}
+		a, b := f.Args[0], f.Args[1]
+		if hasOuterRef(a) && !hasOuterRef(b) {
+			a, b = b, a
+		}
+		if hasOuterRef(a) || !onlyOuterRefs(b) {
+			return nil, "LATERAL subqueries aggregating over a non-equality correlation"
+		}
+		pairs = append(pairs, pair{inner: a, outer: b})
+	}
+	nLeft := len(left.Schema())
+	nKeys := len(pairs)
+	// The aggregate's input with the correlation keys first.
+	var pre []plan.Scalar
+	var preCols []plan.Column
+	for i, pr := range pairs {
+		pre = append(pre, pr.inner)
+		preCols = append(preCols, plan.Column{Name: fmt.Sprintf("corr%d", i+1), Type: pr.inner.Type(), Nullable: true})
+	}
+	inCols := inner.Schema()
+	for i := range agg.Input.Schema() {
+		pre = append(pre, &plan.ColRef{Index: i, Typ: inCols[i].Type, Name: inCols[i].Name})
+		preCols = append(preCols, inCols[i])
+	}
+	shift := func(s plan.Scalar) plan.Scalar {
+		if s == nil {
+			return nil
+		}
+		return plan.RemapColumns(s, func(k int) int { return k + nKeys })
+	}
+	grouped := &plan.Aggregate{Input: &plan.Project{Input: inner, Exprs: pre, Cols: preCols}}
+	for i := 0; i < nKeys; i++ {
+		grouped.GroupBy = append(grouped.GroupBy, i)
+		grouped.Cols = append(grouped.Cols, preCols[i])
+	}
+	for _, g := range agg.GroupBy {
+		grouped.GroupBy = append(grouped.GroupBy, g+nKeys)
+	}
+	for _, a := range agg.Aggs {
+		c := a
+		c.Args = make([]plan.Scalar, len(a.Args))
+		for i, arg := range a.Args {
+			c.Args[i] = shift(arg)
+		}
+		c.Filter = shift(a.Filter)
+		grouped.Aggs = append(grouped.Aggs, c)
+	}
+	grouped.Cols = append(grouped.Cols, agg.Cols...)
+	var keyConds []plan.Scalar
+	for i, pr := range pairs {
+		outer := plan.Rewrite(pr.outer, func(x plan.Scalar) plan.Scalar {
+			if o, ok := x.(*plan.OuterRef); ok {
+				return &plan.ColRef{Index: o.Index, Typ: o.Typ, Name: o.Name}
+			}
+			return x
+		})
+		keyConds = append(keyConds, &plan.Func{Name: "=", Op: true, Typ: types.TBool, Args: []plan.Scalar{
+			outer, &plan.ColRef{Index: nLeft + i, Typ: preCols[i].Type, Name: preCols[i].Name}}})
+	}
+	if len(agg.GroupBy) > 0 {
+		// Grouped: one row per (key, group); rebuild the SELECT list and
+		// HAVING over it with the keys passed through first.
+		var cur plan.Node = grouped
+		for i := len(chain) - 1; i >= 0; i-- {
+			switch x := chain[i].(type) {
+			case *plan.Filter:
+				cur = &plan.Filter{Input: cur, Pred: shift(x.Pred)}
+			case *plan.Project:
+				exprs := plan.ColumnRefs(preCols[:nKeys])
+				cols := append([]plan.Column(nil), preCols[:nKeys]...)
+				for _, e := range x.Exprs {
+					exprs = append(exprs, shift(e))
+				}
+				cur = &plan.Project{Input: cur, Exprs: exprs, Cols: append(cols, x.Cols...)}
+			}
+		}
+		conds := keyConds
+		if on != nil {
+			conds = append(conds, plan.RemapColumns(on, func(k int) int {
+				if k >= nLeft {
+					return k + nKeys
+				}
+				return k
+			}))
+		}
+		j := &plan.Join{Kind: kind, Left: left, Right: cur, Cond: plan.MakeAnd(conds)}
+		return keepColumns(j, left, right, kind, nKeys), ""
+	}
+	// Global: exactly one row per left row, so a left join whatever kind;
+	// an unmatched row gets the aggregate of an empty set (count = 0,
+	// others NULL).
+	j := &plan.Join{Kind: plan.LeftJoin, Left: left, Right: grouped, Cond: plan.MakeAnd(keyConds)}
+	vals := make([]plan.Scalar, len(agg.Cols))
+	for i := range agg.Cols {
+		var v plan.Scalar = &plan.ColRef{Index: nLeft + nKeys + i, Typ: agg.Cols[i].Type, Name: agg.Cols[i].Name}
+		if agg.Aggs[i].Func == "count" {
+			v = &plan.Coalesce{Args: []plan.Scalar{v, &plan.Const{Value: int64(0), Typ: types.TInt8}}, Typ: types.TInt8}
+		}
+		vals[i] = v
+	}
+	var having []plan.Scalar
+	for i := len(chain) - 1; i >= 0; i-- {
+		through := func(e plan.Scalar) plan.Scalar {
+			cur := vals
+			return plan.Rewrite(e, func(x plan.Scalar) plan.Scalar {
+				if c, ok := x.(*plan.ColRef); ok {
+					return cur[c.Index]
+				}
+				return x
+			})
+		}
+		switch x := chain[i].(type) {
+		case *plan.Filter:
+			having = append(having, through(x.Pred))
+		case *plan.Project:
+			next := make([]plan.Scalar, len(x.Exprs))
+			for k, e := range x.Exprs {
+				next[k] = through(e)
+			}
+			vals = next
+		}
+	}
+	if kind == plan.LeftJoin && (len(having) > 0 || on != nil) {
+		return nil, "LEFT JOIN LATERAL over an aggregate subquery with HAVING or a join condition"
+	}
+	var node plan.Node = j
+	if len(having) > 0 {
+		node = &plan.Filter{Input: node, Pred: plan.MakeAnd(having)}
+	}
+	leftCols := left.Schema()
+	exprs := plan.ColumnRefs(leftCols)
+	cols := append([]plan.Column(nil), leftCols...)
+	for i, c := range right.Schema() {
+		exprs = append(exprs, vals[i])
+		cols = append(cols, c)
+	}
+	node = &plan.Project{Input: node, Exprs: exprs, Cols: cols}
+	if on != nil {
+		node = &plan.Filter{Input: node, Pred: on}
+	}
+	return node, ""
+}
