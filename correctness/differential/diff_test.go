@@ -69,7 +69,10 @@ type Stats struct {
 	// GroupingSetViews counts the created views grouped by grouping sets
 	// (ROLLUP, CUBE, GROUPING SETS).
 	GroupingSetViews int
-	Unsupported      map[string]int
+	// LateralViews counts the created views with a function in FROM
+	// referencing its left or a LATERAL subquery.
+	LateralViews int
+	Unsupported  map[string]int
 }
 
 // unit is one step of a case: a DDL statement, a view, or a transaction.
@@ -128,6 +131,9 @@ func (c *caseRun) createView(name, query string) *failure {
 		c.queries[name] = query
 		if strings.Contains(query, "GROUPING(") {
 			c.stats.GroupingSetViews++
+		}
+		if strings.Contains(query, "LATERAL") || strings.Contains(query, " AS f(") {
+			c.stats.LateralViews++
 		}
 		return nil
 	case rerr != nil && perr != nil:
@@ -374,8 +380,8 @@ func TestDifferential(t *testing.T) {
 	p := pair{rs: harness.ConnectRS(t, srv), pg: harness.ConnectPG(t)}
 	stats := &Stats{Unsupported: map[string]int{}}
 	defer func() {
-		t.Logf("cases=%d views=%d grouping-set-views=%d unsupported-views=%d statements=%d statement-errors(both)=%d view-checks=%d",
-			stats.Cases, stats.Views, stats.GroupingSetViews, stats.ViewsUnsupported, stats.Statements, stats.StatementErrors, stats.Checks)
+		t.Logf("cases=%d views=%d grouping-set-views=%d lateral-views=%d unsupported-views=%d statements=%d statement-errors(both)=%d view-checks=%d",
+			stats.Cases, stats.Views, stats.GroupingSetViews, stats.LateralViews, stats.ViewsUnsupported, stats.Statements, stats.StatementErrors, stats.Checks)
 		for k, n := range stats.Unsupported {
 			t.Logf("  unsupported %dx: %s", n, k)
 		}
