@@ -403,9 +403,11 @@ func lateralFunction(rt *rapid.T, a, b Table) string {
 	case 0:
 		fn, cols = fmt.Sprintf("generate_series(%s %% 3, %s %% 4)", i1, i2), "f(v)"
 	case 1:
-		fn, cols = fmt.Sprintf("generate_series(0, 6, 1 + abs(%s %% 3))", i1), "f(v)"
+		// Empty when the start is past 2 (or NULL).
+		fn, cols = fmt.Sprintf("generate_series(%s %% 4, 2, 1 + abs(%s %% 2))", i1, i2), "f(v)"
 	case 2:
-		fn, cols = fmt.Sprintf("unnest(ARRAY[%s, %s, %s])", i1, i2, smallLit(rt, tInt)), "f(v)"
+		// A NULL array (no rows) when the guard fails.
+		fn, cols = fmt.Sprintf("unnest(CASE WHEN %s THEN ARRAY[%s, %s] END)", pred(rt, a, "x", 1), i1, i2), "f(v)"
 	case 3:
 		fn, cols = fmt.Sprintf("unnest(ARRAY[%s, %s]) WITH ORDINALITY", i1, i2), "f(v, o)"
 	case 4:
@@ -414,7 +416,7 @@ func lateralFunction(rt *rapid.T, a, b Table) string {
 		fn, cols = fmt.Sprintf("jsonb_each_text(jsonb_build_object('p', %s, 'q', %s))", i1, a.colOf(rt, "x", tText, "fj")), "f(k, v)"
 	}
 	from := fmt.Sprintf("%s x, %s AS %s", a.Name, fn, cols)
-	if rapid.IntRange(0, 2).Draw(rt, "srfleft") == 0 {
+	if rapid.Bool().Draw(rt, "srfleft") {
 		on := "true"
 		if rapid.Bool().Draw(rt, "srfon") {
 			on = fmt.Sprintf("f.v::text IS DISTINCT FROM '%s'", smallLit(rt, tInt))
