@@ -58,6 +58,9 @@ var lateralQueries = []string{
 	`SELECT t.a, s.n FROM t, LATERAL (SELECT count(*) AS n FROM u WHERE u.g = t.c HAVING count(*) > 1) s`,
 	`SELECT t.a, s.g, s.n FROM t, LATERAL (SELECT u.g, count(*) AS n FROM u WHERE u.v = t.b GROUP BY u.g) s`,
 	`SELECT t.a, s.g, s.n FROM t LEFT JOIN LATERAL (SELECT u.g, sum(u.k) AS n FROM u WHERE u.v = t.b GROUP BY u.g HAVING sum(u.k) > 1) s ON true`,
+	`SELECT t.a, s.v, s.k FROM t, LATERAL (SELECT u.v, u.k FROM u WHERE u.g = t.c ORDER BY u.v DESC NULLS LAST, u.k LIMIT 2) s`,
+	`SELECT t.a, s.k FROM t LEFT JOIN LATERAL (SELECT u.k FROM u WHERE u.v = t.b ORDER BY u.k OFFSET 1) s ON true`,
+	`SELECT t.a, s.k FROM t LEFT JOIN LATERAL (SELECT u.k FROM u WHERE u.v = t.b AND u.g = t.c ORDER BY u.k LIMIT 1 OFFSET 1) s ON s.k > t.a`,
 	`SELECT d.c, s.n FROM (SELECT DISTINCT c FROM t) d, LATERAL (SELECT count(*) AS n FROM t WHERE t.c = d.c) s`,
 }
 
@@ -65,7 +68,7 @@ var lateralQueries = []string{
 //
 //lint:immutable a constant table of test queries.
 var lateralRefused = map[string]string{
-	`SELECT t.a, s.v FROM t, LATERAL (SELECT u.v FROM u WHERE u.k = t.b ORDER BY u.v LIMIT 1) s`: "LATERAL subqueries with LIMIT/OFFSET",
+	`SELECT t.a, s.v FROM t, LATERAL (SELECT u.v FROM u WHERE u.k > t.b ORDER BY u.v LIMIT 1) s`: "LATERAL subqueries with LIMIT/OFFSET over a non-equality correlation",
 	`SELECT t.a, s.v FROM t, LATERAL (SELECT DISTINCT u.v FROM u WHERE u.k > t.b) s`:             "LATERAL subqueries with DISTINCT",
 	`SELECT t.a, s.n FROM t, LATERAL (SELECT count(*) AS n FROM u WHERE u.k > t.b) s`:            "LATERAL subqueries aggregating over a non-equality correlation",
 	`SELECT t.a, s.w FROM t, LATERAL (SELECT u.v + t.a AS w FROM u WHERE u.k = t.b) s`:           "LATERAL subqueries whose SELECT list references an outer column",

@@ -14,6 +14,9 @@ import (
 //
 //   - select-project-filter, correlated only in WHERE conjuncts → a join
 //     of left with the subquery, the conjuncts its condition
+//   - ORDER BY ... LIMIT/OFFSET over rows correlated by WHERE conjuncts
+//     inner_expr = outer_expr → the first rows per key (row_number()
+//     over the keys, a per-partition top-k), joined on the keys
 //   - an aggregate whose input is correlated by WHERE conjuncts
 //     inner_expr = outer_expr, grouped or not → the aggregate grouped also
 //     by the inner expressions, joined on them (without GROUP BY, a left
@@ -46,6 +49,9 @@ func LateralJoin(left, right plan.Node, kind plan.JoinKind, on plan.Scalar) (pla
 	}
 	if agg, ok := base.(*plan.Aggregate); ok {
 		return lateralAggregate(left, right, chain, agg, kind, on)
+	}
+	if top, ok := base.(*plan.TopK); ok && plan.HasCorrelation(top.Input) {
+		return lateralTopK(left, right, chain, top, kind, on)
 	}
 	inner, preds, ok := pullUp(right, false)
 	if !ok {
@@ -161,47 +167,16 @@ func lateralAggregate(left, right plan.Node, chain []plan.Node, agg *plan.Aggreg
 			return nil, "LATERAL subqueries whose aggregate arguments reference an outer column"
 		}
 	}
-	inner, preds, ok := pullUp(agg.Input, false)
+	keyed, ok := keyedInput(agg.Input)
 	if !ok {
-		return nil, lateralConstruct(agg.Input)
-	}
-	type pair struct{ inner, outer plan.Scalar }
-	var pairs []pair
-	for _, p := range preds {
-		f, ok := p.(*plan.Func)
-		if !ok || f.Name != "=" || len(f.Args) != 2 {
-			return nil, "LATERAL subqueries aggregating over a non-equality correlation"
+		if keyed.construct != "" {
+			return nil, keyed.construct
 		}
-		a, b := f.Args[0], f.Args[1]
-		if hasOuterRef(a) && !hasOuterRef(b) {
-			a, b = b, a
-		}
-		if hasOuterRef(a) || !onlyOuterRefs(b) {
-			return nil, "LATERAL subqueries aggregating over a non-equality correlation"
-		}
-		pairs = append(pairs, pair{inner: a, outer: b})
+		return nil, "LATERAL subqueries aggregating over a non-equality correlation"
 	}
 	nLeft := len(left.Schema())
-	nKeys := len(pairs)
-	// The aggregate's input with the correlation keys first.
-	var pre []plan.Scalar
-	var preCols []plan.Column
-	for i, pr := range pairs {
-		pre = append(pre, pr.inner)
-		preCols = append(preCols, plan.Column{Name: fmt.Sprintf("corr%d", i+1), Type: pr.inner.Type(), Nullable: true})
-	}
-	inCols := inner.Schema()
-	for i := range agg.Input.Schema() {
-		pre = append(pre, &plan.ColRef{Index: i, Typ: inCols[i].Type, Name: inCols[i].Name})
-		preCols = append(preCols, inCols[i])
-	}
-	shift := func(s plan.Scalar) plan.Scalar {
-		if s == nil {
-			return nil
-		}
-		return plan.RemapColumns(s, func(k int) int { return k + nKeys })
-	}
-	grouped := &plan.Aggregate{Input: &plan.Project{Input: inner, Exprs: pre, Cols: preCols}}
+	nKeys, preCols, keyConds, shift := keyed.nKeys, keyed.cols, keyed.conds(nLeft), keyed.shift
+	grouped := &plan.Aggregate{Input: keyed.node}
 	for i := 0; i < nKeys; i++ {
 		grouped.GroupBy = append(grouped.GroupBy, i)
 		grouped.Cols = append(grouped.Cols, preCols[i])
@@ -219,45 +194,9 @@ func lateralAggregate(left, right plan.Node, chain []plan.Node, agg *plan.Aggreg
 		grouped.Aggs = append(grouped.Aggs, c)
 	}
 	grouped.Cols = append(grouped.Cols, agg.Cols...)
-	var keyConds []plan.Scalar
-	for i, pr := range pairs {
-		outer := plan.Rewrite(pr.outer, func(x plan.Scalar) plan.Scalar {
-			if o, ok := x.(*plan.OuterRef); ok {
-				return &plan.ColRef{Index: o.Index, Typ: o.Typ, Name: o.Name}
-			}
-			return x
-		})
-		keyConds = append(keyConds, &plan.Func{Name: "=", Op: true, Typ: types.TBool, Args: []plan.Scalar{
-			outer, &plan.ColRef{Index: nLeft + i, Typ: preCols[i].Type, Name: preCols[i].Name}}})
-	}
 	if len(agg.GroupBy) > 0 {
-		// Grouped: one row per (key, group); rebuild the SELECT list and
-		// HAVING over it with the keys passed through first.
-		var cur plan.Node = grouped
-		for i := len(chain) - 1; i >= 0; i-- {
-			switch x := chain[i].(type) {
-			case *plan.Filter:
-				cur = &plan.Filter{Input: cur, Pred: shift(x.Pred)}
-			case *plan.Project:
-				exprs := plan.ColumnRefs(preCols[:nKeys])
-				cols := append([]plan.Column(nil), preCols[:nKeys]...)
-				for _, e := range x.Exprs {
-					exprs = append(exprs, shift(e))
-				}
-				cur = &plan.Project{Input: cur, Exprs: exprs, Cols: append(cols, x.Cols...)}
-			}
-		}
-		conds := keyConds
-		if on != nil {
-			conds = append(conds, plan.RemapColumns(on, func(k int) int {
-				if k >= nLeft {
-					return k + nKeys
-				}
-				return k
-			}))
-		}
-		j := &plan.Join{Kind: kind, Left: left, Right: cur, Cond: plan.MakeAnd(conds)}
-		return keepColumns(j, left, right, kind, nKeys), ""
+		// Grouped: one row per (key, group).
+		return keyedJoin(left, right, chain, grouped, keyed, kind, on), ""
 	}
 	// Global: exactly one row per left row, so a left join whatever kind;
 	// an unmatched row gets the aggregate of an empty set (count = 0,
@@ -312,4 +251,157 @@ func lateralAggregate(left, right plan.Node, chain []plan.Node, agg *plan.Aggreg
 		node = &plan.Filter{Input: node, Pred: on}
 	}
 	return node, ""
+}
+
+// keyed is a correlated input decorrelated into rows carrying their
+// correlation keys first: node = keys ++ the input's columns.
+type keyed struct {
+	node      plan.Node
+	nKeys     int
+	cols      []plan.Column // node's columns
+	outers    []plan.Scalar // the outer side of each key's equality
+	construct string
+}
+
+func (k keyed) shift(s plan.Scalar) plan.Scalar {
+	if s == nil {
+		return nil
+	}
+	return plan.RemapColumns(s, func(c int) int { return c + k.nKeys })
+}
+
+// conds are the join conditions outer_i = key_i, with the keys at
+// nLeft+i of the join row.
+func (k keyed) conds(nLeft int) []plan.Scalar {
+	var out []plan.Scalar
+	for i, o := range k.outers {
+		outer := plan.Rewrite(o, func(x plan.Scalar) plan.Scalar {
+			if r, ok := x.(*plan.OuterRef); ok {
+				return &plan.ColRef{Index: r.Index, Typ: r.Typ, Name: r.Name}
+			}
+			return x
+		})
+		out = append(out, &plan.Func{Name: "=", Op: true, Typ: types.TBool, Args: []plan.Scalar{
+			outer, &plan.ColRef{Index: nLeft + i, Typ: k.cols[i].Type, Name: k.cols[i].Name}}})
+	}
+	return out
+}
+
+// keyedInput decorrelates in, whose correlation must be WHERE conjuncts
+// inner_expr = outer_expr: the rows of in with the inner expressions as
+// key columns first (grouping or partitioning by them reproduces the
+// per-outer-row evaluation).
+func keyedInput(in plan.Node) (keyed, bool) {
+	inner, preds, ok := pullUp(in, false)
+	if !ok {
+		return keyed{construct: lateralConstruct(in)}, false
+	}
+	var k keyed
+	var inners []plan.Scalar
+	for _, p := range preds {
+		f, ok := p.(*plan.Func)
+		if !ok || f.Name != "=" || len(f.Args) != 2 {
+			return keyed{}, false
+		}
+		a, b := f.Args[0], f.Args[1]
+		if hasOuterRef(a) && !hasOuterRef(b) {
+			a, b = b, a
+		}
+		if hasOuterRef(a) || !onlyOuterRefs(b) {
+			return keyed{}, false
+		}
+		inners = append(inners, a)
+		k.outers = append(k.outers, b)
+	}
+	k.nKeys = len(inners)
+	var pre []plan.Scalar
+	for i, e := range inners {
+		pre = append(pre, e)
+		k.cols = append(k.cols, plan.Column{Name: fmt.Sprintf("corr%d", i+1), Type: e.Type(), Nullable: true})
+	}
+	inCols := inner.Schema()
+	for i := range in.Schema() {
+		pre = append(pre, &plan.ColRef{Index: i, Typ: inCols[i].Type, Name: inCols[i].Name})
+		k.cols = append(k.cols, inCols[i])
+	}
+	k.node = &plan.Project{Input: inner, Exprs: pre, Cols: k.cols}
+	return k, true
+}
+
+// keyedJoin rebuilds chain (Projects and Filters, top first, over the
+// columns of base without its keys) over base with the keys passed
+// through first, and joins left with it on the keys (and on).
+func keyedJoin(left, right plan.Node, chain []plan.Node, base plan.Node, k keyed, kind plan.JoinKind, on plan.Scalar) plan.Node {
+	nLeft := len(left.Schema())
+	cur := base
+	for i := len(chain) - 1; i >= 0; i-- {
+		switch x := chain[i].(type) {
+		case *plan.Filter:
+			cur = &plan.Filter{Input: cur, Pred: k.shift(x.Pred)}
+		case *plan.Project:
+			exprs := plan.ColumnRefs(k.cols[:k.nKeys])
+			cols := append([]plan.Column(nil), k.cols[:k.nKeys]...)
+			for _, e := range x.Exprs {
+				exprs = append(exprs, k.shift(e))
+			}
+			cur = &plan.Project{Input: cur, Exprs: exprs, Cols: append(cols, x.Cols...)}
+		}
+	}
+	conds := k.conds(nLeft)
+	if on != nil {
+		conds = append(conds, plan.RemapColumns(on, func(c int) int {
+			if c >= nLeft {
+				return c + k.nKeys
+			}
+			return c
+		}))
+	}
+	j := &plan.Join{Kind: kind, Left: left, Right: cur, Cond: plan.MakeAnd(conds)}
+	return keepColumns(j, left, right, kind, k.nKeys)
+}
+
+// lateralTopK decorrelates Project/Filter* over ORDER BY ... LIMIT/OFFSET
+// whose input is correlated by equalities: row_number() partitioned by the
+// keys keeps each key's rows OFFSET+1 .. OFFSET+LIMIT.
+func lateralTopK(left, right plan.Node, chain []plan.Node, top *plan.TopK, kind plan.JoinKind, on plan.Scalar) (plan.Node, string) {
+	for _, n := range chain {
+		if scalarsCorrelated(n) {
+			return nil, lateralConstruct(right)
+		}
+	}
+	k, ok := keyedInput(top.Input)
+	if !ok {
+		if k.construct != "" {
+			return nil, k.construct
+		}
+		return nil, "LATERAL subqueries with LIMIT/OFFSET over a non-equality correlation"
+	}
+	width := len(k.cols)
+	win := &plan.Window{Input: k.node, Limit: -1,
+		Funcs: []plan.WindowFunc{{Name: "row_number", Typ: types.TInt8}},
+		Cols:  []plan.Column{{Name: "rn", Type: types.TInt8}}}
+	for i := 0; i < k.nKeys; i++ {
+		win.PartitionBy = append(win.PartitionBy, i)
+	}
+	for _, o := range top.Order {
+		o.Col += k.nKeys
+		win.Order = append(win.Order, o)
+	}
+	rn := &plan.ColRef{Index: width, Typ: types.TInt8, Name: "rn"}
+	bound := func(op string, v int64) plan.Scalar {
+		return &plan.Func{Name: op, Op: true, Typ: types.TBool, Args: []plan.Scalar{rn, &plan.Const{Value: v, Typ: types.TInt8}}}
+	}
+	var keep []plan.Scalar
+	if top.Limit >= 0 {
+		keep = append(keep, bound("<=", top.Offset+top.Limit))
+	}
+	if top.Offset > 0 {
+		keep = append(keep, bound(">", top.Offset))
+	}
+	var cut plan.Node = win
+	if len(keep) > 0 {
+		cut = &plan.Filter{Input: win, Pred: plan.MakeAnd(keep)}
+	}
+	base := &plan.Project{Input: cut, Exprs: plan.ColumnRefs(k.cols), Cols: k.cols}
+	return keyedJoin(left, right, chain, base, k, kind, on), ""
 }
