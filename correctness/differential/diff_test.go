@@ -184,7 +184,7 @@ func (c *caseRun) check(when string) *failure {
 		}
 		// A top-k view (its order key is unique) reads back in its
 		// defining order, as a PostgreSQL materialized view does.
-		if strings.Contains(c.queries[v], " ORDER BY ") {
+		if topLevelOrderBy(c.queries[v]) {
 			g, w := harness.Lines(got.Rows), harness.Lines(want.Rows)
 			if strings.Join(g, "\n") != strings.Join(w, "\n") {
 				return &failure{fmt.Sprintf("%s: view %s reads back out of its defining order\nSELECT * FROM %s;\n-- rockstream: %q\n-- postgresql: %q", when, v, v, g, w)}
@@ -387,4 +387,23 @@ func TestDifferential(t *testing.T) {
 		}
 	}()
 	rapid.Check(t, runCase(t, p, stats))
+}
+
+// topLevelOrderBy reports whether query orders its result: an ORDER BY
+// outside parentheses (one in a subquery orders nothing).
+func topLevelOrderBy(query string) bool {
+	depth := 0
+	for i := 0; i < len(query); i++ {
+		switch query[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ' ':
+			if depth == 0 && strings.HasPrefix(query[i:], " ORDER BY ") {
+				return true
+			}
+		}
+	}
+	return false
 }

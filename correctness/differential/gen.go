@@ -441,7 +441,14 @@ func lateralSubquery(rt *rapid.T, a, b Table) string {
 		corr += " AND " + pred(rt, b, "y", 1)
 	}
 	var sub, sel string
-	switch rapid.IntRange(0, 3).Draw(rt, "lform") {
+	switch rapid.IntRange(0, 4).Draw(rt, "lform") {
+	case 4: // the first rows per outer row, in a unique order
+		dir := rapid.SampledFrom([]string{"", " DESC", " DESC NULLS LAST", " NULLS FIRST"}).Draw(rt, "ldir")
+		lim := fmt.Sprintf(" LIMIT %d", rapid.IntRange(1, 2).Draw(rt, "llimit"))
+		if rapid.Bool().Draw(rt, "loffset") {
+			lim += " OFFSET 1"
+		}
+		sub, sel = fmt.Sprintf("SELECT y.id AS sid, %s AS e FROM %s y WHERE %s ORDER BY 2%s, 1%s", b.colOf(rt, "y", rapid.SampledFrom([]string{tInt, tText, tNum}).Draw(rt, "lot"), "lo"), b.Name, corr, dir, lim), "s.sid, s.e"
 	case 0:
 		if rapid.Bool().Draw(rt, "ltheta") {
 			corr = fmt.Sprintf("%s < %s", b.colOf(rt, "y", tInt, "lb"), a.colOf(rt, "x", tInt, "la"))

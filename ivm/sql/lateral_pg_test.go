@@ -60,6 +60,7 @@ var lateralQueries = []string{
 	`SELECT t.a, s.g, s.n FROM t LEFT JOIN LATERAL (SELECT u.g, sum(u.k) AS n FROM u WHERE u.v = t.b GROUP BY u.g HAVING sum(u.k) > 1) s ON true`,
 	`SELECT t.a, s.v, s.k FROM t, LATERAL (SELECT u.v, u.k FROM u WHERE u.g = t.c ORDER BY u.v DESC NULLS LAST, u.k LIMIT 2) s`,
 	`SELECT t.a, s.k FROM t LEFT JOIN LATERAL (SELECT u.k FROM u WHERE u.v = t.b ORDER BY u.k OFFSET 1) s ON true`,
+	`SELECT t.a, s.k, s.v FROM t, LATERAL (SELECT u.k, u.v FROM u WHERE u.g = t.c ORDER BY u.k LIMIT 1) s`,
 	`SELECT t.a, s.k FROM t LEFT JOIN LATERAL (SELECT u.k FROM u WHERE u.v = t.b AND u.g = t.c ORDER BY u.k LIMIT 1 OFFSET 1) s ON s.k > t.a`,
 	`SELECT d.c, s.n FROM (SELECT DISTINCT c FROM t) d, LATERAL (SELECT count(*) AS n FROM t WHERE t.c = d.c) s`,
 }
