@@ -232,10 +232,25 @@ func lateralAggregate(left, right plan.Node, chain []plan.Node, agg *plan.Aggreg
 			vals = next
 		}
 	}
-	if kind == plan.LeftJoin && (len(having) > 0 || on != nil) {
-		return nil, "LEFT JOIN LATERAL over an aggregate subquery with HAVING or a join condition"
-	}
 	var node plan.Node = j
+	if kind == plan.LeftJoin && (len(having) > 0 || on != nil) {
+		// LEFT JOIN LATERAL: the row whose aggregate row HAVING or ON
+		// rejects keeps NULLs instead.
+		conds := having
+		if on != nil {
+			conds = append(conds, plan.Rewrite(on, func(x plan.Scalar) plan.Scalar {
+				if c, ok := x.(*plan.ColRef); ok && c.Index >= nLeft {
+					return vals[c.Index-nLeft]
+				}
+				return x
+			}))
+		}
+		keep := plan.MakeAnd(conds)
+		for i, v := range vals {
+			vals[i] = &plan.Case{Whens: []plan.When{{Cond: keep, Result: v}}, Else: &plan.Const{Typ: v.Type()}, Typ: v.Type()}
+		}
+		having, on = nil, nil
+	}
 	if len(having) > 0 {
 		node = &plan.Filter{Input: node, Pred: plan.MakeAnd(having)}
 	}
