@@ -399,7 +399,9 @@ func multiJoin(rt *rapid.T, ts []Table) string {
 func lateralFunction(rt *rapid.T, a, b Table) string {
 	i1, i2 := a.colOf(rt, "x", tInt, "fi"), a.colOf(rt, "x", tInt, "fi")
 	var fn, cols string
-	switch rapid.IntRange(0, 5).Draw(rt, "srf") {
+	switch rapid.IntRange(0, 6).Draw(rt, "srf") {
+	case 6: // a zero step fails (22023): the view holds the error
+		fn, cols = fmt.Sprintf("generate_series(0, 4, %s %% 3)", i1), "f(v)"
 	case 0:
 		fn, cols = fmt.Sprintf("generate_series(%s %% 3, %s %% 4)", i1, i2), "f(v)"
 	case 1:
