@@ -64,6 +64,10 @@ var lateralQueries = []string{
 	`SELECT t.a, s.k FROM t LEFT JOIN LATERAL (SELECT u.k FROM u WHERE u.v = t.b ORDER BY u.k OFFSET 1) s ON true`,
 	`SELECT t.a, s.k, s.v FROM t, LATERAL (SELECT u.k, u.v FROM u WHERE u.g = t.c ORDER BY u.k LIMIT 1) s`,
 	`SELECT t.a, s.k FROM t LEFT JOIN LATERAL (SELECT u.k FROM u WHERE u.v = t.b AND u.g = t.c ORDER BY u.k LIMIT 1 OFFSET 1) s ON s.k > t.a`,
+	`SELECT t.a, s.w, s.k FROM t, LATERAL (SELECT u.v + t.a AS w, u.k FROM u WHERE u.k = t.b) s`,
+	`SELECT t.a, s.w, s.one FROM t LEFT JOIN LATERAL (SELECT coalesce(u.v, t.a) AS w, 1 AS one FROM u WHERE u.g = t.c) s ON s.w > 0`,
+	`SELECT t.a, s.x, s.y FROM t, LATERAL (SELECT t.a * 2 AS x, t.c || 'q' AS y) s`,
+	`SELECT t.a, s.x FROM t LEFT JOIN LATERAL (SELECT t.b AS x) s ON s.x > 1`,
 	`SELECT d.c, s.n FROM (SELECT DISTINCT c FROM t) d, LATERAL (SELECT count(*) AS n FROM t WHERE t.c = d.c) s`,
 }
 
@@ -71,10 +75,10 @@ var lateralQueries = []string{
 //
 //lint:immutable a constant table of test queries.
 var lateralRefused = map[string]string{
-	`SELECT t.a, s.v FROM t, LATERAL (SELECT u.v FROM u WHERE u.k > t.b ORDER BY u.v LIMIT 1) s`: "LATERAL subqueries with LIMIT/OFFSET over a non-equality correlation",
-	`SELECT t.a, s.v FROM t, LATERAL (SELECT DISTINCT u.v FROM u WHERE u.k > t.b) s`:             "LATERAL subqueries with DISTINCT",
-	`SELECT t.a, s.n FROM t, LATERAL (SELECT count(*) AS n FROM u WHERE u.k > t.b) s`:            "LATERAL subqueries aggregating over a non-equality correlation",
-	`SELECT t.a, s.w FROM t, LATERAL (SELECT u.v + t.a AS w FROM u WHERE u.k = t.b) s`:           "LATERAL subqueries whose SELECT list references an outer column",
+	`SELECT t.a, s.v FROM t, LATERAL (SELECT u.v FROM u WHERE u.k > t.b ORDER BY u.v LIMIT 1) s`:   "LATERAL subqueries with LIMIT/OFFSET over a non-equality correlation",
+	`SELECT t.a, s.v FROM t, LATERAL (SELECT DISTINCT u.v FROM u WHERE u.k > t.b) s`:               "LATERAL subqueries with DISTINCT",
+	`SELECT t.a, s.n FROM t, LATERAL (SELECT count(*) AS n FROM u WHERE u.k > t.b) s`:              "LATERAL subqueries aggregating over a non-equality correlation",
+	`SELECT t.a, s.v FROM t, LATERAL (SELECT u.v FROM u JOIN u AS w ON w.k = u.v AND w.v = t.b) s`: "LATERAL subqueries correlated in a JOIN condition",
 }
 
 func TestLateralAgainstPostgres(t *testing.T) {

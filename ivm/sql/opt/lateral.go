@@ -55,6 +55,9 @@ func LateralJoin(left, right plan.Node, kind plan.JoinKind, on plan.Scalar) (pla
 	}
 	inner, preds, ok := pullUp(right, false)
 	if !ok {
+		if out, ok := lateralProjection(left, right, kind, on); ok {
+			return out, ""
+		}
 		return nil, lateralConstruct(right)
 	}
 	nLeft := len(left.Schema())
@@ -67,6 +70,91 @@ func LateralJoin(left, right plan.Node, kind plan.JoinKind, on plan.Scalar) (pla
 	}
 	j := &plan.Join{Kind: kind, Left: left, Right: inner, Cond: plan.MakeAnd(conds)}
 	return keepColumns(j, left, right, kind, 0), ""
+}
+
+// lateralProjection decorrelates a select-project-filter subquery whose
+// SELECT list references the row to its left (`LATERAL (SELECT u.v + t.a
+// AS w FROM u WHERE ...)`, `LATERAL (SELECT t.a * 2 AS x)`): the join runs
+// on the subquery's input and the SELECT list is computed over the joined
+// row, for LEFT JOIN LATERAL only where the subquery matched (NULL
+// elsewhere, as the subquery has no row there). on is rewritten onto the
+// computed values, as part of the join condition.
+func lateralProjection(left, right plan.Node, kind plan.JoinKind, on plan.Scalar) (plan.Node, bool) {
+	var projs []*plan.Project
+	n := right
+	for {
+		p, ok := n.(*plan.Project)
+		if !ok {
+			break
+		}
+		for _, e := range p.Exprs {
+			if hasDeepOuterRef(e) || hasCorrelatedSubquery(e) {
+				return nil, false
+			}
+		}
+		projs = append(projs, p)
+		n = p.Input
+	}
+	if len(projs) == 0 {
+		return nil, false
+	}
+	inner, preds, ok := pullUp(n, false)
+	if !ok {
+		return nil, false
+	}
+	nLeft := len(left.Schema())
+	innerCols := inner.Schema()
+	// The subquery row marked as present (NULL on a LEFT JOIN's
+	// unmatched rows).
+	matched := &plan.Project{Input: inner, Exprs: append(plan.ColumnRefs(innerCols), &plan.Const{Value: true, Typ: types.TBool}),
+		Cols: append(append([]plan.Column(nil), innerCols...), plan.Column{Name: "?matched", Type: types.TBool, Nullable: true})}
+	vals := make([]plan.Scalar, len(n.Schema()))
+	for i, c := range n.Schema() {
+		vals[i] = &plan.ColRef{Index: nLeft + i, Typ: c.Type, Name: c.Name}
+	}
+	for i := len(projs) - 1; i >= 0; i-- {
+		cur := vals
+		next := make([]plan.Scalar, len(projs[i].Exprs))
+		for k, e := range projs[i].Exprs {
+			next[k] = plan.Rewrite(e, func(x plan.Scalar) plan.Scalar {
+				switch y := x.(type) {
+				case *plan.ColRef:
+					return cur[y.Index]
+				case *plan.OuterRef:
+					return &plan.ColRef{Index: y.Index, Typ: y.Typ, Name: y.Name}
+				}
+				return x
+			})
+		}
+		vals = next
+	}
+	var conds []plan.Scalar
+	for _, p := range preds {
+		conds = append(conds, toJoinScope(p, nLeft))
+	}
+	if on != nil {
+		conds = append(conds, plan.Rewrite(on, func(x plan.Scalar) plan.Scalar {
+			if c, ok := x.(*plan.ColRef); ok && c.Index >= nLeft {
+				return vals[c.Index-nLeft]
+			}
+			return x
+		}))
+	}
+	j := &plan.Join{Kind: kind, Left: left, Right: matched, Cond: plan.MakeAnd(conds)}
+	leftCols := left.Schema()
+	exprs := plan.ColumnRefs(leftCols)
+	cols := append([]plan.Column(nil), leftCols...)
+	isMatched := &plan.ColRef{Index: nLeft + len(innerCols), Typ: types.TBool, Name: "?matched"}
+	for i, c := range right.Schema() {
+		v := vals[i]
+		if kind == plan.LeftJoin {
+			v = &plan.Case{Whens: []plan.When{{Cond: isMatched, Result: v}}, Else: &plan.Const{Typ: v.Type()}, Typ: v.Type()}
+			c.Nullable = true
+		}
+		exprs = append(exprs, v)
+		cols = append(cols, c)
+	}
+	return &plan.Project{Input: j, Exprs: exprs, Cols: cols}, true
 }
 
 // keepColumns projects a lateral join's output (left, skip, then right's
