@@ -455,7 +455,11 @@ func lateralSubquery(rt *rapid.T, a, b Table) string {
 		if rapid.Bool().Draw(rt, "ltheta") {
 			corr = fmt.Sprintf("%s < %s", b.colOf(rt, "y", tInt, "lb"), a.colOf(rt, "x", tInt, "la"))
 		}
-		sub, sel = fmt.Sprintf("SELECT y.id AS sid, %s AS e FROM %s y WHERE %s", scalar(rt, b, "y"), b.Name, corr), "s.sid, s.e"
+		e := scalar(rt, b, "y")
+		if rapid.Bool().Draw(rt, "louter") { // the SELECT list reads the outer row
+			e = fmt.Sprintf("%s + y.id", a.colOf(rt, "x", tInt, "lo"))
+		}
+		sub, sel = fmt.Sprintf("SELECT y.id AS sid, %s AS e FROM %s y WHERE %s", e, b.Name, corr), "s.sid, s.e"
 	case 1:
 		sub, sel = fmt.Sprintf("SELECT count(*) AS n, sum(%s) AS s, max(%s) AS m FROM %s y WHERE %s", b.colOf(rt, "y", tInt, "ls"), b.colOf(rt, "y", tText, "lm"), b.Name, corr), "s.n, s.s, s.m"
 	case 2:
