@@ -68,6 +68,8 @@ var lateralQueries = []string{
 	`SELECT t.a, s.w, s.one FROM t LEFT JOIN LATERAL (SELECT coalesce(u.v, t.a) AS w, 1 AS one FROM u WHERE u.g = t.c) s ON s.w > 0`,
 	`SELECT t.a, s.x, s.y FROM t, LATERAL (SELECT t.a * 2 AS x, t.c || 'q' AS y) s`,
 	`SELECT t.a, s.x FROM t LEFT JOIN LATERAL (SELECT t.b AS x) s ON s.x > 1`,
+	`WITH RECURSIVE r(a, n) AS (SELECT a, b FROM t UNION SELECT r.a, g FROM r, generate_series(r.n + 1, r.n + 2) AS g WHERE r.n < 4) SELECT a, n FROM r`,
+	`WITH RECURSIVE r(a, n) AS (SELECT a, 0 FROM t UNION ALL SELECT r.a, x FROM r, unnest(ARRAY[r.n + 1, r.n + 2]) AS x WHERE r.n < 3) SELECT a, n, count(*) FROM r GROUP BY a, n`,
 	`SELECT d.c, s.n FROM (SELECT DISTINCT c FROM t) d, LATERAL (SELECT count(*) AS n FROM t WHERE t.c = d.c) s`,
 }
 
