@@ -70,6 +70,8 @@ var lateralQueries = []string{
 	`SELECT t.a, s.x FROM t LEFT JOIN LATERAL (SELECT t.b AS x) s ON s.x > 1`,
 	`WITH RECURSIVE r(a, n) AS (SELECT a, b FROM t UNION SELECT r.a, g FROM r, generate_series(r.n + 1, r.n + 2) AS g WHERE r.n < 4) SELECT a, n FROM r`,
 	`WITH RECURSIVE r(a, n) AS (SELECT a, 0 FROM t UNION ALL SELECT r.a, x FROM r, unnest(ARRAY[r.n + 1, r.n + 2]) AS x WHERE r.n < 3) SELECT a, n, count(*) FROM r GROUP BY a, n`,
+	`SELECT t.a, s.v FROM t, LATERAL (SELECT DISTINCT u.v FROM u WHERE u.g = t.c) s`,
+	`SELECT t.a, s.g, s.k FROM t LEFT JOIN LATERAL (SELECT DISTINCT ON (u.g) u.g, u.k FROM u WHERE u.v = t.b ORDER BY u.g, u.k DESC) s ON true`,
 	`SELECT d.c, s.n FROM (SELECT DISTINCT c FROM t) d, LATERAL (SELECT count(*) AS n FROM t WHERE t.c = d.c) s`,
 }
 

@@ -17,6 +17,8 @@ import (
 //   - ORDER BY ... LIMIT/OFFSET over rows correlated by WHERE conjuncts
 //     inner_expr = outer_expr → the first rows per key (row_number()
 //     over the keys, a per-partition top-k), joined on the keys
+//   - DISTINCT [ON] over rows correlated by WHERE conjuncts
+//     inner_expr = outer_expr → distinct per key, joined on the keys
 //   - an aggregate whose input is correlated by WHERE conjuncts
 //     inner_expr = outer_expr, grouped or not → the aggregate grouped also
 //     by the inner expressions, joined on them (without GROUP BY, a left
@@ -52,6 +54,9 @@ func LateralJoin(left, right plan.Node, kind plan.JoinKind, on plan.Scalar) (pla
 	}
 	if top, ok := base.(*plan.TopK); ok && plan.HasCorrelation(top.Input) {
 		return lateralTopK(left, right, chain, top, kind, on)
+	}
+	if d, ok := base.(*plan.Distinct); ok && plan.HasCorrelation(d.Input) {
+		return lateralDistinct(left, right, chain, d, kind, on)
 	}
 	inner, preds, ok := pullUp(right, false)
 	if !ok {
@@ -507,4 +512,36 @@ func lateralTopK(left, right plan.Node, chain []plan.Node, top *plan.TopK, kind 
 	}
 	base := &plan.Project{Input: cut, Exprs: plan.ColumnRefs(k.cols), Cols: k.cols}
 	return keyedJoin(left, right, chain, base, k, kind, on), ""
+}
+
+// lateralDistinct decorrelates Project/Filter* over DISTINCT [ON] whose
+// input is correlated by equalities: distinct per key (the keys lead the
+// DISTINCT ON list, or the whole row).
+func lateralDistinct(left, right plan.Node, chain []plan.Node, d *plan.Distinct, kind plan.JoinKind, on plan.Scalar) (plan.Node, string) {
+	for _, n := range chain {
+		if scalarsCorrelated(n) {
+			return nil, lateralConstruct(right)
+		}
+	}
+	k, ok := keyedInput(d.Input)
+	if !ok {
+		if k.construct != "" {
+			return nil, k.construct
+		}
+		return nil, "LATERAL subqueries with DISTINCT over a non-equality correlation"
+	}
+	dist := &plan.Distinct{Input: k.node}
+	if len(d.On) > 0 {
+		for i := 0; i < k.nKeys; i++ {
+			dist.On = append(dist.On, i)
+		}
+		for _, c := range d.On {
+			dist.On = append(dist.On, c+k.nKeys)
+		}
+		for _, o := range d.Order {
+			o.Col += k.nKeys
+			dist.Order = append(dist.Order, o)
+		}
+	}
+	return keyedJoin(left, right, chain, dist, k, kind, on), ""
 }
