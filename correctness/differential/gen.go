@@ -443,7 +443,9 @@ func lateralSubquery(rt *rapid.T, a, b Table) string {
 		corr += " AND " + pred(rt, b, "y", 1)
 	}
 	var sub, sel string
-	switch rapid.IntRange(0, 4).Draw(rt, "lform") {
+	switch rapid.IntRange(0, 5).Draw(rt, "lform") {
+	case 5: // distinct per outer row
+		sub, sel = fmt.Sprintf("SELECT DISTINCT %s AS e FROM %s y WHERE %s", b.colOf(rt, "y", rapid.SampledFrom([]string{tInt, tText, tBool}).Draw(rt, "ldt"), "ld"), b.Name, corr), "s.e"
 	case 4: // the first rows per outer row, in a unique order
 		dir := rapid.SampledFrom([]string{"", " DESC", " DESC NULLS LAST", " NULLS FIRST"}).Draw(rt, "ldir")
 		lim := fmt.Sprintf(" LIMIT %d", rapid.IntRange(1, 2).Draw(rt, "llimit"))
