@@ -72,6 +72,9 @@ var lateralQueries = []string{
 	`WITH RECURSIVE r(a, n) AS (SELECT a, 0 FROM t UNION ALL SELECT r.a, x FROM r, unnest(ARRAY[r.n + 1, r.n + 2]) AS x WHERE r.n < 3) SELECT a, n, count(*) FROM r GROUP BY a, n`,
 	`SELECT t.a, s.v FROM t, LATERAL (SELECT DISTINCT u.v FROM u WHERE u.g = t.c) s`,
 	`SELECT t.a, s.g, s.k FROM t LEFT JOIN LATERAL (SELECT DISTINCT ON (u.g) u.g, u.k FROM u WHERE u.v = t.b ORDER BY u.g, u.k DESC) s ON true`,
+	`SELECT t.a, s.v, s.wv FROM t, LATERAL (SELECT u.v, w.v AS wv FROM u JOIN u AS w ON w.k = u.v AND w.g = t.c) s`,
+	`SELECT t.a, s.k, s.rn, s.run FROM t LEFT JOIN LATERAL (SELECT u.k, row_number() OVER (ORDER BY u.k) AS rn, sum(u.v) OVER (ORDER BY u.k) AS run FROM u WHERE u.g = t.c) s ON true`,
+	`SELECT t.a, s.k, s.r FROM t, LATERAL (SELECT u.k, rank() OVER (PARTITION BY u.v ORDER BY u.k DESC) AS r FROM u WHERE u.g = t.c) s WHERE s.r = 1`,
 	`SELECT d.c, s.n FROM (SELECT DISTINCT c FROM t) d, LATERAL (SELECT count(*) AS n FROM t WHERE t.c = d.c) s`,
 }
 
@@ -79,10 +82,10 @@ var lateralQueries = []string{
 //
 //lint:immutable a constant table of test queries.
 var lateralRefused = map[string]string{
-	`SELECT t.a, s.v FROM t, LATERAL (SELECT u.v FROM u WHERE u.k > t.b ORDER BY u.v LIMIT 1) s`:   "LATERAL subqueries with LIMIT/OFFSET over a non-equality correlation",
-	`SELECT t.a, s.v FROM t, LATERAL (SELECT DISTINCT u.v FROM u WHERE u.k > t.b) s`:               "LATERAL subqueries with DISTINCT",
-	`SELECT t.a, s.n FROM t, LATERAL (SELECT count(*) AS n FROM u WHERE u.k > t.b) s`:              "LATERAL subqueries aggregating over a non-equality correlation",
-	`SELECT t.a, s.v FROM t, LATERAL (SELECT u.v FROM u JOIN u AS w ON w.k = u.v AND w.v = t.b) s`: "LATERAL subqueries correlated in a JOIN condition",
+	`SELECT t.a, s.v FROM t, LATERAL (SELECT u.v FROM u WHERE u.k > t.b ORDER BY u.v LIMIT 1) s`:        "LATERAL subqueries with LIMIT/OFFSET over a non-equality correlation",
+	`SELECT t.a, s.v FROM t, LATERAL (SELECT DISTINCT u.v FROM u WHERE u.k > t.b) s`:                    "LATERAL subqueries with DISTINCT",
+	`SELECT t.a, s.n FROM t, LATERAL (SELECT count(*) AS n FROM u WHERE u.k > t.b) s`:                   "LATERAL subqueries aggregating over a non-equality correlation",
+	`SELECT t.a, s.v FROM t, LATERAL (SELECT u.v FROM u LEFT JOIN u AS w ON w.k = u.v AND w.v = t.b) s`: "LATERAL subqueries correlated in a JOIN condition",
 }
 
 func TestLateralAgainstPostgres(t *testing.T) {

@@ -19,12 +19,16 @@ import (
 //     over the keys, a per-partition top-k), joined on the keys
 //   - DISTINCT [ON] over rows correlated by WHERE conjuncts
 //     inner_expr = outer_expr → distinct per key, joined on the keys
+//   - window functions over rows correlated by WHERE conjuncts
+//     inner_expr = outer_expr → the keys lead PARTITION BY
 //   - an aggregate whose input is correlated by WHERE conjuncts
 //     inner_expr = outer_expr, grouped or not → the aggregate grouped also
 //     by the inner expressions, joined on them (without GROUP BY, a left
 //     join whose unmatched rows get the aggregate of an empty set)
 //
-// Anything else is refused: construct names it (for RS-2001 / 0A000).
+// Correlated conjuncts of an inner join's ON inside the subquery count as
+// WHERE conjuncts. Anything else is refused: construct names it (for
+// RS-2001 / 0A000).
 func LateralJoin(left, right plan.Node, kind plan.JoinKind, on plan.Scalar) (plan.Node, string) {
 	if c, ok := on.(*plan.Const); ok && c.Value == true {
 		on = nil
@@ -33,6 +37,7 @@ func LateralJoin(left, right plan.Node, kind plan.JoinKind, on plan.Scalar) (pla
 		j := &plan.Join{Kind: kind, Left: left, Right: right, Cond: on}
 		return j, ""
 	}
+	right = innerJoinCorrelationToFilter(right)
 	// The Projects and Filters above an aggregate (SELECT list, HAVING).
 	var chain []plan.Node
 	base := right
@@ -57,6 +62,9 @@ func LateralJoin(left, right plan.Node, kind plan.JoinKind, on plan.Scalar) (pla
 	}
 	if d, ok := base.(*plan.Distinct); ok && plan.HasCorrelation(d.Input) {
 		return lateralDistinct(left, right, chain, d, kind, on)
+	}
+	if w, ok := base.(*plan.Window); ok && plan.HasCorrelation(w.Input) && !scalarsCorrelated(w) {
+		return lateralWindow(left, right, chain, w, kind, on)
 	}
 	inner, preds, ok := pullUp(right, false)
 	if !ok {
@@ -544,4 +552,73 @@ func lateralDistinct(left, right plan.Node, chain []plan.Node, d *plan.Distinct,
 		}
 	}
 	return keyedJoin(left, right, chain, dist, k, kind, on), ""
+}
+
+// innerJoinCorrelationToFilter moves the conjuncts of inner joins' ON
+// conditions that reference an outer row into a filter above the join
+// (the same rows: an inner join's condition is a filter of its cross
+// product), where decorrelation pulls them up.
+func innerJoinCorrelationToFilter(n plan.Node) plan.Node {
+	return plan.Transform(n, func(x plan.Node) plan.Node {
+		j, ok := x.(*plan.Join)
+		if !ok || j.Kind != plan.InnerJoin || j.Cond == nil || !hasOuterRef(j.Cond) {
+			return x
+		}
+		var keep, lift []plan.Scalar
+		for _, c := range plan.Conjuncts(j.Cond) {
+			if hasOuterRef(c) && !plan.HasSubquery(c) {
+				lift = append(lift, c)
+			} else {
+				keep = append(keep, c)
+			}
+		}
+		if len(lift) == 0 {
+			return x
+		}
+		k := *j
+		k.Cond = nil
+		if len(keep) > 0 {
+			k.Cond = plan.MakeAnd(keep)
+		}
+		return &plan.Filter{Input: &k, Pred: plan.MakeAnd(lift)}
+	})
+}
+
+// lateralWindow decorrelates Project/Filter* over window functions whose
+// input is correlated by equalities: the keys lead PARTITION BY, so each
+// outer row's rows are windowed on their own.
+func lateralWindow(left, right plan.Node, chain []plan.Node, w *plan.Window, kind plan.JoinKind, on plan.Scalar) (plan.Node, string) {
+	for _, n := range chain {
+		if scalarsCorrelated(n) {
+			return nil, lateralConstruct(right)
+		}
+	}
+	k, ok := keyedInput(w.Input)
+	if !ok {
+		if k.construct != "" {
+			return nil, k.construct
+		}
+		return nil, "LATERAL subqueries with window functions over a non-equality correlation"
+	}
+	win := &plan.Window{Input: k.node, Cols: w.Cols, Limit: w.Limit}
+	for i := 0; i < k.nKeys; i++ {
+		win.PartitionBy = append(win.PartitionBy, i)
+	}
+	for _, c := range w.PartitionBy {
+		win.PartitionBy = append(win.PartitionBy, c+k.nKeys)
+	}
+	for _, o := range w.Order {
+		o.Col += k.nKeys
+		win.Order = append(win.Order, o)
+	}
+	for _, f := range w.Funcs {
+		g := f
+		g.Args = make([]plan.Scalar, len(f.Args))
+		for i, a := range f.Args {
+			g.Args[i] = k.shift(a)
+		}
+		g.Filter = k.shift(f.Filter)
+		win.Funcs = append(win.Funcs, g)
+	}
+	return keyedJoin(left, right, chain, win, k, kind, on), ""
 }
