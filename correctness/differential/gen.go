@@ -443,7 +443,9 @@ func lateralSubquery(rt *rapid.T, a, b Table) string {
 		corr += " AND " + pred(rt, b, "y", 1)
 	}
 	var sub, sel string
-	switch rapid.IntRange(0, 5).Draw(rt, "lform") {
+	switch rapid.IntRange(0, 6).Draw(rt, "lform") {
+	case 6: // window functions per outer row
+		sub, sel = fmt.Sprintf("SELECT y.id AS sid, row_number() OVER (ORDER BY y.id DESC) AS rn, sum(%s) OVER (ORDER BY y.id) AS run FROM %s y WHERE %s", b.colOf(rt, "y", tInt, "lw"), b.Name, corr), "s.sid, s.rn, s.run"
 	case 5: // distinct per outer row
 		sub, sel = fmt.Sprintf("SELECT DISTINCT %s AS e FROM %s y WHERE %s", b.colOf(rt, "y", rapid.SampledFrom([]string{tInt, tText, tBool}).Draw(rt, "ldt"), "ld"), b.Name, corr), "s.e"
 	case 4: // the first rows per outer row, in a unique order

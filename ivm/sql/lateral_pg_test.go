@@ -75,6 +75,7 @@ var lateralQueries = []string{
 	`SELECT t.a, s.v, s.wv FROM t, LATERAL (SELECT u.v, w.v AS wv FROM u JOIN u AS w ON w.k = u.v AND w.g = t.c) s`,
 	`SELECT t.a, s.k, s.rn, s.run FROM t LEFT JOIN LATERAL (SELECT u.k, row_number() OVER (ORDER BY u.k) AS rn, sum(u.v) OVER (ORDER BY u.k) AS run FROM u WHERE u.g = t.c) s ON true`,
 	`SELECT t.a, s.k, s.r FROM t, LATERAL (SELECT u.k, rank() OVER (PARTITION BY u.v ORDER BY u.k DESC) AS r FROM u WHERE u.g = t.c) s WHERE s.r = 1`,
+	`SELECT t.a, s.k, s.rn, s.run FROM t, LATERAL (SELECT u.k, row_number() OVER (ORDER BY u.k DESC) AS rn, sum(u.v) OVER (ORDER BY u.k) AS run FROM u WHERE u.g = t.c) s`,
 	`SELECT d.c, s.n FROM (SELECT DISTINCT c FROM t) d, LATERAL (SELECT count(*) AS n FROM t WHERE t.c = d.c) s`,
 }
 

@@ -584,41 +584,55 @@ func innerJoinCorrelationToFilter(n plan.Node) plan.Node {
 	})
 }
 
-// lateralWindow decorrelates Project/Filter* over window functions whose
-// input is correlated by equalities: the keys lead PARTITION BY, so each
-// outer row's rows are windowed on their own.
+// lateralWindow decorrelates Project/Filter* over window functions (one
+// Window per OVER clause, stacked) whose input is correlated by
+// equalities: the keys lead every PARTITION BY, so each outer row's rows
+// are windowed on their own.
 func lateralWindow(left, right plan.Node, chain []plan.Node, w *plan.Window, kind plan.JoinKind, on plan.Scalar) (plan.Node, string) {
 	for _, n := range chain {
 		if scalarsCorrelated(n) {
 			return nil, lateralConstruct(right)
 		}
 	}
-	k, ok := keyedInput(w.Input)
+	wins := []*plan.Window{w}
+	for {
+		inner, ok := wins[len(wins)-1].Input.(*plan.Window)
+		if !ok || scalarsCorrelated(inner) {
+			break
+		}
+		wins = append(wins, inner)
+	}
+	k, ok := keyedInput(wins[len(wins)-1].Input)
 	if !ok {
 		if k.construct != "" {
 			return nil, k.construct
 		}
 		return nil, "LATERAL subqueries with window functions over a non-equality correlation"
 	}
-	win := &plan.Window{Input: k.node, Cols: w.Cols, Limit: w.Limit}
-	for i := 0; i < k.nKeys; i++ {
-		win.PartitionBy = append(win.PartitionBy, i)
-	}
-	for _, c := range w.PartitionBy {
-		win.PartitionBy = append(win.PartitionBy, c+k.nKeys)
-	}
-	for _, o := range w.Order {
-		o.Col += k.nKeys
-		win.Order = append(win.Order, o)
-	}
-	for _, f := range w.Funcs {
-		g := f
-		g.Args = make([]plan.Scalar, len(f.Args))
-		for i, a := range f.Args {
-			g.Args[i] = k.shift(a)
+	var cur plan.Node = k.node
+	for i := len(wins) - 1; i >= 0; i-- {
+		w := wins[i]
+		win := &plan.Window{Input: cur, Cols: w.Cols, Limit: w.Limit}
+		for i := 0; i < k.nKeys; i++ {
+			win.PartitionBy = append(win.PartitionBy, i)
 		}
-		g.Filter = k.shift(f.Filter)
-		win.Funcs = append(win.Funcs, g)
+		for _, c := range w.PartitionBy {
+			win.PartitionBy = append(win.PartitionBy, c+k.nKeys)
+		}
+		for _, o := range w.Order {
+			o.Col += k.nKeys
+			win.Order = append(win.Order, o)
+		}
+		for _, f := range w.Funcs {
+			g := f
+			g.Args = make([]plan.Scalar, len(f.Args))
+			for i, a := range f.Args {
+				g.Args[i] = k.shift(a)
+			}
+			g.Filter = k.shift(f.Filter)
+			win.Funcs = append(win.Funcs, g)
+		}
+		cur = win
 	}
-	return keyedJoin(left, right, chain, win, k, kind, on), ""
+	return keyedJoin(left, right, chain, cur, k, kind, on), ""
 }
