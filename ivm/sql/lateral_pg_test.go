@@ -76,6 +76,13 @@ var lateralQueries = []string{
 	`SELECT t.a, s.k, s.rn, s.run FROM t LEFT JOIN LATERAL (SELECT u.k, row_number() OVER (ORDER BY u.k) AS rn, sum(u.v) OVER (ORDER BY u.k) AS run FROM u WHERE u.g = t.c) s ON true`,
 	`SELECT t.a, s.k, s.r FROM t, LATERAL (SELECT u.k, rank() OVER (PARTITION BY u.v ORDER BY u.k DESC) AS r FROM u WHERE u.g = t.c) s WHERE s.r = 1`,
 	`SELECT t.a, s.k, s.rn, s.run FROM t, LATERAL (SELECT u.k, row_number() OVER (ORDER BY u.k DESC) AS rn, sum(u.v) OVER (ORDER BY u.k) AS run FROM u WHERE u.g = t.c) s`,
+	`SELECT t.a, s.x, s.n FROM t, LATERAL (SELECT x, count(*) AS n FROM unnest(t.tags) AS x GROUP BY x) s`,
+	`SELECT t.a, s.total, s.n FROM t LEFT JOIN LATERAL (SELECT sum(x) AS total, count(x) AS n FROM unnest(t.tags) AS x WHERE x > t.b) s ON true`,
+	`SELECT t.a, s.x FROM t LEFT JOIN LATERAL (SELECT x FROM unnest(t.tags) AS x ORDER BY x DESC LIMIT 1) s ON true`,
+	`SELECT t.a, s.x, s.v FROM t, LATERAL (SELECT x, u.v FROM unnest(t.tags) AS x JOIN u ON u.k = x WHERE u.g = t.c) s`,
+	`SELECT t.a, s.v, s.x FROM t, LATERAL (SELECT u.v, x FROM u JOIN generate_series(0, t.b) AS x ON u.k = x) s`,
+	`SELECT t.a, s.key FROM t LEFT JOIN LATERAL (SELECT DISTINCT key FROM jsonb_each(t.doc)) s ON s.key <> 'l'`,
+	`SELECT t.a, s.x FROM t, LATERAL (SELECT x FROM unnest(ARRAY[t.b, t.b]) AS x) s`,
 	`SELECT d.c, s.n FROM (SELECT DISTINCT c FROM t) d, LATERAL (SELECT count(*) AS n FROM t WHERE t.c = d.c) s`,
 }
 

@@ -71,6 +71,9 @@ func LateralJoin(left, right plan.Node, kind plan.JoinKind, on plan.Scalar) (pla
 		if out, ok := lateralProjection(left, right, kind, on); ok {
 			return out, ""
 		}
+		if k, ok := keyedDomain(left, right); ok {
+			return keyedJoin(left, right, nil, k.node, k, kind, on), ""
+		}
 		return nil, lateralConstruct(right)
 	}
 	nLeft := len(left.Schema())
@@ -268,7 +271,7 @@ func lateralAggregate(left, right plan.Node, chain []plan.Node, agg *plan.Aggreg
 			return nil, "LATERAL subqueries whose aggregate arguments reference an outer column"
 		}
 	}
-	keyed, ok := keyedInput(agg.Input)
+	keyed, ok := keyedInput(left, agg.Input)
 	if !ok {
 		if keyed.construct != "" {
 			return nil, keyed.construct
@@ -276,7 +279,7 @@ func lateralAggregate(left, right plan.Node, chain []plan.Node, agg *plan.Aggreg
 		return nil, "LATERAL subqueries aggregating over a non-equality correlation"
 	}
 	nLeft := len(left.Schema())
-	nKeys, preCols, keyConds, shift := keyed.nKeys, keyed.cols, keyed.conds(nLeft), keyed.shift
+	nKeys, preCols, shift := keyed.nKeys, keyed.cols, keyed.shift
 	grouped := &plan.Aggregate{Input: keyed.node}
 	for i := 0; i < nKeys; i++ {
 		grouped.GroupBy = append(grouped.GroupBy, i)
@@ -302,7 +305,7 @@ func lateralAggregate(left, right plan.Node, chain []plan.Node, agg *plan.Aggreg
 	// Global: exactly one row per left row, so a left join whatever kind;
 	// an unmatched row gets the aggregate of an empty set (count = 0,
 	// others NULL).
-	j := &plan.Join{Kind: plan.LeftJoin, Left: left, Right: grouped, Cond: plan.MakeAnd(keyConds)}
+	j := keyed.join(plan.LeftJoin, left, grouped, nil)
 	vals := make([]plan.Scalar, len(agg.Cols))
 	for i := range agg.Cols {
 		var v plan.Scalar = &plan.ColRef{Index: nLeft + nKeys + i, Typ: agg.Cols[i].Type, Name: agg.Cols[i].Name}
@@ -377,6 +380,33 @@ type keyed struct {
 	cols      []plan.Column // node's columns
 	outers    []plan.Scalar // the outer side of each key's equality
 	construct string
+	// domain is set when the keys are the outer row's columns domain
+	// (keyedDomain): they match the left side's columns domain
+	// IS NOT DISTINCT FROM (a NULL key is a key too).
+	domain []int
+}
+
+// join joins left with right, whose first nKeys columns are the keys, on
+// the keys and then extra (over left ++ right).
+func (k keyed) join(kind plan.JoinKind, left, right plan.Node, extra plan.Scalar) plan.Node {
+	nLeft := len(left.Schema())
+	if k.domain == nil {
+		conds := k.conds(nLeft)
+		if extra != nil {
+			conds = append(conds, extra)
+		}
+		return &plan.Join{Kind: kind, Left: left, Right: right, Cond: plan.MakeAnd(conds)}
+	}
+	if extra != nil {
+		// NB: the null-safe keys make every key of the join null-safe;
+		// hide extra's equalities from key extraction.
+		extra = &plan.Case{Whens: []plan.When{{Cond: extra, Result: &plan.Const{Value: true, Typ: types.TBool}}}, Else: &plan.Const{Value: false, Typ: types.TBool}, Typ: types.TBool}
+	}
+	j := &plan.Join{Kind: kind, Left: left, Right: right, Cond: extra}
+	for i, c := range k.domain {
+		j.EquiKeys = append(j.EquiKeys, plan.EquiKey{Left: c, Right: i, NullSafe: true})
+	}
+	return j
 }
 
 func (k keyed) shift(s plan.Scalar) plan.Scalar {
@@ -407,9 +437,12 @@ func (k keyed) conds(nLeft int) []plan.Scalar {
 // inner_expr = outer_expr: the rows of in with the inner expressions as
 // key columns first (grouping or partitioning by them reproduces the
 // per-outer-row evaluation).
-func keyedInput(in plan.Node) (keyed, bool) {
+func keyedInput(left, in plan.Node) (keyed, bool) {
 	inner, preds, ok := pullUp(in, false)
 	if !ok {
+		if k, ok := keyedDomain(left, in); ok {
+			return k, true
+		}
 		return keyed{construct: lateralConstruct(in)}, false
 	}
 	var k keyed
@@ -463,17 +496,15 @@ func keyedJoin(left, right plan.Node, chain []plan.Node, base plan.Node, k keyed
 			cur = &plan.Project{Input: cur, Exprs: exprs, Cols: append(cols, x.Cols...)}
 		}
 	}
-	conds := k.conds(nLeft)
 	if on != nil {
-		conds = append(conds, plan.RemapColumns(on, func(c int) int {
+		on = plan.RemapColumns(on, func(c int) int {
 			if c >= nLeft {
 				return c + k.nKeys
 			}
 			return c
-		}))
+		})
 	}
-	j := &plan.Join{Kind: kind, Left: left, Right: cur, Cond: plan.MakeAnd(conds)}
-	return keepColumns(j, left, right, kind, k.nKeys)
+	return keepColumns(k.join(kind, left, cur, on), left, right, kind, k.nKeys)
 }
 
 // lateralTopK decorrelates Project/Filter* over ORDER BY ... LIMIT/OFFSET
@@ -485,7 +516,7 @@ func lateralTopK(left, right plan.Node, chain []plan.Node, top *plan.TopK, kind 
 			return nil, lateralConstruct(right)
 		}
 	}
-	k, ok := keyedInput(top.Input)
+	k, ok := keyedInput(left, top.Input)
 	if !ok {
 		if k.construct != "" {
 			return nil, k.construct
@@ -531,7 +562,7 @@ func lateralDistinct(left, right plan.Node, chain []plan.Node, d *plan.Distinct,
 			return nil, lateralConstruct(right)
 		}
 	}
-	k, ok := keyedInput(d.Input)
+	k, ok := keyedInput(left, d.Input)
 	if !ok {
 		if k.construct != "" {
 			return nil, k.construct
@@ -602,7 +633,7 @@ func lateralWindow(left, right plan.Node, chain []plan.Node, w *plan.Window, kin
 		}
 		wins = append(wins, inner)
 	}
-	k, ok := keyedInput(wins[len(wins)-1].Input)
+	k, ok := keyedInput(left, wins[len(wins)-1].Input)
 	if !ok {
 		if k.construct != "" {
 			return nil, k.construct
@@ -635,4 +666,176 @@ func lateralWindow(left, right plan.Node, chain []plan.Node, w *plan.Window, kin
 		cur = win
 	}
 	return keyedJoin(left, right, chain, cur, k, kind, on), ""
+}
+
+// keyedDomain decorrelates in when its correlation is in the arguments of
+// functions in FROM (and in filters and SELECT lists above them):
+// `LATERAL (SELECT x, count(*) FROM unnest(t.tags) AS x GROUP BY x)`. The
+// keys are the outer columns it reads; each function runs over their
+// distinct values (the domain, a ProjectSet over DISTINCT left columns)
+// and the rows above carry the keys first. Joins above such a function
+// keep it on their preserved side.
+func keyedDomain(left, in plan.Node) (keyed, bool) {
+	used := map[int]bool{}
+	ok := true
+	var walk func(n plan.Node)
+	walk = func(n plan.Node) {
+		for _, sc := range plan.Scalars(n) {
+			if hasDeepOuterRef(sc) || hasCorrelatedSubquery(sc) {
+				ok = false
+			}
+			plan.Walk(sc, func(x plan.Scalar) bool {
+				if r, isRef := x.(*plan.OuterRef); isRef && r.Depth == 1 {
+					used[r.Index] = true
+				}
+				return true
+			})
+		}
+		for _, c := range n.Inputs() {
+			walk(c)
+		}
+	}
+	walk(in)
+	if !ok || len(used) == 0 {
+		return keyed{}, false
+	}
+	var k keyed
+	k.domain = sortedKeys(used)
+	k.nKeys = len(k.domain)
+	leftCols := left.Schema()
+	pos := map[int]int{}
+	var dexprs []plan.Scalar
+	for i, c := range k.domain {
+		pos[c] = i
+		dexprs = append(dexprs, &plan.ColRef{Index: c, Typ: leftCols[c].Type, Name: leftCols[c].Name})
+		k.cols = append(k.cols, plan.Column{Name: fmt.Sprintf("corr%d", i+1), Type: leftCols[c].Type, Nullable: true})
+	}
+	keyCols := append([]plan.Column(nil), k.cols...)
+	domain := &plan.Distinct{Input: &plan.Project{Input: left, Exprs: dexprs, Cols: keyCols}}
+	// bind rewrites a scalar over n's row into one over keys ++ n's row.
+	bind := func(s plan.Scalar) plan.Scalar {
+		if s == nil {
+			return nil
+		}
+		return plan.Rewrite(s, func(x plan.Scalar) plan.Scalar {
+			switch y := x.(type) {
+			case *plan.ColRef:
+				return &plan.ColRef{Index: y.Index + k.nKeys, Typ: y.Typ, Name: y.Name, Qualifier: y.Qualifier}
+			case *plan.OuterRef:
+				return &plan.ColRef{Index: pos[y.Index], Typ: y.Typ, Name: y.Name}
+			}
+			return x
+		})
+	}
+	var rewrite func(n plan.Node) (plan.Node, bool)
+	rewrite = func(n plan.Node) (plan.Node, bool) {
+		switch x := n.(type) {
+		case *plan.FuncScan:
+			f := *x
+			f.Args = make([]plan.Scalar, len(x.Args))
+			for i, a := range x.Args {
+				// The arguments see only keys: outer references.
+				f.Args[i] = plan.Rewrite(a, func(e plan.Scalar) plan.Scalar {
+					if r, ok := e.(*plan.OuterRef); ok {
+						return &plan.ColRef{Index: pos[r.Index], Typ: r.Typ, Name: r.Name}
+					}
+					return e
+				})
+			}
+			return &plan.ProjectSet{Input: domain, Funcs: []*plan.FuncScan{&f}, Cols: append(append([]plan.Column(nil), keyCols...), f.Cols...)}, true
+		case *plan.Filter:
+			in, ok := rewrite(x.Input)
+			if !ok {
+				return nil, false
+			}
+			return &plan.Filter{Input: in, Pred: bind(x.Pred)}, true
+		case *plan.Project:
+			in, ok := rewrite(x.Input)
+			if !ok {
+				return nil, false
+			}
+			exprs := plan.ColumnRefs(keyCols)
+			for _, e := range x.Exprs {
+				exprs = append(exprs, bind(e))
+			}
+			return &plan.Project{Input: in, Exprs: exprs, Cols: append(append([]plan.Column(nil), keyCols...), x.Cols...)}, true
+		case *plan.Join:
+			l, r := plan.HasCorrelation(x.Left), plan.HasCorrelation(x.Right)
+			if l == r || len(x.EquiKeys) > 0 {
+				return nil, false
+			}
+			nl := len(x.Left.Schema())
+			if l && x.Kind != plan.RightJoin && x.Kind != plan.FullJoin {
+				in, ok := rewrite(x.Left)
+				if !ok {
+					return nil, false
+				}
+				j := *x
+				j.Left, j.Cond = in, bind(x.Cond)
+				return &j, true
+			}
+			if r && x.Kind == plan.InnerJoin {
+				in, ok := rewrite(x.Right)
+				if !ok {
+					return nil, false
+				}
+				// The keys come after the left columns: move them first.
+				cond := plan.Rewrite(x.Cond, func(e plan.Scalar) plan.Scalar {
+					switch y := e.(type) {
+					case *plan.ColRef:
+						if y.Index >= nl {
+							return &plan.ColRef{Index: y.Index + k.nKeys, Typ: y.Typ, Name: y.Name, Qualifier: y.Qualifier}
+						}
+					case *plan.OuterRef:
+						return &plan.ColRef{Index: nl + pos[y.Index], Typ: y.Typ, Name: y.Name}
+					}
+					return e
+				})
+				j := &plan.Join{Kind: plan.InnerJoin, Left: x.Left, Right: in, Cond: cond}
+				all := j.Schema()
+				var exprs []plan.Scalar
+				var cols []plan.Column
+				order := []int{}
+				for i := 0; i < k.nKeys; i++ {
+					order = append(order, nl+i)
+				}
+				for i := 0; i < nl; i++ {
+					order = append(order, i)
+				}
+				for i := nl + k.nKeys; i < len(all); i++ {
+					order = append(order, i)
+				}
+				for _, c := range order {
+					exprs = append(exprs, &plan.ColRef{Index: c, Typ: all[c].Type, Name: all[c].Name})
+					cols = append(cols, all[c])
+				}
+				return &plan.Project{Input: j, Exprs: exprs, Cols: cols}, true
+			}
+			return nil, false
+		}
+		// Anything else (an uncorrelated input alone has no keys; joins
+		// keep theirs as they are).
+		return nil, false
+	}
+	node, ok := rewrite(in)
+	if !ok {
+		return keyed{}, false
+	}
+	k.cols = append(k.cols, in.Schema()...)
+	k.node = node
+	return k, true
+}
+
+func sortedKeys(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	//lint:maprange sorted below
+	for c := range m {
+		out = append(out, c)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
 }
