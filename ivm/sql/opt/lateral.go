@@ -66,11 +66,15 @@ func LateralJoin(left, right plan.Node, kind plan.JoinKind, on plan.Scalar) (pla
 	if w, ok := base.(*plan.Window); ok && plan.HasCorrelation(w.Input) && !scalarsCorrelated(w) {
 		return lateralWindow(left, right, chain, w, kind, on)
 	}
+	// NB: the SELECT list is computed over the joined rows, not over
+	// every row of the subquery's input: an expression that fails on a
+	// row no outer row matches must not fail the view (PostgreSQL never
+	// evaluates it).
+	if out, ok := lateralProjection(left, right, kind, on); ok {
+		return out, ""
+	}
 	inner, preds, ok := pullUp(right, false)
 	if !ok {
-		if out, ok := lateralProjection(left, right, kind, on); ok {
-			return out, ""
-		}
 		if k, ok := keyedDomain(left, right); ok {
 			return keyedJoin(left, right, nil, k.node, k, kind, on), ""
 		}
