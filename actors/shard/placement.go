@@ -65,7 +65,7 @@ func IsSpread(rel *catalog.Relation) bool {
 // on: all of them, the table shard too, so that two shards already share
 // its work (one shard: none, nothing is spread).
 func SpreadShardsOf(m partition.Map) []partition.ShardID {
-	if shards := m.Shards(); len(shards) > 1 {
+	if shards := ViewShardsOf(m); len(shards) > 1 {
 		return shards
 	}
 	return nil

@@ -198,7 +198,11 @@ func genView(rt *rapid.T, ts []Table) string {
 		}
 		return ""
 	}
-	switch rapid.IntRange(0, 12).Draw(rt, "shape") {
+	switch rapid.IntRange(0, 14).Draw(rt, "shape") {
+	case 13:
+		return lateralFunction(rt, a, b)
+	case 14:
+		return lateralSubquery(rt, a, b)
 	case 12:
 		return multiJoin(rt, ts)
 	case 0: // filter + projection
@@ -386,4 +390,109 @@ func multiJoin(rt *rapid.T, ts []Table) string {
 		return fmt.Sprintf("SELECT z0.id AS g, count(*) AS n %s WHERE %s GROUP BY z0.id", q, strings.Join(conds, " AND "))
 	}
 	return fmt.Sprintf("SELECT %s %s WHERE %s", sel, q, strings.Join(conds, " AND "))
+}
+
+// lateralFunction draws a function in FROM whose arguments reference the
+// table to its left (implicitly LATERAL): generate_series, unnest [WITH
+// ORDINALITY], the jsonb expanders, LEFT JOIN LATERAL ... ON cond, and
+// an aggregate or join over the expansion.
+func lateralFunction(rt *rapid.T, a, b Table) string {
+	i1, i2 := a.colOf(rt, "x", tInt, "fi"), a.colOf(rt, "x", tInt, "fi")
+	var fn, cols string
+	mayFail := false
+	switch rapid.IntRange(0, 6).Draw(rt, "srf") {
+	case 6: // a zero step fails (22023): the view holds the error
+		fn, cols, mayFail = fmt.Sprintf("generate_series(0, 4, %s %% 3)", i1), "f(v)", true
+	case 0:
+		fn, cols = fmt.Sprintf("generate_series(%s %% 3, %s %% 4)", i1, i2), "f(v)"
+	case 1:
+		// Empty when the start is past 2 (or NULL).
+		fn, cols = fmt.Sprintf("generate_series(%s %% 4, 2, 1 + abs(%s %% 2))", i1, i2), "f(v)"
+	case 2:
+		// A NULL array (no rows) when the guard fails.
+		fn, cols = fmt.Sprintf("unnest(CASE WHEN %s THEN ARRAY[%s, %s] END)", pred(rt, a, "x", 1), i1, i2), "f(v)"
+	case 3:
+		fn, cols = fmt.Sprintf("unnest(ARRAY[%s, %s]) WITH ORDINALITY", i1, i2), "f(v, o)"
+	case 4:
+		fn, cols = fmt.Sprintf("jsonb_array_elements_text(jsonb_build_array(%s, %s, %s))", i1, scalar(rt, a, "x"), i2), "f(v)"
+	default:
+		fn, cols = fmt.Sprintf("jsonb_each_text(jsonb_build_object('p', %s, 'q', %s))", i1, a.colOf(rt, "x", tText, "fj")), "f(k, v)"
+	}
+	from := fmt.Sprintf("%s x, %s AS %s", a.Name, fn, cols)
+	if rapid.Bool().Draw(rt, "srfleft") {
+		on := "true"
+		if rapid.Bool().Draw(rt, "srfon") {
+			on = fmt.Sprintf("f.v::text IS DISTINCT FROM '%s'", smallLit(rt, tInt))
+		}
+		from = fmt.Sprintf("%s x LEFT JOIN LATERAL %s AS %s ON %s", a.Name, fn, cols, on)
+	}
+	use := rapid.IntRange(0, 3).Draw(rt, "srfuse")
+	if mayFail && use == 1 {
+		// PostgreSQL skips the function when the join's other side is
+		// empty, so whether the query fails depends on its plan.
+		use = 0
+	}
+	switch use {
+	case 0:
+		return fmt.Sprintf("SELECT f.v::text AS v, count(*) AS n, count(x.id) AS nx FROM %s GROUP BY 1", from)
+	case 1:
+		return fmt.Sprintf("SELECT x.id AS xid, y.id AS yid, f.v::text AS v FROM %s JOIN %s y ON %s::text = f.v::text", from, b.Name, b.colOf(rt, "y", tInt, "fy"))
+	}
+	return fmt.Sprintf("SELECT x.id, f.* FROM %s", from)
+}
+
+// lateralSubquery draws a LATERAL subquery correlated with the table to
+// its left: filtered rows, a global aggregate, or a grouped one, after a
+// comma or as LEFT JOIN LATERAL ... ON.
+func lateralSubquery(rt *rapid.T, a, b Table) string {
+	corr := fmt.Sprintf("%s = %s", b.colOf(rt, "y", tInt, "lb"), a.colOf(rt, "x", tInt, "la"))
+	if rapid.IntRange(0, 3).Draw(rt, "lcorr") == 0 {
+		corr += " AND " + pred(rt, b, "y", 1)
+	}
+	var sub, sel string
+	switch rapid.IntRange(0, 7).Draw(rt, "lform") {
+	case 7: // over a function reading the outer row
+		fn := fmt.Sprintf("unnest(ARRAY[%s, %s, 1])", a.colOf(rt, "x", tInt, "lf"), a.colOf(rt, "x", tInt, "lf"))
+		if rapid.Bool().Draw(rt, "lfgs") {
+			fn = fmt.Sprintf("generate_series(0, %s %% 4)", a.colOf(rt, "x", tInt, "lf"))
+		}
+		switch rapid.IntRange(0, 2).Draw(rt, "lfuse") {
+		case 0:
+			sub, sel = fmt.Sprintf("SELECT f, count(*) AS n FROM %s AS f GROUP BY f", fn), "s.f, s.n"
+		case 1:
+			sub, sel = fmt.Sprintf("SELECT sum(f) AS s, count(f) AS n FROM %s AS f", fn), "s.s, s.n"
+		default:
+			sub, sel = fmt.Sprintf("SELECT f, y.id AS yid FROM %s AS f JOIN %s y ON %s = f", fn, b.Name, b.colOf(rt, "y", tInt, "lfj")), "s.f, s.yid"
+		}
+	case 6: // window functions per outer row
+		sub, sel = fmt.Sprintf("SELECT y.id AS sid, row_number() OVER (ORDER BY y.id DESC) AS rn, sum(%s) OVER (ORDER BY y.id) AS run FROM %s y WHERE %s", b.colOf(rt, "y", tInt, "lw"), b.Name, corr), "s.sid, s.rn, s.run"
+	case 5: // distinct per outer row
+		sub, sel = fmt.Sprintf("SELECT DISTINCT %s AS e FROM %s y WHERE %s", b.colOf(rt, "y", rapid.SampledFrom([]string{tInt, tText, tBool}).Draw(rt, "ldt"), "ld"), b.Name, corr), "s.e"
+	case 4: // the first rows per outer row, in a unique order
+		dir := rapid.SampledFrom([]string{"", " DESC", " DESC NULLS LAST", " NULLS FIRST"}).Draw(rt, "ldir")
+		lim := fmt.Sprintf(" LIMIT %d", rapid.IntRange(1, 2).Draw(rt, "llimit"))
+		if rapid.Bool().Draw(rt, "loffset") {
+			lim += " OFFSET 1"
+		}
+		sub, sel = fmt.Sprintf("SELECT y.id AS sid, %s AS e FROM %s y WHERE %s ORDER BY 2%s, 1%s", b.colOf(rt, "y", rapid.SampledFrom([]string{tInt, tText, tNum}).Draw(rt, "lot"), "lo"), b.Name, corr, dir, lim), "s.sid, s.e"
+	case 0:
+		if rapid.Bool().Draw(rt, "ltheta") {
+			corr = fmt.Sprintf("%s < %s", b.colOf(rt, "y", tInt, "lb"), a.colOf(rt, "x", tInt, "la"))
+		}
+		e := scalar(rt, b, "y")
+		if rapid.Bool().Draw(rt, "louter") { // the SELECT list reads the outer row
+			e = fmt.Sprintf("%s + y.id", a.colOf(rt, "x", tInt, "lo"))
+		}
+		sub, sel = fmt.Sprintf("SELECT y.id AS sid, %s AS e FROM %s y WHERE %s", e, b.Name, corr), "s.sid, s.e"
+	case 1:
+		sub, sel = fmt.Sprintf("SELECT count(*) AS n, sum(%s) AS s, max(%s) AS m FROM %s y WHERE %s", b.colOf(rt, "y", tInt, "ls"), b.colOf(rt, "y", tText, "lm"), b.Name, corr), "s.n, s.s, s.m"
+	case 2:
+		sub, sel = fmt.Sprintf("SELECT count(*) AS n, count(%s) AS nn FROM %s y WHERE %s HAVING count(*) > 1", b.colOf(rt, "y", tInt, "ls"), b.Name, corr), "s.n, s.nn"
+	default:
+		sub, sel = fmt.Sprintf("SELECT %s AS g, count(*) AS n, min(y.id) AS m FROM %s y WHERE %s GROUP BY 1", b.colOf(rt, "y", rapid.SampledFrom([]string{tInt, tText, tBool}).Draw(rt, "lgt"), "lg"), b.Name, corr), "s.g, s.n, s.m"
+	}
+	if rapid.IntRange(0, 2).Draw(rt, "lleft") == 0 {
+		return fmt.Sprintf("SELECT x.id AS xid, %s FROM %s x LEFT JOIN LATERAL (%s) s ON true", sel, a.Name, sub)
+	}
+	return fmt.Sprintf("SELECT x.id AS xid, %s FROM %s x, LATERAL (%s) s", sel, a.Name, sub)
 }

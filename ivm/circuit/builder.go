@@ -163,6 +163,18 @@ func (b *Builder) Map(in Node, exprs []expr.Expr, names []string) Node {
 	})
 }
 
+// FlatMap expands each input row by set-returning functions (see
+// op.FlatMap).
+func (b *Builder) FlatMap(in Node, spec op.FlatMapSpec) Node {
+	if !b.check(in) {
+		return Node{}
+	}
+	schema := b.in(in)
+	return b.add("flatmap", []Node{in}, func(op.State) (op.Operator, error) {
+		return op.NewFlatMap(schema, spec), nil
+	})
+}
+
 // Project keeps columns cols (in that order).
 func (b *Builder) Project(in Node, cols []int) Node {
 	if !b.check(in) {

@@ -27,6 +27,7 @@
 //
 //	Source(SourceID, types.Schema)            Filter(in, expr.Expr)
 //	Map(in, []expr.Expr, names []string)      Project(in, cols []int)
+//	FlatMap(in, op.FlatMapSpec)
 //	Aggregate(in, op.AggregateSpec)           Join(left, right, op.JoinSpec)
 //	Distinct(in)                              UnionAll(ins...)   Union(ins...)
 //	SetOp(op.SetIntersect[All]|op.SetExcept[All], left, right)

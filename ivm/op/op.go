@@ -20,6 +20,7 @@
 //	NewSource(schema)                          —
 //	NewFilter(in, pred)                        StreamFilter(ctx, pred, batch)
 //	NewMap(exprs, names) / NewProject(in, cols) StreamMap / StreamProject
+//	NewFlatMap(in, FlatMapSpec)                StreamFlatMap(ctx, in, spec, batch)
 //	NewAggregate(state, in, AggregateSpec)     StreamAggregate(ctx, in, spec, batch)
 //	NewJoin(state, left, right, JoinSpec)      StreamJoin(ctx, spec, left, right, l, r)
 //	NewDistinct(state, in)                     StreamDistinct(in, batch)

@@ -134,9 +134,6 @@ func RunPlan(n plan.Node, snap Snapshot, env *expr.Env) ([]types.Row, error) {
 	if n, err = expandFuncScans(n, env); err != nil {
 		return nil, err
 	}
-	if n, err = expandProjectSets(n, snap, env); err != nil {
-		return nil, err
-	}
 	if err := opt.CheckMaintainable(stripVolatile(n)); err != nil {
 		e, _ := errcode.As(err)
 		return nil, errcode.New(errcode.SQLFeatureNotSupported, "%s", e.Message).WithDetail("%s", e.Detail)

@@ -308,6 +308,11 @@ func label(n plan.Node) string {
 			keys[i] = cols[k].Name
 		}
 		return "EXCHANGE  hash(" + strings.Join(keys, ", ") + ")"
+	case *plan.ProjectSet:
+		// Maintained as a flat-map: each changed row expands on its own.
+		return "FLATMAP  " + strings.TrimPrefix(x.Describe(), "ProjectSet ")
+	case *plan.FuncScan:
+		return "FUNCTION  " + strings.TrimPrefix(x.Describe(), "FunctionScan ")
 	case *plan.RecursiveUnion:
 		s := "RECURSIVE  " + x.Work.Name + "  UNION"
 		if x.All {

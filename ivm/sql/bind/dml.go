@@ -508,6 +508,12 @@ func (b *binder) tableScan(rel *catalog.Relation, alias string) (plan.Node, *sco
 // target's own name (or alias) among them is 42712, as in PostgreSQL.
 func (b *binder) joinSources(node plan.Node, sc *scope, items []*pg_query.Node) (plan.Node, *scope, error) {
 	for _, item := range items {
+		if rs := item.GetRangeSubselect(); rs != nil && rs.Lateral {
+			return nil, nil, b.unsupported(-1, "LATERAL in UPDATE ... FROM and DELETE ... USING")
+		}
+		if rf := item.GetRangeFunction(); rf != nil && rf.Lateral {
+			return nil, nil, b.unsupported(-1, "LATERAL in UPDATE ... FROM and DELETE ... USING")
+		}
 		n, s, err := b.fromItem(item, nil)
 		if err != nil {
 			return nil, nil, invalidReference(err, sc)

@@ -6,20 +6,62 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/opt"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
+// lateralLeft is what a FROM item may reference besides the enclosing
+// queries (a function in FROM implicitly, a subquery with LATERAL): the
+// FROM items to its left, already combined, and how the item joins them.
+type lateralLeft struct {
+	node plan.Node
+	sc   *scope
+	// kind is InnerJoin (a comma or JOIN) or LeftJoin (LEFT JOIN LATERAL).
+	kind plan.JoinKind
+	// on binds the join's ON condition over the combined scope (nil
+	// result: none, as after a comma).
+	on func(sc *scope) (plan.Scalar, error)
+}
+
+func (l *lateralLeft) bindOn(sc *scope) (plan.Scalar, error) {
+	if l.on == nil {
+		return nil, nil
+	}
+	return l.on(sc)
+}
+
 // fromItem binds one FROM-clause item: a relation, subquery or join.
 func (b *binder) fromItem(n *pg_query.Node, outer *scope) (plan.Node, *scope, error) {
+	node, sc, _, err := b.fromItemLateral(n, outer, nil)
+	return node, sc, err
+}
+
+// fromItemLateral binds a FROM item that may reference left (nil: no
+// item to its left). combined is set when the item did: node and scope
+// then start with left's columns and already join it.
+func (b *binder) fromItemLateral(n *pg_query.Node, outer *scope, left *lateralLeft) (node plan.Node, sc *scope, combined bool, err error) {
+	switch x := n.Node.(type) {
+	case *pg_query.Node_RangeSubselect:
+		if x.RangeSubselect.Lateral && left != nil {
+			return b.lateralSubquery(x.RangeSubselect, outer, left)
+		}
+	case *pg_query.Node_RangeFunction:
+		return b.rangeFunction(x.RangeFunction, outer, left)
+	case *pg_query.Node_JoinExpr:
+		return b.join(x.JoinExpr, outer, left)
+	}
+	node, sc, err = b.fromItemPlain(n, outer)
+	return node, sc, false, err
+}
+
+// fromItemPlain binds a FROM item that references no FROM sibling.
+func (b *binder) fromItemPlain(n *pg_query.Node, outer *scope) (plan.Node, *scope, error) {
 	switch x := n.Node.(type) {
 	case *pg_query.Node_RangeVar:
 		return b.rangeVar(x.RangeVar, outer)
 	case *pg_query.Node_RangeSubselect:
 		rs := x.RangeSubselect
-		if rs.Lateral {
-			return nil, nil, b.unsupported(-1, "LATERAL")
-		}
 		if rs.Alias == nil {
 			// PostgreSQL 16 allows this; 15 does not.
 			return nil, nil, b.semantic("42601", -1, "subquery in FROM must have an alias")
@@ -40,9 +82,11 @@ func (b *binder) fromItem(n *pg_query.Node, outer *scope) (plan.Node, *scope, er
 		}
 		return node, relationScope(rs.Alias.Aliasname, cols, outer).withOrigins(q.Origins), nil
 	case *pg_query.Node_JoinExpr:
-		return b.join(x.JoinExpr, outer)
+		node, sc, _, err := b.join(x.JoinExpr, outer, nil)
+		return node, sc, err
 	case *pg_query.Node_RangeFunction:
-		return b.rangeFunction(x.RangeFunction, outer)
+		node, sc, _, err := b.rangeFunction(x.RangeFunction, outer, nil)
+		return node, sc, err
 	case *pg_query.Node_RangeTableSample:
 		return nil, nil, b.unsupported(-1, "TABLESAMPLE")
 	}
@@ -210,21 +254,20 @@ func mergeScopes(l, r *scope, nLeft int, leftNullable, rightNullable bool) *scop
 	return sc
 }
 
-// join binds JOIN ... ON / USING / NATURAL.
-func (b *binder) join(j *pg_query.JoinExpr, outer *scope) (plan.Node, *scope, error) {
-	l, lsc, err := b.fromItem(j.Larg, outer)
+// join binds JOIN ... ON / USING / NATURAL. Its left side may reference
+// the FROM items to the join's left (outerLeft); combined is then set, as
+// for fromItemLateral.
+func (b *binder) join(j *pg_query.JoinExpr, outer *scope, outerLeft *lateralLeft) (_ plan.Node, _ *scope, combined bool, _ error) {
+	node, sc, err := b.joinItems(j, outer, outerLeft, &combined)
+	return node, sc, combined, err
+}
+
+func (b *binder) joinItems(j *pg_query.JoinExpr, outer *scope, outerLeft *lateralLeft, combinedLeft *bool) (plan.Node, *scope, error) {
+	l, lsc, combined, err := b.fromItemLateral(j.Larg, outer, outerLeft)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, rsc, err := b.fromItem(j.Rarg, outer)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, t := range rsc.tables {
-		if lsc.hasTable(t) {
-			return nil, nil, b.semantic("42712", -1, "table name \"%s\" specified more than once", t)
-		}
-	}
+	*combinedLeft = combined
 	var kind plan.JoinKind
 	switch j.Jointype {
 	case pg_query.JoinType_JOIN_INNER:
@@ -237,6 +280,37 @@ func (b *binder) join(j *pg_query.JoinExpr, outer *scope) (plan.Node, *scope, er
 		kind = plan.FullJoin
 	default:
 		return nil, nil, b.unsupported(-1, "join type "+j.Jointype.String())
+	}
+	if combined && kind != plan.InnerJoin && kind != plan.LeftJoin {
+		// Each row to the join's left would need its own outer join.
+		return nil, nil, b.unsupported(-1, "RIGHT or FULL JOIN of a function in FROM referencing an earlier FROM item")
+	}
+	var left *lateralLeft
+	if (kind == plan.InnerJoin || kind == plan.LeftJoin) && !j.IsNatural && len(j.UsingClause) == 0 {
+		// The right side may reference the left (a function in FROM, or
+		// LATERAL); it then joins the left itself, under the ON condition.
+		left = &lateralLeft{node: l, sc: lsc, kind: kind, on: func(sc *scope) (plan.Scalar, error) {
+			if j.Quals == nil {
+				return nil, nil
+			}
+			cond, err := b.expr(j.Quals, sc, exprCtx{clause: "JOIN conditions"})
+			if err != nil {
+				return nil, err
+			}
+			return b.coerceBool(cond, "JOIN/ON", -1)
+		}}
+	}
+	r, rsc, combined, err := b.fromItemLateral(j.Rarg, outer, left)
+	if err != nil {
+		return nil, nil, err
+	}
+	if combined {
+		return b.joinAlias(j, r, rsc)
+	}
+	for _, t := range rsc.tables {
+		if lsc.hasTable(t) {
+			return nil, nil, b.semantic("42712", -1, "table name \"%s\" specified more than once", t)
+		}
 	}
 	nLeft := len(l.Schema())
 	sc := mergeScopes(lsc, rsc, nLeft, kind == plan.RightJoin || kind == plan.FullJoin, kind == plan.LeftJoin || kind == plan.FullJoin)
@@ -356,8 +430,13 @@ func (b *binder) join(j *pg_query.JoinExpr, outer *scope) (plan.Node, *scope, er
 		result = &plan.Project{Input: node, Exprs: exprs, Cols: cols}
 		sc = newSc
 	}
+	return b.joinAlias(j, result, sc)
+}
+
+// joinAlias applies a join's alias: (a JOIN b) AS x makes only x.col and
+// unqualified names visible.
+func (b *binder) joinAlias(j *pg_query.JoinExpr, result plan.Node, sc *scope) (plan.Node, *scope, error) {
 	if j.Alias != nil {
-		// (a JOIN b) AS x: only x.col and unqualified names are visible.
 		alias := j.Alias.Aliasname
 		var cols []plan.Column
 		var exprs []plan.Scalar
@@ -387,3 +466,45 @@ func positionOf(sc *scope, col scopeCol) int {
 }
 
 var _ = types.TBool
+
+// lateralSubquery binds `LATERAL (SELECT ...) AS s` after left: the
+// subquery sees left's columns as outer references, and is decorrelated
+// into joins and aggregates of left (opt.LateralJoin); a form that cannot
+// be is refused, naming it.
+func (b *binder) lateralSubquery(rs *pg_query.RangeSubselect, outer *scope, left *lateralLeft) (plan.Node, *scope, bool, error) {
+	if rs.Alias == nil {
+		return nil, nil, false, b.semantic("42601", -1, "subquery in FROM must have an alias")
+	}
+	q, err := b.selectStmt(rs.Subquery.GetSelectStmt(), left.sc)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	node, cols, err := b.finishSubquery(q, aliasNames(rs.Alias.Colnames), rs.Alias.Aliasname, -1)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	rsc := relationScope(rs.Alias.Aliasname, cols, outer).withOrigins(q.Origins)
+	if !plan.HasCorrelation(node) {
+		// References nothing outside itself: a plain subquery.
+		return node, rsc, false, nil
+	}
+	for _, t := range rsc.tables {
+		if left.sc.hasTable(t) {
+			return nil, nil, false, b.semantic("42712", -1, "table name \"%s\" specified more than once", t)
+		}
+	}
+	if plan.MaxOuterDepth(node) > 1 {
+		return nil, nil, false, b.unsupported(-1, "LATERAL subqueries that also reference an enclosing query")
+	}
+	nLeft := len(left.node.Schema())
+	sc := mergeScopes(left.sc, rsc, nLeft, false, left.kind == plan.LeftJoin)
+	cond, err := left.bindOn(sc)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	out, construct := opt.LateralJoin(left.node, node, left.kind, cond)
+	if construct != "" {
+		return nil, nil, false, b.unsupported(-1, construct)
+	}
+	return out, sc, true, nil
+}

@@ -351,11 +351,15 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 		sc = &scope{parent: outer}
 	} else {
 		for _, item := range sel.FromClause {
-			n, s, err := b.fromItem(item, outer)
+			var left *lateralLeft
+			if node != nil {
+				left = &lateralLeft{node: node, sc: sc, kind: plan.InnerJoin}
+			}
+			n, s, combined, err := b.fromItemLateral(item, outer, left)
 			if err != nil {
 				return nil, err
 			}
-			if node == nil {
+			if node == nil || combined {
 				node, sc = n, s
 				continue
 			}

@@ -11,24 +11,22 @@ import (
 )
 
 // rangeFunction binds a function in FROM: the set-returning functions
-// generate_series, unnest, generate_subscripts and
+// generate_series, unnest, generate_subscripts, the jsonb expanders and
 // information_schema._pg_expandarray, or any scalar function (one row).
-// Arguments see the enclosing query levels but not FROM siblings (no
-// LATERAL). Ad-hoc queries only: views reject it.
-func (b *binder) rangeFunction(rf *pg_query.RangeFunction, outer *scope) (plan.Node, *scope, error) {
+// Arguments see the enclosing query levels and, as in PostgreSQL (a
+// function in FROM is implicitly LATERAL), the FROM items to its left
+// (left, nil when there are none). A call that references them becomes a
+// ProjectSet over left (combined is set: the returned node and scope
+// include left's columns first); otherwise it is a FuncScan the caller
+// joins.
+func (b *binder) rangeFunction(rf *pg_query.RangeFunction, outer *scope, left *lateralLeft) (node plan.Node, sc *scope, combined bool, err error) {
 	const construct = "functions in FROM (set-returning functions)"
-	if b.opts.ForView {
-		return nil, nil, b.unsupported(-1, construct)
-	}
-	if rf.Lateral {
-		return nil, nil, b.unsupported(-1, "LATERAL")
-	}
 	if rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
-		return nil, nil, b.unsupported(-1, "ROWS FROM and column definition lists")
+		return nil, nil, false, b.unsupported(-1, "ROWS FROM and column definition lists")
 	}
 	items := rf.Functions[0].GetList().GetItems()
 	if len(items) == 0 || items[0].GetFuncCall() == nil {
-		return nil, nil, b.unsupported(-1, construct)
+		return nil, nil, false, b.unsupported(-1, construct)
 	}
 	fc := items[0].GetFuncCall()
 	name := funcName(fc.Funcname)
@@ -38,24 +36,30 @@ func (b *binder) rangeFunction(rf *pg_query.RangeFunction, outer *scope) (plan.N
 	}
 	ctx := exprCtx{clause: "functions in FROM"}
 	// The arguments are evaluated one query level in: enclosing queries'
-	// columns are outer references.
+	// columns are outer references, the FROM items to the left plain
+	// columns (both scopes have the enclosing query as parent, so outer
+	// references have the same depth either way).
 	argScope := &scope{parent: outer}
+	if left != nil {
+		argScope = left.sc
+	}
 	fs, err := b.srf(fc, name, argScope, ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if fs == nil { // a scalar function: one row
 		s, err := b.funcCall(fc, argScope, ctx)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		fs = &plan.FuncScan{Args: []plan.Scalar{s}, Cols: []plan.Column{{Name: table, Type: s.Type(), Nullable: true}}}
 	}
 	if rf.Alias != nil {
 		table = rf.Alias.Aliasname
 		// A single-column function takes the table alias as its column
-		// name (PostgreSQL's rule for scalar-returning functions).
-		if len(fs.Cols) == 1 && len(rf.Alias.Colnames) == 0 {
+		// name (PostgreSQL's rule for scalar-returning functions) unless
+		// it names its one OUT parameter.
+		if len(fs.Cols) == 1 && len(rf.Alias.Colnames) == 0 && !namedOutParameter(fs.Name) {
 			fs.Cols[0].Name = table
 		}
 	}
@@ -66,19 +70,80 @@ func (b *binder) rangeFunction(rf *pg_query.RangeFunction, outer *scope) (plan.N
 	if rf.Alias != nil {
 		names := aliasNames(rf.Alias.Colnames)
 		if len(names) > len(fs.Cols) {
-			return nil, nil, b.semantic("42P10", fc.Location, "table \"%s\" has %d columns available but %d columns specified", table, len(fs.Cols), len(names))
+			return nil, nil, false, b.semantic("42P10", fc.Location, "table \"%s\" has %d columns available but %d columns specified", table, len(fs.Cols), len(names))
 		}
 		for i, n := range names {
 			fs.Cols[i].Name = n
 		}
 	}
-	return fs, relationScope(table, fs.Cols, outer), nil
+	fsc := relationScope(table, fs.Cols, outer)
+	if rf.Alias != nil && namedOutParameter(fs.Name) && !fs.Ordinality {
+		// The alias alone is the whole row, which for a one-column
+		// function is its value.
+		c := fsc.cols[0]
+		fsc.cols = append(fsc.cols, scopeCol{table: table, name: table, index: c.index, typ: c.typ, nullable: c.nullable, unqualifiedOnly: true})
+	}
+	if left == nil || !referencesRow(fs.Args) {
+		return fs, fsc, false, nil
+	}
+	for _, a := range fs.Args {
+		if plan.HasSubquery(a) {
+			return nil, nil, false, b.unsupported(fc.Location, "subqueries in the arguments of a LATERAL function")
+		}
+	}
+	for _, t := range fsc.tables {
+		if left.sc.hasTable(t) {
+			return nil, nil, false, b.semantic("42712", -1, "table name \"%s\" specified more than once", t)
+		}
+	}
+	nLeft := len(left.node.Schema())
+	ps := &plan.ProjectSet{Input: left.node, Funcs: []*plan.FuncScan{fs}, Cols: append(append([]plan.Column(nil), left.node.Schema()...), fs.Cols...)}
+	sc = mergeScopes(left.sc, fsc, nLeft, false, left.kind == plan.LeftJoin)
+	cond, err := left.bindOn(sc)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if left.kind == plan.LeftJoin {
+		ps.Outer = true
+		if !isTrue(cond) {
+			ps.Cond = cond
+		}
+		return ps, sc, true, nil
+	}
+	if cond != nil && !isTrue(cond) {
+		return &plan.Filter{Input: ps, Pred: cond}, sc, true, nil
+	}
+	return ps, sc, true, nil
+}
+
+// namedOutParameter reports the set-returning functions whose one result
+// column is a named OUT parameter: the column keeps that name under a
+// table alias.
+func namedOutParameter(name string) bool {
+	return name == "jsonb_array_elements" || name == "jsonb_array_elements_text"
+}
+
+// referencesRow reports whether any scalar reads a column of the current
+// row (a ColRef, not an outer reference).
+func referencesRow(ss []plan.Scalar) bool {
+	for _, s := range ss {
+		if len(plan.ColumnsUsed(s)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func isTrue(s plan.Scalar) bool {
+	c, ok := s.(*plan.Const)
+	return ok && c.Value == true
 }
 
 // isSetReturning reports the set-returning functions RockStream runs.
 func isSetReturning(name string) bool {
 	switch name {
-	case "generate_series", "unnest", "generate_subscripts", "information_schema._pg_expandarray":
+	case "generate_series", "unnest", "generate_subscripts", "information_schema._pg_expandarray",
+		"jsonb_array_elements", "jsonb_array_elements_text", "jsonb_each", "jsonb_each_text", "jsonb_object_keys":
 		return true
 	}
 	return false
@@ -310,6 +375,31 @@ func (b *binder) srf(fc *pg_query.FuncCall, name string, sc *scope, ctx exprCtx)
 			return nil, err
 		}
 		fs.Args, fs.Cols = []plan.Scalar{a}, []plan.Column{col("x", et), col("n", types.TInt4)}
+	case "jsonb_array_elements", "jsonb_array_elements_text", "jsonb_each", "jsonb_each_text", "jsonb_object_keys":
+		if len(args) != 1 {
+			return nil, noFunc()
+		}
+		t := args[0].Type()
+		if t.Kind != types.KindJSONB && t.Kind != types.KindUnknown {
+			return nil, noFunc()
+		}
+		a, err := b.coerce(args[0], types.TJSONB, fc.Location)
+		if err != nil {
+			return nil, err
+		}
+		fs.Args = []plan.Scalar{a}
+		switch name {
+		case "jsonb_array_elements":
+			fs.Cols = []plan.Column{col("value", types.TJSONB)}
+		case "jsonb_array_elements_text":
+			fs.Cols = []plan.Column{col("value", types.TText)}
+		case "jsonb_each":
+			fs.Cols = []plan.Column{col("key", types.TText), col("value", types.TJSONB)}
+		case "jsonb_each_text":
+			fs.Cols = []plan.Column{col("key", types.TText), col("value", types.TText)}
+		default:
+			fs.Cols = []plan.Column{col("jsonb_object_keys", types.TText)}
+		}
 	}
 	return fs, nil
 }

@@ -115,6 +115,15 @@ func distribute(n plan.Node) (plan.Node, partitioning) {
 	case *plan.Filter:
 		in, p := distribute(x.Input)
 		return &plan.Filter{Input: in, Pred: x.Pred}, p
+	case *plan.FuncScan:
+		return x, partitioning{single: true}
+	case *plan.ProjectSet:
+		// Each input row expands where it is; input columns keep their
+		// positions, so the input's partitioning holds.
+		in, p := distribute(x.Input)
+		q := *x
+		q.Input = in
+		return &q, p
 	case *plan.Project:
 		in, p := distribute(x.Input)
 		out := &plan.Project{Input: in, Exprs: x.Exprs, Cols: x.Cols}

@@ -371,6 +371,20 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 		return w.b.TopK(in, op.TopKSpec{OrderBy: sortKeys(x.Order), Limit: x.Limit, Offset: x.Offset}), nil
 	case *plan.Window:
 		return w.window(x)
+	case *plan.ProjectSet:
+		in, err := w.node(x.Input)
+		if err != nil {
+			return circuit.Node{}, err
+		}
+		return w.flatMap(in, x.Funcs, x.Cond, x.Outer)
+	case *plan.FuncScan:
+		// A function in FROM over constants: its rows for the one row of
+		// a constant relation (fed once).
+		one, err := w.node(&plan.Values{Rows: [][]plan.Scalar{{}}})
+		if err != nil {
+			return circuit.Node{}, err
+		}
+		return w.flatMap(one, []*plan.FuncScan{x}, nil, false)
 	case *plan.Exchange:
 		// One shard: an exchange moves nothing.
 		return w.node(x.Input)
@@ -399,4 +413,45 @@ func temporalOp(name string) (op.TemporalOp, bool) {
 		return op.TemporalGe, true
 	}
 	return 0, false
+}
+
+// flatMap lowers set-returning functions over in's rows (op.FlatMap).
+func (w *builder) flatMap(in circuit.Node, funcs []*plan.FuncScan, cond plan.Scalar, outer bool) (circuit.Node, error) {
+	spec := op.FlatMapSpec{Outer: outer}
+	for _, f := range funcs {
+		args, err := w.exprs(f.Args)
+		if err != nil {
+			return circuit.Node{}, err
+		}
+		names := make([]string, len(f.Cols))
+		for i, c := range f.Cols {
+			names[i] = c.Name
+		}
+		srf := SetReturning(f)
+		spec.Funcs = append(spec.Funcs, op.FlatMapFunc{Func: srf, Args: args, Names: names})
+	}
+	if cond != nil {
+		var err error
+		if spec.Cond, err = w.lower.Lower(cond); err != nil {
+			return circuit.Node{}, err
+		}
+	}
+	return w.b.FlatMap(in, spec), nil
+}
+
+// SetReturning is the evaluation of a function in FROM (or of a
+// ProjectSet).
+func SetReturning(f *plan.FuncScan) *expr.SetReturning {
+	s := &expr.SetReturning{Name: f.Name, Ordinality: f.Ordinality}
+	for _, a := range f.Args {
+		s.ArgTypes = append(s.ArgTypes, a.Type())
+	}
+	cols := f.Cols
+	if f.Ordinality {
+		cols = cols[:len(cols)-1]
+	}
+	for _, c := range cols {
+		s.Cols = append(s.Cols, c.Type)
+	}
+	return s
 }

@@ -111,6 +111,9 @@ func (c *recursionClass) walk(n plan.Node) error {
 	}
 	switch x := n.(type) {
 	case *plan.Scan, *plan.Filter, *plan.Project, *plan.Exchange:
+	case *plan.ProjectSet:
+		// A function in FROM over the recursive rows expands each row on
+		// its own: linear, and one output row per derivation.
 	case *plan.Join:
 		l, r := c.reads(x.Left), c.reads(x.Right)
 		switch {

@@ -79,6 +79,10 @@ func childrenEqual(a, b Scalar) bool {
 	return true
 }
 
+// MaxOuterDepth is how many query levels above n its deepest outer
+// reference reaches (0: none).
+func MaxOuterDepth(n Node) int { return maxOuterDepth(n, 1) }
+
 // HasCorrelation reports whether a plan references an enclosing query
 // (an OuterRef reaching above the plan itself).
 func HasCorrelation(n Node) bool {

@@ -14,8 +14,10 @@ type ScalarHolder interface {
 
 // FuncScan is a function in FROM (`generate_series(1, 10) AS g`,
 // `unnest(arr) WITH ORDINALITY`): the rows the function returns for its
-// arguments, which reference no FROM sibling. Ad-hoc execution evaluates
-// it into constant rows before the circuit is built; views reject it.
+// arguments, which reference no FROM sibling (a function that does is a
+// ProjectSet over them). Ad-hoc execution evaluates it into constant rows
+// before the circuit is built; a view expands the one row of a constant
+// relation by it (op.FlatMap).
 type FuncScan struct {
 	// Name is the function's name; "" for a scalar (non-set-returning)
 	// function in FROM, which returns one row holding Args[0].
