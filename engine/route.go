@@ -166,8 +166,8 @@ func explainSpread(m partition.Map, rels []*catalog.Relation, spread dist.Spread
 	for i, s := range shards {
 		names[i] = fmt.Sprint(s)
 	}
-	list, peers := strings.Join(names, ", "), strings.Join(names[1:], ", ")
-	fmt.Fprintf(&b, "SHARDS  %s (spread: each shard maintains the part of the view made by its share of the input rows; a read adds the parts up; tables on shard %d)\n", list, shard.TableShardOf(m))
+	list := strings.Join(names, ", ")
+	fmt.Fprintf(&b, "SHARDS  %s (spread: each view shard maintains the part of the view made by its share of the input rows; a read adds the parts up; tables on shard %d)\n", list, shard.TableShardOf(m))
 	for i, r := range rels {
 		branch := "├─ "
 		if i == len(rels)-1 {
@@ -177,7 +177,7 @@ func explainSpread(m partition.Map, rels []*catalog.Relation, spread dist.Spread
 		for _, k := range spread.Keys[r.ID] {
 			cols = append(cols, k.String())
 		}
-		fmt.Fprintf(&b, " %sExchange loopback shard %d → %s: %s's committed changes, in epoch order, durable on both sides before collected (shard %d reads its own); each shard keeps the rows of its hash(%s)\n", branch, shard.TableShardOf(m), peers, r.Name, shard.TableShardOf(m), strings.Join(cols, ", "))
+		fmt.Fprintf(&b, " %sExchange loopback shard %d → %s: %s's committed changes, in epoch order, durable on both sides before collected; each shard keeps the rows of its hash(%s)\n", branch, shard.TableShardOf(m), list, r.Name, strings.Join(cols, ", "))
 	}
 	return b.String()
 }

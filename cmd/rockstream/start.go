@@ -86,6 +86,6 @@ ROCKSTREAM_PASSWORD or --password-file.`,
 	f.StringVar(&opts.TLSKeyFile, "tls-key", envOr("ROCKSTREAM_TLS_KEY", ""), "PEM private key for --tls-cert")
 	f.StringVar(&passwordFile, "password-file", "", "file whose first line is the password of the superuser role rockstream, read on the first start with --auth=password (or set ROCKSTREAM_PASSWORD)")
 	f.StringVar(&logFormat, "log-format", envOr("ROCKSTREAM_LOG_FORMAT", "text"), "log format: text or json")
-	f.IntVar(&opts.Shards, "shards", 1, "shards a new data directory is laid out over: the table shard takes every commit, a view keyed by its tables' columns is spread over every shard, others run on one of the shards after the first (1: everything on one shard); a directory keeps the layout it was created with")
+	f.IntVar(&opts.Shards, "shards", 1, "shards a new data directory is laid out over: the table shard takes every commit, each materialized view runs on one of the others, or, keyed by its tables' columns, is spread over all of them (1: everything on one shard); a directory keeps the layout it was created with")
 	return cmd
 }
