@@ -219,6 +219,7 @@ func keysText(keys []plan.Scalar) string {
 	}
 	return string(b)
 }
+
 type class uint8
 
 const (
