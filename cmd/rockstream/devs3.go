@@ -84,7 +84,7 @@ func serveDevS3(ctx context.Context, opts devS3Options, out io.Writer) error {
 		return usageError("--bucket must not be empty")
 	}
 	var backend gofakes3.Backend
-	kept := "in memory: lost when this server stops"
+	kept := "in memory only (lost when this server stops)"
 	if opts.Dir == "" {
 		backend = s3mem.New()
 	} else {
@@ -97,7 +97,7 @@ func serveDevS3(ctx context.Context, opts devS3Options, out io.Writer) error {
 			return fmt.Errorf("dev s3: cannot use --dir %s: %w", abs, err)
 		}
 		backend = files
-		kept = "files under " + abs + " (and in memory), kept across restarts"
+		kept = "kept under " + abs + " across restarts"
 	}
 	exists, err := backend.BucketExists(opts.Bucket)
 	if err != nil {
@@ -114,7 +114,7 @@ func serveDevS3(ctx context.Context, opts devS3Options, out io.Writer) error {
 	}
 	endpoint := "http://" + ln.Addr().String()
 	storage := devS3StorageURL(opts.Bucket, opts.Prefix, endpoint)
-	fmt.Fprintf(out, "S3 server on %s, bucket %s, objects %s.\n", endpoint, opts.Bucket, kept)
+	fmt.Fprintf(out, "S3 server on %s with bucket %s; objects %s.\n", endpoint, opts.Bucket, kept)
 	fmt.Fprintf(out, "It accepts any credentials, but the AWS SDK needs some. In another shell:\n\n")
 	fmt.Fprintf(out, "  export AWS_ACCESS_KEY_ID=rockstream AWS_SECRET_ACCESS_KEY=rockstream AWS_REGION=%s\n", devS3Region)
 	fmt.Fprintf(out, "  rockstream start --storage '%s'\n\n", storage)
