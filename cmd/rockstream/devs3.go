@@ -176,7 +176,12 @@ func (f *filedBackend) objectFile(bucket, key string) string {
 
 // newFiledBackend loads every object under dir into a fresh memory backend.
 func newFiledBackend(dir string) (*filedBackend, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Uploads are written in dir/.tmp (no bucket name starts with a dot)
+	// and renamed into place; what a killed server left there is dropped.
+	if err := os.RemoveAll(filepath.Join(dir, ".tmp")); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".tmp"), 0o755); err != nil {
 		return nil, err
 	}
 	f := &filedBackend{Backend: s3mem.New(), dir: dir}
@@ -185,7 +190,7 @@ func newFiledBackend(dir string) (*filedBackend, error) {
 		return nil, err
 	}
 	for _, b := range buckets {
-		if !b.IsDir() {
+		if !b.IsDir() || gofakes3.ValidateBucketName(b.Name()) != nil {
 			continue
 		}
 		if err := f.Backend.CreateBucket(b.Name()); err != nil {
@@ -197,7 +202,7 @@ func newFiledBackend(dir string) (*filedBackend, error) {
 		}
 		for _, o := range files {
 			name := o.Name()
-			if o.IsDir() || strings.HasSuffix(name, ".tmp") {
+			if o.IsDir() {
 				continue
 			}
 			key, err := url.PathUnescape(name)
@@ -261,7 +266,7 @@ func (f *filedBackend) PutObject(bucket, key string, meta map[string]string, inp
 		return gofakes3.PutObjectResult{}, err
 	}
 	final := f.objectFile(bucket, key)
-	tmp, err := writeTemp(final, body)
+	tmp, err := writeTemp(filepath.Join(f.dir, ".tmp"), body)
 	if err != nil {
 		return gofakes3.PutObjectResult{}, err
 	}
@@ -278,9 +283,9 @@ func (f *filedBackend) PutObject(bucket, key string, meta map[string]string, inp
 	return res, nil
 }
 
-// writeTemp writes body to a fresh file beside final and syncs it.
-func writeTemp(final string, body []byte) (string, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(final), "put-*.tmp")
+// writeTemp writes body to a fresh file in dir and syncs it.
+func writeTemp(dir string, body []byte) (string, error) {
+	tmp, err := os.CreateTemp(dir, "put-*")
 	if err != nil {
 		return "", err
 	}
