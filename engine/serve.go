@@ -101,7 +101,7 @@ func (o *ServerOptions) checkAuthOptions() (*tls.Config, error) {
 			if a.addr == "" {
 				continue
 			}
-			if !loopbackAddress(a.addr) {
+			if !LoopbackAddress(a.addr) {
 				return nil, errcode.New(errcode.ListenWithoutAuth, "refusing to listen on %s (%s) without password authentication", a.addr, a.flag)
 			}
 		}
@@ -140,9 +140,9 @@ func metricsAuth(engine func() *Engine, next http.Handler) http.Handler {
 	})
 }
 
-// loopbackAddress reports whether every address host:port may bind to is
+// LoopbackAddress reports whether every address host:port may bind to is
 // a loopback one (an empty host or 0.0.0.0 binds every interface).
-func loopbackAddress(hostport string) bool {
+func LoopbackAddress(hostport string) bool {
 	host, _, err := net.SplitHostPort(hostport)
 	if err != nil || host == "" {
 		return false

@@ -24,6 +24,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newStartCommand(), newSQLCommand(), newExplainCommand(), newDebugCommand(), newBenchCommand())
+	root.AddCommand(newStartCommand(), newSQLCommand(), newExplainCommand(), newDebugCommand(), newBenchCommand(), newDevCommand())
 	return root
 }

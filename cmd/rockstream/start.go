@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -70,7 +69,7 @@ ROCKSTREAM_PASSWORD or --password-file.`,
 				opts.BootstrapPassword = strings.TrimRight(line, "\r")
 			}
 			opts.Out = cmd.OutOrStdout()
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return engine.Serve(ctx, opts)
 		},

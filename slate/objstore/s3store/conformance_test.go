@@ -3,6 +3,9 @@ package s3store
 import (
 	"context"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
@@ -56,5 +59,39 @@ func TestParseURL(t *testing.T) {
 		if _, err := ParseURL(bad); err == nil {
 			t.Fatalf("ParseURL(%q) succeeded", bad)
 		}
+	}
+}
+
+// TestMissingCredentialsSaysWhatToSet: with no credentials anywhere the
+// SDK looks, New fails at once naming the variables to set, rather than
+// every request failing later as a transient error.
+func TestMissingCredentialsSaysWhatToSet(t *testing.T) {
+	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+		"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	dir := t.TempDir()
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "credentials"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	cfg, err := ParseURL("s3://bucket/db?endpoint=http://127.0.0.1:1&region=us-east-1&path_style=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(context.Background(), cfg)
+	if err == nil {
+		t.Fatal("New succeeded without credentials")
+	}
+	for _, want := range []string{"no AWS credentials found", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "access_key_id="} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	// Credentials in the environment are enough.
+	t.Setenv("AWS_ACCESS_KEY_ID", "k")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
+	if _, err := New(context.Background(), cfg); err != nil {
+		t.Fatalf("New with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set: %v", err)
 	}
 }

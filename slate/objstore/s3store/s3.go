@@ -79,6 +79,16 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if awsCfg.Region == "" {
 		awsCfg.Region = "us-east-1"
 	}
+	// Look the credentials up now: without them every request fails with
+	// a long chain of SDK errors (the last from the EC2 instance metadata
+	// service), which reads as a transient storage failure. The SDK caches
+	// what it finds, so the first request does not look again.
+	if awsCfg.Credentials == nil {
+		return nil, errors.New("objstore s3: " + missingCredentials)
+	}
+	if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
+		return nil, fmt.Errorf("objstore s3: %s (the AWS SDK said: %w)", missingCredentials, err)
+	}
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
@@ -96,6 +106,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	return &Store{client: client, bucket: cfg.Bucket, prefix: prefix}, nil
 }
+
+// missingCredentials says what to set when the SDK finds no credentials.
+const missingCredentials = "no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY " +
+	"(and AWS_REGION, or region= in the URL) in the environment, or access_key_id= and secret_access_key= " +
+	"in the s3:// URL, or name a profile with AWS_PROFILE"
 
 func (s *Store) fullKey(key string) string { return s.prefix + key }
 
