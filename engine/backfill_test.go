@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"math"
 	"context"
 	"fmt"
 	"strings"
@@ -216,6 +217,30 @@ func TestBackfillProgressSeenFromAnotherSession(t *testing.T) {
 			t.Fatalf("rockstream_catalog.progress during the backfill: %q", got)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// The estimated percent follows the rows fed (the rows are spread
+	// evenly over the buckets the scan goes through in order), here and in
+	// SHOW VIEW STATUS.
+	for deadline := time.Now().Add(time.Minute); ; {
+		var done int64
+		var pct float32
+		err := conn.QueryRow(context.Background(), `SELECT rows_done, percent FROM rockstream_catalog.progress WHERE relation = 'v'`).Scan(&done, &pct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 100 * float64(done) / float64(slowViewRows)
+		if pct > 0 && pct < 100 && math.Abs(float64(pct)-want) < 15 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backfill at %d of %d input rows shows %.1f%%", done, slowViewRows, pct)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, line := range rowsText(t, conn, "SHOW VIEW STATUS") {
+		if f := strings.Split(line, "|"); f[0] == "v" && (f[1] != "backfilling" || f[len(f)-1] == "NULL") {
+			t.Fatalf("SHOW VIEW STATUS during the backfill shows no percent: %s", line)
+		}
 	}
 	if err := creator.PgConn().CancelRequest(context.Background()); err != nil {
 		t.Fatal(err)

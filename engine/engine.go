@@ -255,7 +255,10 @@ func mergeViewStatus(into, more []shard.ViewStatus) []shard.ViewStatus {
 			u.Failed, u.FailedCode = v.Failed, v.FailedCode
 		}
 		if u.Backfill == "" {
-			u.Backfill = v.Backfill
+			u.Backfill, u.BackfillPercent = v.Backfill, v.BackfillPercent
+		} else if v.Backfill != "" {
+			// A spread view's fill is as far as its slowest part's.
+			u.BackfillPercent = min(u.BackfillPercent, v.BackfillPercent)
 		}
 		if v.LagNanos > u.LagNanos {
 			// The view is as fresh as its stalest part.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"context"
 	"time"
 
@@ -26,6 +27,9 @@ var viewStatusColumns = types.Schema{
 	{Name: "freshness_lag", Type: types.TInterval, Nullable: true},
 	{Name: "freshness_met", Type: types.TBool, Nullable: true},
 	{Name: "freshness_reason", Type: types.TText, Nullable: true},
+	// backfill_percent: how much of its inputs a view being filled has
+	// fed, estimated (NULL once it runs).
+	{Name: "backfill_percent", Type: types.TFloat4, Nullable: true},
 }
 
 func (s *session) showViewStatus(ctx context.Context, snap *control.Snapshot, st *rsql.ShowViewStatus) (gateway.Cursor, error) {
@@ -50,10 +54,15 @@ func (s *session) showViewStatus(ctx context.Context, snap *control.Snapshot, st
 func viewStatusRow(st shard.Status, v shard.ViewStatus, freshnessTarget time.Duration) types.Row {
 	state, errText := syscat.ViewState(viewStats(v))
 	row := types.Row{v.Name, state, int64(v.Frontier), int64(st.LastEpoch - min(st.LastEpoch, v.Frontier)), v.Rows, v.StateRows, v.StateBytes, errText}
-	return append(row, freshnessOf(v, freshnessTarget).Columns()...)
+	row = append(row, freshnessOf(v, freshnessTarget).Columns()...)
+	var pct types.Datum
+	if v.Backfill != "" {
+		pct = float64(float32(math.Round(v.BackfillPercent*10) / 10))
+	}
+	return append(row, pct)
 }
 
 // viewStats are a view's status line as the system relations show it.
 func viewStats(v shard.ViewStatus) syscat.ViewStats {
-	return syscat.ViewStats{Rows: v.Rows, StateRows: v.StateRows, StateBytes: v.StateBytes, Error: v.Error, Failed: v.Failed, Backfill: v.Backfill, BackfillRowsRead: v.BackfillRowsRead}
+	return syscat.ViewStats{Rows: v.Rows, StateRows: v.StateRows, StateBytes: v.StateBytes, Error: v.Error, Failed: v.Failed, Backfill: v.Backfill, BackfillRowsRead: v.BackfillRowsRead, BackfillPercent: v.BackfillPercent}
 }

@@ -168,6 +168,8 @@ type ViewStats struct {
 	// the input rows it fed so far.
 	Backfill         string
 	BackfillRowsRead int64
+	// BackfillPercent estimates how much of its inputs the backfill fed.
+	BackfillPercent float64
 	// Freshness are the view's freshness_target, freshness_lag,
 	// freshness_met and freshness_reason columns (nil: all NULL).
 	Freshness types.Row

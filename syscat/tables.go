@@ -1,6 +1,7 @@
 package syscat
 
 import (
+	"math"
 	"strings"
 	"sync"
 
@@ -178,7 +179,8 @@ func pgTypeName(t types.Type) string {
 
 // progressRows is rockstream_catalog.progress: every COPY running now,
 // then every materialized view being filled from its inputs (its phase:
-// queued, reading inputs, catching up; the input rows fed so far).
+// queued, reading inputs, catching up; the input rows fed so far and the
+// estimated percent of its inputs).
 func progressRows(env *Env) []types.Row {
 	now := env.Now
 	var out []types.Row
@@ -192,12 +194,17 @@ func progressRows(env *Env) []types.Row {
 			perSecond = int64(float64(cp.TuplesDone) / d.Seconds())
 		}
 		out = append(out, types.Row{a.PID, "copy", nullIfEmpty(cp.Relation), strings.ToLower(cp.Command), cp.TuplesDone, nil, cp.BytesDone,
-			timestampOrNull(cp.Started), perSecond})
+			timestampOrNull(cp.Started), perSecond, nil})
 	}
 	for _, r := range env.Relations {
 		if st := env.Views[r.ID]; r.Kind == catalog.KindMaterializedView && st.Backfill != "" {
-			out = append(out, types.Row{nil, "backfill", r.Name, st.Backfill, st.BackfillRowsRead, nil, nil, nil, nil})
+			out = append(out, types.Row{nil, "backfill", r.Name, st.Backfill, st.BackfillRowsRead, nil, nil, nil, nil, percent(st.BackfillPercent)})
 		}
 	}
 	return out
+}
+
+// percent is a percentage rounded to a tenth, as a float4.
+func percent(p float64) types.Datum {
+	return float64(float32(math.Round(p*10) / 10))
 }

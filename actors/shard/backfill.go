@@ -10,6 +10,7 @@ import (
 	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -836,9 +837,35 @@ func (a *Actor) backfillStatuses() []ViewStatus {
 		case b.reader != nil || i == 0:
 			state = "reading inputs"
 		}
-		out = append(out, ViewStatus{View: b.view.rel.ID, Name: b.view.rel.Name, Backfill: state, BackfillRowsRead: b.rowsRead})
+		out = append(out, ViewStatus{View: b.view.rel.ID, Name: b.view.rel.Name, Backfill: state, BackfillRowsRead: b.rowsRead,
+			BackfillPercent: a.backfillPercent(b)})
 	}
 	return out
+}
+
+// backfillPercent estimates how much of b's pinned inputs its chunks have
+// fed, without counting them: each input's rows are stored bucket after
+// bucket, so the bucket of the key its scan resumes at says how far into
+// that input it is (rows spread evenly over the buckets by their hash).
+//
+//	2 inputs, the second resumed at a key of bucket 1024 → (1 + 1024/4096) / 2 = 62.5%
+func (a *Actor) backfillPercent(b *backfill) float64 {
+	n := len(b.view.sources)
+	switch {
+	case b.scanned || n == 0:
+		return 100
+	case b.reader == nil:
+		return 0
+	}
+	done := float64(b.source)
+	if b.resume != nil && b.source < n {
+		if prefix, _, err := a.sourceRows(b.view.sources[b.source]); err == nil && len(b.resume) >= len(prefix)+partition.BucketBytes {
+			if bucket, ok := partition.ReadBucket(b.resume[len(prefix):]); ok {
+				done += float64(bucket) / partition.Buckets
+			}
+		}
+	}
+	return 100 * done / float64(n)
 }
 
 // retryBackfills re-runs the catalog sync, which queues again the views

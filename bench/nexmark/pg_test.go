@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rockstream/rockstream/bench/internal/benchutil"
+	"github.com/rockstream/rockstream/internal/enginetest"
 	"github.com/rockstream/rockstream/internal/pgtest"
 )
 
@@ -47,7 +48,12 @@ func rowsText(ctx context.Context, c *pgx.Conn, sql string) ([]string, error) {
 func TestQueriesMatchPostgres(t *testing.T) {
 	ctx := context.Background()
 	pg := pgNexmark(t, ctx, "nexmark_pg")
-	srv, err := benchutil.StartServer(t.TempDir(), 0)
+	// ROCKSTREAM_TEST_SHARDS lays the server out over several shards.
+	shards, err := enginetest.Shards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := benchutil.StartServer(t.TempDir(), shards)
 	if err != nil {
 		t.Fatal(err)
 	}

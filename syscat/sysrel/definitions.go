@@ -117,9 +117,10 @@ func definitions() []Relation {
 		{Schema: SchemaPgCatalog, Rel: &catalog.Relation{Name: "pg_stat_progress_copy", Columns: columns("pid", i4, "datid", oid, "datname", name, "relid", oid,
 			"command", t, "type", t, "bytes_processed", i8, "bytes_total", i8, "tuples_processed", i8, "tuples_excluded", i8)}},
 		// Long-running work of every session and shard: a COPY's rows so
-		// far; rows_total is NULL when unknown (COPY FROM STDIN).
+		// far; rows_total is NULL when unknown (COPY FROM STDIN); percent,
+		// a backfill's estimated share of its inputs fed.
 		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "progress", Columns: columns("pid", i4, "kind", t, "relation", t, "phase", t,
-			"rows_done", i8, "rows_total", i8, "bytes_done", i8, "started", ts, "rows_per_second", i8)}},
+			"rows_done", i8, "rows_total", i8, "bytes_done", i8, "started", ts, "rows_per_second", i8, "percent", f4)}},
 		{Schema: SchemaRockStream, Rel: &catalog.Relation{Name: "index_columns", Columns: columns(
 			"indexrelid", oid, "indrelid", oid, "indisprimary", b, "attnum", i2, "ord", i4)}},
 		{Schema: SchemaInfo, Rel: &catalog.Relation{Name: "tables", Columns: columns("table_catalog", name, "table_schema", name, "table_name", name, "table_type", t,
