@@ -1,9 +1,9 @@
 package engine_test
 
 import (
-	"math"
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"

@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"math"
 	"context"
+	"math"
 	"time"
 
 	"github.com/rockstream/rockstream/actors/control"

@@ -190,7 +190,7 @@ type (
 		// BackfillPercent estimates how much of its inputs a backfill
 		// has fed (100 while it catches up with the changes since).
 		BackfillPercent float64 `json:",omitempty"`
-		Nodes            []circuit.NodeStats
+		Nodes           []circuit.NodeStats
 		// Frontier is the frontier of the shard running the view (set
 		// by the engine when it gathers the shards' statuses).
 		Frontier uint64 `json:",omitempty"`
