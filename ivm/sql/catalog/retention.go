@@ -1,11 +1,7 @@
 package catalog
 
 import (
-	"strings"
 	"time"
-
-	"github.com/rockstream/rockstream/errcode"
-	"github.com/rockstream/rockstream/ivm/types"
 )
 
 // Change-history retention of materialized views (SUBSCRIBE ... AS OF
@@ -30,17 +26,10 @@ const (
 // as '1 hour' or '30 minutes' ('0' keeps no history). Months count 30
 // days, as in PostgreSQL's EXTRACT(EPOCH FROM interval).
 func ParseRetainHistory(text string) (time.Duration, error) {
-	bad := func(why string) error {
-		return errcode.New(errcode.SQLInvalidParameterValue, "invalid value for option \"retain_history\": %q (%s)", text, why).
-			WithDetail("Valid values are intervals from '0' (keep no history) to '7 days', e.g. '1 hour'.").WithSQLState("22023")
-	}
-	d, err := types.ParseInterval(strings.TrimSpace(text))
+	iv, bad, err := optionInterval("retain_history", text,
+		"Valid values are intervals from '0' (keep no history) to '7 days', e.g. '1 hour'.")
 	if err != nil {
-		return 0, bad("not an interval")
-	}
-	iv, ok := d.(types.Interval)
-	if !ok {
-		return 0, bad("not an interval")
+		return 0, err
 	}
 	const day = 24 * time.Hour
 	if iv.Months < 0 || iv.Days < 0 || iv.Micros < 0 || iv.Months > 12 || iv.Days > 366 {
