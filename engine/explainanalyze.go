@@ -9,6 +9,7 @@ import (
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/ivm/circuit"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 )
 
@@ -17,18 +18,40 @@ import (
 // output down to its inputs, each with its rows in and out and steps since
 // the server started (or the view was last rebuilt), the time spent in it,
 // and its stored state (kept across restarts).
+//
+// A view spread over the shards (shard.IsSpread) shows its parts added up:
+// the same circuit runs on each, on its share of the rows.
 func (s *session) explainAnalyze(ctx context.Context, snap *control.Snapshot, rel *catalog.Relation) (string, error) {
-	m, err := s.e.ask(ctx, s.e.viewShard(snap, rel.ID), shard.GetStatus{})
-	if err != nil {
-		return "", err
+	homes := []partition.ShardID{s.e.router.HomeOf(snap, rel.ID)}
+	if s.e.router.ReadHomeOf(snap, rel.ID) == shard.SpreadShards {
+		homes = shard.SpreadShardsOf(s.e.router.Map())
 	}
-	st := m.(shard.Status)
-	for _, v := range st.Views {
-		if v.View != rel.ID {
-			continue
+	var lines []shard.ViewStatus
+	var frontier uint64
+	names := make([]string, len(homes))
+	for i, home := range homes {
+		m, err := s.e.ask(ctx, s.e.router.ActorOf(home), shard.GetStatus{})
+		if err != nil {
+			return "", err
 		}
+		st := m.(shard.Status)
+		if i == 0 || st.Frontier < frontier {
+			frontier = st.Frontier
+		}
+		names[i] = fmt.Sprint(st.Shard)
+		for _, v := range st.Views {
+			if v.View == rel.ID {
+				lines = mergeViewStatus(lines, []shard.ViewStatus{v})
+			}
+		}
+	}
+	where := "shard " + names[0]
+	if len(names) > 1 {
+		where = "shards " + strings.Join(names, ", ")
+	}
+	for _, v := range lines {
 		var b strings.Builder
-		fmt.Fprintf(&b, "VIEW  %s  (shard %d, frontier epoch %d", rel.Name, st.Shard, st.Frontier)
+		fmt.Fprintf(&b, "VIEW  %s  (%s, frontier epoch %d", rel.Name, where, frontier)
 		switch {
 		case v.Failed != "":
 			fmt.Fprintf(&b, "; failed: %s)\n", v.Failed)
@@ -41,7 +64,7 @@ func (s *session) explainAnalyze(ctx context.Context, snap *control.Snapshot, re
 		fmt.Fprintf(&b, "Counts are since the server started or the view was last rebuilt (backfill included), and over the last %d steps once there were more; state is as stored.\n", circuit.RecentStepsMax)
 		return b.String(), nil
 	}
-	return "", fmt.Errorf("view %s has no status on shard %d", rel.Name, st.Shard)
+	return "", fmt.Errorf("view %s has no status on %s", rel.Name, where)
 }
 
 // sourceNames maps the circuit label of each relation's source ("source

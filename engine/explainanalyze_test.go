@@ -73,7 +73,7 @@ func TestExplainAnalyzeIncremental(t *testing.T) {
 // (they vary with the shard layout and the machine).
 func normalizeExplain(lines []string) string {
 	text := strings.Join(lines, "\n")
-	text = regexp.MustCompile(`shard \d+, frontier epoch \d+`).ReplaceAllString(text, "shard N, frontier epoch N")
+	text = regexp.MustCompile(`shards? \d+(, \d+)*, frontier epoch \d+`).ReplaceAllString(text, "shard N, frontier epoch N")
 	return regexp.MustCompile(`time \d+\.\d{3} ms`).ReplaceAllString(text, "time T")
 }
 
