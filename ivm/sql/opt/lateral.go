@@ -437,6 +437,26 @@ func (k keyed) conds(nLeft int) []plan.Scalar {
 	return out
 }
 
+// keyedUnderChain is keyedInput for the input in of an operator under
+// Project/Filter* chain, which must not be correlated themselves; refused
+// names the construct that cannot be decorrelated ("" when it can), what
+// being the operator ("with DISTINCT").
+func keyedUnderChain(left, right plan.Node, chain []plan.Node, in plan.Node, what string) (k keyed, refused string) {
+	for _, n := range chain {
+		if scalarsCorrelated(n) {
+			return keyed{}, lateralConstruct(right)
+		}
+	}
+	k, ok := keyedInput(left, in)
+	switch {
+	case ok:
+		return k, ""
+	case k.construct != "":
+		return k, k.construct
+	}
+	return k, "LATERAL subqueries " + what + " over a non-equality correlation"
+}
+
 // keyedInput decorrelates in, whose correlation must be WHERE conjuncts
 // inner_expr = outer_expr: the rows of in with the inner expressions as
 // key columns first (grouping or partitioning by them reproduces the
@@ -515,17 +535,9 @@ func keyedJoin(left, right plan.Node, chain []plan.Node, base plan.Node, k keyed
 // whose input is correlated by equalities: row_number() partitioned by the
 // keys keeps each key's rows OFFSET+1 .. OFFSET+LIMIT.
 func lateralTopK(left, right plan.Node, chain []plan.Node, top *plan.TopK, kind plan.JoinKind, on plan.Scalar) (plan.Node, string) {
-	for _, n := range chain {
-		if scalarsCorrelated(n) {
-			return nil, lateralConstruct(right)
-		}
-	}
-	k, ok := keyedInput(left, top.Input)
-	if !ok {
-		if k.construct != "" {
-			return nil, k.construct
-		}
-		return nil, "LATERAL subqueries with LIMIT/OFFSET over a non-equality correlation"
+	k, refused := keyedUnderChain(left, right, chain, top.Input, "with LIMIT/OFFSET")
+	if refused != "" {
+		return nil, refused
 	}
 	width := len(k.cols)
 	win := &plan.Window{Input: k.node, Limit: -1,
@@ -561,17 +573,9 @@ func lateralTopK(left, right plan.Node, chain []plan.Node, top *plan.TopK, kind 
 // input is correlated by equalities: distinct per key (the keys lead the
 // DISTINCT ON list, or the whole row).
 func lateralDistinct(left, right plan.Node, chain []plan.Node, d *plan.Distinct, kind plan.JoinKind, on plan.Scalar) (plan.Node, string) {
-	for _, n := range chain {
-		if scalarsCorrelated(n) {
-			return nil, lateralConstruct(right)
-		}
-	}
-	k, ok := keyedInput(left, d.Input)
-	if !ok {
-		if k.construct != "" {
-			return nil, k.construct
-		}
-		return nil, "LATERAL subqueries with DISTINCT over a non-equality correlation"
+	k, refused := keyedUnderChain(left, right, chain, d.Input, "with DISTINCT")
+	if refused != "" {
+		return nil, refused
 	}
 	dist := &plan.Distinct{Input: k.node}
 	if len(d.On) > 0 {
@@ -624,11 +628,6 @@ func innerJoinCorrelationToFilter(n plan.Node) plan.Node {
 // equalities: the keys lead every PARTITION BY, so each outer row's rows
 // are windowed on their own.
 func lateralWindow(left, right plan.Node, chain []plan.Node, w *plan.Window, kind plan.JoinKind, on plan.Scalar) (plan.Node, string) {
-	for _, n := range chain {
-		if scalarsCorrelated(n) {
-			return nil, lateralConstruct(right)
-		}
-	}
 	wins := []*plan.Window{w}
 	for {
 		inner, ok := wins[len(wins)-1].Input.(*plan.Window)
@@ -637,12 +636,9 @@ func lateralWindow(left, right plan.Node, chain []plan.Node, w *plan.Window, kin
 		}
 		wins = append(wins, inner)
 	}
-	k, ok := keyedInput(left, wins[len(wins)-1].Input)
-	if !ok {
-		if k.construct != "" {
-			return nil, k.construct
-		}
-		return nil, "LATERAL subqueries with window functions over a non-equality correlation"
+	k, refused := keyedUnderChain(left, right, chain, wins[len(wins)-1].Input, "with window functions")
+	if refused != "" {
+		return nil, refused
 	}
 	var cur plan.Node = k.node
 	for i := len(wins) - 1; i >= 0; i-- {
