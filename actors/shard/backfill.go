@@ -352,6 +352,7 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 		if b.scanned {
 			v.circuit.SetNow(a.frontierTime)
 		}
+		runtime.Report(ctx, runtime.WorkStepRow, deltaRows(inputs))
 		if _, err := v.circuit.Step(txn, inputs); err != nil {
 			v.circuit.DiscardCaches()
 			return false, err

@@ -259,6 +259,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		return
 	}
 	if a.beforeMessage(ctx, msg) {
+		// NB: a group commit's sync made epochs durable: the exchange
+		// sends them now, not with the next message (which could be a
+		// storage tick away: found by the cost model, sim/system).
+		a.afterMessage(ctx)
 		return
 	}
 	switch msg.(type) {
@@ -348,7 +352,15 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		if a.holdReadForBackfill(m, ctx.From(), ctx.Defer) {
 			return
 		}
-		ctx.Reply(a.replyOf(a.read(ctx, m)))
+		res, err := a.read(ctx, m)
+		if r, ok := res.(ReadResult); ok && err == nil {
+			rows := 0
+			for _, b := range r.Batches {
+				rows += b.Len()
+			}
+			runtime.Report(ctx, runtime.WorkReadRow, rows)
+		}
+		ctx.Reply(a.replyOf(res, err))
 	case Lookup:
 		// NB: a table that just gained a primary key is re-keyed when its
 		// catalog is adopted (rekey.go), which parkForCatalog did before.
