@@ -26,7 +26,8 @@ type viewPage struct {
 	Error    *sqlError
 }
 
-// operator is one node of the dataflow tree.
+// operator is one node of a plan (EXPLAIN INCREMENTAL) or a dataflow
+// (EXPLAIN ANALYZE INCREMENTAL).
 type operator struct {
 	// Name is the operator ("AGG", "JOIN", "EXCHANGE", ... in a plan;
 	// "aggregate", "join inner", "source t", ... in a dataflow), Detail
