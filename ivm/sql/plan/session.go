@@ -40,5 +40,5 @@ func (s *Session) Describe() string {
 		keys[i] = in[k].Name
 	}
 	return fmt.Sprintf("Session time=%s key=[%s] gap=%s", in[s.Time].Name, strings.Join(keys, ", "),
-		FormatDatum(types.Interval{Micros: s.Gap}, types.TInterval))
+		types.Format(types.TInterval, types.Interval{Micros: s.Gap}))
 }
