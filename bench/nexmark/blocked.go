@@ -7,5 +7,4 @@ package nexmark
 var Blocked = map[string]string{ //lint:immutable documentation table
 	"q10": "filesystem sink (not a view; excluded from the suite)",
 	"q12": "PROCTIME() attribute and TUMBLE window",
-	"q13": "FOR SYSTEM_TIME AS OF temporal join with a side-input source",
 }

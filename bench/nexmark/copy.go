@@ -2,6 +2,7 @@ package nexmark
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -11,6 +12,23 @@ var Tables = []string{ //lint:immutable DDL text
 	`CREATE TABLE person (id bigint, name varchar, email_address varchar, credit_card varchar, city varchar, state varchar, date_time timestamp(3), extra varchar) WITH (insert_only = true)`,
 	`CREATE TABLE auction (id bigint, item_name varchar, description varchar, initial_bid bigint, reserve bigint, date_time timestamp(3), expires timestamp(3), seller bigint, category bigint, extra varchar) WITH (insert_only = true)`,
 	`CREATE TABLE bid (auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp(3), extra varchar) WITH (insert_only = true)`,
+}
+
+// SideInput is q13's bounded side input, created and filled before a
+// view that reads it: side_input(key, value) with one row per key
+// 0..9 999, its value the key as text (as RisingWave's Nexmark q13).
+var SideInput = []string{ //lint:immutable DDL text
+	`CREATE TABLE side_input (key bigint PRIMARY KEY, value varchar)`,
+	`INSERT INTO side_input SELECT v, v::varchar FROM generate_series(0, 9999) AS s(v)`,
+}
+
+// SetupFor is the DDL a view needs besides the Nexmark tables: the side
+// input for a view that reads it.
+func SetupFor(view string) []string {
+	if strings.Contains(view, "side_input") {
+		return SideInput
+	}
+	return nil
 }
 
 const tsLayout = "2006-01-02 15:04:05.000"

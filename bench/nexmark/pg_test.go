@@ -68,6 +68,13 @@ func TestQueriesMatchPostgres(t *testing.T) {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
+	for _, s := range SideInput {
+		for _, c := range []*pgx.Conn{rs, pg} {
+			if _, err := c.Exec(ctx, s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+	}
 	selects := map[string]string{}
 	for _, q := range QueryNames() {
 		view, err := QuerySQL(q)

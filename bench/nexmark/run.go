@@ -171,7 +171,7 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 	if o.Source {
 		return runSource(ctx, o, q, view, w, rd, dir, r)
 	}
-	stmts := append(append([]string{}, Tables...), view,
+	stmts := append(append(append([]string{}, Tables...), SetupFor(view)...), view,
 		// The freshness probe: a one-row count over bid, maintained in the
 		// same pipeline as the query's view.
 		"CREATE MATERIALIZED VIEW nexmark_probe AS SELECT count(*) AS n FROM bid")
