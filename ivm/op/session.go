@@ -97,6 +97,9 @@ func sessionSchema(in types.Schema, spec SessionSpec) (types.Schema, error) {
 	default:
 		return nil, fmt.Errorf("session time column has type %s", t)
 	}
+	// NB: the bounds have no typmod, as PostgreSQL's min(ts) and ts +
+	// interval: last + gap may carry more precision than timestamp(p).
+	t.Typmod = -1
 	schema := append(types.Schema(nil), in...)
 	for _, name := range SessionColumns {
 		schema = append(schema, types.Column{Name: name, Type: t})

@@ -99,6 +99,7 @@ func (b *binder) sessionFunction(rf *pg_query.RangeFunction, fc *pg_query.FuncCa
 		alias = rf.Alias.Aliasname
 	}
 	node := &plan.Session{Input: input, Time: timeCol, Keys: keys, Gap: gap.Micros}
+	timeType.Typmod = -1 // as op.Session's bounds
 	for _, name := range []string{"window_start", "window_end"} {
 		node.Cols = append(node.Cols, plan.Column{Name: name, Type: timeType})
 	}
