@@ -6,5 +6,4 @@ package nexmark
 // and a join with the window offsets (HOP); see queries/q5.sql.
 var Blocked = map[string]string{ //lint:immutable documentation table
 	"q10": "filesystem sink (not a view; excluded from the suite)",
-	"q12": "PROCTIME() attribute and TUMBLE window",
 }

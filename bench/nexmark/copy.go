@@ -22,6 +22,27 @@ var SideInput = []string{ //lint:immutable DDL text
 	`INSERT INTO side_input SELECT v, v::varchar FROM generate_series(0, 9999) AS s(v)`,
 }
 
+// ProcTimeColumn is q12's processing-time attribute, a bid column only
+// for a view that reads it (TablesFor): p_time, filled by its default
+// with the time of the transaction that inserts the row (as RisingWave's
+// `p_time timestamptz AS PROCTIME()` table column: ingestion time). COPY
+// names bid's other columns (CopySQL), so p_time takes its default.
+const ProcTimeColumn = ", p_time timestamptz DEFAULT now()"
+
+// TablesFor is Tables for a view: bid has p_time when the view reads it.
+func TablesFor(view string) []string {
+	if !strings.Contains(view, "p_time") {
+		return Tables
+	}
+	out := append([]string(nil), Tables...)
+	for i, s := range out {
+		if strings.HasPrefix(s, "CREATE TABLE bid (") {
+			out[i] = strings.Replace(s, ", extra varchar)", ", extra varchar"+ProcTimeColumn+")", 1)
+		}
+	}
+	return out
+}
+
 // SetupFor is the DDL a view needs besides the Nexmark tables: the side
 // input for a view that reads it.
 func SetupFor(view string) []string {
@@ -29,6 +50,15 @@ func SetupFor(view string) []string {
 		return SideInput
 	}
 	return nil
+}
+
+// CopySQL is the COPY statement loading table's generated columns (bid's
+// are named, so a p_time column takes its default).
+func CopySQL(table string) string {
+	if table == "bid" {
+		return "COPY bid (auction, bidder, price, channel, url, date_time, extra) FROM STDIN"
+	}
+	return "COPY " + table + " FROM STDIN"
 }
 
 const tsLayout = "2006-01-02 15:04:05.000"

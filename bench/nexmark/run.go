@@ -171,7 +171,7 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 	if o.Source {
 		return runSource(ctx, o, q, view, w, rd, dir, r)
 	}
-	stmts := append(append(append([]string{}, Tables...), SetupFor(view)...), view,
+	stmts := append(append(append([]string{}, TablesFor(view)...), SetupFor(view)...), view,
 		// The freshness probe: a one-row count over bid, maintained in the
 		// same pipeline as the query's view.
 		"CREATE MATERIALIZED VIEW nexmark_probe AS SELECT count(*) AS n FROM bid")
@@ -189,7 +189,7 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 			if len(t.data) == 0 {
 				continue
 			}
-			if _, err := w.PgConn().CopyFrom(ctx, bytes.NewReader(t.data), "COPY "+t.name+" FROM STDIN"); err != nil {
+			if _, err := w.PgConn().CopyFrom(ctx, bytes.NewReader(t.data), CopySQL(t.name)); err != nil {
 				return fmt.Errorf("COPY %s: %w", t.name, err)
 			}
 		}

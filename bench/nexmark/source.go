@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -52,6 +53,9 @@ func runSource(ctx context.Context, o Options, q, view string, w, rd *pgx.Conn, 
 		if _, err := w.Exec(ctx, s); err != nil {
 			return r, fmt.Errorf("%s: %w", s, err)
 		}
+	}
+	if strings.Contains(view, "p_time") {
+		return r, fmt.Errorf("%s reads bid's p_time, which COPY fills: run it with --ingest=copy", q)
 	}
 	for _, s := range append(SetupFor(view), view, "CREATE MATERIALIZED VIEW nexmark_probe AS SELECT count(*) AS n FROM bid") {
 		if _, err := w.Exec(ctx, s); err != nil {
