@@ -40,6 +40,13 @@ func QueryNames() []string {
 	return names
 }
 
+// CopyOnly reports whether query q runs only with COPY ingestion: it
+// reads bid's p_time (TablesFor), which the NEXMARK sources do not have.
+func CopyOnly(q string) bool {
+	view, err := QuerySQL(q)
+	return err == nil && strings.Contains(view, "p_time")
+}
+
 // QuerySQL returns the CREATE MATERIALIZED VIEW statement of query q.
 func QuerySQL(q string) (string, error) {
 	b, err := queryFS.ReadFile("queries/" + q + ".sql")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,7 +53,7 @@ func runSource(ctx context.Context, o Options, q, view string, w, rd *pgx.Conn, 
 			return r, fmt.Errorf("%s: %w", s, err)
 		}
 	}
-	if strings.Contains(view, "p_time") {
+	if CopyOnly(q) {
 		return r, fmt.Errorf("%s reads bid's p_time, which COPY fills: run it with --ingest=copy", q)
 	}
 	for _, s := range append(SetupFor(view), view, "CREATE MATERIALIZED VIEW nexmark_probe AS SELECT count(*) AS n FROM bid") {
