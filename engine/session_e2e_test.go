@@ -35,7 +35,9 @@ s AS (SELECT *, min(%[2]s) OVER (%[5]s) AS window_start, max(%[2]s) OVER (%[5]s)
 // sessionViews are the session-window views of the test, each with its
 // PostgreSQL form: the sessioned rows, an aggregate per session (Nexmark
 // q11's shape), one sequence for the whole table over a timestamp
-// column, and a WITH query with two key columns under an alias.
+// column, a filter over the sessions (which must not filter the rows the
+// sessions are made of), and a WITH query with two key columns under an
+// alias.
 var sessionViews = []struct{ name, query, pg string }{
 	{"s_rows", "SELECT id, k, ts, v, window_start, window_end FROM SESSION(ev, ts, k, interval '10 minutes')",
 		sessionPG("SELECT * FROM ev", "ts", "k", "interval '10 minutes'", "SELECT id, k, ts, v, window_start, window_end FROM s")},
@@ -43,6 +45,8 @@ var sessionViews = []struct{ name, query, pg string }{
 		sessionPG("SELECT * FROM ev", "ts", "k", "interval '10 minutes'", "SELECT k, window_start, window_end, count(*) AS n, sum(v) AS total FROM s GROUP BY k, window_start, window_end")},
 	{"s_global", "SELECT window_start, window_end, count(*) AS n FROM SESSION(ev, lts, interval '5 minutes') GROUP BY window_start, window_end",
 		sessionPG("SELECT * FROM ev", "lts", "", "interval '5 minutes'", "SELECT window_start, window_end, count(*) AS n FROM s GROUP BY window_start, window_end")},
+	{"s_filter", "SELECT id, window_start, window_end FROM SESSION(ev, ts, k, interval '10 minutes') WHERE v = 1",
+		sessionPG("SELECT * FROM ev", "ts", "k", "interval '10 minutes'", "SELECT id, window_start, window_end FROM s WHERE v = 1")},
 	{"s_cte", "WITH big AS (SELECT id, k, v, ts FROM ev WHERE v > 0) SELECT x.id, x.k, x.v, x.window_start, x.window_end FROM SESSION(big, ts, k, v, interval '15 minutes') AS x",
 		sessionPG("SELECT id, k, v, ts FROM ev WHERE v > 0", "ts", "k, v", "interval '15 minutes'", "SELECT id, k, v, window_start, window_end FROM s")},
 }
