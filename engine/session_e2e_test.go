@@ -102,6 +102,8 @@ func TestSessionWindowsAgainstPostgres(t *testing.T) {
 	check("the bridge deleted (split)")
 	both("UPDATE ev SET ts = ts + interval '20 minutes' WHERE id = 1")
 	check("a row moved past the other session")
+	both("INSERT INTO ev VALUES (20, 1, 'infinity', 'infinity', 1), (21, 1, '-infinity', '-infinity', 1), (22, 1, NULL, NULL, 1)")
+	check("infinite and NULL times (in no session)")
 
 	r := rand.New(rand.NewSource(20261207))
 	for batch := 0; batch < 40; batch++ {
