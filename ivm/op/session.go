@@ -40,9 +40,9 @@ type SessionSpec struct {
 // but emits only what changed: a session whose bounds are unchanged emits
 // only the delta's rows inside it; a session that merged, split, grew or
 // shrank retracts its rows with the old bounds and inserts them with the
-// new ones. A step costs a pass over the touched key's times (no row is
-// decoded outside the changed sessions) plus the rows of the changed
-// sessions.
+// new ones. A step reads the touched key's entries (one group, usually
+// cached) and works on the old sessions around the delta's times only
+// (affectedRange), decoding the rows of the changed sessions.
 //
 //	time | input (key, t), gap 10        | output (key, t, start, end)
 //	  1  | +(a, 0) +(a, 20)              | +(a,0,0,10) +(a,20,20,30)
@@ -142,7 +142,12 @@ func (o *Session) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 		if err != nil {
 			return zset.Batch{}, err
 		}
-		entries, err := mergeSessionEntries(g.Entries(), changes)
+		stored := g.Entries()
+		lo, hi, err := affectedRange(stored, changes, o.spec.Gap)
+		if err != nil {
+			return zset.Batch{}, err
+		}
+		entries, err := mergeSessionEntries(stored[lo:hi], changes)
 		if err != nil {
 			return zset.Batch{}, err
 		}
@@ -175,6 +180,80 @@ func (o *Session) changes(delta zset.Batch) []sessionEntry {
 	}
 	sort.Slice(out, func(a, b int) bool { return bytes.Compare(out[a].suffix, out[b].suffix) < 0 })
 	return out
+}
+
+// affectedRange returns the part [lo, hi) of a key's stored entries (in
+// time order) whose sessions a step's changes (sorted by time) may alter:
+// from the start of the old session of the last entry at or before the
+// first change to the end of the old session of the first entry at or
+// after the last change. Sessions outside it keep their rows and bounds:
+// a gap of at least gap separates them from it, and no change lies in
+// that gap, so nothing can bridge it; removing rows only widens gaps.
+// A step thus costs the sessions around its changes, not the whole key.
+func affectedRange(stored []arrange.GroupEntry, changes []sessionEntry, gap int64) (lo, hi int, err error) {
+	present := func(i int) (bool, error) {
+		if len(stored[i].Suffix) < 8 {
+			return false, errcode.New(errcode.ArrangementCorrupt, "corrupt session entry: %d-byte key", len(stored[i].Suffix))
+		}
+		w, err := arrange.DecodeWeight(stored[i].Value)
+		if err != nil {
+			return false, errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt session weight")
+		}
+		return w > 0, nil
+	}
+	timeAt := func(i int) int64 { return decodeSessionTime(stored[i].Suffix) }
+	// nearest returns the present entry nearest to from in direction
+	// step (±1), or -1.
+	nearest := func(from, step int) (int, error) {
+		for i := from; i >= 0 && i < len(stored); i += step {
+			ok, err := present(i)
+			if err != nil || ok {
+				return i, err
+			}
+		}
+		return -1, nil
+	}
+	first, last := changes[0].time, changes[len(changes)-1].time
+	before := sort.Search(len(stored), func(i int) bool { return len(stored[i].Suffix) < 8 || timeAt(i) > first })
+	j, err := nearest(before-1, -1)
+	if err != nil {
+		return 0, 0, err
+	}
+	for j >= 0 {
+		lo = j
+		p, err := nearest(j-1, -1)
+		if err != nil {
+			return 0, 0, err
+		}
+		if p < 0 || timeAt(j)-timeAt(p) >= gap {
+			break
+		}
+		j = p
+	}
+	after := sort.Search(len(stored), func(i int) bool { return len(stored[i].Suffix) < 8 || timeAt(i) >= last })
+	hi = len(stored)
+	m, err := nearest(after, +1)
+	if err != nil {
+		return 0, 0, err
+	}
+	for m >= 0 {
+		hi = m + 1
+		n, err := nearest(m+1, +1)
+		if err != nil {
+			return 0, 0, err
+		}
+		if n < 0 || timeAt(n)-timeAt(m) >= gap {
+			hi = m + 1
+			break
+		}
+		m = n
+	}
+	// Every stored entry a change names is inside: entries at the first
+	// or last change's time that are not present (weight ≤ 0) are not
+	// reached by the walks above.
+	lo = min(lo, sort.Search(len(stored), func(i int) bool { return len(stored[i].Suffix) < 8 || timeAt(i) >= first }))
+	hi = max(hi, sort.Search(len(stored), func(i int) bool { return len(stored[i].Suffix) < 8 || timeAt(i) > last }))
+	return lo, hi, nil
 }
 
 // mergeSessionEntries merges a key's stored entries with its changes

@@ -5,6 +5,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/rockstream/rockstream/ivm/arrange"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -95,4 +96,45 @@ func TestSessionEmitsOnlyChangedSessions(t *testing.T) {
 	if !zset.Equal(got, want) {
 		t.Fatalf("got %v want %v", zset.Consolidate(got), want)
 	}
+}
+
+// TestSessionManySessions checks Integrate(Session^Δ) = StreamSession(I)
+// with times in 0..39 and gap 3, so a key has many sessions and a step's
+// changes reach only some of them (affectedRange); weights may go
+// negative.
+func TestSessionManySessions(t *testing.T) {
+	spec := SessionSpec{Time: 1, Keys: []int{0}, Gap: 3}
+	schema := intSchema(3)
+	rapid.Check(t, func(t *rapid.T) {
+		store := kv.NewMemory()
+		o, err := NewSession(State{ID: arrange.MakeID(1, 1), CacheEntriesMax: rapid.SampledFrom([]int{-1, 0, 4}).Draw(t, "cache")}, schema, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var integrated, outputs zset.Batch
+		for step := rapid.IntRange(1, 20).Draw(t, "steps"); step > 0; step-- {
+			var delta zset.Batch
+			for n := rapid.IntRange(0, 4).Draw(t, "rows"); n > 0; n-- {
+				row := types.Row{int64(rapid.IntRange(0, 1).Draw(t, "key")), int64(rapid.IntRange(0, 39).Draw(t, "time")), int64(rapid.IntRange(0, 1).Draw(t, "x"))}
+				delta.Add(row, int64(rapid.SampledFrom([]int{-1, 1, 1, 2}).Draw(t, "w")))
+			}
+			integrated = zset.Consolidate(zset.Sum(integrated, delta))
+			txn := kv.NewTxn(store)
+			out, err := o.Step(&Context{Txn: txn, Env: &expr.Env{}}, []zset.Batch{delta})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := store.Apply(txn.Batch()); err != nil {
+				t.Fatal(err)
+			}
+			outputs = zset.Consolidate(zset.Sum(outputs, out))
+			want, err := StreamSession(schema, spec, integrated)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !zset.Equal(outputs, want) {
+				t.Fatalf("inputs %v\nincremental %v\nstream      %v", integrated, outputs, zset.Consolidate(want))
+			}
+		}
+	})
 }
