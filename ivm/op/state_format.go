@@ -32,6 +32,7 @@ import (
 //	Delay                delay/1
 //	Recursive            recursive/1[mode]{body}    (body: the step sub-circuit's record)
 //	TemporalFilter       temporal/1
+//	Session              session/1
 
 // StateFormat returns the name and version of the state encoding of o, or
 // "" when o stores no state.
@@ -57,6 +58,8 @@ func StateFormat(o Operator) string {
 		return o.stateFormat()
 	case *TemporalFilter:
 		return "temporal/1"
+	case *Session:
+		return "session/1"
 	}
 	if _, ok := o.(Stateful); ok {
 		// INVARIANT: every stateful operator is listed above.

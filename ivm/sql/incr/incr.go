@@ -371,6 +371,12 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 		return w.b.TopK(in, op.TopKSpec{OrderBy: sortKeys(x.Order), Limit: x.Limit, Offset: x.Offset}), nil
 	case *plan.Window:
 		return w.window(x)
+	case *plan.Session:
+		in, err := w.node(x.Input)
+		if err != nil {
+			return circuit.Node{}, err
+		}
+		return w.b.Session(in, op.SessionSpec{Time: x.Time, Keys: x.Keys, Gap: x.Gap}), nil
 	case *plan.ProjectSet:
 		in, err := w.node(x.Input)
 		if err != nil {
