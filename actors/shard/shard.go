@@ -388,6 +388,11 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		if a.awaitEpoch(ctx, m, m.MinEpoch) {
 			return
 		}
+		if b := a.backfilling(m.View); b != nil && len(b.readers) < backfillReadersMax {
+			// Starts once the view is filled, as a read of it would.
+			b.readers = append(b.readers, parkedMessage{msg: m, from: ctx.From(), reply: ctx.Defer()})
+			return
+		}
 		a.receiveSubscribe(ctx, m)
 	case SubscriptionCredit:
 		a.receiveCredit(ctx, m)
