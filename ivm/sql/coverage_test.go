@@ -356,6 +356,8 @@ var adHocOnly = []string{
 	"SELECT a, (SELECT max(v) FROM u WHERE u.k < t.a) FROM t ORDER BY a",
 	"SELECT k FROM u WHERE v > (SELECT min(b) FROM t) ORDER BY k",
 	"SELECT a, b FROM t ORDER BY b NULLS FIRST, a DESC LIMIT 4 OFFSET 1",
+	"SELECT json_object_agg(c, a ORDER BY a) FROM t",
+	"SELECT b, jsonb_object_agg(c, a) FROM t GROUP BY b ORDER BY b",
 }
 
 func TestAdHocAgainstPostgres(t *testing.T) {

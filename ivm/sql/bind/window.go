@@ -140,7 +140,7 @@ func (b *binder) windowCall(name string, f *pg_query.FuncCall, sc *scope, ctx ex
 	switch {
 	case agg:
 		switch name {
-		case "string_agg", "array_agg", "var_pop", "var_samp", "variance", "stddev_pop", "stddev_samp", "stddev":
+		case "string_agg", "array_agg", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "var_pop", "var_samp", "variance", "stddev_pop", "stddev_samp", "stddev":
 			return nil, b.unsupported(f.Location, name+"() as a window function")
 		case "every":
 			ref.fn.Name = "bool_and"
