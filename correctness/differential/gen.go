@@ -239,6 +239,8 @@ func genView(rt *rapid.T, ts []Table) string {
 			"percentile_cont(" + rapid.SampledFrom([]string{"0", "0.5", "0.3", "1", "ARRAY[0.25, NULL, 0.75]"}).Draw(rt, "frac") + ") WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", tInt, "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS pc",
 			"percentile_disc(" + rapid.SampledFrom([]string{"0", "0.5", "0.4", "1", "ARRAY[0.1, 0.9]"}).Draw(rt, "frac") + ") WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tNum}).Draw(rt, "pdt"), "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS pd",
 			"mode() WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tBool}).Draw(rt, "mt"), "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS mo",
+			"json_agg(" + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tNum, tBool}).Draw(rt, "jt"), "ag") + " ORDER BY x.id" + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ")::text AS ja",
+			"jsonb_object_agg(x.id, " + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tNum}).Draw(rt, "jot"), "ag") + ")::text AS jo",
 		} {
 			if rapid.Bool().Draw(rt, "agg") {
 				aggs = append(aggs, f)

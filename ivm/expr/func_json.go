@@ -136,7 +136,7 @@ func registerJSON(add adder) {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString(types.QuoteJSON(types.FormatTZ(ts[i], a[i], envZone(env))))
+				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], envStyle(env))))
 				b.WriteString(" : ")
 				appendJSONDatum(&b, env, ts[i+1], a[i+1], ",")
 			}
@@ -189,7 +189,7 @@ func registerJSON(add adder) {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString(types.QuoteJSON(types.FormatTZ(ts[i], a[i], envZone(env))))
+				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], envStyle(env))))
 				b.WriteString(": ")
 				appendToJSON(&b, env, ts[i+1], a[i+1])
 			}
@@ -277,7 +277,7 @@ func appendJSONDatum(b *strings.Builder, env *Env, t types.Type, d types.Datum, 
 		if f := d.(float64); math.IsNaN(f) || math.IsInf(f, 0) {
 			b.WriteString(types.QuoteJSON(types.Format(t, d)))
 		} else {
-			b.WriteString(types.Format(t, d))
+			b.WriteString(types.FormatStyle(t, d, envStyle(env)))
 		}
 		return
 	case types.KindNumeric:
@@ -328,7 +328,7 @@ func appendJSONDatum(b *strings.Builder, env *Env, t types.Type, d types.Datum, 
 		b.WriteString(types.QuoteJSON(s))
 		return
 	}
-	b.WriteString(types.QuoteJSON(types.FormatTZ(t, d, envZone(env))))
+	b.WriteString(types.QuoteJSON(types.FormatStyle(t, d, envStyle(env))))
 }
 
 // AppendJSON writes d (of type t) as JSON the way PostgreSQL's to_json
