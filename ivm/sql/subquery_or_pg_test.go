@@ -25,6 +25,7 @@ var subqueryViews = []string{
 	"SELECT a FROM t WHERE b IN (SELECT v FROM u WHERE u.k <> t.a) OR b > 2",
 	"SELECT a FROM t WHERE NOT (b IN (SELECT v FROM u) OR a = 0)",
 	"SELECT a FROM t WHERE a = 1 OR b = 2 OR NOT EXISTS (SELECT 1 FROM u WHERE u.g = t.c)",
+	"SELECT a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.b AND (u.v IN (SELECT b FROM t t2) OR u.g = 'x'))",
 	"SELECT a, c FROM t WHERE b IN (SELECT k FROM u WHERE u.v > (SELECT sum(b) FROM t t2 WHERE t2.c = u.g))",
 	"SELECT a FROM t WHERE b IN (SELECT k FROM u WHERE u.v >= (SELECT count(*) FROM t t2 WHERE t2.b = u.k AND t2.c = u.g))",
 	"SELECT a FROM t WHERE b IN (SELECT k FROM u WHERE u.g = t.c AND u.v > (SELECT 0.5 * sum(t2.b) FROM t t2 WHERE t2.c = u.g))",
