@@ -751,11 +751,11 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		return nil, err
 	}
 	sources := planned.Sources
-	zone, err := types.LoadZone(rel.TimeZone)
-	if err != nil {
-		return nil, errcode.Wrap(errcode.InvalidConfiguration, err, "the time zone materialized view %s was created in", rel.Name)
+	env := &expr.Env{StepBytesMax: a.cfg.StepBytesMax}
+	if err := rel.ViewEnv(env); err != nil {
+		return nil, errcode.Wrap(errcode.InvalidConfiguration, err, "the settings materialized view %s was created with", rel.Name)
 	}
-	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: &expr.Env{StepBytesMax: a.cfg.StepBytesMax, TimeZone: zone}, Clock: a.now})
+	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: env, Clock: a.now})
 	if err != nil {
 		return nil, err
 	}
@@ -778,7 +778,11 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		v.widths[s] = len(src.Columns)
 	}
 	if IsSpread(rel) && len(SpreadShardsOf(snap.BucketMap())) > 1 {
-		part, err := newSpreadPart(snap, rel, planned.SpreadKeys, a.cfg.ID, &expr.Env{TimeZone: zone})
+		partEnv := &expr.Env{}
+		if err := rel.ViewEnv(partEnv); err != nil {
+			return nil, err
+		}
+		part, err := newSpreadPart(snap, rel, planned.SpreadKeys, a.cfg.ID, partEnv)
 		if err != nil {
 			return nil, err
 		}

@@ -305,7 +305,8 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 				call.Func = op.AggBitOr
 			case "bit_xor":
 				call.Func = op.AggBitXor
-			case "string_agg", "array_agg", "percentile_cont", "percentile_disc", "mode":
+			case "string_agg", "array_agg", "percentile_cont", "percentile_disc", "mode",
+				"json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg":
 				if call, err = w.orderedAggregate(call, a); err != nil {
 					return circuit.Node{}, err
 				}
