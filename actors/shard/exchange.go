@@ -119,7 +119,10 @@ type exchangeOut struct {
 	// are on their way; frontier: the peer's (reported) durable frontier.
 	// INVARIANT: frontier <= acked <= sent <= durableEpoch.
 	acked, sent, frontier uint64
-	inFlight              int
+	// inFlight are the last epochs of the frames sent and not yet
+	// acknowledged, oldest first: an acknowledgement may cover several
+	// (the view shard acknowledges what each sync made durable).
+	inFlight []uint64
 	// ackedAtTick is acked at the last resend tick: no progress since
 	// means a frame or its acknowledgement was lost.
 	ackedAtTick uint64
@@ -136,8 +139,11 @@ type exchangeState struct {
 	ticking bool
 	// waitingReads wait on a view shard for the epochs they name.
 	waitingReads []parkedMessage
-	// reported is the frontier a view shard last reported.
-	reported uint64
+	// reported and reportedEpoch are the frontier and the epoch a view
+	// shard last reported (acknowledged) as durable.
+	reported, reportedEpoch uint64
+	// unsynced counts the frames a view shard took since its last sync.
+	unsynced int
 	// waitingSince is when each waiting read arrived; waitTicking: the
 	// awaitEpochTick is queued.
 	waitingSince []time.Time
@@ -231,14 +237,14 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 	}
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
-		for o.inFlight < exchangeFramesInFlight && o.sent < durable {
+		for len(o.inFlight) < exchangeFramesInFlight && o.sent < durable {
 			if o.sent < a.exchange.logFloor && o.acked == 0 {
 				// INVARIANT: the floor is below every tracked peer's
 				// acknowledgement, so a peer that never acknowledged
 				// joined after it rose.
 				ctx.Send(ActorOf(o.peer), ExchangeFrame{After: o.sent, Through: a.exchange.logFloor, Collected: true})
 				o.sent = a.exchange.logFloor
-				o.inFlight++
+				o.inFlight = append(o.inFlight, o.sent)
 				continue
 			}
 			f := ExchangeFrame{After: o.sent}
@@ -258,7 +264,7 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 			}
 			ctx.Send(ActorOf(o.peer), f)
 			o.sent = f.Through
-			o.inFlight++
+			o.inFlight = append(o.inFlight, o.sent)
 		}
 	}
 }
@@ -276,12 +282,12 @@ func (a *Actor) receiveExchangeAck(ctx runtime.Context, m ExchangeAck, from runt
 			// durable last epoch, so every entry after m.Through is kept.
 			if m.Through < o.sent {
 				o.acked = max(min(m.Through, o.acked), o.frontier)
-				o.sent, o.inFlight, o.ackedAtTick = o.acked, 0, o.acked
+				o.sent, o.inFlight, o.ackedAtTick = o.acked, o.inFlight[:0], o.acked
 			}
 			continue
 		}
-		if o.inFlight > 0 {
-			o.inFlight--
+		for len(o.inFlight) > 0 && o.inFlight[0] <= m.Through {
+			o.inFlight = o.inFlight[1:]
 		}
 		if m.Through > o.acked {
 			o.acked = min(m.Through, o.sent)
@@ -346,7 +352,7 @@ func (a *Actor) receiveExchangeTick(ctx runtime.Context) {
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
 		if o.sent > o.acked && o.acked == o.ackedAtTick {
-			o.sent, o.inFlight = o.acked, 0
+			o.sent, o.inFlight = o.acked, o.inFlight[:0]
 		}
 		o.ackedAtTick = o.acked
 	}
@@ -363,7 +369,14 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 		return
 	}
 	if m.Through <= a.lastEpoch {
-		ctx.Send(ctx.From(), ExchangeAck{Through: a.lastEpoch, Frontier: a.durableFrontier})
+		// A repeat (a resend crossed the acknowledgement, or the steps
+		// that make taken frames durable have not run): make what was
+		// taken durable and acknowledge it.
+		if err := a.makeTakenDurable(); err != nil {
+			ctx.Logger().Error("making exchanged epochs durable", "err", err)
+			return
+		}
+		ctx.Send(ctx.From(), ExchangeAck{Through: a.durableEpoch, Frontier: a.durableFrontier})
 		return
 	}
 	if m.Collected {
@@ -390,19 +403,19 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 		ctx.Logger().Error("taking an exchange frame", "err", err)
 		return
 	}
-	// NB: durable before the acknowledgement. Taking frames without the
-	// sync (the table shard keeps every entry after this shard's durable
-	// frontier and resends on Resend) let a view drift from its query in
-	// simulation (seed 13003239 with DrawShards at 607ba0f); until that
-	// is understood, each frame costs one fsync here.
-	if err := a.store.Apply(txn.Batch()); err != nil {
+	// NB: not durable yet, and not acknowledged: the epoch step over the
+	// entries follows, and ONE sync makes both durable (epochTick, or the
+	// read that needs them); the acknowledgement leaves after it
+	// (reportFrontier). Until then the table shard keeps the entries and
+	// resends them after a restart of this shard. A sync per frame and
+	// another for the step's frontier cost a write-then-read-view
+	// session two fsyncs more than one shard does.
+	if err := a.applyNoWait(txn.Batch()); err != nil {
 		a.poison(err)
 		return
 	}
 	a.lastEpoch = m.Through
-	a.durableEpoch = m.Through
-	a.durableFrontier = a.frontier
-	ctx.Send(ctx.From(), ExchangeAck{Through: m.Through, Frontier: a.durableFrontier})
+	a.exchange.unsynced++
 	a.scheduleStep(ctx)
 	a.resumeRemoteBackfill(ctx)
 	a.replayWaitingReads(ctx)
@@ -556,11 +569,28 @@ func (a *Actor) afterMessage(ctx runtime.Context) {
 // reportFrontier tells the table shard a view shard's durable frontier
 // after a step, so the table shard collects the log entries behind it.
 func (a *Actor) reportFrontier(ctx runtime.Context) {
-	if a.isTableShard() || a.snap == nil || a.durableFrontier <= a.exchange.reported {
+	if a.isTableShard() || a.snap == nil || (a.durableFrontier <= a.exchange.reported && a.durableEpoch <= a.exchange.reportedEpoch) {
 		return
 	}
-	a.exchange.reported = a.durableFrontier
-	ctx.Send(ActorOf(TableShardOf(a.snap.BucketMap())), ExchangeAck{Through: a.lastEpoch, Frontier: a.durableFrontier})
+	a.exchange.reported, a.exchange.reportedEpoch = a.durableFrontier, a.durableEpoch
+	ctx.Send(ActorOf(TableShardOf(a.snap.BucketMap())), ExchangeAck{Through: a.durableEpoch, Frontier: a.durableFrontier})
+}
+
+// makeTakenDurable makes the entries a view shard took from exchange
+// frames durable (with its steps so far).
+func (a *Actor) makeTakenDurable() error {
+	if a.durableEpoch >= a.lastEpoch {
+		return nil
+	}
+	if s, ok := a.store.(Syncer); ok {
+		if err := s.Sync(); err != nil {
+			a.poison(err)
+			return err
+		}
+	}
+	a.durableEpoch, a.durableFrontier = a.lastEpoch, a.frontier
+	a.exchange.unsynced = 0
+	return nil
 }
 
 // readAtEpoch reads tables as they were right after epoch m.Epoch: their

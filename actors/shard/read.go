@@ -115,7 +115,7 @@ func (a *Actor) status() Status {
 	st.Shard = uint32(a.cfg.ID)
 	st.DurableEpoch = a.durableEpoch
 	for _, o := range a.exchange.out {
-		st.Exchange = append(st.Exchange, ExchangeStatus{Peer: uint32(o.peer), Acked: o.acked, Sent: o.sent, PeerFrontier: o.frontier, InFlight: o.inFlight})
+		st.Exchange = append(st.Exchange, ExchangeStatus{Peer: uint32(o.peer), Acked: o.acked, Sent: o.sent, PeerFrontier: o.frontier, InFlight: len(o.inFlight)})
 	}
 	if a.snap != nil {
 		st.CatalogVer = a.snap.Version

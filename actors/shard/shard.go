@@ -518,7 +518,9 @@ type Syncer interface {
 // makeFrontierDurable makes sure the frontier about to be shown survives a
 // crash (spec: frontiers never go backwards).
 func (a *Actor) makeFrontierDurable() error {
-	if a.durableFrontier >= a.frontier {
+	// NB: on a view shard the epochs taken from exchange frames are made
+	// durable with the steps over them (exchange.go).
+	if a.durableFrontier >= a.frontier && (a.isTableShard() || a.durableEpoch >= a.lastEpoch) {
 		return nil
 	}
 	if s, ok := a.store.(Syncer); ok {
@@ -529,6 +531,7 @@ func (a *Actor) makeFrontierDurable() error {
 		a.durableEpoch = a.lastEpoch
 	}
 	a.durableFrontier = a.frontier
+	a.exchange.unsynced = 0
 	return nil
 }
 

@@ -112,3 +112,24 @@ func TestCostModelExchangeSendsOnTheSync(t *testing.T) {
 		t.Fatalf("a lone commit took %v to reach the view shard's view", p.Elapsed)
 	}
 }
+
+// TestCostModelViewShardSyncsWithItsSteps: a view shard makes the frames
+// it takes durable with the steps over them, one sync for both (once
+// caught up, or every half of the table shard's credit), not one per
+// frame and another for the step: over a stream of 30 commits with a 2ms
+// store, 2 shards make fewer than twice the object-store calls of 1 (a
+// sync per frame made 95 against 43).
+func TestCostModelViewShardSyncsWithItsSteps(t *testing.T) {
+	c := costCalibrations[1]
+	calls := func(shards int) int {
+		p, err := Project(ProjectOptions{Shards: shards, Cores: 2, Batches: 30, BatchRows: 500, PerUnit: c.perUnit(), StoreLatency: 2 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.StoreCalls
+	}
+	one, two := calls(1), calls(2)
+	if two >= 2*one {
+		t.Fatalf("2 shards made %d object-store calls, 1 shard %d", two, one)
+	}
+}

@@ -30,7 +30,7 @@ import (
 //	client ──Commit{batch i}──► table shard (commit rows) ──frames──► view shard(s) (log rows, step rows)
 //	  ingest rows per batch      one at a time, like COPY rounds
 //
-// Nothing here runs unless a test asks (Project).
+// Test-only: Project runs from the tests (cost_test.go).
 
 // ProjectOptions is one throughput run.
 type ProjectOptions struct {
@@ -45,6 +45,9 @@ type ProjectOptions struct {
 	Batches, BatchRows int
 	// PerUnit is the modelled CPU time of each kind of work.
 	PerUnit [runtime.WorkKinds]time.Duration
+	// StoreLatency is every object-store call's (a durable write is one
+	// put: a local fsync, or an S3 PUT).
+	StoreLatency time.Duration
 }
 
 // Projection is what a throughput run took.
@@ -54,6 +57,8 @@ type Projection struct {
 	Elapsed time.Duration
 	// CPU is the model's CPU accounting (busy time, work by kind).
 	CPU sim.CPUStats
+	// StoreCalls counts the object-store calls of the run.
+	StoreCalls int
 }
 
 // costViews are the throughput runs' views over t1 (k, v, c): v takes
@@ -69,7 +74,7 @@ func Project(o ProjectOptions) (Projection, error) {
 	if o.Shards < 1 || o.Cores < 1 || o.Batches < 1 || o.BatchRows < 1 {
 		return Projection{}, fmt.Errorf("project: shards, cores, batches and rows must be at least 1: %+v", o)
 	}
-	cfg := sim.Config{NemesisInterval: time.Hour, MailboxMessagesMax: 1 << 16}
+	cfg := sim.Config{NemesisInterval: time.Hour, MailboxMessagesMax: 1 << 16, Store: sim.FaultConfig{LatencyBase: o.StoreLatency}}
 	s := sim.New(sim.Options{Seed: 1, Config: &cfg, AskTimeout: time.Hour, CPU: &sim.CPUModel{Cores: o.Cores, PerUnit: o.PerUnit}})
 	s.Heal()
 	r := &runner{s: s, rnd: s.Rand("cost"), model: newModel(), shards: o.Shards}
@@ -118,6 +123,7 @@ func Project(o ProjectOptions) (Projection, error) {
 		return Projection{}, err
 	}
 	before := s.CPUStats(processName)
+	calls := s.Store(processName).Stats().Calls
 	start := s.Now()
 	// NB: AskAsync's callback runs when the reply leaves its actor, after
 	// the work charged to the Receive that sent it (a blocking Ask ends
@@ -156,7 +162,7 @@ func Project(o ProjectOptions) (Projection, error) {
 		}
 	}
 	after := s.CPUStats(processName)
-	p := Projection{Elapsed: s.Now() - start, CPU: after}
+	p := Projection{Elapsed: s.Now() - start, CPU: after, StoreCalls: s.Store(processName).Stats().Calls - calls}
 	p.CPU.Busy -= before.Busy
 	p.CPU.Waits -= before.Waits
 	for w := range p.CPU.Units {
