@@ -87,6 +87,10 @@ const (
 	KindAggregate byte = 0xA1 // group key → accumulator state
 	KindMultiset  byte = 0xA2 // group key, value → weight (MIN/MAX/DISTINCT aggregates)
 	KindAggOutput byte = 0xA3 // group key → last emitted row (global aggregate marker)
+	// KindWindowClose is a windowed aggregate's close index (close time,
+	// group key → nothing): global state, under the empty partition key,
+	// so one scan reads the groups whose window the watermark passed.
+	KindWindowClose byte = 0xA4
 	KindJoinLeft  byte = 0xB1 // join key, row → weight, match count
 	KindJoinRight byte = 0xB2
 	KindJoinMeta  byte = 0xB3 // global counters (null-aware anti join)

@@ -134,6 +134,10 @@ type AggOrderKey struct {
 type AggregateSpec struct {
 	GroupBy []int
 	Calls   []AggregateCall
+	// Watermark, when set, names a GROUP BY column that is a window over
+	// an event-time column with a watermark: a group's state is forgotten
+	// once the watermark passes its window (agg_watermark.go).
+	Watermark *AggregateWatermark
 }
 
 // JoinKind is the kind of join.

@@ -32,12 +32,17 @@ import (
 //	Delay                delay/1
 //	Recursive            recursive/1[mode]{body}    (body: the step sub-circuit's record)
 //	TemporalFilter       temporal/1
+//	Aggregate with a     the aggregate's format ++ "+close/1" (its close index,
+//	watermark            agg_watermark.go)
 
 // StateFormat returns the name and version of the state encoding of o, or
 // "" when o stores no state.
 func StateFormat(o Operator) string {
 	switch o := o.(type) {
 	case *Aggregate:
+		if o.closeIndex != nil {
+			return o.stateFormat() + "+close/1"
+		}
 		return o.stateFormat()
 	case *Join:
 		return "join/1"
