@@ -46,7 +46,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			return nil, err
 		}
 		r, err := s.control(ctx, control.CreateRelation{
-			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Columns: cols, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Checks: st.Checks},
+			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Columns: cols, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Watermark: st.Watermark, Checks: st.Checks},
 			IfNotExists: st.IfNotExists,
 			Sequences:   seqs,
 			Deps:        deps,

@@ -66,9 +66,6 @@ func (a *Aggregate) initWatermark(state State) error {
 	if k := a.schema[w.Key].Type.Kind; k != types.KindTimestamp && k != types.KindTimestampTZ {
 		return fmt.Errorf("watermark window column of type %s", a.schema[w.Key].Type)
 	}
-	if w.CloseAfterMicros <= 0 {
-		return fmt.Errorf("watermark window closes %d µs after its value", w.CloseAfterMicros)
-	}
 	a.closeIndex = state.arrangement(arrange.KindWindowClose)
 	return nil
 }

@@ -270,7 +270,7 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 		if err != nil {
 			return circuit.Node{}, err
 		}
-		spec := op.AggregateSpec{GroupBy: x.GroupBy}
+		spec := op.AggregateSpec{GroupBy: x.GroupBy, Watermark: aggregateWatermark(x.Input, x.GroupBy)}
 		for i, a := range x.Aggs {
 			call := op.AggregateCall{Distinct: a.Distinct, Name: x.Cols[len(x.GroupBy)+i].Name}
 			switch a.Func {
