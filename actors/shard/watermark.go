@@ -11,7 +11,7 @@ import (
 )
 
 // Event-time watermarks. A table declared WITH (watermark = 'ts - interval
-// ''5 seconds''') has a watermark W = max(ts committed) − lateness, kept by
+// ”5 seconds”') has a watermark W = max(ts committed) − lateness, kept by
 // the table shard, which takes every commit:
 //
 //   - A commit judges its inserted rows against W as it was before the

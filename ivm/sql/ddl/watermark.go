@@ -12,7 +12,7 @@ import (
 )
 
 // watermarkOption parses CREATE TABLE's WITH (watermark = '<column> -
-// interval ''<lateness>''') (or just '<column>': no lateness) against the
+// interval ”<lateness>”') (or just '<column>': no lateness) against the
 // table's columns. PostgreSQL's grammar has no WATERMARK clause, so the
 // declaration is a table option, as insert_only is.
 func watermarkOption(text string, cols []catalog.Column) (*catalog.Watermark, error) {
