@@ -10,9 +10,12 @@ import (
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
-// Event-time watermarks. A table declared WITH (watermark = 'ts - interval
-// ”5 seconds”') has a watermark W = max(ts committed) − lateness, kept by
-// the table shard, which takes every commit:
+// Event-time watermarks. A table declared with a watermark
+//
+//	CREATE TABLE bids (…, ts timestamptz) WITH (watermark = 'ts - interval ''5 seconds''')
+//
+// has a watermark W = max(ts committed) − lateness, kept by the table
+// shard, which takes every commit:
 //
 //   - A commit judges its inserted rows against W as it was before the
 //     commit: a row whose event time is below it is late, and is dropped

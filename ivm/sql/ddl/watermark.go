@@ -11,10 +11,14 @@ import (
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
-// watermarkOption parses CREATE TABLE's WITH (watermark = '<column> -
-// interval ”<lateness>”') (or just '<column>': no lateness) against the
-// table's columns. PostgreSQL's grammar has no WATERMARK clause, so the
-// declaration is a table option, as insert_only is.
+// watermarkOption parses CREATE TABLE's watermark option against the
+// table's columns: a column, or a column minus an interval literal (the
+// lateness), as in
+//
+//	WITH (watermark = 'ts - interval ''5 seconds''')
+//
+// PostgreSQL's grammar has no WATERMARK clause, so the declaration is a
+// table option, as insert_only is.
 func watermarkOption(text string, cols []catalog.Column) (*catalog.Watermark, error) {
 	bad := func(why string) error {
 		return errcode.New(errcode.SQLInvalidParameterValue, "invalid value for option \"watermark\": %q (%s)", text, why).
