@@ -174,10 +174,56 @@ func TestWatermarkDDL(t *testing.T) {
 		{"CREATE TABLE bad6 (ts timestamptz) WITH (watermark = 'ts', insert_only = false)", "insert-only"},
 		{"UPDATE ok1 SET ts = now()", "insert-only"},
 		{"DELETE FROM ok1", "insert-only"},
+		{"TRUNCATE ok1", "insert-only"},
 	} {
 		_, err := rs.Exec(context.Background(), c.sql)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error containing %q", c.sql, err, c.want)
+		}
+	}
+}
+
+// TestWatermarkStateBounded: over a long stream of bids whose event time
+// keeps moving forward, a windowed aggregate's state stops growing (it
+// holds the open windows only) while its rows keep growing, one per
+// window and auction; the same aggregate over a HOP-style join, which the
+// watermark cannot bound, keeps growing. Run with -v to see the numbers.
+func TestWatermarkStateBounded(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	rs := connect(t, s.url())
+	exec(t, rs, "SET TimeZone = 'UTC'")
+	exec(t, rs, watermarkBidsDDL+" WITH (watermark = 'ts - interval ''5 seconds''')")
+	exec(t, rs, "CREATE MATERIALIZED VIEW tumble AS "+watermarkViews[0][1])
+	exec(t, rs, "CREATE MATERIALIZED VIEW hop AS SELECT date_bin('10 seconds', ts, '2024-01-01') - w.k * interval '5 seconds' AS w, count(*) AS n FROM bids CROSS JOIN (VALUES (0), (1)) AS w(k) GROUP BY 1")
+	const rounds, rowsPerRound = 30, 2000
+	stats := func(view string) (rows, stateRows, stateBytes int) {
+		got := rowsText(t, rs, "SELECT rows, state_rows, state_bytes FROM rockstream_catalog.views WHERE name = '"+view+"'")
+		parts := strings.Split(got[0], "|")
+		rows, _ = strconv.Atoi(parts[0])
+		stateRows, _ = strconv.Atoi(parts[1])
+		stateBytes, _ = strconv.Atoi(parts[2])
+		return
+	}
+	var boundBytes, firstHopBytes int
+	for r := 0; r < rounds; r++ {
+		// 2,000 bids over 20 s of event time (10 ms apart), 50 auctions.
+		exec(t, rs, fmt.Sprintf("INSERT INTO bids SELECT i %% 50, i %% 97, timestamptz '2024-01-01 00:00:00+00' + i * interval '10 milliseconds' FROM generate_series(%d, %d) i", r*rowsPerRound, (r+1)*rowsPerRound-1))
+		rows, stateRows, stateBytes := stats("tumble")
+		_, _, hopBytes := stats("hop")
+		t.Logf("after %6d bids: tumble %5d rows, state %5d rows %8d bytes; hop state %8d bytes", (r+1)*rowsPerRound, rows, stateRows, stateBytes, hopBytes)
+		switch {
+		case r == 2:
+			boundBytes, firstHopBytes = stateBytes, hopBytes
+		case r > 2 && stateBytes > boundBytes+boundBytes/2:
+			t.Fatalf("after %d bids the state of tumble grew to %d bytes (%d after 6,000): closed windows kept their state", (r+1)*rowsPerRound, stateBytes, boundBytes)
+		}
+		if r == rounds-1 {
+			if want := 50 * rounds * 2; rows < want-100 {
+				t.Fatalf("tumble has %d rows, want about %d (one per window and auction)", rows, want)
+			}
+			if hopBytes < 5*firstHopBytes {
+				t.Fatalf("hop's state went from %d to %d bytes: the test no longer shows an unbounded view", firstHopBytes, hopBytes)
+			}
 		}
 	}
 }
