@@ -299,9 +299,17 @@ func (a *Arrangement) Scan(txn kv.Reader, fn func(key, value []byte) error) erro
 // suffix starts with suffixPrefix, group being the partition key: one
 // contiguous range of group's bucket. fn gets the suffix.
 func (a *Arrangement) ScanGroup(txn kv.Reader, group, suffixPrefix []byte, fn func(suffix, value []byte) error) error {
-	start := a.appendKey(nil, partition.BucketOf(group), group, suffixPrefix)
-	n := len(start) - len(suffixPrefix)
-	err := txn.Scan(start, kv.PrefixEnd(start), func(k, v []byte) error {
+	return a.ScanGroupFrom(txn, group, suffixPrefix, suffixPrefix, fn)
+}
+
+// ScanGroupFrom is ScanGroup starting at the suffix from (which starts
+// with suffixPrefix) instead of at the first entry: a scan that resumes
+// past entries deleted earlier does not walk their tombstones again.
+func (a *Arrangement) ScanGroupFrom(txn kv.Reader, group, suffixPrefix, from []byte, fn func(suffix, value []byte) error) error {
+	prefix := a.appendKey(nil, partition.BucketOf(group), group, suffixPrefix)
+	n := len(prefix) - len(suffixPrefix)
+	start := append(append([]byte(nil), prefix[:n]...), from...)
+	err := txn.Scan(start, kv.PrefixEnd(prefix), func(k, v []byte) error {
 		return fn(k[n:], v)
 	})
 	if err != nil && err != kv.ErrStop {

@@ -67,6 +67,8 @@ func (a *Aggregate) initWatermark(state State) error {
 		return fmt.Errorf("watermark window column of type %s", a.schema[w.Key].Type)
 	}
 	a.closeIndex = state.arrangement(arrange.KindWindowClose)
+	// NB: a thrown-away step did not delete what it swept.
+	a.closeIndex.OnDiscardCache(func() { a.swept = false })
 	return nil
 }
 
@@ -123,7 +125,14 @@ func (a *Aggregate) closeWindows(ctx *Context) error {
 		return nil
 	}
 	var closed [][]byte
-	err := a.closeIndex.ScanGroup(ctx.Txn, nil, []byte{windowCloseTag}, func(suffix, _ []byte) error {
+	from := []byte{windowCloseTag}
+	if a.swept {
+		// NB: every entry closing at or before sweptTo is deleted (their
+		// tombstones need not be walked again), and no group stored since
+		// closes that early (its rows came while it was open).
+		from = windowCloseKey(nil, a.sweptTo+1, nil)
+	}
+	err := a.closeIndex.ScanGroupFrom(ctx.Txn, nil, []byte{windowCloseTag}, from, func(suffix, _ []byte) error {
 		if len(suffix) < 9 {
 			return errcode.New(errcode.ArrangementCorrupt, "corrupt window close key %x", suffix)
 		}
@@ -145,6 +154,9 @@ func (a *Aggregate) closeWindows(ctx *Context) error {
 		}
 	}
 	a.closedGroups += int64(len(closed))
+	if !a.swept || int64(wm) > a.sweptTo {
+		a.swept, a.sweptTo = true, int64(wm)
+	}
 	return nil
 }
 

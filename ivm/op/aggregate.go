@@ -68,6 +68,10 @@ type Aggregate struct {
 	closeIndex   *arrange.Arrangement
 	closeKeyBuf  []byte
 	closedGroups int64
+	// swept is set once a sweep ran in this process: every group closing
+	// at or before sweptTo (a watermark) is forgotten.
+	swept   bool
+	sweptTo int64
 }
 
 // NewAggregate returns an incremental Aggregate over rows of schema in.

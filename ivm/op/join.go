@@ -118,6 +118,9 @@ func NewJoin(state State, left, right types.Schema, spec JoinSpec) (*Join, error
 	if len(spec.LeftKeys) != len(spec.RightKeys) {
 		return nil, fmt.Errorf("join has %d left keys and %d right keys", len(spec.LeftKeys), len(spec.RightKeys))
 	}
+	if spec.RightConstant && (spec.Kind != JoinInner || spec.NullAware) {
+		return nil, fmt.Errorf("a %s join cannot skip its left arrangement", spec.Kind)
+	}
 	for i := range spec.LeftKeys {
 		if spec.LeftKeys[i] < 0 || spec.LeftKeys[i] >= len(left) || spec.RightKeys[i] < 0 || spec.RightKeys[i] >= len(right) {
 			return nil, fmt.Errorf("join key column out of range")
@@ -258,6 +261,15 @@ func (j *Join) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 		return j.stepNullAware(ctx, dl, dr)
 	}
 	out := zset.Batch{Rows: make([]types.Row, 0, dl.Len()+dr.Len()), Weights: make([]int64, 0, dl.Len()+dr.Len())}
+	if j.spec.RightConstant {
+		// NB: ΔR first (against the left rows, of which none are
+		// arranged), then ΔL against the whole right side: ΔL ⋈ ΔR comes
+		// from the second phase, which needs no left arrangement.
+		if err := j.phaseRight(ctx, dr, &out); err != nil {
+			return zset.Batch{}, err
+		}
+		return out, j.phaseLeft(ctx, dl, &out)
+	}
 	if err := j.phaseLeft(ctx, dl, &out); err != nil {
 		return zset.Batch{}, err
 	}
@@ -371,6 +383,9 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 		}
 		if w, row := j.leftOutput(l, m, mode); w != 0 {
 			out.Add(row, w*dw)
+		}
+		if j.spec.RightConstant {
+			continue // never probed: see JoinSpec.RightConstant
 		}
 		rowBuf = zset.EncodeRow(rowBuf[:0], l)
 		if err := j.addEntry(ctx, j.left, joinKey, rowBuf, dw, m); err != nil {

@@ -197,6 +197,12 @@ type JoinSpec struct {
 	// empty right side passes every left row. Requires exactly one key
 	// column and no Residual.
 	NullAware bool
+	// RightConstant marks an inner join whose right input changes only in
+	// its first step (a constant relation such as VALUES, fed once): its
+	// left rows are not arranged, since no later right change probes
+	// them, so the join keeps no state growing with the left input (a
+	// HOP window's join with its offsets).
+	RightConstant bool
 }
 
 // SortKey is one ORDER BY item over a column.

@@ -232,7 +232,7 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 		if err != nil {
 			return circuit.Node{}, err
 		}
-		spec := op.JoinSpec{NullAware: x.NullAware}
+		spec := op.JoinSpec{NullAware: x.NullAware, RightConstant: x.Kind == plan.InnerJoin && isConstantRelation(x.Right)}
 		switch x.Kind {
 		case plan.InnerJoin:
 			spec.Kind = op.JoinInner
