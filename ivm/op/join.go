@@ -54,6 +54,9 @@ type Join struct {
 	prefetchHashes []uint64
 	// entryPrefetch is prefetchEntries' scratch.
 	entryPrefetch entryPrefetch
+	// close is a windowed join's close index (join_watermark.go; nil
+	// without a watermark).
+	close *joinClose
 }
 
 // prefetch hashes the join keys of rows and has the arrangements touch
@@ -170,6 +173,9 @@ func NewJoin(state State, left, right types.Schema, spec JoinSpec) (*Join, error
 	default:
 		return nil, fmt.Errorf("unknown join kind %d", spec.Kind)
 	}
+	if err := j.initWatermark(state); err != nil {
+		return nil, err
+	}
 	return j, nil
 }
 
@@ -178,6 +184,9 @@ func (j *Join) Schema() types.Schema { return j.schema }
 
 // Arrangements implements Stateful.
 func (j *Join) Arrangements() []*arrange.Arrangement {
+	if j.close != nil {
+		return []*arrange.Arrangement{j.left, j.right, j.meta, j.close.index}
+	}
 	return []*arrange.Arrangement{j.left, j.right, j.meta}
 }
 
@@ -276,7 +285,7 @@ func (j *Join) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 	if err := j.phaseRight(ctx, dr, &out); err != nil {
 		return zset.Batch{}, err
 	}
-	return out, nil
+	return out, j.stepWatermark(ctx, dl, dr)
 }
 
 // leftOutput is a left row's own output (padding, semi or anti row) for

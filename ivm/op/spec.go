@@ -203,6 +203,11 @@ type JoinSpec struct {
 	// them, so the join keeps no state growing with the left input (a
 	// HOP window's join with its offsets).
 	RightConstant bool
+	// Watermark, when set, names a join key column that is a window over
+	// an event-time column with a watermark on both sides: a key's
+	// arranged rows are forgotten once the watermark passes its window
+	// (join_watermark.go).
+	Watermark *JoinWatermark
 }
 
 // SortKey is one ORDER BY item over a column.

@@ -34,6 +34,8 @@ import (
 //	TemporalFilter       temporal/1
 //	Aggregate with a     the aggregate's format ++ "+close/1" (its close index,
 //	watermark            agg_watermark.go)
+//	Join with a          join/1+close/1 (join_watermark.go)
+//	watermark
 
 // StateFormat returns the name and version of the state encoding of o, or
 // "" when o stores no state.
@@ -45,6 +47,9 @@ func StateFormat(o Operator) string {
 		}
 		return o.stateFormat()
 	case *Join:
+		if o.close != nil {
+			return "join/1+close/1"
+		}
 		return "join/1"
 	case *Distinct, *SetOp:
 		return "counting/1"

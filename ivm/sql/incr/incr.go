@@ -264,6 +264,9 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 				return circuit.Node{}, err
 			}
 		}
+		if !spec.NullAware && !spec.RightConstant {
+			spec.Watermark = joinWatermark(x)
+		}
 		return w.b.Join(l, r, spec), nil
 	case *plan.Aggregate:
 		in, err := w.node(x.Input)

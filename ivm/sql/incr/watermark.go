@@ -275,3 +275,18 @@ func isConstantRelation(n plan.Node) bool {
 	}
 	return false
 }
+
+// joinWatermark returns the watermark spec of a join: its first equi-key
+// whose columns are bounded on both sides by the same table's watermark
+// (the later of the two closes), or nil (the join keeps all its state).
+func joinWatermark(x *plan.Join) *op.JoinWatermark {
+	left, right := eventBounds(x.Left).bounds, eventBounds(x.Right).bounds
+	for i, k := range x.EquiKeys {
+		l, lok := left[k.Left]
+		r, rok := right[k.Right]
+		if lok && rok && l.source == r.source {
+			return &op.JoinWatermark{Source: l.source, Key: i, CloseAfterMicros: max(l.closeAfter, r.closeAfter)}
+		}
+	}
+	return nil
+}
