@@ -85,9 +85,19 @@ func eventBounds(n plan.Node) lineage {
 		}
 		return out
 	case *plan.Filter:
+		if plan.HasSubquery(x.Pred) {
+			// NB: the subquery's answer may change later, letting old
+			// rows through.
+			return lineage{}
+		}
 		return eventBounds(x.Input)
 	case *plan.Project:
 		in := eventBounds(x.Input)
+		for _, e := range x.Exprs {
+			if plan.HasSubquery(e) {
+				return lineage{}
+			}
+		}
 		out := lineage{constant: in.constant, bounds: map[int]eventBound{}, ints: map[int][]int64{}}
 		for i, e := range x.Exprs {
 			if b, ok := scalarBound(e, in); ok {
