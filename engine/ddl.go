@@ -153,7 +153,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			cols[i] = c.Column
 		}
 		r, err := s.control(ctx, control.CreateRelation{
-			Relation: &catalog.Relation{Kind: catalog.KindSource, Name: st.Name, Columns: cols, InsertOnly: true, SQL: sqlText},
+			Relation: &catalog.Relation{Kind: catalog.KindSource, Name: st.Name, Columns: cols, InsertOnly: true, Watermark: st.Watermark, SQL: sqlText},
 		})
 		if err != nil {
 			return nil, err

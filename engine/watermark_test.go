@@ -171,6 +171,7 @@ func TestWatermarkDDL(t *testing.T) {
 	rs := connect(t, s.url())
 	exec(t, rs, "CREATE TABLE ok1 (ts timestamptz) WITH (watermark = 'ts')")
 	exec(t, rs, "CREATE TABLE ok2 (id int, ts timestamp) WITH (watermark = 'ts - interval ''1 minute 30 seconds''', insert_only = true)")
+	exec(t, rs, "CREATE SOURCE bid FROM NEXMARK (events = 100, watermark = 'date_time - interval ''4 seconds''')")
 	for _, c := range []struct{ sql, want string }{
 		{"CREATE TABLE bad1 (ts timestamptz) WITH (watermark = 'nope - interval ''1 second''')", "no column nope"},
 		{"CREATE TABLE bad2 (ts int) WITH (watermark = 'ts')", "not timestamp or timestamptz"},
@@ -181,6 +182,7 @@ func TestWatermarkDDL(t *testing.T) {
 		{"UPDATE ok1 SET ts = now()", "insert-only"},
 		{"DELETE FROM ok1", "insert-only"},
 		{"TRUNCATE ok1", "insert-only"},
+		{"CREATE SOURCE auction FROM NEXMARK (events = 100, watermark = 'expires - interval ''1 day''')", "hours, minutes and seconds"},
 	} {
 		_, err := rs.Exec(context.Background(), c.sql)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

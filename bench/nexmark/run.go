@@ -85,7 +85,8 @@ type Options struct {
 	// Watermark, when set (an interval such as "4 seconds"), declares the
 	// bid table WITH (watermark = 'date_time - interval ...'): late bids
 	// are dropped and windowed aggregates over date_time forget closed
-	// windows (docs/sql.md). COPY ingest only.
+	// windows (docs/sql.md); with Source, the bid source's watermark
+	// option.
 	Watermark string
 	// StateEvery, when positive, prints the query view's rows, state
 	// rows and state bytes (rockstream_catalog.views) to Progress every

@@ -145,7 +145,7 @@ func newBenchNexmarkCommand() *cobra.Command {
 		},
 	}
 	c.Flags().Int64Var(&events, "events", 1_000_000, "events per query")
-	c.Flags().StringVar(&wm, "watermark", "", "declare bid WITH (watermark = 'date_time - interval ''<this>''') (COPY ingest), e.g. '4 seconds'")
+	c.Flags().StringVar(&wm, "watermark", "", "declare bid's event-time watermark as date_time minus this interval (e.g. '4 seconds'): windowed views forget closed windows")
 	c.Flags().Int64Var(&every, "state-every", 0, "print the view's state rows and bytes every this many events (0: never)")
 	c.Flags().StringVar(&queries, "queries", "q0,q1,q2", "comma-separated queries, or all")
 	c.Flags().StringVar(&out, "out", "bench-out", "output folder for nexmark.csv and nexmark.svg")

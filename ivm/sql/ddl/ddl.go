@@ -117,6 +117,9 @@ type CreateSource struct {
 	// Kafka is set for FROM KAFKA sources (Columns is empty: the
 	// declared columns are Kafka.Columns).
 	Kafka *KafkaSource
+	// Watermark is a NEXMARK source's watermark option (as CREATE
+	// TABLE's).
+	Watermark *catalog.Watermark
 }
 
 // SourceColumn is one generated column.
