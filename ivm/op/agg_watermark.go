@@ -153,7 +153,6 @@ func (a *Aggregate) closeWindows(ctx *Context) error {
 			return err
 		}
 	}
-	a.closedGroups += int64(len(closed))
 	if !a.swept || int64(wm) > a.sweptTo {
 		a.swept, a.sweptTo = true, int64(wm)
 	}
@@ -197,7 +196,3 @@ func (a *Aggregate) forgetGroup(ctx *Context, key []byte) error {
 	}
 	return nil
 }
-
-// ClosedGroups is how many groups this aggregate forgot because the
-// watermark passed their window (since it was built).
-func (a *Aggregate) ClosedGroups() int64 { return a.closedGroups }

@@ -63,11 +63,9 @@ type Aggregate struct {
 	// multiset or an exact decimal sum.
 	lin *linState
 	// closeIndex is a windowed aggregate's close index (agg_watermark.go;
-	// nil without a watermark), closeKeyBuf scratch for its keys, and
-	// closedGroups counts the groups it forgot.
-	closeIndex   *arrange.Arrangement
-	closeKeyBuf  []byte
-	closedGroups int64
+	// nil without a watermark), closeKeyBuf scratch for its keys.
+	closeIndex  *arrange.Arrangement
+	closeKeyBuf []byte
 	// swept is set once a sweep ran in this process: every group closing
 	// at or before sweptTo (a watermark) is forgotten.
 	swept   bool
