@@ -76,16 +76,8 @@ func (a *Aggregate) initWatermark(state State) error {
 // a NULL window (rows without an event time are never late: their group
 // stays open).
 func (a *Aggregate) closeAt(keyRow types.Row) (int64, bool) {
-	var v int64
-	switch x := keyRow[a.spec.Watermark.Key].(type) {
-	case types.TimestampTZ:
-		v = int64(x)
-	case types.Timestamp:
-		v = int64(x)
-	default:
-		return 0, false
-	}
-	return v + a.spec.Watermark.CloseAfterMicros, true
+	v, ok := eventMicros(keyRow[a.spec.Watermark.Key])
+	return v + a.spec.Watermark.CloseAfterMicros, ok
 }
 
 func windowCloseKey(dst []byte, at int64, groupKey []byte) []byte {
