@@ -68,6 +68,8 @@ func Handler(opts Options) http.Handler {
 	mux.HandleFunc("GET /console/view", c.view)
 	mux.HandleFunc("POST /console/api/sql", c.sql)
 	mux.HandleFunc("GET /console/api/subscribe", c.subscribe)
+	mux.HandleFunc("GET /console/part/progress", c.progress)
+	mux.HandleFunc("GET /console/part/dataflow", c.dataflow)
 	mux.Handle("GET /console/assets/", http.StripPrefix("/console/assets/", http.FileServerFS(static)))
 	return c.guard(mux)
 }

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/rockstream/rockstream/engine"
+	"github.com/rockstream/rockstream/internal/enginetest"
 )
 
 // browserTimeout bounds the whole browser session of a test, and
@@ -28,9 +30,10 @@ const (
 // TestConsoleInBrowser drives the console in a real headless Chromium: it
 // loads /, creates a table and a view and inserts rows from the SQL box,
 // checks an engine error is shown with its RS code, opens the view's page
-// and sees the changes of later statements arrive live, and takes a
-// screenshot of it ($ROCKSTREAM_SCREENSHOT, or a file in the test's
-// directory).
+// and sees the changes of later statements arrive live and its dataflow's
+// numbers follow them, watches the bar of a view being filled on the
+// overview and on the view's page until it ends, and takes screenshots
+// ($ROCKSTREAM_SCREENSHOT, or files in the test's artifact directory).
 func TestConsoleInBrowser(t *testing.T) {
 	browser := chromium(t)
 	srv := serve(t)
@@ -106,9 +109,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	// The view's page: its dataflow, and its changes live. The snapshot
 	// comes first, then each committed change.
 	click(t, ctx, `#views tr[data-name="totals"] a`)
-	do(t, ctx, chromedp.WaitVisible(chromedp.ID("dataflow")))
-	dataflow := get(t, ctx, chromedp.Text(chromedp.ID("dataflow")))
+	do(t, ctx, chromedp.WaitVisible(chromedp.ID("plan")))
+	plan := get(t, ctx, chromedp.Text(chromedp.ID("plan")))
 	for _, want := range []string{"VIEW", "AGG", "SCAN", "orders"} {
+		if !strings.Contains(plan, want) {
+			t.Fatalf("the plan lacks %q:\n%s", want, plan)
+		}
+	}
+	// The dataflow: the operators running, each with its numbers.
+	dataflow := textOf(t, ctx, "#dataflow")
+	for _, want := range []string{"aggregate", "source orders", " in → ", " out · ", "state"} {
 		if !strings.Contains(dataflow, want) {
 			t.Fatalf("the dataflow lacks %q:\n%s", want, dataflow)
 		}
@@ -117,6 +127,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	waitFor(t, ctx, rowShown("contents", "alice", "42"), "the snapshot row (alice, 42)")
 	sql(t, ctx, "INSERT INTO orders VALUES (4, 'carol', 7)", "ok", "INSERT 0 1")
 	waitFor(t, ctx, rowShown("changes", "carol", "7", "+1"), "the change (carol, 7) +1")
+	// The numbers are kept current: four rows have entered the view's
+	// source operator (over every shard the view is spread over, added
+	// up), and the aggregate has put out its groups.
+	waitFor(t, ctx, operatorRows("source orders", "rows-in", "=== 4"), "4 rows into the dataflow's source orders")
+	waitFor(t, ctx, operatorRows("aggregate", "rows-out", "> 0"), "rows out of the dataflow's aggregate")
 	sql(t, ctx, "UPDATE orders SET amount = 40 WHERE id = 1", "ok", "UPDATE 1")
 	waitFor(t, ctx, rowShown("changes", "alice", "42", "-1"), "the retraction (alice, 42) -1")
 	waitFor(t, ctx, rowShown("contents", "alice", "52"), "the row now (alice, 52)")
@@ -125,6 +140,97 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	screenshot(t, ctx, "")
+
+	// Long work shows a bar, on the overview and on the page of a view
+	// being filled, until it ends. The fill runs in a session of its own,
+	// over enough rows to be watched for a few seconds.
+	// NB: not from the SQL box, whose statements are cancelled after 60
+	// seconds: a slow machine may need longer.
+	pgURL := "postgres://rockstream@" + srv.pg + "/default"
+	bigRows := fillRows(srv.shards)
+	if err := execute(pgURL, fmt.Sprintf("CREATE TABLE big (id int PRIMARY KEY, b int); INSERT INTO big SELECT g, g %% 97 FROM generate_series(1, %d) g", bigRows)); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("sql-input")))
+	if hidden := get(t, ctx, chromedp.Evaluate[bool](`document.getElementById("progress").hidden`)); !hidden {
+		t.Fatalf("the overview shows progress with nothing running:\n%s", textOf(t, ctx, "#progress"))
+	}
+	type fill struct {
+		err  error
+		took time.Duration
+	}
+	filled := make(chan fill, 1)
+	go func() {
+		start := time.Now()
+		err := execute(pgURL, "CREATE MATERIALIZED VIEW bigv AS SELECT b, count(*) AS n, max(id) AS top FROM big GROUP BY b")
+		filled <- fill{err, time.Since(start).Round(time.Millisecond)}
+	}()
+	const bar = `#progress tr.progress-line[data-kind="backfill"][data-relation="bigv"] progress`
+	waitFor(t, ctx, `!document.getElementById("progress").hidden && document.querySelector(`+strconv.Quote(bar)+`) !== null`, "the overview's bar of the fill of bigv", chromedp.WithPollingInterval(50*time.Millisecond))
+	screenshot(t, ctx, "progress")
+	if line := textOf(t, ctx, `#progress tr[data-relation="bigv"]`); !strings.Contains(line, "filling bigv") || !strings.Contains(line, "input rows") {
+		t.Fatalf("the overview's progress line of the fill: %q", line)
+	}
+	click(t, ctx, `#progress tr[data-relation="bigv"] a`)
+	do(t, ctx, chromedp.WaitReady(chromedp.ID("view-name")))
+	// NB: rendered with the page, so seen at once if the fill still runs.
+	if present := get(t, ctx, chromedp.Evaluate[bool](`document.querySelector(`+strconv.Quote(bar)+`) !== null`)); !present {
+		select {
+		case f := <-filled:
+			t.Fatalf("the fill of bigv ended (after %s: %v) before its page showed it: make bigRows larger", f.took, f.err)
+		default:
+		}
+		t.Fatalf("the page of bigv, being filled, shows no bar:\n%s", textOf(t, ctx, "main"))
+	}
+	screenshot(t, ctx, "view-progress")
+	select {
+	case f := <-filled:
+		if f.err != nil {
+			t.Fatalf("CREATE MATERIALIZED VIEW bigv: %v", f.err)
+		}
+		t.Logf("the fill of bigv took %s", f.took)
+	case <-ctx.Done():
+		t.Fatal("the fill of bigv did not end")
+	}
+	// Gone once the work ends, and the numbers count every row fed.
+	waitFor(t, ctx, `document.getElementById("progress").hidden`, "the bar gone after the fill")
+	waitFor(t, ctx, operatorRows("source big", "rows-in", fmt.Sprintf("=== %d", bigRows)), fmt.Sprintf("%d rows into the dataflow's source big", bigRows))
+	waitFor(t, ctx, `document.querySelector("#view-status td.state")?.textContent === "running"`, "bigv running")
+	// A view being filled cannot be subscribed to yet: its page subscribes
+	// once the fill has ended.
+	waitFor(t, ctx, `document.getElementById("live").dataset.state === "live"`, "the subscription to bigv to go live after its fill")
+	screenshot(t, ctx, "view-filled")
+}
+
+// fillRows is the rows of the table the test fills a view from: enough
+// for the fill to last the few seconds the test watches it. Over several
+// shards the rows are first shipped to the view's shards, which takes far
+// longer (500000 rows: 8 seconds on one shard, 96 over three, on two busy
+// cores), so fewer do.
+func fillRows(shards int) int {
+	if shards > 1 {
+		return 100000
+	}
+	return 500000
+}
+
+// execute runs statements in a session of their own.
+func execute(url, statements string) error {
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(context.Background(), statements)
+	return err
+}
+
+// operatorRows is a script that is true once the dataflow's operator
+// named name has its count (class "rows-in" or "rows-out") satisfying
+// condition ("=== 4", "> 0").
+func operatorRows(name, class, condition string) string {
+	return fmt.Sprintf(`[...document.querySelectorAll("#dataflow .op")].some((op) =>
+		op.querySelector("b")?.textContent === %s && Number(op.querySelector(".%s")?.dataset.rows) %s)`, strconv.Quote(name), class, condition)
 }
 
 // rowShown is a script that is true once a row of table id has cells with
@@ -171,19 +277,28 @@ func waitFor(t *testing.T, ctx context.Context, script, what string, opts ...chr
 }
 
 // server is a running RockStream server's addresses.
-type server struct{ pg, http string }
+type server struct {
+	pg, http string
+	// shards is the shards of its store.
+	shards int
+}
 
 // serve starts a server in-process with its HTTP listener on loopback,
-// stopped when the test ends; opts may set authentication.
+// stopped when the test ends; opts may set authentication. A new store has
+// ROCKSTREAM_TEST_SHARDS shards (default 1).
 func serve(t *testing.T, opts ...func(*engine.ServerOptions)) server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan server, 1)
 	done := make(chan error, 1)
+	shards, err := enginetest.Shards()
+	if err != nil {
+		t.Fatal(err)
+	}
 	options := engine.ServerOptions{
-		Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
+		Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0", Shards: shards,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
-		Ready: func(pg, h string) { ready <- server{pg, h} },
+		Ready: func(pg, h string) { ready <- server{pg, h, shards} },
 	}
 	for _, o := range opts {
 		o(&options)
@@ -272,14 +387,16 @@ func sql(t *testing.T, ctx context.Context, statement, state, tag string) string
 }
 
 // screenshot writes a full-page screenshot to $ROCKSTREAM_SCREENSHOT, or
-// into the test's directory, and logs where; a named one goes beside it
+// into the test's artifact directory (kept by go test -artifacts
+// -outputdir=DIR), and logs where; a named one goes beside it
 // (console-overview.png for console.png).
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	png := get(t, ctx, chromedp.FullScreenshot(100))
 	path := os.Getenv("ROCKSTREAM_SCREENSHOT")
 	if path == "" {
-		path = filepath.Join(t.TempDir(), "console.png")
+		// NB: kept with go test -artifacts (under -outputdir).
+		path = filepath.Join(t.ArtifactDir(), "console.png")
 	}
 	if name != "" {
 		ext := filepath.Ext(path)

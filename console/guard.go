@@ -16,10 +16,11 @@ import (
 // another site, open in a browser on this machine, must not be able to use
 // that. So (1) the Host header must name a loopback address, which defeats
 // DNS rebinding (a hostile name resolving to 127.0.0.1 keeps its own name
-// in Host); and (2) statements and streams are refused when the browser
-// says the request comes from another origin (Origin, Sec-Fetch-Site), and
-// the SQL endpoint only takes application/json, which a cross-site form
-// cannot send without a CORS preflight the console never grants.
+// in Host); and (2) statements, streams and the parts a page reloads
+// (progress, dataflow) are refused when the browser says the request
+// comes from another origin (Origin, Sec-Fetch-Site), and the SQL endpoint
+// only takes application/json, which a cross-site form cannot send
+// without a CORS preflight the console never grants.
 // Under password authentication (1) is dropped (the port may be public);
 // (2) still applies, since a browser replays cached basic credentials.
 func (c *console) guard(next http.Handler) http.Handler {
@@ -29,7 +30,7 @@ func (c *console) guard(next http.Handler) http.Handler {
 				"the console answers only requests to a loopback address under trust authentication, not to host %q", r.Host))
 			return
 		}
-		if strings.HasPrefix(r.URL.Path, "/console/api/") && crossOrigin(r) {
+		if (strings.HasPrefix(r.URL.Path, "/console/api/") || strings.HasPrefix(r.URL.Path, "/console/part/")) && crossOrigin(r) {
 			refuse(w, r, http.StatusForbidden, errcode.New(errcode.ConsoleCrossOrigin,
 				"refusing a request from another origin (%s)", r.Header.Get("Origin")))
 			return

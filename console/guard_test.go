@@ -30,6 +30,9 @@ func TestGuard(t *testing.T) {
 		{"form post", trust, "POST", "localhost:6876", "/console/api/sql", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, "RS-2492"},
 		{"same origin, server starting", trust, "POST", "127.0.0.1:6876", "/console/api/sql", map[string]string{"Content-Type": "application/json", "Origin": "http://127.0.0.1:6876"}, 200, "RS-2490"},
 		{"public host with authentication", authenticated, "GET", "db.example:6876", "/console/assets/console.js", nil, 200, "server-sent events"},
+		{"progress for another site", trust, "GET", "127.0.0.1:6876", "/console/part/progress", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "RS-2491"},
+		{"dataflow for another origin", authenticated, "GET", "db.example:6876", "/console/part/dataflow?view=v", map[string]string{"Origin": "http://evil.example"}, 403, "RS-2491"},
+		{"progress, server starting", trust, "GET", "127.0.0.1:6876", "/console/part/progress", map[string]string{"Sec-Fetch-Site": "same-origin"}, 200, "RS-2490"},
 		{"unknown path", trust, "GET", "[::1]:6876", "/nope", nil, 404, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

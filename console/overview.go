@@ -20,6 +20,8 @@ type overviewPage struct {
 	Tables  []tableLine
 	Views   []viewLine
 	Sources []sourceLine
+	// Progress is the long work running now (views being filled, COPYs).
+	Progress progressPart
 	// Error is set when the catalog could not be read (the page then
 	// shows it above the SQL box, which still works).
 	Error *sqlError
@@ -64,6 +66,7 @@ func (c *console) overview(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
 	defer cancel()
 	page := overviewPage{DB: database(r)}
+	page.Progress.DB = page.DB
 	if err := c.readCatalog(ctx, r, &page); err != nil {
 		page.Error = describeError(err)
 	}
@@ -77,6 +80,9 @@ func (c *console) readCatalog(ctx context.Context, r *http.Request, page *overvi
 		return err
 	}
 	defer conn.Close(context.Background())
+	if err := readProgress(ctx, conn, &page.Progress); err != nil {
+		page.Progress.Error = describeError(err)
+	}
 	views, err := readViews(ctx, conn)
 	if err != nil {
 		return err

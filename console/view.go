@@ -15,19 +15,29 @@ type viewPage struct {
 	Name string
 	// View is the view's status line; nil when there is no such view.
 	View *viewLine
-	// Dataflow is the view's operator tree from EXPLAIN INCREMENTAL, and
-	// Explain its text as the statement returns it.
-	Dataflow *operator
-	Explain  string
+	// Plan is the view's plan tree from EXPLAIN INCREMENTAL, and Explain
+	// its text as the statement returns it.
+	Plan    *operator
+	Explain string
+	// Dataflow is the operators running, with their numbers; Progress
+	// the view's filling while it is filled.
+	Dataflow dataflowPart
+	Progress progressPart
 	Error    *sqlError
 }
 
-// operator is one node of the dataflow tree.
+// operator is one node of a plan (EXPLAIN INCREMENTAL) or a dataflow
+// (EXPLAIN ANALYZE INCREMENTAL).
 type operator struct {
-	// Name is the operator ("AGG", "JOIN", "EXCHANGE", ...), Detail its
-	// arguments as EXPLAIN INCREMENTAL prints them.
+	// Name is the operator ("AGG", "JOIN", "EXCHANGE", ... in a plan;
+	// "aggregate", "join inner", "source t", ... in a dataflow), Detail
+	// its arguments as EXPLAIN INCREMENTAL prints them.
 	Name, Detail string
-	Inputs       []*operator
+	// Number and Stats are an operator's number and numbers in EXPLAIN
+	// ANALYZE INCREMENTAL (nil Stats: none read).
+	Number string
+	Stats  *operatorStats
+	Inputs []*operator
 }
 
 // Class is the CSS class of the operator's box: its first word.
@@ -42,6 +52,8 @@ func (c *console) view(w http.ResponseWriter, r *http.Request) {
 		name = r.FormValue("view")
 	}
 	page := viewPage{DB: database(r), Name: name}
+	page.Dataflow = dataflowPart{DB: page.DB, View: name}
+	page.Progress = progressPart{DB: page.DB, View: name}
 	if name == "" {
 		page.Error = describeError(errcode.New(errcode.ConsoleBadRequest, "no view named: open /console/view?name=<view>"))
 		w.WriteHeader(http.StatusBadRequest)
@@ -56,7 +68,8 @@ func (c *console) view(w http.ResponseWriter, r *http.Request) {
 	c.render(w, "view.html", page)
 }
 
-// readView fills page with the view's status and dataflow.
+// readView fills page with the view's status, plan, dataflow and
+// progress.
 func (c *console) readView(ctx context.Context, r *http.Request, page *viewPage) error {
 	conn, err := c.connect(ctx, r, page.DB, nil)
 	if err != nil {
@@ -84,7 +97,13 @@ func (c *console) readView(ctx context.Context, r *http.Request, page *viewPage)
 		lines = append(lines, text(row[0]))
 	}
 	page.Explain = strings.Join(lines, "\n")
-	page.Dataflow = parseDataflow(lines)
+	page.Plan = parseDataflow(lines)
+	if err := readDataflow(ctx, conn, &page.Dataflow); err != nil {
+		page.Dataflow.Error = describeError(err)
+	}
+	if err := readProgress(ctx, conn, &page.Progress); err != nil {
+		page.Progress.Error = describeError(err)
+	}
 	return nil
 }
 

@@ -252,3 +252,40 @@ func TestBackfillProgressSeenFromAnotherSession(t *testing.T) {
 		t.Fatalf("rockstream_catalog.progress after the canceled CREATE: %q", got)
 	}
 }
+
+// TestSubscribeWaitsForTheBackfill: SUBSCRIBE to a view still being
+// filled waits for the fill, as a read does (it failed at once naming the
+// view by an internal id); when the fill is canceled instead, it fails
+// naming the view.
+func TestSubscribeWaitsForTheBackfill(t *testing.T) {
+	srv, conn := backfillServer(t)
+	creator, created := startSlowCreate(t, srv, conn)
+	sub := dialPgx(t, srv.URL)
+	subscribed := make(chan error, 1)
+	go func() {
+		rows, err := sub.Query(context.Background(), "SUBSCRIBE v")
+		if err == nil {
+			rows.Next()
+			err = rows.Err()
+			rows.Close()
+		}
+		subscribed <- err
+	}()
+	// The subscription waits while the view is being filled (a bound on a
+	// deadlock guard's scale, not a timing assertion: it failed at once).
+	select {
+	case err := <-subscribed:
+		t.Fatalf("SUBSCRIBE to a view being filled ended at once: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := creator.PgConn().CancelRequest(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-created; sqlState(err) != "57014" {
+		t.Fatalf("canceled CREATE: %v", err)
+	}
+	err := <-subscribed
+	if err == nil || !strings.Contains(message(err), "materialized view v ") {
+		t.Fatalf("SUBSCRIBE to a view whose fill was canceled: %v, want an error naming v", err)
+	}
+}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
@@ -217,6 +219,25 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 			if tz, ok := s.settings.Get("TimeZone"); ok && !isUTCName(tz) {
 				rel.TimeZone = tz
 			}
+			// And with its extra_float_digits (the digits of floats in
+			// the text it makes), recorded when not the default.
+			if n := s.settings.ExtraFloatDigits(); n != 1 {
+				rel.ExtraFloatDigits = strconv.Itoa(n)
+			}
+		}
+		// WITH (timezone = ..., extra_float_digits = ...) names them
+		// instead (pg_class.reloptions lists them under the same names).
+		if tz := d.View.TimeZone; tz != "" {
+			rel.TimeZone = tz
+			if isUTCName(tz) {
+				rel.TimeZone = ""
+			}
+		}
+		if n := d.View.ExtraFloatDigits; n != "" {
+			rel.ExtraFloatDigits = n
+			if n == "1" {
+				rel.ExtraFloatDigits = ""
+			}
 		}
 		for _, r := range scannedRelations(d.View.Plan) {
 			if r.Kind == catalog.KindSequence {
@@ -278,6 +299,10 @@ func (s *session) checkInlined(snap *control.Snapshot, rel *catalog.Relation) er
 	m := s.e.router.Map()
 	inlined := shard.InlinedViews(snap, m, rel)
 	for _, u := range inlined {
+		if u.ExtraFloatDigits != rel.ExtraFloatDigits {
+			return errcode.New(errcode.SQLFeatureNotSupported, "materialized view %q would read materialized view %q, which runs on another shard and was created with another extra_float_digits setting", rel.Name, u.Name).
+				WithDetail("%q was created with extra_float_digits %s and this session has %s (a view reading a view of another shard computes it itself, with one setting): SET extra_float_digits = %s and create the view again", u.Name, floatDigitsName(u.ExtraFloatDigits), floatDigitsName(rel.ExtraFloatDigits), floatDigitsName(u.ExtraFloatDigits))
+		}
 		if u.TimeZone != rel.TimeZone {
 			return errcode.New(errcode.SQLFeatureNotSupported, "materialized view %q would read materialized view %q, which runs on another shard and was created with another TimeZone setting", rel.Name, u.Name).
 				WithDetail("%q was created with TimeZone %q and this session has %q (a view reading a view of another shard computes it itself, in one time zone): SET TimeZone = '%s' and create the view again", u.Name, zoneName(u.TimeZone), zoneName(rel.TimeZone), zoneName(u.TimeZone))
@@ -288,6 +313,13 @@ func (s *session) checkInlined(snap *control.Snapshot, rel *catalog.Relation) er
 	}
 	_, err := rsql.CompileViewWith(catalog.Pinned(snap, rel), rel.SQL, rsql.CompileOptions{InlineMaterialized: shard.Inlined(snap, m, rel)})
 	return err
+}
+
+func floatDigitsName(n string) string {
+	if n == "" {
+		return "1"
+	}
+	return n
 }
 
 func zoneName(tz string) string {
@@ -501,6 +533,13 @@ func (s *session) setViewOptions(ctx context.Context, snap *control.Snapshot, st
 		return errcode.New(errcode.WrongObjectType, "%q is not a materialized view", st.Name)
 	}
 	retain, freshness := rel.RetainHistory, rel.FreshnessTarget
+	for _, name := range []string{"timezone", "extra_float_digits"} {
+		_, set := st.Options[name]
+		if set || slices.Contains(st.Reset, name) {
+			return errcode.New(errcode.SQLFeatureNotSupported, "the %s a materialized view is maintained with cannot be changed", name).
+				WithDetail("Its rows were computed with it: drop the view and create it again WITH (%s = ...).", name)
+		}
+	}
 	set, err := rsql.ViewOptions(st.Options)
 	if err != nil {
 		return err

@@ -22,7 +22,11 @@ func (s *session) env(settings *gateway.Settings, params []types.Datum) *expr.En
 	if settings != nil {
 		loc = settings.Location()
 	}
-	return &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZOf(s.e.now()), Params: params, Random: rand.Uint64, Backends: s}
+	env := &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZOf(s.e.now()), Params: params, Random: rand.Uint64, Backends: s}
+	if settings != nil {
+		env.ExtraFloatDigits, env.ExtraFloatDigitsSet = settings.ExtraFloatDigits(), true
+	}
+	return env
 }
 
 // scannedRelations lists the relations a plan reads (plan.ScannedRelations).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
@@ -92,10 +93,23 @@ func (e *Engine) shardOfWrites(cat catalog.Catalog, writes []shard.RowWrite) (ru
 // backfills of snap's views to end unless background is set (a server's
 // startup serves while the views restored unfinished backfill; DDL that
 // adds no view need not wait for another statement's backfill).
+//
+// The shards are asked all at once: each backfills its views (or its part
+// of a spread view) while the others do theirs. One after the other, a
+// view spread over N shards took N backfills' time.
 func (e *Engine) syncShards(ctx context.Context, snap *control.Snapshot, background bool) error {
-	for _, id := range e.router.Shards() {
-		if _, err := e.ask(ctx, e.router.ActorOf(id), shard.SyncCatalog{Catalog: snap.Value(), Background: background}); err != nil {
-			return err
+	shards := e.router.Shards()
+	errs := make([]error, len(shards))
+	var wg sync.WaitGroup
+	for i, id := range shards {
+		wg.Go(func() {
+			_, errs[i] = e.ask(ctx, e.router.ActorOf(id), shard.SyncCatalog{Catalog: snap.Value(), Background: background})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err // the lowest shard's, as when asked in order
 		}
 	}
 	return nil

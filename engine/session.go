@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -502,7 +503,28 @@ func (s *session) explainIncremental(ctx context.Context, snap *control.Snapshot
 			}
 		}
 	}
-	return textCursor(rsql.ExplainIncrementalText(st) + s.e.explainPlacement(snap, rel, st.View)), nil
+	return textCursor(rsql.ExplainIncrementalText(st) + viewSettingsLine(rel) + s.e.explainPlacement(snap, rel, st.View)), nil
+}
+
+// viewSettingsLine is EXPLAIN INCREMENTAL's line naming the session
+// settings materialized view rel is maintained with when they are not
+// the defaults, in the form of PostgreSQL's EXPLAIN (SETTINGS); "" for a
+// query or a view with the defaults.
+func viewSettingsLine(rel *catalog.Relation) string {
+	if rel == nil {
+		return ""
+	}
+	var parts []string
+	if rel.ExtraFloatDigits != "" {
+		parts = append(parts, fmt.Sprintf("extra_float_digits = '%s'", rel.ExtraFloatDigits))
+	}
+	if rel.TimeZone != "" {
+		parts = append(parts, fmt.Sprintf("TimeZone = '%s'", rel.TimeZone))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Settings: " + strings.Join(parts, ", ") + "\n"
 }
 
 // systemEnv gathers what system relations are generated from.

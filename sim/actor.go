@@ -67,6 +67,9 @@ func (s *Sim) runActor(e *event) {
 	if a == nil || a.instance != e.instance {
 		return // crashed or stopped since
 	}
+	if len(a.inbox) > 0 && s.waitForCore(a, e) {
+		return // still scheduled, for when a core is free
+	}
 	a.scheduled = false
 	if len(a.inbox) == 0 {
 		return
@@ -89,7 +92,10 @@ func (s *Sim) runActor(e *event) {
 	if req, ok := msg.(runtime.Request); ok {
 		ctx.request, msg = req.ID, req.Msg
 	}
-	s.running, s.charged = a, 0
+	s.running, s.charged, s.cpuCharged = a, 0, 0
+	if s.cpu != nil {
+		s.charged += s.cpu.PerMessage
+	}
 	if p := a.process; s.phase == Safety && s.now < p.slowUntil && s.cfg.SlowReceiveDelay > 0 {
 		// NB: charged before Receive, so the actor's clock and effects
 		// are late too, as on a stalled machine.
@@ -97,8 +103,9 @@ func (s *Sim) runActor(e *event) {
 	}
 	crashed := s.receive(a, ctx, msg)
 	ctx.done = true
+	s.occupyCore(a)
 	a.busyUntil = s.now + s.charged
-	s.running, s.charged = nil, 0
+	s.running, s.charged, s.cpuCharged = nil, 0, 0
 	switch {
 	case crashed:
 		s.crashAndRestartLater(a.process.name)

@@ -44,6 +44,8 @@ type process struct {
 	// slowUntil: until this true time, each message the process handles
 	// takes up to Config.SlowReceiveDelay longer (faults.ProcessSlow).
 	slowUntil time.Duration
+	// cpu is the process's cores under Options.CPU (cpu.go).
+	cpu *cpuState
 }
 
 type rootActor struct {

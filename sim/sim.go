@@ -60,6 +60,9 @@ type Options struct {
 	// Codec, when set, carries every message between actors over the wire
 	// (wire.go): encoded when sent, decoded for its receiver.
 	Codec Codec
+	// CPU, when set, charges the actors' work in virtual time on a
+	// bounded number of cores per process (cpu.go).
+	CPU *CPUModel
 }
 
 // Stats counts what happened in a run.
@@ -110,6 +113,10 @@ type Sim struct {
 	// object-store calls.
 	running *simActor
 	charged time.Duration
+	// cpu is the cost model (nil: none); cpuCharged is the CPU time the
+	// running Receive reported so far.
+	cpu        *CPUModel
+	cpuCharged time.Duration
 }
 
 var _ runtime.Runtime = (*Sim)(nil)
@@ -143,6 +150,7 @@ func New(opts Options) *Sim {
 		streams:      map[string]*rand.Rand{},
 		askTimeout:   opts.AskTimeout,
 		codec:        opts.Codec,
+		cpu:          opts.CPU,
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -201,7 +209,11 @@ func (s *Sim) Describe() string {
 			active = append(active, string(r.Site))
 		}
 	}
-	return fmt.Sprintf("SEED=%d\n%sbuggify active: %v\nwire round trip: %t\n", s.seed, s.cfg, active, s.codec != nil)
+	out := fmt.Sprintf("SEED=%d\n%sbuggify active: %v\nwire round trip: %t\n", s.seed, s.cfg, active, s.codec != nil)
+	if s.cpu != nil {
+		out += s.cpu.String() + "\n"
+	}
+	return out
 }
 
 // Now is the true virtual time since the start of the run.

@@ -130,6 +130,27 @@ func pkAttnums(r *catalog.Relation) []int64 {
 	return out
 }
 
+// viewSettings is a materialized view's pg_class.reloptions: the session
+// settings it is maintained with when they are not the defaults
+// (timezone=..., extra_float_digits=...), as WITH (...) takes them, so
+// psql's \d+ shows them ("Options:"). NULL for anything else.
+func viewSettings(r *catalog.Relation) types.Datum {
+	if r.Kind != catalog.KindMaterializedView {
+		return nil
+	}
+	var opts []types.Datum
+	if r.TimeZone != "" {
+		opts = append(opts, "timezone="+r.TimeZone)
+	}
+	if r.ExtraFloatDigits != "" {
+		opts = append(opts, "extra_float_digits="+r.ExtraFloatDigits)
+	}
+	if len(opts) == 0 {
+		return nil
+	}
+	return types.Array{Elem: types.TText, Values: opts}
+}
+
 // empty is the row generator of relations RockStream has no objects for.
 func empty(*Env) []types.Row { return nil }
 
@@ -173,11 +194,11 @@ func pgCatalogRows() []rowSource {
 	return []rowSource{
 		{SchemaPgCatalog, "pg_class", func(env *Env) []types.Row {
 			var out []types.Row
-			row := func(o int64, n string, ns int64, am int64, kind string, natts int, hasIndex bool) {
+			row := func(o int64, n string, ns int64, am int64, kind string, natts int, hasIndex bool, options types.Datum) {
 				out = append(out, types.Row{o, n, ns, int64(0), int64(ownerOID), am,
 					kind, int64(natts), hasIndex, "p", false,
 					float64(-1), int64(0), int64(0), false, false, false, false, true, "d", int64(0), int64(0), nil,
-					int64(0), nil, nil, false, o, false, int64(0)})
+					int64(0), options, nil, false, o, false, int64(0)})
 			}
 			indexed := tablesWithIndexes(env)
 			for _, rs := range allRelations(env) {
@@ -190,9 +211,9 @@ func pgCatalogRows() []rowSource {
 				case catalog.KindIndex:
 					am, natts = oidBtree, len(r.Index.Columns)
 				}
-				row(RelationOID(r.ID), r.Name, NamespaceOID(rs.schema), am, relkind(r.Kind), natts, len(r.PrimaryKey) > 0 || indexed[r.ID])
+				row(RelationOID(r.ID), r.Name, NamespaceOID(rs.schema), am, relkind(r.Kind), natts, len(r.PrimaryKey) > 0 || indexed[r.ID], viewSettings(r))
 				if len(r.PrimaryKey) > 0 {
-					row(IndexOID(r.ID), pkName(r), NamespaceOID(rs.schema), oidBtree, "i", len(r.PrimaryKey), false)
+					row(IndexOID(r.ID), pkName(r), NamespaceOID(rs.schema), oidBtree, "i", len(r.PrimaryKey), false, nil)
 				}
 			}
 			return out

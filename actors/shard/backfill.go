@@ -360,6 +360,7 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 		if done {
 			v.circuit.SetWatermarks(a.stepWatermarks())
 		}
+		runtime.Report(ctx, runtime.WorkStepRow, deltaRows(inputs))
 		if _, err := v.circuit.Step(txn, inputs); err != nil {
 			v.circuit.DiscardCaches()
 			return false, err

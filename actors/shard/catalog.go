@@ -279,3 +279,7 @@ func (c replayContext) Defer() runtime.Deferred   { return c.reply }
 // Buggify keeps buggify.FromContext working for replayed messages (the
 // simulator's context carries the run's plan).
 func (c replayContext) Buggify() *buggify.Plan { return buggify.FromContext(c.Context) }
+
+// ReportWork keeps runtime.Report working for replayed messages (the
+// simulator's cost model charges the current Receive).
+func (c replayContext) ReportWork(w runtime.Work, n int) { runtime.Report(c.Context, w, n) }

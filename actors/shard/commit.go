@@ -63,6 +63,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 		a.stats.CommitSyncs++
 	}
 	a.stats.Commits++
+	runtime.Report(ctx, runtime.WorkCommitRow, len(m.Writes))
 	a.scheduleStep(ctx)
 	return Committed{Epoch: epoch}, nil
 }

@@ -53,9 +53,15 @@ func (a *Actor) step(ctx runtime.Context) error {
 	// NB: one decoder per table accumulates its rows over the step's
 	// entries, in columnar form when every view reading it steps columns.
 	decoders := map[catalog.ID]deltaDecoder{}
+	// NB: only the tables a view or backfill here reads are decoded: a
+	// table shard whose views all run on view shards skips every row.
+	read := a.tablesReadHere()
 	decoderOf := func(id catalog.ID) (deltaDecoder, bool) {
 		if d, ok := decoders[id]; ok {
 			return d, true
+		}
+		if !read[id] {
+			return nil, false
 		}
 		d, ok := a.newDecoder(id)
 		if ok {
@@ -100,9 +106,12 @@ func (a *Actor) step(ctx runtime.Context) error {
 		}
 	}
 	tableDeltas := make(map[catalog.ID]zset.Delta, len(decoders))
-	for id, d := range decoders { //lint:maprange copied into a map keyed the same way
+	logRows := 0
+	for id, d := range decoders { //lint:maprange copied into a map keyed the same way; the sum is order-free
 		tableDeltas[id] = d.delta()
+		logRows += tableDeltas[id].Len()
 	}
+	runtime.Report(ctx, runtime.WorkLogRow, logRows)
 	viewDeltas := map[catalog.ID]zset.Delta{}
 	for _, v := range a.views {
 		inputs := v.stepInputs(tableDeltas, viewDeltas)
@@ -113,6 +122,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 		}
 		v.circuit.SetNow(stepTime)
 		v.circuit.SetWatermarks(marks)
+		runtime.Report(ctx, runtime.WorkStepRow, deltaRows(inputs))
 		outs, err := v.circuit.StepDeltas(txn, inputs)
 		if err != nil {
 			a.discardCaches()
@@ -209,6 +219,33 @@ func (v *installedView) stepInputs(tableDeltas, viewDeltas map[catalog.ID]zset.D
 		}
 	}
 	return inputs
+}
+
+// tablesReadHere are the relations the views and backfills of this shard
+// read.
+func (a *Actor) tablesReadHere() map[catalog.ID]bool {
+	read := map[catalog.ID]bool{}
+	for _, v := range a.views {
+		for _, s := range v.sources {
+			read[s] = true
+		}
+	}
+	for _, b := range a.backfills {
+		for _, s := range b.view.sources {
+			read[s] = true
+		}
+	}
+	return read
+}
+
+// deltaRows is the number of rows of a circuit's inputs (the cost
+// model's step rows, runtime.WorkStepRow).
+func deltaRows[K comparable, D interface{ Len() int }](inputs map[K]D) int {
+	n := 0
+	for _, d := range inputs { //lint:maprange a sum, order-free
+		n += d.Len()
+	}
+	return n
 }
 
 func (a *Actor) discardCaches() {

@@ -40,6 +40,9 @@ import (
 //	1  base-table row keys 0x01 'T' table(16) pk-key (or row id)
 //	2  base-table row keys carry the key's bucket: 0x01 'T' table(16)
 //	   bucket(2) pk-key (or row id), so a bucket moves by range
+//	3  every delta-log entry ends with its epoch's time (epochtime.go),
+//	   which a format-2 build reads as trailing garbage; format 2 stores
+//	   become format 3 at open (their untimed entries are still read)
 //
 // View state layouts (named by the view's format record, not the shard
 // format, since view state is rebuilt rather than upgraded):
@@ -54,7 +57,7 @@ import (
 const (
 	// shardFormat is the format this build writes; shardFormatMin is the
 	// oldest it reads (older formats between the two are upgraded).
-	shardFormat    byte = 2
+	shardFormat    byte = 3
 	shardFormatMin byte = 1
 	metaFormat     byte = 'v'
 )
@@ -87,6 +90,15 @@ func checkShardFormat(ctx runtime.Context, store kv.Store) (upgrade bool, err er
 	if len(v) != 1 || v[0] < shardFormatMin || v[0] > shardFormat {
 		return false, errcode.New(errcode.StorageFormatVersionIncompatible,
 			"the shard's storage is in format %x, and this build reads formats %d to %d: run the RockStream version that wrote it (or a newer one that reads both), or restore a backup made with this version", v, shardFormatMin, shardFormat)
+	}
+	if v[0] == 2 {
+		// Nothing to rewrite: the record alone keeps builds that would
+		// misread the timed log entries away (RS-5001 above).
+		if err := store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: formatKey(), Value: []byte{shardFormat}}}}); err != nil {
+			return false, err
+		}
+		ctx.Logger().Info("shard storage format recorded as 3 (delta-log entries carry their epoch's time)", "from", 2)
+		return false, nil
 	}
 	if v[0] < shardFormat {
 		ctx.Logger().Info("shard storage is in an older format: its rows are upgraded when the catalog is loaded", "format", v[0], "to", shardFormat)

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
@@ -235,5 +236,45 @@ func TestViewOnRebuiltViewIsRebuilt(t *testing.T) {
 	h.drain()
 	if got := h.view(v2.ID); len(got) != 3 || got[3] != 30 || got[1] != 11 {
 		t.Fatalf("v2 after the rebuild and a commit: %v", got)
+	}
+}
+
+// TestFormat2StoreBecomesFormat3: a store of the builds before timed log
+// entries (format 2), holding an untimed entry not yet stepped, opens with
+// this build: its record becomes 3 (so those builds refuse it from now on,
+// instead of misreading the timed entries as corrupt) and the entry is
+// still maintained.
+func TestFormat2StoreBecomesFormat3(t *testing.T) {
+	h, view := newHarness(t)
+	h.start()
+	h.ask(Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{int64(1)}, Row: types.Row{int64(1), int64(5)}}}})
+	h.drain()
+	// An entry as format 2 wrote it: no trailing time.
+	last, _, err := h.store.Get(lastEpochKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := binary.BigEndian.Uint64(last) + 1
+	cb := newCommitBatch(h.store, 1, false)
+	enc := cb.encodeRow(columnTypes(h.table), types.Row{int64(2), int64(7)})
+	cb.table(h.table.ID).add(enc, 1)
+	entry := cb.encodeLog(0)
+	entry = entry[:len(entry)-logTimeBytes]
+	key := appendKey(nil, h.table, columnTypes(h.table), types.Row{int64(2)})
+	if err := h.store.Apply(&kv.WriteBatch{Ops: []kv.Op{
+		{Key: formatKey(), Value: []byte{2}},
+		{Key: logKey(epoch), Value: entry},
+		{Key: key, Value: enc},
+		{Key: lastEpochKey(), Value: binary.BigEndian.AppendUint64(nil, epoch)},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	h.drain()
+	if v, _, _ := h.store.Get(formatKey()); !bytes.Equal(v, []byte{3}) {
+		t.Fatalf("format record %x after opening a format-2 store, want 03", v)
+	}
+	if got := h.view(view); len(got) != 2 || got[1] != 5 || got[2] != 7 {
+		t.Fatalf("view after the format-2 entry: %v", got)
 	}
 }

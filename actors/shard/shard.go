@@ -266,6 +266,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		return
 	}
 	if a.beforeMessage(ctx, msg) {
+		// NB: a group commit's sync made epochs durable: the exchange
+		// sends them now, not with the next message (which could be a
+		// storage tick away: found by the cost model, sim/system).
+		a.afterMessage(ctx)
 		return
 	}
 	switch msg.(type) {
@@ -355,7 +359,15 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		if a.holdReadForBackfill(m, ctx.From(), ctx.Defer) {
 			return
 		}
-		ctx.Reply(a.replyOf(a.read(ctx, m)))
+		res, err := a.read(ctx, m)
+		if r, ok := res.(ReadResult); ok && err == nil {
+			rows := 0
+			for _, b := range r.Batches {
+				rows += b.Len()
+			}
+			runtime.Report(ctx, runtime.WorkReadRow, rows)
+		}
+		ctx.Reply(a.replyOf(res, err))
 	case Lookup:
 		// NB: a table that just gained a primary key is re-keyed when its
 		// catalog is adopted (rekey.go), which parkForCatalog did before.
@@ -381,6 +393,11 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(a.replyOf(SourceOffset{Source: m.Source, Partition: m.Partition, Offset: n}, err))
 	case Subscribe:
 		if a.awaitEpoch(ctx, m, m.MinEpoch) {
+			return
+		}
+		if b := a.backfilling(m.View); b != nil && len(b.readers) < backfillReadersMax {
+			// Starts once the view is filled, as a read of it would.
+			b.readers = append(b.readers, parkedMessage{msg: m, from: ctx.From(), reply: ctx.Defer()})
 			return
 		}
 		a.receiveSubscribe(ctx, m)
@@ -744,11 +761,11 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		return nil, err
 	}
 	sources := planned.Sources
-	zone, err := types.LoadZone(rel.TimeZone)
-	if err != nil {
-		return nil, errcode.Wrap(errcode.InvalidConfiguration, err, "the time zone materialized view %s was created in", rel.Name)
+	env := &expr.Env{StepBytesMax: a.cfg.StepBytesMax}
+	if err := rel.ViewEnv(env); err != nil {
+		return nil, errcode.Wrap(errcode.InvalidConfiguration, err, "the settings materialized view %s was created with", rel.Name)
 	}
-	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: &expr.Env{StepBytesMax: a.cfg.StepBytesMax, TimeZone: zone}, Clock: a.now})
+	c, err := b.Build(circuit.Config{ID: objectNumber(rel.ID), Env: env, Clock: a.now})
 	if err != nil {
 		return nil, err
 	}
@@ -771,7 +788,11 @@ func (a *Actor) build(snap *control.Snapshot, rel *catalog.Relation) (*installed
 		v.widths[s] = len(src.Columns)
 	}
 	if IsSpread(rel) && len(SpreadShardsOf(snap.BucketMap())) > 1 {
-		part, err := newSpreadPart(snap, rel, planned.SpreadKeys, a.cfg.ID, &expr.Env{TimeZone: zone})
+		partEnv := &expr.Env{}
+		if err := rel.ViewEnv(partEnv); err != nil {
+			return nil, err
+		}
+		part, err := newSpreadPart(snap, rel, planned.SpreadKeys, a.cfg.ID, partEnv)
 		if err != nil {
 			return nil, err
 		}

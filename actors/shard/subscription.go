@@ -67,7 +67,11 @@ func (a *Actor) subscribe(ctx runtime.Context, m Subscribe) (Subscribed, error) 
 	}
 	v := a.installed(m.View)
 	if v == nil {
-		return Subscribed{}, errcode.New(errcode.UndefinedObject, "materialized view %s is not installed", m.View)
+		name := m.View.String()
+		if rel, ok := a.snap.RelationByID(m.View); ok {
+			name = rel.Name
+		}
+		return Subscribed{}, errcode.New(errcode.UndefinedObject, "materialized view %s is not installed on this shard", name)
 	}
 	if err := a.makeFrontierDurable(); err != nil {
 		return Subscribed{}, err

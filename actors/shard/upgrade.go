@@ -118,7 +118,7 @@ func (a *Actor) upgradeRowKeys(ctx runtime.Context, snap *control.Snapshot) erro
 		return err
 	}
 	a.upgradePending = false
-	ctx.Logger().Info("shard rows upgraded to storage format 2 (bucketed keys)", "rows", len(rows), "dropped_rows", len(dropped))
+	ctx.Logger().Info("shard rows upgraded to bucketed keys", "format", shardFormat, "rows", len(rows), "dropped_rows", len(dropped))
 	return nil
 }
 

@@ -6,7 +6,4 @@ package nexmark
 // and a join with the window offsets (HOP); see queries/q5.sql.
 var Blocked = map[string]string{ //lint:immutable documentation table
 	"q10": "filesystem sink (not a view; excluded from the suite)",
-	"q11": "SESSION window table function",
-	"q12": "PROCTIME() attribute and TUMBLE window",
-	"q13": "FOR SYSTEM_TIME AS OF temporal join with a side-input source",
 }

@@ -2,6 +2,7 @@ package nexmark
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -11,6 +12,53 @@ var Tables = []string{ //lint:immutable DDL text
 	`CREATE TABLE person (id bigint, name varchar, email_address varchar, credit_card varchar, city varchar, state varchar, date_time timestamp(3), extra varchar) WITH (insert_only = true)`,
 	`CREATE TABLE auction (id bigint, item_name varchar, description varchar, initial_bid bigint, reserve bigint, date_time timestamp(3), expires timestamp(3), seller bigint, category bigint, extra varchar) WITH (insert_only = true)`,
 	`CREATE TABLE bid (auction bigint, bidder bigint, price bigint, channel varchar, url varchar, date_time timestamp(3), extra varchar) WITH (insert_only = true)`,
+}
+
+// SideInput is q13's bounded side input, created and filled before a
+// view that reads it: side_input(key, value) with one row per key
+// 0..9 999, its value the key as text (as RisingWave's Nexmark q13).
+var SideInput = []string{ //lint:immutable DDL text
+	`CREATE TABLE side_input (key bigint PRIMARY KEY, value varchar)`,
+	`INSERT INTO side_input SELECT v, v::varchar FROM generate_series(0, 9999) AS s(v)`,
+}
+
+// ProcTimeColumn is q12's processing-time attribute, a bid column only
+// for a view that reads it (TablesFor): p_time, filled by its default
+// with the time of the transaction that inserts the row (as RisingWave's
+// `p_time timestamptz AS PROCTIME()` table column: ingestion time). COPY
+// names bid's other columns (CopySQL), so p_time takes its default.
+const ProcTimeColumn = ", p_time timestamptz DEFAULT now()"
+
+// TablesFor is Tables for a view: bid has p_time when the view reads it.
+func TablesFor(view string) []string {
+	if !strings.Contains(view, "p_time") {
+		return Tables
+	}
+	out := append([]string(nil), Tables...)
+	for i, s := range out {
+		if strings.HasPrefix(s, "CREATE TABLE bid (") {
+			out[i] = strings.Replace(s, ", extra varchar)", ", extra varchar"+ProcTimeColumn+")", 1)
+		}
+	}
+	return out
+}
+
+// SetupFor is the DDL a view needs besides the Nexmark tables: the side
+// input for a view that reads it.
+func SetupFor(view string) []string {
+	if strings.Contains(view, "side_input") {
+		return SideInput
+	}
+	return nil
+}
+
+// CopySQL is the COPY statement loading table's generated columns (bid's
+// are named, so a p_time column takes its default).
+func CopySQL(table string) string {
+	if table == "bid" {
+		return "COPY bid (auction, bidder, price, channel, url, date_time, extra) FROM STDIN"
+	}
+	return "COPY " + table + " FROM STDIN"
 }
 
 const tsLayout = "2006-01-02 15:04:05.000"

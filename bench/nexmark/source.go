@@ -57,7 +57,10 @@ func runSource(ctx context.Context, o Options, q, view string, w, rd *pgx.Conn, 
 			return r, fmt.Errorf("%s: %w", s, err)
 		}
 	}
-	for _, s := range []string{view, "CREATE MATERIALIZED VIEW nexmark_probe AS SELECT count(*) AS n FROM bid"} {
+	if CopyOnly(q) {
+		return r, fmt.Errorf("%s reads bid's p_time, which COPY fills: run it with --ingest=copy", q)
+	}
+	for _, s := range append(SetupFor(view), view, "CREATE MATERIALIZED VIEW nexmark_probe AS SELECT count(*) AS n FROM bid") {
 		if _, err := w.Exec(ctx, s); err != nil {
 			return r, fmt.Errorf("%s: %w", s, err)
 		}

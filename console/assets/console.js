@@ -1,6 +1,8 @@
-// The RockStream console's only script: the SQL box (POST /console/api/sql)
-// and, on a view's page, its live changes (server-sent events from
-// /console/api/subscribe). No build step: this file is served as written.
+// The RockStream console's only script: the SQL box (POST /console/api/sql),
+// the parts kept current (the progress of long work, a view's dataflow
+// numbers: /console/part/...) and, on a view's page, its live changes
+// (server-sent events from /console/api/subscribe). No build step: this
+// file is served as written.
 "use strict";
 
 function el(tag, attrs, ...children) {
@@ -133,9 +135,43 @@ function wireSQL() {
   });
 }
 
+// pollPart keeps the part with this id current: the element (marked
+// data-poll, the URL of the part alone) is replaced by the one the URL
+// answers, every data-poll-millis while the page is visible. A progress
+// part that empties (the work ended) reloads the status parts too, so a
+// filled view shows running at once.
+async function pollPart(id) {
+  const old = document.getElementById(id);
+  if (!old) return;
+  const millis = Number(old.dataset.pollMillis) || 2000;
+  if (!document.hidden) {
+    try {
+      const resp = await fetch(old.dataset.poll, { headers: { Accept: "text/html" } });
+      const doc = new DOMParser().parseFromString(await resp.text(), "text/html");
+      const fresh = doc.getElementById(id);
+      const current = document.getElementById(id);
+      if (fresh && current) {
+        const ended = current.dataset.lines > 0 && fresh.dataset.lines === "0";
+        current.replaceWith(fresh);
+        if (ended) { refreshObjects(); document.dispatchEvent(new Event("rockstream-work-ended")); }
+      }
+    } catch (e) {
+      // NB: the server may be restarting; the next poll tries again.
+    }
+  }
+  setTimeout(() => pollPart(id), millis);
+}
+
+function wirePolls() {
+  for (const part of document.querySelectorAll("[data-poll]")) {
+    if (part.id) setTimeout(() => pollPart(part.id), Number(part.dataset.pollMillis) || 2000);
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   wireSQL();
   wireRefresh();
+  wirePolls();
   setInterval(() => { if (!document.hidden) refreshObjects(); }, autoRefreshMillis);
   wireView();
 });
@@ -148,12 +184,23 @@ const contentsShownMax = 500; // rows now beyond this are counted, not shown
 function wireView() {
   const live = document.getElementById("live");
   if (!live) return;
+  subscribeLive(live);
+  // NB: a view being filled cannot be subscribed to yet; its page
+  // subscribes again once the fill has ended.
+  document.addEventListener("rockstream-work-ended", () => {
+    if (live.dataset.state === "failed") subscribeLive(live);
+  });
+}
+
+function subscribeLive(live) {
   const status = document.getElementById("live-status");
   const contents = document.getElementById("contents");
   const changes = document.getElementById("changes");
   let rows = new Map(); // JSON of a row → its multiplicity
   let columns = [];
   const query = "view=" + encodeURIComponent(live.dataset.view) + "&db=" + encodeURIComponent(live.dataset.db);
+  live.dataset.state = "connecting";
+  status.textContent = "connecting…";
   const source = new EventSource("/console/api/subscribe?" + query);
 
   function drawContents() {
@@ -202,7 +249,9 @@ function wireView() {
   source.addEventListener("failure", (e) => {
     source.close();
     live.dataset.state = "failed";
-    status.replaceChildren(renderError(JSON.parse(e.data)));
+    const filling = document.querySelector("#progress tr.progress-line[data-kind=backfill]");
+    if (filling) status.textContent = "waiting for the view to be filled…";
+    else status.replaceChildren(renderError(JSON.parse(e.data)));
   });
   source.onerror = () => {
     if (live.dataset.state !== "failed") { live.dataset.state = "connecting"; status.textContent = "reconnecting…"; }

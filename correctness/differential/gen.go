@@ -198,7 +198,17 @@ func genView(rt *rapid.T, ts []Table) string {
 		}
 		return ""
 	}
-	switch rapid.IntRange(0, 14).Draw(rt, "shape") {
+	switch rapid.IntRange(0, 15).Draw(rt, "shape") {
+	case 15: // window aggregates over RANGE frames with an offset
+		typ := rapid.SampledFrom([]string{tInt, tNum}).Draw(rt, "rt")
+		off := map[string][]string{tInt: {"0", "1", "3"}, tNum: {"0", "0.5", "2.25"}}[typ]
+		k := a.colOf(rt, "x", typ, "rk")
+		frame := fmt.Sprintf("RANGE BETWEEN %s PRECEDING AND %s FOLLOWING", rapid.SampledFrom(off).Draw(rt, "ro1"), rapid.SampledFrom(off).Draw(rt, "ro2"))
+		if rapid.Bool().Draw(rt, "rframe") {
+			frame = fmt.Sprintf("RANGE BETWEEN %s FOLLOWING AND UNBOUNDED FOLLOWING", rapid.SampledFrom(off).Draw(rt, "ro3"))
+		}
+		return fmt.Sprintf("SELECT x.id, count(*) OVER (ORDER BY %s%s %s) AS n, sum(%s) OVER (PARTITION BY %s ORDER BY %s %s) AS s FROM %s x",
+			k, rapid.SampledFrom([]string{"", " DESC", " NULLS FIRST"}).Draw(rt, "rdir"), frame, a.colOf(rt, "x", tInt, "rs"), a.colOf(rt, "x", tBool, "rp"), k, frame, a.Name)
 	case 13:
 		return lateralFunction(rt, a, b)
 	case 14:
@@ -229,6 +239,8 @@ func genView(rt *rapid.T, ts []Table) string {
 			"percentile_cont(" + rapid.SampledFrom([]string{"0", "0.5", "0.3", "1", "ARRAY[0.25, NULL, 0.75]"}).Draw(rt, "frac") + ") WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", tInt, "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS pc",
 			"percentile_disc(" + rapid.SampledFrom([]string{"0", "0.5", "0.4", "1", "ARRAY[0.1, 0.9]"}).Draw(rt, "frac") + ") WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tNum}).Draw(rt, "pdt"), "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS pd",
 			"mode() WITHIN GROUP (ORDER BY " + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tBool}).Draw(rt, "mt"), "ag") + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ") AS mo",
+			"json_agg(" + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tNum, tBool}).Draw(rt, "jt"), "ag") + " ORDER BY x.id" + rapid.SampledFrom([]string{"", " DESC"}).Draw(rt, "dir") + ")::text AS ja",
+			"jsonb_object_agg(x.id, " + a.colOf(rt, "x", rapid.SampledFrom([]string{tInt, tText, tNum}).Draw(rt, "jot"), "ag") + ")::text AS jo",
 		} {
 			if rapid.Bool().Draw(rt, "agg") {
 				aggs = append(aggs, f)
@@ -269,13 +281,23 @@ func genView(rt *rapid.T, ts []Table) string {
 		op := rapid.SampledFrom([]string{"UNION", "UNION ALL", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL"}).Draw(rt, "setop")
 		return fmt.Sprintf("SELECT %s AS v FROM %s x%s %s SELECT %s FROM %s y%s", a.colOf(rt, "x", tInt, "sa"), a.Name, where(a, "x"), op, b.colOf(rt, "y", tInt, "sb"), b.Name, where(b, "y"))
 	case 8: // subqueries
-		switch rapid.IntRange(0, 3).Draw(rt, "subq") {
+		switch rapid.IntRange(0, 6).Draw(rt, "subq") {
 		case 0:
 			return fmt.Sprintf("SELECT x.id FROM %s x WHERE %s IN (SELECT %s FROM %s y%s)", a.Name, a.colOf(rt, "x", tInt, "ia"), b.colOf(rt, "y", tInt, "ib"), b.Name, where(b, "y"))
 		case 1:
 			return fmt.Sprintf("SELECT x.id FROM %s x WHERE %s NOT IN (SELECT %s FROM %s y%s)", a.Name, a.colOf(rt, "x", tInt, "ia"), b.colOf(rt, "y", tInt, "ib"), b.Name, where(b, "y"))
 		case 2:
 			return fmt.Sprintf("SELECT x.id FROM %s x WHERE %sEXISTS (SELECT 1 FROM %s y WHERE %s = %s)", a.Name, rapid.SampledFrom([]string{"", "NOT "}).Draw(rt, "not"), b.Name, b.colOf(rt, "y", tInt, "eb"), a.colOf(rt, "x", tInt, "ea"))
+		case 4: // [NOT] IN / [NOT] EXISTS under OR
+			sub := rapid.SampledFrom([]string{
+				fmt.Sprintf("%s IN (SELECT %s FROM %s y%s)", a.colOf(rt, "x", tInt, "oa"), b.colOf(rt, "y", tInt, "ob"), b.Name, where(b, "y")),
+				fmt.Sprintf("%s NOT IN (SELECT %s FROM %s y%s)", a.colOf(rt, "x", tInt, "oa"), b.colOf(rt, "y", tInt, "ob"), b.Name, where(b, "y")),
+				fmt.Sprintf("%sEXISTS (SELECT 1 FROM %s y WHERE %s = %s)", rapid.SampledFrom([]string{"", "NOT "}).Draw(rt, "onot"), b.Name, b.colOf(rt, "y", tInt, "oeb"), a.colOf(rt, "x", tInt, "oea")),
+			}).Draw(rt, "orsub")
+			return fmt.Sprintf("SELECT x.id FROM %s x WHERE %s OR %s", a.Name, pred(rt, a, "x", 1), sub)
+		case 5: // IN over a correlated aggregate of the subquery's rows (TPC-H Q20)
+			return fmt.Sprintf("SELECT x.id FROM %s x WHERE %s IN (SELECT %s FROM %s y WHERE %s >= (SELECT count(*) FROM %s z WHERE %s = %s))",
+				a.Name, a.colOf(rt, "x", tInt, "qa"), b.colOf(rt, "y", tInt, "qb"), b.Name, b.colOf(rt, "y", tInt, "qv"), a.Name, a.colOf(rt, "z", tInt, "qz"), b.colOf(rt, "y", tInt, "qk"))
 		default:
 			return fmt.Sprintf("SELECT x.id, (SELECT count(*) FROM %s y WHERE %s = %s) AS n FROM %s x", b.Name, b.colOf(rt, "y", tInt, "eb"), a.colOf(rt, "x", tInt, "ea"), a.Name)
 		}

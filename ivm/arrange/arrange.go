@@ -32,6 +32,7 @@
 //	                     right-side totals are global: empty partition key
 //	Distinct, SetOp      the whole row's keyenc key (the state's key)
 //	TopK, Window         the PARTITION BY key
+//	Session              the session key (keyenc of its key columns)
 //	Integrate, Delay,    the stored row (zset.EncodeRow): their state has
 //	Differentiate        no other key
 //	view outputs         the stored row (zset.EncodeRow, the whole row: a
@@ -105,6 +106,7 @@ const (
 	// (deadline, row → weight) and its last applied time: global state,
 	// under the empty partition key, so one scan reads it in deadline order.
 	KindTemporal    byte = 0xD3
+	KindSession     byte = 0xD4 // key, time, row → weight (session windows)
 	KindIntegral    byte = 0xE1 // row → weight (Integrate)
 	KindPrevious    byte = 0xE2 // row → weight (Delay, Differentiate)
 	KindViewRows    byte = 0xF1 // view output rows

@@ -118,6 +118,15 @@ func envZone(env *Env) *time.Location {
 	return env.TimeZone
 }
 
+// envStyle is the text-output settings of env.
+func envStyle(env *Env) types.OutputStyle {
+	st := types.OutputStyle{Loc: envZone(env), ExtraFloatDigits: 1}
+	if env != nil && env.ExtraFloatDigitsSet {
+		st.ExtraFloatDigits = env.ExtraFloatDigits
+	}
+	return st
+}
+
 func kindName(k types.Kind) string { return types.Type{Kind: k, Typmod: -1}.SQLName() }
 
 // CastDatum converts a non-NULL value between types.
@@ -145,7 +154,7 @@ func CastDatum(env *Env, v types.Datum, from, to types.Type, explicit bool) (typ
 		case IsRegType(fk):
 			s = RegOut(env, fk, v.(int64))
 		default:
-			s = types.FormatTZ(from, v, loc)
+			s = types.FormatStyle(from, v, envStyle(env))
 		}
 		if tk == types.KindName {
 			return types.Parse(to, s, loc)

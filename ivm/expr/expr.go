@@ -18,6 +18,12 @@ import (
 type Env struct {
 	// TimeZone is the session time zone used by timestamptz conversions.
 	TimeZone *time.Location
+	// ExtraFloatDigits is the session's extra_float_digits when
+	// ExtraFloatDigitsSet (otherwise PostgreSQL's default, 1): the digits
+	// of a float in its text form (casts to text, concat, json). A view
+	// is maintained with its creator's (catalog.Relation.ExtraFloatDigits).
+	ExtraFloatDigits    int
+	ExtraFloatDigitsSet bool
 	// StatementTime is now()/current_timestamp for ad-hoc queries; views
 	// reject now() at DDL time.
 	StatementTime types.TimestampTZ

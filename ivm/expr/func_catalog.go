@@ -291,7 +291,7 @@ func registerCatalog(add adder) {
 		for _, v := range arr.Values {
 			switch {
 			case v != nil:
-				parts = append(parts, types.Format(arr.Elem, v))
+				parts = append(parts, types.FormatStyle(arr.Elem, v, envStyle(env)))
 			case null != nil:
 				parts = append(parts, null.(string))
 			}

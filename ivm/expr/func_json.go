@@ -136,7 +136,7 @@ func registerJSON(add adder) {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString(types.QuoteJSON(types.FormatTZ(ts[i], a[i], envZone(env))))
+				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], envStyle(env))))
 				b.WriteString(" : ")
 				appendJSONDatum(&b, env, ts[i+1], a[i+1], ",")
 			}
@@ -189,7 +189,7 @@ func registerJSON(add adder) {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString(types.QuoteJSON(types.FormatTZ(ts[i], a[i], envZone(env))))
+				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], envStyle(env))))
 				b.WriteString(": ")
 				appendToJSON(&b, env, ts[i+1], a[i+1])
 			}
@@ -277,7 +277,7 @@ func appendJSONDatum(b *strings.Builder, env *Env, t types.Type, d types.Datum, 
 		if f := d.(float64); math.IsNaN(f) || math.IsInf(f, 0) {
 			b.WriteString(types.QuoteJSON(types.Format(t, d)))
 		} else {
-			b.WriteString(types.Format(t, d))
+			b.WriteString(types.FormatStyle(t, d, envStyle(env)))
 		}
 		return
 	case types.KindNumeric:
@@ -328,7 +328,7 @@ func appendJSONDatum(b *strings.Builder, env *Env, t types.Type, d types.Datum, 
 		b.WriteString(types.QuoteJSON(s))
 		return
 	}
-	b.WriteString(types.QuoteJSON(types.FormatTZ(t, d, envZone(env))))
+	b.WriteString(types.QuoteJSON(types.FormatStyle(t, d, envStyle(env))))
 }
 
 // AppendJSON writes d (of type t) as JSON the way PostgreSQL's to_json
@@ -336,4 +336,46 @@ func appendJSONDatum(b *strings.Builder, env *Env, t types.Type, d types.Datum, 
 // (the KAFKA sink) use it so a row reads as row_to_json would print it.
 func AppendJSON(b *strings.Builder, t types.Type, d types.Datum) {
 	appendToJSON(b, nil, t, d)
+}
+
+// JSONAggElement is one element of json_agg (jsonb false: written as
+// to_json writes it, arrays as [1,2]) or jsonb_agg (as to_jsonb does).
+func JSONAggElement(env *Env, t types.Type, d types.Datum, jsonb bool) string {
+	var b strings.Builder
+	if jsonb {
+		appendToJSON(&b, env, t, d)
+	} else {
+		appendJSONDatum(&b, env, t, d, ",")
+	}
+	return b.String()
+}
+
+// JSONObjectAggField is one `key : value` field of json_object_agg
+// (`"k" : v`) or jsonb_object_agg (`"k": v`): the key as a JSON string
+// (numbers and booleans quoted), which must not be NULL (22023) nor an
+// array or json (22023), as PostgreSQL's datum_to_json with a scalar key.
+func JSONObjectAggField(env *Env, kt types.Type, k types.Datum, vt types.Type, v types.Datum, jsonb bool) (string, error) {
+	if k == nil {
+		return "", EvalError(StateInvalidParameterValue, "field name must not be null")
+	}
+	switch kt.Kind {
+	case types.KindArray, types.KindJSON, types.KindJSONB, types.KindRecord:
+		return "", EvalError(StateInvalidParameterValue, "key value must be scalar, not array, composite, or json")
+	}
+	var b strings.Builder
+	appendJSONDatum(&b, env, kt, k, ",")
+	key := b.String()
+	if !strings.HasPrefix(key, `"`) {
+		key = types.QuoteJSON(key)
+	}
+	b.Reset()
+	b.WriteString(key)
+	if jsonb {
+		b.WriteString(": ")
+		appendToJSON(&b, env, vt, v)
+	} else {
+		b.WriteString(" : ")
+		appendJSONDatum(&b, env, vt, v, ",")
+	}
+	return b.String(), nil
 }

@@ -148,7 +148,7 @@ func textFn1(name string, fn func(s string) types.Datum, result types.Type) *Fun
 // outputText renders any value as its output function would (bool as t/f),
 // used by concat and friends.
 func outputText(env *Env, t types.Type, v types.Datum) string {
-	return types.FormatTZ(t, v, envZone(env))
+	return types.FormatStyle(t, v, envStyle(env))
 }
 
 func registerString(add adder) {

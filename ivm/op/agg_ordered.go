@@ -35,7 +35,7 @@ import (
 // multiset of elements: string_agg, array_agg and the ordered-set
 // aggregates (agg_ordered_set.go).
 func isOrderedAgg(f AggFunc) bool {
-	return f == AggStringAgg || f == AggArrayAgg || isOrderedSetAgg(f)
+	return f == AggStringAgg || f == AggArrayAgg || isOrderedSetAgg(f) || isJSONAgg(f)
 }
 
 // orderedAggResultType is text for string_agg and the argument's array
@@ -58,6 +58,8 @@ func orderedAggResultType(call AggregateCall) (types.Type, error) {
 		return types.ArrayOf(t), nil
 	case AggPercentileCont, AggPercentileDisc, AggMode:
 		return orderedSetResultType(call)
+	case AggJSONAgg, AggJSONBAgg, AggJSONObjectAgg, AggJSONBObjectAgg:
+		return jsonAggResultType(call)
 	}
 	return types.Type{}, fmt.Errorf("%s is not an ordered aggregate", call.Func)
 }
@@ -76,7 +78,12 @@ func evalOrderedInput(ctx *Context, call AggregateCall, row types.Row) (types.Ro
 	}
 	element := make(types.Row, 2, 2+len(call.OrderBy))
 	element[0] = v
-	if call.Delimiter != nil {
+	if isJSONAgg(call.Func) {
+		// element[1] is the value's JSON text (or the object field).
+		if element[1], err = jsonAggFragment(ctx.Env, call, row, v); err != nil {
+			return nil, false, err
+		}
+	} else if call.Delimiter != nil {
 		if element[1], err = call.Delimiter.Eval(ctx.Env, row); err != nil {
 			return nil, false, err
 		}
@@ -175,6 +182,9 @@ func buildOrdered(call AggregateCall, elements []types.Row, weights []int64) (ty
 	if err := checkOrderedSize(call, elements, weights); err != nil {
 		return nil, err
 	}
+	if isJSONAgg(call.Func) {
+		return buildJSONAgg(call, elements, weights)
+	}
 	var sb strings.Builder
 	var values []types.Datum
 	count := 0
@@ -233,6 +243,8 @@ func (o *orderedSize) add(element types.Row, weight int64) error {
 	size := int64(1)
 	if o.call.Func == AggArrayAgg {
 		bound = expr.ArrayElementsMax
+	} else if isJSONAgg(o.call.Func) {
+		size = int64(len(element[1].(string)) + 3)
 	} else {
 		d, _ := element[1].(string)
 		size = int64(len(d) + len(element[0].(string)))
@@ -249,7 +261,7 @@ func (o *orderedSize) add(element types.Row, weight int64) error {
 		return expr.CheckArrayElements(expr.ArrayElementsMax + 1)
 	}
 	return errcode.New(errcode.ValueTooLarge, "out of memory").
-		WithDetail("The string_agg result would be larger than %d bytes.", expr.ValueBytesMax)
+		WithDetail("The %s result would be larger than %d bytes.", o.call.Func, expr.ValueBytesMax)
 }
 
 // checkOrderedSize is orderedSize over a whole group.

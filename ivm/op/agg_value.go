@@ -42,7 +42,8 @@ func sumKindOf(t types.Type) (sumKind, error) {
 // aggResultType is PostgreSQL's result type of an aggregate.
 func aggResultType(call AggregateCall) (types.Type, error) {
 	switch call.Func {
-	case AggStringAgg, AggArrayAgg, AggPercentileCont, AggPercentileDisc, AggMode:
+	case AggStringAgg, AggArrayAgg, AggPercentileCont, AggPercentileDisc, AggMode,
+		AggJSONAgg, AggJSONBAgg, AggJSONObjectAgg, AggJSONBObjectAgg:
 		return orderedAggResultType(call)
 	case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
 		return varianceResultType(call)

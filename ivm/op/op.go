@@ -31,6 +31,7 @@
 //	NewIntegrate / NewDifferentiate / NewDelay StreamIntegrate / StreamDifferentiate / StreamDelay
 //	NewRecursive(state, in, body, RecursiveSpec) the batch fixpoint (ivm/sql's ad-hoc iteration)
 //	NewTemporalFilter(state, in, spec)         StreamTemporalFilter(ctx, spec, now, batch)
+//	NewSession(state, in, SessionSpec)         StreamSession(in, spec, batch)
 //	Fuse(filter, filter|map|project)           the chain of Stream forms
 //
 // Fused runs a chain of Filters ending in at most one Map or Project as one

@@ -43,6 +43,15 @@ const (
 	AggPercentileCont
 	AggPercentileDisc
 	AggMode
+	// AggJSONAgg and AggJSONBAgg are json_agg(Arg [ORDER BY ...]) → json
+	// and jsonb_agg(Arg [ORDER BY ...]) → jsonb; AggJSONObjectAgg and
+	// AggJSONBObjectAgg are json_object_agg(Arg, Value [ORDER BY ...]) →
+	// json and jsonb_object_agg(Arg, Value [ORDER BY ...]) → jsonb, Arg
+	// being the key (agg_json.go). Kept like array_agg.
+	AggJSONAgg
+	AggJSONBAgg
+	AggJSONObjectAgg
+	AggJSONBObjectAgg
 )
 
 func (f AggFunc) String() string {
@@ -87,6 +96,14 @@ func (f AggFunc) String() string {
 		return "percentile_disc"
 	case AggMode:
 		return "mode"
+	case AggJSONAgg:
+		return "json_agg"
+	case AggJSONBAgg:
+		return "jsonb_agg"
+	case AggJSONObjectAgg:
+		return "json_object_agg"
+	case AggJSONBObjectAgg:
+		return "jsonb_object_agg"
 	}
 	return "?"
 }
@@ -106,6 +123,9 @@ type AggregateCall struct {
 	// Delimiter is string_agg's second argument, evaluated per row (the
 	// delimiter placed before that row's value).
 	Delimiter expr.Expr
+	// Value is json_object_agg's and jsonb_object_agg's second argument
+	// (Arg is the key).
+	Value expr.Expr
 	// OrderBy is the ORDER BY inside string_agg/array_agg. Without it the
 	// values are ordered by the value itself (PostgreSQL leaves the order
 	// to the plan; ascending value order is deterministic). For an

@@ -32,6 +32,7 @@ import (
 //	Delay                delay/1
 //	Recursive            recursive/1[mode]{body}    (body: the step sub-circuit's record)
 //	TemporalFilter       temporal/1
+//	Session              session/1
 //	Aggregate with a     the aggregate's format ++ "+close/1" (its close index,
 //	watermark            agg_watermark.go)
 //	Join with a          join/1+close/1 (join_watermark.go)
@@ -67,6 +68,8 @@ func StateFormat(o Operator) string {
 		return o.stateFormat()
 	case *TemporalFilter:
 		return "temporal/1"
+	case *Session:
+		return "session/1"
 	}
 	if _, ok := o.(Stateful); ok {
 		// INVARIANT: every stateful operator is listed above.

@@ -74,7 +74,8 @@ const (
 // BoundKind is one end of a frame.
 type BoundKind uint8
 
-// Frame bounds. Offsets (PRECEDING/FOLLOWING n) exist for ROWS and GROUPS.
+// Frame bounds. PRECEDING/FOLLOWING carry an Offset (ROWS and GROUPS) or a
+// Value (RANGE).
 const (
 	BoundUnboundedPreceding BoundKind = iota + 1
 	BoundPreceding
@@ -87,6 +88,15 @@ const (
 type FrameBound struct {
 	Kind   BoundKind
 	Offset int64
+	// Value is a RANGE frame's offset, of expr.RangeOffsetType of the
+	// single ORDER BY column's type: the frame holds the rows whose value
+	// lies within Value of the current row's (PostgreSQL's in_range).
+	Value types.Datum
+}
+
+// rangeOffset reports whether b is a RANGE offset bound of f.
+func (f Frame) rangeOffset(b FrameBound) bool {
+	return f.Mode == FrameRange && (b.Kind == BoundPreceding || b.Kind == BoundFollowing)
 }
 
 // Frame is a window frame; the zero value is PostgreSQL's default RANGE
@@ -293,6 +303,21 @@ func newWindowEval(in types.Schema, spec WindowSpec) (windowEval, types.Schema, 
 		if s.Kind == BoundUnboundedFollowing || e.Kind == BoundUnboundedPreceding || s.Offset < 0 || e.Offset < 0 {
 			return windowEval{}, nil, fmt.Errorf("invalid window frame")
 		}
+		for _, b := range []FrameBound{s, e} {
+			if !c.Frame.rangeOffset(b) {
+				continue
+			}
+			if len(spec.OrderBy) != 1 {
+				return windowEval{}, nil, fmt.Errorf("RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column")
+			}
+			t := in[spec.OrderBy[0].Column].Type
+			if _, ok := expr.RangeOffsetType(t); !ok || b.Value == nil {
+				return windowEval{}, nil, fmt.Errorf("RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s", t)
+			}
+			if err := expr.CheckRangeOffset(t, b.Value); err != nil {
+				return windowEval{}, nil, err
+			}
+		}
 		ev.resTypes = append(ev.resTypes, t)
 		ev.sumKinds = append(ev.sumKinds, k)
 		schema = append(schema, types.Column{Name: c.Name, Type: t, Nullable: true})
@@ -389,7 +414,87 @@ func (ev *windowEval) evalArgs(ctx *Context, e expr.Expr, rows []windowRow, sign
 	return vals, nil
 }
 
-// frame returns row i's frame [lo, hi).
+// frames returns every row's frame: row i's is [lo[i], hi[i]). nil (no
+// error) when a RANGE offset could not be applied to a row (recorded in
+// ctx).
+func (ev *windowEval) frames(ctx *Context, sign int64, f Frame, rows []windowRow, group, starts []int) ([]int, []int, error) {
+	n := len(rows)
+	lo, hi := make([]int, n), make([]int, n)
+	for i := range rows {
+		lo[i], hi[i] = frameOf(f, i, group, starts)
+	}
+	s, e := f.bounds()
+	if !f.rangeOffset(s) && !f.rangeOffset(e) {
+		return lo, hi, nil
+	}
+	key := ev.spec.OrderBy[0]
+	t := ev.in[key.Column].Type
+	val := func(j int) types.Datum { return rows[j].row[key.Column] }
+	// firstFalse is the first row j where pred(j) is false (pred holds for
+	// a prefix of the sorted rows), or n.
+	var failed error
+	firstFalse := func(pred func(j int) (bool, error)) int {
+		return sort.Search(n, func(j int) bool {
+			ok, err := pred(j)
+			if err != nil && failed == nil {
+				failed = err
+			}
+			return !ok
+		})
+	}
+	for i := range rows {
+		cur := val(i)
+		if f.rangeOffset(s) {
+			// The frame starts at the first row in range: at or after
+			// cur ∓ offset in the sort order (PostgreSQL's frame head).
+			sub, less := s.Kind == BoundPreceding, false
+			if key.Descending {
+				sub, less = !sub, true
+			}
+			lo[i] = firstFalse(func(j int) (bool, error) {
+				v := val(j)
+				if v == nil || cur == nil {
+					if key.NullsFirst {
+						return !(v != nil || cur == nil), nil
+					}
+					return !(v == nil || cur != nil), nil
+				}
+				ok, err := expr.InRange(ctx.Env, t, v, cur, s.Value, sub, less)
+				return !ok, err
+			})
+		}
+		if f.rangeOffset(e) {
+			// The frame ends before the first row past cur ± offset.
+			sub, less := e.Kind == BoundPreceding, true
+			if key.Descending {
+				sub, less = !sub, false
+			}
+			hi[i] = firstFalse(func(j int) (bool, error) {
+				v := val(j)
+				if v == nil || cur == nil {
+					if key.NullsFirst {
+						return v == nil, nil
+					}
+					return cur == nil, nil
+				}
+				return expr.InRange(ctx.Env, t, v, cur, e.Value, sub, less)
+			})
+		}
+		if hi[i] < lo[i] {
+			hi[i] = lo[i]
+		}
+		if failed != nil {
+			if err := ctx.Fail(failed, rows[i].row, sign); err != nil {
+				return nil, nil, err
+			}
+			return nil, nil, nil
+		}
+	}
+	return lo, hi, nil
+}
+
+// frameOf returns row i's frame [lo, hi) (a RANGE offset bound is left
+// unbounded: frames applies it).
 func frameOf(f Frame, i int, group []int, starts []int) (int, int) {
 	n := starts[len(starts)-1]
 	ngroups := len(starts) - 1
@@ -523,8 +628,12 @@ func (ev *windowEval) call(ctx *Context, sign int64, ci int, c WindowCall, rows 
 			}
 		}
 	case WinFirstValue, WinLastValue, WinNthValue:
+		los, his, err := ev.frames(ctx, sign, c.Frame, rows, group, starts)
+		if err != nil || los == nil {
+			return nil, err
+		}
 		for i := range rows {
-			lo, hi := frameOf(c.Frame, i, group, starts)
+			lo, hi := los[i], his[i]
 			switch c.Func {
 			case WinFirstValue:
 				if lo < hi {
@@ -589,13 +698,17 @@ func (ev *windowEval) aggregate(ctx *Context, sign int64, ci int, c WindowCall, 
 		}
 		vals[i], use[i] = v, v != nil
 	}
+	los, his, err := ev.frames(ctx, sign, c.Frame, rows, group, starts)
+	if err != nil || los == nil {
+		return nil, err
+	}
 	res := make([]types.Datum, n)
 	prevLo, prevHi := -1, -1
 	var prev types.Datum
 	var fv []types.Datum
 	var fw []int64
 	for i := range rows {
-		lo, hi := frameOf(c.Frame, i, group, starts)
+		lo, hi := los[i], his[i]
 		if lo == prevLo && hi == prevHi {
 			res[i] = prev
 			continue

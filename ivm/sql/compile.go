@@ -351,6 +351,7 @@ func compilePG(cat catalog.Catalog, st *parse.PG, opts Options) (Statement, erro
 					return nil, err
 				}
 				v.RetainHistory, v.FreshnessTarget = o.RetainHistory, o.FreshnessTarget
+				v.TimeZone, v.ExtraFloatDigits = o.TimeZone, o.ExtraFloatDigits
 				if err := renameColumns(v.Columns, cv.ColumnNames); err != nil {
 					return nil, err
 				}

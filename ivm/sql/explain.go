@@ -313,6 +313,8 @@ func label(n plan.Node) string {
 		return "FLATMAP  " + strings.TrimPrefix(x.Describe(), "ProjectSet ")
 	case *plan.FuncScan:
 		return "FUNCTION  " + strings.TrimPrefix(x.Describe(), "FunctionScan ")
+	case *plan.Session:
+		return "SESSION  " + strings.TrimPrefix(x.Describe(), "Session ")
 	case *plan.RecursiveUnion:
 		s := "RECURSIVE  " + x.Work.Name + "  UNION"
 		if x.All {

@@ -2,6 +2,8 @@ package sql
 
 import (
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rockstream/rockstream/errcode"
@@ -10,6 +12,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/opt"
 	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/types"
 )
 
 // View is a compiled materialized-view definition: an optimized PlanIR
@@ -28,13 +31,20 @@ type View struct {
 	// FreshnessTarget is the WITH (freshness_target = ...) option (see
 	// catalog.Relation.FreshnessTarget); 0 when not given.
 	FreshnessTarget time.Duration
+	// TimeZone and ExtraFloatDigits are the WITH (timezone = ...,
+	// extra_float_digits = ...) options: the settings the view is
+	// maintained with instead of the creating session's; "" when not
+	// given.
+	TimeZone, ExtraFloatDigits string
 }
 
 // ViewOptionValues are a materialized view's WITH (...) options; an
 // option not given is 0.
 type ViewOptionValues struct {
-	RetainHistory   time.Duration
-	FreshnessTarget time.Duration
+	RetainHistory    time.Duration
+	FreshnessTarget  time.Duration
+	TimeZone         string
+	ExtraFloatDigits string
 }
 
 // ViewOptions checks the options of ALTER MATERIALIZED VIEW ... SET
@@ -42,7 +52,9 @@ type ViewOptionValues struct {
 func ViewOptions(opts map[string]string) (ViewOptionValues, error) { return viewOptions(opts) }
 
 // viewOptions checks a materialized view's WITH (...) options:
-// retain_history and freshness_target; a misspelt option must fail rather
+// retain_history, freshness_target, timezone and extra_float_digits (the
+// session settings it is maintained with, which pg_class.reloptions
+// shows); a misspelt option must fail rather
 // than be ignored (PostgreSQL also refuses unknown storage parameters).
 func viewOptions(opts map[string]string) (ViewOptionValues, error) {
 	var out ViewOptionValues
@@ -66,6 +78,18 @@ func viewOptions(opts map[string]string) (ViewOptionValues, error) {
 				return ViewOptionValues{}, err
 			}
 			out.FreshnessTarget = d
+		case "timezone":
+			if _, err := types.LoadZone(strings.TrimSpace(v)); err != nil || strings.TrimSpace(v) == "" {
+				return ViewOptionValues{}, errcode.New(errcode.SQLInvalidParameterValue, "invalid value for parameter \"timezone\": \"%s\"", v).WithSQLState("22023")
+			}
+			out.TimeZone = strings.TrimSpace(v)
+		case "extra_float_digits":
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < -15 || n > 3 {
+				return ViewOptionValues{}, errcode.New(errcode.SQLInvalidParameterValue, "invalid value for parameter \"extra_float_digits\": \"%s\"", v).
+					WithSQLState("22023").WithDetail("extra_float_digits is an integer from -15 to 3.")
+			}
+			out.ExtraFloatDigits = strconv.Itoa(n)
 		default:
 			return ViewOptionValues{}, errcode.New(errcode.SQLInvalidParameterValue, "unrecognized parameter \"%s\"", k).WithSQLState("22023")
 		}

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/internal/pgtest"
+	"github.com/rockstream/rockstream/ivm/sql"
 )
 
 // randomWindowQuery draws a window query over t (a int PRIMARY KEY, b int,
@@ -68,5 +70,101 @@ func TestWindowQueriesAgainstPostgres(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			checkSupported(t, conn, coverageRow{construct: "random window query", status: "supported", example: q}, int64(i))
 		})
+	}
+}
+
+// randomRangeFrameQuery draws a window query whose frame is RANGE with an
+// offset over one ORDER BY expression of t: integers (with NULLs), numeric,
+// double precision, dates, timestamps, timestamptz and intervals with
+// interval offsets, ascending and descending, NULLs first and last.
+func randomRangeFrameQuery(r *rand.Rand) string {
+	pick := func(xs ...string) string { return xs[r.Intn(len(xs))] }
+	type orderKind struct{ expr, off1, off2, zero string }
+	kinds := []orderKind{
+		{"b", "1", "2", "0"},
+		{"a", "1", "3", "0"},
+		{"b / 2.0", "0.5", "1", "0"},
+		{"b * 0.75::float8", "0.75", "1.5", "0"},
+		{"date '2024-01-30' + b", "'1 day'", "interval '2 days'", "'0'"},
+		{"timestamp '2024-01-01' + b * interval '7 hours'", "'7 hours'", "interval '1 day'", "'0 days'"},
+		{"timestamptz '2024-01-31 00:00+00' + a * interval '1 month'", "'1 month'", "interval '2 months'", "interval '0'"},
+		{"b * interval '1 day 3 hours'", "'1 day'", "interval '27 hours'", "'0'"},
+	}
+	var calls []string
+	for n := 1 + r.Intn(3); len(calls) < n; {
+		k := kinds[r.Intn(len(kinds))]
+		part := pick("", "", "PARTITION BY c ")
+		dir := pick("", " DESC", " NULLS FIRST", " DESC NULLS LAST")
+		off := func() string { return pick(k.off1, k.off2, k.zero) }
+		frame := pick(
+			"RANGE BETWEEN "+off()+" PRECEDING AND "+off()+" FOLLOWING",
+			"RANGE "+off()+" PRECEDING",
+			"RANGE BETWEEN "+off()+" PRECEDING AND CURRENT ROW",
+			"RANGE BETWEEN CURRENT ROW AND "+off()+" FOLLOWING",
+			"RANGE BETWEEN UNBOUNDED PRECEDING AND "+off()+" PRECEDING",
+			"RANGE BETWEEN "+off()+" FOLLOWING AND UNBOUNDED FOLLOWING",
+			"RANGE BETWEEN "+k.off2+" PRECEDING AND "+k.off1+" PRECEDING",
+			"RANGE BETWEEN "+k.off1+" FOLLOWING AND "+k.off2+" FOLLOWING",
+		)
+		f := pick("count(*)", "count(b)", "sum(a)", "max(c)", "min(b)", "first_value("+k.expr+")", "last_value("+k.expr+")", "nth_value("+k.expr+", 2)")
+		calls = append(calls, fmt.Sprintf("%s OVER (%sORDER BY %s%s %s) AS w%d", f, part, k.expr, dir, frame, len(calls)))
+	}
+	return "SELECT a, b, c, " + strings.Join(calls, ", ") + " FROM t"
+}
+
+// TestRangeOffsetFramesAgainstPostgres compiles random RANGE-offset window
+// queries as views and ad hoc and compares both with PostgreSQL 15 after
+// every batch of inserts, updates and deletes.
+func TestRangeOffsetFramesAgainstPostgres(t *testing.T) {
+	conn := pgtest.Connect(t)
+	r := rand.New(rand.NewSource(20261207))
+	for i := 0; i < 60; i++ {
+		q := randomRangeFrameQuery(r)
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			checkSupported(t, conn, coverageRow{construct: "random RANGE frame", status: "supported", example: q}, int64(i))
+		})
+	}
+}
+
+// TestRangeOffsetErrorsMatchPostgres checks that RANGE offsets PostgreSQL
+// refuses fail with its SQLSTATE, ad hoc and as views.
+func TestRangeOffsetErrorsMatchPostgres(t *testing.T) {
+	conn := pgtest.Connect(t)
+	pgExec(t, conn, "DROP TABLE IF EXISTS t; DROP TABLE IF EXISTS u")
+	pgExec(t, conn, coverageSchema)
+	pgExec(t, conn, "INSERT INTO t VALUES (1, 1, 'x')")
+	e := newEngine()
+	if _, err := e.exec(coverageSchema); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"SELECT sum(a) OVER (ORDER BY a, b RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+		"SELECT sum(a) OVER (RANGE 1 PRECEDING) FROM t",
+		"SELECT sum(a) OVER (ORDER BY c RANGE 1 PRECEDING) FROM t",
+		"SELECT sum(a) OVER (ORDER BY a RANGE 1.5 PRECEDING) FROM t",
+		"SELECT sum(a) OVER (ORDER BY a::numeric RANGE 1.5::float8 PRECEDING) FROM t",
+		"SELECT sum(a) OVER (ORDER BY timestamp '2024-01-01' + a * interval '1 hour' RANGE 1 PRECEDING) FROM t",
+		"SELECT sum(a) OVER (ORDER BY a RANGE BETWEEN -1 PRECEDING AND CURRENT ROW) FROM t",
+		"SELECT sum(a) OVER (ORDER BY a::numeric RANGE BETWEEN CURRENT ROW AND -0.5 FOLLOWING) FROM t",
+		"SELECT sum(a) OVER (ORDER BY a::float8 RANGE BETWEEN CURRENT ROW AND 'NaN' FOLLOWING) FROM t",
+		"SELECT sum(a) OVER (ORDER BY date '2024-01-01' + a RANGE interval '-1 day' PRECEDING) FROM t",
+		"SELECT sum(a) OVER (ORDER BY a RANGE BETWEEN NULL PRECEDING AND CURRENT ROW) FROM t",
+	} {
+		_, pgErr := pgRows(t, conn, q, false)
+		if pgErr == nil {
+			t.Fatalf("%s: postgres accepted it", q)
+		}
+		for _, view := range []bool{false, true} {
+			var err error
+			if view {
+				_, err = sql.CompileView(e.cat, q)
+			} else {
+				_, err = sql.CompileQuery(e.cat, q, sql.Options{})
+			}
+			ce, ok := errcode.As(err)
+			if !ok || !strings.Contains(pgErr.Error(), "SQLSTATE "+ce.State()) {
+				t.Errorf("%s (view %v): postgres failed with %v, rockstream with %v", q, view, pgErr, err)
+			}
+		}
 	}
 }

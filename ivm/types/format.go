@@ -28,6 +28,43 @@ func FormatTZ(t Type, d Datum, loc *time.Location) string {
 
 // AppendFormat appends the text form of d to dst (see Format).
 func AppendFormat(dst []byte, t Type, d Datum, loc *time.Location) []byte {
+	return AppendFormatStyle(dst, t, d, OutputStyle{Loc: loc, ExtraFloatDigits: 1})
+}
+
+// OutputStyle is what a value's text form depends on besides the value:
+// the session's TimeZone (timestamptz) and extra_float_digits (floats:
+// above 0, PostgreSQL 12+'s default, the shortest form that reads back
+// exactly; 0 and below, 15 + n significant digits for double precision
+// and 6 + n for real).
+type OutputStyle struct {
+	Loc              *time.Location
+	ExtraFloatDigits int
+}
+
+// FormatStyle is Format with the session settings of st.
+func FormatStyle(t Type, d Datum, st OutputStyle) string {
+	if d == nil {
+		return ""
+	}
+	return string(AppendFormatStyle(nil, t, d, st))
+}
+
+// AppendFloatDigits appends f as float8out (bitSize 64) or float4out (32)
+// print it under extra_float_digits = extra.
+func AppendFloatDigits(dst []byte, f float64, bitSize, extra int) []byte {
+	if extra > 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return AppendFloat(dst, f, bitSize)
+	}
+	prec := 15 + extra
+	if bitSize == 32 {
+		prec = 6 + extra
+	}
+	return strconv.AppendFloat(dst, f, 'g', max(prec, 1), bitSize)
+}
+
+// AppendFormatStyle appends the text form of d to dst under st.
+func AppendFormatStyle(dst []byte, t Type, d Datum, st OutputStyle) []byte {
+	loc := st.Loc
 	if d == nil {
 		return dst
 	}
@@ -40,9 +77,9 @@ func AppendFormat(dst []byte, t Type, d Datum, loc *time.Location) []byte {
 	case KindInt2, KindInt4, KindInt8, KindOID, KindRegClass, KindRegType, KindRegProc, KindRegNamespace:
 		return strconv.AppendInt(dst, d.(int64), 10)
 	case KindFloat4:
-		return AppendFloat(dst, d.(float64), 32)
+		return AppendFloatDigits(dst, d.(float64), 32, st.ExtraFloatDigits)
 	case KindFloat8:
-		return AppendFloat(dst, d.(float64), 64)
+		return AppendFloatDigits(dst, d.(float64), 64, st.ExtraFloatDigits)
 	case KindNumeric:
 		return AppendNumeric(dst, d.(*apd.Decimal))
 	case KindText, KindVarchar, KindChar, KindName, KindUnknown, KindJSON, KindJSONB:
@@ -75,7 +112,7 @@ func AppendFormat(dst []byte, t Type, d Datum, loc *time.Location) []byte {
 		hex.Encode(buf[24:36], u[10:16])
 		return append(dst, buf[:]...)
 	case KindArray:
-		return appendArray(dst, t, d.(Array), loc)
+		return appendArray(dst, t, d.(Array), st)
 	}
 	return fmt.Appendf(dst, "%v", d)
 }
@@ -435,7 +472,7 @@ func arrayNeedsQuotes(s string) bool {
 	return false
 }
 
-func appendArray(dst []byte, t Type, a Array, loc *time.Location) []byte {
+func appendArray(dst []byte, t Type, a Array, st OutputStyle) []byte {
 	elem := a.Elem
 	if t.Elem != nil {
 		elem = *t.Elem
@@ -449,7 +486,7 @@ func appendArray(dst []byte, t Type, a Array, loc *time.Location) []byte {
 			dst = append(dst, "NULL"...)
 			continue
 		}
-		s := string(AppendFormat(nil, elem, v, loc))
+		s := string(AppendFormatStyle(nil, elem, v, st))
 		if !arrayNeedsQuotes(s) {
 			dst = append(dst, s...)
 			continue

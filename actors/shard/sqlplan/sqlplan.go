@@ -37,17 +37,16 @@ type Planner struct{}
 var _ shard.Planner = Planner{}
 
 // viewEnv is the fixed environment a view's constants are evaluated in:
-// the time zone it was created in (catalog.Relation.TimeZone), no
-// statement time (views reject now() at DDL time). A fresh one per call
-// keeps the package free of shared mutable state.
+// the session settings it was created with (catalog.Relation.ViewEnv:
+// TimeZone, extra_float_digits), no statement time (views reject now()
+// at DDL time). A fresh one per call keeps the package free of shared
+// mutable state.
 func viewEnv(view *catalog.Relation) (*expr.Env, error) {
 	env := &expr.Env{}
 	if view != nil {
-		zone, err := types.LoadZone(view.TimeZone)
-		if err != nil {
+		if err := view.ViewEnv(env); err != nil {
 			return nil, err
 		}
-		env.TimeZone = zone
 	}
 	return env, nil
 }

@@ -190,6 +190,16 @@ func resolveOverload(sigs []funcSig, args []plan.Scalar) (funcSig, bool) {
 	return best, found
 }
 
+// allowsAggOrder names the aggregates whose result follows an ORDER BY
+// inside the call.
+func allowsAggOrder(name string) bool {
+	switch name {
+	case "string_agg", "array_agg", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg":
+		return true
+	}
+	return false
+}
+
 // aggregate binds an aggregate call into ctx's collector.
 func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exprCtx) (plan.Scalar, error) {
 	if ctx.aggs == nil {
@@ -202,7 +212,7 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 	if ctx.inAgg {
 		return nil, errcode.New(errcode.SQLGroupingError, "aggregate function calls cannot be nested").WithPosition(b.pos(f.Location))
 	}
-	if len(f.AggOrder) > 0 && name != "string_agg" && name != "array_agg" {
+	if len(f.AggOrder) > 0 && !allowsAggOrder(name) {
 		return nil, b.unsupported(f.Location, "ORDER BY inside "+name+"()")
 	}
 	inner := ctx
@@ -246,6 +256,13 @@ func (b *binder) aggregate(name string, f *pg_query.FuncCall, sc *scope, ctx exp
 	}
 	if call.Func == "string_agg" && len(ts) == 2 && (ts[0].Kind == types.KindBytea || ts[1].Kind == types.KindBytea) {
 		return nil, b.unsupported(f.Location, "string_agg(bytea, bytea)")
+	}
+	if allowsAggOrder(name) && name != "string_agg" && name != "array_agg" {
+		for _, t := range ts {
+			if t.Kind == types.KindRecord {
+				return nil, b.unsupported(f.Location, name+"() of a row value")
+			}
+		}
 	}
 	res, ok := aggResult(call.Func, ts)
 	if !ok {

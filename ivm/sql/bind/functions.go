@@ -74,6 +74,15 @@ func aggResult(name string, args []types.Type) (types.Type, bool) {
 	if name == "count" {
 		return types.TInt8, len(args) <= 1
 	}
+	if len(args) == 2 && (name == "json_object_agg" || name == "jsonb_object_agg") {
+		if args[0].Kind == types.KindRecord || args[1].Kind == types.KindRecord {
+			return types.Type{}, false
+		}
+		if name == "json_object_agg" {
+			return types.Type{Kind: types.KindJSON, Typmod: -1}, true
+		}
+		return types.TJSONB, true
+	}
 	if len(args) != 1 {
 		if name == "string_agg" && len(args) == 2 {
 			// PostgreSQL has string_agg(text, text) (and bytea, which the
@@ -136,6 +145,10 @@ func aggResult(name string, args []types.Type) (types.Type, bool) {
 			return types.Type{}, false
 		}
 		return types.ArrayOf(a), true
+	case "json_agg":
+		return types.Type{Kind: types.KindJSON, Typmod: -1}, a.Kind != types.KindRecord
+	case "jsonb_agg":
+		return types.TJSONB, a.Kind != types.KindRecord
 	}
 	return types.Type{}, false
 }
@@ -143,7 +156,8 @@ func aggResult(name string, args []types.Type) (types.Type, bool) {
 // isAggregate reports the aggregate functions the binder knows.
 func isAggregate(name string) bool {
 	switch name {
-	case "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "string_agg", "array_agg", "bit_and", "bit_or", "bit_xor":
+	case "count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "string_agg", "array_agg", "bit_and", "bit_or", "bit_xor",
+		"json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg":
 		return true
 	}
 	return isVarianceAggregate(name)
@@ -174,7 +188,7 @@ func isFloatVariance(name string, args []types.Type) bool {
 // not support yet (so they fail with a named RS-2001, not "no such function").
 func isUnsupportedAggregate(name string) bool {
 	switch name {
-	case "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "corr", "covar_pop", "covar_samp",
+	case "corr", "covar_pop", "covar_samp",
 		"regr_slope", "xmlagg":
 		return true
 	}

@@ -30,6 +30,10 @@ func (b *binder) rangeFunction(rf *pg_query.RangeFunction, outer *scope, left *l
 	}
 	fc := items[0].GetFuncCall()
 	name := funcName(fc.Funcname)
+	if name == "session" {
+		node, sc, err := b.sessionFunction(rf, fc, outer)
+		return node, sc, false, err
+	}
 	table := name
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		table = name[i+1:]

@@ -7,6 +7,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 )
@@ -139,7 +140,7 @@ func (b *binder) windowCall(name string, f *pg_query.FuncCall, sc *scope, ctx ex
 	switch {
 	case agg:
 		switch name {
-		case "string_agg", "array_agg", "var_pop", "var_samp", "variance", "stddev_pop", "stddev_samp", "stddev":
+		case "string_agg", "array_agg", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "var_pop", "var_samp", "variance", "stddev_pop", "stddev_samp", "stddev":
 			return nil, b.unsupported(f.Location, name+"() as a window function")
 		case "every":
 			ref.fn.Name = "bool_and"
@@ -246,7 +247,7 @@ func (b *binder) windowCall(name string, f *pg_query.FuncCall, sc *scope, ctx ex
 		ref.order = append(ref.order, s)
 		ref.keys = append(ref.keys, sortKey(0, sb))
 	}
-	frame, err := b.windowFrame(over, len(ref.order) > 0, f.Location)
+	frame, err := b.windowFrame(over, ref.order, f.Location)
 	if err != nil {
 		return nil, err
 	}
@@ -263,8 +264,9 @@ func (b *binder) windowCall(name string, f *pg_query.FuncCall, sc *scope, ctx ex
 }
 
 // windowFrame binds the frame clause of over.
-func (b *binder) windowFrame(over *pg_query.WindowDef, ordered bool, loc int32) (plan.WindowFrame, error) {
+func (b *binder) windowFrame(over *pg_query.WindowDef, order []plan.Scalar, loc int32) (plan.WindowFrame, error) {
 	opts := over.FrameOptions
+	ordered := len(order) > 0
 	if opts&frameNonDefault == 0 {
 		return plan.WindowFrame{}, nil
 	}
@@ -296,12 +298,12 @@ func (b *binder) windowFrame(over *pg_query.WindowDef, ordered bool, loc int32) 
 		if opts&fol != 0 {
 			kind = "FOLLOWING"
 		}
-		if fr.Mode == "RANGE" {
-			return plan.FrameBound{}, b.unsupported(loc, "RANGE frames with an offset "+kind)
-		}
 		s, err := b.expr(off, &scope{}, exprCtx{clause: "window frame"})
 		if err != nil {
 			return plan.FrameBound{}, err
+		}
+		if fr.Mode == "RANGE" {
+			return b.rangeOffset(s, order, kind, which, loc)
 		}
 		if s, err = b.coerce(s, types.TInt8, loc); err != nil {
 			return plan.FrameBound{}, err
@@ -330,6 +332,39 @@ func (b *binder) windowFrame(over *pg_query.WindowDef, ordered bool, loc int32) 
 		}
 	}
 	return fr, nil
+}
+
+// rangeOffset binds a RANGE frame's offset s: one ORDER BY column whose
+// type has an in_range pairing, an offset coercible to its offset type
+// (PostgreSQL's transformFrameOffset), constant, not NULL, not negative.
+func (b *binder) rangeOffset(s plan.Scalar, order []plan.Scalar, kind, which string, loc int32) (plan.FrameBound, error) {
+	if len(order) != 1 {
+		return plan.FrameBound{}, b.semantic("42P20", loc, "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column")
+	}
+	ct := order[0].Type()
+	ot, ok := expr.RangeOffsetType(ct)
+	if !ok {
+		return plan.FrameBound{}, b.semantic("0A000", loc, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s", ct.SQLName())
+	}
+	st := s.Type()
+	if !implicitCastOK(st, ot) || (ot.Kind == types.KindInt8 && !st.Kind.IsInteger() && st.Kind != types.KindUnknown) {
+		return plan.FrameBound{}, b.semantic("0A000", loc, "RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", ct.SQLName(), st.SQLName())
+	}
+	s, err := b.coerce(s, ot, loc)
+	if err != nil {
+		return plan.FrameBound{}, err
+	}
+	c, ok := s.(*plan.Const)
+	if !ok {
+		return plan.FrameBound{}, b.unsupported(loc, "non-constant window frame offsets")
+	}
+	if c.Value == nil {
+		return plan.FrameBound{}, b.semantic("22004", loc, "frame %s offset must not be null", which)
+	}
+	if err := expr.CheckRangeOffset(ct, c.Value); err != nil {
+		return plan.FrameBound{}, err
+	}
+	return plan.FrameBound{Kind: kind, Value: c.Value, ValueType: ot}, nil
 }
 
 // buildWindows plans the window calls found in *exprs (bound over node's

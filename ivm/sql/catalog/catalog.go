@@ -10,9 +10,11 @@ package catalog
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -156,6 +158,11 @@ type Relation struct {
 	// CREATE MATERIALIZED VIEW evaluates its query in the creating
 	// session. "" is UTC (views created before it was recorded).
 	TimeZone string `json:",omitempty"`
+	// ExtraFloatDigits is, for a materialized view, the extra_float_digits
+	// setting of the session that created it (the digits of floats in the
+	// text the view makes: casts to text, concat, json), as TimeZone. ""
+	// is PostgreSQL's default, 1.
+	ExtraFloatDigits string `json:",omitempty"`
 	// Checks are a table's CHECK constraints.
 	Checks []Check
 	// Sequence is a sequence's definition (KindSequence only).
@@ -282,6 +289,25 @@ type Catalog interface {
 	LookupRelation(name []string) (rel *Relation, ok bool)
 	// RelationByID returns a relation by id.
 	RelationByID(id ID) (rel *Relation, ok bool)
+}
+
+// ViewEnv sets env's session settings to those a materialized view was
+// created with (TimeZone, extra_float_digits): the view is maintained as
+// its creating session evaluates its query.
+func (r *Relation) ViewEnv(env *expr.Env) error {
+	zone, err := types.LoadZone(r.TimeZone)
+	if err != nil {
+		return err
+	}
+	env.TimeZone = zone
+	if r.ExtraFloatDigits != "" {
+		n, err := strconv.Atoi(r.ExtraFloatDigits)
+		if err != nil {
+			return fmt.Errorf("extra_float_digits %q: %w", r.ExtraFloatDigits, err)
+		}
+		env.ExtraFloatDigits, env.ExtraFloatDigitsSet = n, true
+	}
+	return nil
 }
 
 // Watermark declares a table's event-time column and how late its rows may

@@ -219,6 +219,14 @@ func distribute(n plan.Node) (plan.Node, partitioning) {
 		want := partitioning{keys: x.PartitionBy, single: len(x.PartitionBy) == 0}
 		w.Input = require(in, p, want)
 		return &w, want
+	case *plan.Session:
+		// Keys are independent, like window partitions: co-partition by
+		// the session key (none: one sequence, on one shard).
+		in, p := distribute(x.Input)
+		s := *x
+		want := partitioning{keys: x.Keys, single: len(x.Keys) == 0}
+		s.Input = require(in, p, want)
+		return &s, want
 	case *plan.Exchange:
 		in, _ := distribute(x.Input)
 		e := *x

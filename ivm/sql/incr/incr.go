@@ -308,7 +308,8 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 				call.Func = op.AggBitOr
 			case "bit_xor":
 				call.Func = op.AggBitXor
-			case "string_agg", "array_agg", "percentile_cont", "percentile_disc", "mode":
+			case "string_agg", "array_agg", "percentile_cont", "percentile_disc", "mode",
+				"json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg":
 				if call, err = w.orderedAggregate(call, a); err != nil {
 					return circuit.Node{}, err
 				}
@@ -374,6 +375,12 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 		return w.b.TopK(in, op.TopKSpec{OrderBy: sortKeys(x.Order), Limit: x.Limit, Offset: x.Offset}), nil
 	case *plan.Window:
 		return w.window(x)
+	case *plan.Session:
+		in, err := w.node(x.Input)
+		if err != nil {
+			return circuit.Node{}, err
+		}
+		return w.b.Session(in, op.SessionSpec{Time: x.Time, Keys: x.Keys, Gap: x.Gap}), nil
 	case *plan.ProjectSet:
 		in, err := w.node(x.Input)
 		if err != nil {

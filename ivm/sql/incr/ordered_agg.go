@@ -5,8 +5,9 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 )
 
-// orderedAggregate lowers string_agg(value, delimiter [ORDER BY ...]) and
-// array_agg(value [ORDER BY ...]): the ORDER BY expressions are the last
+// orderedAggregate lowers string_agg(value, delimiter [ORDER BY ...]),
+// array_agg(value [ORDER BY ...]), json[b]_agg(value [ORDER BY ...]) and
+// json[b]_object_agg(key, value [ORDER BY ...]): the ORDER BY expressions are the last
 // len(a.Order) arguments (plan.AggCall.Order).
 func (w *builder) orderedAggregate(call op.AggregateCall, a plan.AggCall) (op.AggregateCall, error) {
 	switch a.Func {
@@ -16,8 +17,17 @@ func (w *builder) orderedAggregate(call op.AggregateCall, a plan.AggCall) (op.Ag
 	values := a.ValueArgs()
 	call.Func = op.AggArrayAgg
 	want := 1
-	if a.Func == "string_agg" {
+	switch a.Func {
+	case "string_agg":
 		call.Func, want = op.AggStringAgg, 2
+	case "json_agg":
+		call.Func = op.AggJSONAgg
+	case "jsonb_agg":
+		call.Func = op.AggJSONBAgg
+	case "json_object_agg":
+		call.Func, want = op.AggJSONObjectAgg, 2
+	case "jsonb_object_agg":
+		call.Func, want = op.AggJSONBObjectAgg, 2
 	}
 	if len(values) != want {
 		return call, unsupported(a.Func + "() with this argument list")
@@ -27,8 +37,14 @@ func (w *builder) orderedAggregate(call op.AggregateCall, a plan.AggCall) (op.Ag
 		return call, err
 	}
 	if want == 2 {
-		if call.Delimiter, err = w.lower.Lower(values[1]); err != nil {
+		second, err := w.lower.Lower(values[1])
+		if err != nil {
 			return call, err
+		}
+		if a.Func == "string_agg" {
+			call.Delimiter = second
+		} else {
+			call.Value = second
 		}
 	}
 	for i, k := range a.Order {

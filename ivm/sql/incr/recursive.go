@@ -155,6 +155,8 @@ func (c *recursionClass) walk(n plan.Node) error {
 		return c.refuse(name)
 	case *plan.Window:
 		return c.refuse("window functions")
+	case *plan.Session:
+		return c.refuse("SESSION windows")
 	case *plan.TopK:
 		return c.refuse("ORDER BY/LIMIT")
 	case *plan.RecursiveUnion:

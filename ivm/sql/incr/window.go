@@ -99,9 +99,9 @@ func bound(b plan.FrameBound) op.FrameBound {
 	case "UNBOUNDED FOLLOWING":
 		return op.FrameBound{Kind: op.BoundUnboundedFollowing}
 	case "PRECEDING":
-		return op.FrameBound{Kind: op.BoundPreceding, Offset: b.Offset}
+		return op.FrameBound{Kind: op.BoundPreceding, Offset: b.Offset, Value: b.Value}
 	case "FOLLOWING":
-		return op.FrameBound{Kind: op.BoundFollowing, Offset: b.Offset}
+		return op.FrameBound{Kind: op.BoundFollowing, Offset: b.Offset, Value: b.Value}
 	}
 	return op.FrameBound{Kind: op.BoundCurrentRow}
 }

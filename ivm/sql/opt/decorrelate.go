@@ -19,12 +19,22 @@ import (
 //   - (SELECT agg ... WHERE inner.k = outer.k) correlated, global
 //     aggregate → Left join with the subquery grouped by its correlation
 //     columns (count(*) becomes COALESCE(count, 0): the "count bug")
+//   - WHERE p OR x IN (q) OR EXISTS (r) ... → a UNION ALL of disjoint
+//     branches: the rows where p is true, then those where it is not and
+//     the first subquery matches (a semi join), then those where neither
+//     is and the next one matches (the earlier ones' complements are anti
+//     joins), ...
+//
+// Subqueries nested inside subqueries are decorrelated first, so an IN
+// subquery whose WHERE compares with a correlated aggregate of its own rows
+// (TPC-H Q20) becomes a join before it is itself turned into a semi join.
 //
 // Correlation is pulled up through Filter, Project and (for semi/anti
 // joins, which ignore duplicates) Distinct; anything else is left in
 // place and rejected by CheckMaintainable (RS-2001).
 func Decorrelate(n plan.Node) plan.Node {
 	return plan.Transform(n, func(x plan.Node) plan.Node {
+		x = decorrelateNested(x)
 		switch y := x.(type) {
 		case *plan.Filter:
 			return decorrelateFilter(y)
@@ -35,12 +45,48 @@ func Decorrelate(n plan.Node) plan.Node {
 	})
 }
 
+// decorrelateNested decorrelates the plans of the subqueries x's
+// expressions hold.
+func decorrelateNested(x plan.Node) plan.Node {
+	has := false
+	for _, s := range plan.Scalars(x) {
+		if plan.HasSubquery(s) {
+			has = true
+			break
+		}
+	}
+	if !has {
+		return x
+	}
+	changed := false
+	y := plan.MapScalars(x, func(s plan.Scalar) plan.Scalar {
+		return plan.Rewrite(s, func(e plan.Scalar) plan.Scalar {
+			sq, ok := e.(*plan.Subquery)
+			if !ok {
+				return e
+			}
+			p := Decorrelate(sq.Plan)
+			if p == sq.Plan {
+				return e
+			}
+			c := *sq
+			c.Plan = p
+			changed = true
+			return &c
+		})
+	})
+	if !changed {
+		return x
+	}
+	return y
+}
+
 // decorrelateFilter handles subquery conjuncts of a WHERE clause.
 func decorrelateFilter(f *plan.Filter) plan.Node {
 	input := f.Input
 	var rest []plan.Scalar
 	changed := false
-	for _, c := range plan.Conjuncts(f.Pred) {
+	for _, c := range subqueryConjuncts(f.Pred) {
 		sq, negated := asSubquery(c)
 		if sq != nil && (sq.Kind == plan.SubExists || sq.Kind == plan.SubIn) {
 			if j, ok := subqueryJoin(input, sq, negated != sq.Negate); ok {
@@ -48,6 +94,11 @@ func decorrelateFilter(f *plan.Filter) plan.Node {
 				changed = true
 				continue
 			}
+		}
+		if j, ok := decorrelateOr(input, c); ok {
+			input = j
+			changed = true
+			continue
 		}
 		// Scalar subqueries inside the conjunct.
 		if newInput, rewritten, ok := liftScalarSubqueries(input, c); ok {
@@ -87,6 +138,58 @@ func decorrelateProject(p *plan.Project) plan.Node {
 	return &plan.Project{Input: input, Exprs: exprs, Cols: p.Cols}
 }
 
+// subqueryConjuncts is plan.Conjuncts(pred) with NOT pushed down (De
+// Morgan's laws hold in SQL's three-valued logic) through the conjuncts
+// holding subqueries, so `NOT (x IN (q) OR p)` is `NOT x IN (q) AND NOT
+// p` and `NOT (EXISTS (q) AND p)` is `NOT EXISTS (q) OR NOT p`.
+func subqueryConjuncts(pred plan.Scalar) []plan.Scalar {
+	var out []plan.Scalar
+	for _, c := range plan.Conjuncts(pred) {
+		if !plan.HasSubquery(c) {
+			out = append(out, c)
+			continue
+		}
+		c = pushNot(c, false)
+		if b, ok := c.(*plan.BoolOp); ok && b.Op == plan.And {
+			out = append(out, subqueryConjuncts(c)...)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// pushNot returns s (negated when neg) with NOT moved below AND and OR.
+func pushNot(s plan.Scalar, neg bool) plan.Scalar {
+	b, ok := s.(*plan.BoolOp)
+	if !ok {
+		if neg {
+			return &plan.BoolOp{Op: plan.Not, Args: []plan.Scalar{s}}
+		}
+		return s
+	}
+	switch b.Op {
+	case plan.Not:
+		return pushNot(b.Args[0], !neg)
+	case plan.And, plan.Or:
+		op := b.Op
+		if neg && op == plan.And {
+			op = plan.Or
+		} else if neg {
+			op = plan.And
+		}
+		args := make([]plan.Scalar, len(b.Args))
+		for i, a := range b.Args {
+			args[i] = pushNot(a, neg)
+		}
+		return &plan.BoolOp{Op: op, Args: args}
+	}
+	if neg {
+		return &plan.BoolOp{Op: plan.Not, Args: []plan.Scalar{s}}
+	}
+	return s
+}
+
 // asSubquery recognises `sub` and `NOT sub`.
 func asSubquery(c plan.Scalar) (*plan.Subquery, bool) {
 	if sq, ok := c.(*plan.Subquery); ok {
@@ -100,8 +203,120 @@ func asSubquery(c plan.Scalar) (*plan.Subquery, bool) {
 	return nil, false
 }
 
+// decorrelateOr rewrites a disjunction some of whose disjuncts are
+// [NOT] EXISTS or [NOT] IN subqueries (the others free of subqueries) into
+// a UNION ALL of disjoint branches of input: the rows where the plain
+// disjuncts are true, then, for each subquery in turn, the rows where no
+// earlier disjunct is true and the subquery is (a semi or anti join over
+// the earlier subqueries' complements). Each row of input lands in at
+// most one branch, so duplicates are kept as the WHERE clause keeps them.
+// A NOT IN (a null-aware anti join: no plain complement) must be the
+// only one and comes last.
+func decorrelateOr(input plan.Node, c plan.Scalar) (plan.Node, bool) {
+	b, ok := c.(*plan.BoolOp)
+	if !ok || b.Op != plan.Or || !plan.HasSubquery(c) {
+		return nil, false
+	}
+	var disjuncts []plan.Scalar
+	var flatten func(s plan.Scalar)
+	flatten = func(s plan.Scalar) {
+		if o, ok := s.(*plan.BoolOp); ok && o.Op == plan.Or {
+			for _, a := range o.Args {
+				flatten(a)
+			}
+			return
+		}
+		disjuncts = append(disjuncts, s)
+	}
+	flatten(c)
+	type subPred struct {
+		sq      *plan.Subquery
+		negated bool
+	}
+	var plain []plan.Scalar
+	var subs, last []subPred
+	for _, d := range disjuncts {
+		if !plan.HasSubquery(d) {
+			plain = append(plain, d)
+			continue
+		}
+		sq, negated := asSubquery(d)
+		if sq == nil || (sq.Kind != plan.SubExists && sq.Kind != plan.SubIn) {
+			return nil, false
+		}
+		sp := subPred{sq: sq, negated: negated != sq.Negate}
+		if sp.negated && sq.Kind == plan.SubIn {
+			last = append(last, sp)
+		} else {
+			subs = append(subs, sp)
+		}
+	}
+	if len(last) > 1 {
+		return nil, false
+	}
+	subs = append(subs, last...)
+	var branches []plan.Node
+	rest := input // the rows where no earlier disjunct is true
+	if len(plain) > 0 {
+		var p plan.Scalar = plain[0]
+		if len(plain) > 1 {
+			p = &plan.BoolOp{Op: plan.Or, Args: plain}
+		}
+		isTrue := &plan.Coalesce{Args: []plan.Scalar{p, &plan.Const{Value: false, Typ: types.TBool}}, Typ: types.TBool}
+		branches = append(branches, &plan.Filter{Input: rest, Pred: isTrue})
+		rest = &plan.Filter{Input: rest, Pred: &plan.BoolOp{Op: plan.Not, Args: []plan.Scalar{isTrue}}}
+	}
+	for i, sp := range subs {
+		j, ok := subqueryJoin(rest, sp.sq, sp.negated)
+		if !ok {
+			return nil, false
+		}
+		branches = append(branches, j)
+		if i < len(subs)-1 {
+			// The rows where this subquery is not true: an IN without a
+			// match (a NULL comparison is not true either), an EXISTS
+			// without a row, a NOT EXISTS with one.
+			kind := plan.AntiJoin
+			if sp.negated {
+				kind = plan.SemiJoin
+			}
+			if rest, ok = subqueryJoinKind(rest, sp.sq, kind); !ok {
+				return nil, false
+			}
+		}
+	}
+	out := branches[0]
+	cols := input.Schema()
+	for _, br := range branches[1:] {
+		out = &plan.SetOp{Kind: plan.Union, All: true, Left: out, Right: br, Cols: cols}
+	}
+	return out, true
+}
+
 // subqueryJoin turns EXISTS / IN into a semi or anti join of input.
 func subqueryJoin(input plan.Node, sq *plan.Subquery, negated bool) (plan.Node, bool) {
+	kind := plan.SemiJoin
+	if negated {
+		kind = plan.AntiJoin
+	}
+	j, ok := subqueryJoinKind(input, sq, kind)
+	if !ok {
+		return nil, false
+	}
+	if negated && sq.Kind == plan.SubIn {
+		if plan.HasCorrelation(sq.Plan) {
+			// Correlated NOT IN needs per-outer-row NULL accounting the
+			// null-aware anti join does not do: leave it (RS-2001).
+			return nil, false
+		}
+		j.(*plan.Join).NullAware = true
+	}
+	return j, true
+}
+
+// subqueryJoinKind joins input with the rows of EXISTS / IN subquery sq
+// (on the IN comparison and the correlation), as a semi or anti join.
+func subqueryJoinKind(input plan.Node, sq *plan.Subquery, kind plan.JoinKind) (plan.Node, bool) {
 	if sq.Test != nil && (plan.HasSubquery(sq.Test) || hasOuterRef(sq.Test)) {
 		return nil, false
 	}
@@ -121,20 +336,7 @@ func subqueryJoin(input plan.Node, sq *plan.Subquery, negated bool) (plan.Node, 
 	for _, p := range preds {
 		conds = append(conds, toJoinScope(p, nLeft))
 	}
-	kind := plan.SemiJoin
-	if negated {
-		kind = plan.AntiJoin
-	}
-	j := &plan.Join{Kind: kind, Left: input, Right: inner, Cond: plan.MakeAnd(conds)}
-	if negated && sq.Kind == plan.SubIn {
-		if len(preds) > 0 {
-			// Correlated NOT IN needs per-outer-row NULL accounting the
-			// null-aware anti join does not do: leave it (RS-2001).
-			return nil, false
-		}
-		j.NullAware = true
-	}
-	return j, true
+	return &plan.Join{Kind: kind, Left: input, Right: inner, Cond: plan.MakeAnd(conds)}, true
 }
 
 // toJoinScope rewrites a pulled-up predicate (OuterRef depth 1 = the outer

@@ -167,6 +167,26 @@ func prune(n plan.Node, req []bool) (plan.Node, []int) {
 			a.Aggs[i] = c
 		}
 		return &a, identityMap(len(x.Cols))
+	case *plan.Session:
+		// A row's session depends on its time and key only: other input
+		// columns may go (rows that become equal add up as weights).
+		nIn := len(x.Input.Schema())
+		need := append([]bool(nil), req[:nIn]...)
+		need[x.Time] = true
+		for _, k := range x.Keys {
+			need[k] = true
+		}
+		in, m := prune(x.Input, need)
+		s := *x
+		s.Input = in
+		s.Time = m[x.Time]
+		s.Keys = make([]int, len(x.Keys))
+		for i, k := range x.Keys {
+			s.Keys[i] = m[k]
+		}
+		nNew := len(in.Schema())
+		out := append(append([]int(nil), m...), nNew, nNew+1)
+		return &s, out
 	case *plan.Scan:
 		cols := x.Schema()
 		all := true

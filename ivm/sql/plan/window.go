@@ -13,9 +13,16 @@ import (
 type FrameBound struct {
 	Kind   string
 	Offset int64
+	// Value is a RANGE frame's offset, of type ValueType (an interval for
+	// dates and timestamps, numeric for numeric, ...).
+	Value     types.Datum
+	ValueType types.Type
 }
 
 func (b FrameBound) String() string {
+	if b.Value != nil {
+		return FormatDatum(b.Value, b.ValueType) + " " + b.Kind
+	}
 	if b.Kind == "PRECEDING" || b.Kind == "FOLLOWING" {
 		return fmt.Sprintf("%d %s", b.Offset, b.Kind)
 	}
