@@ -124,9 +124,18 @@ func TestWatermarkMatchesPostgres(t *testing.T) {
 	}
 	checkLate := func(when string) {
 		t.Helper()
-		m := regexp.MustCompile(`rockstream_table_late_rows_total\{table="bids"\} (\d+)`).FindStringSubmatch(metricsText(t, a))
+		text := metricsText(t, a)
+		m := regexp.MustCompile(`rockstream_table_late_rows_total\{table="bids"\} (\d+)`).FindStringSubmatch(text)
 		if m == nil || m[1] != strconv.Itoa(model.late) {
 			t.Fatalf("%s: late rows in /metrics %v, want %d", when, m, model.late)
+		}
+		w := regexp.MustCompile(`rockstream_table_watermark_seconds\{table="bids"\} (\S+)`).FindStringSubmatch(text)
+		var at float64
+		if w != nil {
+			at, _ = strconv.ParseFloat(w[1], 64)
+		}
+		if want := float64(model.mark.UnixMilli()) / 1e3; w == nil || at < want-0.0005 || at > want+0.0005 {
+			t.Fatalf("%s: watermark in /metrics %v, want %.3f", when, w, want)
 		}
 	}
 	checkLate("before the restart")
