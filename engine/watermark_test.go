@@ -154,6 +154,13 @@ func TestWatermarkMatchesPostgres(t *testing.T) {
 		}
 	}
 	openWindows("before the restart")
+	// hot: counts (planned twice, once per use), their maximum and the join.
+	for view, want := range map[string]int{"tumble": 1, "ends": 1, "hot": 4, "nowindow": 0} {
+		n := strings.Count(strings.Join(explainLines(t, rs, "EXPLAIN ANALYZE INCREMENTAL "+view), "\n"), "closes windows at the watermark")
+		if n != want {
+			t.Errorf("EXPLAIN ANALYZE INCREMENTAL %s marks %d operators as closing windows, want %d", view, n, want)
+		}
+	}
 	stop()
 	a, stop = serveHTTPAt(t, dir)
 	defer stop()
