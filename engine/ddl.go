@@ -48,7 +48,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			return nil, err
 		}
 		r, err := s.control(ctx, control.CreateRelation{
-			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Columns: cols, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Checks: st.Checks},
+			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Columns: cols, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Watermark: st.Watermark, Checks: st.Checks},
 			IfNotExists: st.IfNotExists,
 			Sequences:   seqs,
 			Deps:        deps,
@@ -155,7 +155,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			cols[i] = c.Column
 		}
 		r, err := s.control(ctx, control.CreateRelation{
-			Relation: &catalog.Relation{Kind: catalog.KindSource, Name: st.Name, Columns: cols, InsertOnly: true, SQL: sqlText},
+			Relation: &catalog.Relation{Kind: catalog.KindSource, Name: st.Name, Columns: cols, InsertOnly: true, Watermark: st.Watermark, SQL: sqlText},
 		})
 		if err != nil {
 			return nil, err

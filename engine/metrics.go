@@ -26,6 +26,7 @@ type collector struct {
 	sourceLagRecords, sourceBadRecords           *prometheus.Desc
 	shardEpoch, exchangeUnacked, exchangeFrames  *prometheus.Desc
 	sinkRows, sinkErrors, sinkEpoch, sinkLag     *prometheus.Desc
+	tableWatermark, tableLateRows                *prometheus.Desc
 }
 
 func newCollector(engine func() *Engine) *collector {
@@ -64,11 +65,13 @@ func newCollector(engine func() *Engine) *collector {
 		sinkErrors:       d("sink_errors_total", "Failed sessions of a sink since the process started (each retried).", "sink"),
 		sinkEpoch:        d("sink_delivered_epoch", "The last epoch a sink delivered (0: none yet).", "sink"),
 		sinkLag:          d("sink_lag_epochs", "Epochs a sink's view is past the sink's last delivered one.", "sink"),
+		tableWatermark:   d("table_watermark_seconds", "A table's event-time watermark (WITH (watermark = ...)), as seconds since the Unix epoch (only tables that have one, once a row came).", "table"),
+		tableLateRows:    d("table_late_rows_total", "Rows inserted into a table with a watermark and dropped because their event time was behind it.", "table"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.viewStateRows, c.viewLagSeconds, c.viewTarget, c.viewTargetMet, c.viewTargetMissed, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames, c.sinkRows, c.sinkErrors, c.sinkEpoch, c.sinkLag} {
+	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.viewStateRows, c.viewLagSeconds, c.viewTarget, c.viewTargetMet, c.viewTargetMissed, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames, c.sinkRows, c.sinkErrors, c.sinkEpoch, c.sinkLag, c.tableWatermark, c.tableLateRows} {
 		ch <- d
 	}
 }
@@ -115,6 +118,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.shardEpoch, prometheus.GaugeValue, float64(s.LastEpoch), id, "last")
 		ch <- prometheus.MustNewConstMetric(c.shardEpoch, prometheus.GaugeValue, float64(s.DurableEpoch), id, "durable")
 		ch <- prometheus.MustNewConstMetric(c.shardEpoch, prometheus.GaugeValue, float64(s.Frontier), id, "frontier")
+		for _, w := range s.Watermarks {
+			if w.Set {
+				ch <- prometheus.MustNewConstMetric(c.tableWatermark, prometheus.GaugeValue, float64(w.Watermark)/1e6+pgEpochUnixSeconds, w.Name)
+			}
+			ch <- prometheus.MustNewConstMetric(c.tableLateRows, prometheus.CounterValue, float64(w.LateRows), w.Name)
+		}
 		for _, x := range s.Exchange {
 			to := fmt.Sprint(x.Peer)
 			ch <- prometheus.MustNewConstMetric(c.exchangeUnacked, prometheus.GaugeValue, float64(s.DurableEpoch-min(x.Acked, s.DurableEpoch)), id, to)
@@ -166,3 +175,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+// pgEpochUnixSeconds is 2000-01-01 (timestamptz's zero) in Unix seconds.
+const pgEpochUnixSeconds = 946684800

@@ -352,6 +352,14 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 		if b.scanned {
 			v.circuit.SetNow(a.frontierTime)
 		}
+		// NB: windows close only with the last of the backfill's steps,
+		// at the frontier's watermarks: a row fed later (committed after
+		// the snapshot) may belong to a window an earlier watermark
+		// would have closed (watermark.go).
+		v.circuit.SetWatermarks(nil)
+		if done {
+			v.circuit.SetWatermarks(a.stepWatermarks())
+		}
 		runtime.Report(ctx, runtime.WorkStepRow, deltaRows(inputs))
 		if _, err := v.circuit.Step(txn, inputs); err != nil {
 			v.circuit.DiscardCaches()

@@ -52,6 +52,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 		return nil, errcode.Wrap(errcode.ShardUnavailable, err, "commit was not made durable")
 	}
 	a.lastEpoch, a.lastEpochTime = epoch, at
+	a.adoptWatermarks(&a.pendingMarks)
 	if group {
 		a.commitUnsynced = true
 	} else {
@@ -74,6 +75,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 // twice; the caller then rebuilds it in exact mode.
 func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exact bool) (*kv.WriteBatch, error) {
 	cb := newCommitBatch(a.store, len(m.Writes), exact)
+	a.pendingMarks = watermarkBatch{}
 	var byValue []valueDeletes
 	for i, w := range m.Writes {
 		rel, ok := a.snap.RelationByID(w.Table)
@@ -102,6 +104,9 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			}
 			if len(w.Row) != len(ts) {
 				return nil, errcode.New(errcode.InternalError, "row of width %d for table %s of %d columns", len(w.Row), rel.Name, len(ts))
+			}
+			if rel.Watermark != nil && !a.admit(&a.pendingMarks, rel, w.Row) {
+				continue // behind the watermark: dropped and counted (watermark.go)
 			}
 			// The bucket is of the stored encoding (BucketOfRow).
 			enc := cb.encodeRow(ts, w.Row)
@@ -205,7 +210,11 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			return nil, err
 		}
 	}
-	if err := cb.Put(logKey(epoch), cb.encodeLog(at)); err != nil {
+	marks, err := a.finishWatermarks(&a.pendingMarks, cb)
+	if err != nil {
+		return nil, err
+	}
+	if err := cb.Put(logKey(epoch), appendLogWatermarks(cb.encodeLog(at), marks)); err != nil {
 		return nil, err
 	}
 	txn := cb

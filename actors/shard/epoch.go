@@ -72,6 +72,16 @@ func (a *Actor) step(ctx runtime.Context) error {
 	// The step's time (epochtime.go): its last entry's, never earlier
 	// than the frontier's.
 	stepTime := a.frontierTime
+	// The step's watermarks (watermark.go): the largest each table's
+	// entries carry, never lower than the frontier's.
+	// NB: a copy, adopted once the step's batch is applied.
+	marks := a.stepWatermarks()
+	var movedMarks []logWatermark
+	onMark := func(m logWatermark) {
+		if raiseMark(&marks, m.table, m.at) {
+			movedMarks = append(movedMarks, m)
+		}
+	}
 	for e := a.frontier + 1; e <= upTo; e++ {
 		v, ok, err := txn.Get(logKey(e))
 		if err != nil {
@@ -81,7 +91,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 		if !ok {
 			return corrupt("delta log entry for epoch %d is missing (frontier %d, last %d)", e, a.frontier, a.lastEpoch)
 		}
-		at, err := decodeLog(v, a.snap.Namespace(), decoderOf)
+		at, err := decodeLogMarks(v, a.snap.Namespace(), decoderOf, onMark)
 		if err != nil {
 			return err
 		}
@@ -111,6 +121,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 			continue
 		}
 		v.circuit.SetNow(stepTime)
+		v.circuit.SetWatermarks(marks)
 		runtime.Report(ctx, runtime.WorkStepRow, deltaRows(inputs))
 		outs, err := v.circuit.StepDeltas(txn, inputs)
 		if err != nil {
@@ -145,6 +156,9 @@ func (a *Actor) step(ctx runtime.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := writeStepMarks(txn, movedMarks); err != nil {
+		return err
+	}
 	if err := putUint64(txn, frontierKey(), upTo); err != nil {
 		return err
 	}
@@ -171,6 +185,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 	}
 	prev := a.frontier
 	a.frontier, a.frontierTime = upTo, stepTime
+	a.stepMarks = marks
 	a.lastEpochTime = max(a.lastEpochTime, stepTime)
 	for _, v := range a.views {
 		if f, ok := floors[v.rel.ID]; ok {

@@ -159,6 +159,9 @@ type (
 		Shard        uint32
 		DurableEpoch uint64
 		Exchange     []ExchangeStatus
+		// Watermarks are the event-time watermarks of the tables that
+		// declare one, with their late-row counts (table shard only).
+		Watermarks []WatermarkStatus `json:",omitempty"`
 	}
 	// ExchangeStatus is the table shard's view of one exchange peer.
 	ExchangeStatus struct {

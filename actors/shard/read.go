@@ -114,6 +114,7 @@ func (a *Actor) status() Status {
 	st.Frontier = a.frontier
 	st.Shard = uint32(a.cfg.ID)
 	st.DurableEpoch = a.durableEpoch
+	st.Watermarks = a.watermarkStatuses()
 	for _, o := range a.exchange.out {
 		st.Exchange = append(st.Exchange, ExchangeStatus{Peer: uint32(o.peer), Acked: o.acked, Sent: o.sent, PeerFrontier: o.frontier, InFlight: len(o.inFlight)})
 	}

@@ -238,6 +238,12 @@ func (d *columnDecoder) delta() zset.Delta {
 // decodeLog hands each table's rows to the decoder decoderOf returns for
 // it (ok false: the table was dropped since, its rows are skipped).
 func decodeLog(src []byte, ns catalog.NamespaceID, decoderOf func(catalog.ID) (deltaDecoder, bool)) (types.TimestampTZ, error) {
+	return decodeLogMarks(src, ns, decoderOf, nil)
+}
+
+// decodeLogMarks is decodeLog that also hands the entry's watermarks
+// (watermark.go) to marks (nil: skipped).
+func decodeLogMarks(src []byte, ns catalog.NamespaceID, decoderOf func(catalog.ID) (deltaDecoder, bool), marks func(logWatermark)) (types.TimestampTZ, error) {
 	r := byteReader{src: src}
 	n := r.uvarint()
 	for i := uint64(0); i < n && r.err == nil; i++ {
@@ -266,6 +272,9 @@ func decodeLog(src []byte, ns catalog.NamespaceID, decoderOf func(catalog.ID) (d
 	at, rest, ok := readLogTime(r.src)
 	if !ok {
 		return 0, corrupt("log entry has %d trailing bytes", len(r.src))
+	}
+	if rest, ok = readLogWatermarks(rest, marks); !ok {
+		return 0, corrupt("log entry has a corrupt watermark trailer")
 	}
 	if len(rest) != 0 {
 		return 0, corrupt("log entry has %d trailing bytes", len(rest))

@@ -13,6 +13,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/op"
 	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -122,6 +123,12 @@ type Actor struct {
 	// (epochtime.go). INVARIANT: frontierTime <= lastEpochTime on the
 	// table shard.
 	lastEpochTime, frontierTime types.TimestampTZ
+	// commitMarks are the tables' watermarks on the commit side (table
+	// shard), stepMarks as of the frontier (every shard), and
+	// pendingMarks the commit being built's (watermark.go).
+	commitMarks  map[catalog.ObjectID]commitWatermark
+	stepMarks    map[op.WatermarkSource]types.TimestampTZ
+	pendingMarks watermarkBatch
 	// temporalTicking: a temporalTick timer is queued (epochtime.go);
 	// temporalViews: the catalog temporalOf has a view with a temporal
 	// filter.
@@ -475,6 +482,9 @@ func (a *Actor) open(ctx runtime.Context) error {
 		return err
 	}
 	a.lastEpochTime = a.frontierTime
+	if err := a.loadWatermarks(store); err != nil {
+		return err
+	}
 	if a.catalog.floor, err = getUint64(store, catalogFloorKey()); err != nil {
 		return err
 	}

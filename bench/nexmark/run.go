@@ -47,9 +47,15 @@ func CopyOnly(q string) bool {
 	return err == nil && strings.Contains(view, "p_time")
 }
 
-// QuerySQL returns the CREATE MATERIALIZED VIEW statement of query q.
+// QuerySQL returns the CREATE MATERIALIZED VIEW statement of query q: a
+// query of the suite, or a file whose name ends in .sql holding one (its
+// view named as the file, without .sql: QueryName).
 func QuerySQL(q string) (string, error) {
-	b, err := queryFS.ReadFile("queries/" + q + ".sql")
+	read := func() ([]byte, error) { return queryFS.ReadFile("queries/" + q + ".sql") }
+	if strings.HasSuffix(q, ".sql") {
+		read = func() ([]byte, error) { return os.ReadFile(q) }
+	}
+	b, err := read()
 	if err != nil {
 		if why, ok := Blocked[q]; ok {
 			return "", fmt.Errorf("nexmark %s is not runnable yet: %s", q, why)
@@ -83,6 +89,16 @@ type Options struct {
 	Rate   int64
 	// Shards lays RockStream's store out over this many shards (0: one).
 	Shards int
+	// Watermark, when set (an interval such as "4 seconds"), declares the
+	// bid table WITH (watermark = 'date_time - interval ...'): late bids
+	// are dropped and windowed aggregates over date_time forget closed
+	// windows (docs/sql.md); with Source, the bid source's watermark
+	// option.
+	Watermark string
+	// StateEvery, when positive, prints the query view's rows, state
+	// rows and state bytes (rockstream_catalog.views) to Progress every
+	// StateEvery events.
+	StateEvery int64
 }
 
 // Result is one query's measurements.
@@ -146,12 +162,16 @@ func GeneratorRate(g Generator, n int64) float64 {
 	return float64(n) / time.Since(start).Seconds()
 }
 
+// QueryName is the view name of query q (a suite query, or a .sql file).
+func QueryName(q string) string { return strings.TrimSuffix(filepath.Base(q), ".sql") }
+
 func runOne(ctx context.Context, o Options, q string) (Result, error) {
-	r := Result{Query: q, Events: o.Events}
+	r := Result{Query: QueryName(q), Events: o.Events}
 	view, err := QuerySQL(q)
 	if err != nil {
 		return r, err
 	}
+	q = QueryName(q)
 	dir, err := os.MkdirTemp(o.StorageDir, "rockstream-nexmark-"+q+"-")
 	if err != nil {
 		return r, err
@@ -178,7 +198,16 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 	if o.Source {
 		return runSource(ctx, o, q, view, w, rd, dir, r)
 	}
-	stmts := append(append(append([]string{}, TablesFor(view)...), SetupFor(view)...), view,
+	tables := append([]string{}, TablesFor(view)...)
+	if o.Watermark != "" {
+		opt := fmt.Sprintf("watermark = 'date_time - interval ''%s'''", strings.ReplaceAll(o.Watermark, "'", ""))
+		for i, s := range tables {
+			if strings.HasPrefix(s, "CREATE TABLE bid (") {
+				tables[i] = strings.Replace(s, "WITH (insert_only = true)", "WITH ("+opt+")", 1)
+			}
+		}
+	}
+	stmts := append(append(tables, SetupFor(view)...), view,
 		// The freshness probe: a one-row count over bid, maintained in the
 		// same pipeline as the query's view.
 		"CREATE MATERIALIZED VIEW nexmark_probe AS SELECT count(*) AS n FROM bid")
@@ -227,12 +256,22 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 	// was a tenth of the run's CPU, serialized with every COPY).
 	batches, genCPU, stopGen := generate(g, o.Events, o.Batch)
 	defer stopGen()
+	nextState := o.StateEvery
 	for n := int64(0); n < o.Events; n += o.Batch {
 		b := <-batches
 		r.InputBytes += int64(b.Bytes())
 		bids += int64(b.Bids)
 		if err := copyIn(b); err != nil {
 			return r, err
+		}
+		if done := n + o.Batch; o.Progress != nil && o.StateEvery > 0 && done >= nextState {
+			nextState += o.StateEvery
+			if err := probe(bids); err != nil {
+				return r, err
+			}
+			if err := printState(ctx, o.Progress, rd, q, done, time.Since(start)); err != nil {
+				return r, err
+			}
 		}
 		if o.Progress != nil && (time.Since(lastProgress) > 500*time.Millisecond || n+o.Batch >= o.Events) {
 			lastProgress = time.Now()
@@ -400,4 +439,15 @@ func WriteTable(w io.Writer, res []Result) {
 			r.EventsPerSec, r.EventsPerSecCore, perCPU, float64(r.P50.Microseconds())/1000, float64(r.P99.Microseconds())/1000,
 			float64(r.PeakRSS)/(1<<20), r.StateBytes, r.StoragePerLogical, r.WritesPerLogical)
 	}
+}
+
+// printState prints the view's rows and state (StateEvery).
+func printState(ctx context.Context, out io.Writer, rd *pgx.Conn, q string, events int64, took time.Duration) error {
+	var rows, stateRows, stateBytes int64
+	err := rd.QueryRow(ctx, "SELECT rows, state_rows, state_bytes FROM rockstream_catalog.views WHERE name = $1", q).Scan(&rows, &stateRows, &stateBytes)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\r%s %10d events %7.1fs: view %9d rows, state %9d rows %12d bytes\n", q, events, took.Seconds(), rows, stateRows, stateBytes)
+	return nil
 }

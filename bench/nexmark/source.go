@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -49,6 +50,9 @@ func runSource(ctx context.Context, o Options, q, view string, w, rd *pgx.Conn, 
 	w0, cpu0 := benchutil.WriteBytes(), benchutil.CPUSeconds()
 	start := time.Now()
 	for _, s := range SourceDDL(o.Events, rate, o.Seed, o.Mode) {
+		if o.Watermark != "" && strings.HasPrefix(s, "CREATE SOURCE bid ") {
+			s = strings.TrimSuffix(s, ")") + fmt.Sprintf(", watermark = 'date_time - interval ''%s''')", strings.ReplaceAll(o.Watermark, "'", ""))
+		}
 		if _, err := w.Exec(ctx, s); err != nil {
 			return r, fmt.Errorf("%s: %w", s, err)
 		}

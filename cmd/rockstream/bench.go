@@ -102,6 +102,8 @@ func newBenchNexmarkCommand() *cobra.Command {
 		ingest  string
 		rate    int64
 		shards  int
+		wm      string
+		every   int64
 	)
 	c := &cobra.Command{
 		Use:   "nexmark",
@@ -109,7 +111,7 @@ func newBenchNexmarkCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			o := nexmark.Options{Events: events, Out: out, Batch: batch, Probes: probes, Seed: seed, Progress: cmd.ErrOrStderr(), Rate: rate, Shards: shards}
+			o := nexmark.Options{Events: events, Out: out, Batch: batch, Probes: probes, Seed: seed, Progress: cmd.ErrOrStderr(), Rate: rate, Shards: shards, Watermark: wm, StateEvery: every}
 			switch ingest {
 			case "copy":
 			case "source":
@@ -151,6 +153,8 @@ func newBenchNexmarkCommand() *cobra.Command {
 		},
 	}
 	c.Flags().Int64Var(&events, "events", 1_000_000, "events per query")
+	c.Flags().StringVar(&wm, "watermark", "", "declare bid's event-time watermark as date_time minus this interval (e.g. '4 seconds'): windowed views forget closed windows")
+	c.Flags().Int64Var(&every, "state-every", 0, "print the view's state rows and bytes every this many events (0: never)")
 	c.Flags().StringVar(&queries, "queries", "q0,q1,q2", "comma-separated queries, or all")
 	c.Flags().StringVar(&out, "out", "bench-out", "output folder for nexmark.csv and nexmark.svg")
 	c.Flags().Int64Var(&batch, "batch", 20_000, "events per COPY round")

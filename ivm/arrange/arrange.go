@@ -88,10 +88,14 @@ const (
 	KindAggregate byte = 0xA1 // group key → accumulator state
 	KindMultiset  byte = 0xA2 // group key, value → weight (MIN/MAX/DISTINCT aggregates)
 	KindAggOutput byte = 0xA3 // group key → last emitted row (global aggregate marker)
-	KindJoinLeft  byte = 0xB1 // join key, row → weight, match count
-	KindJoinRight byte = 0xB2
-	KindJoinMeta  byte = 0xB3 // global counters (null-aware anti join)
-	KindDistinct  byte = 0xC1 // row → weights per input
+	// KindWindowClose is a windowed aggregate's close index (close time,
+	// group key → nothing): global state, under the empty partition key,
+	// so one scan reads the groups whose window the watermark passed.
+	KindWindowClose byte = 0xA4
+	KindJoinLeft    byte = 0xB1 // join key, row → weight, match count
+	KindJoinRight   byte = 0xB2
+	KindJoinMeta    byte = 0xB3 // global counters (null-aware anti join)
+	KindDistinct    byte = 0xC1 // row → weights per input
 	// KindRecursiveRows and KindRecursiveSupport are a recursive query's
 	// relation (row → row) and its derivation counts (row → weight, row).
 	KindRecursiveRows    byte = 0xC2
@@ -297,9 +301,17 @@ func (a *Arrangement) Scan(txn kv.Reader, fn func(key, value []byte) error) erro
 // suffix starts with suffixPrefix, group being the partition key: one
 // contiguous range of group's bucket. fn gets the suffix.
 func (a *Arrangement) ScanGroup(txn kv.Reader, group, suffixPrefix []byte, fn func(suffix, value []byte) error) error {
-	start := a.appendKey(nil, partition.BucketOf(group), group, suffixPrefix)
-	n := len(start) - len(suffixPrefix)
-	err := txn.Scan(start, kv.PrefixEnd(start), func(k, v []byte) error {
+	return a.ScanGroupFrom(txn, group, suffixPrefix, suffixPrefix, fn)
+}
+
+// ScanGroupFrom is ScanGroup starting at the suffix from (which starts
+// with suffixPrefix) instead of at the first entry: a scan that resumes
+// past entries deleted earlier does not walk their tombstones again.
+func (a *Arrangement) ScanGroupFrom(txn kv.Reader, group, suffixPrefix, from []byte, fn func(suffix, value []byte) error) error {
+	prefix := a.appendKey(nil, partition.BucketOf(group), group, suffixPrefix)
+	n := len(prefix) - len(suffixPrefix)
+	start := append(append([]byte(nil), prefix[:n]...), from...)
+	err := txn.Scan(start, kv.PrefixEnd(prefix), func(k, v []byte) error {
 		return fn(k[n:], v)
 	})
 	if err != nil && err != kv.ErrStop {

@@ -198,7 +198,13 @@ func (b *Builder) Aggregate(in Node, spec op.AggregateSpec) Node {
 		return Node{}
 	}
 	schema := b.in(in)
-	return b.add("aggregate", []Node{in}, func(s op.State) (op.Operator, error) {
+	label := "aggregate"
+	if spec.Watermark != nil {
+		// EXPLAIN ANALYZE INCREMENTAL shows which operators forget closed
+		// windows (op.AggregateWatermark).
+		label += " (closes windows at the watermark)"
+	}
+	return b.add(label, []Node{in}, func(s op.State) (op.Operator, error) {
 		return op.NewAggregate(s, schema, spec)
 	})
 }
@@ -209,7 +215,11 @@ func (b *Builder) Join(left, right Node, spec op.JoinSpec) Node {
 		return Node{}
 	}
 	ls, rs := b.in(left), b.in(right)
-	return b.add("join "+spec.Kind.String(), []Node{left, right}, func(s op.State) (op.Operator, error) {
+	label := "join " + spec.Kind.String()
+	if spec.Watermark != nil {
+		label += " (closes windows at the watermark)"
+	}
+	return b.add(label, []Node{left, right}, func(s op.State) (op.Operator, error) {
 		return op.NewJoin(s, ls, rs, spec)
 	})
 }

@@ -57,12 +57,21 @@ type Circuit struct {
 	// the Env's statement time.
 	now    types.TimestampTZ
 	nowSet bool
+	// watermarks are the event-time watermarks of the next step
+	// (SetWatermarks).
+	watermarks map[op.WatermarkSource]types.TimestampTZ
 }
 
 // SetNow sets the time the following steps filter temporal bounds by
 // (op.TemporalFilter): for a view, the time its shard recorded with the
 // epoch being stepped, so a replay steps at the same time.
 func (c *Circuit) SetNow(now types.TimestampTZ) { c.now, c.nowSet = now, true }
+
+// SetWatermarks sets the event-time watermarks the following steps close
+// windows by (op.AggregateWatermark): for a view, the ones its shard
+// carried with the epochs being stepped, so a replay closes the same
+// windows. The circuit keeps the map; the caller must not change it.
+func (c *Circuit) SetWatermarks(m map[op.WatermarkSource]types.TimestampTZ) { c.watermarks = m }
 
 // Temporal reports whether the circuit has a temporal filter: its output
 // changes as time passes, so it must step even when no input changed.
@@ -400,7 +409,7 @@ func (c *Circuit) stepNodes(txn kv.Txn, inputs map[SourceID]zset.Delta) ([]zset.
 		if c.cfg.Clock != nil {
 			start = c.cfg.Clock()
 		}
-		ctx := &op.Context{Txn: txn, Env: c.cfg.Env, Memory: mem, Now: c.stepNow()}
+		ctx := &op.Context{Txn: txn, Env: c.cfg.Env, Memory: mem, Now: c.stepNow(), Watermarks: c.watermarks}
 		var ins []zset.Delta
 		var rowsIn int64
 		for _, in := range n.inputs {

@@ -664,6 +664,11 @@ func (a *Aggregate) linFinish(ctx *Context, g *linGroup, global bool, out *zset.
 		l.cache.store(g.slot, nw, false, 0)
 		return a.acc.Delete(ctx.Txn, key, g.oldLen)
 	}
+	if !g.found {
+		if err := a.indexGroup(ctx, key, g.keyRow); err != nil {
+			return err
+		}
+	}
 	tag := kv.TagWords
 	if l.merge {
 		tag = kv.TagAddWords

@@ -62,6 +62,14 @@ type Aggregate struct {
 	// lin is the linear path (agg_linear.go), nil when some call needs a
 	// multiset or an exact decimal sum.
 	lin *linState
+	// closeIndex is a windowed aggregate's close index (agg_watermark.go;
+	// nil without a watermark), closeKeyBuf scratch for its keys.
+	closeIndex  *arrange.Arrangement
+	closeKeyBuf []byte
+	// swept is set once a sweep ran in this process: every group closing
+	// at or before sweptTo (a watermark) is forgotten.
+	swept   bool
+	sweptTo int64
 }
 
 // NewAggregate returns an incremental Aggregate over rows of schema in.
@@ -100,6 +108,9 @@ func NewAggregate(state State, in types.Schema, spec AggregateSpec) (*Aggregate,
 		a.schema = append(a.schema, types.Column{Name: call.Name, Type: t, Nullable: call.Func != AggCountStar && call.Func != AggCount})
 	}
 	a.initLinear(state)
+	if err := a.initWatermark(state); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -108,6 +119,9 @@ func (a *Aggregate) Schema() types.Schema { return a.schema }
 
 // Arrangements implements Stateful.
 func (a *Aggregate) Arrangements() []*arrange.Arrangement {
+	if a.closeIndex != nil {
+		return []*arrange.Arrangement{a.acc, a.multiset, a.closeIndex}
+	}
 	return []*arrange.Arrangement{a.acc, a.multiset}
 }
 
@@ -185,7 +199,11 @@ type aggGroup struct {
 func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 	delta := inputs[0]
 	if a.lin != nil {
-		return a.stepLinear(ctx, delta)
+		out, err := a.stepLinear(ctx, delta)
+		if err != nil {
+			return zset.Batch{}, err
+		}
+		return out, a.closeWindows(ctx)
 	}
 	index := map[string]*aggGroup{}
 	var groups []*aggGroup
@@ -223,7 +241,7 @@ func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) 
 			return zset.Batch{}, err
 		}
 	}
-	return out, nil
+	return out, a.closeWindows(ctx)
 }
 
 // eachInput evaluates every call's inputs on each delta row and calls fn
@@ -417,6 +435,11 @@ func (a *Aggregate) finishGroup(ctx *Context, g *aggGroup, global bool, out *zse
 		}
 	}
 	a.valueBuf = value
+	if !g.found {
+		if err := a.indexGroup(ctx, g.key, g.keyRow); err != nil {
+			return err
+		}
+	}
 	return a.acc.Set(ctx.Txn, g.key, value, g.oldLen)
 }
 

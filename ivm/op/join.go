@@ -54,6 +54,9 @@ type Join struct {
 	prefetchHashes []uint64
 	// entryPrefetch is prefetchEntries' scratch.
 	entryPrefetch entryPrefetch
+	// close is a windowed join's close index (join_watermark.go; nil
+	// without a watermark).
+	close *joinClose
 }
 
 // prefetch hashes the join keys of rows and has the arrangements touch
@@ -118,6 +121,9 @@ func NewJoin(state State, left, right types.Schema, spec JoinSpec) (*Join, error
 	if len(spec.LeftKeys) != len(spec.RightKeys) {
 		return nil, fmt.Errorf("join has %d left keys and %d right keys", len(spec.LeftKeys), len(spec.RightKeys))
 	}
+	if spec.RightConstant && (spec.Kind != JoinInner || spec.NullAware) {
+		return nil, fmt.Errorf("a %s join cannot skip its left arrangement", spec.Kind)
+	}
 	for i := range spec.LeftKeys {
 		if spec.LeftKeys[i] < 0 || spec.LeftKeys[i] >= len(left) || spec.RightKeys[i] < 0 || spec.RightKeys[i] >= len(right) {
 			return nil, fmt.Errorf("join key column out of range")
@@ -167,6 +173,9 @@ func NewJoin(state State, left, right types.Schema, spec JoinSpec) (*Join, error
 	default:
 		return nil, fmt.Errorf("unknown join kind %d", spec.Kind)
 	}
+	if err := j.initWatermark(state); err != nil {
+		return nil, err
+	}
 	return j, nil
 }
 
@@ -175,6 +184,9 @@ func (j *Join) Schema() types.Schema { return j.schema }
 
 // Arrangements implements Stateful.
 func (j *Join) Arrangements() []*arrange.Arrangement {
+	if j.close != nil {
+		return []*arrange.Arrangement{j.left, j.right, j.meta, j.close.index}
+	}
 	return []*arrange.Arrangement{j.left, j.right, j.meta}
 }
 
@@ -258,13 +270,22 @@ func (j *Join) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 		return j.stepNullAware(ctx, dl, dr)
 	}
 	out := zset.Batch{Rows: make([]types.Row, 0, dl.Len()+dr.Len()), Weights: make([]int64, 0, dl.Len()+dr.Len())}
+	if j.spec.RightConstant {
+		// NB: ΔR first (against the left rows, of which none are
+		// arranged), then ΔL against the whole right side: ΔL ⋈ ΔR comes
+		// from the second phase, which needs no left arrangement.
+		if err := j.phaseRight(ctx, dr, &out); err != nil {
+			return zset.Batch{}, err
+		}
+		return out, j.phaseLeft(ctx, dl, &out)
+	}
 	if err := j.phaseLeft(ctx, dl, &out); err != nil {
 		return zset.Batch{}, err
 	}
 	if err := j.phaseRight(ctx, dr, &out); err != nil {
 		return zset.Batch{}, err
 	}
-	return out, nil
+	return out, j.stepWatermark(ctx, dl, dr)
 }
 
 // leftOutput is a left row's own output (padding, semi or anti row) for
@@ -371,6 +392,9 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 		}
 		if w, row := j.leftOutput(l, m, mode); w != 0 {
 			out.Add(row, w*dw)
+		}
+		if j.spec.RightConstant {
+			continue // never probed: see JoinSpec.RightConstant
 		}
 		rowBuf = zset.EncodeRow(rowBuf[:0], l)
 		if err := j.addEntry(ctx, j.left, joinKey, rowBuf, dw, m); err != nil {

@@ -52,3 +52,34 @@ func TestJoinIncremental(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinRightConstant: an inner join whose right input changes only in
+// the first step arranges no left rows and still equals StreamJoin.
+func TestJoinRightConstant(t *testing.T) {
+	for name, spec := range map[string]JoinSpec{
+		"cross": {Kind: JoinInner, RightConstant: true},
+		"keyed": {Kind: JoinInner, LeftKeys: []int{0}, RightKeys: []int{0}, RightConstant: true},
+	} {
+		spec := spec
+		t.Run(name, func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				checkIncremental(t, incrementalCase{
+					widths: []int{2, 2}, nulls: true, positive: true, firstStepOnly: []bool{false, true},
+					make: func(s State) Operator {
+						o, err := NewJoin(s, intSchema(2), intSchema(2), spec)
+						if err != nil {
+							panic(err)
+						}
+						return o
+					},
+					stream: func(ctx *Context, in []zset.Batch) (zset.Batch, error) {
+						return StreamJoin(ctx, spec, intSchema(2), intSchema(2), in[0], in[1])
+					},
+				})
+			})
+		})
+	}
+	if _, err := NewJoin(State{}, intSchema(2), intSchema(2), JoinSpec{Kind: JoinLeft, RightConstant: true}); err == nil {
+		t.Error("a left join with RightConstant was accepted")
+	}
+}

@@ -105,6 +105,11 @@ type Context struct {
 	// view, the time its shard recorded with the epoch (the same on a
 	// replay); for a run over a snapshot, the statement's time.
 	Now types.TimestampTZ
+	// Watermarks are the event-time watermarks of the step's inputs, by
+	// source (agg_watermark.go): for a view, the ones its shard carried
+	// with the epochs being stepped; absent, an aggregate keeps all its
+	// state. Only looked up, never ranged over.
+	Watermarks map[WatermarkSource]types.TimestampTZ
 	// Errors collects evaluation errors raised this step as a Z-set of
 	// ErrorSchema rows.
 	Errors zset.Batch

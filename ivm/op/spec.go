@@ -154,6 +154,10 @@ type AggOrderKey struct {
 type AggregateSpec struct {
 	GroupBy []int
 	Calls   []AggregateCall
+	// Watermark, when set, names a GROUP BY column that is a window over
+	// an event-time column with a watermark: a group's state is forgotten
+	// once the watermark passes its window (agg_watermark.go).
+	Watermark *AggregateWatermark
 }
 
 // JoinKind is the kind of join.
@@ -213,6 +217,17 @@ type JoinSpec struct {
 	// empty right side passes every left row. Requires exactly one key
 	// column and no Residual.
 	NullAware bool
+	// RightConstant marks an inner join whose right input changes only in
+	// its first step (a constant relation such as VALUES, fed once): its
+	// left rows are not arranged, since no later right change probes
+	// them, so the join keeps no state growing with the left input (a
+	// HOP window's join with its offsets).
+	RightConstant bool
+	// Watermark, when set, names a join key column that is a window over
+	// an event-time column with a watermark on both sides: a key's
+	// arranged rows are forgotten once the watermark passes its window
+	// (join_watermark.go).
+	Watermark *JoinWatermark
 }
 
 // SortKey is one ORDER BY item over a column.

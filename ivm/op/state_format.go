@@ -33,14 +33,24 @@ import (
 //	Recursive            recursive/1[mode]{body}    (body: the step sub-circuit's record)
 //	TemporalFilter       temporal/1
 //	Session              session/1
+//	Aggregate with a     the aggregate's format ++ "+close/1" (its close index,
+//	watermark            agg_watermark.go)
+//	Join with a          join/1+close/1 (join_watermark.go)
+//	watermark
 
 // StateFormat returns the name and version of the state encoding of o, or
 // "" when o stores no state.
 func StateFormat(o Operator) string {
 	switch o := o.(type) {
 	case *Aggregate:
+		if o.closeIndex != nil {
+			return o.stateFormat() + "+close/1"
+		}
 		return o.stateFormat()
 	case *Join:
+		if o.close != nil {
+			return "join/1+close/1"
+		}
 		return "join/1"
 	case *Distinct, *SetOp:
 		return "counting/1"

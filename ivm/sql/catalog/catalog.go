@@ -134,6 +134,9 @@ type Relation struct {
 	// PrimaryKeyName is the primary key constraint's name when one was
 	// given (ADD CONSTRAINT name PRIMARY KEY); "" means table_pkey.
 	PrimaryKeyName string `json:",omitempty"`
+	// Watermark is the table's event-time watermark (WITH (watermark =
+	// 'ts - interval ''5 seconds''')); nil: none.
+	Watermark *Watermark `json:",omitempty"`
 	// InsertOnly marks tables created WITH (insert_only = true) and sources:
 	// rows are never updated or deleted, so no key is needed.
 	InsertOnly bool
@@ -305,4 +308,16 @@ func (r *Relation) ViewEnv(env *expr.Env) error {
 		env.ExtraFloatDigits, env.ExtraFloatDigitsSet = n, true
 	}
 	return nil
+}
+
+// Watermark declares a table's event-time column and how late its rows may
+// come: the table shard keeps W = max(event time committed) − Lateness,
+// never going back, drops inserted rows whose event time is below W (and
+// counts them), and carries W with the epochs, so a view's windowed
+// aggregates forget windows W has passed (actors/shard/watermark.go).
+type Watermark struct {
+	// Column is the event-time column (timestamp or timestamptz).
+	Column int
+	// LatenessMicros is the declared lateness bound (>= 0).
+	LatenessMicros int64
 }

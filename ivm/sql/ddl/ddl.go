@@ -34,8 +34,10 @@ type CreateTable struct {
 	Columns     []catalog.Column
 	// PrimaryKey lists column indexes (primary key columns are NOT NULL).
 	PrimaryKey []int
-	// InsertOnly is WITH (insert_only = true).
+	// InsertOnly is WITH (insert_only = true), implied by a watermark.
 	InsertOnly bool
+	// Watermark is WITH (watermark = 'ts - interval ''5 seconds''').
+	Watermark *catalog.Watermark
 	// Checks are the CHECK constraints (column- and table-level).
 	Checks []catalog.Check
 	// Sequences are the sequences serial and identity columns need.
@@ -115,6 +117,9 @@ type CreateSource struct {
 	// Kafka is set for FROM KAFKA sources (Columns is empty: the
 	// declared columns are Kafka.Columns).
 	Kafka *KafkaSource
+	// Watermark is a NEXMARK source's watermark option (as CREATE
+	// TABLE's).
+	Watermark *catalog.Watermark
 }
 
 // SourceColumn is one generated column.
@@ -390,6 +395,10 @@ func (c *converter) createTable(s *pg_query.CreateStmt) (*CreateTable, error) {
 				return nil, err
 			}
 			t.InsertOnly = v
+		case "watermark":
+			if t.Watermark, err = watermarkOption(opts[k], t.Columns); err != nil {
+				return nil, err
+			}
 		case "fillfactor":
 			// PostgreSQL's heap page fill factor (pgbench -i sets 100):
 			// checked for PostgreSQL's range, then ignored, because
@@ -405,6 +414,16 @@ func (c *converter) createTable(s *pg_query.CreateStmt) (*CreateTable, error) {
 	}
 	if t.InsertOnly && len(t.PrimaryKey) > 0 {
 		return nil, errcode.New(errcode.SQLInvalidParameterValue, "an insert_only table cannot have a PRIMARY KEY").WithSQLState("22023")
+	}
+	if t.Watermark != nil {
+		if len(t.PrimaryKey) > 0 {
+			return nil, errcode.New(errcode.SQLInvalidParameterValue, "a table with a watermark cannot have a PRIMARY KEY").
+				WithDetail("A table with a watermark is insert-only: rows behind the watermark can no longer change the windows they fell in.").WithSQLState("22023")
+		}
+		if _, ok := opts["insert_only"]; ok && !t.InsertOnly {
+			return nil, errcode.New(errcode.SQLInvalidParameterValue, "a table with a watermark is insert-only").WithSQLState("22023")
+		}
+		t.InsertOnly = true
 	}
 	if len(t.Columns) == 0 {
 		return nil, errcode.New(errcode.SQLFeatureNotSupported, "tables with no columns are not supported")

@@ -55,6 +55,7 @@ func nexmarkSource(cs *parse.CreateSource, out *CreateSource) error {
 		return n, nil
 	}
 	seen := map[string]bool{}
+	var watermark string
 	for _, o := range cs.Nexmark {
 		if seen[o.Key] {
 			return bad("NEXMARK option %s given twice", o.Key)
@@ -64,6 +65,8 @@ func nexmarkSource(cs *parse.CreateSource, out *CreateSource) error {
 		switch o.Key {
 		case "table":
 			ns.Table = strings.ToLower(o.Value.Text)
+		case "watermark":
+			watermark = o.Value.Text
 		case "events":
 			ns.Events, err = integer(o)
 		case "rate":
@@ -81,7 +84,7 @@ func nexmarkSource(cs *parse.CreateSource, out *CreateSource) error {
 				return bad("NEXMARK option time must be 'feldera' or 'flink', got %s", o.Value.Text)
 			}
 		default:
-			return bad("unknown NEXMARK option %s (have table, events, rate, seed, time)", o.Key)
+			return bad("unknown NEXMARK option %s (have table, events, rate, seed, time, watermark)", o.Key)
 		}
 		if err != nil {
 			return err
@@ -103,6 +106,16 @@ func nexmarkSource(cs *parse.CreateSource, out *CreateSource) error {
 			return err
 		}
 		out.Columns = append(out.Columns, SourceColumn{Column: catalog.Column{Name: c[0], Type: t}})
+	}
+	if seen["watermark"] {
+		cols := make([]catalog.Column, len(out.Columns))
+		for i, c := range out.Columns {
+			cols[i] = c.Column
+		}
+		var err error
+		if out.Watermark, err = watermarkOption(watermark, cols); err != nil {
+			return err
+		}
 	}
 	out.Nexmark = ns
 	return nil

@@ -232,7 +232,7 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 		if err != nil {
 			return circuit.Node{}, err
 		}
-		spec := op.JoinSpec{NullAware: x.NullAware}
+		spec := op.JoinSpec{NullAware: x.NullAware, RightConstant: x.Kind == plan.InnerJoin && isConstantRelation(x.Right)}
 		switch x.Kind {
 		case plan.InnerJoin:
 			spec.Kind = op.JoinInner
@@ -264,13 +264,16 @@ func (w *builder) node(n plan.Node) (circuit.Node, error) {
 				return circuit.Node{}, err
 			}
 		}
+		if !spec.NullAware && !spec.RightConstant {
+			spec.Watermark = joinWatermark(x)
+		}
 		return w.b.Join(l, r, spec), nil
 	case *plan.Aggregate:
 		in, err := w.node(x.Input)
 		if err != nil {
 			return circuit.Node{}, err
 		}
-		spec := op.AggregateSpec{GroupBy: x.GroupBy}
+		spec := op.AggregateSpec{GroupBy: x.GroupBy, Watermark: aggregateWatermark(x.Input, x.GroupBy)}
 		for i, a := range x.Aggs {
 			call := op.AggregateCall{Distinct: a.Distinct, Name: x.Cols[len(x.GroupBy)+i].Name}
 			switch a.Func {
