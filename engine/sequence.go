@@ -140,7 +140,7 @@ func sequenceRelation(name string, seq catalog.Sequence) *catalog.Relation {
 // until the name is free) and points each column's default at its
 // sequence. It also checks that the sequences DEFAULT expressions call
 // exist, returning them as dependencies.
-func createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, cols []catalog.Column) ([]*catalog.Relation, []catalog.ID, error) {
+func createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, schema string, cols []catalog.Column) ([]*catalog.Relation, []catalog.ID, error) {
 	var seqs []*catalog.Relation
 	taken := map[string]bool{}
 	for _, cs := range st.Sequences {
@@ -148,7 +148,7 @@ func createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, cols []ca
 		base := st.Name + "_" + col.Name + "_seq"
 		name := base
 		for n := 1; ; n++ {
-			if _, exists := snap.LookupRelation([]string{name}); !exists && !taken[name] {
+			if _, exists := snap.LookupRelation([]string{catalog.Key(schema, name)}); !exists && !taken[name] {
 				break
 			}
 			name = fmt.Sprintf("%s%d", base, n)
@@ -156,8 +156,10 @@ func createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, cols []ca
 		taken[name] = true
 		def := cs.Sequence
 		def.OwnedByColumn = col.Name
-		seqs = append(seqs, sequenceRelation(name, def))
-		col.Default = "nextval('" + strings.ReplaceAll(name, "'", "''") + "'::regclass)"
+		seq := sequenceRelation(name, def)
+		seq.Schema = schema
+		seqs = append(seqs, seq)
+		col.Default = "nextval('" + strings.ReplaceAll(catalog.Key(schema, name), "'", "''") + "'::regclass)"
 	}
 	var deps []catalog.ID
 	for _, ref := range st.SequenceRefs {
@@ -174,7 +176,7 @@ func createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, cols []ca
 }
 
 // sequenceDDL runs CREATE SEQUENCE and ALTER SEQUENCE.
-func (s *session) sequenceDDL(ctx context.Context, snap *control.Snapshot, d ddl.Statement) (control.DDLResult, error) {
+func (s *session) sequenceDDL(ctx context.Context, snap *control.Snapshot, d ddl.Statement, schema string) (control.DDLResult, error) {
 	switch st := d.(type) {
 	case *ddl.CreateSequence:
 		seq := st.Sequence
@@ -192,7 +194,9 @@ func (s *session) sequenceDDL(ctx context.Context, snap *control.Snapshot, d ddl
 			}
 			seq.OwnedBy, seq.OwnedByColumn = t.ID, st.OwnedByColumn
 		}
-		return s.control(ctx, control.CreateRelation{Relation: sequenceRelation(st.Name, seq), IfNotExists: st.IfNotExists})
+		rel := sequenceRelation(st.Name, seq)
+		rel.Schema = schema
+		return s.control(ctx, control.CreateRelation{Relation: rel, IfNotExists: st.IfNotExists})
 	case *ddl.AlterSequence:
 		m := control.SequenceOp{Name: st.Name, Op: control.SeqRestart}
 		if st.Restart != nil {
@@ -235,7 +239,7 @@ func (q *sessionSequences) SerialSequence(table, column string) (string, bool, e
 	}
 	for _, r := range snap.Relations() {
 		if r.Kind == catalog.KindSequence && r.Sequence.OwnedBy == t.ID && r.Sequence.OwnedByColumn == column {
-			return syscat.SchemaPublic + "." + r.Name, true, nil
+			return r.SchemaName() + "." + r.Name, true, nil
 		}
 	}
 	return "", false, nil

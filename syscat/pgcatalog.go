@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/syscat/sysrel"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -55,22 +56,33 @@ func databaseName(env *Env) string {
 	return env.Database
 }
 
-// relSchema pairs a relation with its schema.
+// relSchema pairs a relation with its schema and the schema's oid.
 type relSchema struct {
 	rel    *catalog.Relation
 	schema string
+	nsOID  int64
 }
 
 // allRelations lists system relations then user relations.
 func allRelations(env *Env) []relSchema {
 	var out []relSchema
 	for _, st := range All() {
-		out = append(out, relSchema{st.Rel, st.Schema})
+		out = append(out, relSchema{st.Rel, st.Schema, NamespaceOID(st.Schema)})
 	}
 	for _, r := range env.Relations {
-		out = append(out, relSchema{r, SchemaPublic})
+		out = append(out, relSchema{r, r.SchemaName(), namespaceOIDIn(env, r.SchemaName())})
 	}
 	return out
+}
+
+// namespaceOIDIn is the pg_namespace.oid of schema, user schemas included.
+func namespaceOIDIn(env *Env, schema string) int64 {
+	for _, s := range env.Schemas {
+		if s.Name == schema {
+			return RelationOID(s.ID)
+		}
+	}
+	return NamespaceOID(schema)
 }
 
 func pkName(r *catalog.Relation) string { return r.PrimaryKeyConstraint() }
@@ -85,7 +97,7 @@ func pkColumns(r *catalog.Relation) string {
 
 // IndexDef is pg_get_indexdef of a primary-key index.
 func IndexDef(r *catalog.Relation) string {
-	return "CREATE UNIQUE INDEX " + quoteIdent(pkName(r)) + " ON " + SchemaPublic + "." + quoteIdent(r.Name) + " USING btree (" + pkColumns(r) + ")"
+	return "CREATE UNIQUE INDEX " + quoteIdent(pkName(r)) + " ON " + quoteIdent(r.SchemaName()) + "." + quoteIdent(r.Name) + " USING btree (" + pkColumns(r) + ")"
 }
 
 // ConstraintDef is pg_get_constraintdef of a primary key.
@@ -190,9 +202,9 @@ func pgCatalogRows() []rowSource {
 				case catalog.KindIndex:
 					am, natts = oidBtree, len(r.Index.Columns)
 				}
-				row(RelationOID(r.ID), r.Name, NamespaceOID(rs.schema), am, relkind(r.Kind), natts, len(r.PrimaryKey) > 0 || indexed[r.ID])
+				row(RelationOID(r.ID), r.Name, rs.nsOID, am, relkind(r.Kind), natts, len(r.PrimaryKey) > 0 || indexed[r.ID])
 				if len(r.PrimaryKey) > 0 {
-					row(IndexOID(r.ID), pkName(r), NamespaceOID(rs.schema), oidBtree, "i", len(r.PrimaryKey), false)
+					row(IndexOID(r.ID), pkName(r), rs.nsOID, oidBtree, "i", len(r.PrimaryKey), false)
 				}
 			}
 			return out
@@ -302,7 +314,7 @@ func pgCatalogRows() []rowSource {
 				if len(r.PrimaryKey) == 0 {
 					continue
 				}
-				out = append(out, types.Row{ConstraintOID(r.ID), pkName(r), int64(OIDPublic), "p", false, false, true,
+				out = append(out, types.Row{ConstraintOID(r.ID), pkName(r), namespaceOIDIn(env, r.SchemaName()), "p", false, false, true,
 					RelationOID(r.ID), int64(0), IndexOID(r.ID), int64(0), int64(0), " ", " ", " ", true, int64(0), true,
 					int2Array(pkAttnums(r)), nil, nil})
 			}
@@ -337,7 +349,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindTable || r.Kind == catalog.KindSource {
-					out = append(out, types.Row{SchemaPublic, r.Name, userName(env), nil, len(r.PrimaryKey) > 0 || indexed[r.ID], false, false, false})
+					out = append(out, types.Row{r.SchemaName(), r.Name, userName(env), nil, len(r.PrimaryKey) > 0 || indexed[r.ID], false, false, false})
 				}
 			}
 			return out
@@ -346,7 +358,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindView {
-					out = append(out, types.Row{SchemaPublic, r.Name, userName(env), r.SQL})
+					out = append(out, types.Row{r.SchemaName(), r.Name, userName(env), r.SQL})
 				}
 			}
 			return out
@@ -356,7 +368,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindMaterializedView {
-					out = append(out, types.Row{SchemaPublic, r.Name, userName(env), nil, indexed[r.ID], true, r.SQL})
+					out = append(out, types.Row{r.SchemaName(), r.Name, userName(env), nil, indexed[r.ID], true, r.SQL})
 				}
 			}
 			return out
@@ -423,7 +435,7 @@ func pgCatalogRows() []rowSource {
 					// that browse information_schema (Grafana) find them.
 					typ, ins = "VIEW", "NO"
 				}
-				if rs.schema != SchemaPublic {
+				if sysrel.IsSystemSchema(rs.schema) {
 					ins = "NO"
 				}
 				out = append(out, types.Row{databaseName(env), rs.schema, rs.rel.Name, typ, nil, nil, nil, nil, nil, ins, "NO", nil})
@@ -455,7 +467,7 @@ func pgCatalogRows() []rowSource {
 					}
 					charLen, prec, radix, scale, dtPrec := columnPrecision(c.Type)
 					upd := "YES"
-					if rs.schema != SchemaPublic || rs.rel.Kind != catalog.KindTable {
+					if sysrel.IsSystemSchema(rs.schema) || rs.rel.Kind != catalog.KindTable {
 						upd = "NO"
 					}
 					out = append(out, types.Row{databaseName(env), rs.schema, rs.rel.Name, c.Name, int64(i + 1), def, nullable, dataType,
@@ -470,13 +482,16 @@ func pgCatalogRows() []rowSource {
 			for _, s := range []string{SchemaPgCatalog, SchemaPublic, SchemaInfo, SchemaRockStream} {
 				out = append(out, types.Row{databaseName(env), s, userName(env), nil, nil, nil, nil})
 			}
+			for _, s := range env.Schemas {
+				out = append(out, types.Row{databaseName(env), s.Name, userName(env), nil, nil, nil, nil})
+			}
 			return out
 		}},
 		{SchemaInfo, "views", func(env *Env) []types.Row {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindView || r.Kind == catalog.KindMaterializedView {
-					out = append(out, types.Row{databaseName(env), SchemaPublic, r.Name, r.SQL, "NONE", "NO", "NO", "NO", "NO", "NO"})
+					out = append(out, types.Row{databaseName(env), r.SchemaName(), r.Name, r.SQL, "NONE", "NO", "NO", "NO", "NO", "NO"})
 				}
 			}
 			return out
@@ -485,7 +500,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if len(r.PrimaryKey) > 0 {
-					out = append(out, types.Row{databaseName(env), SchemaPublic, pkName(r), databaseName(env), SchemaPublic, r.Name,
+					out = append(out, types.Row{databaseName(env), r.SchemaName(), pkName(r), databaseName(env), r.SchemaName(), r.Name,
 						"PRIMARY KEY", "NO", "NO", "YES", nil})
 				}
 			}
@@ -495,7 +510,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				for i, k := range r.PrimaryKey {
-					out = append(out, types.Row{databaseName(env), SchemaPublic, pkName(r), databaseName(env), SchemaPublic, r.Name,
+					out = append(out, types.Row{databaseName(env), r.SchemaName(), pkName(r), databaseName(env), r.SchemaName(), r.Name,
 						r.Columns[k].Name, int64(i + 1), nil})
 				}
 			}

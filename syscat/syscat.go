@@ -42,6 +42,11 @@ const FirstUserObject = sysrel.FirstUserObject
 type Env struct {
 	// Relations are the namespace's user relations, sorted by id.
 	Relations []*catalog.Relation
+	// Schemas are the schemas CREATE SCHEMA made, sorted by id.
+	Schemas []*catalog.Relation
+	// SearchPath is the session's search_path as the schemas that exist
+	// (pg_table_is_visible, regclass output); nil: public.
+	SearchPath []string
 	// Dependencies returns the relations a view reads.
 	Dependencies func(catalog.ID) []catalog.ID
 	// Views are the shard's per-view statistics, by view id.

@@ -18,6 +18,11 @@ import (
 type Env struct {
 	// TimeZone is the session time zone used by timestamptz conversions.
 	TimeZone *time.Location
+	// SearchPath is the session's search_path as the schemas that exist,
+	// in order (current_schema, current_schemas); with HasSearchPath
+	// false (views, tests) it is public.
+	SearchPath    []string
+	HasSearchPath bool
 	// StatementTime is now()/current_timestamp for ad-hoc queries; views
 	// reject now() at DDL time.
 	StatementTime types.TimestampTZ
