@@ -1,8 +1,11 @@
 package engine_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/rockstream/rockstream/correctness/harness"
 	"github.com/rockstream/rockstream/internal/enginetest"
@@ -134,5 +137,77 @@ func TestSchemasMatchPostgres(t *testing.T) {
 		if got != want {
 			t.Errorf("%s\n  rockstream: %s\n  postgresql: %s", stmt, got, want)
 		}
+	}
+}
+
+// TestSchemasSurviveRestart: schemas, the relations in them (rows COPYed
+// into a qualified name included) and views over them, bound to what
+// their names resolved to at CREATE, are read back from the control DB
+// after a restart and keep being maintained.
+func TestSchemasSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv := enginetest.StartServer(t, dir)
+	rs := harness.ConnectRS(t, srv)
+	for _, stmt := range []string{
+		`CREATE SCHEMA s`,
+		`CREATE TABLE s.t (id serial PRIMARY KEY, k int)`,
+		`CREATE TABLE public.u (k int PRIMARY KEY, label text)`,
+		`INSERT INTO u VALUES (1, 'one'), (2, 'two')`,
+		`SET search_path TO s, public`,
+		`CREATE MATERIALIZED VIEW mv AS SELECT label, count(*) AS n FROM t JOIN u USING (k) GROUP BY label`,
+		`CREATE VIEW v AS SELECT id, k FROM t`,
+	} {
+		if _, err := rs.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := conn.CopyFrom(ctx, pgx.Identifier{"s", "t"}, []string{"k"}, pgx.CopyFromRows([][]any{{int32(1)}, {int32(1)}, {int32(2)}}))
+	if err != nil || n != 3 {
+		t.Fatalf("COPY s.t: %d rows, %v", n, err)
+	}
+	_ = conn.Close(ctx)
+	check := func(when string) {
+		t.Helper()
+		for stmt, want := range map[string]string{
+			`SELECT label, n FROM s.mv ORDER BY label`:             "one|2; two|1",
+			`SELECT count(*) FROM s.v`:                             "3",
+			`SELECT nspname FROM pg_namespace WHERE nspname = 's'`: "s",
+			`SELECT schemaname, matviewname FROM pg_matviews`:      "s|mv",
+			`SELECT table_schema, table_name FROM information_schema.tables WHERE table_name IN ('t', 'u', 'v') ORDER BY 1, 2`: "public|u; s|t; s|v",
+		} {
+			if got := outcome(rs, stmt); got != want {
+				t.Errorf("%s: %s: got %s, want %s", when, stmt, got, want)
+			}
+		}
+	}
+	check("before the restart")
+	srv.Stop()
+	srv = enginetest.StartServer(t, dir)
+	rs = harness.ConnectRS(t, srv)
+	check("after the restart")
+	// The views keep reading s.t: a public.t created since does not
+	// take their name, whatever the search_path.
+	for _, stmt := range []string{
+		`CREATE TABLE t (id int, k int)`,
+		`INSERT INTO t VALUES (9, 1)`,
+		`INSERT INTO s.t (k) VALUES (2)`,
+	} {
+		if _, err := rs.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if got := outcome(rs, `SELECT label, n FROM s.mv ORDER BY label`); got != "one|2; two|2" {
+		t.Errorf("s.mv after the restart: %s", got)
+	}
+	if got := outcome(rs, `SELECT count(*) FROM s.v`); got != "4" {
+		t.Errorf("s.v after the restart: %s", got)
+	}
+	if got := outcome(rs, `SELECT max(id) > 3 FROM s.t`); got != "t" {
+		t.Errorf("s.t's serial after the restart: %s", got)
 	}
 }
