@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
-	"github.com/rockstream/rockstream/syscat/sysrel"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/syscat/sysrel"
 )
 
 // The pg_catalog relations psql 15 and the drivers (pgjdbc, SQLAlchemy,

@@ -75,8 +75,8 @@ func (a *Actor) createIndex(m CreateIndex) (DDLResult, error) {
 		Kind:   catalog.KindIndex,
 		Name:   name,
 		Schema: table.Schema,
-		ID:    objectID(next.namespace, next.NextObject),
-		Index: &catalog.Index{Table: table.ID, Columns: append([]catalog.IndexColumn(nil), m.Columns...), Unique: m.Unique},
+		ID:     objectID(next.namespace, next.NextObject),
+		Index:  &catalog.Index{Table: table.ID, Columns: append([]catalog.IndexColumn(nil), m.Columns...), Unique: m.Unique},
 	}
 	next.NextObject++
 	next.put(idx, nil)

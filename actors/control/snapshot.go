@@ -22,9 +22,9 @@ type Snapshot struct {
 	NextObject uint64
 	// byName holds relations, sinks and indexes by Key; schemas holds
 	// schemas by name.
-	byName     map[string]*catalog.Relation
-	schemas    map[string]*catalog.Relation
-	byID       map[catalog.ID]*catalog.Relation
+	byName  map[string]*catalog.Relation
+	schemas map[string]*catalog.Relation
+	byID    map[catalog.ID]*catalog.Relation
 	// deps lists, per view, the relations its SQL reads.
 	deps map[catalog.ID][]catalog.ID
 	// bucketMap is the bucket map in force (topology.go).
