@@ -228,6 +228,10 @@ func (s *session) resolveDDL(snap *control.Snapshot, st ddl.Statement) (ddl.Stat
 		c := *x
 		key(&c.Name)
 		return &c, "", err
+	case *ddl.CreateSink:
+		c := *x
+		key(&c.View)
+		return &c, "", err
 	}
 	return st, "", nil
 }

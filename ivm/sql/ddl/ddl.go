@@ -825,7 +825,10 @@ func createSource(cs *parse.CreateSource) (*CreateSource, error) {
 	if len(name) == 2 && name[0] == "public" {
 		name = name[1:]
 	}
-	out := &CreateSource{Name: strings.Join(name, "."), RatePerSecond: cs.RatePerSecond}
+	if len(name) != 1 {
+		return nil, errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support sources in a schema other than public: %s", strings.Join(name, "."))
+	}
+	out := &CreateSource{Name: name[0], RatePerSecond: cs.RatePerSecond}
 	if cs.Nexmark != nil {
 		if err := nexmarkSource(cs, out); err != nil {
 			return nil, err
