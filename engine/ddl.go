@@ -73,7 +73,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		}
 	case *ddl.CreateTable:
 		cols := append([]catalog.Column(nil), st.Columns...)
-		seqs, deps, err := createTableSequences(snap, st, schema, cols)
+		seqs, deps, err := s.createTableSequences(snap, st, schema, cols)
 		if err != nil {
 			return nil, err
 		}

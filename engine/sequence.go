@@ -32,7 +32,14 @@ func (s *session) sequences(ctx context.Context) expr.Sequences {
 // op runs one sequence operation and remembers the value for currval.
 func (q *sessionSequences) op(ref expr.SequenceRef, m control.SequenceOp) (int64, error) {
 	if ref.Name != "" {
-		m.Name = sequenceName(ref.Name)
+		snap, err := q.s.e.snapshot(q.ctx)
+		if err != nil {
+			return 0, err
+		}
+		m.Name = q.s.relationKey(snap, ref.Name)
+		if _, ok := snap.LookupRelation([]string{m.Name}); !ok {
+			return 0, errcode.New(errcode.UndefinedObject, "relation \"%s\" does not exist", strings.Join(splitQualified(ref.Name), "."))
+		}
 	} else {
 		m.ID = sequenceIDOf(ref.OID)
 	}
@@ -43,14 +50,53 @@ func (q *sessionSequences) op(ref expr.SequenceRef, m control.SequenceOp) (int64
 	return reply.(control.SequenceValue).Value, nil
 }
 
-// sequenceName resolves a sequence name as regclass input does:
-// case-folded unless quoted, public. accepted.
-func sequenceName(lit string) string {
-	lit = strings.TrimPrefix(lit, "public.")
-	if strings.HasPrefix(lit, `"`) && strings.HasSuffix(lit, `"`) && len(lit) >= 2 {
-		return strings.ReplaceAll(lit[1:len(lit)-1], `""`, `"`)
+// relationKey resolves a relation name written as regclass input is
+// (nextval('s.seq'), pg_get_serial_sequence('t', 'c')): identifiers
+// case-folded unless quoted, a qualified name in its schema, an
+// unqualified one through the session's search_path; the result is the
+// relation's catalog.Key.
+func (s *session) relationKey(snap *control.Snapshot, lit string) string {
+	parts := splitQualified(lit)
+	if len(parts) == 2 {
+		return catalog.Key(parts[0], parts[1])
 	}
-	return strings.ToLower(lit)
+	key, err := s.resolveExisting(snap, parts[len(parts)-1])
+	if err != nil {
+		return parts[len(parts)-1]
+	}
+	return key
+}
+
+// splitQualified splits a possibly qualified, possibly quoted name
+// (`"My"."Seq"`, `s.seq`, `Seq`) into its folded parts.
+func splitQualified(lit string) []string {
+	var parts []string
+	var cur strings.Builder
+	inQuote, quoted := false, false
+	for i := 0; i < len(lit); i++ {
+		c := lit[i]
+		switch {
+		case c == '"' && inQuote && i+1 < len(lit) && lit[i+1] == '"':
+			cur.WriteByte('"')
+			i++
+		case c == '"':
+			inQuote, quoted = !inQuote, true
+		case c == '.' && !inQuote:
+			parts = append(parts, foldPart(cur.String(), quoted))
+			cur.Reset()
+			quoted = false
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	return append(parts, foldPart(cur.String(), quoted))
+}
+
+func foldPart(p string, quoted bool) string {
+	if quoted {
+		return p
+	}
+	return strings.ToLower(strings.TrimSpace(p))
 }
 
 func (q *sessionSequences) NextVal(ref expr.SequenceRef) (int64, error) {
@@ -98,7 +144,7 @@ func (q *sessionSequences) resolve(snap *control.Snapshot, ref expr.SequenceRef)
 	var ok bool
 	name := ref.Name
 	if name != "" {
-		rel, ok = snap.LookupRelation([]string{sequenceName(name)})
+		rel, ok = snap.LookupRelation([]string{q.s.relationKey(snap, name)})
 	} else {
 		name = fmt.Sprint(ref.OID)
 		rel, ok = snap.RelationByID(sequenceIDOf(ref.OID))
@@ -140,7 +186,7 @@ func sequenceRelation(name string, seq catalog.Sequence) *catalog.Relation {
 // until the name is free) and points each column's default at its
 // sequence. It also checks that the sequences DEFAULT expressions call
 // exist, returning them as dependencies.
-func createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, schema string, cols []catalog.Column) ([]*catalog.Relation, []catalog.ID, error) {
+func (s *session) createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, schema string, cols []catalog.Column) ([]*catalog.Relation, []catalog.ID, error) {
 	var seqs []*catalog.Relation
 	taken := map[string]bool{}
 	for _, cs := range st.Sequences {
@@ -163,7 +209,7 @@ func createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, schema st
 	}
 	var deps []catalog.ID
 	for _, ref := range st.SequenceRefs {
-		rel, ok := snap.LookupRelation([]string{sequenceName(ref)})
+		rel, ok := snap.LookupRelation([]string{s.relationKey(snap, ref)})
 		if !ok {
 			return nil, nil, errcode.New(errcode.UndefinedObject, "relation \"%s\" does not exist", ref)
 		}
@@ -230,7 +276,7 @@ func (q *sessionSequences) SerialSequence(table, column string) (string, bool, e
 	if err != nil {
 		return "", false, err
 	}
-	t, ok := snap.LookupRelation([]string{sequenceName(table)})
+	t, ok := snap.LookupRelation([]string{q.s.relationKey(snap, table)})
 	if !ok {
 		return "", false, errcode.New(errcode.UndefinedObject, "relation \"%s\" does not exist", table)
 	}

@@ -1,6 +1,7 @@
 package syscat
 
 import (
+	"regexp"
 	"strings"
 	"time"
 
@@ -73,6 +74,30 @@ func allRelations(env *Env) []relSchema {
 		out = append(out, relSchema{r, r.SchemaName(), namespaceOIDIn(env, r.SchemaName())})
 	}
 	return out
+}
+
+// nextvalCall matches the sequence a DEFAULT calls, as RockStream writes
+// it: nextval('name'::regclass), name qualified unless in public.
+//
+//lint:immutable a compiled constant pattern.
+var nextvalCall = regexp.MustCompile(`nextval\('((?:[^']|'')*)'::regclass\)`)
+
+// displayDefault shows a DEFAULT as PostgreSQL deparses it for the
+// session: the sequence of nextval('s.seq'::regclass) is qualified only
+// when its schema is not on the search_path (regclass output).
+func displayDefault(env *Env, def string) string {
+	return nextvalCall.ReplaceAllStringFunc(def, func(m string) string {
+		lit := nextvalCall.FindStringSubmatch(m)[1]
+		schema, name := SchemaPublic, lit
+		if i := strings.IndexByte(lit, '.'); i >= 0 {
+			schema, name = lit[:i], lit[i+1:]
+		}
+		shown := name
+		if !visibleSchema(env, schema) {
+			shown = schema + "." + name
+		}
+		return "nextval('" + shown + "'::regclass)"
+	})
 }
 
 // namespaceOIDIn is the pg_namespace.oid of schema, user schemas included.
@@ -327,7 +352,7 @@ func pgCatalogRows() []rowSource {
 					if c.Default != "" && c.Identity == "" {
 						// adbin is pg_node_tree in PostgreSQL; here it is the
 						// expression's SQL, which pg_get_expr returns.
-						out = append(out, types.Row{attrdefOID(r.ID, i+1), RelationOID(r.ID), int64(i + 1), c.Default})
+						out = append(out, types.Row{attrdefOID(r.ID, i+1), RelationOID(r.ID), int64(i + 1), displayDefault(env, c.Default)})
 					}
 				}
 			}
@@ -455,7 +480,7 @@ func pgCatalogRows() []rowSource {
 					}
 					var def types.Datum
 					if c.Default != "" && c.Identity == "" {
-						def = c.Default
+						def = displayDefault(env, c.Default)
 					}
 					dataType := types.Type{Kind: c.Type.Kind, Typmod: -1}.SQLName()
 					udt := pgTypeName(c.Type)
