@@ -2,7 +2,11 @@ package engine
 
 import (
 	"context"
+	"sort"
 	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/errcode"
@@ -240,4 +244,88 @@ func (s *session) resolveDDL(snap *control.Snapshot, st ddl.Statement) (ddl.Stat
 // through the search_path).
 func (s *session) lookup(snap *control.Snapshot, name []string) (*catalog.Relation, bool) {
 	return catalog.WithSearchPath(snap, s.searchPath(snap, s.settings)).LookupRelation(name)
+}
+
+// viewDefinition is a view's definition as pg_get_viewdef shows it to
+// this session: as written, with the schema put before each unqualified
+// relation name that would not resolve to the same relation through the
+// session's search_path (PostgreSQL qualifies exactly those), so the text
+// still means what the view reads.
+func (s *session) viewDefinition(snap *control.Snapshot, path []string) func(*catalog.Relation) string {
+	cat := catalog.WithSearchPath(snap, path)
+	return func(r *catalog.Relation) string {
+		if len(r.Refs) == 0 {
+			return r.SQL
+		}
+		tree, err := pg_query.Parse(r.SQL)
+		if err != nil || len(tree.Stmts) != 1 {
+			return r.SQL
+		}
+		top := tree.Stmts[0].Stmt.ProtoReflect()
+		ctes := map[string]bool{}
+		var unqualified []*pg_query.RangeVar
+		walkMessages(top, func(m protoreflect.Message) {
+			switch x := m.Interface().(type) {
+			case *pg_query.CommonTableExpr:
+				ctes[x.Ctename] = true
+			case *pg_query.RangeVar:
+				if x.Schemaname == "" && x.Catalogname == "" {
+					unqualified = append(unqualified, x)
+				}
+			}
+		})
+		type insert struct {
+			at   int
+			text string
+		}
+		var inserts []insert
+		for _, rv := range unqualified {
+			if ctes[rv.Relname] || rv.Location < 0 || int(rv.Location) > len(r.SQL) {
+				continue
+			}
+			var id catalog.ID
+			found := false
+			for _, ref := range r.Refs {
+				if len(ref.Name) == 1 && ref.Name[0] == rv.Relname {
+					id, found = ref.ID, true
+				}
+			}
+			if !found {
+				continue
+			}
+			rel, ok := snap.RelationByID(id)
+			if !ok || sysrel.IsSystem(id) {
+				continue
+			}
+			if now, ok := cat.LookupRelation([]string{rv.Relname}); ok && now.ID == id {
+				continue
+			}
+			inserts = append(inserts, insert{at: int(rv.Location), text: pgIdent(rel.SchemaName()) + "."})
+		}
+		if len(inserts) == 0 {
+			return r.SQL
+		}
+		sort.Slice(inserts, func(i, j int) bool { return inserts[i].at > inserts[j].at })
+		out := r.SQL
+		for _, in := range inserts {
+			out = out[:in.at] + in.text + out[in.at:]
+		}
+		return out
+	}
+}
+
+// pgIdent quotes an identifier when PostgreSQL's quote_ident would (not a
+// lower-case letter or underscore then lower-case letters, digits,
+// underscores and dollars).
+func pgIdent(s string) string {
+	plain := s != ""
+	for i, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || i > 0 && (c >= '0' && c <= '9' || c == '$')) {
+			plain = false
+		}
+	}
+	if plain {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }

@@ -226,4 +226,20 @@ func TestSchemasSurviveRestart(t *testing.T) {
 	if got := outcome(rs, `SELECT max(id) > 3 FROM s.t`); got != "t" {
 		t.Errorf("s.t's serial after the restart: %s", got)
 	}
+	// pg_get_viewdef (psql's \d+) qualifies a name only where the
+	// session's search_path would resolve it elsewhere, as PostgreSQL.
+	for _, c := range []struct{ path, want string }{
+		{"public", "SELECT id, k FROM s.t"},
+		{"s, public", "SELECT id, k FROM t"},
+	} {
+		if _, err := rs.Exec("SET search_path TO " + c.path); err != nil {
+			t.Fatal(err)
+		}
+		if got := outcome(rs, `SELECT pg_get_viewdef('s.v'::regclass)`); got != c.want {
+			t.Errorf("search_path %s: pg_get_viewdef(s.v) = %q, want %q", c.path, got, c.want)
+		}
+		if got := outcome(rs, `SELECT definition FROM pg_views WHERE schemaname = 's'`); got != c.want {
+			t.Errorf("search_path %s: pg_views.definition = %q, want %q", c.path, got, c.want)
+		}
+	}
 }

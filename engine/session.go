@@ -523,15 +523,16 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 		return nil, err
 	}
 	env := &syscat.Env{
-		Relations:    snap.Relations(),
-		Schemas:      snap.Schemas(),
-		SearchPath:   s.searchPath(snap, s.settings),
-		Dependencies: snap.Dependencies,
-		Views:        map[catalog.ID]syscat.ViewStats{},
-		Frontier:     st.Frontier,
-		LastEpoch:    st.LastEpoch,
-		User:         s.info.User,
-		Database:     s.info.Database,
+		Relations:      snap.Relations(),
+		Schemas:        snap.Schemas(),
+		SearchPath:     s.searchPath(snap, s.settings),
+		ViewDefinition: s.viewDefinition(snap, s.searchPath(snap, s.settings)),
+		Dependencies:   snap.Dependencies,
+		Views:          map[catalog.ID]syscat.ViewStats{},
+		Frontier:       st.Frontier,
+		LastEpoch:      st.LastEpoch,
+		User:           s.info.User,
+		Database:       s.info.Database,
 	}
 	if m, err := s.e.ask(ctx, control.ActorID, control.GetSequenceStates{}); err == nil {
 		states := m.(control.SequenceStates)

@@ -83,7 +83,7 @@ func (i *info) ConstraintDef(oid int64) (string, bool) {
 
 func (i *info) ViewDef(oid int64) (string, bool) {
 	if r := i.relation(oid, 0); r != nil && r.SQL != "" {
-		return r.SQL, true
+		return viewDef(i.load(), r), true
 	}
 	return "", false
 }
@@ -99,10 +99,19 @@ func (i *info) ViewDefByName(name string) (string, bool) {
 	}
 	for _, r := range env.Relations {
 		if r.Name == rel && r.SQL != "" && (schema == "" && visibleSchema(env, r.SchemaName()) || r.SchemaName() == schema) {
-			return r.SQL, true
+			return viewDef(env, r), true
 		}
 	}
 	return "", false
+}
+
+// viewDef is a view's definition as the session sees it
+// (Env.ViewDefinition).
+func viewDef(env *Env, r *catalog.Relation) string {
+	if env != nil && env.ViewDefinition != nil {
+		return env.ViewDefinition(r)
+	}
+	return r.SQL
 }
 
 // visibleSchema reports whether schema is on the session's search path.

@@ -383,7 +383,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindView {
-					out = append(out, types.Row{r.SchemaName(), r.Name, userName(env), r.SQL})
+					out = append(out, types.Row{r.SchemaName(), r.Name, userName(env), viewDef(env, r)})
 				}
 			}
 			return out
@@ -393,7 +393,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindMaterializedView {
-					out = append(out, types.Row{r.SchemaName(), r.Name, userName(env), nil, indexed[r.ID], true, r.SQL})
+					out = append(out, types.Row{r.SchemaName(), r.Name, userName(env), nil, indexed[r.ID], true, viewDef(env, r)})
 				}
 			}
 			return out
@@ -516,7 +516,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindView || r.Kind == catalog.KindMaterializedView {
-					out = append(out, types.Row{databaseName(env), r.SchemaName(), r.Name, r.SQL, "NONE", "NO", "NO", "NO", "NO", "NO"})
+					out = append(out, types.Row{databaseName(env), r.SchemaName(), r.Name, viewDef(env, r), "NONE", "NO", "NO", "NO", "NO", "NO"})
 				}
 			}
 			return out
