@@ -2,6 +2,7 @@ package control
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rockstream/rockstream/errcode"
@@ -95,14 +96,30 @@ func (a *Actor) dropSchema(m DropSchema) (DDLResult, error) {
 			}
 		}
 	}
+	// A table that only calls a dropped sequence in a DEFAULT stays (it
+	// loses the default below); everything else that depends on a member
+	// goes, dependents first.
+	var visit func(r *catalog.Relation)
+	visited := map[catalog.ID]bool{}
+	visit = func(r *catalog.Relation) {
+		visited[r.ID] = true
+		for _, d := range a.snap.Dependents(r.ID) {
+			if visited[d.ID] || (r.Kind == catalog.KindSequence && d.Kind == catalog.KindTable && d.SchemaName() != m.Name) {
+				continue
+			}
+			visit(d)
+		}
+		add([]*catalog.Relation{r})
+	}
 	for i := len(members) - 1; i >= 0; i-- {
-		closure, _ := a.dependentClosure(members[i])
-		add(closure)
+		if !visited[members[i].ID] {
+			visit(members[i])
+		}
 	}
 	add(ownedSequences(a.snap, order))
 	add(ownedIndexes(a.snap, order))
 	next := a.snap.clone()
-	var puts []*catalog.Relation
+	var changedIDs []catalog.ID
 	for _, r := range order {
 		if r.Kind != catalog.KindSequence {
 			continue
@@ -115,10 +132,15 @@ func (a *Actor) dropSchema(m DropSchema) (DDLResult, error) {
 				continue
 			}
 			cur := next.byID[u.ID]
-			changed := withoutSequenceDefaults(cur, r)
-			next.put(changed, without(next.deps[u.ID], r.ID))
-			puts = append(puts, changed)
+			next.put(withoutSequenceDefaults(cur, r), without(next.deps[u.ID], r.ID))
+			if !slices.Contains(changedIDs, u.ID) {
+				changedIDs = append(changedIDs, u.ID)
+			}
 		}
+	}
+	puts := make([]*catalog.Relation, len(changedIDs))
+	for i, id := range changedIDs {
+		puts[i] = next.byID[id]
 	}
 	for _, r := range order {
 		next.remove(r.ID)
