@@ -13,6 +13,7 @@ import (
 	"github.com/rockstream/rockstream/gateway"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/syscat/sysrel"
 )
 
@@ -190,11 +191,14 @@ func (s *session) resolveDDL(snap *control.Snapshot, st ddl.Statement) (ddl.Stat
 		return &c, schema, err
 	case *ddl.CreateSequence:
 		c := *x
-		schema, name, err := s.creationSchema(snap, x.Name)
-		c.Name = name
 		if c.OwnedByTable != "" {
 			key(&c.OwnedByTable)
 		}
+		if err != nil {
+			return nil, "", err
+		}
+		schema, name, err := s.creationSchema(snap, x.Name)
+		c.Name = name
 		return &c, schema, err
 	case *ddl.Drop:
 		c := *x
@@ -257,7 +261,7 @@ func (s *session) viewDefinition(snap *control.Snapshot, path []string) func(*ca
 		if len(r.Refs) == 0 {
 			return r.SQL
 		}
-		tree, err := pg_query.Parse(r.SQL)
+		tree, err := parse.PGParse(r.SQL)
 		if err != nil || len(tree.Stmts) != 1 {
 			return r.SQL
 		}
