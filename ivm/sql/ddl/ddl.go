@@ -171,7 +171,7 @@ func IsDDL(st parse.Statement) bool {
 	case *pg_query.Node_CreateStmt, *pg_query.Node_ViewStmt, *pg_query.Node_CreateTableAsStmt,
 		*pg_query.Node_DropStmt, *pg_query.Node_AlterTableStmt,
 		*pg_query.Node_CreateSeqStmt, *pg_query.Node_AlterSeqStmt, *pg_query.Node_CreateSchemaStmt,
-		*pg_query.Node_RenameStmt, *pg_query.Node_IndexStmt:
+		*pg_query.Node_RenameStmt, *pg_query.Node_IndexStmt, *pg_query.Node_AlterObjectSchemaStmt:
 		return true
 	}
 	return false
@@ -227,6 +227,8 @@ func Convert(st parse.Statement) (Statement, error) {
 		return c.rename(x.RenameStmt)
 	case *pg_query.Node_IndexStmt:
 		return c.createIndex(x.IndexStmt)
+	case *pg_query.Node_AlterObjectSchemaStmt:
+		return nil, c.unsupported(-1, "ALTER ... SET SCHEMA (moving an object to another schema)")
 	}
 	return nil, errcode.New(errcode.SQLFeatureNotSupported, "statement %s is not supported", bind.StatementTag(pg.Stmt))
 }
