@@ -89,6 +89,32 @@ func TestClients(t *testing.T) {
 	})
 	// Last: it adds relations the psql checks above count.
 	t.Run("psql-sequences", func(t *testing.T) { checkPsqlSequences(t, s, c) })
+	t.Run("psql-schemas", func(t *testing.T) { checkPsqlSchemas(t, s, c) })
+}
+
+// checkPsqlSchemas: psql 15 lists schemas (\dn), the relations of one
+// (\dt s.*, \dm s.*) and describes a schema-qualified table (\d s.t) as
+// PostgreSQL shows them; relations outside the search_path stay out of
+// the unqualified listings.
+func checkPsqlSchemas(t *testing.T, s gatewaytest.Server, c *pgconn.PgConn) {
+	u := s.User
+	execAll(t, c, `CREATE SCHEMA sales;
+		CREATE TABLE sales.items (id integer PRIMARY KEY, name text NOT NULL, n serial);
+		CREATE INDEX items_name_idx ON sales.items (name);
+		CREATE MATERIALIZED VIEW sales.counts AS SELECT count(*) AS n FROM sales.items JOIN public.orders USING (id)`)
+	contains(t, `\dn`, psqlMeta(t, s, `\dn`), "public | "+u, "rockstream_catalog | "+u, "sales | "+u, "(3 rows)")
+	contains(t, `\dt sales.*`, psqlMeta(t, s, `\dt sales.*`), "sales | items | table | "+u, "(1 row)")
+	contains(t, `\dm sales.*`, psqlMeta(t, s, `\dm sales.*`), "sales | counts | materialized view | "+u, "(1 row)")
+	contains(t, `\d sales.items`, psqlMeta(t, s, `\d sales.items`), `Table "sales.items"`,
+		"id | integer | | not null |", "name | text | | not null |",
+		"n | integer | | not null | nextval('sales.items_n_seq'::regclass)",
+		"Indexes:", `"items_pkey" PRIMARY KEY, btree (id)`, `"items_name_idx" btree (name)`)
+	contains(t, `\di sales.*`, psqlMeta(t, s, `\di sales.*`), "sales | items_name_idx | index | "+u+" | items",
+		"sales | items_pkey | index | "+u+" | items", "(2 rows)")
+	if out := psqlMeta(t, s, `\dt`); strings.Contains(out, "items") {
+		t.Errorf("\\dt lists sales.items, which is not on the search_path:\n%s", out)
+	}
+	contains(t, `\d sales.counts`, psqlMeta(t, s, `\d sales.counts`), `Materialized view "sales.counts"`, "n | bigint | | |")
 }
 
 // checkPsqlSequences: \d of a sequence names the column that owns it, as

@@ -20,11 +20,12 @@ func (s *session) CopyIn(ctx context.Context, req gateway.CopyInRequest) (gatewa
 	if err != nil {
 		return nil, err
 	}
+	s.settings = req.Settings
 	name := []string{req.Table}
 	if req.Schema != "" {
 		name = []string{req.Schema, req.Table}
 	}
-	rel, ok := snap.LookupRelation(name)
+	rel, ok := s.lookup(snap, name)
 	if !ok {
 		return nil, errcode.New(errcode.UndefinedObject, "relation %q does not exist", req.Table)
 	}

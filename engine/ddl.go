@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,15 +41,46 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 	if err := s.checkConcurrently(d.Stmt); err != nil {
 		return nil, err
 	}
-	switch st := d.Stmt.(type) {
+	stmt, schema, err := s.resolveDDL(snap, d.Stmt)
+	if err != nil {
+		if e, ok := errcode.As(err); ok && e.SQLState == "3F000" {
+			if dr, ok := d.Stmt.(*ddl.Drop); ok && dr.IfExists {
+				// PostgreSQL: DROP ... IF EXISTS of a name in a missing
+				// schema is a notice.
+				sc, _ := catalog.Split(dr.Names[0])
+				notice(control.DDLResult{Notice: fmt.Sprintf("schema %q does not exist, skipping", sc)})
+				return &rowsCursor{tag: tag, notices: notices}, nil
+			}
+		}
+		return nil, err
+	}
+	dropped := func(rs []*catalog.Relation) {
+		for _, d := range rs {
+			if d.Kind == catalog.KindSink {
+				s.e.stopSink(d.ID)
+			}
+			if d.Kind == catalog.KindSource {
+				if err := s.e.stopSource(d.ID); err != nil {
+					// The source is gone from the catalog; only its
+					// upstream slot is left behind.
+					notices = append(notices, errcode.Wrap(errcode.DDLNotice, err, "source %q was dropped, but its replication slot upstream was not; drop the slot the detail names upstream with pg_drop_replication_slot", d.Name))
+				}
+			}
+		}
+	}
+	switch st := stmt.(type) {
+	case *ddl.CreateSchema, *ddl.DropSchema:
+		if err := s.schemaDDL(ctx, st, notice, dropped); err != nil {
+			return nil, err
+		}
 	case *ddl.CreateTable:
 		cols := append([]catalog.Column(nil), st.Columns...)
-		seqs, deps, err := createTableSequences(snap, st, cols)
+		seqs, deps, err := s.createTableSequences(snap, st, schema, cols)
 		if err != nil {
 			return nil, err
 		}
 		r, err := s.control(ctx, control.CreateRelation{
-			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Columns: cols, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Watermark: st.Watermark, Checks: st.Checks},
+			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Schema: schema, Columns: cols, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Watermark: st.Watermark, Checks: st.Checks},
 			IfNotExists: st.IfNotExists,
 			Sequences:   seqs,
 			Deps:        deps,
@@ -58,7 +90,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		}
 		notice(r)
 	case *ddl.CreateView:
-		if err := s.createView(ctx, snap, d, st, notice); err != nil {
+		if err := s.createView(ctx, snap, d, st, schema, notice); err != nil {
 			return nil, err
 		}
 	case *ddl.Drop:
@@ -73,18 +105,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 				return nil, err
 			}
 			notice(r)
-			for _, d := range r.Dropped {
-				if d.Kind == catalog.KindSink {
-					s.e.stopSink(d.ID)
-				}
-				if d.Kind == catalog.KindSource {
-					if err := s.e.stopSource(d.ID); err != nil {
-						// The source is gone from the catalog; only its
-						// upstream slot is left behind.
-						notices = append(notices, errcode.Wrap(errcode.DDLNotice, err, "source %q was dropped, but its replication slot upstream was not; drop the slot the detail names upstream with pg_drop_replication_slot", d.Name))
-					}
-				}
-			}
+			dropped(r.Dropped)
 		}
 	case *ddl.CreateIndex:
 		r, err := s.control(ctx, control.CreateIndex{Name: st.Name, Table: st.Table, Columns: st.Columns, Unique: st.Unique, IfNotExists: st.IfNotExists})
@@ -122,7 +143,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			return nil, err
 		}
 	case *ddl.CreateSequence, *ddl.AlterSequence:
-		r, err := s.sequenceDDL(ctx, snap, st)
+		r, err := s.sequenceDDL(ctx, snap, st, schema)
 		if err != nil {
 			return nil, err
 		}
@@ -196,8 +217,8 @@ func (s *session) syncShard(ctx context.Context, background bool) error {
 	return s.e.syncShards(ctx, snap, background)
 }
 
-func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, st *ddl.CreateView, notice func(control.DDLResult)) error {
-	rel := &catalog.Relation{Name: st.Name, SQL: st.Query}
+func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, st *ddl.CreateView, schema string, notice func(control.DDLResult)) error {
+	rel := &catalog.Relation{Name: st.Name, Schema: schema, SQL: st.Query}
 	if d.View != nil {
 		rel.RetainHistory = d.View.RetainHistory
 		rel.FreshnessTarget = d.View.FreshnessTarget
@@ -205,8 +226,9 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 	// The definition is bound again through a recorder: the names it uses
 	// become its references (resolved by id from now on, and its
 	// dependencies for DROP), and a materialized view pins every relation
-	// it was compiled from (catalog.Pinned).
-	rec := &catalog.Recorder{Base: snap}
+	// it was compiled from (catalog.Pinned). Unqualified names resolve
+	// through the session's search_path now, and by id from then on.
+	rec := &catalog.Recorder{Base: catalog.WithSearchPath(snap, s.searchPath(snap, s.settings))}
 	if st.Materialized {
 		if d.View == nil {
 			return errcode.New(errcode.InternalError, "materialized view %q was not compiled", st.Name)
@@ -275,7 +297,7 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 	notice(r)
 	if st.Materialized && r.Changed != nil {
 		if err := s.installView(ctx, r.Changed); err != nil {
-			s.abandonView(st.Name, r.Changed)
+			s.abandonView(r.Changed.Key(), r.Changed)
 			return err
 		}
 	}
@@ -560,7 +582,7 @@ func (s *session) setViewOptions(ctx context.Context, snap *control.Snapshot, st
 			return errcode.New(errcode.SQLInvalidParameterValue, "unrecognized parameter \"%s\"", name).WithSQLState("22023")
 		}
 	}
-	_, err = s.control(ctx, control.SetViewOptions{Name: rel.Name, RetainHistory: retain, FreshnessTarget: freshness})
+	_, err = s.control(ctx, control.SetViewOptions{Name: rel.Key(), RetainHistory: retain, FreshnessTarget: freshness})
 	return err
 }
 

@@ -55,7 +55,7 @@ func (w *writer) verifyChecks(env *expr.Env) error {
 	for _, c := range w.rel.Checks {
 		sb.WriteString(", (" + c.Expr + ")::boolean")
 	}
-	sb.WriteString(" FROM " + quoteIdent(w.rel.Name))
+	sb.WriteString(" FROM " + quoteIdent(w.rel.SchemaName()) + "." + quoteIdent(w.rel.Name))
 	q, err := rsql.CompileQuery(w.snap, sb.String(), rsql.Options{})
 	if err != nil {
 		return err

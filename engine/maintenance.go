@@ -33,7 +33,7 @@ func (s *session) maintenance(_ context.Context, snap *control.Snapshot, vs *pg_
 		if vr.Relation.Schemaname != "" {
 			name = []string{vr.Relation.Schemaname, vr.Relation.Relname}
 		}
-		rel, ok := snap.LookupRelation(name)
+		rel, ok := s.lookup(snap, name)
 		if !ok {
 			return nil, errcode.New(errcode.SQLUndefinedTable, "relation %q does not exist", vr.Relation.Relname)
 		}

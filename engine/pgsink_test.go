@@ -66,17 +66,19 @@ func TestPostgresSink(t *testing.T) {
 	exec(t, rs, `INSERT INTO items VALUES (1, 'a', 1, 1.50, '2024-01-02 03:04:05.678+00', '2024-01-02', true, 0.1, '{"x": [1, "two"]}', '\x00ff', '1 day 02:03:04', 'ab''c', '2024-05-06 07:08:09.5'),
 		(2, 'b', 2, NULL, NULL, NULL, NULL, 'NaN', 'null', '', '-3 months', NULL, NULL), (3, 'a', 3, -2.25, '1999-12-31 23:59:59+05', '1970-01-01', false, -1e300, '"s"', NULL, NULL, 'é"\', NULL)`)
 	exec(t, rs, `CREATE MATERIALIZED VIEW per_cat AS SELECT cat, count(*) AS n, sum(qty) AS qty FROM items GROUP BY cat`)
-	exec(t, rs, `CREATE MATERIALIZED VIEW all_items AS SELECT * FROM items`)
+	// A view in a schema of its own, named qualified by its sink.
+	exec(t, rs, `CREATE SCHEMA rsv`)
+	exec(t, rs, `CREATE MATERIALIZED VIEW rsv.all_items AS SELECT * FROM items`)
 	exec(t, rs, fmt.Sprintf(`CREATE SINK up FROM per_cat INTO POSTGRES (connection = '%s', table = 'per_cat', mode = 'upsert', key = 'cat')`, url))
 	exec(t, rs, fmt.Sprintf(`CREATE SINK log FROM per_cat INTO POSTGRES (connection = '%s', table = 'public.per_cat_log', mode = 'append')`, url))
-	exec(t, rs, fmt.Sprintf(`CREATE SINK copy FROM all_items INTO POSTGRES (connection = '%s', table = '"Out"."Items"', mode = 'upsert', key = 'id')`, url))
+	exec(t, rs, fmt.Sprintf(`CREATE SINK copy FROM rsv.all_items INTO POSTGRES (connection = '%s', table = '"Out"."Items"', mode = 'upsert', key = 'id')`, url))
 
 	same := func(what string) {
 		t.Helper()
 		waitSame(t, rs, pg, `SELECT cat, n, qty FROM per_cat ORDER BY cat`, `SELECT cat, n, qty FROM per_cat ORDER BY cat`, what+" (upsert)")
 		waitSame(t, rs, pg, `SELECT cat, n, qty, 1 FROM per_cat ORDER BY cat, n, qty`, appendLogSum, what+" (append)")
 		all := `SELECT id, cat, qty, price, at, day, ok, f, doc, b, iv, code, ts FROM %s ORDER BY id`
-		waitSame(t, rs, pg, fmt.Sprintf(all, "all_items"), fmt.Sprintf(all, `"Out"."Items"`), what+" (types)")
+		waitSame(t, rs, pg, fmt.Sprintf(all, "rsv.all_items"), fmt.Sprintf(all, `"Out"."Items"`), what+" (types)")
 		if dup := rowsText(t, pg, appendLogDuplicates); len(dup) > 0 {
 			t.Fatalf("%s: the append sink wrote rows twice at one epoch: %q", what, dup)
 		}

@@ -198,7 +198,7 @@ func (s *session) checkNeeds(ctx context.Context, snap *control.Snapshot, needs 
 			// PostgreSQL (pg_roles shows the same without them).
 			return errcode.New(errcode.InsufficientPrivilege, "permission denied for table pg_authid")
 		}
-		rel, ok := snap.LookupRelation(n.name)
+		rel, ok := s.lookup(snap, n.name)
 		if !ok {
 			continue // the binder reports it
 		}

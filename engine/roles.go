@@ -281,7 +281,7 @@ func (s *session) grant(ctx context.Context, st *pg_query.GrantStmt) error {
 		if rv.GetSchemaname() != "" {
 			name = []string{rv.GetSchemaname(), rv.GetRelname()}
 		}
-		rel, ok := snap.LookupRelation(name)
+		rel, ok := s.lookup(snap, name)
 		if !ok {
 			return errcode.New(errcode.SQLUndefinedTable, "relation %q does not exist", rv.GetRelname())
 		}

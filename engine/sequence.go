@@ -32,7 +32,14 @@ func (s *session) sequences(ctx context.Context) expr.Sequences {
 // op runs one sequence operation and remembers the value for currval.
 func (q *sessionSequences) op(ref expr.SequenceRef, m control.SequenceOp) (int64, error) {
 	if ref.Name != "" {
-		m.Name = sequenceName(ref.Name)
+		snap, err := q.s.e.snapshot(q.ctx)
+		if err != nil {
+			return 0, err
+		}
+		m.Name = q.s.relationKey(snap, ref.Name)
+		if _, ok := snap.LookupRelation([]string{m.Name}); !ok {
+			return 0, errcode.New(errcode.UndefinedObject, "relation \"%s\" does not exist", strings.Join(splitQualified(ref.Name), "."))
+		}
 	} else {
 		m.ID = sequenceIDOf(ref.OID)
 	}
@@ -43,14 +50,53 @@ func (q *sessionSequences) op(ref expr.SequenceRef, m control.SequenceOp) (int64
 	return reply.(control.SequenceValue).Value, nil
 }
 
-// sequenceName resolves a sequence name as regclass input does:
-// case-folded unless quoted, public. accepted.
-func sequenceName(lit string) string {
-	lit = strings.TrimPrefix(lit, "public.")
-	if strings.HasPrefix(lit, `"`) && strings.HasSuffix(lit, `"`) && len(lit) >= 2 {
-		return strings.ReplaceAll(lit[1:len(lit)-1], `""`, `"`)
+// relationKey resolves a relation name written as regclass input is
+// (nextval('s.seq'), pg_get_serial_sequence('t', 'c')): identifiers
+// case-folded unless quoted, a qualified name in its schema, an
+// unqualified one through the session's search_path; the result is the
+// relation's catalog.Key.
+func (s *session) relationKey(snap *control.Snapshot, lit string) string {
+	parts := splitQualified(lit)
+	if len(parts) == 2 {
+		return catalog.Key(parts[0], parts[1])
 	}
-	return strings.ToLower(lit)
+	key, err := s.resolveExisting(snap, parts[len(parts)-1])
+	if err != nil {
+		return parts[len(parts)-1]
+	}
+	return key
+}
+
+// splitQualified splits a possibly qualified, possibly quoted name
+// (`"My"."Seq"`, `s.seq`, `Seq`) into its folded parts.
+func splitQualified(lit string) []string {
+	var parts []string
+	var cur strings.Builder
+	inQuote, quoted := false, false
+	for i := 0; i < len(lit); i++ {
+		c := lit[i]
+		switch {
+		case c == '"' && inQuote && i+1 < len(lit) && lit[i+1] == '"':
+			cur.WriteByte('"')
+			i++
+		case c == '"':
+			inQuote, quoted = !inQuote, true
+		case c == '.' && !inQuote:
+			parts = append(parts, foldPart(cur.String(), quoted))
+			cur.Reset()
+			quoted = false
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	return append(parts, foldPart(cur.String(), quoted))
+}
+
+func foldPart(p string, quoted bool) string {
+	if quoted {
+		return p
+	}
+	return strings.ToLower(strings.TrimSpace(p))
 }
 
 func (q *sessionSequences) NextVal(ref expr.SequenceRef) (int64, error) {
@@ -98,7 +144,7 @@ func (q *sessionSequences) resolve(snap *control.Snapshot, ref expr.SequenceRef)
 	var ok bool
 	name := ref.Name
 	if name != "" {
-		rel, ok = snap.LookupRelation([]string{sequenceName(name)})
+		rel, ok = snap.LookupRelation([]string{q.s.relationKey(snap, name)})
 	} else {
 		name = fmt.Sprint(ref.OID)
 		rel, ok = snap.RelationByID(sequenceIDOf(ref.OID))
@@ -140,7 +186,7 @@ func sequenceRelation(name string, seq catalog.Sequence) *catalog.Relation {
 // until the name is free) and points each column's default at its
 // sequence. It also checks that the sequences DEFAULT expressions call
 // exist, returning them as dependencies.
-func createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, cols []catalog.Column) ([]*catalog.Relation, []catalog.ID, error) {
+func (s *session) createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, schema string, cols []catalog.Column) ([]*catalog.Relation, []catalog.ID, error) {
 	var seqs []*catalog.Relation
 	taken := map[string]bool{}
 	for _, cs := range st.Sequences {
@@ -148,7 +194,7 @@ func createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, cols []ca
 		base := st.Name + "_" + col.Name + "_seq"
 		name := base
 		for n := 1; ; n++ {
-			if _, exists := snap.LookupRelation([]string{name}); !exists && !taken[name] {
+			if _, exists := snap.LookupRelation([]string{catalog.Key(schema, name)}); !exists && !taken[name] {
 				break
 			}
 			name = fmt.Sprintf("%s%d", base, n)
@@ -156,12 +202,14 @@ func createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, cols []ca
 		taken[name] = true
 		def := cs.Sequence
 		def.OwnedByColumn = col.Name
-		seqs = append(seqs, sequenceRelation(name, def))
-		col.Default = "nextval('" + strings.ReplaceAll(name, "'", "''") + "'::regclass)"
+		seq := sequenceRelation(name, def)
+		seq.Schema = schema
+		seqs = append(seqs, seq)
+		col.Default = "nextval('" + strings.ReplaceAll(catalog.Key(schema, name), "'", "''") + "'::regclass)"
 	}
 	var deps []catalog.ID
 	for _, ref := range st.SequenceRefs {
-		rel, ok := snap.LookupRelation([]string{sequenceName(ref)})
+		rel, ok := snap.LookupRelation([]string{s.relationKey(snap, ref)})
 		if !ok {
 			return nil, nil, errcode.New(errcode.UndefinedObject, "relation \"%s\" does not exist", ref)
 		}
@@ -174,7 +222,7 @@ func createTableSequences(snap *control.Snapshot, st *ddl.CreateTable, cols []ca
 }
 
 // sequenceDDL runs CREATE SEQUENCE and ALTER SEQUENCE.
-func (s *session) sequenceDDL(ctx context.Context, snap *control.Snapshot, d ddl.Statement) (control.DDLResult, error) {
+func (s *session) sequenceDDL(ctx context.Context, snap *control.Snapshot, d ddl.Statement, schema string) (control.DDLResult, error) {
 	switch st := d.(type) {
 	case *ddl.CreateSequence:
 		seq := st.Sequence
@@ -192,7 +240,9 @@ func (s *session) sequenceDDL(ctx context.Context, snap *control.Snapshot, d ddl
 			}
 			seq.OwnedBy, seq.OwnedByColumn = t.ID, st.OwnedByColumn
 		}
-		return s.control(ctx, control.CreateRelation{Relation: sequenceRelation(st.Name, seq), IfNotExists: st.IfNotExists})
+		rel := sequenceRelation(st.Name, seq)
+		rel.Schema = schema
+		return s.control(ctx, control.CreateRelation{Relation: rel, IfNotExists: st.IfNotExists})
 	case *ddl.AlterSequence:
 		m := control.SequenceOp{Name: st.Name, Op: control.SeqRestart}
 		if st.Restart != nil {
@@ -226,7 +276,7 @@ func (q *sessionSequences) SerialSequence(table, column string) (string, bool, e
 	if err != nil {
 		return "", false, err
 	}
-	t, ok := snap.LookupRelation([]string{sequenceName(table)})
+	t, ok := snap.LookupRelation([]string{q.s.relationKey(snap, table)})
 	if !ok {
 		return "", false, errcode.New(errcode.UndefinedObject, "relation \"%s\" does not exist", table)
 	}
@@ -235,7 +285,7 @@ func (q *sessionSequences) SerialSequence(table, column string) (string, bool, e
 	}
 	for _, r := range snap.Relations() {
 		if r.Kind == catalog.KindSequence && r.Sequence.OwnedBy == t.ID && r.Sequence.OwnedByColumn == column {
-			return syscat.SchemaPublic + "." + r.Name, true, nil
+			return r.SchemaName() + "." + r.Name, true, nil
 		}
 	}
 	return "", false, nil

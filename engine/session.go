@@ -52,7 +52,10 @@ type prepared struct {
 	sql            string
 	paramTypes     []types.Type
 	catalogVersion uint64
-	stmt           rsql.Statement
+	// searchPath is the search_path (existing schemas) names were
+	// resolved through.
+	searchPath string
+	stmt       rsql.Statement
 	// needs are the table privileges the statement needs (privileges.go),
 	// computed only for sessions that are not superusers.
 	needs []relationNeed
@@ -64,6 +67,7 @@ func (s *session) Prepare(ctx context.Context, req gateway.PrepareRequest) (*gat
 	if err != nil {
 		return nil, err
 	}
+	s.settings = req.Settings
 	p, err := s.compile(snap, req.SQL, req.ParamTypes)
 	if err != nil {
 		return nil, err
@@ -76,15 +80,19 @@ func (s *session) Prepare(ctx context.Context, req gateway.PrepareRequest) (*gat
 	return st, nil
 }
 
+// compile binds a statement in the catalog snap, resolving unqualified
+// names through the session's search_path (of s.settings).
 func (s *session) compile(snap *control.Snapshot, sqlText string, paramTypes []types.Type) (*prepared, error) {
-	stmts, err := rsql.Compile(snap, syscat.Rewrite(sqlText, snap), rsql.Options{ParamTypes: paramTypes})
+	path := s.searchPath(snap, s.settings)
+	cat := catalog.WithSearchPath(snap, path)
+	stmts, err := rsql.Compile(cat, syscat.Rewrite(sqlText, cat), rsql.Options{ParamTypes: paramTypes})
 	if err != nil {
 		return nil, err
 	}
 	if len(stmts) != 1 {
 		return nil, errcode.New(errcode.MultipleStatementsInPrepare, "cannot insert multiple commands into a prepared statement")
 	}
-	p := &prepared{sql: sqlText, catalogVersion: snap.Version, stmt: stmts[0]}
+	p := &prepared{sql: sqlText, catalogVersion: snap.Version, searchPath: strings.Join(path, ","), stmt: stmts[0]}
 	p.paramTypes = paramTypesOf(stmts[0])
 	if s.info.Unprivileged {
 		if p.needs, err = statementNeeds(sqlText); err != nil {
@@ -172,9 +180,11 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	if err != nil {
 		return nil, err
 	}
-	if snap.Version != p.catalogVersion {
-		// The catalog changed since Prepare: bind again so plans never run
-		// against dropped or altered relations.
+	s.settings = req.Settings
+	if snap.Version != p.catalogVersion || strings.Join(s.searchPath(snap, req.Settings), ",") != p.searchPath {
+		// The catalog or the search_path changed since Prepare: bind
+		// again so plans never run against dropped or altered relations,
+		// and names resolve as PostgreSQL's plan cache would.
 		np, err := s.compile(snap, p.sql, p.paramTypes)
 		if err != nil {
 			return nil, err
@@ -190,6 +200,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	s.settings = req.Settings
 	s.prepared = req.PreparedStatements
 	env := s.env(req.Settings, req.Params)
+	env.SearchPath, env.HasSearchPath = s.searchPath(snap, req.Settings), true
 	env.Sequences = s.sequences(ctx)
 	env.Notify = req.Notify
 	if err := s.startStatement(ctx, snap, p.stmt); err != nil {
@@ -534,13 +545,16 @@ func (s *session) systemEnv(ctx context.Context, snap *control.Snapshot) (*sysca
 		return nil, err
 	}
 	env := &syscat.Env{
-		Relations:    snap.Relations(),
-		Dependencies: snap.Dependencies,
-		Views:        map[catalog.ID]syscat.ViewStats{},
-		Frontier:     st.Frontier,
-		LastEpoch:    st.LastEpoch,
-		User:         s.info.User,
-		Database:     s.info.Database,
+		Relations:      snap.Relations(),
+		Schemas:        snap.Schemas(),
+		SearchPath:     s.searchPath(snap, s.settings),
+		ViewDefinition: s.viewDefinition(snap, s.searchPath(snap, s.settings)),
+		Dependencies:   snap.Dependencies,
+		Views:          map[catalog.ID]syscat.ViewStats{},
+		Frontier:       st.Frontier,
+		LastEpoch:      st.LastEpoch,
+		User:           s.info.User,
+		Database:       s.info.Database,
 	}
 	if m, err := s.e.ask(ctx, control.ActorID, control.GetSequenceStates{}); err == nil {
 		states := m.(control.SequenceStates)

@@ -94,5 +94,7 @@ var (
 	GeneratedAlways = Register("RS-1512", "ddl.identity_generated_always", "428C9",
 		"Leave the column out of the INSERT (or write DEFAULT); the identity sequence assigns it.")
 	SchemasNotSupported = Register("RS-1513", "ddl.schemas_not_supported", "0A000",
-		"A RockStream namespace has one schema, public (a database is the unit of isolation): create objects without a schema name, or in public.")
+		"Name objects as schema.name inside the current database (a database is the unit of isolation, so database.schema.name is refused), and keep the public schema: drop the objects in it instead.")
+	InvalidSchemaName = Register("RS-1515", "ddl.invalid_schema_name", "42939",
+		"Choose a schema name that does not start with pg_ (reserved for system schemas).")
 )

@@ -83,7 +83,7 @@ func (i *info) ConstraintDef(oid int64) (string, bool) {
 
 func (i *info) ViewDef(oid int64) (string, bool) {
 	if r := i.relation(oid, 0); r != nil && r.SQL != "" {
-		return r.SQL, true
+		return viewDef(i.load(), r), true
 	}
 	return "", false
 }
@@ -93,17 +93,44 @@ func (i *info) ViewDefByName(name string) (string, bool) {
 	if env == nil {
 		return "", false
 	}
-	name = strings.TrimPrefix(name, SchemaPublic+".")
+	schema, rel := "", name
+	if i := strings.IndexByte(name, '.'); i >= 0 {
+		schema, rel = name[:i], name[i+1:]
+	}
 	for _, r := range env.Relations {
-		if r.Name == name && r.SQL != "" {
-			return r.SQL, true
+		if r.Name == rel && r.SQL != "" && (schema == "" && visibleSchema(env, r.SchemaName()) || r.SchemaName() == schema) {
+			return viewDef(env, r), true
 		}
 	}
 	return "", false
 }
 
-// TableVisible: the search path is pg_catalog, public; information_schema
-// and rockstream_catalog relations are not visible unqualified.
+// viewDef is a view's definition as the session sees it
+// (Env.ViewDefinition).
+func viewDef(env *Env, r *catalog.Relation) string {
+	if env != nil && env.ViewDefinition != nil {
+		return env.ViewDefinition(r)
+	}
+	return r.SQL
+}
+
+// visibleSchema reports whether schema is on the session's search path.
+func visibleSchema(env *Env, schema string) bool {
+	if env == nil || env.SearchPath == nil {
+		return schema == SchemaPublic
+	}
+	for _, s := range env.SearchPath {
+		if s == schema {
+			return true
+		}
+	}
+	return false
+}
+
+// TableVisible: pg_catalog relations are visible, information_schema and
+// rockstream_catalog ones are not (unless on the search path), and a user
+// relation is when its schema is on the session's search_path and no
+// schema before it holds the same name.
 func (i *info) TableVisible(oid int64) bool {
 	if oid < firstNormalOID {
 		for _, t := range All() {
@@ -112,7 +139,22 @@ func (i *info) TableVisible(oid int64) bool {
 			}
 		}
 	}
-	return true
+	r := i.relation(oid, 0)
+	if r == nil {
+		return true
+	}
+	env := i.load()
+	if env.SearchPath == nil {
+		return r.SchemaName() == SchemaPublic
+	}
+	for _, s := range env.SearchPath {
+		for _, o := range env.Relations {
+			if o.Name == r.Name && o.SchemaName() == s {
+				return o == r
+			}
+		}
+	}
+	return false
 }
 
 func (i *info) CurrentUser() string {
@@ -147,7 +189,10 @@ func (i *info) RelationName(oid int64) (string, bool) {
 		return "", false
 	}
 	if r := i.relation(oid, 0); r != nil {
-		return quoteIdent(r.Name), true
+		if i.TableVisible(oid) {
+			return quoteIdent(r.Name), true
+		}
+		return quoteIdent(r.SchemaName()) + "." + quoteIdent(r.Name), true
 	}
 	return "", false
 }

@@ -109,7 +109,7 @@ func (ix userIndex) def() string {
 	if ix.index.Index.Unique {
 		unique = "UNIQUE "
 	}
-	return "CREATE " + unique + "INDEX " + quoteIdent(ix.index.Name) + " ON " + SchemaPublic + "." + quoteIdent(ix.table.Name) +
+	return "CREATE " + unique + "INDEX " + quoteIdent(ix.index.Name) + " ON " + quoteIdent(ix.table.SchemaName()) + "." + quoteIdent(ix.table.Name) +
 		" USING btree (" + strings.Join(cols, ", ") + ")"
 }
 
@@ -119,11 +119,11 @@ func indexesView(env *Env) []types.Row {
 	var out []types.Row
 	for _, r := range env.Relations {
 		if len(r.PrimaryKey) > 0 && (r.Kind == catalog.KindTable || r.Kind == catalog.KindSource) {
-			out = append(out, types.Row{SchemaPublic, r.Name, pkName(r), nil, IndexDef(r)})
+			out = append(out, types.Row{r.SchemaName(), r.Name, pkName(r), nil, IndexDef(r)})
 		}
 	}
 	for _, ix := range userIndexes(env) {
-		out = append(out, types.Row{SchemaPublic, ix.table.Name, ix.index.Name, nil, ix.def()})
+		out = append(out, types.Row{ix.table.SchemaName(), ix.table.Name, ix.index.Name, nil, ix.def()})
 	}
 	return out
 }

@@ -1,11 +1,13 @@
 package syscat
 
 import (
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/syscat/sysrel"
 )
 
 // The pg_catalog relations psql 15 and the drivers (pgjdbc, SQLAlchemy,
@@ -55,22 +57,57 @@ func databaseName(env *Env) string {
 	return env.Database
 }
 
-// relSchema pairs a relation with its schema.
+// relSchema pairs a relation with its schema and the schema's oid.
 type relSchema struct {
 	rel    *catalog.Relation
 	schema string
+	nsOID  int64
 }
 
 // allRelations lists system relations then user relations.
 func allRelations(env *Env) []relSchema {
 	var out []relSchema
 	for _, st := range All() {
-		out = append(out, relSchema{st.Rel, st.Schema})
+		out = append(out, relSchema{st.Rel, st.Schema, NamespaceOID(st.Schema)})
 	}
 	for _, r := range env.Relations {
-		out = append(out, relSchema{r, SchemaPublic})
+		out = append(out, relSchema{r, r.SchemaName(), namespaceOIDIn(env, r.SchemaName())})
 	}
 	return out
+}
+
+// nextvalCall matches the sequence a DEFAULT calls, as RockStream writes
+// it: nextval('name'::regclass), name qualified unless in public.
+//
+//lint:immutable a compiled constant pattern.
+var nextvalCall = regexp.MustCompile(`nextval\('((?:[^']|'')*)'::regclass\)`)
+
+// displayDefault shows a DEFAULT as PostgreSQL deparses it for the
+// session: the sequence of nextval('s.seq'::regclass) is qualified only
+// when its schema is not on the search_path (regclass output).
+func displayDefault(env *Env, def string) string {
+	return nextvalCall.ReplaceAllStringFunc(def, func(m string) string {
+		lit := nextvalCall.FindStringSubmatch(m)[1]
+		schema, name := SchemaPublic, lit
+		if i := strings.IndexByte(lit, '.'); i >= 0 {
+			schema, name = lit[:i], lit[i+1:]
+		}
+		shown := name
+		if !visibleSchema(env, schema) {
+			shown = schema + "." + name
+		}
+		return "nextval('" + shown + "'::regclass)"
+	})
+}
+
+// namespaceOIDIn is the pg_namespace.oid of schema, user schemas included.
+func namespaceOIDIn(env *Env, schema string) int64 {
+	for _, s := range env.Schemas {
+		if s.Name == schema {
+			return RelationOID(s.ID)
+		}
+	}
+	return NamespaceOID(schema)
 }
 
 func pkName(r *catalog.Relation) string { return r.PrimaryKeyConstraint() }
@@ -85,7 +122,7 @@ func pkColumns(r *catalog.Relation) string {
 
 // IndexDef is pg_get_indexdef of a primary-key index.
 func IndexDef(r *catalog.Relation) string {
-	return "CREATE UNIQUE INDEX " + quoteIdent(pkName(r)) + " ON " + SchemaPublic + "." + quoteIdent(r.Name) + " USING btree (" + pkColumns(r) + ")"
+	return "CREATE UNIQUE INDEX " + quoteIdent(pkName(r)) + " ON " + quoteIdent(r.SchemaName()) + "." + quoteIdent(r.Name) + " USING btree (" + pkColumns(r) + ")"
 }
 
 // ConstraintDef is pg_get_constraintdef of a primary key.
@@ -211,9 +248,9 @@ func pgCatalogRows() []rowSource {
 				case catalog.KindIndex:
 					am, natts = oidBtree, len(r.Index.Columns)
 				}
-				row(RelationOID(r.ID), r.Name, NamespaceOID(rs.schema), am, relkind(r.Kind), natts, len(r.PrimaryKey) > 0 || indexed[r.ID], viewSettings(r))
+				row(RelationOID(r.ID), r.Name, rs.nsOID, am, relkind(r.Kind), natts, len(r.PrimaryKey) > 0 || indexed[r.ID], viewSettings(r))
 				if len(r.PrimaryKey) > 0 {
-					row(IndexOID(r.ID), pkName(r), NamespaceOID(rs.schema), oidBtree, "i", len(r.PrimaryKey), false, nil)
+					row(IndexOID(r.ID), pkName(r), rs.nsOID, oidBtree, "i", len(r.PrimaryKey), false, nil)
 				}
 			}
 			return out
@@ -323,7 +360,7 @@ func pgCatalogRows() []rowSource {
 				if len(r.PrimaryKey) == 0 {
 					continue
 				}
-				out = append(out, types.Row{ConstraintOID(r.ID), pkName(r), int64(OIDPublic), "p", false, false, true,
+				out = append(out, types.Row{ConstraintOID(r.ID), pkName(r), namespaceOIDIn(env, r.SchemaName()), "p", false, false, true,
 					RelationOID(r.ID), int64(0), IndexOID(r.ID), int64(0), int64(0), " ", " ", " ", true, int64(0), true,
 					int2Array(pkAttnums(r)), nil, nil})
 			}
@@ -336,7 +373,7 @@ func pgCatalogRows() []rowSource {
 					if c.Default != "" && c.Identity == "" {
 						// adbin is pg_node_tree in PostgreSQL; here it is the
 						// expression's SQL, which pg_get_expr returns.
-						out = append(out, types.Row{attrdefOID(r.ID, i+1), RelationOID(r.ID), int64(i + 1), c.Default})
+						out = append(out, types.Row{attrdefOID(r.ID, i+1), RelationOID(r.ID), int64(i + 1), displayDefault(env, c.Default)})
 					}
 				}
 			}
@@ -358,7 +395,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindTable || r.Kind == catalog.KindSource {
-					out = append(out, types.Row{SchemaPublic, r.Name, userName(env), nil, len(r.PrimaryKey) > 0 || indexed[r.ID], false, false, false})
+					out = append(out, types.Row{r.SchemaName(), r.Name, userName(env), nil, len(r.PrimaryKey) > 0 || indexed[r.ID], false, false, false})
 				}
 			}
 			return out
@@ -367,7 +404,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindView {
-					out = append(out, types.Row{SchemaPublic, r.Name, userName(env), r.SQL})
+					out = append(out, types.Row{r.SchemaName(), r.Name, userName(env), viewDef(env, r)})
 				}
 			}
 			return out
@@ -377,7 +414,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindMaterializedView {
-					out = append(out, types.Row{SchemaPublic, r.Name, userName(env), nil, indexed[r.ID], true, r.SQL})
+					out = append(out, types.Row{r.SchemaName(), r.Name, userName(env), nil, indexed[r.ID], true, viewDef(env, r)})
 				}
 			}
 			return out
@@ -444,7 +481,7 @@ func pgCatalogRows() []rowSource {
 					// that browse information_schema (Grafana) find them.
 					typ, ins = "VIEW", "NO"
 				}
-				if rs.schema != SchemaPublic {
+				if sysrel.IsSystemSchema(rs.schema) {
 					ins = "NO"
 				}
 				out = append(out, types.Row{databaseName(env), rs.schema, rs.rel.Name, typ, nil, nil, nil, nil, nil, ins, "NO", nil})
@@ -464,7 +501,7 @@ func pgCatalogRows() []rowSource {
 					}
 					var def types.Datum
 					if c.Default != "" && c.Identity == "" {
-						def = c.Default
+						def = displayDefault(env, c.Default)
 					}
 					dataType := types.Type{Kind: c.Type.Kind, Typmod: -1}.SQLName()
 					udt := pgTypeName(c.Type)
@@ -476,7 +513,7 @@ func pgCatalogRows() []rowSource {
 					}
 					charLen, prec, radix, scale, dtPrec := columnPrecision(c.Type)
 					upd := "YES"
-					if rs.schema != SchemaPublic || rs.rel.Kind != catalog.KindTable {
+					if sysrel.IsSystemSchema(rs.schema) || rs.rel.Kind != catalog.KindTable {
 						upd = "NO"
 					}
 					out = append(out, types.Row{databaseName(env), rs.schema, rs.rel.Name, c.Name, int64(i + 1), def, nullable, dataType,
@@ -491,13 +528,16 @@ func pgCatalogRows() []rowSource {
 			for _, s := range []string{SchemaPgCatalog, SchemaPublic, SchemaInfo, SchemaRockStream} {
 				out = append(out, types.Row{databaseName(env), s, userName(env), nil, nil, nil, nil})
 			}
+			for _, s := range env.Schemas {
+				out = append(out, types.Row{databaseName(env), s.Name, userName(env), nil, nil, nil, nil})
+			}
 			return out
 		}},
 		{SchemaInfo, "views", func(env *Env) []types.Row {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if r.Kind == catalog.KindView || r.Kind == catalog.KindMaterializedView {
-					out = append(out, types.Row{databaseName(env), SchemaPublic, r.Name, r.SQL, "NONE", "NO", "NO", "NO", "NO", "NO"})
+					out = append(out, types.Row{databaseName(env), r.SchemaName(), r.Name, viewDef(env, r), "NONE", "NO", "NO", "NO", "NO", "NO"})
 				}
 			}
 			return out
@@ -506,7 +546,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				if len(r.PrimaryKey) > 0 {
-					out = append(out, types.Row{databaseName(env), SchemaPublic, pkName(r), databaseName(env), SchemaPublic, r.Name,
+					out = append(out, types.Row{databaseName(env), r.SchemaName(), pkName(r), databaseName(env), r.SchemaName(), r.Name,
 						"PRIMARY KEY", "NO", "NO", "YES", nil})
 				}
 			}
@@ -516,7 +556,7 @@ func pgCatalogRows() []rowSource {
 			var out []types.Row
 			for _, r := range env.Relations {
 				for i, k := range r.PrimaryKey {
-					out = append(out, types.Row{databaseName(env), SchemaPublic, pkName(r), databaseName(env), SchemaPublic, r.Name,
+					out = append(out, types.Row{databaseName(env), r.SchemaName(), pkName(r), databaseName(env), r.SchemaName(), r.Name,
 						r.Columns[k].Name, int64(i + 1), nil})
 				}
 			}

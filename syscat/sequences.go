@@ -31,7 +31,7 @@ func sequencesView(env *Env) []types.Row {
 				last = v
 			}
 		}
-		out = append(out, types.Row{SchemaPublic, r.Name, userName(env), s.Type.SQLName(), s.Start, s.Min, s.Max, s.Increment, s.Cycle, s.Cache, last})
+		out = append(out, types.Row{r.SchemaName(), r.Name, userName(env), s.Type.SQLName(), s.Start, s.Min, s.Max, s.Increment, s.Cycle, s.Cache, last})
 	}
 	return out
 }

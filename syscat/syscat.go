@@ -42,6 +42,14 @@ const FirstUserObject = sysrel.FirstUserObject
 type Env struct {
 	// Relations are the namespace's user relations, sorted by id.
 	Relations []*catalog.Relation
+	// Schemas are the schemas CREATE SCHEMA made, sorted by id.
+	Schemas []*catalog.Relation
+	// SearchPath is the session's search_path as the schemas that exist
+	// (pg_table_is_visible, regclass output); nil: public.
+	SearchPath []string
+	// ViewDefinition is a view's definition as pg_get_viewdef shows it to
+	// the session (names qualified off the search_path); nil: as written.
+	ViewDefinition func(*catalog.Relation) string
 	// Dependencies returns the relations a view reads.
 	Dependencies func(catalog.ID) []catalog.ID
 	// Views are the shard's per-view statistics, by view id.

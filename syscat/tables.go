@@ -130,13 +130,17 @@ func rowSources() []rowSource {
 		}},
 		{SchemaRockStream, "sources", sourceRows},
 		{SchemaRockStream, "sinks", sinkRows},
-		{SchemaPgCatalog, "pg_namespace", func(*Env) []types.Row {
-			return []types.Row{
+		{SchemaPgCatalog, "pg_namespace", func(env *Env) []types.Row {
+			out := []types.Row{
 				{int64(OIDPgCatalog), SchemaPgCatalog, int64(ownerOID), nil},
 				{int64(OIDPublic), SchemaPublic, int64(ownerOID), nil},
 				{int64(OIDInfoSchema), SchemaInfo, int64(ownerOID), nil},
 				{int64(OIDRockStream), SchemaRockStream, int64(ownerOID), nil},
 			}
+			for _, s := range env.Schemas {
+				out = append(out, types.Row{RelationOID(s.ID), s.Name, int64(ownerOID), nil})
+			}
+			return out
 		}},
 	}, pgCatalogRows()...)
 }

@@ -147,6 +147,8 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(a.replyOf(a.create(m)))
 	case DropRelation:
 		ctx.Reply(a.replyOf(a.drop(m)))
+	case DropSchema:
+		ctx.Reply(a.replyOf(a.dropSchema(m)))
 	case AddColumn:
 		ctx.Reply(a.replyOf(a.addColumn(m)))
 	case CreateIndex:
@@ -297,7 +299,13 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 	if rel == nil || rel.ID != (catalog.ID{}) {
 		panic("control: CreateRelation needs a relation without id")
 	}
-	if old, ok := a.snap.byName[rel.Name]; ok {
+	if rel.Kind == catalog.KindSchema {
+		return a.createSchema(m)
+	}
+	if _, ok := a.snap.Schema(rel.SchemaName()); !ok {
+		return DDLResult{}, schemaNotFound(rel.Schema)
+	}
+	if old, ok := a.snap.byName[rel.Key()]; ok {
 		switch {
 		case m.OrReplace && old.Kind == rel.Kind:
 			if err := a.checkReplaceView(old, rel, m.Deps); err != nil {
@@ -319,7 +327,7 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 	}
 	// A primary key's index is a relation in PostgreSQL: its name is
 	// taken too, and a new table's key must not take an index's name.
-	if _, ok := a.primaryKeyIndexOwner(rel.Name); ok {
+	if _, ok := a.primaryKeyIndexOwner(rel.Key()); ok {
 		if m.IfNotExists {
 			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("relation %q already exists, skipping", rel.Name)}, nil
 		}
@@ -327,10 +335,10 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 	}
 	next := a.snap.clone()
 	created := *rel
-	if len(rel.PrimaryKey) > 0 && rel.PrimaryKeyName == "" && a.relationNameTaken(rel.PrimaryKeyConstraint()) {
+	if len(rel.PrimaryKey) > 0 && rel.PrimaryKeyName == "" && a.relationNameTaken(catalog.Key(rel.Schema, rel.PrimaryKeyConstraint())) {
 		// PostgreSQL's ChooseConstraintName: t_pkey1, t_pkey2, ...
 		for n := 1; ; n++ {
-			if name := makeObjectName(rel.Name, "", "pkey"+strconv.Itoa(n)); !a.relationNameTaken(name) {
+			if name := makeObjectName(rel.Name, "", "pkey"+strconv.Itoa(n)); !a.relationNameTaken(catalog.Key(rel.Schema, name)) {
 				created.PrimaryKeyName = name
 				break
 			}
@@ -344,7 +352,7 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 		if s.ID != (catalog.ID{}) || s.Kind != catalog.KindSequence || s.Sequence == nil {
 			panic("control: CreateRelation.Sequences needs sequences without id")
 		}
-		if _, ok := next.byName[s.Name]; ok {
+		if _, ok := next.byName[s.Key()]; ok {
 			return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", s.Name)
 		}
 		seq := *s
@@ -362,7 +370,7 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 		if sub.ID != (catalog.ID{}) || sub.Kind != catalog.KindSource || sub.Upstream == nil || created.Kind != catalog.KindSource {
 			panic("control: CreateRelation.Subsources needs mirrored sources without id under a source")
 		}
-		if _, ok := next.byName[sub.Name]; ok {
+		if _, ok := next.byName[sub.Key()]; ok {
 			return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", sub.Name).
 				WithDetail("the upstream table %s.%s is mirrored under that name", sub.Upstream.Schema, sub.Upstream.Table)
 		}

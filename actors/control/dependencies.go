@@ -173,7 +173,7 @@ func (a *Actor) rename(m RenameRelation) (DDLResult, error) {
 	if rel.Kind != m.Kind {
 		return DDLResult{}, errcode.New(errcode.WrongObjectType, "%q is not %s", m.Name, withArticle(kindWord(m.Kind)))
 	}
-	if a.relationNameTaken(m.NewName) {
+	if a.relationNameTaken(catalog.Key(rel.Schema, m.NewName)) {
 		return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", m.NewName)
 	}
 	renamed := *rel

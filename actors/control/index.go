@@ -64,7 +64,7 @@ func (a *Actor) createIndex(m CreateIndex) (DDLResult, error) {
 	name := m.Name
 	if name == "" {
 		name = a.chooseIndexName(table, m.Columns)
-	} else if a.relationNameTaken(name) {
+	} else if a.relationNameTaken(catalog.Key(table.Schema, name)) {
 		if m.IfNotExists {
 			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("relation %q already exists, skipping", name)}, nil
 		}
@@ -72,10 +72,11 @@ func (a *Actor) createIndex(m CreateIndex) (DDLResult, error) {
 	}
 	next := a.snap.clone()
 	idx := &catalog.Relation{
-		Kind:  catalog.KindIndex,
-		Name:  name,
-		ID:    objectID(next.namespace, next.NextObject),
-		Index: &catalog.Index{Table: table.ID, Columns: append([]catalog.IndexColumn(nil), m.Columns...), Unique: m.Unique},
+		Kind:   catalog.KindIndex,
+		Name:   name,
+		Schema: table.Schema,
+		ID:     objectID(next.namespace, next.NextObject),
+		Index:  &catalog.Index{Table: table.ID, Columns: append([]catalog.IndexColumn(nil), m.Columns...), Unique: m.Unique},
 	}
 	next.NextObject++
 	next.put(idx, nil)
@@ -106,14 +107,15 @@ func onPrimaryKey(table *catalog.Relation, columns []catalog.IndexColumn) bool {
 	return true
 }
 
-// relationNameTaken reports whether name is a relation's name, counting
-// the primary-key indexes (t_pkey), which are relations in PostgreSQL.
-func (a *Actor) relationNameTaken(name string) bool {
-	if _, ok := a.snap.byName[name]; ok {
+// relationNameTaken reports whether key (catalog.Key) is a relation's,
+// counting the primary-key indexes (t_pkey), which are relations in
+// PostgreSQL.
+func (a *Actor) relationNameTaken(key string) bool {
+	if _, ok := a.snap.byName[key]; ok {
 		return true
 	}
 	for _, r := range a.snap.Relations() {
-		if len(r.PrimaryKey) > 0 && r.PrimaryKeyConstraint() == name {
+		if len(r.PrimaryKey) > 0 && catalog.Key(r.Schema, r.PrimaryKeyConstraint()) == key {
 			return true
 		}
 	}
@@ -133,7 +135,7 @@ func (a *Actor) chooseIndexName(table *catalog.Relation, columns []catalog.Index
 			l += strconv.Itoa(pass)
 		}
 		name := makeObjectName(table.Name, cols, l)
-		if !a.relationNameTaken(name) {
+		if !a.relationNameTaken(catalog.Key(table.Schema, name)) {
 			return name
 		}
 	}
@@ -205,10 +207,11 @@ func ownedIndexes(snap *Snapshot, dropped []*catalog.Relation) []*catalog.Relati
 	return out
 }
 
-// primaryKeyIndexOwner is the table whose primary-key index is named name.
-func (a *Actor) primaryKeyIndexOwner(name string) (*catalog.Relation, bool) {
+// primaryKeyIndexOwner is the table whose primary-key index has key
+// (catalog.Key).
+func (a *Actor) primaryKeyIndexOwner(key string) (*catalog.Relation, bool) {
 	for _, r := range a.snap.Relations() {
-		if len(r.PrimaryKey) > 0 && r.PrimaryKeyConstraint() == name {
+		if len(r.PrimaryKey) > 0 && catalog.Key(r.Schema, r.PrimaryKeyConstraint()) == key {
 			return r, true
 		}
 	}

@@ -288,7 +288,7 @@ func ObjectIDOf(n uint64) catalog.ID { return objectID(catalog.NamespaceID{}, n)
 
 // sequenceUsers describes, for DROP SEQUENCE's error, what uses seq.
 func sequenceUsers(snap *Snapshot, seq *catalog.Relation) (detail string, users []*catalog.Relation) {
-	needle := "'" + strings.ReplaceAll(seq.Name, "'", "''") + "'::regclass"
+	needle := "'" + strings.ReplaceAll(seq.Key(), "'", "''") + "'::regclass"
 	var lines []string
 	for _, r := range snap.Dependents(seq.ID) {
 		for _, c := range r.Columns {
@@ -304,7 +304,7 @@ func sequenceUsers(snap *Snapshot, seq *catalog.Relation) (detail string, users 
 // withoutSequenceDefaults returns table r with the defaults that call seq
 // removed (DROP SEQUENCE ... CASCADE drops the defaults, not the table).
 func withoutSequenceDefaults(r *catalog.Relation, seq *catalog.Relation) *catalog.Relation {
-	needle := "'" + strings.ReplaceAll(seq.Name, "'", "''") + "'::regclass"
+	needle := "'" + strings.ReplaceAll(seq.Key(), "'", "''") + "'::regclass"
 	out := *r
 	out.Columns = append([]catalog.Column(nil), r.Columns...)
 	for i := range out.Columns {

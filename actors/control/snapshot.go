@@ -20,8 +20,11 @@ type Snapshot struct {
 	Version uint64
 	// NextObject is the next object id to allocate.
 	NextObject uint64
-	byName     map[string]*catalog.Relation
-	byID       map[catalog.ID]*catalog.Relation
+	// byName holds relations, sinks and indexes by Key; schemas holds
+	// schemas by name.
+	byName  map[string]*catalog.Relation
+	schemas map[string]*catalog.Relation
+	byID    map[catalog.ID]*catalog.Relation
 	// deps lists, per view, the relations its SQL reads.
 	deps map[catalog.ID][]catalog.ID
 	// bucketMap is the bucket map in force (topology.go).
@@ -33,6 +36,7 @@ func newSnapshot(ns catalog.NamespaceID) *Snapshot {
 		namespace:  ns,
 		NextObject: firstObjectID,
 		byName:     map[string]*catalog.Relation{},
+		schemas:    map[string]*catalog.Relation{},
 		byID:       map[catalog.ID]*catalog.Relation{},
 		deps:       map[catalog.ID][]catalog.ID{},
 	}
@@ -48,8 +52,11 @@ func (s *Snapshot) BucketMap() partition.Map { return s.bucketMap }
 // Namespace implements catalog.Catalog.
 func (s *Snapshot) Namespace() catalog.NamespaceID { return s.namespace }
 
-// LookupRelation implements catalog.Catalog: `t` or `public.t` (a namespace
-// has no schema layer, spec §5.2; `public` is accepted for clients).
+// LookupRelation implements catalog.Catalog: `t` resolves in public (a
+// session resolves unqualified names through its search_path with
+// catalog.WithSearchPath, which asks for `s.t`), `s.t` in schema s. A
+// one-part name may also be a relation's Key (schema.name), as the engine
+// passes names it resolved.
 //
 // System relations (pg_catalog, information_schema, rockstream_catalog)
 // resolve through sysrel; an unqualified name prefers a user relation.
@@ -60,17 +67,37 @@ func (s *Snapshot) LookupRelation(name []string) (*catalog.Relation, bool) {
 			return r, true
 		}
 	case 2:
-		if name[0] == sysrel.SchemaPublic {
-			r, ok := s.byName[name[1]]
-			if ok && r.Kind == catalog.KindSink {
+		if r, ok := s.byName[catalog.Key(name[0], name[1])]; ok {
+			if r.Kind == catalog.KindSink || r.SchemaName() != name[0] || r.Name != name[1] {
 				return nil, false
 			}
-			return r, ok
+			return r, true
 		}
 	default:
 		return nil, false
 	}
 	return sysrel.Lookup(name)
+}
+
+// Schema returns the schema named name (public and the system schemas
+// exist without an object: ok with a nil relation).
+func (s *Snapshot) Schema(name string) (*catalog.Relation, bool) {
+	if sysrel.IsSystemSchema(name) || name == catalog.SchemaPublic {
+		return nil, true
+	}
+	r, ok := s.schemas[name]
+	return r, ok
+}
+
+// Schemas lists the schemas CREATE SCHEMA made, sorted by id.
+func (s *Snapshot) Schemas() []*catalog.Relation {
+	return s.objects(func(r *catalog.Relation) bool { return r.Kind == catalog.KindSchema })
+}
+
+// InSchema lists the relations, sinks and indexes of schema name, sorted
+// by id.
+func (s *Snapshot) InSchema(name string) []*catalog.Relation {
+	return s.objects(func(r *catalog.Relation) bool { return r.Kind != catalog.KindSchema && r.SchemaName() == name })
 }
 
 // RelationByID implements catalog.Catalog.
@@ -85,7 +112,7 @@ func (s *Snapshot) RelationByID(id catalog.ID) (*catalog.Relation, bool) {
 // are not relations a query, a shard or the system catalogs see: they
 // are listed by Sinks.
 func (s *Snapshot) Relations() []*catalog.Relation {
-	return s.objects(func(r *catalog.Relation) bool { return r.Kind != catalog.KindSink })
+	return s.objects(func(r *catalog.Relation) bool { return r.Kind != catalog.KindSink && r.Kind != catalog.KindSchema })
 }
 
 // Sinks lists every sink sorted by id (creation order).
@@ -113,6 +140,7 @@ func (s *Snapshot) clone() *Snapshot {
 		Version:    s.Version + 1,
 		NextObject: s.NextObject,
 		byName:     make(map[string]*catalog.Relation, len(s.byName)+1),
+		schemas:    make(map[string]*catalog.Relation, len(s.schemas)+1),
 		byID:       make(map[catalog.ID]*catalog.Relation, len(s.byID)+1),
 		deps:       make(map[catalog.ID][]catalog.ID, len(s.deps)+1),
 		bucketMap:  s.bucketMap,
@@ -126,6 +154,10 @@ func (s *Snapshot) clone() *Snapshot {
 		c.byName[k] = v
 	}
 	//lint:maprange copying a map into a map; order cannot matter.
+	for k, v := range s.schemas {
+		c.schemas[k] = v
+	}
+	//lint:maprange copying a map into a map; order cannot matter.
 	for k, v := range s.byID {
 		c.byID[k] = v
 	}
@@ -134,9 +166,13 @@ func (s *Snapshot) clone() *Snapshot {
 
 func (s *Snapshot) put(r *catalog.Relation, deps []catalog.ID) {
 	if old, ok := s.byID[r.ID]; ok {
-		delete(s.byName, old.Name)
+		s.unname(old)
 	}
-	s.byName[r.Name] = r
+	if r.Kind == catalog.KindSchema {
+		s.schemas[r.Name] = r
+	} else {
+		s.byName[r.Key()] = r
+	}
 	s.byID[r.ID] = r
 	if len(deps) > 0 {
 		s.deps[r.ID] = deps
@@ -147,9 +183,18 @@ func (s *Snapshot) put(r *catalog.Relation, deps []catalog.ID) {
 
 func (s *Snapshot) remove(id catalog.ID) {
 	if old, ok := s.byID[id]; ok {
-		delete(s.byName, old.Name)
+		s.unname(old)
 		delete(s.byID, id)
 		delete(s.deps, id)
+	}
+}
+
+// unname removes r's name from the name maps.
+func (s *Snapshot) unname(r *catalog.Relation) {
+	if r.Kind == catalog.KindSchema {
+		delete(s.schemas, r.Name)
+	} else {
+		delete(s.byName, r.Key())
 	}
 }
 

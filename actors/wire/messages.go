@@ -30,6 +30,7 @@ func Messages() []runtime.Message {
 		control.CreateRelation{},
 		control.CreateIndex{},
 		control.DropRelation{},
+		control.DropSchema{},
 		control.AddColumn{},
 		control.SetPrimaryKey{},
 		control.RenameRelation{},

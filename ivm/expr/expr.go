@@ -24,6 +24,11 @@ type Env struct {
 	// is maintained with its creator's (catalog.Relation.ExtraFloatDigits).
 	ExtraFloatDigits    int
 	ExtraFloatDigitsSet bool
+	// SearchPath is the session's search_path as the schemas that exist,
+	// in order (current_schema, current_schemas); with HasSearchPath
+	// false (views, tests) it is public.
+	SearchPath    []string
+	HasSearchPath bool
 	// StatementTime is now()/current_timestamp for ad-hoc queries; views
 	// reject now() at DDL time.
 	StatementTime types.TimestampTZ

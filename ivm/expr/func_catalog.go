@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,6 +38,15 @@ func catalogOf(env *Env) CatalogInfo {
 		return nil
 	}
 	return env.Catalog
+}
+
+// searchPath is the session's search_path (existing schemas), public when
+// the environment has none.
+func searchPath(env *Env) []string {
+	if env == nil || !env.HasSearchPath {
+		return []string{"public"}
+	}
+	return env.SearchPath
 }
 
 // catalogText wraps a CatalogInfo lookup by oid as a strict, stable function
@@ -255,7 +265,14 @@ func registerCatalog(add adder) {
 				}
 				return nil, nil
 			}},
-		&Func{Name: "current_schema", Result: name, Volatility: Stable, Eval: constant("public")},
+		&Func{Name: "current_schema", Result: name, Volatility: Stable,
+			Eval: func(env *Env, _ []types.Type, _ []types.Datum) (types.Datum, error) {
+				path := searchPath(env)
+				if len(path) == 0 {
+					return nil, nil
+				}
+				return path[0], nil
+			}},
 		&Func{Name: "current_user", Result: name, Volatility: Stable,
 			Eval: func(env *Env, _ []types.Type, _ []types.Datum) (types.Datum, error) {
 				if c := catalogOf(env); c != nil {
@@ -264,11 +281,16 @@ func registerCatalog(add adder) {
 				return nil, nil
 			}},
 		&Func{Name: "current_schemas", Args: []types.Type{b}, Result: types.ArrayOf(name), Strict: true, Volatility: Stable,
-			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
-				if a[0].(bool) {
-					return types.Array{Elem: name, Values: []types.Datum{"pg_catalog", "public"}}, nil
+			Eval: func(env *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
+				path := searchPath(env)
+				out := []types.Datum{}
+				if a[0].(bool) && !slices.Contains(path, "pg_catalog") {
+					out = append(out, "pg_catalog")
 				}
-				return types.Array{Elem: name, Values: []types.Datum{"public"}}, nil
+				for _, s := range path {
+					out = append(out, s)
+				}
+				return types.Array{Elem: name, Values: out}, nil
 			}},
 		&Func{Name: "quote_ident", Args: []types.Type{text}, Result: text, Strict: true, Volatility: Immutable,
 			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {

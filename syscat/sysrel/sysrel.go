@@ -70,6 +70,7 @@ func newRegistry(relations []Relation) *registry {
 		}
 		rel.Rel.ID = catalog.ID{Object: obj}
 		rel.Rel.Kind = catalog.KindTable
+		rel.Rel.Schema = rel.Schema
 		// INVARIANT: system ids stay below user ids.
 		if n >= FirstUserObject {
 			panic("sysrel: too many system relations")
@@ -108,6 +109,12 @@ func Lookup(name []string) (*catalog.Relation, bool) {
 		return nil, false
 	}
 	return rel.Rel, true
+}
+
+// IsSystemSchema reports whether name is a system schema (pg_catalog,
+// information_schema, rockstream_catalog).
+func IsSystemSchema(name string) bool {
+	return name == SchemaPgCatalog || name == SchemaInfo || name == SchemaRockStream
 }
 
 // IsSystem reports whether id is a system relation.

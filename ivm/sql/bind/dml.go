@@ -3,6 +3,7 @@ package bind
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/rockstream/rockstream/errcode"
@@ -154,7 +155,7 @@ func (b *binder) targetTable(rv *pg_query.RangeVar) (*catalog.Relation, string, 
 	}
 	rel, ok := b.cat.LookupRelation(name)
 	if !ok {
-		return nil, "", errcode.New(errcode.SQLUndefinedTable, "relation \"%s\" does not exist", rv.Relname).WithPosition(b.pos(rv.Location))
+		return nil, "", errcode.New(errcode.SQLUndefinedTable, "relation \"%s\" does not exist", strings.Join(name, ".")).WithPosition(b.pos(rv.Location))
 	}
 	if rel.Kind == catalog.KindIndex {
 		return nil, "", b.semantic("42809", rv.Location, "\"%s\" is an index", rel.Name)
@@ -374,7 +375,7 @@ func (b *binder) onConflict(rel *catalog.Relation, alias string, oc *pg_query.On
 		return out, nil
 	}
 	cols := tableColumns(rel)
-	sc := relationScope(alias, cols, nil)
+	sc := targetScope(rel, alias, cols)
 	n := len(cols)
 	for i, c := range cols {
 		sc.cols = append(sc.cols, scopeCol{table: "excluded", name: c.Name, index: n + i, typ: c.Type, nullable: true, qualifiedOnly: true})
@@ -453,7 +454,7 @@ func (b *binder) assignments(rel *catalog.Relation, list []*pg_query.Node, sc *s
 }
 
 func (b *binder) returning(rel *catalog.Relation, alias string, list []*pg_query.Node) (*Returning, error) {
-	return b.returningIn(relationScope(alias, tableColumns(rel), nil), list)
+	return b.returningIn(targetScope(rel, alias, tableColumns(rel)), list)
 }
 
 // returningIn binds a RETURNING list over sc (the target's columns, then
@@ -498,7 +499,21 @@ func (b *binder) returningIn(sc *scope, list []*pg_query.Node) (*Returning, erro
 // tableScan is the scan + scope of a DML target.
 func (b *binder) tableScan(rel *catalog.Relation, alias string) (plan.Node, *scope) {
 	cols := tableColumns(rel)
-	return &plan.Scan{Relation: rel, Alias: alias, Cols: cols}, relationScope(alias, cols, nil)
+	return &plan.Scan{Relation: rel, Alias: alias, Cols: cols}, targetScope(rel, alias, cols)
+}
+
+// targetScope is the scope of a DML target: unaliased, its columns are
+// reachable as schema.table.column too, and a FROM item of the same name
+// in another schema may join it.
+func targetScope(rel *catalog.Relation, alias string, cols []plan.Column) *scope {
+	sc := relationScope(alias, cols, nil)
+	if alias == rel.Name {
+		sc.tables[0] = alias + "\x00" + rel.ID.String()
+		for i := range sc.cols {
+			sc.cols[i].schema = rel.SchemaName()
+		}
+	}
+	return sc
 }
 
 // joinSources joins the target scan with the FROM items of UPDATE ... FROM
@@ -519,8 +534,8 @@ func (b *binder) joinSources(node plan.Node, sc *scope, items []*pg_query.Node) 
 			return nil, nil, invalidReference(err, sc)
 		}
 		for _, t := range s.tables {
-			if sc.hasTable(t) {
-				return nil, nil, b.semantic("42712", -1, "table name \"%s\" specified more than once", t)
+			if sc.conflicts(t) {
+				return nil, nil, b.semantic("42712", -1, "table name \"%s\" specified more than once", tableName(t))
 			}
 		}
 		node, sc = crossJoin(node, sc, n, s)
@@ -537,6 +552,7 @@ func invalidReference(err error, sc *scope) error {
 		return err
 	}
 	for _, t := range sc.tables {
+		t = tableName(t)
 		if e.Message == fmt.Sprintf("missing FROM-clause entry for table \"%s\"", t) {
 			out := errcode.New(errcode.SQLUndefinedTable, "invalid reference to FROM-clause entry for table \"%s\"", t).WithPosition(e.Position)
 			out.Hint = fmt.Sprintf("There is an entry for table \"%s\", but it cannot be referenced from this part of the query.", t)

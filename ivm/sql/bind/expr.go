@@ -203,23 +203,22 @@ func (b *binder) columnRef(c *pg_query.ColumnRef, sc *scope) (plan.Scalar, error
 			return nil, b.semantic("42601", c.Location, "* is not allowed here")
 		}
 	}
-	table, name := "", ""
+	schema, table, name := "", "", ""
 	switch len(parts) {
 	case 1:
 		name = parts[0]
 	case 2:
 		table, name = parts[0], parts[1]
 	case 3:
-		if parts[0] != "public" {
-			return nil, b.semantic("0A000", c.Location, "cross-database references are not implemented: %s", strings.Join(parts, "."))
-		}
-		table, name = parts[1], parts[2]
+		schema, table, name = parts[0], parts[1], parts[2]
+	case 4:
+		return nil, b.semantic("0A000", c.Location, "cross-database references are not implemented: %s", strings.Join(parts, "."))
 	default:
 		return nil, b.semantic("42601", c.Location, "improper qualified name (too many dotted names): %s", strings.Join(parts, "."))
 	}
 	depth := 0
 	for s := sc; s != nil; s, depth = s.parent, depth+1 {
-		col, found, err := s.lookupColumn(table, name, b.pos(c.Location))
+		col, found, err := s.lookupColumn(schema, table, name, b.pos(c.Location))
 		if err != nil {
 			return nil, err
 		}

@@ -171,7 +171,13 @@ func (b *binder) rangeVar(rv *pg_query.RangeVar, outer *scope) (plan.Node, *scop
 		return nil, nil, err
 	}
 	sc := relationScope(alias, cols, outer)
+	if rv.Alias == nil {
+		sc.tables[0] = alias + "\x00" + rel.ID.String()
+	}
 	for i := range sc.cols {
+		if rv.Alias == nil {
+			sc.cols[i].schema = rel.SchemaName()
+		}
 		sc.cols[i].rel, sc.cols[i].relCol = rel, i
 		sc.cols[i].origin = Origin{Relation: rel, Column: i}
 	}
@@ -308,8 +314,8 @@ func (b *binder) joinItems(j *pg_query.JoinExpr, outer *scope, outerLeft *latera
 		return b.joinAlias(j, r, rsc)
 	}
 	for _, t := range rsc.tables {
-		if lsc.hasTable(t) {
-			return nil, nil, b.semantic("42712", -1, "table name \"%s\" specified more than once", t)
+		if lsc.conflicts(t) {
+			return nil, nil, b.semantic("42712", -1, "table name \"%s\" specified more than once", tableName(t))
 		}
 	}
 	nLeft := len(l.Schema())
@@ -347,14 +353,14 @@ func (b *binder) joinItems(j *pg_query.JoinExpr, outer *scope, outerLeft *latera
 		var mergedNames []string
 		var usedL, usedR []int
 		for _, name := range using {
-			lcol, lok, err := lsc.lookupColumn("", name, 0)
+			lcol, lok, err := lsc.lookupColumn("", "", name, 0)
 			if err != nil || !lok {
 				if err == nil {
 					err = errcode.New(errcode.SQLUndefinedColumn, "column \"%s\" specified in USING clause does not exist in left table", name)
 				}
 				return nil, nil, err
 			}
-			rcol, rok, err := rsc.lookupColumn("", name, 0)
+			rcol, rok, err := rsc.lookupColumn("", "", name, 0)
 			if err != nil || !rok {
 				if err == nil {
 					err = errcode.New(errcode.SQLUndefinedColumn, "column \"%s\" specified in USING clause does not exist in right table", name)
@@ -489,8 +495,8 @@ func (b *binder) lateralSubquery(rs *pg_query.RangeSubselect, outer *scope, left
 		return node, rsc, false, nil
 	}
 	for _, t := range rsc.tables {
-		if left.sc.hasTable(t) {
-			return nil, nil, false, b.semantic("42712", -1, "table name \"%s\" specified more than once", t)
+		if left.sc.conflicts(t) {
+			return nil, nil, false, b.semantic("42712", -1, "table name \"%s\" specified more than once", tableName(t))
 		}
 	}
 	if plan.MaxOuterDepth(node) > 1 {

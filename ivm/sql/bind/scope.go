@@ -1,6 +1,8 @@
 package bind
 
 import (
+	"strings"
+
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -9,6 +11,9 @@ import (
 // scopeCol is one column visible to name resolution: column Index of the
 // current row, reachable as `table.name` and (unless qualifiedOnly) `name`.
 type scopeCol struct {
+	// schema is the schema of an unaliased relation's columns ("" for
+	// aliased and computed ones), for schema.table.column references.
+	schema   string
 	table    string
 	name     string
 	index    int
@@ -73,13 +78,16 @@ type scope struct {
 	parent *scope
 	cols   []scopeCol
 	star   []int
-	// tables lists the range-table names (for `t.*` and error messages).
+	// tables lists the range-table names (for `t.*` and error messages);
+	// an unaliased relation's entry is its name, NUL, and the relation's
+	// id (tableName strips it), so that public.t and s.t may both be in
+	// one FROM, as in PostgreSQL.
 	tables []string
 }
 
 // lookupColumn resolves a possibly qualified column reference in this
 // scope only. found=false means "not here" (try the parent).
-func (s *scope) lookupColumn(table, name string, pos int) (col scopeCol, found bool, err error) {
+func (s *scope) lookupColumn(schema, table, name string, pos int) (col scopeCol, found bool, err error) {
 	matches := 0
 	for _, c := range s.cols {
 		if c.name != name {
@@ -89,8 +97,11 @@ func (s *scope) lookupColumn(table, name string, pos int) (col scopeCol, found b
 			if c.qualifiedOnly {
 				continue
 			}
-		} else if c.table != table || c.unqualifiedOnly {
+		} else if c.table != table || c.unqualifiedOnly || (schema != "" && c.schema != schema) {
 			continue
+		}
+		if matches > 0 && table != "" && schema == "" && c.schema != col.schema {
+			return scopeCol{}, true, errcode.New(errcode.SQLAmbiguousColumn, "table reference \"%s\" is ambiguous", table).WithSQLState("42P09").WithPosition(pos)
 		}
 		matches++
 		col = c
@@ -110,9 +121,32 @@ func (s *scope) lookupColumn(table, name string, pos int) (col scopeCol, found b
 
 func (s *scope) hasTable(table string) bool {
 	for _, t := range s.tables {
-		if t == table {
+		if tableName(t) == table {
 			return true
 		}
 	}
 	return false
+}
+
+// conflicts reports whether range-table entry t (of scope.tables) may not
+// join this scope: PostgreSQL refuses two entries of one name unless both
+// are unaliased references to different relations.
+func (s *scope) conflicts(t string) bool {
+	for _, u := range s.tables {
+		if tableName(u) != tableName(t) {
+			continue
+		}
+		if u == t || !strings.Contains(u, "\x00") || !strings.Contains(t, "\x00") {
+			return true
+		}
+	}
+	return false
+}
+
+// tableName is a scope.tables entry's name.
+func tableName(t string) string {
+	if i := strings.IndexByte(t, 0); i >= 0 {
+		return t[:i]
+	}
+	return t
 }

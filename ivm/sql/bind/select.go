@@ -364,8 +364,8 @@ func (b *binder) simpleSelect(sel *pg_query.SelectStmt, outer *scope) (*BoundQue
 				continue
 			}
 			for _, t := range s.tables {
-				if sc.hasTable(t) {
-					return nil, b.semantic("42712", -1, "table name \"%s\" specified more than once", t)
+				if sc.conflicts(t) {
+					return nil, b.semantic("42712", -1, "table name \"%s\" specified more than once", tableName(t))
 				}
 			}
 			node, sc = crossJoin(node, sc, n, s)
@@ -881,11 +881,15 @@ func isStar(cr *pg_query.ColumnRef) bool {
 
 // expandStar expands `*` or `t.*`.
 func (b *binder) expandStar(cr *pg_query.ColumnRef, sc *scope) ([]plan.Scalar, []string, error) {
-	table := ""
-	if len(cr.Fields) == 2 {
+	schema, table := "", ""
+	switch len(cr.Fields) {
+	case 1:
+	case 2:
 		table = cr.Fields[0].GetString_().GetSval()
-	} else if len(cr.Fields) > 2 {
-		return nil, nil, b.unsupported(cr.Location, "qualified star with schema")
+	case 3:
+		schema, table = cr.Fields[0].GetString_().GetSval(), cr.Fields[1].GetString_().GetSval()
+	default:
+		return nil, nil, b.semantic("0A000", cr.Location, "cross-database references are not implemented")
 	}
 	var exprs []plan.Scalar
 	var names []string
@@ -903,11 +907,20 @@ func (b *binder) expandStar(cr *pg_query.ColumnRef, sc *scope) ([]plan.Scalar, [
 	if !sc.hasTable(table) {
 		return nil, nil, errcode.New(errcode.SQLUndefinedTable, "missing FROM-clause entry for table \"%s\"", table).WithPosition(b.pos(cr.Location))
 	}
-	for _, c := range sc.cols {
-		if c.table == table && !c.unqualifiedOnly {
+	first := -1
+	for i, c := range sc.cols {
+		if c.table == table && !c.unqualifiedOnly && (schema == "" || c.schema == schema) {
+			if first < 0 {
+				first = i
+			} else if schema == "" && c.schema != sc.cols[first].schema {
+				return nil, nil, errcode.New(errcode.SQLAmbiguousColumn, "table reference \"%s\" is ambiguous", table).WithSQLState("42P09").WithPosition(b.pos(cr.Location))
+			}
 			exprs = append(exprs, &plan.ColRef{Index: c.index, Typ: c.typ, Name: c.name, Qualifier: c.table})
 			names = append(names, c.name)
 		}
+	}
+	if schema != "" && first < 0 {
+		return nil, nil, errcode.New(errcode.SQLUndefinedTable, "missing FROM-clause entry for table \"%s\"", table).WithPosition(b.pos(cr.Location))
 	}
 	return exprs, names, nil
 }

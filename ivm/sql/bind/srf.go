@@ -96,8 +96,8 @@ func (b *binder) rangeFunction(rf *pg_query.RangeFunction, outer *scope, left *l
 		}
 	}
 	for _, t := range fsc.tables {
-		if left.sc.hasTable(t) {
-			return nil, nil, false, b.semantic("42712", -1, "table name \"%s\" specified more than once", t)
+		if left.sc.conflicts(t) {
+			return nil, nil, false, b.semantic("42712", -1, "table name \"%s\" specified more than once", tableName(t))
 		}
 	}
 	nLeft := len(left.node.Schema())

@@ -4,8 +4,9 @@
 // in-memory implementation for tests and tools.
 //
 // Names are resolved inside the session's namespace: a namespace is like a
-// PostgreSQL database, with no schema layer inside it, so `public.t` and
-// `t` name the same relation.
+// PostgreSQL database, holding schemas (public and those CREATE SCHEMA
+// made). An unqualified name resolves through the session's search_path
+// (WithSearchPath); `s.t` names relation t of schema s.
 package catalog
 
 import (
@@ -72,7 +73,55 @@ const (
 	// structure is kept, so an index is a catalog object only: it is
 	// accepted for compatibility and never changes a plan.
 	KindIndex
+	// KindSchema is a schema (CREATE SCHEMA): Name is the schema's name.
+	// The control snapshot keeps schemas out of relation lookup and
+	// Relations (Snapshot.Schemas lists them); public is implicit and
+	// has no object.
+	KindSchema
 )
+
+// SchemaPublic is the schema every namespace has.
+const SchemaPublic = "public"
+
+// Key is the name a relation is known by inside its namespace: its name
+// in public, schema.name elsewhere (so a relation named "s.t" in public
+// and t in schema s would share a key; the control plane refuses the
+// second one created).
+func Key(schema, name string) string {
+	if schema == "" || schema == SchemaPublic {
+		return name
+	}
+	return schema + "." + name
+}
+
+// Key is the relation's Key.
+func (r *Relation) Key() string { return Key(r.Schema, r.Name) }
+
+// SchemaName is the relation's schema (public when Schema is empty).
+func (r *Relation) SchemaName() string {
+	if r.Schema == "" {
+		return SchemaPublic
+	}
+	return r.Schema
+}
+
+// Qualify writes a name as a statement wrote it, qualified by schema or
+// not, as one string (DDL statements carry names this way; an identifier
+// cannot contain NUL). Split undoes it.
+func Qualify(schema, name string) string {
+	if schema == "" {
+		return name
+	}
+	return schema + "\x00" + name
+}
+
+// Split undoes Qualify: schema is "" for an unqualified name.
+func Split(written string) (schema, name string) {
+	if i := strings.IndexByte(written, 0); i >= 0 {
+		return written[:i], written[i+1:]
+	}
+	return "", written
+}
 
 func (k Kind) String() string {
 	switch k {
@@ -90,6 +139,8 @@ func (k Kind) String() string {
 		return "sink"
 	case KindIndex:
 		return "index"
+	case KindSchema:
+		return "schema"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -120,6 +171,9 @@ type Relation struct {
 	ID   ID
 	Kind Kind
 	Name string
+	// Schema is the schema the relation lives in; "" is public (and every
+	// relation created before schemas existed).
+	Schema string `json:",omitempty"`
 	// Columns is the output schema (for inline views: as of their creation).
 	Columns []Column
 	// PrimaryKey lists column indexes of the primary key (tables); empty for
@@ -285,7 +339,7 @@ type Catalog interface {
 	// Namespace is the namespace names resolve in.
 	Namespace() NamespaceID
 	// LookupRelation resolves a possibly qualified, already case-folded name
-	// (["t"] or ["public", "t"]); ok is false when it does not exist.
+	// (["t"] or ["s", "t"]); ok is false when it does not exist.
 	LookupRelation(name []string) (rel *Relation, ok bool)
 	// RelationByID returns a relation by id.
 	RelationByID(id ID) (rel *Relation, ok bool)

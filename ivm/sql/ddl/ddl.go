@@ -176,7 +176,7 @@ func IsDDL(st parse.Statement) bool {
 	case *pg_query.Node_CreateStmt, *pg_query.Node_ViewStmt, *pg_query.Node_CreateTableAsStmt,
 		*pg_query.Node_DropStmt, *pg_query.Node_AlterTableStmt,
 		*pg_query.Node_CreateSeqStmt, *pg_query.Node_AlterSeqStmt, *pg_query.Node_CreateSchemaStmt,
-		*pg_query.Node_RenameStmt, *pg_query.Node_IndexStmt:
+		*pg_query.Node_RenameStmt, *pg_query.Node_IndexStmt, *pg_query.Node_AlterObjectSchemaStmt:
 		return true
 	}
 	return false
@@ -188,6 +188,9 @@ func Convert(st parse.Statement) (Statement, error) {
 		return createSource(cs)
 	}
 	if rv, ok := st.(*parse.RecompileView); ok {
+		if len(rv.Name) == 2 {
+			return &Recompile{Name: catalog.Qualify(rv.Name[0], rv.Name[1])}, nil
+		}
 		return &Recompile{Name: rv.Name.Last()}, nil
 	}
 	if cs, ok := st.(*parse.CreateSink); ok {
@@ -224,11 +227,13 @@ func Convert(st parse.Statement) (Statement, error) {
 	case *pg_query.Node_AlterSeqStmt:
 		return c.alterSequence(x.AlterSeqStmt)
 	case *pg_query.Node_CreateSchemaStmt:
-		return nil, schemasNotSupported("CREATE SCHEMA " + x.CreateSchemaStmt.Schemaname)
+		return c.createSchema(x.CreateSchemaStmt)
 	case *pg_query.Node_RenameStmt:
 		return c.rename(x.RenameStmt)
 	case *pg_query.Node_IndexStmt:
 		return c.createIndex(x.IndexStmt)
+	case *pg_query.Node_AlterObjectSchemaStmt:
+		return nil, c.unsupported(-1, "ALTER ... SET SCHEMA (moving an object to another schema)")
 	}
 	return nil, errcode.New(errcode.SQLFeatureNotSupported, "statement %s is not supported", bind.StatementTag(pg.Stmt))
 }
@@ -244,11 +249,10 @@ type converter struct {
 	sequenceRefs []string
 }
 
-// schemasNotSupported is the error for statements that need a schema
-// layer inside a namespace.
-func schemasNotSupported(what string) *errcode.Error {
-	return errcode.New(errcode.SchemasNotSupported, "RockStream does not support schemas inside a namespace: %s", what).
-		WithDetail("The only schema is public; a namespace (database) is RockStream's unit of isolation.")
+// crossDatabase is the error for a name qualified by a database.
+func crossDatabase(what string) *errcode.Error {
+	return errcode.New(errcode.SchemasNotSupported, "cross-database references are not implemented: %s", what).
+		WithDetail("A namespace (database) is RockStream's unit of isolation; name objects as schema.name.").WithSQLState("0A000")
 }
 
 // addCheck records a CHECK constraint, named as PostgreSQL names it when
@@ -297,15 +301,43 @@ func (c *converter) unsupported(loc int32, what string) error {
 	return errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support %s", what).WithPosition(c.pos(loc))
 }
 
-// relName validates a relation name (no schema other than public).
+// relName validates a relation name and returns it as written
+// (catalog.Qualify: schema-qualified or not; the engine resolves an
+// unqualified name through the session's search_path).
 func (c *converter) relName(rv *pg_query.RangeVar) (string, error) {
-	if rv.Catalogname != "" || (rv.Schemaname != "" && rv.Schemaname != "public") {
-		return "", schemasNotSupported(rv.Schemaname + "." + rv.Relname).WithPosition(c.pos(rv.Location))
+	if rv.Catalogname != "" {
+		return "", crossDatabase(rv.Catalogname + "." + rv.Schemaname + "." + rv.Relname).WithPosition(c.pos(rv.Location))
 	}
 	if rv.Relpersistence == "t" {
 		return "", c.unsupported(rv.Location, "TEMPORARY tables")
 	}
-	return rv.Relname, nil
+	return catalog.Qualify(rv.Schemaname, rv.Relname), nil
+}
+
+// CreateSchema is CREATE SCHEMA [IF NOT EXISTS] name.
+type CreateSchema struct {
+	Name        string
+	IfNotExists bool
+}
+
+// DropSchema is DROP SCHEMA [IF EXISTS] name, ... [CASCADE | RESTRICT].
+type DropSchema struct {
+	Names    []string
+	IfExists bool
+	Cascade  bool
+}
+
+func (*CreateSchema) ddl() {}
+func (*DropSchema) ddl()   {}
+
+func (c *converter) createSchema(s *pg_query.CreateSchemaStmt) (*CreateSchema, error) {
+	if s.Authrole != nil {
+		return nil, c.unsupported(-1, "CREATE SCHEMA ... AUTHORIZATION")
+	}
+	if len(s.SchemaElts) > 0 {
+		return nil, c.unsupported(-1, "CREATE SCHEMA with schema elements (run each CREATE separately)")
+	}
+	return &CreateSchema{Name: s.Schemaname, IfNotExists: s.IfNotExists}, nil
 }
 
 func (c *converter) createTable(s *pg_query.CreateStmt) (*CreateTable, error) {
@@ -689,7 +721,7 @@ func aliasNames(nodes []*pg_query.Node) []string {
 	return out
 }
 
-func (c *converter) drop(d *pg_query.DropStmt) (*Drop, error) {
+func (c *converter) drop(d *pg_query.DropStmt) (Statement, error) {
 	out := &Drop{IfExists: d.MissingOk, Cascade: d.Behavior == pg_query.DropBehavior_DROP_CASCADE, Concurrently: d.Concurrent}
 	switch d.RemoveType {
 	case pg_query.ObjectType_OBJECT_TABLE:
@@ -705,11 +737,11 @@ func (c *converter) drop(d *pg_query.DropStmt) (*Drop, error) {
 		// structure to wait for.
 		out.Kind = DropIndex
 	case pg_query.ObjectType_OBJECT_SCHEMA:
-		var names []string
+		ds := &DropSchema{IfExists: out.IfExists, Cascade: out.Cascade}
 		for _, o := range d.Objects {
-			names = append(names, o.GetString_().GetSval())
+			ds.Names = append(ds.Names, o.GetString_().GetSval())
 		}
-		return nil, schemasNotSupported("DROP SCHEMA " + strings.Join(names, ", "))
+		return ds, nil
 	default:
 		return nil, c.unsupported(-1, "DROP "+strings.TrimPrefix(d.RemoveType.String(), "OBJECT_"))
 	}
@@ -718,13 +750,14 @@ func (c *converter) drop(d *pg_query.DropStmt) (*Drop, error) {
 		for _, p := range o.GetList().GetItems() {
 			parts = append(parts, p.GetString_().GetSval())
 		}
-		if len(parts) == 2 && parts[0] == "public" {
-			parts = parts[1:]
+		switch len(parts) {
+		case 1:
+			out.Names = append(out.Names, parts[0])
+		case 2:
+			out.Names = append(out.Names, catalog.Qualify(parts[0], parts[1]))
+		default:
+			return nil, crossDatabase(strings.Join(parts, "."))
 		}
-		if len(parts) != 1 {
-			return nil, schemasNotSupported(strings.Join(parts, "."))
-		}
-		out.Names = append(out.Names, parts[0])
 	}
 	return out, nil
 }
@@ -813,7 +846,10 @@ func createSource(cs *parse.CreateSource) (*CreateSource, error) {
 	if len(name) == 2 && name[0] == "public" {
 		name = name[1:]
 	}
-	out := &CreateSource{Name: strings.Join(name, "."), RatePerSecond: cs.RatePerSecond}
+	if len(name) != 1 {
+		return nil, errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support sources in a schema other than public: %s", strings.Join(name, "."))
+	}
+	out := &CreateSource{Name: name[0], RatePerSecond: cs.RatePerSecond}
 	if cs.Nexmark != nil {
 		if err := nexmarkSource(cs, out); err != nil {
 			return nil, err

@@ -69,8 +69,13 @@ func describe(d ddl.Statement) string {
 		for _, c := range x.Columns {
 			fmt.Fprintf(&b, "  %s gen=%d args=%v\n", formatColumn(c.Column), c.Generator, c.Args)
 		}
+	case *ddl.CreateSchema:
+		fmt.Fprintf(&b, "create schema %s if_not_exists=%v\n", x.Name, x.IfNotExists)
+	case *ddl.DropSchema:
+		fmt.Fprintf(&b, "drop schema names=%v if_exists=%v cascade=%v\n", x.Names, x.IfExists, x.Cascade)
 	}
-	return b.String()
+	// Qualified names as written (catalog.Qualify) show as schema/name.
+	return strings.ReplaceAll(b.String(), "\x00", "/")
 }
 
 func formatSequence(s catalog.Sequence) string {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/parse"
 )
 
@@ -19,7 +20,7 @@ import (
 //	  INTO POSTGRES (connection = 'postgres://u@host/db', table = 'per_item', mode = 'upsert', key = 'item')
 type CreateSink struct {
 	Name string
-	// View names the materialized view (public. stripped).
+	// View names the materialized view as written (catalog.Qualify).
 	View string
 	// Exactly one of Kafka and Postgres is set.
 	Kafka    *KafkaSink
@@ -74,13 +75,16 @@ func createSink(cs *parse.CreateSink) (*CreateSink, error) {
 	if len(name) == 2 && name[0] == "public" {
 		name = name[1:]
 	}
-	if len(view) == 2 && view[0] == "public" {
-		view = view[1:]
+	if len(name) != 1 {
+		return nil, errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support sinks in a schema other than public: %s", strings.Join(name, "."))
 	}
-	if len(name) != 1 || len(view) != 1 {
-		return nil, errcode.New(errcode.SQLSyntaxError, "CREATE SINK names a sink and a view without a schema (or in public)")
+	if len(view) > 2 {
+		return nil, crossDatabase(strings.Join(view, "."))
 	}
-	out := &CreateSink{Name: name[0], View: view[0]}
+	out := &CreateSink{Name: name[0], View: view[len(view)-1]}
+	if len(view) == 2 {
+		out.View = catalog.Qualify(view[0], view[1])
+	}
 	if cs.Postgres != nil {
 		ps, err := postgresSink(cs.Postgres)
 		if err != nil {

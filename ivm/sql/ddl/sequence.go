@@ -162,8 +162,8 @@ func (c *converter) sequenceOptions(opts []*pg_query.Node, typ types.Type, allow
 			for _, p := range d.Arg.GetList().GetItems() {
 				owner = append(owner, p.GetString_().GetSval())
 			}
-			if len(owner) == 3 && owner[0] == "public" {
-				owner = owner[1:]
+			if len(owner) == 3 {
+				owner = []string{catalog.Qualify(owner[0], owner[1]), owner[2]}
 			}
 			if len(owner) == 1 && owner[0] == "none" {
 				owner = nil
