@@ -789,7 +789,9 @@ func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []s
 			tw.rows = make(map[string]*pendingRow, len(at))
 		}
 		if n := len(tw.keys) + len(at); cap(tw.keys) < n {
-			tw.keys = append(make([]string, 0, n), tw.keys...)
+			// NB: at least doubled, or a COPY's chunks each copied every
+			// key so far (quadratic in the rows of the transaction).
+			tw.keys = append(make([]string, 0, max(n, 2*cap(tw.keys))), tw.keys...)
 		}
 		for j, i := range at {
 			// Remember what was committed when the transaction first looked.
@@ -801,8 +803,7 @@ func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []s
 			out[i] = rows[j]
 			p := &slab[j]
 			*p = pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil, base: rows[j]}
-			tw.rows[k] = p
-			tw.keys = append(tw.keys, k)
+			a.txn.touch(tw, k, p)
 			// NB: an untouched key's pending row equals the committed
 			// row; writes() skips entries that were never changed.
 		}

@@ -41,6 +41,17 @@ func (t *txn) mark() {
 	t.gen++
 }
 
+// touch records p as the pending row of key k of tw, a key the
+// transaction had not touched. Rolling back to any savepoint set before now
+// drops the key, so its state needs no saving until the next savepoint: a
+// COPY or bulk INSERT after the statement's own savepoint writes no undo
+// entry per row.
+func (t *txn) touch(tw *tableWrites, k string, p *pendingRow) {
+	p.gen = t.gen
+	tw.rows[k] = p
+	tw.keys = append(tw.keys, k)
+}
+
 // writable returns the pending row under key k of tw for changing it,
 // saving its current state first if a savepoint may need it back.
 func (t *txn) writable(tw *tableWrites, k string) *pendingRow {
