@@ -699,7 +699,7 @@ func (a *Actor) lookup(ctx runtime.Context, m Lookup) {
 		fresh[i] = !seen
 	}
 	afterLock := func(ctx runtime.Context) {
-		a.current(ctx, m, tw, encs, func(ctx runtime.Context, cur []types.Row) {
+		a.current(ctx, m, tw, encs, fresh, func(ctx runtime.Context, cur []types.Row) {
 			a.checkVisible(ctx, m, tw, encs, fresh, func(ctx runtime.Context) {
 				if m.Lock && m.Read != nil {
 					for i := range m.Keys {
@@ -756,16 +756,24 @@ func dedupSorted(keys []string) []string {
 }
 
 // current looks up the committed rows of the keys the transaction has not
-// touched (one request) and records them; next gets every key's row as
-// the transaction sees it.
-func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []string, next func(ctx runtime.Context, cur []types.Row)) {
+// touched (fresh, one request) and records them; next gets every key's
+// row as the transaction sees it.
+func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []string, fresh []bool, next func(ctx runtime.Context, cur []types.Row)) {
 	out := make([]types.Row, len(m.Keys))
-	var missing []types.Row
-	var at []int
+	n := 0
+	for _, f := range fresh {
+		if f {
+			n++
+		}
+	}
+	missing := make([]types.Row, 0, n)
+	at := make([]int, 0, n)
 	for i, k := range encs {
-		if p, ok := tw.rows[k]; ok {
-			out[i] = p.row
-			continue
+		if !fresh[i] {
+			if p := tw.rows[k]; p != nil {
+				out[i] = p.row
+				continue
+			}
 		}
 		missing = append(missing, m.Keys[i])
 		at = append(at, i)
@@ -795,15 +803,10 @@ func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []s
 		}
 		for j, i := range at {
 			// Remember what was committed when the transaction first looked.
-			k := encs[i]
-			if p, ok := tw.rows[k]; ok {
-				out[i] = p.row // the same key twice in one lookup
-				continue
-			}
 			out[i] = rows[j]
 			p := &slab[j]
 			*p = pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil, base: rows[j]}
-			a.txn.touch(tw, k, p)
+			a.txn.touch(tw, encs[i], p)
 			// NB: an untouched key's pending row equals the committed
 			// row; writes() skips entries that were never changed.
 		}

@@ -46,10 +46,17 @@ func (t *txn) mark() {
 // drops the key, so its state needs no saving until the next savepoint: a
 // COPY or bulk INSERT after the statement's own savepoint writes no undo
 // entry per row.
+//
+// A key touched twice by one lookup (its keys were all untouched, so p
+// holds the same committed row both times) replaces its entry once and is
+// listed once; one map access per key either way.
 func (t *txn) touch(tw *tableWrites, k string, p *pendingRow) {
 	p.gen = t.gen
+	n := len(tw.rows)
 	tw.rows[k] = p
-	tw.keys = append(tw.keys, k)
+	if len(tw.rows) > n {
+		tw.keys = append(tw.keys, k)
+	}
 }
 
 // writable returns the pending row under key k of tw for changing it,
