@@ -78,6 +78,9 @@ type Actor struct {
 	// timers): a wait asked again keeps its number.
 	lockWaitSerial uint64
 	request        queued
+	// recent is the running or last request's all-new Lookup (nil once
+	// any other request than Set starts).
+	recent *recentLookup
 	// currval holds the last nextval/setval value per sequence this
 	// session saw; lastSequence is the one lastval() reports.
 	currval      map[catalog.ID]int64
@@ -246,6 +249,9 @@ func (a *Actor) orFail(next func(ctx runtime.Context, reply runtime.Message)) fu
 }
 
 func (a *Actor) run(ctx runtime.Context, msg runtime.Message) {
+	if _, isSet := msg.(Set); !isSet {
+		a.recent = nil
+	}
 	switch m := msg.(type) {
 	case Begin:
 		a.endTxn(ctx)
@@ -755,6 +761,16 @@ func dedupSorted(keys []string) []string {
 	return out
 }
 
+// recentLookup is a Lookup of keys all new to the transaction, kept until
+// the next request: a bulk insert's Set of the same keys in the same
+// order (a COPY chunk) then finds their pending rows without a map
+// access per row.
+type recentLookup struct {
+	tw      *tableWrites
+	encs    []string
+	pending []*pendingRow
+}
+
 // current looks up the committed rows of the keys the transaction has not
 // touched (fresh, one request) and records them; next gets every key's
 // row as the transaction sees it.
@@ -800,15 +816,24 @@ func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []s
 			// NB: at least doubled, or a COPY's chunks each copied every
 			// key so far (quadratic in the rows of the transaction).
 			tw.keys = append(make([]string, 0, max(n, 2*cap(tw.keys))), tw.keys...)
+			tw.pending = append(make([]*pendingRow, 0, cap(tw.keys)), tw.pending...)
 		}
+		from, twice := len(tw.keys), false
 		for j, i := range at {
 			// Remember what was committed when the transaction first looked.
 			out[i] = rows[j]
 			p := &slab[j]
 			*p = pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil, base: rows[j]}
-			a.txn.touch(tw, encs[i], p)
+			if !a.txn.touch(tw, encs[i], p) {
+				twice = true
+			}
 			// NB: an untouched key's pending row equals the committed
 			// row; writes() skips entries that were never changed.
+		}
+		if twice {
+			tw.relist(from)
+		} else if len(at) == len(encs) {
+			a.recent = &recentLookup{tw: tw, encs: encs, pending: tw.pending[from:len(tw.pending):len(tw.pending)]}
 		}
 		next(ctx, out)
 	}))
@@ -872,9 +897,19 @@ func (a *Actor) set(m Set) {
 	}
 	t := a.txn
 	tw := t.table(m.Table)
+	recent := a.recent
+	a.recent = nil
+	if recent != nil && (recent.tw != tw || len(recent.encs) != len(m.Keys)) {
+		recent = nil
+	}
 	for i, key := range m.Keys {
 		k := EncodeKey(tw.rel, key)
-		p := t.writable(tw, k)
+		var p *pendingRow
+		if recent != nil && recent.encs[i] == k {
+			p = t.writablePending(tw, k, recent.pending[i])
+		} else {
+			p = t.writable(tw, k)
+		}
 		if p == nil {
 			a.finish(errcode.New(errcode.InternalError, "internal: a write to %s under a key the transaction did not look up", tw.rel.Name))
 			return

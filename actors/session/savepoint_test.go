@@ -71,6 +71,16 @@ func TestSavepointUndoMatchesModel(t *testing.T) {
 				txn.release(d)
 				marks = marks[:d-1]
 			}
+			if tw := txn.tables[keyed.ID]; tw != nil {
+				if len(tw.pending) != len(tw.keys) || len(tw.rows) != len(tw.keys) {
+					t.Fatalf("step %d: %d keys, %d pending, %d map entries", step, len(tw.keys), len(tw.pending), len(tw.rows))
+				}
+				for i, k := range tw.keys {
+					if tw.pending[i] != tw.rows[k] {
+						t.Fatalf("step %d: pending entry %d is not the map's", step, i)
+					}
+				}
+			}
 			want := zset.Batch{}
 			for k, v := range cur.rows { //lint:maprange zset.Batch.Equal ignores order
 				want.Add(types.Row{k, v}, 1)
