@@ -62,6 +62,11 @@ func TestCopyKeysAndSavepointsMatchPostgres(t *testing.T) {
 		"copy:" + rows(30001, 45000, 30005),               // duplicate across chunks
 		"copy:" + rows(30001, 30003, 21000),               // duplicate of a committed row
 		"copy:" + rows(21011, 21011) + rows(21011, 21011), // duplicate rows only
+		// The first bad row decides the error, the rows after it being
+		// decoded while earlier chunks are written or not.
+		"copy:" + rows(30001, 30003, 30002) + rows(30004, 52000) + "x\t1\n", // 23505 first
+		"copy:" + rows(30001, 30003) + "x\t1\n" + rows(30004, 52000, 30002), // 22P02 first
+		"copy:" + rows(30001, 52000) + "x\t1\n",                             // 22P02 after 2 chunks
 		"SELECT count(*), sum(v), max(id) FROM t",
 		"BEGIN",
 		"SAVEPOINT c",
