@@ -201,15 +201,9 @@ func (p *copyProgress) add(bytes, tuples int64) {
 	cp.BytesProcessed += bytes
 	cp.TuplesProcessed += tuples
 	snapshot := *cp
-	// NB: under the lock too: COPY FROM counts tuples on its writer
-	// goroutine and bytes on the connection's.
-	now := time.Now()
-	logNow := now.Sub(p.lastLog) >= copyProgressLogInterval
-	if logNow {
-		p.lastLog = now
-	}
 	c.activity.mu.Unlock()
-	if logNow {
+	if now := time.Now(); now.Sub(p.lastLog) >= copyProgressLogInterval {
+		p.lastLog = now
 		c.log.Info("COPY progress", "command", snapshot.Command, "table", snapshot.Table, "rows", snapshot.TuplesProcessed,
 			"bytes", snapshot.BytesProcessed, "rows_per_second", rate(snapshot.TuplesProcessed, now.Sub(snapshot.Started)))
 	}

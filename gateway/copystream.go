@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -50,27 +49,17 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 	if spec.format == copyBinary {
 		binDec = &copyBinaryDecoder{cols: cols, table: spec.table}
 	}
-	// A second goroutine writes each chunk while this one decodes the next.
-	// Its error comes from rows before any this one finds, so it is the
-	// COPY's error, as in PostgreSQL, which checks rows in order; it is
-	// stopped before the sink is finished or aborted.
-	writer := c.startCopyWriter(ctx, sink, progress)
-	defer func() {
-		if werr := writer.stop(); werr != nil {
-			err = werr
-		}
-	}()
 	chunk := make([]types.Row, 0, 64)
 	chunkBytes := 0
 	writeChunk := func() error {
 		if len(chunk) == 0 {
 			return nil
 		}
-		if err := writer.write(chunk); err != nil {
-			return err
+		if err := sink.Write(ctx, chunk); err != nil {
+			return canceledError(ctx, err)
 		}
-		// NB: a new slice: the writer owns the one handed on.
-		chunk, chunkBytes = make([]types.Row, 0, len(chunk)), 0
+		progress.add(0, int64(len(chunk)))
+		chunk, chunkBytes = chunk[:0], 0
 		return nil
 	}
 	convert := func(records [][]*string) error {
@@ -153,9 +142,6 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 			if err := writeChunk(); err != nil {
 				return err
 			}
-			if err := writer.stop(); err != nil {
-				return err
-			}
 			n, err := sink.Finish(ctx)
 			if err != nil {
 				return canceledError(ctx, err)
@@ -173,72 +159,6 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 			return errcode.New(errcode.ProtocolViolation, "unexpected message type %T during COPY from stdin", msg)
 		}
 	}
-}
-
-// copyWriter writes a COPY's chunks to its sink on its own goroutine, one
-// chunk queued while one is written.
-type copyWriter struct {
-	chunks  chan []types.Row
-	done    chan struct{}
-	stopped bool
-	// err is the first chunk's failure: set by the goroutine, read after
-	// done closes (failed tells the reader early).
-	err    error
-	failed atomic.Bool
-}
-
-func (c *conn) startCopyWriter(ctx context.Context, sink CopyInSink, progress *copyProgress) *copyWriter {
-	w := &copyWriter{chunks: make(chan []types.Row, 1), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for rows := range w.chunks {
-			if w.err != nil {
-				continue // drain: the COPY failed
-			}
-			w.err = w.writeOne(ctx, sink, rows)
-			if w.err != nil {
-				w.failed.Store(true)
-				continue
-			}
-			progress.add(0, int64(len(rows)))
-		}
-	}()
-	return w
-}
-
-// writeOne writes one chunk; a panic in the engine is the COPY's error
-// (on the connection's goroutine the handler's recover would catch it).
-func (w *copyWriter) writeOne(ctx context.Context, sink CopyInSink, rows []types.Row) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = errcode.New(errcode.InternalError, "internal error: %v", r)
-		}
-	}()
-	if err := sink.Write(ctx, rows); err != nil {
-		return canceledError(ctx, err)
-	}
-	return nil
-}
-
-// write hands a chunk on (waiting while another is queued), or returns
-// the writer's error once a chunk failed.
-func (w *copyWriter) write(rows []types.Row) error {
-	if w.failed.Load() {
-		return w.stop()
-	}
-	w.chunks <- rows
-	return nil
-}
-
-// stop waits for the chunks handed on to be written and returns the first
-// failure; later calls return it again.
-func (w *copyWriter) stop() error {
-	if !w.stopped {
-		w.stopped = true
-		close(w.chunks)
-	}
-	<-w.done
-	return w.err
 }
 
 // copyRow converts one record's fields to a typed row.
