@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rockstream/rockstream/actors/control"
@@ -414,6 +415,11 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 			where = e
 		}
 	}
+	// Room for every row up front: flush hands these slices on, so each
+	// COPY chunk starts them anew, and growing them by appending made
+	// twice the garbage.
+	w.setKeys, w.setRows = slices.Grow(w.setKeys, len(rows)), slices.Grow(w.setRows, len(rows))
+	w.written = slices.Grow(w.written, len(rows))
 	var n int64
 	for i, r := range rows {
 		k := encs[i]

@@ -208,6 +208,9 @@ type copyDecoder struct {
 	// once per message (which made COPY quadratic in the field size).
 	scanned     int
 	scanInQuote bool
+	// work counts the bytes recordEnd examined and feed moved to the front
+	// of pending: a test holds it linear in the data fed.
+	work int64
 }
 
 // feed appends data and returns the complete records, each already split
@@ -226,6 +229,7 @@ func (d *copyDecoder) feed(data []byte, final bool) ([][]*string, error) {
 	buf := d.pending
 	defer func() {
 		if !d.ended && len(d.pending) != len(buf) {
+			d.work += int64(len(d.pending))
 			d.pending = append(buf[:0], d.pending...)
 		}
 	}()
@@ -278,8 +282,10 @@ func (d *copyDecoder) recordEnd(final bool) (int, int) {
 	p := d.pending
 	if d.spec.format == copyText {
 		if i := bytes.IndexByte(p[d.scanned:], '\n'); i >= 0 {
+			d.work += int64(i + 1)
 			return d.scanned + i, d.scanned + i + 1
 		}
+		d.work += int64(len(p) - d.scanned)
 		d.scanned = len(p)
 	} else {
 		inQuote := d.scanInQuote
@@ -293,14 +299,17 @@ func (d *copyDecoder) recordEnd(final bool) (int, int) {
 			case inQuote && c == d.spec.escape && d.spec.escape != d.spec.quote && i+1 == len(p):
 				// An escape as the last byte: whether it escapes depends
 				// on the next message; rescan from here then.
+				d.work += int64(i - d.scanned)
 				d.scanned, d.scanInQuote = i, inQuote
 				goto incomplete
 			case c == d.spec.quote:
 				inQuote = !inQuote
 			case c == '\n' && !inQuote:
+				d.work += int64(i + 1 - d.scanned)
 				return i, i + 1
 			}
 		}
+		d.work += int64(i - d.scanned)
 		d.scanned, d.scanInQuote = i, inQuote
 	}
 incomplete:

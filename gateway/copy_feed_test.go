@@ -102,3 +102,47 @@ func checkChunking(t *testing.T, spec copySpec, data []byte) []string {
 	}
 	return want
 }
+
+// TestCopyFeedLinearWork: a record much longer than a CopyData message costs
+// the decoder work linear in its size. The decoder counts the bytes it
+// examines looking for a record's end and the bytes it moves to the front
+// of its buffer; rescanning or moving the incomplete record on every
+// message (the quadratic form) makes that count grow with size²/message.
+func TestCopyFeedLinearWork(t *testing.T) {
+	const msg = 64 << 10
+	for _, tc := range []struct {
+		name string
+		spec copySpec
+		rec  string
+	}{
+		{"text", copySpec{format: copyText, delimiter: '\t', null: `\N`}, "1\t" + strings.Repeat("x", 4<<20) + "\n"},
+		{"text-escapes", copySpec{format: copyText, delimiter: '\t', null: `\N`}, "2\t" + strings.Repeat(`ab\n`, 1<<20) + "\n"},
+		{"csv", copySpec{format: copyCSV, delimiter: ',', quote: '"', escape: '"'}, "3,\"" + strings.Repeat("a\"\"b\n", 1<<20) + "\"\n"},
+		{"csv-escape", copySpec{format: copyCSV, delimiter: ',', quote: '"', escape: '\\'}, "4,\"" + strings.Repeat(`a\"\\`, 1<<20) + "\"\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Short lines first, so that the long record starts mid-message.
+			data := []byte(strings.Repeat("0,x\n", 1000) + tc.rec + strings.Repeat("5,y\n", 1000))
+			if tc.spec.format == copyText {
+				data = []byte(strings.Repeat("0\tx\n", 1000) + tc.rec + strings.Repeat("5\ty\n", 1000))
+			}
+			spec := tc.spec
+			d := &copyDecoder{spec: &spec}
+			n := 0
+			for off := 0; off < len(data); off += msg {
+				end := min(off+msg, len(data))
+				recs, err := d.feed(data[off:end], end == len(data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				n += len(recs)
+			}
+			if n != 2001 {
+				t.Fatalf("decoded %d records, want 2001", n)
+			}
+			if limit := 2 * int64(len(data)); d.work > limit {
+				t.Fatalf("decoding %d bytes in %d-byte messages examined or moved %d bytes (limit %d): not linear in the record's size", len(data), msg, d.work, limit)
+			}
+		})
+	}
+}

@@ -78,6 +78,9 @@ type Actor struct {
 	// timers): a wait asked again keeps its number.
 	lockWaitSerial uint64
 	request        queued
+	// recent is the running or last request's all-new Lookup (nil once
+	// any other request than Set starts).
+	recent *recentLookup
 	// currval holds the last nextval/setval value per sequence this
 	// session saw; lastSequence is the one lastval() reports.
 	currval      map[catalog.ID]int64
@@ -246,6 +249,9 @@ func (a *Actor) orFail(next func(ctx runtime.Context, reply runtime.Message)) fu
 }
 
 func (a *Actor) run(ctx runtime.Context, msg runtime.Message) {
+	if _, isSet := msg.(Set); !isSet {
+		a.recent = nil
+	}
 	switch m := msg.(type) {
 	case Begin:
 		a.endTxn(ctx)
@@ -699,7 +705,7 @@ func (a *Actor) lookup(ctx runtime.Context, m Lookup) {
 		fresh[i] = !seen
 	}
 	afterLock := func(ctx runtime.Context) {
-		a.current(ctx, m, tw, encs, func(ctx runtime.Context, cur []types.Row) {
+		a.current(ctx, m, tw, encs, fresh, func(ctx runtime.Context, cur []types.Row) {
 			a.checkVisible(ctx, m, tw, encs, fresh, func(ctx runtime.Context) {
 				if m.Lock && m.Read != nil {
 					for i := range m.Keys {
@@ -755,17 +761,35 @@ func dedupSorted(keys []string) []string {
 	return out
 }
 
+// recentLookup is a Lookup of keys all new to the transaction, kept until
+// the next request: a bulk insert's Set of the same keys in the same
+// order (a COPY chunk) then finds their pending rows without a map
+// access per row.
+type recentLookup struct {
+	tw      *tableWrites
+	encs    []string
+	pending []*pendingRow
+}
+
 // current looks up the committed rows of the keys the transaction has not
-// touched (one request) and records them; next gets every key's row as
-// the transaction sees it.
-func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []string, next func(ctx runtime.Context, cur []types.Row)) {
+// touched (fresh, one request) and records them; next gets every key's
+// row as the transaction sees it.
+func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []string, fresh []bool, next func(ctx runtime.Context, cur []types.Row)) {
 	out := make([]types.Row, len(m.Keys))
-	var missing []types.Row
-	var at []int
+	n := 0
+	for _, f := range fresh {
+		if f {
+			n++
+		}
+	}
+	missing := make([]types.Row, 0, n)
+	at := make([]int, 0, n)
 	for i, k := range encs {
-		if p, ok := tw.rows[k]; ok {
-			out[i] = p.row
-			continue
+		if !fresh[i] {
+			if p := tw.rows[k]; p != nil {
+				out[i] = p.row
+				continue
+			}
 		}
 		missing = append(missing, m.Keys[i])
 		at = append(at, i)
@@ -789,22 +813,27 @@ func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []s
 			tw.rows = make(map[string]*pendingRow, len(at))
 		}
 		if n := len(tw.keys) + len(at); cap(tw.keys) < n {
-			tw.keys = append(make([]string, 0, n), tw.keys...)
+			// NB: at least doubled, or a COPY's chunks each copied every
+			// key so far (quadratic in the rows of the transaction).
+			tw.keys = append(make([]string, 0, max(n, 2*cap(tw.keys))), tw.keys...)
+			tw.pending = append(make([]*pendingRow, 0, cap(tw.keys)), tw.pending...)
 		}
+		from, twice := len(tw.keys), false
 		for j, i := range at {
 			// Remember what was committed when the transaction first looked.
-			k := encs[i]
-			if p, ok := tw.rows[k]; ok {
-				out[i] = p.row // the same key twice in one lookup
-				continue
-			}
 			out[i] = rows[j]
 			p := &slab[j]
 			*p = pendingRow{key: missing[j], row: rows[j], existedBefore: rows[j] != nil, base: rows[j]}
-			tw.rows[k] = p
-			tw.keys = append(tw.keys, k)
+			if !a.txn.touch(tw, encs[i], p) {
+				twice = true
+			}
 			// NB: an untouched key's pending row equals the committed
 			// row; writes() skips entries that were never changed.
+		}
+		if twice {
+			tw.relist(from)
+		} else if len(at) == len(encs) {
+			a.recent = &recentLookup{tw: tw, encs: encs, pending: tw.pending[from:len(tw.pending):len(tw.pending)]}
 		}
 		next(ctx, out)
 	}))
@@ -868,9 +897,19 @@ func (a *Actor) set(m Set) {
 	}
 	t := a.txn
 	tw := t.table(m.Table)
+	recent := a.recent
+	a.recent = nil
+	if recent != nil && (recent.tw != tw || len(recent.encs) != len(m.Keys)) {
+		recent = nil
+	}
 	for i, key := range m.Keys {
 		k := EncodeKey(tw.rel, key)
-		p := t.writable(tw, k)
+		var p *pendingRow
+		if recent != nil && recent.encs[i] == k {
+			p = t.writablePending(tw, k, recent.pending[i])
+		} else {
+			p = t.writable(tw, k)
+		}
 		if p == nil {
 			a.finish(errcode.New(errcode.InternalError, "internal: a write to %s under a key the transaction did not look up", tw.rel.Name))
 			return

@@ -41,10 +41,44 @@ func (t *txn) mark() {
 	t.gen++
 }
 
+// touch records p as the pending row of key k of tw, a key the
+// transaction had not touched. Rolling back to any savepoint set before now
+// drops the key, so its state needs no saving until the next savepoint: a
+// COPY or bulk INSERT after the statement's own savepoint writes no undo
+// entry per row.
+//
+// It reports false for a key touched twice by one lookup (its keys were
+// all untouched, so p holds the same committed row both times): p replaced
+// the entry listed in tw.pending, and the caller must relist. One map
+// access per key either way.
+func (t *txn) touch(tw *tableWrites, k string, p *pendingRow) bool {
+	p.gen = t.gen
+	n := len(tw.rows)
+	tw.rows[k] = p
+	if len(tw.rows) == n {
+		return false
+	}
+	tw.keys = append(tw.keys, k)
+	tw.pending = append(tw.pending, p)
+	return true
+}
+
+// relist makes tw.pending from index from on list the map's entries again
+// after touch reported a key touched twice.
+func (tw *tableWrites) relist(from int) {
+	for i := from; i < len(tw.keys); i++ {
+		tw.pending[i] = tw.rows[tw.keys[i]]
+	}
+}
+
 // writable returns the pending row under key k of tw for changing it,
 // saving its current state first if a savepoint may need it back.
 func (t *txn) writable(tw *tableWrites, k string) *pendingRow {
-	p := tw.rows[k]
+	return t.writablePending(tw, k, tw.rows[k])
+}
+
+// writablePending is writable for p, the pending row of key k.
+func (t *txn) writablePending(tw *tableWrites, k string, p *pendingRow) *pendingRow {
 	if p == nil || len(t.marks) == 0 || p.gen == t.gen {
 		return p
 	}
@@ -60,8 +94,13 @@ func (t *txn) rollbackTo(depth int) {
 	for i := len(t.undo) - 1; i >= m.undo; i-- {
 		e := t.undo[i]
 		if tw := t.tables[e.table]; tw != nil {
-			old := e.old
-			tw.rows[e.key] = &old
+			// NB: in place, so tw.pending still lists the map's entry.
+			if p := tw.rows[e.key]; p != nil {
+				*p = e.old
+			} else {
+				old := e.old
+				tw.rows[e.key] = &old
+			}
 		}
 	}
 	t.undo = t.undo[:m.undo]
@@ -75,7 +114,7 @@ func (t *txn) rollbackTo(depth int) {
 			for _, k := range tw.keys[tm.keys:] {
 				delete(tw.rows, k)
 			}
-			tw.keys = tw.keys[:tm.keys]
+			tw.keys, tw.pending = tw.keys[:tm.keys], tw.pending[:tm.keys]
 		}
 		if tm.appended < len(tw.appended) {
 			tw.appended = tw.appended[:tm.appended]

@@ -41,8 +41,7 @@ func TestSavepointUndoMatchesModel(t *testing.T) {
 				tw := txn.table(*keyed)
 				enc := EncodeKey(keyed, types.Row{k})
 				if tw.rows[enc] == nil {
-					tw.rows[enc] = &pendingRow{key: types.Row{k}}
-					tw.keys = append(tw.keys, enc)
+					txn.touch(tw, enc, &pendingRow{key: types.Row{k}})
 				}
 				p := txn.writable(tw, enc)
 				if op == 0 {
@@ -72,6 +71,16 @@ func TestSavepointUndoMatchesModel(t *testing.T) {
 				txn.release(d)
 				marks = marks[:d-1]
 			}
+			if tw := txn.tables[keyed.ID]; tw != nil {
+				if len(tw.pending) != len(tw.keys) || len(tw.rows) != len(tw.keys) {
+					t.Fatalf("step %d: %d keys, %d pending, %d map entries", step, len(tw.keys), len(tw.pending), len(tw.rows))
+				}
+				for i, k := range tw.keys {
+					if tw.pending[i] != tw.rows[k] {
+						t.Fatalf("step %d: pending entry %d is not the map's", step, i)
+					}
+				}
+			}
 			want := zset.Batch{}
 			for k, v := range cur.rows { //lint:maprange zset.Batch.Equal ignores order
 				want.Add(types.Row{k, v}, 1)
@@ -86,6 +95,50 @@ func TestSavepointUndoMatchesModel(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSavepointNewKeysNeedNoUndo: rows first touched after the newest
+// savepoint (a COPY's rows after its statement's savepoint) are changed
+// without saving their state, and rolling back still drops them; a row
+// touched before the savepoint is saved once.
+func TestSavepointNewKeysNeedNoUndo(t *testing.T) {
+	keyed := &catalog.Relation{ID: catalog.ID{Object: catalog.ObjectID{1}}, Name: "k", Kind: catalog.KindTable, PrimaryKey: []int{0},
+		Columns: []catalog.Column{{Name: "k", Type: types.TInt8}, {Name: "v", Type: types.TInt8}}}
+	txn := newTxn(Begin{})
+	tw := txn.table(*keyed)
+	write := func(k, v int64) {
+		enc := EncodeKey(keyed, types.Row{k})
+		if tw.rows[enc] == nil {
+			txn.touch(tw, enc, &pendingRow{key: types.Row{k}})
+		}
+		p := txn.writable(tw, enc)
+		p.row, p.changed = types.Row{k, v}, true
+		txn.count++
+	}
+	write(0, 0)
+	txn.mark()
+	for k := range int64(1000) {
+		write(k+1, k)
+		write(k+1, k+1)
+	}
+	if len(txn.undo) != 0 {
+		t.Fatalf("%d undo entries for rows first touched after the savepoint, want 0", len(txn.undo))
+	}
+	write(0, 1)
+	write(0, 2)
+	if len(txn.undo) != 1 {
+		t.Fatalf("%d undo entries after changing a row touched before the savepoint twice, want 1", len(txn.undo))
+	}
+	txn.mark()
+	write(5, 50)
+	if len(txn.undo) != 2 {
+		t.Fatalf("%d undo entries after changing an older row after a second savepoint, want 2", len(txn.undo))
+	}
+	txn.rollbackTo(1)
+	got := txn.overlay(keyed.ID, zset.Batch{})
+	if len(got.Rows) != 1 || fmt.Sprint(got.Rows[0]) != fmt.Sprint(types.Row{int64(0), int64(0)}) {
+		t.Fatalf("after rolling back to the first savepoint: %v, want [[0 0]]", got.Rows)
+	}
 }
 
 func rowsOf(vs []int64) []types.Row {

@@ -39,6 +39,10 @@ type tableWrites struct {
 	rel  *catalog.Relation
 	rows map[string]*pendingRow
 	keys []string // first-write order, for a deterministic commit
+	// pending are the entries of keys in rows, in the same order (a
+	// rollback restores entries in place, so they stay the map's): the
+	// commit walks them without a map access per row.
+	pending []*pendingRow
 	// appended are rows inserted into tables without a primary key
 	// (INSERT_ONLY or declared without one); removed are rows deleted from
 	// a table without a primary key, by value (an UPDATE removes the old
@@ -150,8 +154,7 @@ func (t *txn) writes() []shard.RowWrite {
 	out := make([]shard.RowWrite, 0, t.count)
 	for _, id := range t.order {
 		tw := t.tables[id]
-		for _, k := range tw.keys {
-			p := tw.rows[k]
+		for _, p := range tw.pending {
 			if !p.changed || (p.row == nil && !p.existedBefore) {
 				continue // only looked up, or inserted then deleted inside the transaction
 			}

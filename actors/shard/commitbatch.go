@@ -169,7 +169,7 @@ func (cb *commitBatch) batch() (b *kv.WriteBatch, ok bool) {
 	if cb.exact != nil {
 		return cb.exact.Batch(), true
 	}
-	slices.SortFunc(cb.ops, func(x, y kv.Op) int { return bytes.Compare(x.Key, y.Key) })
+	sortOps(cb.ops)
 	for i := 1; i < len(cb.ops); i++ {
 		if bytes.Equal(cb.ops[i-1].Key, cb.ops[i].Key) {
 			return nil, false
@@ -206,4 +206,133 @@ func (a *byteArena) used(from, enc []byte) {
 	if len(enc) > 0 && len(from) == 0 && cap(from) >= len(enc) && &from[:1][0] == &enc[0] {
 		a.buf = a.buf[:len(a.buf)+len(enc)]
 	}
+}
+
+// sortOps sorts ops by key. A commit's keys share long prefixes (the
+// table's, then its bucket's) and lie scattered in memory, so comparing
+// them with bytes.Compare is most of a large commit's sort; this sorts by
+// 8-byte chunks of the keys held beside their index instead (an MSD sort:
+// a level where every key has the same chunk is skipped without sorting,
+// and only runs of keys that tie go on to the next chunk).
+func sortOps(ops []kv.Op) {
+	if len(ops) < 2 {
+		return
+	}
+	refs := make([]opChunk, len(ops))
+	for i := range refs {
+		refs[i].op = int32(i)
+	}
+	sortOpChunks(ops, refs, 0)
+	sorted := make([]kv.Op, len(ops))
+	for i, r := range refs {
+		sorted[i] = ops[r.op]
+	}
+	copy(ops, sorted)
+}
+
+// opChunk is an op's index and the chunk of its key being sorted on.
+type opChunk struct {
+	chunk uint64
+	// ends is how many key bytes the chunk holds when the key ends in
+	// it (0-8), or 9 when the key goes on: with equal chunks (zero
+	// padded) a key ending sooner sorts first.
+	ends uint8
+	op   int32
+}
+
+// sortOpChunks sorts refs by the keys of their ops from byte depth on
+// (the keys agree before it).
+func sortOpChunks(ops []kv.Op, refs []opChunk, depth int) {
+	for len(refs) > 1 {
+		if len(refs) <= 8 {
+			slices.SortFunc(refs, func(x, y opChunk) int { return bytes.Compare(ops[x.op].Key[depth:], ops[y.op].Key[depth:]) })
+			return
+		}
+		same := true
+		for i := range refs {
+			refs[i].chunk, refs[i].ends = keyChunk(ops[refs[i].op].Key, depth)
+			same = same && refs[i].chunk == refs[0].chunk && refs[i].ends == refs[0].ends
+		}
+		if same {
+			if refs[0].ends != 9 {
+				return // all the same key
+			}
+			depth += 8
+			continue
+		}
+		if len(refs) >= radixMin {
+			radixSort(refs)
+		} else {
+			slices.SortFunc(refs, func(x, y opChunk) int {
+				if x.chunk != y.chunk {
+					if x.chunk < y.chunk {
+						return -1
+					}
+					return 1
+				}
+				return int(x.ends) - int(y.ends)
+			})
+		}
+		for i := 0; i < len(refs); {
+			j := i + 1
+			for j < len(refs) && refs[j].chunk == refs[i].chunk && refs[j].ends == refs[i].ends {
+				j++
+			}
+			if refs[i].ends == 9 && j-i > 1 {
+				sortOpChunks(ops, refs[i:j], depth+8)
+			}
+			i = j
+		}
+		return
+	}
+}
+
+// radixMin is the size from which radixSort beats a comparison sort.
+const radixMin = 512
+
+// radixSort sorts refs by (chunk, ends): a stable LSD radix sort, a byte
+// per pass, least significant first, skipping the bytes all refs share.
+func radixSort(refs []opChunk) {
+	src, dst := refs, make([]opChunk, len(refs))
+	for pass := -1; pass < 8; pass++ {
+		digit := func(r opChunk) uint8 {
+			if pass < 0 {
+				return r.ends
+			}
+			return uint8(r.chunk >> (8 * pass))
+		}
+		var start [256]int
+		for _, r := range src {
+			start[digit(r)]++
+		}
+		if start[digit(src[0])] == len(src) {
+			continue
+		}
+		at := 0
+		for d, n := range start {
+			start[d] = at
+			at += n
+		}
+		for _, r := range src {
+			d := digit(r)
+			dst[start[d]] = r
+			start[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &refs[0] {
+		copy(refs, src)
+	}
+}
+
+// keyChunk returns the 8 bytes of key from depth on (zero padded) as a
+// big-endian number, and how many of them the key holds (9: more follow).
+func keyChunk(key []byte, depth int) (uint64, uint8) {
+	rest := key[depth:]
+	if len(rest) > 8 {
+		return binary.BigEndian.Uint64(rest), 9
+	}
+	var b [8]byte
+	copy(b[:], rest)
+	return binary.BigEndian.Uint64(b[:]), uint8(len(rest))
 }
