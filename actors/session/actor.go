@@ -117,6 +117,13 @@ type pendingAsk struct {
 	then   func(ctx runtime.Context, reply runtime.Message)
 	timer  runtime.TimerID
 	resend func(ctx runtime.Context)
+	// patient (a commit): past the timeout the shard is probed instead
+	// (askPatiently); to is the shard, since when the request was sent,
+	// probing whether a probe is in flight.
+	patient bool
+	to      runtime.ActorID
+	since   time.Time
+	probing bool
 }
 
 // shardReplyTimeout bounds the wait for a shard's answer (STYLE.md 10):
@@ -128,6 +135,11 @@ type pendingAsk struct {
 // wait, and is granted at once for keys it holds already. Simulation
 // range: 1s–30s.
 const shardReplyTimeout = 10 * time.Second
+
+// commitPatienceMax bounds how long a commit waits for a shard that keeps
+// answering probes (askPatiently) before its outcome is reported unknown:
+// a shard that long on one commit is stuck, not busy.
+const commitPatienceMax = 10 * time.Minute
 
 // New returns the factory of a session actor. A session's state is not
 // durable: an actor that restarts (its process crashed) starts with no
@@ -165,7 +177,11 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			p.resend(ctx)
 			break
 		}
-		p.then(ctx, errcode.New(errcode.ShardUnavailable, "the shard did not answer within %s", shardReplyTimeout))
+		if p.patient && ctx.Now().Sub(p.since) < commitPatienceMax {
+			a.probe(ctx, m.ask, p)
+			break
+		}
+		p.then(ctx, errcode.New(errcode.ShardUnavailable, "the shard did not answer within %s", ctx.Now().Sub(p.since).Round(time.Second)))
 	case lockTimeoutFired:
 		if a.lockWait != 0 && a.lockWaitSerial == m.wait {
 			a.lockTimedOut = true
@@ -224,6 +240,46 @@ func (a *Actor) ask(ctx runtime.Context, to runtime.ActorID, msg runtime.Message
 	a.asks[id] = pendingAsk{then: then, timer: ctx.After(shardReplyTimeout, askTimedOut{ask: id})}
 	ctx.Send(to, runtime.Request{ID: id, Msg: msg})
 	return id
+}
+
+// askPatiently is ask for a commit: a commit's outcome is unknown once
+// its answer is given up on, so a slow answer (a shard busy with a large
+// commit on a loaded machine) is waited for as long as the shard shows it
+// is working (probe), not failed at shardReplyTimeout.
+func (a *Actor) askPatiently(ctx runtime.Context, to runtime.ActorID, msg runtime.Message, then func(ctx runtime.Context, reply runtime.Message)) {
+	id := a.ask(ctx, to, msg, then)
+	p := a.asks[id]
+	p.patient, p.to, p.since = true, to, ctx.Now()
+	a.asks[id] = p
+}
+
+// probe keeps waiting for patient request id past a timeout and asks its
+// shard for Probed: if that comes first, the request or its answer was
+// lost (the shard answers in order) and the outcome is unknown; if the
+// probe is not answered either, the shard is still busy and the next
+// timeout probes again.
+func (a *Actor) probe(ctx runtime.Context, id uint64, p pendingAsk) {
+	p.timer = ctx.After(shardReplyTimeout, askTimedOut{ask: id})
+	if p.probing {
+		a.asks[id] = p
+		return
+	}
+	p.probing = true
+	a.asks[id] = p
+	a.ask(ctx, p.to, shard.Probe{}, func(ctx runtime.Context, reply runtime.Message) {
+		q, ok := a.asks[id]
+		if !ok {
+			return // answered meanwhile
+		}
+		q.probing = false
+		a.asks[id] = q
+		if _, failed := reply.(error); failed {
+			return // the probe timed out too: still busy
+		}
+		delete(a.asks, id)
+		ctx.CancelTimer(q.timer)
+		q.then(ctx, errcode.New(errcode.ShardUnavailable, "the shard answered a later request but not this one: it or its answer was lost, and its outcome is unknown"))
+	})
 }
 
 // send is ask without interest in the reply (releasing locks and
@@ -971,7 +1027,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) {
 	// is durable (or failed), never before: a waiter must not read a row
 	// version a crash could take back.
 	lockTxn := a.endLockTxn()
-	a.ask(ctx, to, shard.Commit{CatalogVersion: m.CatalogVersion, Writes: writes, Txn: lockTxn}, func(ctx runtime.Context, reply runtime.Message) {
+	a.askPatiently(ctx, to, shard.Commit{CatalogVersion: m.CatalogVersion, Writes: writes, Txn: lockTxn}, func(ctx runtime.Context, reply runtime.Message) {
 		if err, ok := reply.(error); ok {
 			if lockTxn != 0 {
 				// In case the Commit never reached the shard's lock

@@ -28,14 +28,19 @@ type world struct {
 	table catalog.Relation
 }
 
-func newWorld(t *testing.T, seed uint64) *world {
+func newWorld(t *testing.T, seed uint64) *world { return newSlowWorld(t, seed, 0) }
+
+// newSlowWorld is newWorld with every object-store call taking
+// storeLatency (the shard's commits take at least that).
+func newSlowWorld(t *testing.T, seed uint64, storeLatency time.Duration) *world {
 	t.Helper()
 	codec, err := wire.NewCodec(wire.Messages()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := sim.QuietConfig()
-	s := sim.New(sim.Options{Seed: seed, Config: &cfg, Codec: codec})
+	cfg.Store.LatencyBase = storeLatency
+	s := sim.New(sim.Options{Seed: seed, Config: &cfg, Codec: codec, AskTimeout: time.Hour})
 	table := &catalog.Relation{Kind: catalog.KindTable, Name: "t", PrimaryKey: []int{0}, Columns: []catalog.Column{
 		{Name: "k", Type: types.TInt8, NotNull: true}, {Name: "v", Type: types.TInt8},
 	}}

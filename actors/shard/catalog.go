@@ -106,6 +106,11 @@ func (a *Actor) catalogNeeded(msg runtime.Message) (uint64, bool) {
 		return m.CatalogVersion, true
 	case ExportRequest:
 		return m.CatalogVersion, true
+	case Probe:
+		// NB: behind parked messages, as it was sent after them.
+		if len(a.catalog.parked) > 0 {
+			return 0, true
+		}
 	case UnlockRows:
 		// NB: behind a parked Commit of the same transaction (its reply
 		// was lost, so the session unlocks too), the locks must wait for

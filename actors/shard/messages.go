@@ -283,3 +283,17 @@ type RowWrite struct {
 
 // epochTick asks the shard to run the maintenance step.
 type epochTick struct{}
+
+// A session's commit is answered in the order of the messages it sent to
+// the shard (actors in one process receive each other's messages in
+// order): a Probe sent after a Commit whose answer has not come is
+// answered with Probed only after that answer, so a Probed arriving first
+// means the Commit or its answer was lost; while neither arrives, the
+// shard is still working on it.
+type (
+	// Probe (session → shard) → Probed, once every message the sender
+	// sent before it was handled and every commit among them answered.
+	Probe struct{}
+	// Probed answers Probe.
+	Probed struct{}
+)

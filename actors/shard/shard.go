@@ -381,6 +381,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.receivePinAt(ctx, m)
 	case ReleasePin:
 		a.receiveReleasePin(ctx, m)
+	case Probe:
+		// Pending group commits were answered first (beforeMessage).
+		ctx.Reply(Probed{})
 	case GetStatus:
 		ctx.Reply(a.status())
 	case GetEpoch:

@@ -93,6 +93,8 @@ func Messages() []runtime.Message {
 		shard.ReleaseSnapshot{},
 		shard.GetStatus{},
 		shard.Status{},
+		shard.Probe{},
+		shard.Probed{},
 		shard.Subscribe{},
 		shard.Subscribed{},
 		shard.Unsubscribe{},
