@@ -40,9 +40,11 @@ import (
 //	1  base-table row keys 0x01 'T' table(16) pk-key (or row id)
 //	2  base-table row keys carry the key's bucket: 0x01 'T' table(16)
 //	   bucket(2) pk-key (or row id), so a bucket moves by range
-//	3  every delta-log entry ends with its epoch's time (epochtime.go),
-//	   which a format-2 build reads as trailing garbage; format 2 stores
-//	   become format 3 at open (their untimed entries are still read)
+//	3  every delta-log entry ends with its epoch's time (epochtime.go)
+//	   and, when a table's watermark moved, the new watermarks
+//	   (watermark.go), which a format-2 build reads as trailing garbage;
+//	   format 2 stores become format 3 at open (their entries are still
+//	   read)
 //
 // View state layouts (named by the view's format record, not the shard
 // format, since view state is rebuilt rather than upgraded):
