@@ -67,26 +67,15 @@ func buildJSONAgg(call AggregateCall, elements []types.Row, weights []int64) (ty
 		sb.WriteByte('[')
 	}
 	structured := call.Func == AggJSONAgg && call.Arg.Type().Kind == types.KindArray
-	count := 0
-	for i, e := range elements {
-		n := weights[i]
-		if n <= 0 {
-			continue
-		}
-		if call.Distinct {
-			n = 1
-		}
-		for range n {
-			if count > 0 {
-				sb.WriteString(", ")
-				if structured && e[0] != nil {
-					sb.WriteString("\n ")
-				}
+	count := eachCopy(call, elements, weights, func(e types.Row, count int) {
+		if count > 0 {
+			sb.WriteString(", ")
+			if structured && e[0] != nil {
+				sb.WriteString("\n ")
 			}
-			sb.WriteString(e[1].(string))
-			count++
 		}
-	}
+		sb.WriteString(e[1].(string))
+	})
 	if count == 0 {
 		return nil, nil
 	}

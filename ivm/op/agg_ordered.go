@@ -187,6 +187,31 @@ func buildOrdered(call AggregateCall, elements []types.Row, weights []int64) (ty
 	}
 	var sb strings.Builder
 	var values []types.Datum
+	count := eachCopy(call, elements, weights, func(e types.Row, count int) {
+		if call.Func == AggArrayAgg {
+			values = append(values, e[0])
+			return
+		}
+		if count > 0 {
+			if d, ok := e[1].(string); ok {
+				sb.WriteString(d)
+			}
+		}
+		sb.WriteString(e[0].(string))
+	})
+	if count == 0 {
+		return nil, nil
+	}
+	if call.Func == AggArrayAgg {
+		return types.Array{Elem: call.Arg.Type(), Values: values}, nil
+	}
+	return sb.String(), nil
+}
+
+// eachCopy calls f with each element of a multiset as many times as its
+// weight (once under DISTINCT), in order, and the number of calls before
+// it; it returns the number of calls.
+func eachCopy(call AggregateCall, elements []types.Row, weights []int64, f func(e types.Row, count int)) int {
 	count := 0
 	for i, e := range elements {
 		n := weights[i]
@@ -197,26 +222,11 @@ func buildOrdered(call AggregateCall, elements []types.Row, weights []int64) (ty
 			n = 1
 		}
 		for range n {
-			if call.Func == AggArrayAgg {
-				values = append(values, e[0])
-			} else {
-				if count > 0 {
-					if d, ok := e[1].(string); ok {
-						sb.WriteString(d)
-					}
-				}
-				sb.WriteString(e[0].(string))
-			}
+			f(e, count)
 			count++
 		}
 	}
-	if count == 0 {
-		return nil, nil
-	}
-	if call.Func == AggArrayAgg {
-		return types.Array{Elem: call.Arg.Type(), Values: values}, nil
-	}
-	return sb.String(), nil
+	return count
 }
 
 // orderedSize accumulates the size of an ordered aggregate's result as

@@ -68,7 +68,7 @@ func (a *Aggregate) initWatermark(state State) error {
 	}
 	a.closeIndex = state.arrangement(arrange.KindWindowClose)
 	// NB: a thrown-away step did not delete what it swept.
-	a.closeIndex.OnDiscardCache(func() { a.swept = false })
+	a.closeIndex.OnDiscardCache(func() { a.sweep.swept = false })
 	return nil
 }
 
@@ -116,19 +116,34 @@ func (a *Aggregate) closeWindows(ctx *Context) error {
 	if !ok {
 		return nil
 	}
-	var closed [][]byte
+	return a.sweep.run(ctx, a.closeIndex, int64(wm), func(key []byte) error { return a.forgetGroup(ctx, key) })
+}
+
+// closeSweep is the progress of forgetting what a close index (windows of
+// an aggregate, keys of a join) says closed: once a sweep ran in this
+// process, every entry closing at or before sweptTo is deleted, so the
+// next sweep starts after it (their tombstones need not be walked again;
+// nothing stored since closes that early: its rows came while it was
+// open). A thrown-away step did not delete what it swept: the owner
+// clears swept when its index's caches are discarded.
+type closeSweep struct {
+	swept   bool
+	sweptTo int64
+}
+
+// run calls forget with the key of every entry of index closing at or
+// before watermark wm (microseconds), then deletes the entries.
+func (s *closeSweep) run(ctx *Context, index *arrange.Arrangement, wm int64, forget func(key []byte) error) error {
 	from := []byte{windowCloseTag}
-	if a.swept {
-		// NB: every entry closing at or before sweptTo is deleted (their
-		// tombstones need not be walked again), and no group stored since
-		// closes that early (its rows came while it was open).
-		from = windowCloseKey(nil, a.sweptTo+1, nil)
+	if s.swept {
+		from = windowCloseKey(nil, s.sweptTo+1, nil)
 	}
-	err := a.closeIndex.ScanGroupFrom(ctx.Txn, nil, []byte{windowCloseTag}, from, func(suffix, _ []byte) error {
+	var closed [][]byte
+	err := index.ScanGroupFrom(ctx.Txn, nil, []byte{windowCloseTag}, from, func(suffix, _ []byte) error {
 		if len(suffix) < 9 {
 			return errcode.New(errcode.ArrangementCorrupt, "corrupt window close key %x", suffix)
 		}
-		if decodeCloseAt(suffix) > int64(wm) {
+		if decodeCloseAt(suffix) > wm {
 			return kv.ErrStop
 		}
 		closed = append(closed, append([]byte(nil), suffix...))
@@ -138,15 +153,15 @@ func (a *Aggregate) closeWindows(ctx *Context) error {
 		return err
 	}
 	for _, entry := range closed {
-		if err := a.forgetGroup(ctx, entry[9:]); err != nil {
+		if err := forget(entry[9:]); err != nil {
 			return err
 		}
-		if err := a.closeIndex.DeleteEntry(ctx.Txn, nil, entry, 0); err != nil {
+		if err := index.DeleteEntry(ctx.Txn, nil, entry, 0); err != nil {
 			return err
 		}
 	}
-	if !a.swept || int64(wm) > a.sweptTo {
-		a.swept, a.sweptTo = true, int64(wm)
+	if !s.swept || wm > s.sweptTo {
+		s.swept, s.sweptTo = true, wm
 	}
 	return nil
 }

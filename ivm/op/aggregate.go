@@ -66,10 +66,8 @@ type Aggregate struct {
 	// nil without a watermark), closeKeyBuf scratch for its keys.
 	closeIndex  *arrange.Arrangement
 	closeKeyBuf []byte
-	// swept is set once a sweep ran in this process: every group closing
-	// at or before sweptTo (a watermark) is forgotten.
-	swept   bool
-	sweptTo int64
+	// sweep is the progress of forgetting closed windows.
+	sweep closeSweep
 }
 
 // NewAggregate returns an incremental Aggregate over rows of schema in.

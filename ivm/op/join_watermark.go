@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/rockstream/rockstream/ivm/arrange"
-	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
 )
@@ -41,10 +40,8 @@ type joinClose struct {
 	// one key); keyBuf is scratch.
 	seen   map[string]bool
 	keyBuf []byte
-	// swept and sweptTo: every key closing at or before sweptTo is
-	// forgotten (as Aggregate's).
-	swept   bool
-	sweptTo int64
+	// sweep is the progress of forgetting closed keys.
+	sweep closeSweep
 }
 
 func (j *Join) initWatermark(state State) error {
@@ -64,7 +61,7 @@ func (j *Join) initWatermark(state State) error {
 		}
 	}
 	c := &joinClose{index: state.arrangement(arrange.KindWindowClose)}
-	c.index.OnDiscardCache(func() { c.swept = false })
+	c.index.OnDiscardCache(func() { c.sweep.swept = false })
 	j.close = c
 	return nil
 }
@@ -119,38 +116,14 @@ func (j *Join) closeKeys(ctx *Context) error {
 	if !ok {
 		return nil
 	}
-	from := []byte{windowCloseTag}
-	if c.swept {
-		from = windowCloseKey(nil, c.sweptTo+1, nil)
-	}
-	var closed [][]byte
-	err := c.index.ScanGroupFrom(ctx.Txn, nil, []byte{windowCloseTag}, from, func(suffix, _ []byte) error {
-		if len(suffix) < 9 {
-			return fmt.Errorf("op: corrupt join close key %x", suffix)
-		}
-		if decodeCloseAt(suffix) > int64(wm) {
-			return kv.ErrStop
-		}
-		closed = append(closed, append([]byte(nil), suffix...))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, entry := range closed {
+	return c.sweep.run(ctx, c.index, int64(wm), func(key []byte) error {
 		for _, side := range []*arrange.Arrangement{j.left, j.right} {
-			if err := forgetJoinKey(ctx, side, entry[9:]); err != nil {
+			if err := forgetJoinKey(ctx, side, key); err != nil {
 				return err
 			}
 		}
-		if err := c.index.DeleteEntry(ctx.Txn, nil, entry, 0); err != nil {
-			return err
-		}
-	}
-	if !c.swept || int64(wm) > c.sweptTo {
-		c.swept, c.sweptTo = true, int64(wm)
-	}
-	return nil
+		return nil
+	})
 }
 
 // forgetJoinKey deletes one side's arranged rows of a join key.
