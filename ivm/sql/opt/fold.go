@@ -9,7 +9,8 @@ import (
 )
 
 // FoldConstants simplifies expressions whose value is known at compile
-// time: boolean identities (x AND true, x OR true, NOT false), IS NULL of
+// time: boolean identities (x AND true, x OR true, NOT false; conjuncts
+// every arm of an OR has are taken out of it, see factorOr), IS NULL of
 // constants, comparisons and integer arithmetic of constants (left alone
 // when evaluating would raise an error, so the error still happens at run
 // time, row by row), and removes filters that are always true. A filter
