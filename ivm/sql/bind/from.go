@@ -204,16 +204,11 @@ func (b *binder) expandView(rel *catalog.Relation, alias string, colAliases []st
 		// An inlined materialized view compiles as it does on its own
 		// shard: from what it was pinned to, under its own column names.
 		b.cat = catalog.Pinned(b.cat, rel)
-		if len(colAliases) <= len(rel.Columns) {
-			names := make([]string, len(rel.Columns))
-			for i, c := range rel.Columns {
-				names[i] = c.Name
-			}
-			copy(names, colAliases)
-			colAliases = names
-		}
 	} else {
 		b.cat = catalog.WithRefs(b.cat, rel.Refs)
+	}
+	if rel.Kind == catalog.KindMaterializedView {
+		colAliases = viewColumnNames(rel, colAliases)
 	}
 	if o, ok := b.cat.(catalog.ExpansionObserver); ok {
 		o.EnterView()
@@ -226,11 +221,36 @@ func (b *binder) expandView(rel *catalog.Relation, alias string, colAliases []st
 	if err != nil {
 		return nil, nil, err
 	}
+	// An inline view's columns carry the names CREATE VIEW v (a, b) gave
+	// them, not the body's (renamed only where they differ).
+	if rel.Kind == catalog.KindView && len(colAliases) < len(rel.Columns) {
+		for i, c := range rel.Columns {
+			if i < len(q.Columns) && c.Name != q.Columns[i].Name {
+				colAliases = viewColumnNames(rel, colAliases)
+				break
+			}
+		}
+	}
 	node, cols, err := b.finishSubquery(q, colAliases, alias, loc)
 	if err != nil {
 		return nil, nil, err
 	}
 	return node, relationScope(alias, cols, outer).withOrigins(relationOrigins(rel, len(cols))), nil
+}
+
+// viewColumnNames is the alias list of a view read with aliases (maybe
+// none): the aliases, then the view's own names for the columns after
+// them.
+func viewColumnNames(rel *catalog.Relation, aliases []string) []string {
+	if len(aliases) > len(rel.Columns) {
+		return aliases
+	}
+	names := make([]string, len(rel.Columns))
+	for i, c := range rel.Columns {
+		names[i] = c.Name
+	}
+	copy(names, aliases)
+	return names
 }
 
 // crossJoin combines two FROM items (FROM a, b).

@@ -9,7 +9,8 @@ import (
 )
 
 // FoldConstants simplifies expressions whose value is known at compile
-// time: boolean identities (x AND true, x OR true, NOT false), IS NULL of
+// time: boolean identities (x AND true, x OR true, NOT false; conjuncts
+// every arm of an OR has are taken out of it, see factorOr), IS NULL of
 // constants, comparisons and integer arithmetic of constants (left alone
 // when evaluating would raise an error, so the error still happens at run
 // time, row by row), and removes filters that are always true. A filter
@@ -106,6 +107,9 @@ func foldNode(s plan.Scalar) plan.Scalar {
 				}
 				return boolConst(nil)
 			}
+			if x.Op == plan.Or && !sawNull {
+				return factorOr(args)
+			}
 			return &plan.BoolOp{Op: x.Op, Args: args}
 		}
 	case *plan.IsNull:
@@ -161,6 +165,87 @@ func foldNode(s plan.Scalar) plan.Scalar {
 		return &plan.Case{Whens: whens, Else: x.Else, Typ: x.Typ}
 	}
 	return s
+}
+
+// factorOr takes the conjuncts every arm of an OR has out of it, as
+// PostgreSQL does: (a AND b) OR (a AND c) is a AND (b OR c), and (a) OR
+// (a AND c) is a (both hold in three-valued logic). A join condition
+// repeated in every arm (TPC-H Q19) then joins the tables by key instead
+// of filtering their cross product. Conjuncts holding a volatile function
+// or a subquery stay where they are.
+func factorOr(arms []plan.Scalar) plan.Scalar {
+	or := &plan.BoolOp{Op: plan.Or, Args: arms}
+	conj := make([][]plan.Scalar, len(arms))
+	for i, a := range arms {
+		conj[i] = plan.Conjuncts(a)
+	}
+	var common []plan.Scalar
+	for _, c := range conj[0] {
+		if !factorable(c) {
+			continue
+		}
+		inAll := true
+		for _, other := range conj[1:] {
+			found := false
+			for _, d := range other {
+				if plan.Equal(c, d) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				inAll = false
+				break
+			}
+		}
+		dup := false
+		for _, d := range common {
+			dup = dup || plan.Equal(c, d)
+		}
+		if inAll && !dup {
+			common = append(common, c)
+		}
+	}
+	if len(common) == 0 {
+		return or
+	}
+	var rest []plan.Scalar
+	for _, cs := range conj {
+		var left []plan.Scalar
+		for _, c := range cs {
+			isCommon := false
+			for _, d := range common {
+				isCommon = isCommon || plan.Equal(c, d)
+			}
+			if !isCommon {
+				left = append(left, c)
+			}
+		}
+		if len(left) == 0 {
+			// This arm is the common part alone: the OR is just it.
+			return plan.MakeAnd(common)
+		}
+		rest = append(rest, plan.MakeAnd(left))
+	}
+	return plan.MakeAnd(append(common, &plan.BoolOp{Op: plan.Or, Args: rest}))
+}
+
+// factorable says a conjunct may move out of an OR: it has no volatile
+// function (evaluated once instead of once an arm) and no subquery.
+func factorable(c plan.Scalar) bool {
+	ok := true
+	plan.Walk(c, func(e plan.Scalar) bool {
+		switch y := e.(type) {
+		case *plan.Subquery:
+			ok = false
+		case *plan.Func:
+			if y.Volatile {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
 }
 
 // evalConstFunc evaluates comparisons and integer arithmetic over constant

@@ -3,7 +3,8 @@
 // its output schema; each is tested alone on datadriven goldens
 // (testdata/<rule>). Optimize runs them in a fixed order.
 //
-// Rules: FoldConstants (constant folding and boolean simplification),
+// Rules: FoldConstants (constant folding and boolean simplification,
+// conjuncts common to every arm of an OR taken out of it),
 // Decorrelate (EXISTS / IN / NOT IN / scalar subqueries into joins),
 // PushFilters (predicate pushdown, into join sides), ReorderJoins
 // (inner-join clusters in a connected order, no needless cross products),
