@@ -117,9 +117,9 @@ type pendingAsk struct {
 	then   func(ctx runtime.Context, reply runtime.Message)
 	timer  runtime.TimerID
 	resend func(ctx runtime.Context)
-	// patient (a commit): past the timeout the shard is probed instead
-	// (askPatiently); to is the shard, since when the request was sent,
-	// probing whether a probe is in flight.
+	// since is when the request was sent. patient (a commit): past the
+	// timeout the shard is probed instead (askPatiently); to is the
+	// shard, probing whether a probe is in flight.
 	patient bool
 	to      runtime.ActorID
 	since   time.Time
@@ -237,7 +237,7 @@ func (a *Actor) finish(reply runtime.Message) {
 func (a *Actor) ask(ctx runtime.Context, to runtime.ActorID, msg runtime.Message, then func(ctx runtime.Context, reply runtime.Message)) uint64 {
 	a.nextAsk++
 	id := a.nextAsk
-	a.asks[id] = pendingAsk{then: then, timer: ctx.After(shardReplyTimeout, askTimedOut{ask: id})}
+	a.asks[id] = pendingAsk{then: then, timer: ctx.After(shardReplyTimeout, askTimedOut{ask: id}), since: ctx.Now()}
 	ctx.Send(to, runtime.Request{ID: id, Msg: msg})
 	return id
 }
@@ -249,7 +249,7 @@ func (a *Actor) ask(ctx runtime.Context, to runtime.ActorID, msg runtime.Message
 func (a *Actor) askPatiently(ctx runtime.Context, to runtime.ActorID, msg runtime.Message, then func(ctx runtime.Context, reply runtime.Message)) {
 	id := a.ask(ctx, to, msg, then)
 	p := a.asks[id]
-	p.patient, p.to, p.since = true, to, ctx.Now()
+	p.patient, p.to = true, to
 	a.asks[id] = p
 }
 

@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 type slowShard struct {
 	commitTakes time.Duration
 	dropCommits bool
+	dropLookups bool
 	pending     []runtime.Deferred
 	probes      []runtime.Deferred
 	commits     int
@@ -50,6 +52,9 @@ func (f *slowShard) Receive(ctx runtime.Context, msg runtime.Message) {
 	case shard.LockRows:
 		ctx.Reply(shard.RowsLocked{})
 	case shard.Lookup:
+		if f.dropLookups {
+			return
+		}
 		ctx.Reply(shard.LookupResult{Rows: []types.Row{nil}})
 	case shard.UnlockRows:
 	case shard.Probe:
@@ -133,5 +138,28 @@ func TestLostCommitIsReportedUnknown(t *testing.T) {
 	}
 	if took > 15*time.Second {
 		t.Fatalf("a lost commit was reported after %v", took)
+	}
+}
+
+// TestLostReadNamesTheTimeout: a request other than a commit (here a
+// row lookup) unanswered past the reply timeout fails with RS-3100
+// naming how long it waited (it once said 2562047h47m16s: the time since
+// the zero time, as only commits recorded when they were sent).
+func TestLostReadNamesTheTimeout(t *testing.T) {
+	s, a, table := probeWorld(t, &slowShard{dropLookups: true})
+	for _, m := range []runtime.Message{session.Begin{}, session.Statement{CatalogVersion: 1, Data: true}} {
+		if r, err := s.Ask(context.Background(), a, m); err != nil {
+			t.Fatalf("%T: %v", m, err)
+		} else if e, ok := r.(error); ok {
+			t.Fatalf("%T: %v", m, e)
+		}
+	}
+	r, err := s.Ask(context.Background(), a, session.Lookup{CatalogVersion: 1, Table: table, Keys: []types.Row{{int64(1)}}, Lock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := r.(error)
+	if !errcode.Has(e, errcode.ShardUnavailable) || !strings.Contains(e.Error(), "within 10s") {
+		t.Fatalf("a lost lookup answered %v, want RS-3100 after 10s", r)
 	}
 }
