@@ -19,17 +19,24 @@ import (
 
 // slowShard stands in for a shard that takes commitTakes to answer a
 // commit and, as a shard does, answers a Probe only after the commits it
-// got before it (dropCommits: it loses them instead).
+// got before it (dropCommits: it loses them instead). lookupTakes and
+// dropLookups do the same to a lookup (a shard busy compacting before it
+// gets to one).
 type slowShard struct {
 	commitTakes time.Duration
 	dropCommits bool
+	lookupTakes time.Duration
 	dropLookups bool
+	lookup      runtime.Deferred
 	pending     []runtime.Deferred
 	probes      []runtime.Deferred
 	commits     int
 }
 
-type commitDone struct{}
+type (
+	commitDone struct{}
+	lookupDone struct{}
+)
 
 func (f *slowShard) Receive(ctx runtime.Context, msg runtime.Message) {
 	switch msg.(type) {
@@ -55,10 +62,22 @@ func (f *slowShard) Receive(ctx runtime.Context, msg runtime.Message) {
 		if f.dropLookups {
 			return
 		}
+		if f.lookupTakes > 0 {
+			f.lookup = ctx.Defer()
+			ctx.After(f.lookupTakes, lookupDone{})
+			return
+		}
 		ctx.Reply(shard.LookupResult{Rows: []types.Row{nil}})
+	case lookupDone:
+		f.lookup.Reply(shard.LookupResult{Rows: []types.Row{nil}})
+		f.lookup = nil
+		for _, p := range f.probes {
+			p.Reply(shard.Probed{})
+		}
+		f.probes = nil
 	case shard.UnlockRows:
 	case shard.Probe:
-		if len(f.pending) > 0 {
+		if len(f.pending) > 0 || f.lookup != nil {
 			f.probes = append(f.probes, ctx.Defer())
 			return
 		}
@@ -141,12 +160,9 @@ func TestLostCommitIsReportedUnknown(t *testing.T) {
 	}
 }
 
-// TestLostReadNamesTheTimeout: a request other than a commit (here a
-// row lookup) unanswered past the reply timeout fails with RS-3100
-// naming how long it waited (it once said 2562047h47m16s: the time since
-// the zero time, as only commits recorded when they were sent).
-func TestLostReadNamesTheTimeout(t *testing.T) {
-	s, a, table := probeWorld(t, &slowShard{dropLookups: true})
+// lookupOneRow runs a transaction's first lookup.
+func lookupOneRow(t *testing.T, s *sim.Sim, a runtime.ActorID, table catalog.Relation) (runtime.Message, time.Duration) {
+	t.Helper()
 	for _, m := range []runtime.Message{session.Begin{}, session.Statement{CatalogVersion: 1, Data: true}} {
 		if r, err := s.Ask(context.Background(), a, m); err != nil {
 			t.Fatalf("%T: %v", m, err)
@@ -154,12 +170,40 @@ func TestLostReadNamesTheTimeout(t *testing.T) {
 			t.Fatalf("%T: %v", m, e)
 		}
 	}
-	r, err := s.Ask(context.Background(), a, session.Lookup{CatalogVersion: 1, Table: table, Keys: []types.Row{{int64(1)}}, Lock: true})
+	start := s.Now()
+	r, err := s.Ask(context.Background(), a, session.Lookup{CatalogVersion: 1, Table: table, Keys: []types.Row{{int64(1)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _ := r.(error)
-	if !errcode.Has(e, errcode.ShardUnavailable) || !strings.Contains(e.Error(), "within 10s") {
-		t.Fatalf("a lost lookup answered %v, want RS-3100 after 10s", r)
+	return r, s.Now() - start
+}
+
+// TestSlowReadIsWaitedFor: a lookup the shard gets to only after 35s
+// (busy merging its storage, as a shard compacting a large table on a
+// loaded machine is) is answered, not failed with RS-3100 at the 10s
+// reply timeout: the shard does not answer the probes sent after it.
+func TestSlowReadIsWaitedFor(t *testing.T) {
+	s, a, table := probeWorld(t, &slowShard{lookupTakes: 35 * time.Second})
+	r, took := lookupOneRow(t, s, a, table)
+	if _, ok := r.(session.LookupResult); !ok {
+		t.Fatalf("the slow lookup answered %v after %v", r, took)
+	}
+	if took < 35*time.Second {
+		t.Fatalf("the lookup was answered after %v, before the shard answered it", took)
+	}
+}
+
+// TestLostReadIsReported: a lookup the shard never answers while it
+// answers the probe sent after it fails with RS-3100 at the first
+// timeout, naming no unknown outcome (a read has none).
+func TestLostReadIsReported(t *testing.T) {
+	s, a, table := probeWorld(t, &slowShard{dropLookups: true})
+	r, took := lookupOneRow(t, s, a, table)
+	err, _ := r.(error)
+	if !errcode.Has(err, errcode.ShardUnavailable) || strings.Contains(err.Error(), "outcome") {
+		t.Fatalf("a lost lookup answered %v after %v, want RS-3100", r, took)
+	}
+	if took > 15*time.Second {
+		t.Fatalf("a lost lookup was reported after %v", took)
 	}
 }
