@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,16 +19,24 @@ import (
 
 // slowShard stands in for a shard that takes commitTakes to answer a
 // commit and, as a shard does, answers a Probe only after the commits it
-// got before it (dropCommits: it loses them instead).
+// got before it (dropCommits: it loses them instead). lookupTakes and
+// dropLookups do the same to a lookup (a shard busy compacting before it
+// gets to one).
 type slowShard struct {
 	commitTakes time.Duration
 	dropCommits bool
+	lookupTakes time.Duration
+	dropLookups bool
+	lookup      runtime.Deferred
 	pending     []runtime.Deferred
 	probes      []runtime.Deferred
 	commits     int
 }
 
-type commitDone struct{}
+type (
+	commitDone struct{}
+	lookupDone struct{}
+)
 
 func (f *slowShard) Receive(ctx runtime.Context, msg runtime.Message) {
 	switch msg.(type) {
@@ -50,10 +59,25 @@ func (f *slowShard) Receive(ctx runtime.Context, msg runtime.Message) {
 	case shard.LockRows:
 		ctx.Reply(shard.RowsLocked{})
 	case shard.Lookup:
+		if f.dropLookups {
+			return
+		}
+		if f.lookupTakes > 0 {
+			f.lookup = ctx.Defer()
+			ctx.After(f.lookupTakes, lookupDone{})
+			return
+		}
 		ctx.Reply(shard.LookupResult{Rows: []types.Row{nil}})
+	case lookupDone:
+		f.lookup.Reply(shard.LookupResult{Rows: []types.Row{nil}})
+		f.lookup = nil
+		for _, p := range f.probes {
+			p.Reply(shard.Probed{})
+		}
+		f.probes = nil
 	case shard.UnlockRows:
 	case shard.Probe:
-		if len(f.pending) > 0 {
+		if len(f.pending) > 0 || f.lookup != nil {
 			f.probes = append(f.probes, ctx.Defer())
 			return
 		}
@@ -133,5 +157,53 @@ func TestLostCommitIsReportedUnknown(t *testing.T) {
 	}
 	if took > 15*time.Second {
 		t.Fatalf("a lost commit was reported after %v", took)
+	}
+}
+
+// lookupOneRow runs a transaction's first lookup.
+func lookupOneRow(t *testing.T, s *sim.Sim, a runtime.ActorID, table catalog.Relation) (runtime.Message, time.Duration) {
+	t.Helper()
+	for _, m := range []runtime.Message{session.Begin{}, session.Statement{CatalogVersion: 1, Data: true}} {
+		if r, err := s.Ask(context.Background(), a, m); err != nil {
+			t.Fatalf("%T: %v", m, err)
+		} else if e, ok := r.(error); ok {
+			t.Fatalf("%T: %v", m, e)
+		}
+	}
+	start := s.Now()
+	r, err := s.Ask(context.Background(), a, session.Lookup{CatalogVersion: 1, Table: table, Keys: []types.Row{{int64(1)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, s.Now() - start
+}
+
+// TestSlowReadIsWaitedFor: a lookup the shard gets to only after 35s
+// (busy merging its storage, as a shard compacting a large table on a
+// loaded machine is) is answered, not failed with RS-3100 at the 10s
+// reply timeout: the shard does not answer the probes sent after it.
+func TestSlowReadIsWaitedFor(t *testing.T) {
+	s, a, table := probeWorld(t, &slowShard{lookupTakes: 35 * time.Second})
+	r, took := lookupOneRow(t, s, a, table)
+	if _, ok := r.(session.LookupResult); !ok {
+		t.Fatalf("the slow lookup answered %v after %v", r, took)
+	}
+	if took < 35*time.Second {
+		t.Fatalf("the lookup was answered after %v, before the shard answered it", took)
+	}
+}
+
+// TestLostReadIsReported: a lookup the shard never answers while it
+// answers the probe sent after it fails with RS-3100 at the first
+// timeout, naming no unknown outcome (a read has none).
+func TestLostReadIsReported(t *testing.T) {
+	s, a, table := probeWorld(t, &slowShard{dropLookups: true})
+	r, took := lookupOneRow(t, s, a, table)
+	err, _ := r.(error)
+	if !errcode.Has(err, errcode.ShardUnavailable) || strings.Contains(err.Error(), "outcome") {
+		t.Fatalf("a lost lookup answered %v after %v, want RS-3100", r, took)
+	}
+	if took > 15*time.Second {
+		t.Fatalf("a lost lookup was reported after %v", took)
 	}
 }

@@ -66,9 +66,14 @@ func TestRunSmoke(t *testing.T) {
 // TestRunSourceSmoke runs the command's --ingest=source path: the tables
 // are NEXMARK sources inside the server.
 func TestRunSourceSmoke(t *testing.T) {
-	res, err := Run(context.Background(), Options{Events: 3000, Queries: []string{"q1", "q19"}, Source: true, StorageDir: t.TempDir()})
+	var progress bytes.Buffer
+	res, err := Run(context.Background(), Options{Events: 3000, Queries: []string{"q1", "q19"}, Source: true, StorageDir: t.TempDir(), StateEvery: 1000, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// --state-every: one line per 1000 events and query.
+	if n := strings.Count(progress.String(), " rows, state "); n != 6 {
+		t.Fatalf("%d state lines, want 6:\n%s", n, progress.String())
 	}
 	for _, r := range res {
 		if r.EventsPerSec <= 0 || r.InputBytes <= 0 || r.StateBytes <= 0 {

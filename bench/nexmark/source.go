@@ -66,10 +66,19 @@ func runSource(ctx context.Context, o Options, q, view string, w, rd *pgx.Conn, 
 		}
 	}
 	lastProgress := start
+	// StateEvery counts events; the probe counts bids, which the generator
+	// spreads evenly over the events (46 of every 50).
+	nextState := o.StateEvery
 	for {
 		var n int64
 		if err := rd.QueryRow(ctx, "SELECT coalesce(max(n), 0) FROM nexmark_probe").Scan(&n); err != nil {
 			return r, err
+		}
+		for o.Progress != nil && o.StateEvery > 0 && nextState <= o.Events && n*o.Events >= nextState*bids {
+			if err := printState(ctx, o.Progress, rd, q, nextState, time.Since(start)); err != nil {
+				return r, err
+			}
+			nextState += o.StateEvery
 		}
 		if n >= bids {
 			break

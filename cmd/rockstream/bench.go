@@ -38,6 +38,20 @@ func newBenchCommand() *cobra.Command {
 	c.PersistentFlags().StringVar(&p.mem, "memprofile", "", "write an allocation profile (go tool pprof -sample_index=alloc_space) to this file at the end")
 	c.PersistentFlags().StringVar(&p.from, "profile", "run", "what the profiles cover: run (the whole run) or changes (ivm: only the measured change sets, not loading)")
 	c.AddCommand(newBenchNexmarkCommand(), newBenchIVMCommand(p))
+	// A failed run skips PersistentPostRunE: stop the profile anyway, the
+	// profile of a failing run being the one most wanted.
+	for _, sub := range c.Commands() {
+		run := sub.RunE
+		sub.RunE = func(cmd *cobra.Command, args []string) error {
+			err := run(cmd, args)
+			if err != nil {
+				if perr := p.stop(); perr != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "profile: %v\n", perr)
+				}
+			}
+			return err
+		}
+	}
 	return c
 }
 
