@@ -131,7 +131,11 @@ func (w *writer) done(ctx context.Context, cur gateway.Cursor, err error) (gatew
 	if err != nil {
 		return nil, err
 	}
+	written := w.written
 	if err := w.flush(ctx); err != nil {
+		return nil, err
+	}
+	if err := w.checkUnique(ctx, written); err != nil {
 		return nil, err
 	}
 	return cur, nil
