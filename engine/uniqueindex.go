@@ -23,7 +23,7 @@ import (
 // row by row: an UPDATE that moves values through each other (SET u = u +
 // 1) succeeds here and may fail on PostgreSQL.
 func (w *writer) checkUnique(ctx context.Context, rows []types.Row) error {
-	if true || len(rows) == 0 || len(w.rel.PrimaryKey) == 0 {
+	if len(rows) == 0 || len(w.rel.PrimaryKey) == 0 {
 		return nil
 	}
 	type checked struct {
@@ -71,11 +71,25 @@ func (w *writer) checkUnique(ctx context.Context, rows []types.Row) error {
 		}
 		checks = append(checks, checked{idx: idx, keyCols: keyCols, held: held})
 	}
-	// The first row written that holds a duplicated value, as PostgreSQL
-	// reports the first row it fails on.
+	// PostgreSQL checks each row as it writes it, against the rows there
+	// before the statement and those the statement wrote before it, and
+	// reports the first that fails: held less this statement's rows is
+	// what was there before.
+	for _, c := range checks {
+		for _, r := range rows {
+			if enc, key := w.indexKey(c.keyCols, r); key != nil {
+				c.held[enc]--
+			}
+		}
+	}
 	for _, r := range rows {
 		for _, c := range checks {
-			if enc, key := w.indexKey(c.keyCols, r); key != nil && c.held[enc] > 1 {
+			enc, key := w.indexKey(c.keyCols, r)
+			if key == nil {
+				continue
+			}
+			c.held[enc]++
+			if c.held[enc] > 1 {
 				return errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", c.idx.Name).
 					WithDetail("Key %s already exists.", describeIndexKey(w.rel, c.keyCols, key))
 			}
