@@ -186,7 +186,12 @@ func describeIndexKey(rel *catalog.Relation, cols []int, row types.Row) string {
 // index (its batch is then built in exact mode, where the uniqueness check
 // sees the commit's own entries).
 func (a *Actor) writesIndexed(m Commit) bool {
-	for _, w := range m.Writes {
+	var last catalog.ID
+	for i, w := range m.Writes {
+		if i > 0 && w.Table == last {
+			continue // commits write one or two tables
+		}
+		last = w.Table
 		if rel, ok := a.snap.RelationByID(w.Table); ok && len(a.indexesOf(rel)) > 0 {
 			return true
 		}
