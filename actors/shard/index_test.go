@@ -210,3 +210,30 @@ func TestUniqueIndexBuildRefusesDuplicates(t *testing.T) {
 	}
 	_ = uniq
 }
+
+// BenchmarkTableInsertIndexed is BenchmarkTableInsertKeyed into a table
+// with a unique index on a second column (each row's value distinct): the
+// cost of writing and checking the entries.
+//
+//	go test ./actors/shard -run '^$' -bench 'TableInsert(Keyed|Indexed)' -benchtime 20x
+func BenchmarkTableInsertIndexed(b *testing.B) {
+	benchStores(b, func(b *testing.B, open func() kv.Store) {
+		s := newBenchShard(b, open)
+		idx := &catalog.Relation{ID: catalog.ID{Object: catalog.ObjectID{0: 0x7f, 15: 1}}, Kind: catalog.KindIndex, Name: "t_v_key",
+			Index: &catalog.Index{Table: s.keyed.ID, Unique: true, Columns: []catalog.IndexColumn{{Column: "v"}}}}
+		keyed, bare := *s.keyed, *s.bare
+		s.snap = control.NewSnapshot(catalog.NamespaceID{}, 2, &keyed, &bare, idx)
+		s.ask(SyncCatalog{Catalog: s.snap.Value()})
+		next := int64(0)
+		cpu := cpuNanos()
+		for b.Loop() {
+			var writes []RowWrite
+			for k := next; k < next+10_000; k++ {
+				writes = append(writes, RowWrite{Table: keyed.ID, Row: types.Row{k, k, "some text value"}, MustNotExist: true})
+			}
+			s.ask(Commit{CatalogVersion: s.snap.Version, Writes: writes})
+			next += 10_000
+		}
+		report(b, cpu, int(next), "row")
+	})
+}
