@@ -98,6 +98,18 @@ var uniqueIndexScript = []string{
 	`INSERT INTO u VALUES (1, 1, 'a', 1), (2, 1, 'b', 2)`,
 	`SELECT count(*) FROM u`,
 	`DROP TABLE u`,
+	// An index made before the table had a primary key is kept from
+	// ALTER TABLE ... ADD PRIMARY KEY on.
+	`CREATE TABLE k (a int, b int)`,
+	`INSERT INTO k VALUES (1, 1), (2, 1), (3, 2)`,
+	`CREATE INDEX k_b_idx ON k (b)`,
+	`ALTER TABLE k ADD PRIMARY KEY (a)`,
+	`SELECT a FROM k WHERE b = 1 ORDER BY a`,
+	`INSERT INTO k VALUES (4, 1)`,
+	`UPDATE k SET b = 2 WHERE a = 1`,
+	`SELECT a FROM k WHERE b = 1 ORDER BY a`,
+	`SELECT a FROM k WHERE b = 2 ORDER BY a`,
+	`DROP TABLE k`,
 	`CREATE TABLE u (id int PRIMARY KEY, a int)`,
 	`INSERT INTO u VALUES (1, 1)`,
 	`CREATE UNIQUE INDEX u_a_key ON u (a)`,

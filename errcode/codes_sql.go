@@ -43,5 +43,5 @@ var (
 	// key, a materialized view, a source) unless it is on exactly the
 	// primary key: the uniqueness would not be enforced.
 	UniqueIndexNotEnforced = Register("RS-2115", "index.unique_not_enforced", "0A000",
-		"Declare the columns as the table's PRIMARY KEY (ALTER TABLE ... ADD PRIMARY KEY), which is enforced, or create a non-unique index.")
+		"Give the table a PRIMARY KEY (ALTER TABLE ... ADD PRIMARY KEY), then create the unique index, which is then enforced; or create a non-unique index.")
 )

@@ -55,7 +55,7 @@ func (a *Actor) createIndex(m CreateIndex) (DDLResult, error) {
 			names[i] = c.Column
 		}
 		e := errcode.New(errcode.UniqueIndexNotEnforced, "RockStream does not support CREATE UNIQUE INDEX on (%s) of %q: the uniqueness would not be enforced", strings.Join(names, ", "), m.Table)
-		e = e.WithDetail("Unique indexes are kept on tables with a primary key; %q is a %s without one; declare a PRIMARY KEY on it first (ALTER TABLE ... ADD PRIMARY KEY).", m.Table, table.Kind)
+		e = e.WithDetail("Unique indexes are kept (and enforced) on tables with a primary key; %q is a %s without one.", m.Table, table.Kind)
 		return DDLResult{}, e
 	}
 	name := m.Name
