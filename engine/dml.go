@@ -424,11 +424,21 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 	// twice the garbage.
 	w.setKeys, w.setRows = slices.Grow(w.setKeys, len(rows)), slices.Grow(w.setRows, len(rows))
 	w.written = slices.Grow(w.written, len(rows))
+	var skip *uniqueSkipper
+	if oc != nil && oc.DoNothing && oc.AnyConstraint {
+		var err error
+		if skip, err = w.uniqueSkipper(ctx, rows); err != nil {
+			return 0, err
+		}
+	}
 	var n int64
 	for i, r := range rows {
 		k := encs[i]
 		existing := w.view[k]
 		if existing == nil {
+			if skip.conflicts(w, r) {
+				continue
+			}
 			if err := w.setEncoded(k, keys[i], r); err != nil {
 				return 0, err
 			}

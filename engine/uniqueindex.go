@@ -123,3 +123,83 @@ func describeIndexKey(rel *catalog.Relation, keyCols []int, key types.Row) strin
 	}
 	return "(" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ")"
 }
+
+// uniqueIndexes returns the table's unique indexes the shard keeps, in
+// creation order (the order PostgreSQL checks them in), with their key
+// columns.
+func (w *writer) uniqueIndexes() (idxs []*catalog.Relation, keyCols [][]int) {
+	for _, idx := range w.snap.Relations() {
+		if idx.Kind != catalog.KindIndex || idx.Index == nil || !idx.Index.Unique || idx.Index.Table != w.rel.ID {
+			continue
+		}
+		if cols, ok := shard.MaintainedIndex(w.rel, idx); ok {
+			idxs, keyCols = append(idxs, idx), append(keyCols, cols)
+		}
+	}
+	return idxs, keyCols
+}
+
+// uniqueSkipper decides which rows INSERT ... ON CONFLICT DO NOTHING (no
+// target) skips for a unique index: those whose value a row held before
+// the statement, or a row it inserted before them (nil: no unique index).
+type uniqueSkipper struct {
+	keyCols [][]int
+	held    []map[string]bool
+}
+
+func (w *writer) uniqueSkipper(ctx context.Context, rows []types.Row) (*uniqueSkipper, error) {
+	idxs, keyCols := w.uniqueIndexes()
+	if len(idxs) == 0 {
+		return nil, nil
+	}
+	sk := &uniqueSkipper{keyCols: keyCols}
+	for i, idx := range idxs {
+		held := map[string]bool{}
+		var ranges []shard.KeyRange
+		asked := map[string]bool{}
+		for _, r := range rows {
+			if enc, key := w.indexKey(keyCols[i], r); key != nil && !asked[enc] {
+				asked[enc] = true
+				ranges = append(ranges, shard.KeyRange{Index: idx.ID, Eq: key})
+			}
+		}
+		if len(ranges) > 0 {
+			batches, err := w.s.readSnapshotKeys(ctx, w.snap, []*catalog.Relation{w.rel}, nil, map[catalog.ID][]shard.KeyRange{w.rel.ID: ranges})
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range batches[w.rel.ID].Rows {
+				if enc, key := w.indexKey(keyCols[i], r); key != nil && asked[enc] {
+					held[enc] = true
+				}
+			}
+		}
+		sk.held = append(sk.held, held)
+	}
+	return sk, nil
+}
+
+// conflicts reports whether row r is to be skipped, and otherwise counts
+// its values as held.
+func (sk *uniqueSkipper) conflicts(w *writer, r types.Row) bool {
+	if sk == nil {
+		return false
+	}
+	encs := make([]string, len(sk.keyCols))
+	for i, cols := range sk.keyCols {
+		enc, key := w.indexKey(cols, r)
+		if key == nil {
+			continue
+		}
+		if sk.held[i][enc] {
+			return true
+		}
+		encs[i] = enc
+	}
+	for i, enc := range encs {
+		if enc != "" {
+			sk.held[i][enc] = true
+		}
+	}
+	return false
+}

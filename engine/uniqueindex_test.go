@@ -94,6 +94,9 @@ var uniqueIndexScript = []string{
 	`DELETE FROM u WHERE a = 20`,
 	`DELETE FROM u WHERE b = 'z' AND c = 4`,
 	`SELECT * FROM u ORDER BY id`,
+	`INSERT INTO u VALUES (40, 301, 'n', 40), (41, 400, 'n', 41), (42, 400, 'n', 42), (43, NULL, 'n', 43), (44, NULL, 'n', 44), (2, 401, 'n', 45) ON CONFLICT DO NOTHING RETURNING id`,
+	`INSERT INTO u VALUES (45, 400, 'n', 45) ON CONFLICT (id) DO NOTHING`,
+	`SELECT id, a FROM u WHERE id >= 40 ORDER BY id`,
 	`INSERT INTO u VALUES (2, 60, 'y', 2) ON CONFLICT (id) DO UPDATE SET a = 10`,
 	`INSERT INTO u VALUES (2, 60, 'y', 2) ON CONFLICT (id) DO UPDATE SET a = 60`,
 	`DROP INDEX u_a_key`,
@@ -169,7 +172,9 @@ func TestUniqueIndexRandomMatchesPostgres(t *testing.T) {
 	}
 	fresh := 1000
 	stmt := func() string {
-		switch rng.IntN(7) {
+		switch rng.IntN(8) {
+		case 7:
+			return fmt.Sprintf(`INSERT INTO r VALUES (%d, %s, %s, %s), (%d, %s, %s, %s) ON CONFLICT DO NOTHING`, rng.IntN(30), val(20), txt(), val(4), rng.IntN(30), val(20), txt(), val(4))
 		case 0, 1:
 			return fmt.Sprintf(`INSERT INTO r VALUES (%d, %s, %s, %s)`, rng.IntN(30), val(20), txt(), val(4))
 		case 2:
