@@ -232,9 +232,11 @@ func rangesFromPredicate(rel *catalog.Relation, keyCols []int, pred plan.Scalar,
 	return ranges
 }
 
-// relationLister lists a catalog's relations (control.Snapshot).
+// relationLister lists a catalog's relations and a table's indexes
+// (control.Snapshot).
 type relationLister interface {
 	Relations() []*catalog.Relation
+	Indexes(table catalog.ID) []*catalog.Relation
 }
 
 // indexRanges returns the ranges of the index of rel that pred bounds
@@ -243,10 +245,7 @@ type relationLister interface {
 func indexRanges(snap relationLister, rel *catalog.Relation, pred plan.Scalar, cols []int, env *expr.Env) []shard.KeyRange {
 	var best []shard.KeyRange
 	bestScore := 0
-	for _, idx := range snap.Relations() {
-		if idx.Kind != catalog.KindIndex || idx.Index == nil || idx.Index.Table != rel.ID {
-			continue
-		}
+	for _, idx := range snap.Indexes(rel.ID) {
 		keyCols, ok := shard.MaintainedIndex(rel, idx)
 		if !ok {
 			continue

@@ -32,16 +32,9 @@ func (w *writer) checkUnique(ctx context.Context, rows []types.Row) error {
 		held    map[string]int64
 	}
 	var checks []checked
-	// NB: Relations lists by id, the order the indexes were created in,
-	// which is the order PostgreSQL checks them in (by oid).
-	for _, idx := range w.snap.Relations() {
-		if idx.Kind != catalog.KindIndex || idx.Index == nil || !idx.Index.Unique || idx.Index.Table != w.rel.ID {
-			continue
-		}
-		keyCols, ok := shard.MaintainedIndex(w.rel, idx)
-		if !ok {
-			continue
-		}
+	idxs, allCols := w.uniqueIndexes()
+	for n, idx := range idxs {
+		keyCols := allCols[n]
 		held := map[string]int64{}
 		var ranges []shard.KeyRange
 		for _, r := range rows {
@@ -128,8 +121,8 @@ func describeIndexKey(rel *catalog.Relation, keyCols []int, key types.Row) strin
 // creation order (the order PostgreSQL checks them in), with their key
 // columns.
 func (w *writer) uniqueIndexes() (idxs []*catalog.Relation, keyCols [][]int) {
-	for _, idx := range w.snap.Relations() {
-		if idx.Kind != catalog.KindIndex || idx.Index == nil || !idx.Index.Unique || idx.Index.Table != w.rel.ID {
+	for _, idx := range w.snap.Indexes(w.rel.ID) {
+		if !idx.Index.Unique {
 			continue
 		}
 		if cols, ok := shard.MaintainedIndex(w.rel, idx); ok {

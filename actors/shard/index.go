@@ -68,20 +68,17 @@ func MaintainedIndex(table, index *catalog.Relation) ([]int, bool) {
 func (a *Actor) indexesOf(table *catalog.Relation) []tableIndex {
 	if a.indexes == nil {
 		a.indexes = map[catalog.ID][]tableIndex{}
-		for _, r := range a.snap.Relations() {
-			if r.Kind != catalog.KindIndex || r.Index == nil {
-				continue
-			}
-			t, ok := a.snap.RelationByID(r.Index.Table)
-			if !ok {
-				continue
-			}
-			if cols, ok := MaintainedIndex(t, r); ok {
-				a.indexes[t.ID] = append(a.indexes[t.ID], tableIndex{rel: r, cols: cols})
+	}
+	idxs, ok := a.indexes[table.ID]
+	if !ok {
+		for _, r := range a.snap.Indexes(table.ID) {
+			if cols, ok := MaintainedIndex(table, r); ok {
+				idxs = append(idxs, tableIndex{rel: r, cols: cols})
 			}
 		}
+		a.indexes[table.ID] = idxs
 	}
-	return a.indexes[table.ID]
+	return idxs
 }
 
 // appendIndexKey appends the entry key of row (stored under rowKey) in
