@@ -29,7 +29,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 	// the last epoch is durable yet.
 	assert.That(a.durableEpoch <= a.lastEpoch, "durable epoch %d past the last epoch %d", a.durableEpoch, a.lastEpoch)
 	at := a.nextEpochTime(ctx)
-	batch, err := a.commitBatchOf(m, epoch, at, a.writesIndexed(m))
+	batch, err := a.commitBatchOf(m, epoch, at, a.writesUnique(m))
 	if err == nil && batch == nil {
 		// A key written twice: rebuild with the writes seeing each other.
 		batch, err = a.commitBatchOf(m, epoch, at, true)

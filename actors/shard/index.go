@@ -95,6 +95,14 @@ func appendIndexKey(dst []byte, idx tableIndex, ts []types.Type, row types.Row, 
 	return append(dst, rowKey[2+16:]...), value, hasNull
 }
 
+// indexKey is appendIndexKey into the commit's arena.
+func (cb *commitBatch) indexKey(idx tableIndex, ts []types.Type, row types.Row, rowKey []byte) []byte {
+	from := cb.arena.alloc(2 + 16 + 12*len(idx.cols) + len(rowKey))
+	key, _, _ := appendIndexKey(from, idx, ts, row, rowKey)
+	cb.arena.used(from, key)
+	return key
+}
+
 // indexPut is an entry a commit wrote to a unique index, checked once the
 // commit's writes are all applied.
 type indexPut struct {
@@ -112,10 +120,12 @@ func writeIndexEntries(cb *commitBatch, rel *catalog.Relation, idxs []tableIndex
 	for _, idx := range idxs {
 		var oldKey []byte
 		if old != nil {
-			oldKey, _, _ = appendIndexKey(nil, idx, ts, old, rowKey)
+			oldKey = cb.indexKey(idx, ts, old, rowKey)
 		}
 		if row != nil {
-			newKey, prefix, hasNull := appendIndexKey(nil, idx, ts, row, rowKey)
+			from := cb.arena.alloc(2 + 16 + 12*len(idx.cols) + len(rowKey))
+			newKey, prefix, hasNull := appendIndexKey(from, idx, ts, row, rowKey)
+			cb.arena.used(from, newKey)
 			if bytes.Equal(oldKey, newKey) {
 				continue
 			}
@@ -179,18 +189,27 @@ func describeIndexKey(rel *catalog.Relation, cols []int, row types.Row) string {
 	return "(" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ")"
 }
 
-// writesIndexed reports whether a commit writes a table with a maintained
-// index (its batch is then built in exact mode, where the uniqueness check
-// sees the commit's own entries).
-func (a *Actor) writesIndexed(m Commit) bool {
+// writesUnique reports whether a commit writes a table with a maintained
+// unique index: its batch is then built in exact mode, where the
+// uniqueness check sees the commit's own entries. Other entries are fine
+// in direct mode: an entry's key holds its row's key, so two writes of one
+// entry are two writes of one row, which make the commit rebuild in exact
+// mode anyway.
+func (a *Actor) writesUnique(m Commit) bool {
 	var last catalog.ID
 	for i, w := range m.Writes {
 		if i > 0 && w.Table == last {
 			continue // commits write one or two tables
 		}
 		last = w.Table
-		if rel, ok := a.snap.RelationByID(w.Table); ok && len(a.indexesOf(rel)) > 0 {
-			return true
+		rel, ok := a.snap.RelationByID(w.Table)
+		if !ok {
+			continue
+		}
+		for _, idx := range a.indexesOf(rel) {
+			if idx.rel.Index.Unique {
+				return true
+			}
 		}
 	}
 	return false
