@@ -242,3 +242,37 @@ func benchInsertIndexed(b *testing.B, unique bool) {
 		report(b, cpu, int(next), "row")
 	})
 }
+
+// TestPlainIndexEntriesFollowCommits: an index that is not unique is
+// written in direct mode (no overlay); random commits, some writing a row
+// twice, keep its entries one per row.
+func TestPlainIndexEntriesFollowCommits(t *testing.T) {
+	v1, _, _, table, _, multi := indexedSnapshots()
+	tv := *table
+	v2 := control.NewSnapshot(catalog.NamespaceID{}, 2, &tv, multi)
+	h := &harness{t: t, store: kv.NewMemory(), snap: v1, table: table}
+	h.start()
+	h.snap, h.control = v2, v2
+	h.ask(SyncCatalog{Catalog: v2.Value()})
+	if h.actor.writesUnique(Commit{Writes: []RowWrite{{Table: table.ID}}}) {
+		t.Fatal("a table with only a plain index commits in exact mode")
+	}
+	rng := rand.New(rand.NewPCG(5, 1))
+	for i := 0; i < 300; i++ {
+		var writes []RowWrite
+		for n := 1 + rng.IntN(4); n > 0; n-- {
+			k := int64(rng.IntN(10))
+			if rng.IntN(4) == 0 {
+				writes = append(writes, RowWrite{Table: table.ID, Key: types.Row{k}})
+				continue
+			}
+			var a any
+			if rng.IntN(5) > 0 {
+				a = int64(rng.IntN(4))
+			}
+			writes = append(writes, RowWrite{Table: table.ID, Key: types.Row{k}, Row: types.Row{k, a, string(rune('x' + rng.IntN(2)))}})
+		}
+		h.ask(Commit{CatalogVersion: v2.Version, Writes: writes})
+		checkIndexEntries(t, h.actor, table, multi)
+	}
+}
