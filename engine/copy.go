@@ -133,12 +133,15 @@ func (c *copySink) Write(ctx context.Context, rows []types.Row) error {
 	if err != nil {
 		return err
 	}
-	err = c.w.verifyChecks(c.env)
-	c.w.written = c.w.written[:0]
-	if err != nil {
+	if err := c.w.verifyChecks(c.env); err != nil {
 		return err
 	}
-	return c.w.flush(ctx)
+	if err := c.w.flush(ctx); err != nil {
+		return err
+	}
+	err = c.w.checkUnique(ctx, c.w.written)
+	c.w.written = c.w.written[:0]
+	return err
 }
 
 // rowsAsIs reports whether a COPY's rows are the table's rows as they

@@ -112,6 +112,9 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		if err != nil {
 			return nil, err
 		}
+		if err := s.buildIndex(ctx, r.Changed); err != nil {
+			return nil, err
+		}
 		notice(r)
 	case *ddl.AddColumn:
 		if st.Column.Default != "" {
@@ -209,6 +212,25 @@ func (s *session) control(ctx context.Context, msg any) (control.DDLResult, erro
 
 // syncShard makes the shard run the current catalog (install/backfill new
 // views, drop removed ones); background: without waiting for backfills.
+// buildIndex waits for the shard to build a new index's entries over the
+// stored rows (actors/shard/index.go). A unique index over duplicated
+// values fails there with 23505 (could not create unique index), and is
+// dropped again, as PostgreSQL leaves no index behind.
+func (s *session) buildIndex(ctx context.Context, idx *catalog.Relation) error {
+	if idx == nil || idx.Kind != catalog.KindIndex {
+		return nil // IF NOT EXISTS found one
+	}
+	err := s.syncShard(ctx, true)
+	if err == nil {
+		return nil
+	}
+	if _, derr := s.control(ctx, control.DropRelation{Name: idx.Key(), Kind: catalog.KindIndex}); derr != nil {
+		return errcode.Wrap(errcode.InternalError, derr, "dropping index %q after: %v", idx.Name, err)
+	}
+	_ = s.syncShard(ctx, true)
+	return err
+}
+
 func (s *session) syncShard(ctx context.Context, background bool) error {
 	snap, err := s.e.snapshot(ctx)
 	if err != nil {

@@ -131,7 +131,11 @@ func (w *writer) done(ctx context.Context, cur gateway.Cursor, err error) (gatew
 	if err != nil {
 		return nil, err
 	}
+	written := w.written
 	if err := w.flush(ctx); err != nil {
+		return nil, err
+	}
+	if err := w.checkUnique(ctx, written); err != nil {
 		return nil, err
 	}
 	return cur, nil
@@ -420,11 +424,21 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 	// twice the garbage.
 	w.setKeys, w.setRows = slices.Grow(w.setKeys, len(rows)), slices.Grow(w.setRows, len(rows))
 	w.written = slices.Grow(w.written, len(rows))
+	var skip *uniqueSkipper
+	if oc != nil && oc.DoNothing && oc.AnyConstraint {
+		var err error
+		if skip, err = w.uniqueSkipper(ctx, rows); err != nil {
+			return 0, err
+		}
+	}
 	var n int64
 	for i, r := range rows {
 		k := encs[i]
 		existing := w.view[k]
 		if existing == nil {
+			if skip.conflicts(w, r) {
+				continue
+			}
 			if err := w.setEncoded(k, keys[i], r); err != nil {
 				return 0, err
 			}

@@ -10,8 +10,8 @@ import (
 
 // indexScript exercises CREATE INDEX and DROP INDEX; every statement's
 // outcome (rows, or SQLSTATE and message) must equal PostgreSQL 15's.
-// Indexes are catalog objects only (rows are stored in primary-key order),
-// so what is compared is the DDL's acceptance, naming and errors.
+// What is compared is the DDL's acceptance, naming and errors (uniqueindex_test.go
+// covers what an index does).
 var indexScript = []string{
 	`CREATE TABLE t (id int PRIMARY KEY, a int, b text)`,
 	`INSERT INTO t VALUES (1, 10, 'x'), (2, 20, 'y')`,
@@ -90,8 +90,9 @@ func TestIndexesMatchPostgres(t *testing.T) {
 	checkScriptMatchesPostgres(t, rs, pg, indexScript)
 }
 
-// TestIndexRefusals: what an index without an index structure could not
-// honour is refused at DDL time, naming the construct (PostgreSQL accepts
+// TestIndexRefusals: what an index could not honour (a unique one on a
+// table without a primary key, which keeps no index structure) is refused
+// at DDL time, naming the construct (PostgreSQL accepts
 // all of these).
 func TestIndexRefusals(t *testing.T) {
 	srv := enginetest.StartServer(t, t.TempDir())
@@ -102,10 +103,8 @@ func TestIndexRefusals(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ stmt, want string }{
-		{`CREATE UNIQUE INDEX t_a_key ON t (a)`, "RS-2115"},
-		{`CREATE UNIQUE INDEX t_a_key ON t (a)`, "CREATE UNIQUE INDEX on (a)"},
-		{`CREATE UNIQUE INDEX t_a_key ON t (id, a)`, "RS-2115"},
 		{`CREATE UNIQUE INDEX k_a_key ON k (a)`, "RS-2115"},
+		{`CREATE UNIQUE INDEX k_a_key ON k (a)`, "CREATE UNIQUE INDEX on (a)"},
 		{`CREATE INDEX ON t (lower(b))`, "expression indexes"},
 		{`CREATE INDEX ON t (a) WHERE a > 0`, "partial indexes"},
 		{`CREATE INDEX ON t (a) INCLUDE (b)`, "INCLUDE"},

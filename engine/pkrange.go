@@ -27,7 +27,11 @@ const keyRangesMax = 256
 // keyRanges returns, per table that qualifies and is not read by points,
 // the key ranges holding every row the plan can keep; tables absent from
 // the map are read whole.
-func keyRanges(n plan.Node, env *expr.Env, points map[catalog.ID][]types.Row) map[catalog.ID][]shard.KeyRange {
+//
+// A table whose primary key the predicate does not bound is read through
+// one of its indexes (the shard keeps them: actors/shard/index.go) when the
+// predicate bounds the index's leading columns the same way.
+func keyRanges(n plan.Node, env *expr.Env, points map[catalog.ID][]types.Row, snap relationLister) map[catalog.ID][]shard.KeyRange {
 	scans, ok := filteredScans(n)
 	if !ok {
 		return nil
@@ -42,7 +46,11 @@ func keyRanges(n plan.Node, env *expr.Env, points map[catalog.ID][]types.Row) ma
 		if _, point := points[rel.ID]; point || count[rel.ID] != 1 || fs.pred == nil || len(rel.PrimaryKey) == 0 {
 			continue
 		}
-		if rs := rangesFromPredicate(rel, fs.pred, fs.cols, env); rs != nil {
+		rs := rangesFromPredicate(rel, rel.PrimaryKey, fs.pred, fs.cols, env)
+		if rs == nil && snap != nil {
+			rs = indexRanges(snap, rel, fs.pred, fs.cols, env)
+		}
+		if rs != nil {
 			if out == nil {
 				out = map[catalog.ID][]shard.KeyRange{}
 			}
@@ -146,12 +154,13 @@ func inValues(rel *catalog.Relation, c plan.Scalar, cols []int, k int, env *expr
 
 // rangesFromPredicate returns the key ranges pred confines the table's
 // rows to, or nil (read it whole): equalities (and IN lists) on leading
-// primary-key columns, then bounds on the next one.
-func rangesFromPredicate(rel *catalog.Relation, pred plan.Scalar, cols []int, env *expr.Env) []shard.KeyRange {
+// key columns (keyCols: the primary key's, or an index's), then bounds on
+// the next one.
+func rangesFromPredicate(rel *catalog.Relation, keyCols []int, pred plan.Scalar, cols []int, env *expr.Env) []shard.KeyRange {
 	conj := plan.Conjuncts(pred)
 	ranges := []shard.KeyRange{{}}
 	bounded := false
-	for _, k := range rel.PrimaryKey {
+	for _, k := range keyCols {
 		t := rel.Columns[k].Type
 		if !rangeable(t) {
 			break
@@ -221,4 +230,68 @@ func rangesFromPredicate(rel *catalog.Relation, pred plan.Scalar, cols []int, en
 		return nil
 	}
 	return ranges
+}
+
+// relationLister lists a catalog's relations and a table's indexes
+// (control.Snapshot).
+type relationLister interface {
+	Relations() []*catalog.Relation
+	Indexes(table catalog.ID) []*catalog.Relation
+}
+
+// indexRanges returns the ranges of the index of rel that pred bounds
+// best (the most leading columns equal, then a bounded next column; a
+// unique index before another), or nil.
+func indexRanges(snap relationLister, rel *catalog.Relation, pred plan.Scalar, cols []int, env *expr.Env) []shard.KeyRange {
+	var best []shard.KeyRange
+	bestScore := 0
+	for _, idx := range snap.Indexes(rel.ID) {
+		keyCols, ok := shard.MaintainedIndex(rel, idx)
+		if !ok {
+			continue
+		}
+		rs := rangesFromPredicate(rel, keyCols, pred, cols, env)
+		if rs == nil {
+			continue
+		}
+		score := 4 * len(rs[0].Eq)
+		if rs[0].Lo != nil || rs[0].Hi != nil {
+			score++
+		}
+		if idx.Index.Unique && len(rs[0].Eq) == len(keyCols) {
+			score += 2
+		}
+		if score > bestScore {
+			for i := range rs {
+				rs[i].Index = idx.ID
+			}
+			best, bestScore = rs, score
+		}
+	}
+	return best
+}
+
+// indexUse names the index each table a query reads goes through
+// (EXPLAIN), sorted; empty when none does.
+func indexUse(n plan.Node, env *expr.Env, snap relationLister) []string {
+	ranges := keyRanges(n, env, pointKeys(n, env), snap)
+	var out []string
+	for _, r := range snap.Relations() {
+		if r.Kind != catalog.KindIndex || r.Index == nil {
+			continue
+		}
+		rs, ok := ranges[r.Index.Table]
+		if !ok || len(rs) == 0 || rs[0].Index != r.ID {
+			continue
+		}
+		table := r.Name
+		for _, t := range snap.Relations() {
+			if t.ID == r.Index.Table {
+				table = t.Name
+			}
+		}
+		out = append(out, "Index Scan using "+r.Name+" on "+table)
+	}
+	slices.Sort(out)
+	return out
 }

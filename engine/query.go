@@ -41,7 +41,7 @@ func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.No
 // runPlanInputs is runPlan also returning the relations it read.
 func (s *session) runPlanInputs(ctx context.Context, snap *control.Snapshot, n plan.Node, env *expr.Env) ([]types.Row, map[catalog.ID]zset.Batch, error) {
 	points := pointKeys(n, env)
-	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(n), points, keyRanges(n, env, points))
+	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(n), points, keyRanges(n, env, points, snap))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -51,7 +51,7 @@ func (s *session) runPlanInputs(ctx context.Context, snap *control.Snapshot, n p
 
 func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Query, env *expr.Env) ([]types.Row, error) {
 	points := pointKeys(q.Plan, env)
-	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(q.Plan), points, keyRanges(q.Plan, env, points))
+	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(q.Plan), points, keyRanges(q.Plan, env, points, snap))
 	if err != nil {
 		return nil, err
 	}

@@ -243,7 +243,11 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.ExplainIncremental:
 		return s.explainIncremental(ctx, snap, st)
 	case *rsql.Explain:
-		return textCursor(rsql.ExplainQuery(st.Query)), nil
+		text := rsql.ExplainQuery(st.Query)
+		for _, l := range indexUse(st.Query.Plan, env, snap) {
+			text += l + "\n"
+		}
+		return textCursor(text), nil
 	case *rsql.ShowViewStatus:
 		return s.showViewStatus(ctx, snap, st)
 	case *rsql.Other:

@@ -38,9 +38,10 @@ var (
 	// depth guard allows (PostgreSQL's "stack depth limit exceeded").
 	SQLStatementTooComplex = Register("RS-2114", "sql.statement_too_complex", "54001",
 		"Simplify the statement: split very long chains of operators or UNIONs (thousands of terms) into several statements, a VALUES list or an IN list, or nest less deeply.")
-	// UniqueIndexNotEnforced refuses CREATE UNIQUE INDEX on anything but
-	// the table's primary key: RockStream keeps no index structure, so
-	// the uniqueness would not be enforced.
+	// UniqueIndexNotEnforced refuses CREATE UNIQUE INDEX on a relation
+	// whose indexes are not kept as structures (a table without a primary
+	// key, a materialized view, a source) unless it is on exactly the
+	// primary key: the uniqueness would not be enforced.
 	UniqueIndexNotEnforced = Register("RS-2115", "index.unique_not_enforced", "0A000",
-		"Declare the columns as the table's PRIMARY KEY (ALTER TABLE ... ADD PRIMARY KEY), which is enforced, or create a non-unique index.")
+		"Give the table a PRIMARY KEY (ALTER TABLE ... ADD PRIMARY KEY), then create the unique index, which is then enforced; or create a non-unique index.")
 )

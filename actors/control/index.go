@@ -10,8 +10,9 @@ import (
 )
 
 // Indexes (CREATE INDEX) are catalog relations of KindIndex that name
-// their table by id. Rows are stored in primary-key order and no index
-// structure exists, so an index is a name and a definition only: it
+// their table by id. On a table with a primary key the table shard keeps
+// the index's entries (actors/shard/index.go); elsewhere an index is a
+// name and a definition only. Either way it
 // takes a relation name (unique among tables, views, sequences and the
 // primary-key indexes), shows in pg_indexes and pg_class, survives a
 // restart like any relation, and goes when its table is dropped.
@@ -48,17 +49,13 @@ func (a *Actor) createIndex(m CreateIndex) (DDLResult, error) {
 			return DDLResult{}, errcode.New(errcode.UndefinedColumnCode, "column %q does not exist", c.Column)
 		}
 	}
-	if m.Unique && !onPrimaryKey(table, m.Columns) {
+	if m.Unique && !onPrimaryKey(table, m.Columns) && !maintainable(table) {
 		names := make([]string, len(m.Columns))
 		for i, c := range m.Columns {
 			names[i] = c.Column
 		}
 		e := errcode.New(errcode.UniqueIndexNotEnforced, "RockStream does not support CREATE UNIQUE INDEX on (%s) of %q: the uniqueness would not be enforced", strings.Join(names, ", "), m.Table)
-		if len(table.PrimaryKey) > 0 {
-			e = e.WithDetail("A unique index is accepted on exactly the primary-key columns of %q, which are unique already.", m.Table)
-		} else {
-			e = e.WithDetail("%q has no primary key; a unique index is accepted on exactly a table's primary-key columns, which are unique already.", m.Table)
-		}
+		e = e.WithDetail("Unique indexes are kept (and enforced) on tables with a primary key; %q is a %s without one.", m.Table, table.Kind)
 		return DDLResult{}, e
 	}
 	name := m.Name
@@ -84,6 +81,13 @@ func (a *Actor) createIndex(m CreateIndex) (DDLResult, error) {
 		return DDLResult{}, err
 	}
 	return DDLResult{Version: next.Version, Changed: idx}, nil
+}
+
+// maintainable reports whether the shard keeps an index of table as a
+// structure (actors/shard/index.go): a table with a primary key.
+// Indexes of other relations are recorded in the catalog only.
+func maintainable(table *catalog.Relation) bool {
+	return table.Kind == catalog.KindTable && len(table.PrimaryKey) > 0 && !table.InsertOnly
 }
 
 // onPrimaryKey reports whether columns are exactly the table's primary-key

@@ -29,6 +29,9 @@ type Snapshot struct {
 	deps map[catalog.ID][]catalog.ID
 	// bucketMap is the bucket map in force (topology.go).
 	bucketMap partition.Map
+	// indexCount counts each table's indexes, so a statement on a table
+	// without any learns it without listing the catalog (Indexes).
+	indexCount map[catalog.ID]int
 }
 
 func newSnapshot(ns catalog.NamespaceID) *Snapshot {
@@ -39,6 +42,7 @@ func newSnapshot(ns catalog.NamespaceID) *Snapshot {
 		schemas:    map[string]*catalog.Relation{},
 		byID:       map[catalog.ID]*catalog.Relation{},
 		deps:       map[catalog.ID][]catalog.ID{},
+		indexCount: map[catalog.ID]int{},
 	}
 }
 
@@ -144,6 +148,11 @@ func (s *Snapshot) clone() *Snapshot {
 		byID:       make(map[catalog.ID]*catalog.Relation, len(s.byID)+1),
 		deps:       make(map[catalog.ID][]catalog.ID, len(s.deps)+1),
 		bucketMap:  s.bucketMap,
+		indexCount: make(map[catalog.ID]int, len(s.indexCount)+1),
+	}
+	//lint:maprange copying a map into a map; order cannot matter.
+	for k, v := range s.indexCount {
+		c.indexCount[k] = v
 	}
 	//lint:maprange copying a map into a map; order cannot matter.
 	for k, v := range s.deps {
@@ -167,7 +176,9 @@ func (s *Snapshot) clone() *Snapshot {
 func (s *Snapshot) put(r *catalog.Relation, deps []catalog.ID) {
 	if old, ok := s.byID[r.ID]; ok {
 		s.unname(old)
+		s.countIndex(old, -1)
 	}
+	s.countIndex(r, 1)
 	if r.Kind == catalog.KindSchema {
 		s.schemas[r.Name] = r
 	} else {
@@ -184,9 +195,31 @@ func (s *Snapshot) put(r *catalog.Relation, deps []catalog.ID) {
 func (s *Snapshot) remove(id catalog.ID) {
 	if old, ok := s.byID[id]; ok {
 		s.unname(old)
+		s.countIndex(old, -1)
 		delete(s.byID, id)
 		delete(s.deps, id)
 	}
+}
+
+// countIndex adds d to the index count of r's table if r is an index.
+func (s *Snapshot) countIndex(r *catalog.Relation, d int) {
+	if r.Kind != catalog.KindIndex || r.Index == nil {
+		return
+	}
+	if s.indexCount[r.Index.Table] += d; s.indexCount[r.Index.Table] == 0 {
+		delete(s.indexCount, r.Index.Table)
+	}
+}
+
+// Indexes lists the indexes of table (CREATE INDEX) sorted by id, the
+// order they were created in.
+func (s *Snapshot) Indexes(table catalog.ID) []*catalog.Relation {
+	if s.indexCount[table] == 0 {
+		return nil
+	}
+	return s.objects(func(r *catalog.Relation) bool {
+		return r.Kind == catalog.KindIndex && r.Index != nil && r.Index.Table == table
+	})
 }
 
 // unname removes r's name from the name maps.

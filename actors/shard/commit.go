@@ -29,7 +29,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 	// the last epoch is durable yet.
 	assert.That(a.durableEpoch <= a.lastEpoch, "durable epoch %d past the last epoch %d", a.durableEpoch, a.lastEpoch)
 	at := a.nextEpochTime(ctx)
-	batch, err := a.commitBatchOf(m, epoch, at, false)
+	batch, err := a.commitBatchOf(m, epoch, at, a.writesUnique(m))
 	if err == nil && batch == nil {
 		// A key written twice: rebuild with the writes seeing each other.
 		batch, err = a.commitBatchOf(m, epoch, at, true)
@@ -77,6 +77,7 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 	cb := newCommitBatch(a.store, len(m.Writes), exact)
 	a.pendingMarks = watermarkBatch{}
 	var byValue []valueDeletes
+	var uniquePuts []indexPut
 	for i, w := range m.Writes {
 		rel, ok := a.snap.RelationByID(w.Table)
 		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
@@ -165,6 +166,22 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			}
 		}
 		var oldEnc []byte
+		if idxs := a.indexesOf(rel); len(idxs) > 0 && (exists || w.Row != nil) {
+			var oldRow types.Row
+			if exists {
+				if oldRow, err = codec.decode(old); err != nil {
+					return nil, err
+				}
+			}
+			if w.Row != nil && len(w.Row) != len(ts) {
+				return nil, errcode.New(errcode.InternalError, "row of width %d for table %s of %d columns", len(w.Row), rel.Name, len(ts))
+			}
+			if !(exists && w.MustNotExist) {
+				if uniquePuts, err = writeIndexEntries(cb, rel, idxs, ts, key, oldRow, w.Row, uniquePuts); err != nil {
+					return nil, err
+				}
+			}
+		}
 		if exists {
 			if w.MustNotExist {
 				return nil, errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", rel.PrimaryKeyConstraint()).
@@ -204,6 +221,9 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			td.add(oldEnc, -1)
 		}
 		td.add(enc, 1)
+	}
+	if err := checkUnique(cb, uniquePuts); err != nil {
+		return nil, err
 	}
 	for _, d := range byValue {
 		if err := a.deleteByValue(cb, d.table, d.values); err != nil {

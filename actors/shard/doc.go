@@ -105,7 +105,9 @@
 //
 // Every row key carries its bucket (ivm/partition), so a bucket's rows are
 // one key range that can move to another shard; a table scan reads bucket
-// after bucket, each in primary-key order. A shard writes only rows of
+// after bucket, each in primary-key order. Secondary indexes keep one entry
+// per row beside the rows, written in the same commit batch (index.go).
+// A shard writes only rows of
 // buckets the bucket map gives it (route.go); senders address shards
 // through a Router.
 //

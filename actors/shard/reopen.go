@@ -58,7 +58,7 @@ func (a *Actor) maybeReopen(ctx runtime.Context) {
 		return
 	}
 	old, prevSnap := a.store, a.snap
-	a.store, a.snap, a.views, a.codecs = nil, nil, nil, nil
+	a.store, a.snap, a.views, a.codecs, a.indexes = nil, nil, nil, nil, nil
 	a.stepScheduled, a.commitUnsynced = false, false
 	// INVARIANT: beforeMessage answered every pending commit already.
 	if len(a.pending) > 0 {

@@ -172,6 +172,9 @@ type Actor struct {
 	// codecs caches each relation version's row codec (relations are
 	// immutable; ALTER makes a new one).
 	codecs map[*catalog.Relation]tableCodec
+	// indexes caches the current catalog's maintained indexes by table
+	// (index.go); nil when the catalog changes.
+	indexes map[catalog.ID][]tableIndex
 	// reopen is the recovery of a poisoned shard (reopen.go).
 	reopen reopenState
 	// ticking is set once the storage tick timer runs (a reopen must not
@@ -605,7 +608,7 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	// NB: row codecs are cached per relation pointer, and a catalog that
 	// arrived as a value has all-new pointers: start afresh rather than
 	// keep every version's entries (a bounded cache, STYLE.md 10).
-	a.codecs = nil
+	a.codecs, a.indexes = nil, nil
 	synced := false
 	defer func() {
 		if !synced {
@@ -613,7 +616,7 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 			// carries this catalog version, so restore the version and the
 			// view list; otherwise a view skipped here would silently miss
 			// the epochs committed before the retry.
-			a.snap, a.views = prev, prevViews
+			a.snap, a.views, a.indexes = prev, prevViews, nil
 			a.discardCaches()
 		}
 	}()
@@ -632,6 +635,13 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 		}
 	}
 	if err := a.rekeyTables(); err != nil {
+		return nil, err
+	}
+	var prevRels []*catalog.Relation
+	if prev != nil {
+		prevRels = prev.Relations()
+	}
+	if err := a.syncIndexes(prevRels); err != nil {
 		return nil, err
 	}
 	var fresh []*catalog.Relation

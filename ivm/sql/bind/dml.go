@@ -34,6 +34,10 @@ type Insert struct {
 // OnConflict is ON CONFLICT (pk) DO NOTHING | DO UPDATE SET ... [WHERE].
 type OnConflict struct {
 	DoNothing bool
+	// AnyConstraint is ON CONFLICT without a target (DO NOTHING only):
+	// a row conflicting on any unique index is skipped, not only one
+	// whose primary key exists.
+	AnyConstraint bool
 	// Set are the assignments of DO UPDATE, evaluated over the row
 	// existing ++ excluded (2 × table width): column i of the existing row
 	// is index i, column i of the proposed (EXCLUDED) row is n+i. Columns
@@ -370,7 +374,7 @@ func (b *binder) onConflict(rel *catalog.Relation, alias string, oc *pg_query.On
 	} else if oc.Action == pg_query.OnConflictAction_ONCONFLICT_UPDATE {
 		return nil, b.semantic("42601", oc.Location, "ON CONFLICT DO UPDATE requires inference specification or constraint name")
 	}
-	out := &OnConflict{DoNothing: oc.Action == pg_query.OnConflictAction_ONCONFLICT_NOTHING}
+	out := &OnConflict{DoNothing: oc.Action == pg_query.OnConflictAction_ONCONFLICT_NOTHING, AnyConstraint: oc.Infer == nil}
 	if out.DoNothing {
 		return out, nil
 	}
