@@ -45,6 +45,10 @@ import (
 //	   (watermark.go), which a format-2 build reads as trailing garbage;
 //	   format 2 stores become format 3 at open (their entries are still
 //	   read)
+//	4  secondary indexes keep entries beside the rows (index.go), written
+//	   with them; a format-3 build would write rows without their
+//	   entries. Format 2 and 3 stores become format 4 at open (an index
+//	   without entries is built when the catalog is adopted)
 //
 // View state layouts (named by the view's format record, not the shard
 // format, since view state is rebuilt rather than upgraded):
@@ -59,7 +63,7 @@ import (
 const (
 	// shardFormat is the format this build writes; shardFormatMin is the
 	// oldest it reads (older formats between the two are upgraded).
-	shardFormat    byte = 3
+	shardFormat    byte = 4
 	shardFormatMin byte = 1
 	metaFormat     byte = 'v'
 )
@@ -93,13 +97,14 @@ func checkShardFormat(ctx runtime.Context, store kv.Store) (upgrade bool, err er
 		return false, errcode.New(errcode.StorageFormatVersionIncompatible,
 			"the shard's storage is in format %x, and this build reads formats %d to %d: run the RockStream version that wrote it (or a newer one that reads both), or restore a backup made with this version", v, shardFormatMin, shardFormat)
 	}
-	if v[0] == 2 {
+	if v[0] >= 2 && v[0] < shardFormat {
 		// Nothing to rewrite: the record alone keeps builds that would
-		// misread the timed log entries away (RS-5001 above).
+		// misread the timed log entries, or write rows without their
+		// index entries, away (RS-5001 above).
 		if err := store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: formatKey(), Value: []byte{shardFormat}}}}); err != nil {
 			return false, err
 		}
-		ctx.Logger().Info("shard storage format recorded as 3 (delta-log entries carry their epoch's time)", "from", 2)
+		ctx.Logger().Info("shard storage format recorded", "from", v[0], "to", shardFormat)
 		return false, nil
 	}
 	if v[0] < shardFormat {

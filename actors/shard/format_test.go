@@ -239,12 +239,12 @@ func TestViewOnRebuiltViewIsRebuilt(t *testing.T) {
 	}
 }
 
-// TestFormat2StoreBecomesFormat3: a store of the builds before timed log
+// TestFormat2StoreBecomesCurrent: a store of the builds before timed log
 // entries (format 2), holding an untimed entry not yet stepped, opens with
-// this build: its record becomes 3 (so those builds refuse it from now on,
-// instead of misreading the timed entries as corrupt) and the entry is
-// still maintained.
-func TestFormat2StoreBecomesFormat3(t *testing.T) {
+// this build: its record becomes this build's (so those builds refuse it
+// from now on, instead of misreading the timed entries as corrupt) and
+// the entry is still maintained.
+func TestFormat2StoreBecomesCurrent(t *testing.T) {
 	h, view := newHarness(t)
 	h.start()
 	h.ask(Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Key: types.Row{int64(1)}, Row: types.Row{int64(1), int64(5)}}}})
@@ -271,8 +271,8 @@ func TestFormat2StoreBecomesFormat3(t *testing.T) {
 	}
 	h.start()
 	h.drain()
-	if v, _, _ := h.store.Get(formatKey()); !bytes.Equal(v, []byte{3}) {
-		t.Fatalf("format record %x after opening a format-2 store, want 03", v)
+	if v, _, _ := h.store.Get(formatKey()); !bytes.Equal(v, []byte{shardFormat}) {
+		t.Fatalf("format record %x after opening a format-2 store, want %02x", v, shardFormat)
 	}
 	if got := h.view(view); len(got) != 2 || got[1] != 5 || got[2] != 7 {
 		t.Fatalf("view after the format-2 entry: %v", got)
