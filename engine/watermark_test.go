@@ -211,7 +211,8 @@ func TestWatermarkDDL(t *testing.T) {
 // keeps moving forward, windowed aggregates' state stops growing (it holds
 // the open windows only) while their rows keep growing: tumbling windows,
 // HOP windows by a join with the window offsets, and Nexmark q5's shape
-// (HOP counts joined with their per-window maximum). An aggregate over a
+// (HOP counts joined with their per-window maximum), and the same
+// windows written with the TUMBLE and HOP functions. An aggregate over a
 // UNION ALL, which the watermark does not bound, keeps growing. Run with
 // -v to see the numbers.
 func TestWatermarkStateBounded(t *testing.T) {
@@ -222,6 +223,8 @@ func TestWatermarkStateBounded(t *testing.T) {
 	exec(t, rs, "CREATE MATERIALIZED VIEW tumble AS "+watermarkViews[0][1])
 	exec(t, rs, "CREATE MATERIALIZED VIEW hop AS SELECT date_bin('10 seconds', ts, '2024-01-01') - w.k * interval '5 seconds' AS w, count(*) AS n FROM bids CROSS JOIN (VALUES (0), (1)) AS w(k) GROUP BY 1")
 	exec(t, rs, "CREATE MATERIALIZED VIEW hot AS "+watermarkViews[3][1])
+	exec(t, rs, "CREATE MATERIALIZED VIEW tumble_fn AS SELECT auction, window_start, count(*) AS n FROM TUMBLE(bids, ts, interval '10 seconds') GROUP BY 1, 2")
+	exec(t, rs, "CREATE MATERIALIZED VIEW hop_fn AS SELECT window_start, count(*) AS n FROM HOP(bids, ts, interval '5 seconds', interval '10 seconds') GROUP BY 1")
 	exec(t, rs, "CREATE MATERIALIZED VIEW unioned AS SELECT w, count(*) AS n FROM (SELECT date_bin('10 seconds', ts, '2024-01-01') AS w FROM bids UNION ALL SELECT date_bin('10 seconds', ts, '2024-01-01') FROM bids WHERE price = 0) s GROUP BY w")
 	const rounds, rowsPerRound = 30, 2000
 	stats := func(view string) (rows, stateRows, stateBytes int) {
@@ -232,7 +235,7 @@ func TestWatermarkStateBounded(t *testing.T) {
 		stateBytes, _ = strconv.Atoi(parts[2])
 		return
 	}
-	views := []string{"tumble", "hop", "hot", "unioned"}
+	views := []string{"tumble", "hop", "hot", "tumble_fn", "hop_fn", "unioned"}
 	early := map[string]int{}
 	for r := 0; r < rounds; r++ {
 		// 2,000 bids over 20 s of event time (10 ms apart), 50 auctions.

@@ -346,10 +346,12 @@ func checkSupported(t *testing.T, conn *pgx.Conn, row coverageRow, seed int64) {
 // pgEquivalents are PostgreSQL's forms of the supported examples whose
 // construct PostgreSQL lacks: a SESSION window is a new session where the
 // gap to the key's previous row reaches the gap (lag), numbered by a
-// running sum, bounded by its first time and its last time plus the gap.
+// running sum, bounded by its first time and its last time plus the gap;
+// a HOP window is a join with the window offsets under date_bin.
 //
 //lint:immutable a constant table of test queries.
 var pgEquivalents = map[string]string{
+	"WITH e AS (SELECT a, c, timestamp '2024-01-01' + b * interval '1 minute' AS ts FROM t) SELECT h.c, h.window_start, h.window_end, count(*) AS n, sum(a) FROM HOP(e, ts, interval '2 minutes', interval '6 minutes') AS h GROUP BY 1, 2, 3": "WITH e AS (SELECT a, c, timestamp '2024-01-01' + b * interval '1 minute' AS ts FROM t) SELECT e.c, date_bin('2 minutes', ts, '1970-01-01') - w.k * interval '2 minutes', date_bin('2 minutes', ts, '1970-01-01') - w.k * interval '2 minutes' + interval '6 minutes', count(*) AS n, sum(a) FROM e CROSS JOIN (VALUES (0), (1), (2)) AS w(k) GROUP BY 1, 2, 3",
 	"WITH e AS (SELECT a, c, timestamp '2024-01-01' + b * interval '1 minute' AS ts FROM t) SELECT c, window_start, window_end, count(*) AS n, min(a) FROM SESSION(e, ts, c, interval '2 minutes') GROUP BY c, window_start, window_end": sessionPG(
 		"SELECT a, c, timestamp '2024-01-01' + b * interval '1 minute' AS ts FROM t", "ts", "c", "interval '2 minutes'",
 		"SELECT c, window_start, window_end, count(*) AS n, min(a) FROM s GROUP BY c, window_start, window_end"),

@@ -34,6 +34,10 @@ func (b *binder) rangeFunction(rf *pg_query.RangeFunction, outer *scope, left *l
 		node, sc, err := b.sessionFunction(rf, fc, outer)
 		return node, sc, false, err
 	}
+	if name == "tumble" || name == "hop" {
+		node, sc, err := b.timeWindowFunction(name, rf, fc, outer)
+		return node, sc, false, err
+	}
 	table := name
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		table = name[i+1:]
