@@ -79,8 +79,12 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		if err != nil {
 			return nil, err
 		}
+		watermark, err := s.lateRowsTable(snap, st.Watermark, st.LateRows)
+		if err != nil {
+			return nil, err
+		}
 		r, err := s.control(ctx, control.CreateRelation{
-			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Schema: schema, Columns: cols, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Watermark: st.Watermark, Checks: st.Checks},
+			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Schema: schema, Columns: cols, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Watermark: watermark, Checks: st.Checks},
 			IfNotExists: st.IfNotExists,
 			Sequences:   seqs,
 			Deps:        deps,
@@ -627,4 +631,23 @@ func (s *session) checkConcurrently(st ddl.Statement) error {
 		return nil
 	}
 	return errcode.New(errcode.ConcurrentlyInTransactionBlock, "%s cannot run inside a transaction block", what)
+}
+
+// lateRowsTable resolves the dead-letter table a late_rows option names
+// (key is its resolved name, "" for late_rows = 'drop') into a copy of
+// watermark; the control plane checks that it fits (control.checkLateRows).
+func (s *session) lateRowsTable(snap *control.Snapshot, watermark *catalog.Watermark, key string) (*catalog.Watermark, error) {
+	if key == "" || watermark == nil {
+		return watermark, nil
+	}
+	rel, ok := snap.LookupRelation([]string{key})
+	if !ok {
+		_, name := catalog.Split(key)
+		return nil, errcode.New(errcode.LateRowsTableInvalid, "relation %q does not exist", name).WithSQLState("42P01").
+			WithDetail("The late_rows option names the dead-letter table late rows are inserted into; create it first.")
+	}
+	out := *watermark
+	id := rel.ID
+	out.LateRows = &id
+	return &out, nil
 }

@@ -181,6 +181,12 @@ func (s *session) resolveDDL(snap *control.Snapshot, st ddl.Statement) (ddl.Stat
 	switch x := st.(type) {
 	case *ddl.CreateTable:
 		c := *x
+		if c.LateRows != "" {
+			key(&c.LateRows)
+			if err != nil {
+				return nil, "", err
+			}
+		}
 		schema, name, err := s.creationSchema(snap, x.Name)
 		c.Name = name
 		return &c, schema, err

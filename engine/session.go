@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -518,7 +519,55 @@ func (s *session) explainIncremental(ctx context.Context, snap *control.Snapshot
 			}
 		}
 	}
-	return textCursor(rsql.ExplainIncrementalText(st) + viewSettingsLine(rel) + s.e.explainPlacement(snap, rel, st.View)), nil
+	return textCursor(rsql.ExplainIncrementalText(st) + viewSettingsLine(rel) + watermarkLines(snap, rel) + s.e.explainPlacement(snap, rel, st.View)), nil
+}
+
+// watermarkLines are EXPLAIN INCREMENTAL's lines naming the watermark of
+// each table materialized view rel reads and what happens to its late
+// rows, by table name; "" for a query or a view reading no such table.
+func watermarkLines(snap *control.Snapshot, rel *catalog.Relation) string {
+	if rel == nil {
+		return ""
+	}
+	seen := map[catalog.ID]bool{}
+	var tables []*catalog.Relation
+	note := func(id catalog.ID) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		// NB: the table as it is now, not as pinned: its late_rows may
+		// have changed since the view was compiled.
+		if t, ok := snap.RelationByID(id); ok && t.Watermark != nil {
+			tables = append(tables, t)
+		}
+	}
+	for _, p := range rel.Pinned {
+		note(p.ID)
+	}
+	for _, r := range rel.Refs {
+		note(r.ID)
+	}
+	slices.SortFunc(tables, func(a, b *catalog.Relation) int { return strings.Compare(a.Key(), b.Key()) })
+	byID := map[catalog.ID]*catalog.Relation{}
+	for _, t := range tables {
+		if t.Watermark.LateRows != nil {
+			if dl, ok := snap.RelationByID(*t.Watermark.LateRows); ok {
+				byID[dl.ID] = dl
+			}
+		}
+	}
+	var out strings.Builder
+	for _, t := range tables {
+		opts := syscat.WatermarkOptions(t, byID)
+		mark := strings.TrimPrefix(opts[0], "watermark=")
+		late := "late rows dropped"
+		if len(opts) > 1 {
+			late = "late rows into " + strings.TrimPrefix(opts[1], "late_rows=")
+		}
+		fmt.Fprintf(&out, "Watermark: %s (%s), %s\n", t.Key(), mark, late)
+	}
+	return out.String()
 }
 
 // viewSettingsLine is EXPLAIN INCREMENTAL's line naming the session

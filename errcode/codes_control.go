@@ -98,3 +98,11 @@ var (
 	InvalidSchemaName = Register("RS-1515", "ddl.invalid_schema_name", "42939",
 		"Choose a schema name that does not start with pg_ (reserved for system schemas).")
 )
+
+// Dead-letter tables of late rows (WITH (late_rows = 'table')).
+var (
+	LateRowsTableInvalid = Register("RS-1530", "ddl.late_rows_table_invalid", "22023",
+		"Name an existing ordinary table without a primary key, CHECK constraints or watermark whose columns match the watermarked table's by position and type, or write late_rows = 'drop'.")
+	LateRowsTableInUse = Register("RS-1531", "ddl.late_rows_table_in_use", "2BP01",
+		"Drop the watermarked table that names it first (or give it late_rows = 'drop' with ALTER TABLE ... SET), then change or drop the dead-letter table.")
+)

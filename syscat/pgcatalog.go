@@ -167,6 +167,46 @@ func pkAttnums(r *catalog.Relation) []int64 {
 	return out
 }
 
+// relOptions is a relation's pg_class.reloptions: a materialized view's
+// settings (viewSettings), a table's watermark options (WatermarkOptions).
+func relOptions(r *catalog.Relation, byID map[catalog.ID]*catalog.Relation) types.Datum {
+	if opts := WatermarkOptions(r, byID); len(opts) > 0 {
+		vals := make([]types.Datum, len(opts))
+		for i, o := range opts {
+			vals[i] = o
+		}
+		return types.Array{Elem: types.TText, Values: vals}
+	}
+	return viewSettings(r)
+}
+
+// WatermarkOptions are the options of a table (or source) with a
+// watermark as WITH (...) takes them: watermark=ts - interval '00:00:05'
+// and, when late rows go into a dead-letter table, late_rows=name
+// (schema-qualified outside public). Nil without a watermark.
+func WatermarkOptions(r *catalog.Relation, byID map[catalog.ID]*catalog.Relation) []string {
+	w := r.Watermark
+	if w == nil || w.Column >= len(r.Columns) {
+		return nil
+	}
+	mark := quoteIdent(r.Columns[w.Column].Name)
+	if w.LatenessMicros > 0 {
+		mark += " - interval '" + types.Format(types.TInterval, types.Interval{Micros: w.LatenessMicros}) + "'"
+	}
+	opts := []string{"watermark=" + mark}
+	if w.LateRows != nil {
+		name := w.LateRows.String()
+		if dl, ok := byID[*w.LateRows]; ok {
+			name = quoteIdent(dl.Name)
+			if dl.SchemaName() != catalog.SchemaPublic {
+				name = quoteIdent(dl.SchemaName()) + "." + name
+			}
+		}
+		opts = append(opts, "late_rows="+name)
+	}
+	return opts
+}
+
 // viewSettings is a materialized view's pg_class.reloptions: the session
 // settings it is maintained with when they are not the defaults
 // (timezone=..., extra_float_digits=...), as WITH (...) takes them, so
@@ -238,6 +278,10 @@ func pgCatalogRows() []rowSource {
 					int64(0), options, nil, false, o, false, int64(0)})
 			}
 			indexed := tablesWithIndexes(env)
+			byID := map[catalog.ID]*catalog.Relation{}
+			for _, r := range env.Relations {
+				byID[r.ID] = r
+			}
 			for _, rs := range allRelations(env) {
 				r := rs.rel
 				am := int64(0)
@@ -248,7 +292,7 @@ func pgCatalogRows() []rowSource {
 				case catalog.KindIndex:
 					am, natts = oidBtree, len(r.Index.Columns)
 				}
-				row(RelationOID(r.ID), r.Name, rs.nsOID, am, relkind(r.Kind), natts, len(r.PrimaryKey) > 0 || indexed[r.ID], viewSettings(r))
+				row(RelationOID(r.ID), r.Name, rs.nsOID, am, relkind(r.Kind), natts, len(r.PrimaryKey) > 0 || indexed[r.ID], relOptions(r, byID))
 				if len(r.PrimaryKey) > 0 {
 					row(IndexOID(r.ID), pkName(r), rs.nsOID, oidBtree, "i", len(r.PrimaryKey), false, nil)
 				}

@@ -333,6 +333,9 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 		}
 		return DDLResult{}, errcode.New(errcode.DuplicateObject, "relation %q already exists", rel.Name)
 	}
+	if err := a.checkLateRows(rel); err != nil {
+		return DDLResult{}, err
+	}
 	next := a.snap.clone()
 	created := *rel
 	if len(rel.PrimaryKey) > 0 && rel.PrimaryKeyName == "" && a.relationNameTaken(catalog.Key(rel.Schema, rel.PrimaryKeyConstraint())) {
@@ -421,6 +424,9 @@ func (a *Actor) drop(m DropRelation) (DDLResult, error) {
 		}
 	}
 	order, edges := a.dependentClosure(rel)
+	if err := a.checkDropLateRows(order); err != nil {
+		return DDLResult{}, err
+	}
 	if len(edges) > 0 && !m.Cascade {
 		return DDLResult{}, dependentsError(rel, edges)
 	}
@@ -451,6 +457,9 @@ func (a *Actor) addColumn(m AddColumn) (DDLResult, error) {
 			return DDLResult{Version: a.snap.Version, Notice: fmt.Sprintf("column %q of relation %q already exists, skipping", m.Column.Name, m.Table)}, nil
 		}
 		return DDLResult{}, errcode.New(errcode.DuplicateObject, "column %q of relation %q already exists", m.Column.Name, m.Table).WithSQLState("42701")
+	}
+	if err := a.checkAlterLateRows(rel, "add a column to"); err != nil {
+		return DDLResult{}, err
 	}
 	if m.Column.NotNull && m.Column.Default == "" {
 		return DDLResult{}, errcode.New(errcode.IncompatibleEvolution, "column %q is NOT NULL without a DEFAULT", m.Column.Name)

@@ -46,6 +46,9 @@ func (a *Actor) setPrimaryKey(m SetPrimaryKey) (DDLResult, error) {
 		if rel.InsertOnly {
 			return DDLResult{}, errcode.New(errcode.SQLInvalidParameterValue, "an insert_only table cannot have a PRIMARY KEY").WithSQLState("22023")
 		}
+		if err := a.checkAlterLateRows(rel, "add a primary key to"); err != nil {
+			return DDLResult{}, err
+		}
 		altered = *rel
 		altered.Columns = append([]catalog.Column(nil), rel.Columns...)
 		for _, k := range m.Columns {

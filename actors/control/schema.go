@@ -118,6 +118,9 @@ func (a *Actor) dropSchema(m DropSchema) (DDLResult, error) {
 	}
 	add(ownedSequences(a.snap, order))
 	add(ownedIndexes(a.snap, order))
+	if err := a.checkDropLateRows(order); err != nil {
+		return DDLResult{}, err
+	}
 	next := a.snap.clone()
 	var changedIDs []catalog.ID
 	for _, r := range order {

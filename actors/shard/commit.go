@@ -106,8 +106,23 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			if len(w.Row) != len(ts) {
 				return nil, errcode.New(errcode.InternalError, "row of width %d for table %s of %d columns", len(w.Row), rel.Name, len(ts))
 			}
+			table := w.Table
 			if rel.Watermark != nil && !a.admit(&a.pendingMarks, rel, w.Row) {
-				continue // behind the watermark: dropped and counted (watermark.go)
+				// Behind the watermark: counted, and dropped or inserted
+				// into the dead-letter table (watermark.go).
+				dl, err := a.lateRowsTable(rel)
+				if err != nil {
+					return nil, err
+				}
+				if dl == nil {
+					continue
+				}
+				if dlCodec, err := a.codecOf(dl); err != nil {
+					return nil, err
+				} else if ts = dlCodec.ts; len(ts) != len(w.Row) {
+					return nil, errcode.New(errcode.InternalError, "row of width %d for dead-letter table %s of %d columns", len(w.Row), dl.Name, len(ts))
+				}
+				table, td = dl.ID, cb.table(dl.ID)
 			}
 			// The bucket is of the stored encoding (BucketOfRow).
 			enc := cb.encodeRow(ts, w.Row)
@@ -115,9 +130,12 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			if err := a.checkOwned(bucket); err != nil {
 				return nil, err
 			}
+			// NB: a late row goes into its dead-letter table under the
+			// same (epoch, position) its table would have used: the
+			// position is unique in the commit, so no key repeats.
 			from := cb.arena.alloc(tableKeyHeadBytes + 8 + 4)
 			key := append(from, kv.PrefixOpState, kindTableRows)
-			key = append(key, w.Table.Object[:]...)
+			key = append(key, table.Object[:]...)
 			key = partition.AppendBucket(key, bucket)
 			key = binary.BigEndian.AppendUint64(key, epoch)
 			key = binary.BigEndian.AppendUint32(key, uint32(i))

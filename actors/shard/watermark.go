@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"sort"
 
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/op"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -18,9 +19,13 @@ import (
 // shard, which takes every commit:
 //
 //   - A commit judges its inserted rows against W as it was before the
-//     commit: a row whose event time is below it is late, and is dropped
-//     (not stored, not logged) and counted. Rows of one transaction are
-//     never late relative to each other; a NULL event time is never late.
+//     commit: a row whose event time is below it is late, and is counted
+//     and dropped (not stored, not logged), or, when the table names a
+//     dead-letter table (WITH (late_rows = 'bids_late')), inserted into
+//     that table instead, in the same batch and log entry as the on-time
+//     rows, so views over it follow and a crash keeps both or neither.
+//     Rows of one transaction are never late relative to each other; a
+//     NULL event time is never late.
 //   - W then moves to max(W, max(ts of the commit's rows) − lateness): it
 //     never goes back. The new W and the late count are written in the
 //     commit's batch ('w' below), and the log entry carries every W the
@@ -57,7 +62,8 @@ type commitWatermark struct {
 	at types.TimestampTZ
 	// set is false until the table's first row with an event time.
 	set bool
-	// late counts the rows dropped for being behind the watermark.
+	// late counts the rows behind the watermark (dropped or
+	// dead-lettered).
 	late uint64
 }
 
@@ -111,6 +117,21 @@ func (a *Actor) admit(wb *watermarkBatch, rel *catalog.Relation, row types.Row) 
 		wb.maxSeen[obj] = at
 	}
 	return true
+}
+
+// lateRowsTable is the dead-letter table rel's late rows go into (WITH
+// (late_rows = 't')); nil when they are dropped.
+func (a *Actor) lateRowsTable(rel *catalog.Relation) (*catalog.Relation, error) {
+	if rel.Watermark.LateRows == nil {
+		return nil, nil
+	}
+	dl, ok := a.snap.RelationByID(*rel.Watermark.LateRows)
+	// INVARIANT: the control plane refuses to drop a dead-letter table
+	// while a table names it, and checks it is a keyless table at CREATE.
+	if !ok || dl.Kind != catalog.KindTable || len(dl.PrimaryKey) > 0 {
+		return nil, errcode.New(errcode.InternalError, "the dead-letter table %s of table %s is missing or keyed", rel.Watermark.LateRows, rel.Name)
+	}
+	return dl, nil
 }
 
 // finish writes the commit's new watermarks and late counts into its
@@ -278,7 +299,7 @@ type WatermarkStatus struct {
 	// Watermark is the table's watermark (Set false: no row yet).
 	Watermark types.TimestampTZ
 	Set       bool
-	// LateRows counts the rows dropped for being behind it.
+	// LateRows counts the rows behind it (dropped or dead-lettered).
 	LateRows uint64
 }
 

@@ -374,4 +374,10 @@ type Watermark struct {
 	Column int
 	// LatenessMicros is the declared lateness bound (>= 0).
 	LatenessMicros int64
+	// LateRows is the dead-letter table late rows are inserted into
+	// (WITH (late_rows = 'bids_late')), in the same commit as the on-time
+	// rows; nil drops them (late_rows = 'drop', the default). It is a
+	// keyless table of the same columns (by position and type) without a
+	// watermark of its own, and cannot be dropped while named here.
+	LateRows *ID `json:",omitempty"`
 }

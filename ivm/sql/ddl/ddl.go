@@ -38,6 +38,10 @@ type CreateTable struct {
 	InsertOnly bool
 	// Watermark is WITH (watermark = 'ts - interval ''5 seconds''').
 	Watermark *catalog.Watermark
+	// LateRows names the dead-letter table of WITH (late_rows = 't') as
+	// written (catalog.Qualify form); "" drops late rows. The engine
+	// resolves it to Watermark.LateRows.
+	LateRows string
 	// Checks are the CHECK constraints (column- and table-level).
 	Checks []catalog.Check
 	// Sequences are the sequences serial and identity columns need.
@@ -431,6 +435,10 @@ func (c *converter) createTable(s *pg_query.CreateStmt) (*CreateTable, error) {
 			if t.Watermark, err = watermarkOption(opts[k], t.Columns); err != nil {
 				return nil, err
 			}
+		case "late_rows":
+			if t.LateRows, err = LateRowsOption(opts[k]); err != nil {
+				return nil, err
+			}
 		case "fillfactor":
 			// PostgreSQL's heap page fill factor (pgbench -i sets 100):
 			// checked for PostgreSQL's range, then ignored, because
@@ -456,6 +464,10 @@ func (c *converter) createTable(s *pg_query.CreateStmt) (*CreateTable, error) {
 			return nil, errcode.New(errcode.SQLInvalidParameterValue, "a table with a watermark is insert-only").WithSQLState("22023")
 		}
 		t.InsertOnly = true
+	}
+	if _, ok := opts["late_rows"]; ok && t.Watermark == nil {
+		return nil, errcode.New(errcode.LateRowsTableInvalid, "option \"late_rows\" needs a watermark").
+			WithDetail("Only a table declared WITH (watermark = '...') has late rows.")
 	}
 	if len(t.Columns) == 0 {
 		return nil, errcode.New(errcode.SQLFeatureNotSupported, "tables with no columns are not supported")

@@ -72,3 +72,36 @@ func watermarkOption(text string, cols []catalog.Column) (*catalog.Watermark, er
 	}
 	return nil, bad("no column " + name)
 }
+
+// LateRowsDrop is the late_rows value that drops late rows (the default).
+const LateRowsDrop = "drop"
+
+// LateRowsOption parses the late_rows option of a table with a watermark:
+// 'drop' (the default) or the name of a dead-letter table, optionally
+// schema-qualified, quoted as in SQL ('bids_late', 'audit.bids_late',
+// '"Late"'). It returns the name in catalog.Qualify form, "" for drop.
+func LateRowsOption(text string) (string, error) {
+	if strings.EqualFold(strings.TrimSpace(text), LateRowsDrop) {
+		return "", nil
+	}
+	bad := func(why string) error {
+		return errcode.New(errcode.LateRowsTableInvalid, "invalid value for option \"late_rows\": %q (%s)", text, why).
+			WithSQLState("22023")
+	}
+	res, err := parse.PGParse("SELECT FROM " + text)
+	if err != nil || len(res.Stmts) != 1 {
+		return "", bad("expected 'drop' or a table name")
+	}
+	sel := res.Stmts[0].Stmt.GetSelectStmt()
+	if sel == nil || len(sel.FromClause) != 1 || sel.WhereClause != nil || len(sel.TargetList) > 0 {
+		return "", bad("expected 'drop' or a table name")
+	}
+	rv := sel.FromClause[0].GetRangeVar()
+	if rv == nil || rv.Alias != nil || !rv.Inh {
+		return "", bad("expected 'drop' or a table name")
+	}
+	if rv.Catalogname != "" {
+		return "", crossDatabase(rv.Catalogname + "." + rv.Schemaname + "." + rv.Relname)
+	}
+	return catalog.Qualify(rv.Schemaname, rv.Relname), nil
+}
