@@ -145,6 +145,20 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		if err := s.setViewOptions(ctx, snap, st); err != nil {
 			return nil, err
 		}
+	case *ddl.SetLateRows:
+		var id *catalog.ID
+		if st.LateRows != "" {
+			w, err := s.lateRowsTable(snap, &catalog.Watermark{}, st.LateRows)
+			if err != nil {
+				return nil, err
+			}
+			id = w.LateRows
+		}
+		r, err := s.control(ctx, control.SetLateRows{Table: st.Name, LateRows: id})
+		if err != nil {
+			return nil, err
+		}
+		notice(r)
 	case *ddl.AddPrimaryKey:
 		if err := s.addPrimaryKey(ctx, snap, st); err != nil {
 			return nil, err

@@ -238,6 +238,13 @@ func (s *session) resolveDDL(snap *control.Snapshot, st ddl.Statement) (ddl.Stat
 		c := *x
 		key(&c.Name)
 		return &c, "", err
+	case *ddl.SetLateRows:
+		c := *x
+		key(&c.Name)
+		if c.LateRows != "" {
+			key(&c.LateRows)
+		}
+		return &c, "", err
 	case *ddl.AlterSequence:
 		c := *x
 		key(&c.Name)

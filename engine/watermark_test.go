@@ -262,3 +262,242 @@ func TestWatermarkStateBounded(t *testing.T) {
 		t.Log(line)
 	}
 }
+
+// TestWatermarkLateRowsMatchesPostgres (issue Q3, late-data policy): bids
+// declared WITH (late_rows = 'audit.bids_late') insert each late row into
+// the dead-letter table in the commit that brought it. The oracle replays
+// the watermark rule: on-time rows go into PostgreSQL's bids, late ones
+// into its bids_late, and after every transaction both tables and the
+// views over each (and over both) equal PostgreSQL's. Also across a
+// restart, after ALTER TABLE ... SET (late_rows = 'drop') (late rows are
+// then dropped again) and after naming the dead-letter table once more.
+func TestWatermarkLateRowsMatchesPostgres(t *testing.T) {
+	dir := t.TempDir()
+	a, stop := serveHTTPAt(t, dir)
+	rs := connect(t, "postgres://rockstream@"+a.pg+"/default?sslmode=disable")
+	o := newOracle(t, rs)
+	o.both("SET TimeZone = 'UTC'")
+	const lateDDL = "bids_late (auction int, price int, at timestamptz)"
+	exec(t, rs, "CREATE SCHEMA audit")
+	exec(t, rs, "CREATE TABLE audit."+lateDDL)
+	exec(t, o.pg, "CREATE TABLE "+lateDDL)
+	exec(t, rs, watermarkBidsDDL+" WITH (watermark = 'ts - interval ''5 seconds''', late_rows = 'audit.bids_late')")
+	exec(t, o.pg, watermarkBidsDDL)
+	// view creates a view over both systems' tables: the dead-letter
+	// table is audit.bids_late here and bids_late in PostgreSQL.
+	view := func(name, query string) {
+		t.Helper()
+		o.view(name, query)
+		o.views[name] = strings.ReplaceAll(query, "audit.bids_late", "bids_late")
+	}
+	view("tumble", watermarkViews[0][1])
+	view("late_rows", "SELECT auction, price, at FROM audit.bids_late")
+	view("late_per_auction", "SELECT auction, count(*) AS n, sum(price) AS s, min(at) AS first FROM audit.bids_late GROUP BY auction")
+	view("late_vs_on_time", "SELECT b.auction, count(*) AS n FROM (SELECT auction FROM bids UNION ALL SELECT auction FROM audit.bids_late WHERE price > 1) b GROUP BY b.auction")
+	tables := func(when string) {
+		t.Helper()
+		o.check(when)
+		for _, q := range [][2]string{{"SELECT * FROM bids", "SELECT * FROM bids"}, {"SELECT * FROM audit.bids_late", "SELECT * FROM bids_late"}} {
+			got, want := rowsText(t, rs, q[0]), rowsText(t, o.pg, q[1])
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("%s: %s differs from PostgreSQL\n got: %q\nwant: %q", when, q[0], got, want)
+			}
+		}
+	}
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	model := &watermarkModel{lateness: 5 * time.Second}
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	deadLetter := true
+	deadLettered := 0
+	round := func(i int) {
+		t.Helper()
+		base = base.Add(time.Duration(rng.Intn(2000)) * time.Millisecond)
+		// One to three INSERTs in one transaction: its rows are judged
+		// together, against the watermark as it was before it.
+		statements := 1 + rng.Intn(3)
+		var times []time.Time
+		var rows []string
+		var sqls []string
+		for s := 0; s < statements; s++ {
+			var stmt []string
+			for j := 1 + rng.Intn(3); j > 0; j-- {
+				ts := base.Add(time.Duration(rng.Intn(14000)-12000) * time.Millisecond)
+				row := fmt.Sprintf("(%d, %d, '%s')", rng.Intn(3), rng.Intn(6), ts.Format("2006-01-02 15:04:05.000Z07"))
+				times, rows, stmt = append(times, ts), append(rows, row), append(stmt, row)
+			}
+			sqls = append(sqls, "INSERT INTO bids VALUES "+strings.Join(stmt, ", "))
+		}
+		if rng.Intn(8) == 0 {
+			// The user's own rows in the dead-letter table mix with the
+			// late ones.
+			sqls = append(sqls, "INSERT INTO audit.bids_late VALUES (7, 7, NULL)")
+			exec(t, o.pg, "INSERT INTO bids_late VALUES (7, 7, NULL)")
+		}
+		if len(sqls) == 1 {
+			exec(t, rs, sqls[0])
+		} else {
+			exec(t, rs, "BEGIN; "+strings.Join(sqls, "; ")+"; COMMIT")
+		}
+		var onTime, late []string
+		for j, ok := range model.admit(times) {
+			if ok {
+				onTime = append(onTime, rows[j])
+			} else {
+				late = append(late, rows[j])
+			}
+		}
+		if len(onTime) > 0 {
+			exec(t, o.pg, "INSERT INTO bids VALUES "+strings.Join(onTime, ", "))
+		}
+		if len(late) > 0 && deadLetter {
+			exec(t, o.pg, "INSERT INTO bids_late VALUES "+strings.Join(late, ", "))
+			deadLettered += len(late)
+		}
+		tables(fmt.Sprintf("after transaction %d", i))
+	}
+	checkLate := func(when string) {
+		t.Helper()
+		m := regexp.MustCompile(`rockstream_table_late_rows_total\{table="bids"\} (\d+)`).FindStringSubmatch(metricsText(t, a))
+		if m == nil || m[1] != strconv.Itoa(model.late) {
+			t.Fatalf("%s: late rows in /metrics %v, want %d", when, m, model.late)
+		}
+	}
+	shown := func(when, lateRows, explained string) {
+		t.Helper()
+		got := rowsText(t, rs, "SELECT array_to_string(reloptions, ' | ') FROM pg_class WHERE relname = 'bids'")
+		want := "watermark=ts - interval '00:00:05'"
+		if lateRows != "" {
+			want += " | late_rows=" + lateRows
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Fatalf("%s: reloptions of bids %q, want %q", when, got, want)
+		}
+		for _, v := range []string{"tumble", "late_vs_on_time"} {
+			text := strings.Join(explainLines(t, rs, "EXPLAIN INCREMENTAL "+v), "\n")
+			if line := "Watermark: bids (ts - interval '00:00:05'), " + explained; !strings.Contains(text, line) {
+				t.Fatalf("%s: EXPLAIN INCREMENTAL %s lacks %q:\n%s", when, v, line, text)
+			}
+		}
+	}
+	for i := 0; i < 60; i++ {
+		round(i)
+	}
+	if deadLettered == 0 {
+		t.Fatal("no late row in the stream: the test exercises nothing")
+	}
+	checkLate("before the restart")
+	shown("before the restart", "audit.bids_late", "late rows into audit.bids_late")
+	stop()
+	a, stop = serveHTTPAt(t, dir)
+	defer stop()
+	rs = connect(t, "postgres://rockstream@"+a.pg+"/default?sslmode=disable")
+	o.rs = rs
+	exec(t, rs, "SET TimeZone = 'UTC'")
+	tables("after a restart")
+	checkLate("after a restart")
+	shown("after a restart", "audit.bids_late", "late rows into audit.bids_late")
+	for i := 60; i < 90; i++ {
+		round(i)
+	}
+	exec(t, rs, "ALTER TABLE bids SET (late_rows = 'drop')")
+	deadLetter = false
+	shown("with late_rows = 'drop'", "", "late rows dropped")
+	before := deadLettered
+	lateBefore := model.late
+	for i := 90; i < 120; i++ {
+		round(i)
+	}
+	if model.late == lateBefore || deadLettered != before {
+		t.Fatalf("late rows while dropping: %d, dead-lettered %d (was %d)", model.late-lateBefore, deadLettered, before)
+	}
+	exec(t, rs, "ALTER TABLE bids SET (late_rows = 'audit.bids_late')")
+	deadLetter = true
+	for i := 120; i < 150; i++ {
+		round(i)
+	}
+	checkLate("after late_rows is set again")
+	// A view created over the dead-letter table now is filled with every
+	// row it holds.
+	view("later", "SELECT auction, count(*) AS n FROM audit.bids_late GROUP BY auction")
+	tables("a view created later")
+}
+
+// TestWatermarkLateRowsDDL: late_rows's forms and refusals, each with its
+// SQLSTATE and message, and the changes refused while a dead-letter table
+// is named.
+func TestWatermarkLateRowsDDL(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	rs := connect(t, s.url())
+	for _, sql := range []string{
+		"CREATE SCHEMA audit",
+		"CREATE TABLE audit.dl (a int, b text, ts timestamptz)",
+		"CREATE TABLE dl2 (x int, y text NOT NULL, z timestamptz)",
+		"CREATE TABLE ok1 (a int, b text, ts timestamptz) WITH (watermark = 'ts', late_rows = 'audit.dl')",
+		"CREATE TABLE ok2 (a int, b text, ts timestamptz) WITH (watermark = 'ts', late_rows = 'DROP')",
+		"CREATE TABLE ok3 (a int, b text NOT NULL, ts timestamptz) WITH (watermark = 'ts', late_rows = 'dl2')",
+		"SET search_path = audit, public",
+		"CREATE TABLE public.ok4 (a int, b text, ts timestamptz) WITH (watermark = 'ts', late_rows = 'dl')",
+		"SET search_path = public",
+		"CREATE TABLE keyed (a int PRIMARY KEY, b text, ts timestamptz)",
+		"CREATE TABLE checked (a int CHECK (a > 0), b text, ts timestamptz)",
+		"CREATE TABLE narrow (a int, b text)",
+		"CREATE TABLE wide (a int, b text, ts timestamptz, extra int DEFAULT 0)",
+		"CREATE TABLE typed (a bigint, b text, ts timestamptz)",
+		"CREATE TABLE strict (a int NOT NULL, b text, ts timestamptz)",
+		"CREATE TABLE marked (a int, b text, ts timestamptz) WITH (watermark = 'ts')",
+		"CREATE MATERIALIZED VIEW mv AS SELECT * FROM audit.dl",
+		"ALTER TABLE audit.dl RENAME TO dead", // names resolve by id
+		"INSERT INTO ok1 VALUES (1, 'x', '2024-01-01 00:00:10+00')",
+		"INSERT INTO ok1 VALUES (2, 'y', '2024-01-01 00:00:01+00')",
+	} {
+		exec(t, rs, sql)
+	}
+	if got := rowsText(t, rs, "SELECT a, b FROM audit.dead"); strings.Join(got, ",") != "2|y" {
+		t.Fatalf("dead-letter table after a rename holds %q, want the late row 2|y", got)
+	}
+	const wm = "(a int, b text, ts timestamptz) WITH (watermark = 'ts', late_rows = "
+	for _, c := range []struct{ sql, state, msg string }{
+		{"CREATE TABLE e1 " + wm + "'nope')", "42P01", `relation "nope" does not exist`},
+		{"CREATE TABLE e2 " + wm + "'e2')", "42P01", `relation "e2" does not exist`},
+		{"CREATE TABLE e3 " + wm + "'keyed')", "22023", `dead-letter table "keyed" has a primary key`},
+		{"CREATE TABLE e4 " + wm + "'checked')", "22023", `dead-letter table "checked" has CHECK constraints`},
+		{"CREATE TABLE e5 " + wm + "'narrow')", "42804", `dead-letter table "narrow" has 2 columns, but table "e5" has 3`},
+		{"CREATE TABLE e6 " + wm + "'wide')", "42804", `dead-letter table "wide" has 4 columns, but table "e6" has 3`},
+		{"CREATE TABLE e7 " + wm + "'typed')", "42804", `column 1 of dead-letter table "typed" is a of type bigint, but column 1 of table "e7" is a of type integer`},
+		{"CREATE TABLE e8 " + wm + "'strict')", "22023", `column "a" of dead-letter table "strict" is NOT NULL, but column "a" of table "e8" is not`},
+		{"CREATE TABLE e9 " + wm + "'marked')", "22023", `dead-letter table "marked" has a watermark of its own`},
+		{"CREATE TABLE e10 " + wm + "'mv')", "42809", `dead-letter table "mv" is not a table`},
+		{"CREATE TABLE e11 " + wm + "'a b')", "22023", `invalid value for option "late_rows"`},
+		{"CREATE TABLE e12 (a int, ts timestamptz) WITH (late_rows = 'narrow')", "22023", `option "late_rows" needs a watermark`},
+		{"CREATE TABLE e13 " + wm + "'nosuch.dl')", "3F000", `schema "nosuch" does not exist`},
+		{"ALTER TABLE ok1 SET (late_rows = 'ok1')", "22023", `table "ok1" cannot be its own dead-letter table`},
+		{"ALTER TABLE ok1 SET (late_rows = 'keyed')", "22023", `dead-letter table "keyed" has a primary key`},
+		{"ALTER TABLE narrow SET (late_rows = 'audit.dead')", "22023", `table "narrow" has no watermark`},
+		{"ALTER TABLE ok1 SET (watermark = 'ts')", "0A000", "only late_rows can be changed"},
+		{"DROP TABLE audit.dead", "2BP01", "cannot drop table dead because other objects depend on it"},
+		{"DROP TABLE audit.dead CASCADE", "2BP01", "cannot drop table dead because other objects depend on it"},
+		{"DROP SCHEMA audit CASCADE", "2BP01", "cannot drop table dead because other objects depend on it"},
+		{"DROP TABLE dl2", "2BP01", "cannot drop table dl2 because other objects depend on it"},
+		{"ALTER TABLE audit.dead ADD COLUMN c int", "0A000", "cannot add a column to table dead because it is the dead-letter table of table ok1"},
+		{"ALTER TABLE ok1 ADD COLUMN c int", "0A000", "cannot add a column to table ok1 because its late rows go into table dead"},
+		{"ALTER TABLE audit.dead ADD PRIMARY KEY (a)", "0A000", "cannot add a primary key to table dead because it is the dead-letter table of table ok1"},
+	} {
+		e := wantError(t, c.sql, execErr(rs, c.sql), c.state, c.msg)
+		if !strings.Contains(e.Detail, "RS-") || e.Hint == "" {
+			t.Errorf("%s: detail %q, hint %q: want an RS code and a hint", c.sql, e.Detail, e.Hint)
+		}
+	}
+	e := wantError(t, "DROP TABLE dl2", execErr(rs, "DROP TABLE dl2"), "2BP01", "")
+	if !strings.Contains(e.Detail, "late_rows of table ok3 names table dl2") {
+		t.Fatalf("DROP TABLE dl2: detail %q, want it to name ok3", e.Detail)
+	}
+	// Once no table names it, a dead-letter table is an ordinary table.
+	exec(t, rs, "ALTER TABLE ok3 RESET (late_rows)")
+	exec(t, rs, "DROP TABLE dl2")
+	exec(t, rs, "DROP TABLE ok1")
+	exec(t, rs, "ALTER TABLE ok4 SET (late_rows = drop)")
+	exec(t, rs, "ALTER TABLE audit.dead ADD COLUMN c int")
+	exec(t, rs, "DROP SCHEMA audit CASCADE")
+}

@@ -157,6 +157,8 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(a.replyOf(a.rename(m)))
 	case SetViewOptions:
 		ctx.Reply(a.replyOf(a.setViewOptions(m)))
+	case SetLateRows:
+		ctx.Reply(a.replyOf(a.setLateRows(m)))
 	case RecompileView:
 		ctx.Reply(a.replyOf(a.recompile(m)))
 	case SetPrimaryKey:

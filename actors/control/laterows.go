@@ -20,10 +20,43 @@ import (
 // constraint and no primary key (two late rows may be equal, and a key
 // violation would fail the user's INSERT for a row it did not store), and
 // no watermark of its own. checkLateRows enforces that when bids is
-// created; afterwards the pair is kept matching: ADD COLUMN and ADD
+// created or ALTER TABLE bids SET (late_rows = ...) names it; afterwards the pair is kept matching: ADD COLUMN and ADD
 // PRIMARY KEY are refused on both while they are linked, and bids_late
 // cannot be dropped (not even with CASCADE, which would otherwise have to
 // drop bids) while bids names it.
+
+// SetLateRows is ALTER TABLE ... SET (late_rows = ...) / RESET
+// (late_rows): the table's late rows go into LateRows from the next
+// commit on (nil: dropped). Rows already dead-lettered stay where they
+// are. (Ask; the reply is DDLResult or an error.)
+type SetLateRows struct {
+	Table    string
+	LateRows *catalog.ID
+}
+
+func (a *Actor) setLateRows(m SetLateRows) (DDLResult, error) {
+	rel, err := a.table(m.Table)
+	if err != nil {
+		return DDLResult{}, err
+	}
+	if rel.Watermark == nil {
+		return DDLResult{}, errcode.New(errcode.LateRowsTableInvalid, "table %q has no watermark", rel.Name).
+			WithDetail("Only a table declared WITH (watermark = '...') has late rows.")
+	}
+	altered := *rel
+	watermark := *rel.Watermark
+	watermark.LateRows = m.LateRows
+	altered.Watermark = &watermark
+	if err := a.checkLateRows(&altered); err != nil {
+		return DDLResult{}, err
+	}
+	next := a.snap.clone()
+	next.put(&altered, a.snap.deps[rel.ID])
+	if err := a.commit(next, []*catalog.Relation{&altered}, nil); err != nil {
+		return DDLResult{}, err
+	}
+	return DDLResult{Version: next.Version, Changed: &altered}, nil
+}
 
 // checkLateRows validates the dead-letter table named by table's watermark
 // (nothing to check when it has none).

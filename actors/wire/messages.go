@@ -36,6 +36,7 @@ func Messages() []runtime.Message {
 		control.RenameRelation{},
 		control.RecompileView{},
 		control.SetViewOptions{},
+		control.SetLateRows{},
 		control.DDLResult{},
 		control.SequenceOp{},
 		control.SequenceValue{},

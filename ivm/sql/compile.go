@@ -150,6 +150,8 @@ func (d *DDL) Tag() string {
 			return "ALTER INDEX"
 		}
 		return "ALTER TABLE"
+	case *ddl.SetLateRows:
+		return "ALTER TABLE"
 	case *ddl.Recompile, *ddl.SetViewOptions:
 		return "ALTER MATERIALIZED VIEW"
 	}

@@ -155,6 +155,17 @@ type SetViewOptions struct {
 	Reset   []string
 }
 
+// SetLateRows is ALTER TABLE name SET (late_rows = 'drop' | 'table') or
+// RESET (late_rows): where a watermarked table's late rows go from now on.
+type SetLateRows struct {
+	Name string
+	// LateRows names the dead-letter table as written (catalog.Qualify
+	// form); "" drops late rows.
+	LateRows string
+}
+
+func (*SetLateRows) ddl() {}
+
 func (*Rename) ddl()         {}
 func (*Recompile) ddl()      {}
 func (*SetViewOptions) ddl() {}
@@ -784,12 +795,15 @@ func (c *converter) alterTable(a *pg_query.AlterTableStmt) (Statement, error) {
 	}
 	cmd := a.Cmds[0].GetAlterTableCmd()
 	if cmd.Subtype == pg_query.AlterTableType_AT_SetRelOptions || cmd.Subtype == pg_query.AlterTableType_AT_ResetRelOptions {
-		if a.Objtype != pg_query.ObjectType_OBJECT_MATVIEW {
-			return nil, c.unsupported(a.Relation.Location, "storage parameters of tables and views (SET/RESET (...) applies to materialized views)")
-		}
 		var defs []*pg_query.Node
 		if l := cmd.Def.GetList(); l != nil {
 			defs = l.Items
+		}
+		if a.Objtype == pg_query.ObjectType_OBJECT_TABLE {
+			return c.setTableOptions(name, a, cmd, defs)
+		}
+		if a.Objtype != pg_query.ObjectType_OBJECT_MATVIEW {
+			return nil, c.unsupported(a.Relation.Location, "storage parameters of views (SET/RESET (...) applies to materialized views and to a table's late_rows)")
 		}
 		out := &SetViewOptions{Name: name, Options: map[string]string{}}
 		if cmd.Subtype == pg_query.AlterTableType_AT_ResetRelOptions {
@@ -820,6 +834,38 @@ func (c *converter) alterTable(a *pg_query.AlterTableStmt) (Statement, error) {
 		return nil, c.unsupported(def.Location, "adding a PRIMARY KEY column")
 	}
 	return &AddColumn{Table: name, IfNotExists: cmd.MissingOk, Column: col}, nil
+}
+
+// setTableOptions converts ALTER TABLE name SET (late_rows = ...) and
+// RESET (late_rows), the one table option that can change; the others
+// (watermark, insert_only, fillfactor) are refused by name.
+func (c *converter) setTableOptions(name string, a *pg_query.AlterTableStmt, cmd *pg_query.AlterTableCmd, defs []*pg_query.Node) (Statement, error) {
+	var names []string
+	for _, n := range defs {
+		if d := n.GetDefElem(); d != nil {
+			names = append(names, strings.ToLower(d.Defname))
+		}
+	}
+	for _, n := range names {
+		if n != "late_rows" || len(names) != 1 {
+			return nil, c.unsupported(a.Relation.Location, "ALTER TABLE SET/RESET ("+n+"): only late_rows can be changed")
+		}
+	}
+	if len(names) == 0 {
+		return nil, c.unsupported(a.Relation.Location, "ALTER TABLE SET/RESET ()")
+	}
+	if cmd.Subtype == pg_query.AlterTableType_AT_ResetRelOptions {
+		return &SetLateRows{Name: name}, nil
+	}
+	opts, err := c.options(defs)
+	if err != nil {
+		return nil, err
+	}
+	dl, err := LateRowsOption(opts["late_rows"])
+	if err != nil {
+		return nil, err
+	}
+	return &SetLateRows{Name: name, LateRows: dl}, nil
 }
 
 // addConstraint converts ALTER TABLE ... ADD [CONSTRAINT c] PRIMARY KEY

@@ -95,3 +95,22 @@ func TestConvert(t *testing.T) {
 		return describe(out)
 	})
 }
+
+// TestLateRowsOption: late_rows is 'drop' (any case) or a table name
+// written as in SQL; anything else is refused naming the option.
+func TestLateRowsOption(t *testing.T) {
+	for text, want := range map[string]string{
+		"drop": "", " DROP ": "", "bids_late": "bids_late", "Bids_Late": "bids_late",
+		`"Late"`: "Late", "audit.bids_late": catalog.Qualify("audit", "bids_late"), `"drop"`: "drop",
+	} {
+		got, err := ddl.LateRowsOption(text)
+		if err != nil || got != want {
+			t.Errorf("late_rows = %q: %q, %v; want %q", text, got, err, want)
+		}
+	}
+	for _, text := range []string{"", "a b", "t; DROP TABLE u", "only t", "1", "t AS x", "db.s.t"} {
+		if got, err := ddl.LateRowsOption(text); err == nil {
+			t.Errorf("late_rows = %q: %q, want an error", text, got)
+		}
+	}
+}
