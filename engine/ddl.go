@@ -103,7 +103,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			ddl.DropMaterializedView: catalog.KindMaterializedView, ddl.DropSource: catalog.KindSource,
 			ddl.DropSequence: catalog.KindSequence, ddl.DropSink: catalog.KindSink, ddl.DropIndex: catalog.KindIndex,
 		}[st.Kind]
-		for _, name := range st.Names {
+		for _, name := range lateRowsFirst(snap, st.Names) {
 			r, err := s.control(ctx, control.DropRelation{Name: name, Kind: kind, IfExists: st.IfExists, Cascade: st.Cascade})
 			if err != nil {
 				return nil, err
@@ -664,4 +664,22 @@ func (s *session) lateRowsTable(snap *control.Snapshot, watermark *catalog.Water
 	id := rel.ID
 	out.LateRows = &id
 	return &out, nil
+}
+
+// lateRowsFirst orders the names of one DROP so that tables naming a
+// dead-letter table come before the rest (keeping the order otherwise):
+// DROP TABLE bids_late, bids then drops both, as PostgreSQL drops a group
+// of objects that only depend on each other.
+func lateRowsFirst(snap *control.Snapshot, names []string) []string {
+	out := make([]string, 0, len(names))
+	for pass := 0; pass < 2; pass++ {
+		for _, name := range names {
+			rel, ok := snap.LookupRelation([]string{name})
+			namesOne := ok && rel.Watermark != nil && rel.Watermark.LateRows != nil
+			if namesOne == (pass == 0) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }

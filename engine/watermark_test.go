@@ -500,4 +500,16 @@ func TestWatermarkLateRowsDDL(t *testing.T) {
 	exec(t, rs, "ALTER TABLE ok4 SET (late_rows = drop)")
 	exec(t, rs, "ALTER TABLE audit.dead ADD COLUMN c int")
 	exec(t, rs, "DROP SCHEMA audit CASCADE")
+	// One DROP of both tables drops both, in either order.
+	exec(t, rs, "CREATE TABLE dl3 (ts timestamptz)")
+	exec(t, rs, "CREATE TABLE w3 (ts timestamptz) WITH (watermark = 'ts', late_rows = 'dl3')")
+	exec(t, rs, "DROP TABLE dl3, w3")
+	// A schema holding both tables drops with both.
+	exec(t, rs, "CREATE SCHEMA s2")
+	exec(t, rs, "CREATE TABLE s2.dl (ts timestamptz)")
+	exec(t, rs, "CREATE TABLE s2.w (ts timestamptz) WITH (watermark = 'ts', late_rows = 's2.dl')")
+	exec(t, rs, "DROP SCHEMA s2 CASCADE")
+	if got := rowsText(t, rs, "SELECT count(*) FROM pg_class WHERE relname IN ('dl', 'w')"); got[0] != "0" {
+		t.Fatalf("DROP SCHEMA s2 CASCADE left %s of its tables", got[0])
+	}
 }
