@@ -40,8 +40,8 @@ func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.No
 
 // runPlanInputs is runPlan also returning the relations it read.
 func (s *session) runPlanInputs(ctx context.Context, snap *control.Snapshot, n plan.Node, env *expr.Env) ([]types.Row, map[catalog.ID]zset.Batch, error) {
-	points := pointKeys(n, env)
-	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(n), points, keyRanges(n, env, points, snap))
+	reads := rsql.PlanReads(n, env, readIndexes{snap})
+	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(n), reads.Points, shardRanges(reads.Ranges))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -50,8 +50,8 @@ func (s *session) runPlanInputs(ctx context.Context, snap *control.Snapshot, n p
 }
 
 func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Query, env *expr.Env) ([]types.Row, error) {
-	points := pointKeys(q.Plan, env)
-	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(q.Plan), points, keyRanges(q.Plan, env, points, snap))
+	reads := rsql.PlanReads(q.Plan, env, readIndexes{snap})
+	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(q.Plan), reads.Points, shardRanges(reads.Ranges))
 	if err != nil {
 		return nil, err
 	}

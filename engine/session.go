@@ -245,7 +245,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 		return s.explainIncremental(ctx, snap, st)
 	case *rsql.Explain:
 		text := rsql.ExplainQuery(st.Query)
-		for _, l := range indexUse(st.Query.Plan, env, snap) {
+		for _, l := range rsql.PlanReads(st.Query.Plan, env, readIndexes{snap}).IndexScans {
 			text += l + "\n"
 		}
 		return textCursor(text), nil
@@ -401,7 +401,7 @@ func (s *session) readSnapshot(ctx context.Context, snap *control.Snapshot, rels
 }
 
 // readSnapshotKeys is readSnapshot reading the tables in points by
-// primary key only (pointread.go).
+// primary key only and the others in ranges (as rsql.PlanReads chose).
 func (s *session) readSnapshotKeys(ctx context.Context, snap *control.Snapshot, rels []*catalog.Relation, points map[catalog.ID][]types.Row, ranges map[catalog.ID][]shard.KeyRange) (map[catalog.ID]zset.Batch, error) {
 	out := map[catalog.ID]zset.Batch{}
 	var req sessionactor.Read

@@ -17,7 +17,7 @@ import (
 // values are of the columns' types. A range may hold more rows than the
 // statement keeps (its filter still runs); it never leaves one out, so
 // only types whose key encoding (ivm/keyenc) sorts as their comparison
-// operators do may be bounded (the engine's pkrange.go chooses).
+// operators do may be bounded (ivm/sql/access chooses).
 //
 // With Index set the range bounds the columns of that index of the table
 // (a maintained one: index.go) instead, read through its entries.

@@ -9,6 +9,7 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/incr"
 	"github.com/rockstream/rockstream/ivm/sql/opt"
 	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
@@ -164,4 +165,21 @@ func visibleOrder(q *bind.BoundQuery) []plan.SortKey {
 		out = append(out, k)
 	}
 	return out
+}
+
+// checkRecursion refuses, at CREATE MATERIALIZED VIEW, every recursive
+// CTE the fixpoint operator cannot maintain (incr.RecursionMode names the
+// construct), rather than when the circuit is built.
+func checkRecursion(n plan.Node) error {
+	if ru, ok := n.(*plan.RecursiveUnion); ok {
+		if _, err := incr.RecursionMode(ru); err != nil {
+			return err
+		}
+	}
+	for _, in := range n.Inputs() {
+		if err := checkRecursion(in); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // Exec applies DDL statements (CREATE TABLE / VIEW / MATERIALIZED VIEW /
-// SOURCE, DROP, ALTER TABLE ADD COLUMN) to an in-memory catalog. A
+// SOURCE / INDEX, DROP, ALTER TABLE ADD COLUMN) to an in-memory catalog. A
 // materialized view's columns are computed by describe (nil = no columns).
 func Exec(cat *catalog.Memory, sql string, describe func(cat catalog.Catalog, query string) ([]catalog.Column, error)) error {
 	stmts, err := parse.Parse(sql)
@@ -48,6 +48,12 @@ func Exec(cat *catalog.Memory, sql string, describe func(cat catalog.Catalog, qu
 				}
 			}
 			cat.Add(&catalog.Relation{Kind: kind, Name: x.Name, SQL: x.Query, Columns: cols})
+		case *ddl.CreateIndex:
+			table, ok := cat.LookupRelation([]string{x.Table})
+			if !ok {
+				return fmt.Errorf("no table %s", x.Table)
+			}
+			cat.Add(&catalog.Relation{Kind: catalog.KindIndex, Name: x.Name, Index: &catalog.Index{Table: table.ID, Columns: x.Columns, Unique: x.Unique}})
 		case *ddl.Drop:
 			for _, n := range x.Names {
 				cat.Drop(n)

@@ -1,4 +1,4 @@
-package sql
+package adhoc
 
 import (
 	"sort"

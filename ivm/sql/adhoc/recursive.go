@@ -1,4 +1,4 @@
-package sql
+package adhoc
 
 import (
 	"strings"
@@ -6,7 +6,6 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
-	"github.com/rockstream/rockstream/ivm/sql/incr"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -137,21 +136,4 @@ func workScans(n plan.Node, work *catalog.Relation) int {
 		count += workScans(in, work)
 	}
 	return count
-}
-
-// checkRecursion refuses, at CREATE MATERIALIZED VIEW, every recursive
-// CTE the fixpoint operator cannot maintain (incr.RecursionMode names the
-// construct), rather than when the circuit is built.
-func checkRecursion(n plan.Node) error {
-	if ru, ok := n.(*plan.RecursiveUnion); ok {
-		if _, err := incr.RecursionMode(ru); err != nil {
-			return err
-		}
-	}
-	for _, in := range n.Inputs() {
-		if err := checkRecursion(in); err != nil {
-			return err
-		}
-	}
-	return nil
 }

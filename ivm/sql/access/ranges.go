@@ -1,13 +1,13 @@
-package engine
+package access
 
 import (
 	"bytes"
 	"slices"
 
-	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/keyenc"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/lower"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 )
@@ -15,7 +15,7 @@ import (
 // Key-range reads: a table scanned once under a Filter that bounds its
 // leading primary-key columns (`id <= 10000`, `id BETWEEN 5 AND 9`, `a = 1
 // AND b > 'x'`, `id IN (1, 2)`) is read in those key ranges only, not
-// whole. As with point reads (pointread.go) the plan still runs unchanged
+// whole. As with point reads (points.go) the plan still runs unchanged
 // over what was read, so a range that holds more rows than the Filter
 // keeps is harmless; one that misses a row it keeps is not, so only
 // comparisons in the column's own type are used, and only for types whose
@@ -25,39 +25,46 @@ import (
 const keyRangesMax = 256
 
 // keyRanges returns, per table that qualifies and is not read by points,
-// the key ranges holding every row the plan can keep; tables absent from
-// the map are read whole.
+// the key ranges holding every row the plan can keep (tables absent from
+// the map are read whole), and the tables read through an index.
 //
 // A table whose primary key the predicate does not bound is read through
-// one of its indexes (the shard keeps them: actors/shard/index.go) when the
-// predicate bounds the index's leading columns the same way.
-func keyRanges(n plan.Node, env *expr.Env, points map[catalog.ID][]types.Row, snap relationLister) map[catalog.ID][]shard.KeyRange {
+// one of its indexes (cat lists those the store keeps) when the predicate
+// bounds the index's leading columns the same way.
+func keyRanges(n plan.Node, env *expr.Env, points map[catalog.ID][]types.Row, cat Catalog) (map[catalog.ID][]KeyRange, []string) {
 	scans, ok := filteredScans(n)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	count := map[catalog.ID]int{}
 	for _, fs := range scans {
 		count[fs.rel.ID]++
 	}
-	var out map[catalog.ID][]shard.KeyRange
+	var out map[catalog.ID][]KeyRange
+	var using map[catalog.ID]indexUse
 	for _, fs := range scans {
 		rel := fs.rel
 		if _, point := points[rel.ID]; point || count[rel.ID] != 1 || fs.pred == nil || len(rel.PrimaryKey) == 0 {
 			continue
 		}
 		rs := rangesFromPredicate(rel, rel.PrimaryKey, fs.pred, fs.cols, env)
-		if rs == nil && snap != nil {
-			rs = indexRanges(snap, rel, fs.pred, fs.cols, env)
+		if rs == nil && cat != nil {
+			var idx *catalog.Relation
+			if rs, idx = indexRanges(cat, rel, fs.pred, fs.cols, env); idx != nil {
+				if using == nil {
+					using = map[catalog.ID]indexUse{}
+				}
+				using[rel.ID] = indexUse{table: rel, index: idx}
+			}
 		}
 		if rs != nil {
 			if out == nil {
-				out = map[catalog.ID][]shard.KeyRange{}
+				out = map[catalog.ID][]KeyRange{}
 			}
 			out[rel.ID] = rs
 		}
 	}
-	return out
+	return out, indexScanLines(using)
 }
 
 // rangeable reports whether t's key encoding orders values as its
@@ -113,7 +120,7 @@ func comparisonOf(rel *catalog.Relation, c plan.Scalar, cols []int) (pkCompariso
 // evalFree evaluates a row-free value (ok false on an error or NULL: the
 // conjunct then narrows nothing, and an error surfaces in the real run).
 func evalFree(s plan.Scalar, env *expr.Env) (types.Datum, bool) {
-	e, err := lowerScalar(s)
+	e, err := lower.Scalar(s)
 	if err != nil {
 		return nil, false
 	}
@@ -137,7 +144,7 @@ func inValues(rel *catalog.Relation, c plan.Scalar, cols []int, k int, env *expr
 		if !ok || cmp.col != k || cmp.op != "=" {
 			return nil, false
 		}
-		e, err := lowerScalar(cmp.val)
+		e, err := lower.Scalar(cmp.val)
 		if err != nil {
 			return nil, false
 		}
@@ -156,9 +163,9 @@ func inValues(rel *catalog.Relation, c plan.Scalar, cols []int, k int, env *expr
 // rows to, or nil (read it whole): equalities (and IN lists) on leading
 // key columns (keyCols: the primary key's, or an index's), then bounds on
 // the next one.
-func rangesFromPredicate(rel *catalog.Relation, keyCols []int, pred plan.Scalar, cols []int, env *expr.Env) []shard.KeyRange {
+func rangesFromPredicate(rel *catalog.Relation, keyCols []int, pred plan.Scalar, cols []int, env *expr.Env) []KeyRange {
 	conj := plan.Conjuncts(pred)
-	ranges := []shard.KeyRange{{}}
+	ranges := []KeyRange{{}}
 	bounded := false
 	for _, k := range keyCols {
 		t := rel.Columns[k].Type
@@ -167,7 +174,7 @@ func rangesFromPredicate(rel *catalog.Relation, keyCols []int, pred plan.Scalar,
 		}
 		var eq types.Datum
 		var lo, hi []byte // encoded bounds, to keep the tightest
-		var r shard.KeyRange
+		var r KeyRange
 		var in []types.Datum
 		haveIn := false
 		for _, c := range conj {
@@ -207,10 +214,10 @@ func rangesFromPredicate(rel *catalog.Relation, keyCols []int, pred plan.Scalar,
 			continue
 		}
 		if haveIn && len(ranges)*len(in) <= keyRangesMax {
-			var next []shard.KeyRange
+			var next []KeyRange
 			for _, kr := range ranges {
 				for _, v := range in {
-					next = append(next, shard.KeyRange{Eq: append(slices.Clip(kr.Eq), v)})
+					next = append(next, KeyRange{Eq: append(slices.Clip(kr.Eq), v)})
 				}
 			}
 			if len(next) > 0 { // `k IN (NULL)` keeps no row; read it whole
@@ -232,24 +239,15 @@ func rangesFromPredicate(rel *catalog.Relation, keyCols []int, pred plan.Scalar,
 	return ranges
 }
 
-// relationLister lists a catalog's relations and a table's indexes
-// (control.Snapshot).
-type relationLister interface {
-	Relations() []*catalog.Relation
-	Indexes(table catalog.ID) []*catalog.Relation
-}
-
 // indexRanges returns the ranges of the index of rel that pred bounds
 // best (the most leading columns equal, then a bounded next column; a
-// unique index before another), or nil.
-func indexRanges(snap relationLister, rel *catalog.Relation, pred plan.Scalar, cols []int, env *expr.Env) []shard.KeyRange {
-	var best []shard.KeyRange
+// unique index before another) and that index, or nil.
+func indexRanges(cat Catalog, rel *catalog.Relation, pred plan.Scalar, cols []int, env *expr.Env) ([]KeyRange, *catalog.Relation) {
+	var best []KeyRange
+	var bestIndex *catalog.Relation
 	bestScore := 0
-	for _, idx := range snap.Indexes(rel.ID) {
-		keyCols, ok := shard.MaintainedIndex(rel, idx)
-		if !ok {
-			continue
-		}
+	for _, index := range cat.Indexes(rel) {
+		idx, keyCols := index.Relation, index.Columns
 		rs := rangesFromPredicate(rel, keyCols, pred, cols, env)
 		if rs == nil {
 			continue
@@ -265,33 +263,8 @@ func indexRanges(snap relationLister, rel *catalog.Relation, pred plan.Scalar, c
 			for i := range rs {
 				rs[i].Index = idx.ID
 			}
-			best, bestScore = rs, score
+			best, bestIndex, bestScore = rs, idx, score
 		}
 	}
-	return best
-}
-
-// indexUse names the index each table a query reads goes through
-// (EXPLAIN), sorted; empty when none does.
-func indexUse(n plan.Node, env *expr.Env, snap relationLister) []string {
-	ranges := keyRanges(n, env, pointKeys(n, env), snap)
-	var out []string
-	for _, r := range snap.Relations() {
-		if r.Kind != catalog.KindIndex || r.Index == nil {
-			continue
-		}
-		rs, ok := ranges[r.Index.Table]
-		if !ok || len(rs) == 0 || rs[0].Index != r.ID {
-			continue
-		}
-		table := r.Name
-		for _, t := range snap.Relations() {
-			if t.ID == r.Index.Table {
-				table = t.Name
-			}
-		}
-		out = append(out, "Index Scan using "+r.Name+" on "+table)
-	}
-	slices.Sort(out)
-	return out
+	return best, bestIndex
 }
