@@ -7,6 +7,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 )
@@ -143,7 +144,7 @@ func (b *binder) timeWindowFunction(name string, rf *pg_query.RangeFunction, fc 
 		sql = fmt.Sprintf("SELECT r.*, %s AS window_start, %s + %s AS window_end FROM %s AS r CROSS JOIN (VALUES %s) AS w(k)",
 			start, start, lit(size), rel, strings.Join(offsets, ", "))
 	}
-	tree, err := pg_query.Parse(sql)
+	tree, err := parse.PGParse(sql)
 	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetSelectStmt() == nil {
 		return nil, nil, errcode.New(errcode.InternalError, "rewriting %s as %s: %v", upper, sql, err)
 	}
