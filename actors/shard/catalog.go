@@ -106,6 +106,12 @@ func (a *Actor) catalogNeeded(msg runtime.Message) (uint64, bool) {
 		return m.CatalogVersion, true
 	case ExportRequest:
 		return m.CatalogVersion, true
+	case GetStatus:
+		// A shard restarted without its catalog yet cannot step back to
+		// the frontier readers saw (readFloor) to show it.
+		if a.frontier < a.readFloor {
+			return 0, true
+		}
 	case Probe:
 		// NB: behind parked messages, as it was sent after them.
 		if len(a.catalog.parked) > 0 {

@@ -22,7 +22,8 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 	// Tables hold every committed epoch; views reflect the frontier. A
 	// read of both catches up completely so they describe one epoch
 	// (found by sim/system with concurrent sessions, seed 1).
-	target := m.MinEpoch
+	// After a restart, the frontier a reader may have seen (readFloor).
+	target := max(m.MinEpoch, a.readFloor)
 	if a.mixesTablesAndViews(m.Relations) {
 		target = a.lastEpoch
 	}
@@ -31,12 +32,12 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 			return nil, err
 		}
 	}
-	if err := a.makeFrontierDurable(); err != nil {
+	if err := a.makeFrontierShowable(); err != nil {
 		return nil, err
 	}
-	// Paired with the frontier read back at open: a frontier shown to a
-	// reader is durable, so no restart can take it back.
-	assert.That(a.frontier <= a.durableFrontier, "showing frontier %d, durable only up to %d", a.frontier, a.durableFrontier)
+	// Paired with the epochs read back at open (readFloor): the epochs a
+	// reader is shown are durable, so a restart replays up to them.
+	assert.That(a.frontier <= a.durableEpoch && a.frontier >= a.readFloor, "showing frontier %d, epochs durable up to %d, read floor %d", a.frontier, a.durableEpoch, a.readFloor)
 	res := ReadResult{Frontier: a.frontier, FrontierTime: a.frontierTime}
 	for i, id := range m.Relations {
 		b, err := a.snapshotIn(a.store, id, m.rangesOf(i))
@@ -104,10 +105,21 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 	return out, nil
 }
 
-func (a *Actor) status() Status {
+func (a *Actor) status(ctx runtime.Context) Status {
 	st := a.stats
-	if err := a.makeFrontierDurable(); err != nil {
-		st.LastError = err.Error()
+	// A status shows no less than a read did before a restart (readFloor).
+	for a.frontier < a.readFloor && a.frontier < a.stepTarget() {
+		if err := a.step(ctx); err != nil {
+			st.LastError = err.Error()
+			break
+		}
+	}
+	if a.frontier > a.durableEpoch {
+		// The epochs a status shows are durable; the steps over them need
+		// not be (makeFrontierShowable).
+		if err := a.makeFrontierDurable(); err != nil {
+			st.LastError = err.Error()
+		}
 	}
 	st.Ready = a.ready
 	st.LastEpoch = a.lastEpoch

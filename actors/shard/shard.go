@@ -135,10 +135,18 @@ type Actor struct {
 	temporalTicking, temporalViews bool
 	temporalOf                     *control.Snapshot
 	// durableFrontier is the highest frontier known durable. Epoch steps
-	// are written without waiting; before a frontier is shown to anyone it
-	// is made durable, so a crash never takes back a frontier a reader saw.
+	// are written without waiting.
 	// INVARIANT: durableFrontier <= frontier.
 	durableFrontier uint64
+	// readFloor is the last epoch read back at open: no read is served
+	// at a frontier below it. A read may show a frontier whose steps are
+	// not durable yet (their epochs are: makeFrontierShowable), so a crash
+	// can take back the steps a reader saw but not their epochs; after
+	// the restart the shard steps to every epoch it had before serving a
+	// read again, and the state it shows is the one it showed before (the
+	// steps replay deterministically), never an older one.
+	// INVARIANT: a read is served only at a frontier >= readFloor.
+	readFloor uint64
 	// durableEpoch is the highest source epoch known durable: the last
 	// epoch read back at open, or the last epoch at a successful sync.
 	// Paired assertions (STYLE.md 9) check it on both sides of the
@@ -353,7 +361,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case Commit:
 		a.receiveCommit(ctx, m)
 	case Read:
-		if m.At == 0 && a.awaitEpoch(ctx, m, m.MinEpoch) {
+		if m.At == 0 && a.awaitEpoch(ctx, m, max(m.MinEpoch, a.readFloor)) {
 			return
 		}
 		if m.At != 0 && a.awaitPin(ctx, m) {
@@ -388,7 +396,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		// Pending group commits were answered first (beforeMessage).
 		ctx.Reply(Probed{})
 	case GetStatus:
-		ctx.Reply(a.status())
+		if a.awaitEpoch(ctx, m, a.readFloor) {
+			return
+		}
+		ctx.Reply(a.status(ctx))
 	case GetEpoch:
 		// NB: the last epoch, not the durable one: this shard's reads
 		// already show commits that await their sync, and a read of the
@@ -500,6 +511,7 @@ func (a *Actor) open(ctx runtime.Context) error {
 	}
 	a.durableFrontier = a.frontier
 	a.durableEpoch = a.lastEpoch
+	a.readFloor = a.lastEpoch
 	// INVARIANT: the frontier never passes the last assigned epoch.
 	if a.frontier > a.lastEpoch {
 		return corrupt("frontier %d is past the last source epoch %d", a.frontier, a.lastEpoch)
@@ -549,6 +561,24 @@ func (a *Actor) makeFrontierDurable() error {
 	a.durableFrontier = a.frontier
 	a.exchange.unsynced = 0
 	return nil
+}
+
+// makeFrontierShowable makes the frontier fit to show a reader: every
+// epoch up to it is durable (a sync when the steps ran over epochs a view
+// shard took from frames and has not synced yet), and it is not below
+// readFloor, which a restart steps back to before any read. The steps
+// themselves need no sync: the state they wrote is a function of the
+// durable epochs, replayed identically after a crash. One sync per read
+// was half the latency of a session that writes and then reads a view,
+// and serialised concurrent readers behind each other's syncs.
+func (a *Actor) makeFrontierShowable() error {
+	if a.frontier < a.readFloor {
+		return errcode.New(errcode.ShardUnavailable, "the shard is replaying epochs %d to %d after a restart; retry the statement", a.frontier+1, a.readFloor)
+	}
+	if a.frontier <= a.durableEpoch {
+		return nil
+	}
+	return a.makeFrontierDurable()
 }
 
 // poison stops the shard after a failed write whose outcome is uncertain:

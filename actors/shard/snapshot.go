@@ -80,7 +80,7 @@ func (a *Actor) openSnapshot(ctx runtime.Context, _ OpenSnapshot) (runtime.Messa
 			return nil, err
 		}
 	}
-	if err := a.makeFrontierDurable(); err != nil {
+	if err := a.makeFrontierShowable(); err != nil {
 		return nil, err
 	}
 	s, ok := a.store.(Snapshotter)
