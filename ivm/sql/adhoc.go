@@ -18,11 +18,7 @@ type Result = adhoc.Result
 // RunQuery runs a compiled query once over a snapshot (package adhoc):
 // its plan, then ORDER BY / OFFSET / LIMIT, without hidden sort columns.
 func RunQuery(q *Query, snap Snapshot, env *expr.Env) (*Result, error) {
-	return adhoc.RunQuery(adhoc.Query{
-		Plan: q.Plan, Columns: q.Columns,
-		Order: q.Order, Limit: q.Limit, Offset: q.Offset,
-		LimitParam: q.LimitParam, OffsetParam: q.OffsetParam,
-	}, snap, env)
+	return adhoc.RunQuery(q.Query, snap, env)
 }
 
 // RunPlan runs any PlanIR tree once over a snapshot and returns its rows

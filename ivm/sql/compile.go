@@ -14,6 +14,7 @@ package sql
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/adhoc"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
@@ -38,17 +39,9 @@ type Statement interface {
 // Query is a compiled SELECT / VALUES / set operation.
 type Query struct {
 	SQL string
-	// Plan is the optimized PlanIR producing the result rows (hidden ORDER
-	// BY columns may trail the visible ones).
-	Plan plan.Node
-	// Columns is the visible result schema (RowDescription).
-	Columns []plan.Column
-	// Order, Limit, Offset are applied after running Plan (Limit < 0: none).
-	Order  []plan.SortKey
-	Limit  int64
-	Offset int64
-	// LimitParam / OffsetParam are N when LIMIT / OFFSET is $N (0: none).
-	LimitParam, OffsetParam int
+	// Query is what the ad-hoc executor runs: the optimized PlanIR, the
+	// visible result schema (RowDescription), ORDER BY, LIMIT and OFFSET.
+	adhoc.Query
 	// ParamTypes are the types of $1..$n (ParameterDescription).
 	ParamTypes []types.Type
 	// Origins are the relation columns result columns plainly reference
@@ -392,13 +385,15 @@ func compileQuery(cat catalog.Catalog, st *parse.PG, opts bind.Options) (*Query,
 	}
 	readOrder(cat, q)
 	return &Query{
-		SQL:        st.SQL,
-		Plan:       opt.Optimize(q.Plan),
-		Columns:    q.Columns,
-		Order:      q.Order,
-		Limit:      q.Limit,
-		Offset:     q.Offset,
-		LimitParam: q.LimitParam, OffsetParam: q.OffsetParam,
+		SQL: st.SQL,
+		Query: adhoc.Query{
+			Plan:       opt.Optimize(q.Plan),
+			Columns:    q.Columns,
+			Order:      q.Order,
+			Limit:      q.Limit,
+			Offset:     q.Offset,
+			LimitParam: q.LimitParam, OffsetParam: q.OffsetParam,
+		},
 		ParamTypes: q.ParamTypes,
 		Origins:    q.Origins,
 		RegColumns: q.RegColumns,
