@@ -30,8 +30,9 @@ type progressLine struct {
 	PID *int64
 	// Relation is the view being filled or the COPY's table.
 	Relation string
-	// Phase is a fill's phase ("queued", "reading inputs", "catching
-	// up") or a COPY's direction ("copy from", "copy to").
+	// Phase is a fill's phase ("queued", "copying inputs", "reading
+	// inputs", "catching up") or a COPY's direction ("copy from", "copy
+	// to").
 	Phase                    string
 	RowsDone                 int64
 	RowsTotal, RowsPerSecond *int64

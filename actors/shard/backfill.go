@@ -561,12 +561,25 @@ func (a *Actor) sourceRows(id catalog.ID) ([]byte, func(k, v []byte) (types.Row,
 // the running backfill's view would have stepped on (see the top of this
 // file).
 func (a *Actor) bufferBackfillDeltas(txn kv.Txn, epoch uint64, tableDeltas, viewDeltas map[catalog.ID]zset.Delta) error {
-	if len(a.backfills) == 0 || a.backfills[0].reader == nil {
+	if len(a.backfills) == 0 {
 		return nil
 	}
 	b := a.backfills[0]
+	from := b.from
+	switch {
+	case b.reader != nil:
+	case a.stagesAside(b):
+		// Its tables are being copied as of the export's epoch: the
+		// epochs up to it are in those rows (no step straddles it).
+		from = b.remote.epoch
+		if epoch <= from {
+			return nil
+		}
+	default:
+		return nil
+	}
 	// INVARIANT: the step covers only epochs after the snapshot's.
-	assert.That(epoch > b.from, "buffering epoch %d for a backfill from %d", epoch, b.from)
+	assert.That(epoch > from && a.frontier >= from, "buffering epochs %d to %d for a backfill from %d", a.frontier+1, epoch, from)
 	inputs := b.view.stepInputs(tableDeltas, viewDeltas)
 	if len(inputs) == 0 {
 		return nil
@@ -840,13 +853,16 @@ func (a *Actor) backfillStatuses() []ViewStatus {
 	out := make([]ViewStatus, 0, len(a.backfills))
 	for i, b := range a.backfills {
 		state := "queued"
+		rows := b.rowsRead
 		switch {
 		case b.scanned:
 			state = "catching up"
+		case b.remote != nil && b.reader == nil:
+			state, rows = "copying inputs", b.remote.staged
 		case b.reader != nil || i == 0:
 			state = "reading inputs"
 		}
-		out = append(out, ViewStatus{View: b.view.rel.ID, Name: b.view.rel.Name, Backfill: state, BackfillRowsRead: b.rowsRead,
+		out = append(out, ViewStatus{View: b.view.rel.ID, Name: b.view.rel.Name, Backfill: state, BackfillRowsRead: rows,
 			BackfillPercent: a.backfillPercent(b)})
 	}
 	return out

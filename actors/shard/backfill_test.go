@@ -164,6 +164,10 @@ func TestBackfillServesCommitsBetweenChunks(t *testing.T) {
 					// A read of the view waits for its fill.
 					h.ctx.tag = "viewread"
 					h.actor.Receive(h.ctx, Read{CatalogVersion: h.snap.Version, Relations: []catalog.ID{view}})
+					// A probe from the same sender waits behind it: Probed
+					// first would tell the session the read was lost.
+					h.ctx.tag = "probe"
+					h.actor.Receive(h.ctx, Probe{})
 					h.ctx.tag = ""
 				}
 				if i == 2 {
@@ -189,6 +193,15 @@ func TestBackfillServesCommitsBetweenChunks(t *testing.T) {
 			}
 			if len(viewReads) != 1 {
 				t.Fatalf("the read held for the fill got %d answers, want 1", len(viewReads))
+			}
+			order := ""
+			for _, a := range h.ctx.answers {
+				if a.tag == "viewread" || a.tag == "probe" {
+					order += a.tag + " "
+				}
+			}
+			if order != "viewread probe " {
+				t.Fatalf("answers to the held read and the probe after it: %q, want the read's first", order)
 			}
 			if res, ok := viewReads[0].(ReadResult); !ok || len(res.Batches[0].Rows) != len(model) {
 				t.Fatalf("the read held for the fill got %#v, want the filled view's %d rows", viewReads[0], len(model))

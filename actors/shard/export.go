@@ -18,18 +18,20 @@ import (
 // at its last epoch E and streams the tables' stored rows, one chunk per
 // acknowledgement (so at most one chunk per export is in memory). The view
 // shard stages the rows under the same keys in its own store, which holds
-// no tables of its own, steps its other views up to exactly E, pins, and
-// backfills from the staged rows as the table shard would from its own;
-// the epochs after E arrive through the exchange and are buffered for the
-// view meanwhile, as for any backfill. The staged rows are deleted when the
+// no tables of its own, pins, and backfills from the staged rows as the
+// table shard would from its own. Its other views step on meanwhile: no
+// step straddles E, and the steps past E buffer the view's input deltas,
+// as for any backfill (stagesAside); a view that reads a materialized view
+// of this shard or has a temporal filter holds the steps at exactly E
+// until it is pinned instead. The staged rows are deleted when the
 // backfill ends.
 //
 //	view shard                         table shard
 //	ExportRequest{view, tables, attempt} ──►  sync; pin at E
 //	  ◄── ExportChunk{E, seq 1, rows}
-//	stage rows; ExportAck{seq 1} ──►
-//	  ◄── ExportChunk{E, seq 2, rows, Last}
-//	stage; step others to E; pin; backfill as usual
+//	stage rows; ExportAck{seq 1} ──►      (other views step; past E the
+//	  ◄── ExportChunk{E, seq 2, rows, Last}    view's deltas are buffered)
+//	stage; pin; backfill from E as usual
 //
 // Until the first chunk names E, the view shard steps nothing (it does not
 // know where E is), and reads that need later epochs wait. A chunk that
@@ -99,7 +101,9 @@ type remoteInputs struct {
 	epoch uint64
 	known bool
 	seq   uint64
-	done  bool
+	// staged counts the rows staged so far (the fill's progress).
+	staged int64
+	done   bool
 	// seqAtTick is seq at the last exportTick: no progress since means
 	// the attempt is lost.
 	seqAtTick uint64
@@ -253,10 +257,13 @@ func (a *Actor) remoteBackfill(ctx runtime.Context, b *backfill) (remote, waitin
 	if a.frontier < r.epoch {
 		return true, true, nil // the frames up to the epoch are on their way
 	}
-	// INVARIANT: steps stop at the export's epoch (stepTarget).
-	assert.That(a.frontier == r.epoch, "view shard frontier %d passed the export's epoch %d", a.frontier, r.epoch)
+	// INVARIANT: steps stop at the export's epoch (stepTarget), unless
+	// they buffer the view's deltas past it (stagesAside).
+	assert.That(a.frontier == r.epoch || a.stagesAside(b), "view shard frontier %d passed the export's epoch %d", a.frontier, r.epoch)
 	b.reader, b.release = a.pinInputs()
-	b.from, b.fromTime = a.frontier, a.frontierTime
+	// The staged rows are the tables at the export's epoch; the steps
+	// since buffered the rest (bufferBackfillDeltas).
+	b.from, b.fromTime = r.epoch, a.frontierTime
 	ctx.Logger().Info("view backfill started from exported tables", "view", b.view.rel.Name, "frontier", b.from)
 	a.replayWaitingReads(ctx)
 	return true, false, nil
@@ -332,6 +339,7 @@ func (a *Actor) receiveExportChunk(ctx runtime.Context, m ExportChunk) {
 			ctx.Logger().Error("staging exported rows", "err", err)
 			return
 		}
+		b.remote.staged++
 	}
 	if err := a.applyNoWait(txn.Batch()); err != nil {
 		a.poison(err)
@@ -423,13 +431,42 @@ func (a *Actor) stepTarget() uint64 {
 func (a *Actor) backfillStepTarget() uint64 {
 	if len(a.backfills) > 0 {
 		if b := a.backfills[0]; b.remote != nil && b.reader == nil {
-			if !b.remote.known {
+			switch {
+			case !b.remote.known:
 				return a.frontier
+			case a.frontier < b.remote.epoch:
+				// No step straddles the export's epoch: the epochs
+				// after it are the view's to buffer, the ones before
+				// are in the rows exported.
+				return min(a.lastEpoch, b.remote.epoch)
+			case a.stagesAside(b):
+				return a.lastEpoch
 			}
-			return min(a.lastEpoch, max(a.frontier, b.remote.epoch))
+			return a.frontier
 		}
 	}
 	return a.lastEpoch
+}
+
+// stagesAside reports whether the other views of this view shard step on
+// while b's tables are copied (staged) and buffer b's input deltas past the
+// export's epoch, as a backfill on the table shard does: b reads only
+// tables, whose rows at the epoch are the staged ones. A view reading a
+// materialized view of this shard (its state at the epoch is read by the
+// fill) or with a temporal filter (filled at the epoch's time) holds the
+// steps at the epoch until it is pinned, as before. Without this, a large
+// view's copy held every running view of its shard at the export's epoch:
+// a session's read of another view waited for the whole copy.
+func (a *Actor) stagesAside(b *backfill) bool {
+	if b.remote == nil || !b.remote.known || b.view.temporal {
+		return false
+	}
+	for _, s := range b.view.sources {
+		if rel, ok := a.snap.RelationByID(s); !ok || rel.Kind == catalog.KindMaterializedView {
+			return false
+		}
+	}
+	return true
 }
 
 // endStaged deletes a finished or abandoned backfill's staged rows.

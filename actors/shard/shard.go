@@ -394,6 +394,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.receiveReleasePin(ctx, m)
 	case Probe:
 		// Pending group commits were answered first (beforeMessage).
+		if a.parkProbe(ctx, m) {
+			return
+		}
 		ctx.Reply(Probed{})
 	case GetStatus:
 		if a.awaitEpoch(ctx, m, a.readFloor) {
@@ -561,6 +564,30 @@ func (a *Actor) makeFrontierDurable() error {
 	a.durableFrontier = a.frontier
 	a.exchange.unsynced = 0
 	return nil
+}
+
+// parkProbe parks a Probe behind the sender's requests that are parked
+// here (a read waiting for the exchange's epochs, or for a view being
+// filled): Probed means every earlier request of the sender was answered,
+// and a session takes a request Probed overtook for lost. A read of a
+// view being filled waited longer than a session's reply timeout and was
+// then reported lost (RS-3100) although it was only waiting.
+func (a *Actor) parkProbe(ctx runtime.Context, m Probe) bool {
+	from := ctx.From()
+	for _, p := range a.exchange.waitingReads {
+		if p.from == from {
+			return a.park(ctx, m)
+		}
+	}
+	for _, b := range a.backfills {
+		for _, p := range b.readers {
+			if p.from == from {
+				b.readers = append(b.readers, parkedMessage{msg: m, from: from, reply: ctx.Defer()})
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // makeFrontierShowable makes the frontier fit to show a reader: every
