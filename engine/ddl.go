@@ -301,6 +301,7 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 				rel.ExtraFloatDigits = ""
 			}
 		}
+		rel.WindowsNeverClose = d.View.WindowsNeverClose
 		for _, r := range scannedRelations(d.View.Plan) {
 			if r.Kind == catalog.KindSequence {
 				return errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support reading sequence %q in a materialized view", r.Name).
@@ -601,6 +602,10 @@ func (s *session) setViewOptions(ctx context.Context, snap *control.Snapshot, st
 			return errcode.New(errcode.SQLFeatureNotSupported, "the %s a materialized view is maintained with cannot be changed", name).
 				WithDetail("Its rows were computed with it: drop the view and create it again WITH (%s = ...).", name)
 		}
+	}
+	if _, set := st.Options["windows"]; set || slices.Contains(st.Reset, "windows") {
+		return errcode.New(errcode.SQLFeatureNotSupported, "the windows option of a materialized view cannot be changed").
+			WithDetail("It is checked against the view's query when the view is created: drop the view and create it again.")
 	}
 	set, err := rsql.ViewOptions(st.Options)
 	if err != nil {

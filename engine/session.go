@@ -519,7 +519,7 @@ func (s *session) explainIncremental(ctx context.Context, snap *control.Snapshot
 			}
 		}
 	}
-	return textCursor(rsql.ExplainIncrementalText(st) + viewSettingsLine(rel) + watermarkLines(snap, rel) + s.e.explainPlacement(snap, rel, st.View)), nil
+	return textCursor(rsql.ExplainIncrementalText(st) + viewSettingsLine(rel) + watermarkLines(snap, rel) + windowsLine(rel) + s.e.explainPlacement(snap, rel, st.View)), nil
 }
 
 // watermarkLines are EXPLAIN INCREMENTAL's lines naming the watermark of
@@ -568,6 +568,15 @@ func watermarkLines(snap *control.Snapshot, rel *catalog.Relation) string {
 		fmt.Fprintf(&out, "Watermark: %s (%s), %s\n", t.Key(), mark, late)
 	}
 	return out.String()
+}
+
+// windowsLine is EXPLAIN INCREMENTAL's line for a materialized view
+// created WITH (windows = 'never_close'); "" otherwise.
+func windowsLine(rel *catalog.Relation) string {
+	if rel == nil || !rel.WindowsNeverClose {
+		return ""
+	}
+	return "Windows: never close without a watermark (windows = 'never_close'): their state grows with the input\n"
 }
 
 // viewSettingsLine is EXPLAIN INCREMENTAL's line naming the session

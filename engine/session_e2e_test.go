@@ -71,7 +71,7 @@ func TestSessionWindowsAgainstPostgres(t *testing.T) {
 	both("SET TimeZone = 'UTC'")
 	both("CREATE TABLE ev (id int PRIMARY KEY, k int, ts timestamptz, lts timestamp, v int)")
 	for _, v := range sessionViews {
-		exec(t, rs, "CREATE MATERIALIZED VIEW "+v.name+" AS "+v.query)
+		exec(t, rs, "CREATE MATERIALIZED VIEW "+v.name+" WITH (windows = 'never_close') AS "+v.query)
 	}
 	check := func(when string) {
 		t.Helper()

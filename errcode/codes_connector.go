@@ -10,6 +10,11 @@ var (
 		"The upstream table changed incompatibly (a column was dropped, renamed or changed type, or the primary key changed): the source is BLOCKED and consumes nothing more. Revert the upstream change, or DROP SOURCE ... CASCADE and create it again to re-copy the tables.")
 	ConnectorDecodeError = Register("RS-1003", "connector.decode_error", "22P02",
 		"An upstream value could not be converted to its column's type; the source is BLOCKED at that change. Fix or remove the upstream value, or re-create the source.")
+	// WatermarkRequired refuses, at CREATE MATERIALIZED VIEW, a streaming
+	// window function (TUMBLE, HOP, SESSION) whose windows no watermark
+	// closes, unless the view opts in to windows that never close.
+	WatermarkRequired = Register("RS-1005", "connector.watermark_required", "55000",
+		"Declare a watermark on the table's time column (CREATE TABLE t (...) WITH (watermark = 'ts - interval ''5 seconds''')), or accept windows that never close, whose state grows with the input: CREATE MATERIALIZED VIEW v WITH (windows = 'never_close') AS ...")
 	ConnectorNoPrimaryKey = Register("RS-1006", "source.no_stable_identity", "0A000",
 		"Every mirrored upstream table needs a PRIMARY KEY (REPLICA IDENTITY DEFAULT): add one upstream (ALTER TABLE ... ADD PRIMARY KEY), or remove the table from the publication.")
 	ConnectorUnsupportedType = Register("RS-1007", "connector.unsupported_type", "0A000",

@@ -209,7 +209,8 @@ func WatermarkOptions(r *catalog.Relation, byID map[catalog.ID]*catalog.Relation
 
 // viewSettings is a materialized view's pg_class.reloptions: the session
 // settings it is maintained with when they are not the defaults
-// (timezone=..., extra_float_digits=...), as WITH (...) takes them, so
+// (timezone=..., extra_float_digits=...) and windows=never_close, as
+// WITH (...) takes them, so
 // psql's \d+ shows them ("Options:"). NULL for anything else.
 func viewSettings(r *catalog.Relation) types.Datum {
 	if r.Kind != catalog.KindMaterializedView {
@@ -221,6 +222,9 @@ func viewSettings(r *catalog.Relation) types.Datum {
 	}
 	if r.ExtraFloatDigits != "" {
 		opts = append(opts, "extra_float_digits="+r.ExtraFloatDigits)
+	}
+	if r.WindowsNeverClose {
+		opts = append(opts, "windows=never_close")
 	}
 	if len(opts) == 0 {
 		return nil

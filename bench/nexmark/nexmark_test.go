@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,8 @@ func TestGeneratorDeterministicAndProportions(t *testing.T) {
 func TestQueriesParseable(t *testing.T) {
 	for _, q := range QueryNames() {
 		s, err := QuerySQL(q)
-		if err != nil || !strings.HasPrefix(s, "CREATE MATERIALIZED VIEW "+q+" AS") {
+		// q11 opts in to windows that never close: WITH (windows = ...).
+		if err != nil || !regexp.MustCompile(`^CREATE MATERIALIZED VIEW `+q+`( WITH \([^)]*\))? AS `).MatchString(s) {
 			t.Fatalf("%s: %q %v", q, s, err)
 		}
 		if _, ok := Blocked[q]; ok {

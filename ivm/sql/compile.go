@@ -347,6 +347,10 @@ func compilePG(cat catalog.Catalog, st *parse.PG, opts Options) (Statement, erro
 				}
 				v.RetainHistory, v.FreshnessTarget = o.RetainHistory, o.FreshnessTarget
 				v.TimeZone, v.ExtraFloatDigits = o.TimeZone, o.ExtraFloatDigits
+				v.WindowsNeverClose = o.WindowsNeverClose
+				if err := checkWindows(v); err != nil {
+					return nil, err
+				}
 				if err := renameColumns(v.Columns, cv.ColumnNames); err != nil {
 					return nil, err
 				}

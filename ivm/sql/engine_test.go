@@ -69,7 +69,7 @@ func (e *engine) run(st sql.Statement) (string, error) {
 	case *sql.DDL:
 		switch d := x.Stmt.(type) {
 		case *ddl.CreateTable:
-			e.cat.Add(&catalog.Relation{Kind: catalog.KindTable, Name: d.Name, Columns: d.Columns, PrimaryKey: d.PrimaryKey, InsertOnly: d.InsertOnly})
+			e.cat.Add(&catalog.Relation{Kind: catalog.KindTable, Name: d.Name, Columns: d.Columns, PrimaryKey: d.PrimaryKey, InsertOnly: d.InsertOnly, Watermark: d.Watermark})
 		case *ddl.CreateView:
 			kind := catalog.KindView
 			if d.Materialized {

@@ -55,3 +55,43 @@ func TestTimeWindowPlan(t *testing.T) {
 		t.Fatalf("plan:\n%s", text)
 	}
 }
+
+// TestTimeWindowWatermarkRequired: CREATE MATERIALIZED VIEW over TUMBLE,
+// HOP or SESSION windows no watermark closes fails with RS-1005 unless
+// WITH (windows = 'never_close'); windows over a table's watermark column
+// (directly or through a WITH query) pass; queries are not checked.
+func TestTimeWindowWatermarkRequired(t *testing.T) {
+	e := newEngine()
+	if _, err := e.exec(sessionSchema + `; CREATE TABLE bids (a int, ts timestamptz, other timestamptz) WITH (watermark = 'ts - interval ''1 second''')`); err != nil {
+		t.Fatal(err)
+	}
+	const tumble = "interval '1 minute')"
+	for _, c := range []struct {
+		query string
+		ok    bool
+	}{
+		{"SELECT window_start, count(*) FROM TUMBLE(ev, ts, " + tumble + " GROUP BY 1", false},
+		{"SELECT window_start, count(*) FROM HOP(ev, ts, interval '1 minute', interval '2 minutes') GROUP BY 1", false},
+		{"SELECT window_start, count(*) FROM SESSION(ev, ts, " + tumble + " GROUP BY 1", false},
+		{"SELECT window_start, count(*) FROM SESSION(bids, ts, " + tumble + " GROUP BY 1", false},
+		{"SELECT window_start, count(*) FROM TUMBLE(bids, other, " + tumble + " GROUP BY 1", false},
+		{"WITH e AS (SELECT other AS ts FROM bids) SELECT window_start, count(*) FROM TUMBLE(e, ts, " + tumble + " GROUP BY 1", false},
+		{"SELECT window_start, count(*) FROM TUMBLE(bids, ts, " + tumble + " GROUP BY 1", true},
+		{"WITH e AS (SELECT a, ts FROM bids WHERE a > 0) SELECT window_start, count(*) FROM HOP(e, ts, interval '1 minute', interval '2 minutes') GROUP BY 1", true},
+		{"SELECT date_bin('1 minute', ts, '2024-01-01'), count(*) FROM ev GROUP BY 1", true},
+	} {
+		_, err := e.exec("CREATE MATERIALIZED VIEW v AS " + c.query)
+		if c.ok != (err == nil) {
+			t.Errorf("%s: accepted %v, want %v (%v)", c.query, err == nil, c.ok, err)
+		}
+		if ce, isCoded := errcode.As(err); err != nil && (!isCoded || ce.Code != errcode.WatermarkRequired || ce.State() != "55000") {
+			t.Errorf("%s: %v, want RS-1005 (55000)", c.query, err)
+		}
+		if _, err := e.exec("CREATE MATERIALIZED VIEW v WITH (windows = 'never_close') AS " + c.query); err != nil {
+			t.Errorf("%s WITH (windows = 'never_close'): %v", c.query, err)
+		}
+		if _, err := e.exec(c.query); err != nil {
+			t.Errorf("%s ad hoc: %v", c.query, err)
+		}
+	}
+}

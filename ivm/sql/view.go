@@ -37,6 +37,13 @@ type View struct {
 	// maintained with instead of the creating session's; "" when not
 	// given.
 	TimeZone, ExtraFloatDigits string
+	// WindowsNeverClose is WITH (windows = 'never_close'): the view
+	// accepts streaming windows no watermark closes (OpenWindows).
+	WindowsNeverClose bool
+	// OpenWindows are the view's streaming window functions (TUMBLE,
+	// HOP, SESSION) whose windows no watermark closes; CREATE refuses
+	// them without WindowsNeverClose (checkWindows).
+	OpenWindows []OpenWindow
 }
 
 // ViewOptionValues are a materialized view's WITH (...) options; an
@@ -46,6 +53,8 @@ type ViewOptionValues struct {
 	FreshnessTarget  time.Duration
 	TimeZone         string
 	ExtraFloatDigits string
+	// WindowsNeverClose is windows = 'never_close'.
+	WindowsNeverClose bool
 }
 
 // ViewOptions checks the options of ALTER MATERIALIZED VIEW ... SET
@@ -55,7 +64,7 @@ func ViewOptions(opts map[string]string) (ViewOptionValues, error) { return view
 // viewOptions checks a materialized view's WITH (...) options:
 // retain_history, freshness_target, timezone and extra_float_digits (the
 // session settings it is maintained with, which pg_class.reloptions
-// shows); a misspelt option must fail rather
+// shows) and windows (checkWindows); a misspelt option must fail rather
 // than be ignored (PostgreSQL also refuses unknown storage parameters).
 func viewOptions(opts map[string]string) (ViewOptionValues, error) {
 	var out ViewOptionValues
@@ -91,6 +100,12 @@ func viewOptions(opts map[string]string) (ViewOptionValues, error) {
 					WithSQLState("22023").WithDetail("extra_float_digits is an integer from -15 to 3.")
 			}
 			out.ExtraFloatDigits = strconv.Itoa(n)
+		case "windows":
+			if strings.ToLower(strings.TrimSpace(v)) != WindowsNeverClose {
+				return ViewOptionValues{}, errcode.New(errcode.SQLInvalidParameterValue, "invalid value for parameter \"windows\": \"%s\"", v).
+					WithSQLState("22023").WithDetail("The one value is '%s': the view accepts TUMBLE, HOP and SESSION windows that no watermark closes, whose state grows with the input.", WindowsNeverClose)
+			}
+			out.WindowsNeverClose = true
 		default:
 			return ViewOptionValues{}, errcode.New(errcode.SQLInvalidParameterValue, "unrecognized parameter \"%s\"", k).WithSQLState("22023")
 		}
@@ -150,7 +165,7 @@ func compileViewStmt(cat catalog.Catalog, pg *parse.PG, opts CompileOptions) (*V
 	if err := checkRecursion(node); err != nil {
 		return nil, err
 	}
-	return &View{SQL: pg.SQL, Plan: node, Columns: append([]plan.Column(nil), q.Columns...)}, nil
+	return &View{SQL: pg.SQL, Plan: node, Columns: append([]plan.Column(nil), q.Columns...), OpenWindows: openWindows(q)}, nil
 }
 
 // visibleOrder is the prefix of a bound query's ORDER BY on visible

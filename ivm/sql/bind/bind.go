@@ -63,6 +63,30 @@ type BoundQuery struct {
 	// RecordHidden counts the hidden columns right after Columns that
 	// carry record columns' fields (srf.go).
 	RecordHidden int
+	// TimeWindows are the streaming window functions in FROM (TUMBLE,
+	// HOP, SESSION) the query uses, in its inline views too but not in
+	// materialized views compiled into it (checked when they were
+	// created).
+	TimeWindows []TimeWindow
+}
+
+// noteWindow records a use of streaming window function fn over input
+// (named rel) with time column timeCol.
+func (b *binder) noteWindow(fn, rel string, input plan.Node, timeCol int) {
+	if !b.inMaterialized {
+		*b.windows = append(*b.windows, TimeWindow{Func: fn, Relation: rel, Input: input, Time: timeCol})
+	}
+}
+
+// TimeWindow is one use of a streaming window function in FROM.
+type TimeWindow struct {
+	// Func is TUMBLE, HOP or SESSION.
+	Func string
+	// Relation is the relation argument as written; Input is its plan
+	// and Time the index of the time column in Input's schema.
+	Relation string
+	Input    plan.Node
+	Time     int
 }
 
 // binder holds the state of one statement's binding.
@@ -82,6 +106,11 @@ type binder struct {
 	// workTables counts the recursive CTEs' working tables (shared with
 	// the binders of inline views, so ids stay distinct per statement).
 	workTables *uint64
+	// windows collects the TimeWindows (shared with the binders of
+	// inline views); inMaterialized is set while binding a materialized
+	// view compiled into the query, whose windows are not collected.
+	windows        *[]TimeWindow
+	inMaterialized bool
 }
 
 type cteDef struct {
@@ -93,7 +122,7 @@ type cteDef struct {
 const viewExpansionDepthMax = 32 // inline views nest at most this deep (cycle guard)
 
 func newBinder(cat catalog.Catalog, src string, base int, opts Options) *binder {
-	b := &binder{cat: cat, opts: opts, src: src, base: base, workTables: new(uint64)}
+	b := &binder{cat: cat, opts: opts, src: src, base: base, workTables: new(uint64), windows: new([]TimeWindow)}
 	for _, t := range opts.ParamTypes {
 		if t.Kind == types.KindInvalid {
 			t = types.TUnknown
@@ -169,6 +198,7 @@ func (b *binder) topQuery(sel *pg_query.SelectStmt) (*BoundQuery, error) {
 	}
 	q.Plan = b.fixParams(q.Plan)
 	q.ParamTypes = append([]types.Type(nil), b.params...)
+	q.TimeWindows = *b.windows
 	if !b.opts.ForView {
 		b.regOutput(q)
 	}

@@ -204,6 +204,7 @@ func (b *binder) expandView(rel *catalog.Relation, alias string, colAliases []st
 		// An inlined materialized view compiles as it does on its own
 		// shard: from what it was pinned to, under its own column names.
 		b.cat = catalog.Pinned(b.cat, rel)
+		b.inMaterialized = true
 	} else {
 		b.cat = catalog.WithRefs(b.cat, rel.Refs)
 	}

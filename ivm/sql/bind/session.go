@@ -94,6 +94,7 @@ func (b *binder) sessionFunction(rf *pg_query.RangeFunction, fc *pg_query.FuncCa
 	if !isInterval || gap.Months != 0 || gap.Days != 0 || gap.Micros <= 0 {
 		return nil, nil, b.semantic("22023", fc.Location, "the gap of SESSION must be a positive constant interval of hours, minutes and seconds (write interval '24 hours', not '1 day')")
 	}
+	b.noteWindow("SESSION", relName(rv), input, timeCol)
 	alias := "session"
 	if rf.Alias != nil {
 		alias = rf.Alias.Aliasname

@@ -114,6 +114,7 @@ func (b *binder) timeWindowFunction(name string, rf *pg_query.RangeFunction, fc 
 	if size, err = interval(fc.Args[nargs-1], "size"); err != nil {
 		return nil, nil, err
 	}
+	b.noteWindow(upper, relName(rv), input, c.Index)
 	alias := name
 	if rf.Alias != nil {
 		alias = rf.Alias.Aliasname
@@ -160,6 +161,14 @@ func (b *binder) timeWindowFunction(name string, rf *pg_query.RangeFunction, fc 
 	b.src, b.base = sql, 0
 	defer func() { b.src, b.base = src, base }()
 	return b.fromItemPlain(&pg_query.Node{Node: &pg_query.Node_RangeSubselect{RangeSubselect: sub}}, outer)
+}
+
+// relName is rv's name as written (schema-qualified if it was).
+func relName(rv *pg_query.RangeVar) string {
+	if rv.Schemaname != "" {
+		return rv.Schemaname + "." + rv.Relname
+	}
+	return rv.Relname
 }
 
 // quoteIdent double-quotes an identifier for SQL text.

@@ -217,6 +217,12 @@ type Relation struct {
 	// text the view makes: casts to text, concat, json), as TimeZone. ""
 	// is PostgreSQL's default, 1.
 	ExtraFloatDigits string `json:",omitempty"`
+	// WindowsNeverClose marks a materialized view created WITH (windows
+	// = 'never_close'): it accepts streaming window functions (TUMBLE,
+	// HOP, SESSION) whose windows no watermark closes, so its state
+	// grows with the input. CREATE refuses such a view without it
+	// (RS-1005).
+	WindowsNeverClose bool `json:",omitempty"`
 	// Checks are a table's CHECK constraints.
 	Checks []Check
 	// Sequence is a sequence's definition (KindSequence only).

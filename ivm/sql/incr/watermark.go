@@ -300,3 +300,11 @@ func joinWatermark(x *plan.Join) *op.JoinWatermark {
 	}
 	return nil
 }
+
+// EventTimeBounded reports whether column col of n's output is bounded
+// by a table's watermark (eventBounds): windows over it close once the
+// watermark passes them, in aggregates grouped by them and joins on them.
+func EventTimeBounded(n plan.Node, col int) bool {
+	_, ok := eventBounds(n).bounds[col]
+	return ok
+}
