@@ -5,9 +5,6 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/rockstream/rockstream/internal/pgtest"
 )
 
 // sessionPG is PostgreSQL's form of a query over SESSION(input, ts,
@@ -38,7 +35,7 @@ s AS (SELECT *, min(%[2]s) OVER (%[5]s) AS window_start, max(%[2]s) OVER (%[5]s)
 // column, a filter over the sessions (which must not filter the rows the
 // sessions are made of), and a WITH query with two key columns under an
 // alias.
-var sessionViews = []struct{ name, query, pg string }{
+var sessionViews = []windowView{
 	{"s_rows", "SELECT id, k, ts, v, window_start, window_end FROM SESSION(ev, ts, k, interval '10 minutes')",
 		sessionPG("SELECT * FROM ev", "ts", "k", "interval '10 minutes'", "SELECT id, k, ts, v, window_start, window_end FROM s")},
 	{"s_agg", "SELECT k, window_start, window_end, count(*) AS n, sum(v) AS total FROM SESSION(ev, ts, k, interval '10 minutes') GROUP BY k, window_start, window_end",
@@ -57,41 +54,8 @@ var sessionViews = []struct{ name, query, pg string }{
 // every view, and each view's query run ad hoc, with PostgreSQL 15's
 // lag/running-sum form after every transaction.
 func TestSessionWindowsAgainstPostgres(t *testing.T) {
-	srv := startServer(t, t.TempDir())
-	rs := connect(t, srv.url())
-	pg := pgtest.Connect(t)
-	schema := fmt.Sprintf("rs_session_%d", time.Now().UnixNano())
-	exec(t, pg, "CREATE SCHEMA "+schema+"; SET search_path = "+schema)
-	t.Cleanup(func() { exec(t, pg, "DROP SCHEMA "+schema+" CASCADE") })
-	both := func(sql string) {
-		t.Helper()
-		exec(t, rs, sql)
-		exec(t, pg, sql)
-	}
-	both("SET TimeZone = 'UTC'")
-	both("CREATE TABLE ev (id int PRIMARY KEY, k int, ts timestamptz, lts timestamp, v int)")
-	for _, v := range sessionViews {
-		exec(t, rs, "CREATE MATERIALIZED VIEW "+v.name+" WITH (windows = 'never_close') AS "+v.query)
-	}
-	check := func(when string) {
-		t.Helper()
-		for _, v := range sessionViews {
-			want := rowsText(t, pg, v.pg)
-			got := rowsText(t, rs, "SELECT * FROM "+v.name)
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("%s: view %s\n got: %q\nwant: %q", when, v.name, got, want)
-			}
-			if adhoc := rowsText(t, rs, v.query); strings.Join(adhoc, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("%s: ad hoc %s\n got: %q\nwant: %q", when, v.query, adhoc, want)
-			}
-		}
-	}
-	at := func(minute int) string {
-		return fmt.Sprintf("'2026-03-01 12:00:00+00'::timestamptz + interval '%d minutes'", minute)
-	}
-	row := func(id, k, minute, v int) string {
-		return fmt.Sprintf("INSERT INTO ev VALUES (%d, %d, %s, (%s) AT TIME ZONE 'UTC', %d)", id, k, at(minute), at(minute), v)
-	}
+	w := newWindowTest(t, "rs_session", "UTC", sessionViews)
+	both, check, at, row := w.both, w.check, evAt, evRow
 	// Two sessions of key 1; a row between them merges them, and deleting
 	// it splits them again.
 	both(row(1, 1, 0, 1) + "; " + row(2, 1, 15, 1))

@@ -5,9 +5,6 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/rockstream/rockstream/internal/pgtest"
 )
 
 // timeWindowViews are the TUMBLE and HOP views of the test, each with
@@ -16,7 +13,7 @@ import (
 // the session's TimeZone, which is not UTC here), an aggregate per window
 // over a timestamp column, HOP rows, a HOP aggregate (Nexmark q5's
 // shape), and a HOP over a WITH query under an alias naming its columns.
-var timeWindowViews = []struct{ name, query, pg string }{
+var timeWindowViews = []windowView{
 	{"tw_rows", "SELECT id, k, ts, window_start, window_end FROM TUMBLE(ev, ts, interval '1 hour')",
 		"SELECT id, k, ts, date_bin('1 hour', ts, '1970-01-01') AS window_start, date_bin('1 hour', ts, '1970-01-01') + interval '1 hour' AS window_end FROM ev"},
 	{"tw_agg", "SELECT k, window_start, window_end, count(*) AS n, sum(v) AS total FROM TUMBLE(ev, lts, interval '15 minutes') GROUP BY k, window_start, window_end",
@@ -34,41 +31,8 @@ var timeWindowViews = []struct{ name, query, pg string }{
 // windows and keys) and compares every view, and each view's query run
 // ad hoc, with PostgreSQL 15's date_bin form after every transaction.
 func TestTimeWindowsAgainstPostgres(t *testing.T) {
-	srv := startServer(t, t.TempDir())
-	rs := connect(t, srv.url())
-	pg := pgtest.Connect(t)
-	schema := fmt.Sprintf("rs_timewindow_%d", time.Now().UnixNano())
-	exec(t, pg, "CREATE SCHEMA "+schema+"; SET search_path = "+schema)
-	t.Cleanup(func() { exec(t, pg, "DROP SCHEMA "+schema+" CASCADE") })
-	both := func(sql string) {
-		t.Helper()
-		exec(t, rs, sql)
-		exec(t, pg, sql)
-	}
-	both("SET TimeZone = 'Asia/Kolkata'")
-	both("CREATE TABLE ev (id int PRIMARY KEY, k int, ts timestamptz, lts timestamp, v int)")
-	for _, v := range timeWindowViews {
-		exec(t, rs, "CREATE MATERIALIZED VIEW "+v.name+" WITH (windows = 'never_close') AS "+v.query)
-	}
-	check := func(when string) {
-		t.Helper()
-		for _, v := range timeWindowViews {
-			want := rowsText(t, pg, v.pg)
-			got := rowsText(t, rs, "SELECT * FROM "+v.name+"")
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("%s: view %s\n got: %q\nwant: %q", when, v.name, got, want)
-			}
-			if adhoc := rowsText(t, rs, v.query); strings.Join(adhoc, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("%s: ad hoc %s\n got: %q\nwant: %q", when, v.query, adhoc, want)
-			}
-		}
-	}
-	at := func(minute int) string {
-		return fmt.Sprintf("'2026-03-01 12:00:00+00'::timestamptz + interval '%d minutes'", minute)
-	}
-	row := func(id, k, minute, v int) string {
-		return fmt.Sprintf("INSERT INTO ev VALUES (%d, %d, %s, (%s) AT TIME ZONE 'UTC', %d)", id, k, at(minute), at(minute), v)
-	}
+	w := newWindowTest(t, "rs_timewindow", "Asia/Kolkata", timeWindowViews)
+	both, check, at, row := w.both, w.check, evAt, evRow
 	both(row(1, 1, 0, 1) + "; " + row(2, 1, 15, 1) + "; " + row(3, 2, 44, 2))
 	check("three rows")
 	both("INSERT INTO ev VALUES (22, 1, NULL, NULL, 1)")

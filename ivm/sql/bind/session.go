@@ -24,23 +24,9 @@ func (b *binder) sessionFunction(rf *pg_query.RangeFunction, fc *pg_query.FuncCa
 	if rf.Ordinality {
 		return nil, nil, b.unsupported(fc.Location, "SESSION … WITH ORDINALITY")
 	}
-	ref := fc.Args[0].GetColumnRef()
-	var names []string
-	if ref != nil {
-		for _, f := range ref.Fields {
-			if f.GetString_() == nil {
-				names = nil
-				break
-			}
-			names = append(names, f.GetString_().GetSval())
-		}
-	}
-	if len(names) == 0 || len(names) > 2 {
+	rv := windowRelation(fc.Args[0])
+	if rv == nil {
 		return nil, nil, b.semantic("42601", fc.Location, "the first argument of SESSION must name a table, view or WITH query: %s", usage)
-	}
-	rv := &pg_query.RangeVar{Relname: names[len(names)-1], Inh: true, Location: ref.Location}
-	if len(names) == 2 {
-		rv.Schemaname = names[0]
 	}
 	input, inScope, err := b.rangeVar(rv, outer)
 	if err != nil {
@@ -115,4 +101,25 @@ func (b *binder) sessionFunction(rf *pg_query.RangeFunction, fc *pg_query.FuncCa
 		}
 	}
 	return node, relationScope(alias, cols, outer), nil
+}
+
+// windowRelation is the relation a window function's first argument names
+// (rel or schema.rel, written as a column reference); nil if it names none.
+func windowRelation(arg *pg_query.Node) *pg_query.RangeVar {
+	ref := arg.GetColumnRef()
+	if ref == nil || len(ref.Fields) == 0 || len(ref.Fields) > 2 {
+		return nil
+	}
+	var names []string
+	for _, f := range ref.Fields {
+		if f.GetString_() == nil {
+			return nil
+		}
+		names = append(names, f.GetString_().GetSval())
+	}
+	rv := &pg_query.RangeVar{Relname: names[len(names)-1], Inh: true, Location: ref.Location}
+	if len(names) == 2 {
+		rv.Schemaname = names[0]
+	}
+	return rv
 }

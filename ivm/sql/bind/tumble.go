@@ -46,23 +46,9 @@ func (b *binder) timeWindowFunction(name string, rf *pg_query.RangeFunction, fc 
 	if rf.Ordinality {
 		return nil, nil, b.unsupported(fc.Location, upper+" … WITH ORDINALITY")
 	}
-	ref := fc.Args[0].GetColumnRef()
-	var names []string
-	if ref != nil {
-		for _, f := range ref.Fields {
-			if f.GetString_() == nil {
-				names = nil
-				break
-			}
-			names = append(names, f.GetString_().GetSval())
-		}
-	}
-	if len(names) == 0 || len(names) > 2 {
+	rv := windowRelation(fc.Args[0])
+	if rv == nil {
 		return nil, nil, b.semantic("42601", fc.Location, "the first argument of %s must name a table, view or WITH query: %s", upper, usage)
-	}
-	rv := &pg_query.RangeVar{Relname: names[len(names)-1], Inh: true, Location: ref.Location}
-	if len(names) == 2 {
-		rv.Schemaname = names[0]
 	}
 	// Bound here for the checks only; the rewritten query binds it again.
 	input, inScope, err := b.rangeVar(rv, outer)
