@@ -86,7 +86,9 @@ var intervalUnits = map[string]string{
 }
 
 // ParseInterval reads interval input (IntervalStyle postgres).
-func ParseInterval(s string) (Datum, error) { return parseInterval(s, "second", false, IntervalStylePostgres) }
+func ParseInterval(s string) (Datum, error) {
+	return parseInterval(s, "second", false, IntervalStylePostgres)
+}
 
 // ParseIntervalStyle reads interval input under IntervalStyle style.
 // Every style's output is read under every style; only sql_standard
