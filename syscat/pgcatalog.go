@@ -169,7 +169,8 @@ func pkAttnums(r *catalog.Relation) []int64 {
 
 // viewSettings is a materialized view's pg_class.reloptions: the session
 // settings it is maintained with when they are not the defaults
-// (timezone=..., extra_float_digits=...), as WITH (...) takes them, so
+// (timezone=..., extra_float_digits=..., datestyle=..., intervalstyle=...),
+// as WITH (...) takes them, so
 // psql's \d+ shows them ("Options:"). NULL for anything else.
 func viewSettings(r *catalog.Relation) types.Datum {
 	if r.Kind != catalog.KindMaterializedView {
@@ -181,6 +182,12 @@ func viewSettings(r *catalog.Relation) types.Datum {
 	}
 	if r.ExtraFloatDigits != "" {
 		opts = append(opts, "extra_float_digits="+r.ExtraFloatDigits)
+	}
+	if r.DateStyle != "" {
+		opts = append(opts, "datestyle="+r.DateStyle)
+	}
+	if r.IntervalStyle != "" {
+		opts = append(opts, "intervalstyle="+r.IntervalStyle)
 	}
 	if len(opts) == 0 {
 		return nil

@@ -136,7 +136,7 @@ func registerJSON(add adder) {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], envStyle(env))))
+				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], jsonStyle(env))))
 				b.WriteString(" : ")
 				appendJSONDatum(&b, env, ts[i+1], a[i+1], ",")
 			}
@@ -189,7 +189,7 @@ func registerJSON(add adder) {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], envStyle(env))))
+				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], jsonStyle(env))))
 				b.WriteString(": ")
 				appendToJSON(&b, env, ts[i+1], a[i+1])
 			}
@@ -328,7 +328,7 @@ func appendJSONDatum(b *strings.Builder, env *Env, t types.Type, d types.Datum, 
 		b.WriteString(types.QuoteJSON(s))
 		return
 	}
-	b.WriteString(types.QuoteJSON(types.FormatStyle(t, d, envStyle(env))))
+	b.WriteString(types.QuoteJSON(types.FormatStyle(t, d, jsonStyle(env))))
 }
 
 // AppendJSON writes d (of type t) as JSON the way PostgreSQL's to_json

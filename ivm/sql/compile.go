@@ -352,6 +352,7 @@ func compilePG(cat catalog.Catalog, st *parse.PG, opts Options) (Statement, erro
 				}
 				v.RetainHistory, v.FreshnessTarget = o.RetainHistory, o.FreshnessTarget
 				v.TimeZone, v.ExtraFloatDigits = o.TimeZone, o.ExtraFloatDigits
+				v.DateStyle, v.IntervalStyle = o.DateStyle, o.IntervalStyle
 				if err := renameColumns(v.Columns, cv.ColumnNames); err != nil {
 					return nil, err
 				}
