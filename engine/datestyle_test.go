@@ -59,7 +59,8 @@ func TestViewKeepsItsCreatorsDateStyle(t *testing.T) {
 			}
 		}
 		// Ad-hoc queries follow the reader's settings.
-		for _, q := range []string{"SELECT k, dt::text, ts, tz, iv, concat(dt, '/', iv) FROM d", "SELECT k, s::date FROM d WHERE k = 3"} {
+		for _, q := range []string{"SELECT k, dt::text, ts, tz, iv, concat(dt, '/', iv) FROM d", "SELECT k, s::date FROM d WHERE k = 3",
+			"SELECT k, to_json(dt)::text, to_json(ts)::text, to_json(tz)::text, to_json(iv)::text, array_to_string(ARRAY[dt, dt + 1], ';'), ARRAY[ts], to_json(CASE WHEN isfinite(tz) THEN tz - interval '2100 years' END)::text FROM d"} {
 			if got, want := rowsText(t, o.rs, q), rowsText(t, o.pg, q); strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Fatalf("%s: %s\n got: %q\nwant: %q", when, q, got, want)
 			}

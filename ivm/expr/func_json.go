@@ -314,16 +314,21 @@ func appendJSONDatum(b *strings.Builder, env *Env, t types.Type, d types.Datum, 
 		return
 	case types.KindTimestamp, types.KindTimestampTZ:
 		s := types.FormatTZ(t, d, envZone(env))
-		if strings.Contains(s, "infinity") || strings.HasSuffix(s, " BC") {
+		if strings.Contains(s, "infinity") {
 			b.WriteString(types.QuoteJSON(s))
 			return
 		}
+		// XSD's form: a T between date and time, " BC" kept at the end.
+		s, bc := strings.CutSuffix(s, " BC")
 		s = strings.Replace(s, " ", "T", 1)
 		if t.Kind == types.KindTimestampTZ {
 			// The offset in full (+00:00), as XSD dates have it.
 			if i := strings.LastIndexAny(s, "+-"); i > 10 && len(s)-i == 3 {
 				s += ":00"
 			}
+		}
+		if bc {
+			s += " BC"
 		}
 		b.WriteString(types.QuoteJSON(s))
 		return
