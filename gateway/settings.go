@@ -108,6 +108,14 @@ type Settings struct {
 	// resolving the name each time cost more than parsing the field.
 	zoneName string
 	zone     *time.Location
+	// styleSet, dateStyleName, intervalStyleName and the parsed styles
+	// memoize DateStyle and IntervalStyle the same way: every text value
+	// formatted or parsed asks for them.
+	styleSet                         bool
+	dateStyleName, intervalStyleName string
+	dateStyle                        types.DateStyle
+	dateOrder                        types.DateOrder
+	intervalStyle                    types.IntervalStyle
 }
 
 // NewSettings returns the defaults for a session of user on database.
@@ -167,20 +175,33 @@ func (s *Settings) ExtraFloatDigits() int {
 
 // DateStyle is DateStyle's output style and field order.
 func (s *Settings) DateStyle() (types.DateStyle, types.DateOrder) {
-	style, order, err := types.ParseDateStyle(s.values["datestyle"], types.DateStyleISO, types.DateOrderMDY)
-	if err != nil {
-		return types.DateStyleISO, types.DateOrderMDY
-	}
-	return style, order
+	s.memoizeStyles()
+	return s.dateStyle, s.dateOrder
 }
 
 // IntervalStyle is IntervalStyle.
 func (s *Settings) IntervalStyle() types.IntervalStyle {
-	st, err := types.ParseIntervalStyleSetting(s.values["intervalstyle"])
-	if err != nil {
-		return types.IntervalStylePostgres
+	s.memoizeStyles()
+	return s.intervalStyle
+}
+
+// memoizeStyles parses DateStyle and IntervalStyle when their values are
+// not the ones last parsed.
+func (s *Settings) memoizeStyles() {
+	ds, is := s.values["datestyle"], s.values["intervalstyle"]
+	if s.styleSet && ds == s.dateStyleName && is == s.intervalStyleName {
+		return
 	}
-	return st
+	style, order, err := types.ParseDateStyle(ds, types.DateStyleISO, types.DateOrderMDY)
+	if err != nil {
+		style, order = types.DateStyleISO, types.DateOrderMDY
+	}
+	interval, err := types.ParseIntervalStyleSetting(is)
+	if err != nil {
+		interval = types.IntervalStylePostgres
+	}
+	s.styleSet, s.dateStyleName, s.intervalStyleName = true, ds, is
+	s.dateStyle, s.dateOrder, s.intervalStyle = style, order, interval
 }
 
 // OutputStyle is what the session's settings make of a value's text form
