@@ -206,7 +206,7 @@ func TestDateStyleOracle(t *testing.T) {
 		`'0044-03-15 12:00 BC'::timestamp, '-infinity'::timestamp, '2024-07-01 12:00:00.5+00'::timestamptz, '12:34:56.789'::time, ` +
 		`array['2024-01-02'::date, 'infinity'], array['2024-01-02 03:04:05'::timestamp], '1 year 2 mons -3 days 04:05:06.5'::interval, ` +
 		`'-1 days +02:00:00'::interval, '0'::interval, array['-1 mon'::interval], '-1 2:03:04'::interval`
-	for _, zone := range []string{"UTC", "America/New_York"} {
+	for _, zone := range []string{"UTC", "America/New_York", "America/Sao_Paulo", "Asia/Kathmandu"} {
 		for _, dateStyle := range []string{"ISO, MDY", "ISO, DMY", "SQL, MDY", "SQL, DMY", "Postgres, MDY", "Postgres, DMY", "Postgres, YMD", "German", "YMD"} {
 			for _, intervalStyle := range []string{"postgres", "postgres_verbose", "sql_standard", "iso_8601"} {
 				set := fmt.Sprintf("set time zone '%s'; set datestyle = '%s'; set intervalstyle = %s", zone, dateStyle, intervalStyle)
