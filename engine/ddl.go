@@ -19,6 +19,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/dist"
 	"github.com/rockstream/rockstream/ivm/sql/lower"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
+	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/syscat"
 )
 
@@ -286,6 +287,14 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 			if n := s.settings.ExtraFloatDigits(); n != 1 {
 				rel.ExtraFloatDigits = strconv.Itoa(n)
 			}
+			// And its DateStyle and IntervalStyle (the text of the
+			// dates and intervals it prints, how it reads dates).
+			if v := types.DateStyleSetting(s.settings.DateStyle()); v != "ISO, MDY" {
+				rel.DateStyle = v
+			}
+			if v := s.settings.IntervalStyle(); v != types.IntervalStylePostgres {
+				rel.IntervalStyle = v.String()
+			}
 		}
 		// WITH (timezone = ..., extra_float_digits = ...) names them
 		// instead (pg_class.reloptions lists them under the same names).
@@ -302,6 +311,18 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 			}
 		}
 		rel.WindowsNeverClose = d.View.WindowsNeverClose
+		if v := d.View.DateStyle; v != "" {
+			rel.DateStyle = v
+			if v == "ISO, MDY" {
+				rel.DateStyle = ""
+			}
+		}
+		if v := d.View.IntervalStyle; v != "" {
+			rel.IntervalStyle = v
+			if v == types.IntervalStylePostgres.String() {
+				rel.IntervalStyle = ""
+			}
+		}
 		for _, r := range scannedRelations(d.View.Plan) {
 			if r.Kind == catalog.KindSequence {
 				return errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support reading sequence %q in a materialized view", r.Name).
@@ -366,6 +387,11 @@ func (s *session) checkInlined(snap *control.Snapshot, rel *catalog.Relation) er
 			return errcode.New(errcode.SQLFeatureNotSupported, "materialized view %q would read materialized view %q, which runs on another shard and was created with another extra_float_digits setting", rel.Name, u.Name).
 				WithDetail("%q was created with extra_float_digits %s and this session has %s (a view reading a view of another shard computes it itself, with one setting): SET extra_float_digits = %s and create the view again", u.Name, floatDigitsName(u.ExtraFloatDigits), floatDigitsName(rel.ExtraFloatDigits), floatDigitsName(u.ExtraFloatDigits))
 		}
+		if u.DateStyle != rel.DateStyle || u.IntervalStyle != rel.IntervalStyle {
+			return errcode.New(errcode.SQLFeatureNotSupported, "materialized view %q would read materialized view %q, which runs on another shard and was created with another DateStyle or IntervalStyle setting", rel.Name, u.Name).
+				WithDetail("%q was created with DateStyle %q and IntervalStyle %q and this session has %q and %q (a view reading a view of another shard computes it itself, with one setting): SET DateStyle = '%s', IntervalStyle = '%s' and create the view again",
+					u.Name, dateStyleName(u.DateStyle), intervalStyleName(u.IntervalStyle), dateStyleName(rel.DateStyle), intervalStyleName(rel.IntervalStyle), dateStyleName(u.DateStyle), intervalStyleName(u.IntervalStyle))
+		}
 		if u.TimeZone != rel.TimeZone {
 			return errcode.New(errcode.SQLFeatureNotSupported, "materialized view %q would read materialized view %q, which runs on another shard and was created with another TimeZone setting", rel.Name, u.Name).
 				WithDetail("%q was created with TimeZone %q and this session has %q (a view reading a view of another shard computes it itself, in one time zone): SET TimeZone = '%s' and create the view again", u.Name, zoneName(u.TimeZone), zoneName(rel.TimeZone), zoneName(u.TimeZone))
@@ -376,6 +402,23 @@ func (s *session) checkInlined(snap *control.Snapshot, rel *catalog.Relation) er
 	}
 	_, err := rsql.CompileViewWith(catalog.Pinned(snap, rel), rel.SQL, rsql.CompileOptions{InlineMaterialized: shard.Inlined(snap, m, rel)})
 	return err
+}
+
+// dateStyleName is a view's recorded DateStyle ("" is the default).
+func dateStyleName(v string) string {
+	if v == "" {
+		return "ISO, MDY"
+	}
+	return v
+}
+
+// intervalStyleName is a view's recorded IntervalStyle ("" is the
+// default).
+func intervalStyleName(v string) string {
+	if v == "" {
+		return types.IntervalStylePostgres.String()
+	}
+	return v
 }
 
 func floatDigitsName(n string) string {
@@ -596,7 +639,7 @@ func (s *session) setViewOptions(ctx context.Context, snap *control.Snapshot, st
 		return errcode.New(errcode.WrongObjectType, "%q is not a materialized view", st.Name)
 	}
 	retain, freshness := rel.RetainHistory, rel.FreshnessTarget
-	for _, name := range []string{"timezone", "extra_float_digits"} {
+	for _, name := range []string{"timezone", "extra_float_digits", "datestyle", "intervalstyle"} {
 		_, set := st.Options[name]
 		if set || slices.Contains(st.Reset, name) {
 			return errcode.New(errcode.SQLFeatureNotSupported, "the %s a materialized view is maintained with cannot be changed", name).

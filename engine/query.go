@@ -25,6 +25,8 @@ func (s *session) env(settings *gateway.Settings, params []types.Datum) *expr.En
 	env := &expr.Env{TimeZone: loc, StatementTime: types.TimestampTZOf(s.e.now()), Params: params, Random: rand.Uint64, Backends: s}
 	if settings != nil {
 		env.ExtraFloatDigits, env.ExtraFloatDigitsSet = settings.ExtraFloatDigits(), true
+		env.DateStyle, env.DateOrder = settings.DateStyle()
+		env.IntervalStyle = settings.IntervalStyle()
 	}
 	return env
 }

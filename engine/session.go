@@ -587,9 +587,16 @@ func viewSettingsLine(rel *catalog.Relation) string {
 	if rel == nil {
 		return ""
 	}
+	// In PostgreSQL's order (by name, ignoring case).
 	var parts []string
+	if rel.DateStyle != "" {
+		parts = append(parts, fmt.Sprintf("DateStyle = '%s'", rel.DateStyle))
+	}
 	if rel.ExtraFloatDigits != "" {
 		parts = append(parts, fmt.Sprintf("extra_float_digits = '%s'", rel.ExtraFloatDigits))
+	}
+	if rel.IntervalStyle != "" {
+		parts = append(parts, fmt.Sprintf("IntervalStyle = '%s'", rel.IntervalStyle))
 	}
 	if rel.TimeZone != "" {
 		parts = append(parts, fmt.Sprintf("TimeZone = '%s'", rel.TimeZone))

@@ -95,8 +95,8 @@
 //
 // # Values
 //
-// Text output and input use the session's DateStyle (ISO), TimeZone and
-// extra_float_digits (text.go); binary formats are PostgreSQL's send/recv
+// Text output and input use the session's DateStyle, IntervalStyle,
+// TimeZone and extra_float_digits (text.go); binary formats are PostgreSQL's send/recv
 // formats (binary.go). Binary int2/int4/int8 parameters are widened (or
 // range-checked) to the statement's parameter type, as clients such as
 // psycopg 3 send Python ints as int2. RowDescription carries the table OID

@@ -194,3 +194,60 @@ func connectBoth(t *testing.T) (direct, viaGateway *pgconn.PgConn) {
 	t.Cleanup(func() { viaGateway.Close(ctx) })
 	return direct, viaGateway
 }
+
+// TestDateStyleOracle prints dates, timestamps, intervals and arrays of
+// them (text format) under every DateStyle and IntervalStyle, reads
+// ambiguous literals and text parameters in the field order, and compares
+// each result and the ParameterStatus PostgreSQL sends for the SET.
+func TestDateStyleOracle(t *testing.T) {
+	ctx := context.Background()
+	direct, viaGateway := connectBoth(t)
+	values := `select '2024-01-02'::date, '0044-03-15 BC'::date, 'infinity'::date, '2024-01-02 03:04:05.123456'::timestamp, ` +
+		`'0044-03-15 12:00 BC'::timestamp, '-infinity'::timestamp, '2024-07-01 12:00:00.5+00'::timestamptz, '12:34:56.789'::time, ` +
+		`array['2024-01-02'::date, 'infinity'], array['2024-01-02 03:04:05'::timestamp], '1 year 2 mons -3 days 04:05:06.5'::interval, ` +
+		`'-1 days +02:00:00'::interval, '0'::interval, array['-1 mon'::interval], '-1 2:03:04'::interval`
+	for _, zone := range []string{"UTC", "America/New_York", "America/Sao_Paulo", "Asia/Kathmandu"} {
+		for _, dateStyle := range []string{"ISO, MDY", "ISO, DMY", "SQL, MDY", "SQL, DMY", "Postgres, MDY", "Postgres, DMY", "Postgres, YMD", "German", "YMD"} {
+			for _, intervalStyle := range []string{"postgres", "postgres_verbose", "sql_standard", "iso_8601"} {
+				set := fmt.Sprintf("set time zone '%s'; set datestyle = '%s'; set intervalstyle = %s", zone, dateStyle, intervalStyle)
+				for _, q := range []string{set, values, `select '01/02/03'::date`, `select '1/2/2024 10:00'::timestamp`, `select '02.01.2024'::date`} {
+					want, werr := direct.Exec(ctx, q).ReadAll()
+					got, gerr := viaGateway.Exec(ctx, q).ReadAll()
+					if werr != nil || gerr != nil {
+						var wpe, gpe *pgconn.PgError
+						if !errors.As(werr, &wpe) || !errors.As(gerr, &gpe) || wpe.Code != gpe.Code {
+							t.Errorf("%s\n%s: postgres %v, gateway %v", set, q, werr, gerr)
+						}
+						continue
+					}
+					if d := diffResults(want, got); d != "" {
+						t.Errorf("%s\n%s\n%s", set, q, d)
+					}
+				}
+				for _, name := range []string{"DateStyle", "IntervalStyle", "TimeZone"} {
+					if w, g := direct.ParameterStatus(name), viaGateway.ParameterStatus(name); w != g {
+						t.Errorf("%s: ParameterStatus %s %q, gateway %q", set, name, w, g)
+					}
+				}
+				// A text parameter is read in the session's field order.
+				want := direct.ExecParams(ctx, "select $1::date, $2::interval", [][]byte{[]byte("01/02/03"), []byte("-1 2:03:04")}, nil, nil, nil).Read()
+				got := viaGateway.ExecParams(ctx, "select $1::date, $2::interval", [][]byte{[]byte("01/02/03"), []byte("-1 2:03:04")}, nil, nil, nil).Read()
+				if want.Err != nil || got.Err != nil {
+					t.Fatalf("%s: text parameters: postgres %v, gateway %v", set, want.Err, got.Err)
+				}
+				if d := diffResults([]*pgconn.Result{want}, []*pgconn.Result{got}); d != "" {
+					t.Errorf("%s: text parameters\n%s", set, d)
+				}
+			}
+		}
+	}
+	// Refusals: the same SQLSTATE.
+	for _, q := range []string{"set datestyle = 'foo'", "set datestyle = 'ISO, SQL'", "set intervalstyle = 'german'", "select '13/13/2024'::date"} {
+		_, werr := direct.Exec(ctx, q).ReadAll()
+		_, gerr := viaGateway.Exec(ctx, q).ReadAll()
+		var wpe, gpe *pgconn.PgError
+		if !errors.As(werr, &wpe) || !errors.As(gerr, &gpe) || wpe.Code != gpe.Code {
+			t.Errorf("%s: postgres %v, gateway %v", q, werr, gerr)
+		}
+	}
+}

@@ -129,14 +129,14 @@ func (e *pgProtocolTestEngine) NewSession(ctx context.Context, info SessionInfo)
 	e.mu.Lock()
 	e.sessions++
 	e.mu.Unlock()
-	return &pgTestSession{engine: e, conn: c, timeZone: "Etc/UTC"}, nil
+	return &pgTestSession{engine: e, conn: c, timeZone: "Etc/UTC|ISO, MDY|postgres"}, nil
 }
 
 type pgTestSession struct {
 	engine   *pgProtocolTestEngine
 	conn     *pgconn.PgConn
 	seq      int
-	timeZone string
+	timeZone string // the TimeZone|DateStyle|IntervalStyle last SET on conn
 	// savepoints is the number of open savepoints.
 	savepoints int
 }
@@ -177,14 +177,21 @@ func (s *pgTestSession) syncSettings(ctx context.Context, settings *Settings) er
 	if settings == nil {
 		return nil
 	}
+	// The settings that change how PostgreSQL reads the forwarded SQL's
+	// literals (the gateway prints the results itself).
 	tz, _ := settings.Get("TimeZone")
-	if tz == s.timeZone {
+	dateStyle, _ := settings.Get("DateStyle")
+	intervalStyle, _ := settings.Get("IntervalStyle")
+	want := tz + "|" + dateStyle + "|" + intervalStyle
+	if want == s.timeZone {
 		return nil
 	}
-	if _, err := s.conn.Exec(ctx, "SET TimeZone = '"+strings.ReplaceAll(tz, "'", "''")+"'").ReadAll(); err != nil {
-		return pgErr(err)
+	for _, set := range [][2]string{{"TimeZone", tz}, {"DateStyle", dateStyle}, {"IntervalStyle", intervalStyle}} {
+		if _, err := s.conn.Exec(ctx, "SET "+set[0]+" = '"+strings.ReplaceAll(set[1], "'", "''")+"'").ReadAll(); err != nil {
+			return pgErr(err)
+		}
 	}
-	s.timeZone = tz
+	s.timeZone = want
 	return nil
 }
 
@@ -246,7 +253,9 @@ func (s *pgTestSession) Execute(ctx context.Context, req ExecuteRequest) (Cursor
 		if v == nil {
 			continue
 		}
-		text, err := appendText(nil, req.Statement.ParamTypes[i], v, req.Settings)
+		// In the default styles, which PostgreSQL reads back under any
+		// DateStyle (it does not read its own SQL, YMD output).
+		text, err := appendText(nil, req.Statement.ParamTypes[i], v, NewSettings("", ""))
 		if err != nil {
 			return nil, err
 		}

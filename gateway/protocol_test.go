@@ -223,10 +223,18 @@ func TestSetShowReset(t *testing.T) {
 	if pe.Code != "42704" || !strings.HasPrefix(pe.Detail, "RS-2420") {
 		t.Errorf("unknown parameter: %s %q", pe.Code, pe.Detail)
 	}
-	if pe := execErr(t, c, "set datestyle = 'German'"); pe.Code != "22023" {
-		t.Errorf("DateStyle German: %s", pe.Code)
+	if pe := execErr(t, c, "set datestyle = 'Swiss'"); pe.Code != "22023" {
+		t.Errorf("DateStyle Swiss: %s", pe.Code)
+	}
+	execOne(t, c, "set datestyle = 'German'")
+	if got := c.ParameterStatus("DateStyle"); got != "German, DMY" {
+		t.Errorf("DateStyle %q", got)
 	}
 	execOne(t, c, "set datestyle = 'ISO'")
+	if got := c.ParameterStatus("DateStyle"); got != "ISO, DMY" {
+		t.Errorf("DateStyle %q (the order stays)", got)
+	}
+	execOne(t, c, "set datestyle = 'ISO, MDY'")
 	if got := c.ParameterStatus("DateStyle"); got != "ISO, MDY" {
 		t.Errorf("DateStyle %q", got)
 	}

@@ -56,7 +56,7 @@ var paramDefs = []paramDef{
 	{name: "idle_in_transaction_session_timeout", boot: "0", normalize: normalizeDuration, vartype: "integer", category: "Client Connection Defaults", desc: "Sets the maximum allowed idle time between queries, when in a transaction."},
 	{name: "in_hot_standby", boot: "off", reported: true, readOnly: true, vartype: "bool", category: "Preset Options", desc: "Shows whether hot standby is currently active."},
 	{name: "integer_datetimes", boot: "on", reported: true, readOnly: true, vartype: "bool", category: "Preset Options", desc: "Shows whether datetimes are integer based."},
-	{name: "IntervalStyle", boot: "postgres", reported: true, normalize: normalizeEnum("postgres"), vartype: "enum", category: "Client Connection Defaults", desc: "Sets the display format for interval values."},
+	{name: "IntervalStyle", boot: "postgres", reported: true, normalize: normalizeEnum("postgres", "postgres_verbose", "sql_standard", "iso_8601"), vartype: "enum", category: "Client Connection Defaults", desc: "Sets the display format for interval values."},
 	{name: "is_superuser", boot: "on", reported: true, readOnly: true, vartype: "bool", category: "Preset Options", desc: "Shows whether the current user is a superuser."},
 	{name: "lc_messages", boot: "C", normalize: normalizeAny, vartype: "string", category: "Client Connection Defaults", desc: "Sets the language in which messages are displayed."},
 	{name: "lc_monetary", boot: "C", normalize: normalizeAny, vartype: "string", category: "Client Connection Defaults", desc: "Sets the locale for formatting monetary amounts."},
@@ -108,6 +108,14 @@ type Settings struct {
 	// resolving the name each time cost more than parsing the field.
 	zoneName string
 	zone     *time.Location
+	// styleSet, dateStyleName, intervalStyleName and the parsed styles
+	// memoize DateStyle and IntervalStyle the same way: every text value
+	// formatted or parsed asks for them.
+	styleSet                         bool
+	dateStyleName, intervalStyleName string
+	dateStyle                        types.DateStyle
+	dateOrder                        types.DateOrder
+	intervalStyle                    types.IntervalStyle
 }
 
 // NewSettings returns the defaults for a session of user on database.
@@ -163,6 +171,51 @@ func (s *Settings) ExtraFloatDigits() int {
 		return 1
 	}
 	return n
+}
+
+// DateStyle is DateStyle's output style and field order.
+func (s *Settings) DateStyle() (types.DateStyle, types.DateOrder) {
+	s.memoizeStyles()
+	return s.dateStyle, s.dateOrder
+}
+
+// IntervalStyle is IntervalStyle.
+func (s *Settings) IntervalStyle() types.IntervalStyle {
+	s.memoizeStyles()
+	return s.intervalStyle
+}
+
+// memoizeStyles parses DateStyle and IntervalStyle when their values are
+// not the ones last parsed.
+func (s *Settings) memoizeStyles() {
+	ds, is := s.values["datestyle"], s.values["intervalstyle"]
+	if s.styleSet && ds == s.dateStyleName && is == s.intervalStyleName {
+		return
+	}
+	style, order, err := types.ParseDateStyle(ds, types.DateStyleISO, types.DateOrderMDY)
+	if err != nil {
+		style, order = types.DateStyleISO, types.DateOrderMDY
+	}
+	interval, err := types.ParseIntervalStyleSetting(is)
+	if err != nil {
+		interval = types.IntervalStylePostgres
+	}
+	s.styleSet, s.dateStyleName, s.intervalStyleName = true, ds, is
+	s.dateStyle, s.dateOrder, s.intervalStyle = style, order, interval
+}
+
+// OutputStyle is what the session's settings make of a value's text form
+// (TimeZone, extra_float_digits, DateStyle, IntervalStyle).
+func (s *Settings) OutputStyle() types.OutputStyle {
+	style, order := s.DateStyle()
+	return types.OutputStyle{Loc: s.Location(), ExtraFloatDigits: s.ExtraFloatDigits(), DateStyle: style, DateOrder: order, IntervalStyle: s.IntervalStyle()}
+}
+
+// InputStyle is what the session's settings make of a value's text input
+// (TimeZone, DateStyle's field order, IntervalStyle).
+func (s *Settings) InputStyle() types.InputStyle {
+	_, order := s.DateStyle()
+	return types.InputStyle{Loc: s.Location(), DateOrder: order, IntervalStyle: s.IntervalStyle()}
 }
 
 // StatementTimeout is statement_timeout (0 = none).
@@ -290,7 +343,14 @@ func (s *Settings) set(name, value string) (*Settings, error) {
 		}
 		return nil, errcode.New(errcode.InvalidParameterValue, "parameter %q cannot be changed", def.name).WithSQLState("55P02")
 	}
-	normalized, err := def.normalize(value)
+	var normalized string
+	var err error
+	if key == "datestyle" {
+		// What the value leaves out keeps its current setting.
+		normalized, err = normalizeDateStyleFrom(value, s.values[key])
+	} else {
+		normalized, err = def.normalize(value)
+	}
 	if e, ok := errcode.As(err); ok {
 		return nil, e
 	}
@@ -416,27 +476,23 @@ func normalizeIsolation(v string) (string, error) {
 	return "", fmt.Errorf("available values: read committed, repeatable read")
 }
 
-// normalizeDateStyle accepts the ISO output style with any input order
-// (clients send "ISO", "ISO, MDY" or "ISO, DMY"); other output styles
-// would change every date RockStream prints and are refused.
-func normalizeDateStyle(v string) (string, error) {
-	style, order := "ISO", "MDY"
-	for _, part := range strings.Split(v, ",") {
-		switch strings.ToUpper(strings.TrimSpace(part)) {
-		case "ISO":
-			style = "ISO"
-		case "MDY", "US", "NONEURO", "NONEUROPEAN":
-			order = "MDY"
-		case "DMY", "EURO", "EUROPEAN":
-			order = "DMY"
-		case "YMD":
-			order = "YMD"
-		case "", "DEFAULT":
-		default:
-			return "", fmt.Errorf("only the ISO output style is supported")
-		}
+// normalizeDateStyle reads a DateStyle value from the default, ISO, MDY.
+func normalizeDateStyle(v string) (string, error) { return normalizeDateStyleFrom(v, "ISO, MDY") }
+
+// normalizeDateStyleFrom reads a DateStyle value as PostgreSQL does: an
+// output style (ISO, SQL, Postgres, German) and/or a field order (MDY,
+// DMY, YMD and their aliases); what it leaves out keeps its value in
+// current ("SET DateStyle = DMY" keeps the output style).
+func normalizeDateStyleFrom(v, current string) (string, error) {
+	curStyle, curOrder, err := types.ParseDateStyle(current, types.DateStyleISO, types.DateOrderMDY)
+	if err != nil {
+		curStyle, curOrder = types.DateStyleISO, types.DateOrderMDY
 	}
-	return style + ", " + order, nil
+	style, order, err := types.ParseDateStyle(v, curStyle, curOrder)
+	if err != nil {
+		return "", err
+	}
+	return types.DateStyleSetting(style, order), nil
 }
 
 func normalizeTimeZone(v string) (string, error) {

@@ -11,12 +11,13 @@ import (
 
 // PostgreSQL's text I/O for the types the gateway must format and parse
 // (RowDescription format 0, text parameters, COPY). The output matches
-// PostgreSQL 15 with DateStyle=ISO and IntervalStyle=postgres; the oracle
-// test compares it with a real server.
+// PostgreSQL 15 under the session's DateStyle, IntervalStyle, TimeZone
+// and extra_float_digits; the oracle test compares it with a real server.
 
 // appendText appends d's text form to buf: ivm/types' PostgreSQL output
-// functions, except that floats honour the session's extra_float_digits
-// (also inside arrays) and timestamptz uses the session's TimeZone.
+// functions under the session's settings: floats honour its
+// extra_float_digits (also inside arrays), timestamptz its TimeZone, dates
+// and times its DateStyle, intervals its IntervalStyle.
 func appendText(buf []byte, t types.Type, d types.Datum, s *Settings) (out []byte, err error) {
 	if rv, ok := d.(RegValue); ok {
 		return append(buf, rv.Name...), nil
@@ -42,7 +43,7 @@ func appendText(buf []byte, t types.Type, d types.Datum, s *Settings) (out []byt
 			out, err = nil, fmt.Errorf("%w (%v)", datumTypeError(t, d), r)
 		}
 	}()
-	return types.AppendFormat(buf, t, d, s.Location()), nil
+	return types.AppendFormatStyle(buf, t, d, s.OutputStyle()), nil
 }
 
 func datumTypeError(t types.Type, d types.Datum) error {
@@ -138,7 +139,8 @@ func appendArrayElement(buf []byte, text string) []byte {
 }
 
 // parseText reads a value in PostgreSQL's text input syntax (ivm/types'
-// input functions; timestamptz without an offset is in the session zone).
+// input functions; timestamptz without an offset is in the session zone,
+// ambiguous dates in DateStyle's field order).
 func parseText(t types.Type, text string, s *Settings) (types.Datum, error) {
-	return types.Parse(t, text, s.Location())
+	return types.ParseStyle(t, text, s.InputStyle())
 }

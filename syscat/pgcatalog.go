@@ -209,8 +209,8 @@ func WatermarkOptions(r *catalog.Relation, byID map[catalog.ID]*catalog.Relation
 
 // viewSettings is a materialized view's pg_class.reloptions: the session
 // settings it is maintained with when they are not the defaults
-// (timezone=..., extra_float_digits=...) and windows=never_close, as
-// WITH (...) takes them, so
+// (timezone=..., extra_float_digits=..., datestyle=..., intervalstyle=...)
+// and windows=never_close, as WITH (...) takes them, so
 // psql's \d+ shows them ("Options:"). NULL for anything else.
 func viewSettings(r *catalog.Relation) types.Datum {
 	if r.Kind != catalog.KindMaterializedView {
@@ -222,6 +222,12 @@ func viewSettings(r *catalog.Relation) types.Datum {
 	}
 	if r.ExtraFloatDigits != "" {
 		opts = append(opts, "extra_float_digits="+r.ExtraFloatDigits)
+	}
+	if r.DateStyle != "" {
+		opts = append(opts, "datestyle="+r.DateStyle)
+	}
+	if r.IntervalStyle != "" {
+		opts = append(opts, "intervalstyle="+r.IntervalStyle)
 	}
 	if r.WindowsNeverClose {
 		opts = append(opts, "windows=never_close")

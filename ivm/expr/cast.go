@@ -57,7 +57,7 @@ func newCast(e Expr, to types.Type, explicit bool) (Expr, error) {
 	// NB: like PostgreSQL's parser, an untyped literal is converted right
 	// away (so 'abc'::int fails here even in an unreachable branch); other
 	// constant casts are left to Fold, which follows the planner's order.
-	if k, ok := e.(*Const); ok && from.Kind == types.KindUnknown && !castDependsOnZone(from, to) {
+	if k, ok := e.(*Const); ok && from.Kind == types.KindUnknown && !castDependsOnZone(from, to) && sameUnderEveryStyle(k, to) {
 		if k.Value == nil {
 			return Null(to), nil
 		}
@@ -78,6 +78,62 @@ func castDependsOnZone(from, to types.Type) bool {
 		return t.Kind == types.KindTimestampTZ
 	}
 	return z(from) || z(to)
+}
+
+// styledKind reports whether t's text form depends on DateStyle or
+// IntervalStyle (date, timestamp, timestamptz, interval, arrays of them;
+// time prints the same in every style).
+func styledKind(t types.Type) bool {
+	if t.Kind == types.KindArray && t.Elem != nil {
+		t = *t.Elem
+	}
+	switch t.Kind {
+	case types.KindDate, types.KindTimestamp, types.KindTimestampTZ, types.KindInterval:
+		return true
+	}
+	return false
+}
+
+// castDependsOnStyle reports whether a cast's result depends on
+// DateStyle or IntervalStyle: a date, timestamp or interval printed as
+// text. (Text read as one depends on them only for some text:
+// sameUnderEveryStyle.)
+func castDependsOnStyle(from, to types.Type) bool {
+	return styledKind(from) && to.Kind.IsString()
+}
+
+// sameUnderEveryStyle reports whether reading the constant k as type to
+// gives the same value (or the same failure) under every DateStyle field
+// order and IntervalStyle: '2024-01-31' does, '01/02/03' and, under
+// sql_standard, '-1 2:00:00' do not. Only such a constant is converted
+// when the statement is bound; the others are read when it runs, in the
+// session's (or the view's) settings, as PostgreSQL reads them in the
+// settings of the session that parses them.
+func sameUnderEveryStyle(k *Const, to types.Type) bool {
+	if k.Value == nil || !styledKind(to) || !(k.Typ.Kind == types.KindUnknown || k.Typ.Kind.IsString()) {
+		return true
+	}
+	s, ok := k.Value.(string)
+	if !ok {
+		return true
+	}
+	read := func(in types.InputStyle) string {
+		v, err := types.ParseStyle(to, s, in)
+		if err != nil {
+			if e, ok := errcode.As(err); ok {
+				return "error " + e.State()
+			}
+			return "error"
+		}
+		return types.Format(to, v)
+	}
+	first := read(types.InputStyle{})
+	for _, in := range []types.InputStyle{{DateOrder: types.DateOrderDMY}, {DateOrder: types.DateOrderYMD}, {IntervalStyle: types.IntervalStyleSQLStandard}} {
+		if read(in) != first {
+			return false
+		}
+	}
+	return true
 }
 
 // CanCast reports whether an explicit cast from → to exists.
@@ -121,10 +177,30 @@ func envZone(env *Env) *time.Location {
 // envStyle is the text-output settings of env.
 func envStyle(env *Env) types.OutputStyle {
 	st := types.OutputStyle{Loc: envZone(env), ExtraFloatDigits: 1}
-	if env != nil && env.ExtraFloatDigitsSet {
-		st.ExtraFloatDigits = env.ExtraFloatDigits
+	if env != nil {
+		if env.ExtraFloatDigitsSet {
+			st.ExtraFloatDigits = env.ExtraFloatDigits
+		}
+		st.DateStyle, st.DateOrder, st.IntervalStyle = env.DateStyle, env.DateOrder, env.IntervalStyle
 	}
 	return st
+}
+
+// jsonStyle is envStyle for JSON: dates and timestamps are always ISO
+// there (to_json writes XSD dates), intervals follow IntervalStyle.
+func jsonStyle(env *Env) types.OutputStyle {
+	st := envStyle(env)
+	st.DateStyle, st.DateOrder = types.DateStyleISO, types.DateOrderMDY
+	return st
+}
+
+// envInput is the text-input settings of env.
+func envInput(env *Env) types.InputStyle {
+	in := types.InputStyle{Loc: envZone(env)}
+	if env != nil {
+		in.DateOrder, in.IntervalStyle = env.DateOrder, env.IntervalStyle
+	}
+	return in
 }
 
 func kindName(k types.Kind) string { return types.Type{Kind: k, Typmod: -1}.SQLName() }
@@ -132,12 +208,13 @@ func kindName(k types.Kind) string { return types.Type{Kind: k, Typmod: -1}.SQLN
 // CastDatum converts a non-NULL value between types.
 func CastDatum(env *Env, v types.Datum, from, to types.Type, explicit bool) (types.Datum, error) {
 	loc := envZone(env)
+	in := envInput(env)
 	fk, tk := from.Kind, to.Kind
 	if fk == types.KindUnknown {
 		if (tk == types.KindVarchar || tk == types.KindChar) && explicit {
 			return types.ApplyStringTypmod(to, v.(string), true)
 		}
-		return types.Parse(to, v.(string), loc)
+		return types.ParseStyle(to, v.(string), in)
 	}
 	// To strings.
 	if tk.IsString() {
@@ -162,7 +239,7 @@ func CastDatum(env *Env, v types.Datum, from, to types.Type, explicit bool) (typ
 		return types.ApplyStringTypmod(to, s, explicit)
 	}
 	if fk.IsString() {
-		return types.Parse(to, v.(string), loc)
+		return types.ParseStyle(to, v.(string), in)
 	}
 	if fk == tk && fk != types.KindArray {
 		return applyTypmod(to, v)

@@ -24,6 +24,14 @@ type Env struct {
 	// is maintained with its creator's (catalog.Relation.ExtraFloatDigits).
 	ExtraFloatDigits    int
 	ExtraFloatDigitsSet bool
+	// DateStyle, DateOrder and IntervalStyle are the session's DateStyle
+	// and IntervalStyle (the zero values are PostgreSQL's defaults, ISO,
+	// MDY and postgres): the text of dates, timestamps and intervals
+	// (casts to text, concat) and how text is read as them. A view is
+	// maintained with its creator's (catalog.Relation.DateStyle).
+	DateStyle     types.DateStyle
+	DateOrder     types.DateOrder
+	IntervalStyle types.IntervalStyle
 	// SearchPath is the session's search_path as the schemas that exist,
 	// in order (current_schema, current_schemas); with HasSearchPath
 	// false (views, tests) it is public.

@@ -100,7 +100,13 @@ func foldable(e Expr) bool {
 	case *Call:
 		return x.Fn.Volatility == Immutable
 	case *Cast:
-		return !castDependsOnZone(x.X.Type(), x.Typ)
+		if castDependsOnZone(x.X.Type(), x.Typ) || castDependsOnStyle(x.X.Type(), x.Typ) {
+			return false
+		}
+		if k, ok := x.X.(*Const); ok {
+			return sameUnderEveryStyle(k, x.Typ)
+		}
+		return true
 	case *Binary:
 		return !((x.Info.Left.Kind == types.KindTimestampTZ || x.Info.Right.Kind == types.KindTimestampTZ) && (x.Info.Op == "+" || x.Info.Op == "-") &&
 			x.Info.Result.Kind == types.KindTimestampTZ)

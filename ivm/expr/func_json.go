@@ -136,7 +136,7 @@ func registerJSON(add adder) {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], envStyle(env))))
+				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], jsonStyle(env))))
 				b.WriteString(" : ")
 				appendJSONDatum(&b, env, ts[i+1], a[i+1], ",")
 			}
@@ -189,7 +189,7 @@ func registerJSON(add adder) {
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], envStyle(env))))
+				b.WriteString(types.QuoteJSON(types.FormatStyle(ts[i], a[i], jsonStyle(env))))
 				b.WriteString(": ")
 				appendToJSON(&b, env, ts[i+1], a[i+1])
 			}
@@ -314,10 +314,12 @@ func appendJSONDatum(b *strings.Builder, env *Env, t types.Type, d types.Datum, 
 		return
 	case types.KindTimestamp, types.KindTimestampTZ:
 		s := types.FormatTZ(t, d, envZone(env))
-		if strings.Contains(s, "infinity") || strings.HasSuffix(s, " BC") {
+		if strings.Contains(s, "infinity") {
 			b.WriteString(types.QuoteJSON(s))
 			return
 		}
+		// XSD's form: a T between date and time, " BC" kept at the end.
+		s, bc := strings.CutSuffix(s, " BC")
 		s = strings.Replace(s, " ", "T", 1)
 		if t.Kind == types.KindTimestampTZ {
 			// The offset in full (+00:00), as XSD dates have it.
@@ -325,10 +327,13 @@ func appendJSONDatum(b *strings.Builder, env *Env, t types.Type, d types.Datum, 
 				s += ":00"
 			}
 		}
+		if bc {
+			s += " BC"
+		}
 		b.WriteString(types.QuoteJSON(s))
 		return
 	}
-	b.WriteString(types.QuoteJSON(types.FormatStyle(t, d, envStyle(env))))
+	b.WriteString(types.QuoteJSON(types.FormatStyle(t, d, jsonStyle(env))))
 }
 
 // AppendJSON writes d (of type t) as JSON the way PostgreSQL's to_json

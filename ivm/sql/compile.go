@@ -351,6 +351,7 @@ func compilePG(cat catalog.Catalog, st *parse.PG, opts Options) (Statement, erro
 				if err := checkWindows(v); err != nil {
 					return nil, err
 				}
+				v.DateStyle, v.IntervalStyle = o.DateStyle, o.IntervalStyle
 				if err := renameColumns(v.Columns, cv.ColumnNames); err != nil {
 					return nil, err
 				}

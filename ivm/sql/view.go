@@ -32,11 +32,11 @@ type View struct {
 	// FreshnessTarget is the WITH (freshness_target = ...) option (see
 	// catalog.Relation.FreshnessTarget); 0 when not given.
 	FreshnessTarget time.Duration
-	// TimeZone and ExtraFloatDigits are the WITH (timezone = ...,
-	// extra_float_digits = ...) options: the settings the view is
-	// maintained with instead of the creating session's; "" when not
-	// given.
-	TimeZone, ExtraFloatDigits string
+	// TimeZone, ExtraFloatDigits, DateStyle and IntervalStyle are the
+	// WITH (timezone = ..., extra_float_digits = ..., datestyle = ...,
+	// intervalstyle = ...) options: the settings the view is maintained
+	// with instead of the creating session's; "" when not given.
+	TimeZone, ExtraFloatDigits, DateStyle, IntervalStyle string
 	// WindowsNeverClose is WITH (windows = 'never_close'): the view
 	// accepts streaming windows no watermark closes (OpenWindows).
 	WindowsNeverClose bool
@@ -55,6 +55,10 @@ type ViewOptionValues struct {
 	ExtraFloatDigits string
 	// WindowsNeverClose is windows = 'never_close'.
 	WindowsNeverClose bool
+	// DateStyle is the full setting ("SQL, DMY"): what a value leaves out
+	// is the default's (ISO, MDY).
+	DateStyle     string
+	IntervalStyle string
 }
 
 // ViewOptions checks the options of ALTER MATERIALIZED VIEW ... SET
@@ -62,9 +66,10 @@ type ViewOptionValues struct {
 func ViewOptions(opts map[string]string) (ViewOptionValues, error) { return viewOptions(opts) }
 
 // viewOptions checks a materialized view's WITH (...) options:
-// retain_history, freshness_target, timezone and extra_float_digits (the
-// session settings it is maintained with, which pg_class.reloptions
-// shows) and windows (checkWindows); a misspelt option must fail rather
+// retain_history, freshness_target, timezone, extra_float_digits,
+// datestyle and intervalstyle (the session settings it is maintained
+// with, which pg_class.reloptions shows) and windows (checkWindows); a
+// misspelt option must fail rather
 // than be ignored (PostgreSQL also refuses unknown storage parameters).
 func viewOptions(opts map[string]string) (ViewOptionValues, error) {
 	var out ViewOptionValues
@@ -106,6 +111,20 @@ func viewOptions(opts map[string]string) (ViewOptionValues, error) {
 					WithSQLState("22023").WithDetail("The one value is '%s': the view accepts TUMBLE, HOP and SESSION windows that no watermark closes, whose state grows with the input.", WindowsNeverClose)
 			}
 			out.WindowsNeverClose = true
+		case "datestyle":
+			style, order, err := types.ParseDateStyle(v, types.DateStyleISO, types.DateOrderMDY)
+			if err != nil {
+				return ViewOptionValues{}, errcode.New(errcode.SQLInvalidParameterValue, "invalid value for parameter \"datestyle\": \"%s\"", v).
+					WithSQLState("22023").WithDetail("%v DateStyle is an output style (ISO, SQL, Postgres, German) and/or a field order (MDY, DMY, YMD).", err)
+			}
+			out.DateStyle = types.DateStyleSetting(style, order)
+		case "intervalstyle":
+			st, err := types.ParseIntervalStyleSetting(v)
+			if err != nil {
+				return ViewOptionValues{}, errcode.New(errcode.SQLInvalidParameterValue, "invalid value for parameter \"intervalstyle\": \"%s\"", v).
+					WithSQLState("22023").WithDetail("IntervalStyle is one of postgres, postgres_verbose, sql_standard, iso_8601.")
+			}
+			out.IntervalStyle = st.String()
 		default:
 			return ViewOptionValues{}, errcode.New(errcode.SQLInvalidParameterValue, "unrecognized parameter \"%s\"", k).WithSQLState("22023")
 		}

@@ -32,13 +32,18 @@ func AppendFormat(dst []byte, t Type, d Datum, loc *time.Location) []byte {
 }
 
 // OutputStyle is what a value's text form depends on besides the value:
-// the session's TimeZone (timestamptz) and extra_float_digits (floats:
+// the session's TimeZone (timestamptz), extra_float_digits (floats:
 // above 0, PostgreSQL 12+'s default, the shortest form that reads back
 // exactly; 0 and below, 15 + n significant digits for double precision
-// and 6 + n for real).
+// and 6 + n for real), DateStyle (date, timestamp, timestamptz) and
+// IntervalStyle. The zero values of the last three are PostgreSQL's
+// defaults (ISO, MDY and postgres).
 type OutputStyle struct {
 	Loc              *time.Location
 	ExtraFloatDigits int
+	DateStyle        DateStyle
+	DateOrder        DateOrder
+	IntervalStyle    IntervalStyle
 }
 
 // FormatStyle is Format with the session settings of st.
@@ -89,15 +94,15 @@ func AppendFormatStyle(dst []byte, t Type, d Datum, st OutputStyle) []byte {
 		dst = append(dst, '\\', 'x')
 		return hex.AppendEncode(dst, b)
 	case KindDate:
-		return AppendDate(dst, d.(Date))
+		return AppendDateStyle(dst, d.(Date), st.DateStyle, st.DateOrder)
 	case KindTime:
 		return appendTimeOfDay(dst, int64(d.(TimeOfDay)))
 	case KindTimestamp:
-		return AppendTimestamp(dst, int64(d.(Timestamp)))
+		return AppendTimestampStyle(dst, int64(d.(Timestamp)), st.DateStyle, st.DateOrder)
 	case KindTimestampTZ:
-		return AppendTimestampTZ(dst, d.(TimestampTZ), loc)
+		return AppendTimestampTZStyle(dst, d.(TimestampTZ), loc, st.DateStyle, st.DateOrder)
 	case KindInterval:
-		return AppendInterval(dst, d.(Interval))
+		return AppendIntervalStyle(dst, d.(Interval), st.IntervalStyle)
 	case KindUUID:
 		u := d.(UUID)
 		var buf [36]byte

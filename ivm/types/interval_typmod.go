@@ -117,12 +117,16 @@ func itoa(n int) string {
 // SECOND, and the value is then cut to the range and precision
 // (ApplyIntervalTypmod).
 func ParseIntervalTypmod(s string, typmod int32) (Datum, error) {
+	return parseIntervalTypmodStyle(s, typmod, IntervalStylePostgres)
+}
+
+func parseIntervalTypmodStyle(s string, typmod int32, style IntervalStyle) (Datum, error) {
 	rangeMask, _ := intervalTypmodParts(typmod)
 	bareUnit := "second"
 	if i := intervalRangeIndex(rangeMask); i >= 0 {
 		bareUnit = intervalRanges[i].unit
 	}
-	v, err := parseInterval(s, bareUnit, rangeMask == IntervalMaskMinute|IntervalMaskSecond)
+	v, err := parseInterval(s, bareUnit, rangeMask == IntervalMaskMinute|IntervalMaskSecond, style)
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,13 @@ func errSyntax(typeName, s string) *errcode.Error {
 // an explicit offset (nil means UTC). Errors are *errcode.Error with
 // PostgreSQL's SQLSTATE (22P02, 22003, 22007, 22008, 22001).
 func Parse(t Type, s string, loc *time.Location) (Datum, error) {
+	return ParseStyle(t, s, InputStyle{Loc: loc})
+}
+
+// ParseStyle is Parse under the session settings of in: its zone, the
+// DateStyle field order of dates and timestamps, and IntervalStyle.
+func ParseStyle(t Type, s string, in InputStyle) (Datum, error) {
+	loc := in.Loc
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -81,35 +88,35 @@ func Parse(t Type, s string, loc *time.Location) (Datum, error) {
 	case KindUUID:
 		return ParseUUID(s)
 	case KindDate:
-		return ParseDate(s)
+		return ParseDateOrder(s, in.DateOrder)
 	case KindTime:
-		v, err := ParseTime(s)
+		v, err := parseTime(s, in.DateOrder)
 		if err != nil {
 			return nil, err
 		}
 		return TimeOfDay(roundMicrosTypmod(int64(v), t.Typmod)), nil
 	case KindTimestamp:
-		v, err := ParseTimestamp(s)
+		v, err := ParseTimestampOrder(s, in.DateOrder)
 		if err != nil {
 			return nil, err
 		}
 		return ApplyTimestampTypmod(t, v)
 	case KindTimestampTZ:
-		v, err := ParseTimestampTZ(s, loc)
+		v, err := ParseTimestampTZOrder(s, loc, in.DateOrder)
 		if err != nil {
 			return nil, err
 		}
 		return ApplyTimestampTypmod(t, v)
 	case KindInterval:
 		if t.Typmod >= 0 {
-			return ParseIntervalTypmod(s, t.Typmod)
+			return parseIntervalTypmodStyle(s, t.Typmod, in.IntervalStyle)
 		}
-		return ParseInterval(s)
+		return ParseIntervalStyle(s, in.IntervalStyle)
 	case KindArray:
 		if t.Elem == nil {
 			return nil, InputError(StateInvalidTextRepresentation, "cannot parse an array of unknown element type")
 		}
-		return ParseArray(*t.Elem, s, loc)
+		return parseArrayStyle(*t.Elem, s, InputStyle{Loc: loc, DateOrder: in.DateOrder, IntervalStyle: in.IntervalStyle})
 	}
 	return nil, InputError(StateFeatureNotSupported, "input of type %s is not supported", t)
 }
@@ -586,6 +593,10 @@ func ParseUUID(s string) (Datum, error) {
 // ParseArray reads a one-dimensional array literal ("{1,2,NULL}",
 // "{\"a b\",c}").
 func ParseArray(elem Type, s string, loc *time.Location) (Datum, error) {
+	return parseArrayStyle(elem, s, InputStyle{Loc: loc})
+}
+
+func parseArrayStyle(elem Type, s string, in InputStyle) (Datum, error) {
 	malformed := func() error {
 		return InputError(StateInvalidTextRepresentation, "malformed array literal: \"%s\"", s)
 	}
@@ -656,7 +667,7 @@ func ParseArray(elem Type, s string, loc *time.Location) (Datum, error) {
 		if !quoted && strings.EqualFold(elemText, "NULL") {
 			out.Values = append(out.Values, nil)
 		} else {
-			d, err := Parse(elem, elemText, loc)
+			d, err := ParseStyle(elem, elemText, in)
 			if err != nil {
 				return nil, err
 			}

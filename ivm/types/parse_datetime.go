@@ -203,73 +203,172 @@ func parseClock(f *dtFields, tok string) dtErr {
 	return dtOK
 }
 
-// parseDateToken reads a numeric date "Y-M-D", "M/D/Y", "Y.M.D", or
-// "YYYYMMDD".
-func parseDateToken(f *dtFields, tok string) dtErr {
-	if allDigits(tok) && len(tok) == 8 {
-		f.year, _ = strconv.Atoi(tok[:4])
-		f.month, _ = strconv.Atoi(tok[4:6])
-		f.day, _ = strconv.Atoi(tok[6:])
-		f.hasDate = true
-		return dtOK
+// Date field bits: which of year, month and day a decode has set
+// (PostgreSQL's fmask over DTK_DATE_M).
+const (
+	dateYear = 1 << iota
+	dateMonth
+	dateDay
+	dateAll = dateYear | dateMonth | dateDay
+)
+
+// dateDecoder carries the state PostgreSQL's DecodeNumber reads: the date
+// fields set so far, whether the month was a name, and the DateStyle
+// field order that types an ambiguous first number.
+type dateDecoder struct {
+	f             *dtFields
+	fmask         int
+	haveTextMonth bool
+	order         DateOrder
+}
+
+// number types one run of digits (DecodeNumber): a first number of three
+// or more digits is a year; otherwise the field order decides what the
+// first number is, and the fields set so far what the next one is.
+func (d *dateDecoder) number(tok string) dtErr {
+	val, err := strconv.Atoi(tok)
+	if err != nil || val > math.MaxInt32 {
+		return dtFieldOverflow
 	}
-	sep := byte(0)
-	for _, c := range []byte{'-', '/', '.'} {
-		if strings.IndexByte(tok, c) > 0 {
-			sep = c
-			break
+	flen := len(tok)
+	f := d.f
+	var set int
+	switch d.fmask & dateAll {
+	case 0:
+		switch {
+		case flen >= 3 || d.order == DateOrderYMD:
+			set, f.year = dateYear, val
+		case d.order == DateOrderDMY:
+			set, f.day = dateDay, val
+		default:
+			set, f.month = dateMonth, val
 		}
-	}
-	if sep == 0 {
-		return dtBadFormat
-	}
-	parts := strings.Split(tok, string(sep))
-	if len(parts) != 3 {
-		return dtBadFormat
-	}
-	// A month name in the middle ("31-Jan-2024") or first ("Jan-31-2024").
-	nums := make([]int, 3)
-	monthAt := -1
-	for i, p := range parts {
-		if allDigits(p) {
-			nums[i], _ = strconv.Atoi(p)
-			continue
-		}
-		if m, ok := monthNames[strings.ToLower(p)]; ok && monthAt < 0 {
-			nums[i] = m
-			monthAt = i
-			continue
-		}
-		return dtBadFormat
-	}
-	switch {
-	case monthAt == 1:
-		if len(parts[0]) > 2 {
-			f.year, f.month, f.day = nums[0], nums[1], nums[2]
+	case dateYear:
+		set, f.month = dateMonth, val
+	case dateMonth:
+		if d.haveTextMonth && (flen >= 3 || d.order == DateOrderYMD) {
+			set, f.year = dateYear, val
 		} else {
-			f.day, f.month, f.year = nums[0], nums[1], nums[2]
-			f.twoDigitYear = len(parts[2]) <= 2
+			set, f.day = dateDay, val
 		}
-	case monthAt == 0:
-		f.month, f.day, f.year = nums[0], nums[1], nums[2]
-		f.twoDigitYear = len(parts[2]) <= 2
-	case monthAt == 2:
-		return dtBadFormat
-	case len(parts[0]) > 2:
-		f.year, f.month, f.day = nums[0], nums[1], nums[2]
+	case dateYear | dateMonth:
+		if d.haveTextMonth && flen >= 3 && f.twoDigitYear {
+			// DD-MON-YYYY: the first number was the day after all.
+			set, f.day, f.year, f.twoDigitYear = dateDay, f.year, val, false
+		} else {
+			set, f.day = dateDay, val
+		}
+	case dateDay:
+		set, f.month = dateMonth, val
+	case dateMonth | dateDay:
+		set, f.year = dateYear, val
 	default:
-		// DateStyle MDY.
-		f.month, f.day, f.year = nums[0], nums[1], nums[2]
-		f.twoDigitYear = len(parts[2]) <= 2
-		if f.month > 12 {
-			return dtMDFieldOverflow
-		}
+		return dtBadFormat
 	}
-	f.hasDate = true
+	if d.fmask&set != 0 {
+		return dtBadFormat
+	}
+	d.fmask |= set
+	if set == dateYear {
+		f.twoDigitYear = flen <= 2
+	}
 	return dtOK
 }
 
-func decodeDateTime(s string) (dtFields, dtErr) {
+// monthName sets the month from a name; a number already read as the
+// month becomes the day ("8 Jan 1999" under MDY).
+func (d *dateDecoder) monthName(m int) dtErr {
+	f := d.f
+	set := dateMonth
+	if d.fmask&dateMonth != 0 && !d.haveTextMonth && d.fmask&dateDay == 0 && f.month >= 1 && f.month <= 31 {
+		f.day, set = f.month, dateDay
+	}
+	if d.fmask&set != 0 {
+		return dtBadFormat
+	}
+	d.fmask |= set
+	d.haveTextMonth = true
+	f.month = m
+	return dtOK
+}
+
+// dateToken reads a date written with separators ("2024-01-31",
+// "01/02/03", "31.01.2024", "31-Jan-2024", "20240131") as DecodeDate
+// does: month names first, then the numbers in order; the token must
+// complete the date.
+func (d *dateDecoder) dateToken(tok string) dtErr {
+	if allDigits(tok) && len(tok) == 8 {
+		if d.fmask&dateAll != 0 {
+			return dtBadFormat
+		}
+		f := d.f
+		f.year, _ = strconv.Atoi(tok[:4])
+		f.month, _ = strconv.Atoi(tok[4:6])
+		f.day, _ = strconv.Atoi(tok[6:])
+		d.fmask |= dateAll
+		return dtOK
+	}
+	var parts []string
+	for i := 0; i < len(tok); {
+		for i < len(tok) && !isDigit(tok[i]) && !isLetter(tok[i]) {
+			i++
+		}
+		if i == len(tok) {
+			return dtBadFormat
+		}
+		j := i
+		if isDigit(tok[i]) {
+			for j < len(tok) && isDigit(tok[j]) {
+				j++
+			}
+		} else {
+			for j < len(tok) && isLetter(tok[j]) {
+				j++
+			}
+		}
+		parts = append(parts, tok[i:j])
+		// Skip one separator after the field (or a character that
+		// ends it, which then fails as its own field or is dropped).
+		i = j
+		if i < len(tok) {
+			i++
+		}
+	}
+	if len(parts) < 2 {
+		return dtBadFormat
+	}
+	// The month-name substitution of loose numbers is the caller's;
+	// inside a token only its own month name counts.
+	outerTextMonth := d.haveTextMonth
+	d.haveTextMonth = false
+	defer func() { d.haveTextMonth = outerTextMonth }()
+	for _, p := range parts {
+		if !isLetter(p[0]) {
+			continue
+		}
+		m, ok := monthNames[strings.ToLower(p)]
+		if !ok || d.fmask&dateMonth != 0 {
+			return dtBadFormat
+		}
+		d.fmask |= dateMonth
+		d.haveTextMonth = true
+		d.f.month = m
+	}
+	for _, p := range parts {
+		if isLetter(p[0]) {
+			continue
+		}
+		if e := d.number(p); e != dtOK {
+			return e
+		}
+	}
+	if d.fmask&dateAll != dateAll {
+		return dtBadFormat
+	}
+	return dtOK
+}
+
+func decodeDateTime(s string, order DateOrder) (dtFields, dtErr) {
 	if f, ok := fastISO(s); ok {
 		return f, dtOK
 	}
@@ -278,8 +377,7 @@ func decodeDateTime(s string) (dtFields, dtErr) {
 	if len(toks) == 0 {
 		return f, dtBadFormat
 	}
-	var loose []int // bare numbers, resolved with a month name
-	monthSet := false
+	dd := dateDecoder{f: &f, order: order}
 	for _, tok := range toks {
 		lower := strings.ToLower(tok)
 		switch lower {
@@ -311,15 +409,16 @@ func decodeDateTime(s string) (dtFields, dtErr) {
 			continue
 		}
 		if m, ok := monthNames[lower]; ok {
-			f.month = m
-			monthSet = true
+			if e := dd.monthName(m); e != dtOK {
+				return f, e
+			}
 			continue
 		}
 		if off, ok := zoneAbbrevs[lower]; ok {
 			f.hasZone, f.zoneOffset = true, off
 			continue
 		}
-		if strings.Contains(tok, "/") && isZoneName(tok) {
+		if strings.Contains(tok, "/") && isZoneName(tok) && !startsWithMonth(tok) {
 			loc, err := time.LoadLocation(tok)
 			if err != nil {
 				return f, dtBadFormat
@@ -362,54 +461,47 @@ func decodeDateTime(s string) (dtFields, dtErr) {
 			continue
 		}
 		if allDigits(tok) && len(tok) != 8 {
-			n, err := strconv.Atoi(tok)
-			if err != nil {
-				return f, dtFieldOverflow
-			}
-			loose = append(loose, n)
-			if len(tok) <= 2 && len(loose) == 2 {
-				// remember whether the year-candidate was two digits
-				f.twoDigitYear = true
+			// A loose number: "Jan 31 2024", "31 Jan 2024", "1 2 2024".
+			if e := dd.number(tok); e != dtOK {
+				return f, e
 			}
 			continue
 		}
-		if f.hasDate {
-			return f, dtBadFormat
-		}
-		if e := parseDateToken(&f, tok); e != dtOK {
+		if e := dd.dateToken(tok); e != dtOK {
 			return f, e
 		}
 	}
-	if len(loose) > 0 {
-		if !monthSet || f.hasDate || len(loose) != 2 {
-			return f, dtBadFormat
-		}
-		// "Jan 31 2024" / "31 Jan 2024": the value > 31 (or the second) is the year.
-		a, b := loose[0], loose[1]
-		if a > 31 {
-			f.year, f.day = a, b
-			f.twoDigitYear = false
-		} else {
-			f.day, f.year = a, b
-		}
-		f.hasDate = true
-	} else if monthSet && !f.hasDate {
-		return f, dtBadFormat
-	}
-	if f.twoDigitYear && f.hasDate && f.year < 100 {
-		if f.year < 70 {
-			f.year += 2000
-		} else {
-			f.year += 1900
-		}
-	}
-	if f.bc {
-		if f.year <= 0 {
+	// ValidateDate: the year's era and century, then the month and day
+	// (a month above 12 or a day above 31 hints at the field order).
+	if dd.fmask&dateYear != 0 {
+		switch {
+		case f.bc:
+			if f.year <= 0 {
+				return f, dtFieldOverflow
+			}
+			f.year = -(f.year - 1)
+		case f.twoDigitYear:
+			if f.year < 70 {
+				f.year += 2000
+			} else if f.year < 100 {
+				f.year += 1900
+			}
+		case f.year <= 0:
 			return f, dtFieldOverflow
 		}
-		f.year = -(f.year - 1)
-	} else if f.hasDate && f.year == 0 {
-		return f, dtFieldOverflow
+	}
+	if dd.fmask&dateMonth != 0 && (f.month < 1 || f.month > 12) {
+		return f, dtMDFieldOverflow
+	}
+	if dd.fmask&dateDay != 0 && (f.day < 1 || f.day > 31) {
+		return f, dtMDFieldOverflow
+	}
+	switch dd.fmask {
+	case 0:
+	case dateAll:
+		f.hasDate = true
+	default:
+		return f, dtBadFormat
 	}
 	if f.am || f.pm {
 		if f.hour > 12 || f.hour < 0 {
@@ -421,10 +513,8 @@ func decodeDateTime(s string) (dtFields, dtErr) {
 			f.hour += 12
 		}
 	}
-	if f.hasDate {
-		if f.month < 1 || f.month > 12 || f.day < 1 || f.day > DaysInMonth(f.year, f.month) {
-			return f, dtFieldOverflow
-		}
+	if f.hasDate && f.day > DaysInMonth(f.year, f.month) {
+		return f, dtFieldOverflow
 	}
 	if f.hasTime {
 		if f.hour < 0 || f.minute < 0 || f.minute > 59 || f.sec < 0 || f.sec > 60 ||
@@ -440,9 +530,13 @@ func (f *dtFields) clockMicros() int64 {
 		int64(f.sec)*MicrosPerSecond + f.micros
 }
 
-// ParseDate reads date input (a time part, if any, is ignored).
-func ParseDate(s string) (Datum, error) {
-	f, e := decodeDateTime(s)
+// ParseDate reads date input (a time part, if any, is ignored) with the
+// default field order, MDY.
+func ParseDate(s string) (Datum, error) { return ParseDateOrder(s, DateOrderMDY) }
+
+// ParseDateOrder reads date input with the DateStyle field order order.
+func ParseDateOrder(s string, order DateOrder) (Datum, error) {
+	f, e := decodeDateTime(s, order)
 	if e != dtOK {
 		return nil, dtError(e, "date", s)
 	}
@@ -468,8 +562,10 @@ func ParseDate(s string) (Datum, error) {
 }
 
 // ParseTime reads time-of-day input (a date or zone, if any, is ignored).
-func ParseTime(s string) (TimeOfDay, error) {
-	f, e := decodeDateTime(s)
+func ParseTime(s string) (TimeOfDay, error) { return parseTime(s, DateOrderMDY) }
+
+func parseTime(s string, order DateOrder) (TimeOfDay, error) {
+	f, e := decodeDateTime(s, order)
 	if e != dtOK {
 		return 0, dtError(e, "time without time zone", s)
 	}
@@ -488,8 +584,12 @@ func localMicros(f *dtFields, typeName, s string) (int64, error) {
 
 // ParseTimestamp reads timestamp without time zone input; a zone in the
 // input is ignored, as in PostgreSQL.
-func ParseTimestamp(s string) (Timestamp, error) {
-	f, e := decodeDateTime(s)
+func ParseTimestamp(s string) (Timestamp, error) { return ParseTimestampOrder(s, DateOrderMDY) }
+
+// ParseTimestampOrder is ParseTimestamp with the DateStyle field order
+// order.
+func ParseTimestampOrder(s string, order DateOrder) (Timestamp, error) {
+	f, e := decodeDateTime(s, order)
 	if e != dtOK {
 		return 0, dtError(e, "timestamp", s)
 	}
@@ -517,8 +617,14 @@ func ParseTimestamp(s string) (Timestamp, error) {
 // ParseTimestampTZ reads timestamp with time zone input; without an explicit
 // zone the wall time is interpreted in loc.
 func ParseTimestampTZ(s string, loc *time.Location) (TimestampTZ, error) {
+	return ParseTimestampTZOrder(s, loc, DateOrderMDY)
+}
+
+// ParseTimestampTZOrder is ParseTimestampTZ with the DateStyle field
+// order order.
+func ParseTimestampTZOrder(s string, loc *time.Location, order DateOrder) (TimestampTZ, error) {
 	const name = "timestamp with time zone"
-	f, e := decodeDateTime(s)
+	f, e := decodeDateTime(s, order)
 	if e != dtOK {
 		return 0, dtError(e, name, s)
 	}
@@ -621,6 +727,17 @@ func roundMicrosTypmod(us int64, typmod int32) int64 {
 		return (us + offset) / scale * scale
 	}
 	return -((-us + offset) / scale * scale)
+}
+
+// startsWithMonth reports whether tok begins with a month name followed
+// by a separator ("Jan/31/2024"): a date, not a zone name.
+func startsWithMonth(tok string) bool {
+	i := 0
+	for i < len(tok) && isLetter(tok[i]) {
+		i++
+	}
+	_, ok := monthNames[strings.ToLower(tok[:i])]
+	return ok
 }
 
 // isZoneName reports whether tok looks like an IANA zone name

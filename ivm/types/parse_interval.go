@@ -85,12 +85,24 @@ var intervalUnits = map[string]string{
 	"millennium": "millennium", "millennia": "millennium", "millenniums": "millennium", "mil": "millennium", "mils": "millennium",
 }
 
-// ParseInterval reads interval input.
-func ParseInterval(s string) (Datum, error) { return parseInterval(s, "second", false) }
+// ParseInterval reads interval input (IntervalStyle postgres).
+func ParseInterval(s string) (Datum, error) {
+	return parseInterval(s, "second", false, IntervalStylePostgres)
+}
+
+// ParseIntervalStyle reads interval input under IntervalStyle style.
+// Every style's output is read under every style; only sql_standard
+// changes a reading: there a leading minus with no other sign in the
+// value applies to every field ('-1 2:03:04' is minus one day, two hours,
+// three minutes and four seconds, where postgres reads minus one day
+// plus the time).
+func ParseIntervalStyle(s string, style IntervalStyle) (Datum, error) {
+	return parseInterval(s, "second", false, style)
+}
 
 // parseInterval reads interval input whose bare numbers are in bareUnit
 // (parsePostgresInterval).
-func parseInterval(s string, bareUnit string, minutesSeconds bool) (Datum, error) {
+func parseInterval(s string, bareUnit string, minutesSeconds bool, style IntervalStyle) (Datum, error) {
 	bad := func() error {
 		return InputError(StateInvalidDatetimeFormat, "invalid input syntax for type interval: \"%s\"", s)
 	}
@@ -103,7 +115,8 @@ func parseInterval(s string, bareUnit string, minutesSeconds bool) (Datum, error
 	if v[0] == 'P' || v[0] == 'p' {
 		ok = parseISOInterval(&acc, v[1:])
 	} else {
-		ok = parsePostgresInterval(&acc, v, bareUnit, minutesSeconds)
+		forceNegative := style == IntervalStyleSQLStandard && leadingSignOnly(v)
+		ok = parsePostgresInterval(&acc, v, bareUnit, minutesSeconds, forceNegative)
 	}
 	if !ok {
 		return nil, bad()
@@ -113,6 +126,37 @@ func parseInterval(s string, bareUnit string, minutesSeconds bool) (Datum, error
 		return nil, InputError(StateIntervalFieldOverflow, "interval field value out of range: \"%s\"", s)
 	}
 	return Interval{Months: int32(acc.months), Days: int32(acc.days), Micros: us}, nil
+}
+
+// leadingSignOnly reports whether v's first field starts with a minus
+// and no later field has a sign of its own.
+func leadingSignOnly(v string) bool {
+	fields := strings.Fields(v)
+	for len(fields) > 0 && fields[0] == "@" {
+		fields = fields[1:]
+	}
+	if len(fields) == 0 || fields[0][0] != '-' {
+		return false
+	}
+	for _, f := range fields[1:] {
+		if f[0] == '-' || f[0] == '+' {
+			return false
+		}
+	}
+	return true
+}
+
+// negatePositive makes the positive parts (months, days, time) negative.
+func (a *intervalAcc) negatePositive() {
+	if a.months > 0 {
+		a.months = -a.months
+	}
+	if a.days > 0 {
+		a.days = -a.days
+	}
+	if float64(a.usInt)+a.micros > 0 {
+		a.usInt, a.micros = -a.usInt, -a.micros
+	}
 }
 
 // tokenizeInterval splits "1day", "-2 hours" etc. into numbers, words and
@@ -196,7 +240,22 @@ func unitField(unit string, fractional bool) int {
 // and hours), and otherwise the type of the number on its right, which
 // then repeats a field and is refused ("3 1 day"). "Y-M" is years and
 // months; under MINUTE TO SECOND a two-part clock is minutes and seconds.
-func parsePostgresInterval(acc *intervalAcc, v string, bareUnit string, minutesSeconds bool) bool {
+//
+// With forceNegative (sql_standard's leading minus) every field is made
+// negative as it is read, before "ago" flips the whole value.
+func parsePostgresInterval(total *intervalAcc, v string, bareUnit string, minutesSeconds, forceNegative bool) bool {
+	// Each field is read into acc, then added to the total.
+	acc := &intervalAcc{}
+	flush := func() {
+		if forceNegative {
+			acc.negatePositive()
+		}
+		total.months += acc.months
+		total.days += acc.days
+		total.usInt += acc.usInt
+		total.micros += acc.micros
+		*acc = intervalAcc{}
+	}
 	toks := tokenizeInterval(v)
 	ago := false
 	items := toks[:0:0]
@@ -248,6 +307,7 @@ func parsePostgresInterval(acc *intervalAcc, v string, bareUnit string, minutesS
 			if !mark(fieldHour|fieldMinute|fieldSecond|fieldMillisecond|fieldMicrosecond) || !parseIntervalClock(acc, clock) {
 				return false
 			}
+			flush()
 			typ = "day"
 			continue
 		}
@@ -256,6 +316,7 @@ func parsePostgresInterval(acc *intervalAcc, v string, bareUnit string, minutesS
 				return false
 			}
 			acc.months += years*12 + months
+			flush()
 			continue
 		}
 		val, err := strconv.ParseFloat(tok, 64)
@@ -266,12 +327,13 @@ func parsePostgresInterval(acc *intervalAcc, v string, bareUnit string, minutesS
 			return false
 		}
 		acc.addUnit(typ, val)
+		flush()
 		if typ == "hour" {
 			typ = "day"
 		}
 	}
 	if ago {
-		acc.months, acc.days, acc.usInt, acc.micros = -acc.months, -acc.days, -acc.usInt, -acc.micros
+		total.months, total.days, total.usInt, total.micros = -total.months, -total.days, -total.usInt, -total.micros
 	}
 	return true
 }

@@ -223,6 +223,14 @@ type Relation struct {
 	// grows with the input. CREATE refuses such a view without it
 	// (RS-1005).
 	WindowsNeverClose bool `json:",omitempty"`
+	// DateStyle and IntervalStyle are, for a materialized view, the
+	// DateStyle and IntervalStyle settings of the session that created
+	// it, as SHOW prints them ("SQL, DMY", "sql_standard"): the text of
+	// the dates, timestamps and intervals it prints (casts to text,
+	// concat) and how it reads text as them, as TimeZone. "" is
+	// PostgreSQL's default (ISO, MDY; postgres).
+	DateStyle     string `json:",omitempty"`
+	IntervalStyle string `json:",omitempty"`
 	// Checks are a table's CHECK constraints.
 	Checks []Check
 	// Sequence is a sequence's definition (KindSequence only).
@@ -352,8 +360,8 @@ type Catalog interface {
 }
 
 // ViewEnv sets env's session settings to those a materialized view was
-// created with (TimeZone, extra_float_digits): the view is maintained as
-// its creating session evaluates its query.
+// created with (TimeZone, extra_float_digits, DateStyle, IntervalStyle):
+// the view is maintained as its creating session evaluates its query.
 func (r *Relation) ViewEnv(env *expr.Env) error {
 	zone, err := types.LoadZone(r.TimeZone)
 	if err != nil {
@@ -366,6 +374,20 @@ func (r *Relation) ViewEnv(env *expr.Env) error {
 			return fmt.Errorf("extra_float_digits %q: %w", r.ExtraFloatDigits, err)
 		}
 		env.ExtraFloatDigits, env.ExtraFloatDigitsSet = n, true
+	}
+	if r.DateStyle != "" {
+		style, order, err := types.ParseDateStyle(r.DateStyle, types.DateStyleISO, types.DateOrderMDY)
+		if err != nil {
+			return fmt.Errorf("DateStyle %q: %w", r.DateStyle, err)
+		}
+		env.DateStyle, env.DateOrder = style, order
+	}
+	if r.IntervalStyle != "" {
+		st, err := types.ParseIntervalStyleSetting(r.IntervalStyle)
+		if err != nil {
+			return fmt.Errorf("IntervalStyle %q: %w", r.IntervalStyle, err)
+		}
+		env.IntervalStyle = st
 	}
 	return nil
 }
