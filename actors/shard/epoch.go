@@ -83,7 +83,11 @@ func (a *Actor) step(ctx runtime.Context) error {
 		}
 	}
 	for e := a.frontier + 1; e <= upTo; e++ {
-		v, ok, err := txn.Get(logKey(e))
+		v, ok := a.exchange.taken[e]
+		var err error
+		if !ok {
+			v, ok, err = txn.Get(logKey(e))
+		}
 		if err != nil {
 			return err
 		}
@@ -101,7 +105,17 @@ func (a *Actor) step(ctx runtime.Context) error {
 			// deletes it once they all have (exchange.go).
 			continue
 		}
+		if e > a.exchange.storedLast && !a.isTableShard() {
+			continue // taken from a frame, never stored
+		}
 		if err := txn.Delete(logKey(e)); err != nil {
+			return err
+		}
+	}
+	if !a.isTableShard() && upTo > a.exchange.storedLast {
+		// The last epoch read back at open is never below the frontier
+		// (the entries past the frontier come again from the table shard).
+		if err := putUint64(txn, lastEpochKey(), upTo); err != nil {
 			return err
 		}
 	}
@@ -185,6 +199,9 @@ func (a *Actor) step(ctx runtime.Context) error {
 	}
 	prev := a.frontier
 	a.frontier, a.frontierTime = upTo, stepTime
+	for e := prev + 1; e <= upTo; e++ {
+		delete(a.exchange.taken, e)
+	}
 	a.stepMarks = marks
 	a.lastEpochTime = max(a.lastEpochTime, stepTime)
 	for _, v := range a.views {

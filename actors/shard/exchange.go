@@ -26,11 +26,17 @@ import (
 //	table shard                                   view shard k
 //	commit e (rows + log entry e, durable)
 //	  ──ExchangeFrame{After: s, Through: t, entries (s, t]}──►
-//	                                  entries as its own log entries,
-//	                                  last epoch t: ONE durable batch
-//	  ◄──────────────ExchangeAck{Through: t, Frontier: f}──
-//	acked_k = t; log entries ≤ min(frontier, every f) − margin deleted,
-//	with the acks, in one batch (gcExchangedLog)
+//	                                  entries held in memory (taken),
+//	                                  last epoch t; epoch steps over
+//	                                  them, then ONE sync of the steps
+//	  ◄──────────────ExchangeAck{Through: f, Frontier: f}──
+//	acked_k = f (its durable frontier); log entries ≤ min(frontier,
+//	every f) − margin deleted, with the acks, in one batch (gcExchangedLog)
+//
+// The view shard never stores the entries: its durable frontier says
+// which epochs its state covers, and after a restart the table shard
+// sends the rest again. So a committed row is written once, on the table
+// shard, and a view shard writes only what its views make of it.
 //
 // A frame that does not continue the view shard's last epoch (one was
 // lost) is answered with ExchangeAck.Resend at once, and the table shard
@@ -67,10 +73,11 @@ type (
 		Collected bool
 	}
 	// ExchangeAck (view shard → table shard): every epoch up to Through
-	// is durable on the view shard, and its durable frontier is
-	// Frontier: the table shard keeps the log entries after it, to send
-	// them again and to read its tables as they were at any epoch a view
-	// shows (readAtEpoch).
+	// is durable on the view shard (its steps over it, or an entry an
+	// earlier build stored), and its durable frontier is Frontier: the
+	// table shard keeps the log entries after it, to send them again and
+	// to read its tables as they were at any epoch a view shows
+	// (readAtEpoch).
 	//
 	// Resend (view shard → table shard): a frame did not continue the
 	// view shard's last epoch Through (a frame was lost): the table shard
@@ -144,6 +151,16 @@ type exchangeState struct {
 	reported, reportedEpoch uint64
 	// unsynced counts the frames a view shard took since its last sync.
 	unsynced int
+	// taken are the log entries a view shard took from frames and has
+	// not stepped over yet, by epoch: held in memory only. Its steps are
+	// made durable, not the entries: after a restart the table shard sends
+	// them again from the view shard's durable frontier, which is what it
+	// acknowledges (the table shard keeps its log until then).
+	taken map[uint64][]byte
+	// storedLast is the last epoch read back at open: the entries up to
+	// it past the frontier are in the store (a table shard's own, or a
+	// view shard's taken by an earlier build, which stored them).
+	storedLast uint64
 	// waitingSince is when each waiting read arrived; waitTicking: the
 	// awaitEpochTick is queued.
 	waitingSince []time.Time
@@ -388,31 +405,19 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 		ctx.Send(ctx.From(), ExchangeAck{Through: a.lastEpoch, Frontier: a.durableFrontier, Resend: true})
 		return
 	}
-	txn := kv.NewTxn(a.store)
+	// NB: held in memory, not written: the epoch steps over the entries
+	// are what a sync makes durable (epochTick, or the read that needs
+	// them), and the acknowledgement of the durable frontier leaves after
+	// it (reportFrontier). Until then the table shard keeps the entries
+	// and resends them after a restart of this shard. Storing them wrote
+	// every committed row once more on each view shard (and synced it).
+	if a.exchange.taken == nil {
+		a.exchange.taken = map[uint64][]byte{}
+	}
 	for i, e := range m.Entries {
-		epoch := m.After + 1 + uint64(i)
-		if epoch <= a.lastEpoch {
-			continue
+		if epoch := m.After + 1 + uint64(i); epoch > a.lastEpoch {
+			a.exchange.taken[epoch] = e
 		}
-		if err := txn.Put(logKey(epoch), e); err != nil {
-			ctx.Logger().Error("taking an exchange frame", "err", err)
-			return
-		}
-	}
-	if err := putUint64(txn, lastEpochKey(), m.Through); err != nil {
-		ctx.Logger().Error("taking an exchange frame", "err", err)
-		return
-	}
-	// NB: not durable yet, and not acknowledged: the epoch step over the
-	// entries follows, and ONE sync makes both durable (epochTick, or the
-	// read that needs them); the acknowledgement leaves after it
-	// (reportFrontier). Until then the table shard keeps the entries and
-	// resends them after a restart of this shard. A sync per frame and
-	// another for the step's frontier cost a write-then-read-view
-	// session two fsyncs more than one shard does.
-	if err := a.applyNoWait(txn.Batch()); err != nil {
-		a.poison(err)
-		return
 	}
 	a.lastEpoch = m.Through
 	a.exchange.unsynced++
@@ -576,10 +581,10 @@ func (a *Actor) reportFrontier(ctx runtime.Context) {
 	ctx.Send(ActorOf(TableShardOf(a.snap.BucketMap())), ExchangeAck{Through: a.durableEpoch, Frontier: a.durableFrontier})
 }
 
-// makeTakenDurable makes the entries a view shard took from exchange
-// frames durable (with its steps so far).
+// makeTakenDurable makes a view shard's steps over the entries it took
+// from exchange frames durable: what it acknowledges.
 func (a *Actor) makeTakenDurable() error {
-	if a.durableEpoch >= a.lastEpoch {
+	if a.durableFrontier >= a.frontier && a.durableEpoch >= a.syncedEpoch() {
 		return nil
 	}
 	if s, ok := a.store.(Syncer); ok {
@@ -588,9 +593,20 @@ func (a *Actor) makeTakenDurable() error {
 			return err
 		}
 	}
-	a.durableEpoch, a.durableFrontier = a.lastEpoch, a.frontier
+	a.durableEpoch, a.durableFrontier = a.syncedEpoch(), a.frontier
 	a.exchange.unsynced = 0
 	return nil
+}
+
+// syncedEpoch is the last epoch a sync makes durable: every epoch a table
+// shard has (its commits wrote their log entries); on a view shard, the
+// frontier its steps reached and the entries stored before (storedLast),
+// not the entries taken since, which only its steps make durable.
+func (a *Actor) syncedEpoch() uint64 {
+	if a.isTableShard() {
+		return a.lastEpoch
+	}
+	return min(a.lastEpoch, max(a.frontier, a.exchange.storedLast))
 }
 
 // readAtEpoch reads tables as they were right after epoch m.Epoch: their

@@ -487,7 +487,7 @@ func (a *Actor) open(ctx runtime.Context) error {
 	}
 	a.store = store
 	a.dropSnapshots()
-	a.exchange.out, a.exchange.logFloor = nil, 0
+	a.exchange.out, a.exchange.logFloor, a.exchange.taken = nil, 0, nil
 	a.dropExports()
 	if a.upgradePending, err = checkShardFormat(ctx, store); err != nil {
 		return err
@@ -515,6 +515,7 @@ func (a *Actor) open(ctx runtime.Context) error {
 	a.durableFrontier = a.frontier
 	a.durableEpoch = a.lastEpoch
 	a.readFloor = a.lastEpoch
+	a.exchange.storedLast = a.lastEpoch
 	// INVARIANT: the frontier never passes the last assigned epoch.
 	if a.frontier > a.lastEpoch {
 		return corrupt("frontier %d is past the last source epoch %d", a.frontier, a.lastEpoch)
@@ -551,7 +552,7 @@ type Syncer interface {
 func (a *Actor) makeFrontierDurable() error {
 	// NB: on a view shard the epochs taken from exchange frames are made
 	// durable with the steps over them (exchange.go).
-	if a.durableFrontier >= a.frontier && (a.isTableShard() || a.durableEpoch >= a.lastEpoch) {
+	if a.durableFrontier >= a.frontier && (a.isTableShard() || a.durableEpoch >= a.syncedEpoch()) {
 		return nil
 	}
 	if s, ok := a.store.(Syncer); ok {
@@ -559,7 +560,7 @@ func (a *Actor) makeFrontierDurable() error {
 			a.poison(err)
 			return errcode.Wrap(errcode.ShardUnavailable, err, "frontier %d could not be made durable", a.frontier)
 		}
-		a.durableEpoch = a.lastEpoch
+		a.durableEpoch = a.syncedEpoch()
 	}
 	a.durableFrontier = a.frontier
 	a.exchange.unsynced = 0
