@@ -50,6 +50,8 @@ type Config struct {
 	Shards int
 	// rangeSeeksAlways: shard.Config.RangeSeeksAlways (tests).
 	rangeSeeksAlways bool
+	// backfillRows: shard.Config.BackfillRows (tests).
+	backfillRows bool
 	// Clock is the engine's time source: the actors' clock (the epochs'
 	// times, which materialized views' temporal filters run at) and
 	// statements' now(). nil is the wall clock; tests drive time with it.
@@ -226,6 +228,7 @@ func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
 		out.ViewRebuilds += st.ViewRebuilds
 		out.CatalogFetches += st.CatalogFetches
 		out.BackfillChunks += st.BackfillChunks
+		out.BackfillColumnarRows += st.BackfillColumnarRows
 		out.ReadRows += st.ReadRows
 	}
 	return out, nil

@@ -42,6 +42,7 @@ func (e *Engine) spawnShards(snap *control.Snapshot, open func(path string) func
 			DeadlockDetector: shard.DetectorID,
 			StepBytesMax:     e.cfg.StepBytesMax,
 			RangeSeeksAlways: e.cfg.rangeSeeksAlways,
+			BackfillRows:     e.cfg.backfillRows,
 		})); err != nil {
 			return err
 		}

@@ -208,26 +208,33 @@ func (m *mergingIter) next() (row, bool, error) {
 // groupIter groups a (key asc, seq desc) stream into one key's versions at a
 // time, dropping exact duplicates (the same row seen in two sources).
 type groupIter struct {
-	src     rowIterator
-	pending *row
-	done    bool
+	src rowIterator
+	// pending is the first row of the next group, when hasPending.
+	pending    row
+	hasPending bool
+	done       bool
+	// versions backs the versions nextGroup returns, reused by the next
+	// call: a scan allocates nothing per key for them.
+	versions []row
 }
 
+// nextGroup returns the next key and its versions (newest first), valid
+// until the next call.
 func (g *groupIter) nextGroup() (key []byte, versions []row, ok bool, err error) {
 	if g.done {
 		return nil, nil, false, nil
 	}
-	if g.pending == nil {
+	if !g.hasPending {
 		r, ok, err := g.src.next()
 		if err != nil || !ok {
 			g.done = true
 			return nil, nil, false, err
 		}
-		g.pending = &r
+		g.pending, g.hasPending = r, true
 	}
 	key = g.pending.key
-	versions = append(versions, *g.pending)
-	g.pending = nil
+	versions = append(g.versions[:0], g.pending)
+	g.hasPending = false
 	for {
 		r, ok, err := g.src.next()
 		if err != nil {
@@ -238,7 +245,7 @@ func (g *groupIter) nextGroup() (key []byte, versions []row, ok bool, err error)
 			break
 		}
 		if !bytes.Equal(r.key, key) {
-			g.pending = &r
+			g.pending, g.hasPending = r, true
 			break
 		}
 		if r.seq == versions[len(versions)-1].seq {
@@ -246,5 +253,6 @@ func (g *groupIter) nextGroup() (key []byte, versions []row, ok bool, err error)
 		}
 		versions = append(versions, r)
 	}
+	g.versions = versions
 	return key, versions, true, nil
 }

@@ -337,11 +337,21 @@ type sstIter struct {
 	// block. ahead holds raw bytes starting at aheadOff.
 	ahead    []byte
 	aheadOff int64
+	// aheadMax bounds the next read-ahead (0: the first,
+	// sstReadAheadFirstBytes); it doubles with each read-ahead up to
+	// sstReadAheadBytes.
+	aheadMax int64
 }
 
 // sstReadAheadBytes bounds one read-ahead (scans and compaction). It trades
 // a little memory per open iterator for far fewer store calls.
 const sstReadAheadBytes = 1 << 20
+
+// sstReadAheadFirstBytes bounds an iterator's first read-ahead: a scan
+// that stops after a few rows (a backfill chunk, a LIMIT, a key range)
+// then copies tens of kilobytes, not a megabyte per SST it touches, and
+// one that goes on reaches sstReadAheadBytes within a few reads.
+const sstReadAheadFirstBytes = 64 << 10
 
 func (t *tableReader) iter(ctx context.Context, info SSTInfo, start, end []byte, fillCache bool) *sstIter {
 	it := &sstIter{ctx: ctx, t: t, info: info, start: start, end: end, fill: fillCache}
@@ -400,9 +410,14 @@ func (it *sstIter) loadBlock() ([]row, error) {
 	e := it.meta.index[i]
 	if e.offset < it.aheadOff || e.offset+e.length > it.aheadOff+int64(len(it.ahead)) {
 		end := e.offset + e.length
+		if it.aheadMax == 0 {
+			it.aheadMax = sstReadAheadFirstBytes
+		}
+		limit := it.aheadMax
+		it.aheadMax = min(2*it.aheadMax, sstReadAheadBytes)
 		for j := i + 1; j < len(it.meta.index); j++ {
 			next := it.meta.index[j]
-			if next.offset+next.length-e.offset > sstReadAheadBytes {
+			if next.offset+next.length-e.offset > limit {
 				break
 			}
 			end = next.offset + next.length

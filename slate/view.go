@@ -188,7 +188,9 @@ func (it *Iterator) Next() bool {
 		if !ok {
 			return false
 		}
-		visible := versions[:0:0]
+		// NB: filtered in place: versions are the group iterator's,
+		// overwritten by its next group anyway.
+		visible := versions[:0]
 		for _, r := range versions {
 			if r.seq <= it.seq {
 				visible = append(visible, r)

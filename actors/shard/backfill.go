@@ -2,6 +2,7 @@ package shard
 
 import (
 	"encoding/binary"
+	"slices"
 	"sort"
 	"time"
 
@@ -74,12 +75,15 @@ const (
 	// default.
 	backfillRowsPerChunkDefault = 4096
 	// backfillChunkTarget is how long one chunk should take. The rows per
-	// chunk start at one and double while chunks stay under half of it,
-	// and halve when one takes longer, so a view with an expensive
-	// expression per row holds the shard for about one row's work, and a
-	// cheap one moves in large chunks. Simulation range: fixed (virtual
-	// time advances only by store latency there).
+	// chunk start at one and scale toward backfillChunkAim of it
+	// (nextChunkRows), so a view with an expensive expression per row
+	// holds the shard for about one row's work, and a cheap one moves in
+	// large chunks. Simulation range: fixed (virtual time advances only
+	// by store latency there).
 	backfillChunkTarget = 10 * time.Millisecond
+	// backfillChunkAim is the chunk time the sizing aims at: below the
+	// target, so chunks that vary a little stay under it.
+	backfillChunkAim = backfillChunkTarget * 3 / 4
 	// backfillWaitersMax bounds the syncs waiting for backfills to end:
 	// past it a sync is answered ShardUnavailable at once rather than
 	// queued without limit. Simulation range: fixed.
@@ -291,14 +295,28 @@ func (a *Actor) receiveBackfillChunk(ctx runtime.Context) {
 	if done {
 		a.finishBackfill(ctx, b)
 	} else {
-		switch took := ctx.Now().Sub(start); {
-		case took > backfillChunkTarget:
-			b.rowsPerChunk = max(1, b.rowsPerChunk/2)
-		case took < backfillChunkTarget/2:
-			b.rowsPerChunk = min(a.cfg.BackfillRowsPerChunkMax, 2*b.rowsPerChunk)
-		}
+		b.rowsPerChunk = nextChunkRows(b.rowsPerChunk, ctx.Now().Sub(start), a.cfg.BackfillRowsPerChunkMax)
 	}
 	a.scheduleBackfill(ctx)
+}
+
+// nextChunkRows sizes a backfill's next chunk from its last one, of rows
+// rows that took took: scaled by backfillChunkAim/took, at most doubled,
+// at least halved, within [1, rowsMax].
+//
+// NB: proportional, not only doubling below half the target: a chunk's
+// time grows slower than its rows where the view rewrites each group a
+// chunk touches (a GROUP BY with many groups), so a chunk twice as large
+// costs far less than two, and chunks left at half the target rewrote
+// every group twice as often as they had to.
+//
+//	512 rows took 6ms → 640 rows (7.5ms aimed at); 1 row took 0 → 2 rows
+func nextChunkRows(rows int, took time.Duration, rowsMax int) int {
+	next := 2 * rows
+	if took > 0 {
+		next = min(next, int(int64(rows)*int64(backfillChunkAim)/int64(took)))
+	}
+	return min(rowsMax, max(1, rows/2, next))
 }
 
 // runBackfillChunk feeds the next chunk of b to its circuit and reports
@@ -322,16 +340,16 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 	}
 	// NB: after beginBackfill, whose epoch steps write the store.
 	txn := kv.NewTxn(a.store)
-	inputs := map[circuit.SourceID]zset.Batch{}
+	inputs := map[circuit.SourceID]zset.Delta{}
 	if first {
 		for id, c := range v.constants { //lint:maprange copied into a map keyed the same way
-			inputs[id] = c
+			inputs[id] = zset.RowDelta(c)
 		}
 		// NB: the first step names every source, empty or not, as the
 		// one-batch backfill did: an aggregate without GROUP BY emits its
 		// row over empty input at the first step.
 		for _, s := range v.sources {
-			inputs[SourceID(s)] = zset.Batch{}
+			inputs[SourceID(s)] = zset.RowDelta(zset.Batch{})
 		}
 	}
 	done := false
@@ -340,9 +358,13 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 			return false, err
 		}
 	} else {
+		buffered := map[circuit.SourceID]zset.Batch{}
 		var err error
-		if done, err = a.takeBufferedDeltas(txn, b, inputs); err != nil {
+		if done, err = a.takeBufferedDeltas(txn, b, buffered); err != nil {
 			return false, err
+		}
+		for id, in := range buffered { //lint:maprange copied into a map keyed the same way
+			inputs[id] = zset.RowDelta(in)
 		}
 	}
 	if first || nonEmpty(inputs) || (v.temporal && b.scanned) {
@@ -361,7 +383,9 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 			v.circuit.SetWatermarks(a.stepWatermarks())
 		}
 		runtime.Report(ctx, runtime.WorkStepRow, deltaRows(inputs))
-		if _, err := v.circuit.Step(txn, inputs); err != nil {
+		// NB: StepDeltas, not Step: the view's output delta is not read
+		// here, so it is never built into rows.
+		if _, err := v.circuit.StepDeltas(txn, inputs); err != nil {
 			v.circuit.DiscardCaches()
 			return false, err
 		}
@@ -392,10 +416,10 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 	return true, nil
 }
 
-func nonEmpty(inputs map[circuit.SourceID]zset.Batch) bool {
-	//lint:maprange any non-empty batch answers; order cannot matter.
-	for _, b := range inputs {
-		if len(b.Rows) > 0 {
+func nonEmpty(inputs map[circuit.SourceID]zset.Delta) bool {
+	//lint:maprange any non-empty delta answers; order cannot matter.
+	for _, d := range inputs {
+		if d.Len() > 0 {
 			return true
 		}
 	}
@@ -484,12 +508,14 @@ func (a *Actor) pinInputs() (kv.Reader, func()) {
 }
 
 // scanBackfill reads up to rowsPerChunk pinned rows, from the current
-// source on, into inputs.
-func (a *Actor) scanBackfill(b *backfill, inputs map[circuit.SourceID]zset.Batch) error {
+// source on, into inputs: a table's rows straight into columns when the
+// view steps them columnar (backfillDecoder), as an epoch step decodes
+// them, rows otherwise.
+func (a *Actor) scanBackfill(b *backfill, inputs map[circuit.SourceID]zset.Delta) error {
 	budget := b.rowsPerChunk
 	for budget > 0 && b.source < len(b.view.sources) {
 		s := b.view.sources[b.source]
-		prefix, decode, err := a.sourceRows(s)
+		prefix, dec, err := a.backfillDecoder(b.view, s)
 		if err != nil {
 			return err
 		}
@@ -497,31 +523,40 @@ func (a *Actor) scanBackfill(b *backfill, inputs map[circuit.SourceID]zset.Batch
 		if start == nil {
 			start = prefix
 		}
-		var rows zset.Batch
+		dec.grow(budget)
+		n := 0
 		var next []byte
 		err = b.reader.Scan(start, kv.PrefixEnd(prefix), func(k, val []byte) error {
 			if budget == 0 {
 				next = append([]byte(nil), k...)
 				return kv.ErrStop
 			}
-			row, w, err := decode(k[len(prefix):], val)
-			if err != nil {
+			if err := dec.add(k[len(prefix):], val); err != nil {
 				return err
 			}
-			rows.Add(row, w)
+			n++
 			budget--
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		if len(rows.Rows) > 0 {
+		if n > 0 {
 			id := SourceID(s)
-			in := inputs[id]
-			trimmed := b.view.trim(s, rows)
-			in.Rows, in.Weights = append(in.Rows, trimmed.Rows...), append(in.Weights, trimmed.Weights...)
-			inputs[id] = in
-			b.rowsRead += int64(len(rows.Rows))
+			trimmed := b.view.trimDelta(s, dec.delta())
+			if in := inputs[id]; in.Len() > 0 {
+				// NB: cannot happen (a chunk scans each source once); kept
+				// correct by appending rows.
+				rows := in.Batch()
+				more := trimmed.Batch()
+				rows.Rows, rows.Weights = append(rows.Rows, more.Rows...), append(rows.Weights, more.Weights...)
+				trimmed = zset.RowDelta(rows)
+			}
+			inputs[id] = trimmed
+			b.rowsRead += int64(n)
+			if _, ok := dec.(tableScan); ok && trimmed.Columnar() {
+				a.stats.BackfillColumnarRows += uint64(n)
+			}
 		}
 		if next != nil {
 			b.resume = next
@@ -531,6 +566,68 @@ func (a *Actor) scanBackfill(b *backfill, inputs map[circuit.SourceID]zset.Batch
 	}
 	b.scanned = b.source >= len(b.view.sources)
 	return nil
+}
+
+// scanDecoder accumulates a backfill's scanned entries of one source
+// (key without the source's prefix, value) into a delta.
+type scanDecoder interface {
+	// grow makes room for n more entries.
+	grow(n int)
+	add(k, v []byte) error
+	delta() zset.Delta
+}
+
+// tableScan decodes a table's stored rows (weight 1 each) with a
+// deltaDecoder, in columns or rows.
+type tableScan struct{ dec deltaDecoder }
+
+func (t tableScan) grow(n int)            { t.dec.grow(n) }
+func (t tableScan) add(_, v []byte) error { return t.dec.add(v, 1) }
+func (t tableScan) delta() zset.Delta     { return t.dec.delta() }
+
+// rowScan decodes entries into rows with a decoder of one entry.
+type rowScan struct {
+	decode func(k, v []byte) (types.Row, int64, error)
+	rows   zset.Batch
+}
+
+func (r *rowScan) grow(n int) {
+	r.rows.Rows = slices.Grow(r.rows.Rows, n)
+	r.rows.Weights = slices.Grow(r.rows.Weights, n)
+}
+
+func (r *rowScan) add(k, v []byte) error {
+	row, w, err := r.decode(k, v)
+	if err != nil {
+		return err
+	}
+	r.rows.Add(row, w)
+	return nil
+}
+
+func (r *rowScan) delta() zset.Delta { return zset.RowDelta(r.rows) }
+
+// backfillDecoder is the key prefix of the rows of view v's source id and
+// a decoder of the entries of one chunk: columnar for a table whose rows
+// v's circuit steps columnar (columnarReader), rows otherwise.
+func (a *Actor) backfillDecoder(v *installedView, id catalog.ID) ([]byte, scanDecoder, error) {
+	rel, ok := a.snap.RelationByID(id)
+	if ok && (rel.Kind == catalog.KindTable || rel.Kind == catalog.KindSource) && !a.cfg.BackfillRows {
+		schema := Schema(rel)
+		if zset.ColumnarSchema(schema) && columnarReader(v, id, schema) {
+			codec, err := a.codecOf(rel)
+			if err != nil {
+				return nil, nil, err
+			}
+			dec := newColumnDecoder(codec, schema)
+			return tablePrefix(id), tableScan{dec: dec}, nil
+		}
+	}
+	prefix, decode, err := a.sourceRows(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return prefix, &rowScan{decode: decode}, nil
 }
 
 // sourceRows is the key prefix of a relation's stored rows and the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/errcode"
@@ -358,6 +359,29 @@ func TestBackfillChunkRefusedForMemoryIsRetriedSmaller(t *testing.T) {
 	for k := int64(1); k <= rows; k++ {
 		if got[k] != k {
 			t.Fatalf("view group %d = %d, want %d", k, got[k], k)
+		}
+	}
+}
+
+// TestNextChunkRows: a backfill's chunks scale toward the aimed time,
+// at most doubling and at least halving, within [1, the maximum].
+func TestNextChunkRows(t *testing.T) {
+	for _, c := range []struct {
+		rows int
+		took time.Duration
+		want int
+	}{
+		{1, 0, 2},                            // no time passed (simulation): double
+		{512, backfillChunkAim, 512},         // on the aim: kept
+		{512, backfillChunkAim * 4 / 5, 640}, // a little under: scaled up
+		{512, backfillChunkAim / 10, 1024},   // far under: doubled only
+		{512, backfillChunkAim * 5 / 4, 409}, // a little over: scaled down
+		{512, 10 * backfillChunkTarget, 256}, // far over: halved only
+		{1, time.Second, 1},                  // never below one row
+		{4000, time.Microsecond, 4096},       // never above the maximum
+	} {
+		if got := nextChunkRows(c.rows, c.took, 4096); got != c.want {
+			t.Errorf("nextChunkRows(%d, %v) = %d, want %d", c.rows, c.took, got, c.want)
 		}
 	}
 }

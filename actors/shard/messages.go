@@ -150,6 +150,9 @@ type (
 		CatalogFetches uint64
 		// BackfillChunks counts the backfill chunks run (backfill.go).
 		BackfillChunks uint64
+		// BackfillColumnarRows counts the table rows backfills decoded
+		// straight into columns (backfill.go).
+		BackfillColumnarRows uint64
 		// ReadRows counts the table rows Read decoded from the store
 		// (keyrange.go).
 		ReadRows uint64

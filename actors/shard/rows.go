@@ -358,18 +358,28 @@ func (a *Actor) columnarTable(id catalog.ID, schema types.Schema) bool {
 			continue
 		}
 		readers++
-		src := SourceID(id)
-		planned := v.circuit.SourceSchema(src)
-		if !v.circuit.ColumnarSource(src) || len(planned) > len(schema) {
+		if !columnarReader(v, id, schema) {
 			return false
-		}
-		for j, c := range planned {
-			if !c.Type.Equal(schema[j].Type) {
-				return false
-			}
 		}
 	}
 	return readers > 0
+}
+
+// columnarReader reports whether view v's circuit steps columnar deltas
+// of table id (rows of schema, zset.ColumnarSchema) and reads its column
+// types as they are stored.
+func columnarReader(v *installedView, id catalog.ID, schema types.Schema) bool {
+	src := SourceID(id)
+	planned := v.circuit.SourceSchema(src)
+	if !v.circuit.ColumnarSource(src) || len(planned) > len(schema) {
+		return false
+	}
+	for j, c := range planned {
+		if !c.Type.Equal(schema[j].Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // trimDelta is trim for a delta in either form: a columnar delta keeps

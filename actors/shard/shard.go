@@ -68,6 +68,10 @@ type Config struct {
 	// tests on small tables take the path of large ones. Simulation
 	// range: false.
 	RangeSeeksAlways bool
+	// BackfillRows makes backfills decode every input into rows, also
+	// those a view's circuit steps columnar (backfill.go), so tests can
+	// compare the two paths. Simulation range: false.
+	BackfillRows bool
 	// TemporalTickEvery is how often the table shard writes a tick epoch
 	// while a view with a temporal filter exists (epochtime.go): at most
 	// the delay between a row's time and its leaving such a view. 0:
