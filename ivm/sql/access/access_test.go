@@ -122,6 +122,23 @@ func describe(cat *catalog.Memory, rel *catalog.Relation, reads access.Reads) st
 		}
 		return fmt.Sprintf("%s: keys %s\n", rel.Name, strings.Join(parts, ", "))
 	}
+	for _, l := range reads.Lookups {
+		if l.Table.ID != rel.ID {
+			continue
+		}
+		keyCols, via := rel.PrimaryKey, rel.PrimaryKeyConstraint()
+		if l.Index != (catalog.ID{}) {
+			idx, _ := cat.RelationByID(l.Index)
+			keyCols, _ = shard.MaintainedIndex(rel, idx)
+			via = idx.Name
+		}
+		driver := l.Driver
+		var conj []string
+		for i, c := range l.DriverCols {
+			conj = append(conj, rel.Columns[keyCols[i]].Name+" = "+driver.Name+"."+driver.Columns[c].Name)
+		}
+		return fmt.Sprintf("%s: lookup using %s [%s]\n", rel.Name, via, strings.Join(conj, " AND "))
+	}
 	ranges, ok := reads.Ranges[rel.ID]
 	if !ok {
 		return rel.Name + ": whole\n"
