@@ -61,6 +61,14 @@ func TestLookupJoinReadsOnlyJoiningRows(t *testing.T) {
 			t.Errorf("%s read %d rows from the store, want %d", tc.sql, n, tc.read)
 		}
 	}
+	explain := strings.Join(s.runOrdered(`EXPLAIN SELECT c.name FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.id = 42`), "\n")
+	if !strings.Contains(explain, `("Index Scan using customers_pkey on customers c")`+"\n"+`("  Index Cond: (id = o.customer_id)")`) {
+		t.Errorf("EXPLAIN does not show the lookup:\n%s", explain)
+	}
+	explain = strings.Join(s.runOrdered(`EXPLAIN SELECT c.name FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.amount = 42`), "\n")
+	if strings.Contains(explain, "Index Scan") {
+		t.Errorf("EXPLAIN shows a lookup of a join read whole:\n%s", explain)
+	}
 	before := readRows(t, e)
 	s.run(`UPDATE customers c SET name = 'x' FROM orders o WHERE c.id = o.customer_id AND o.id = 50`)
 	s.run(`DELETE FROM orders o USING customers c WHERE o.customer_id = c.id AND c.id = 52`)
