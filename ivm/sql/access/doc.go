@@ -12,9 +12,9 @@
 // columns, then those of the best index (ranges.go); then a table joined
 // on its primary key or an index's leading columns to a table read in
 // part is looked up at the join values of the rows read (lookups.go: the
-// engine reads it after them). Parameters and other
-// row-free values are evaluated with the statement's expr.Env, so the
-// choice is made per execution.
+// engine reads it after them). Parameters and other row-free values are
+// evaluated with the statement's expr.Env, so the choice is made per
+// execution.
 //
 // What is read may hold more rows than the plan keeps (its Filter still
 // runs over them), never fewer: only comparisons in the key column's own
