@@ -101,7 +101,7 @@ func TestLookupJoinReadsOnlyJoiningRows(t *testing.T) {
 // read by key (points, IN lists, ranges, an index) against tables joined
 // on their primary key, a composite key's leading column, a plain index
 // with duplicates and a unique one, with NULL and dangling join keys,
-// inner, LEFT, RIGHT, semi and anti joins and chains of three, and UPDATE
+// inner, LEFT, RIGHT, semi (either side) and anti joins and chains of three, and UPDATE
 // … FROM / DELETE … USING, comparing with PostgreSQL 15.
 func TestLookupJoinsMatchPostgres(t *testing.T) {
 	_, pg := pgtest.Database(t)
@@ -207,6 +207,12 @@ func TestLookupJoinsMatchPostgres(t *testing.T) {
 		},
 		func() string {
 			return "SELECT count(*) FROM customers c JOIN orders o ON o.cid = c.id WHERE " + drive("c", 200)
+		},
+		func() string {
+			return "SELECT c.id * 1000 + c.v FROM customers c WHERE c.id IN (SELECT cid FROM orders o WHERE " + drive("o", 300) + ")"
+		},
+		func() string {
+			return "SELECT c.id * 1000 + c.v FROM customers c WHERE c.region IN (SELECT region FROM orders o WHERE " + drive("o", 300) + ")"
 		},
 	}
 	for q := range 400 {

@@ -21,8 +21,8 @@ import (
 //
 // The looked-up table (the inner side) must be scanned once, below the
 // join through filters and projections only, on the side whose unmatched
-// rows the join drops (either side of an inner join, the nullable side of
-// an outer join, the right side of a semi or anti join); the join's
+// rows the join drops (either side of an inner or semi join, the nullable
+// side of an outer join, the right side of an anti join); the join's
 // equalities must reach its primary key or the leading columns of an
 // index from columns of a table already read in part (the driving side,
 // through filters, projections and joins, which pass values on or make
@@ -134,9 +134,9 @@ func asText(s plan.Scalar) plan.Scalar {
 // (else left) that match no row of the other side.
 func lookupSide(j *plan.Join, right bool) bool {
 	switch j.Kind {
-	case plan.InnerJoin:
+	case plan.InnerJoin, plan.SemiJoin:
 		return true
-	case plan.LeftJoin, plan.SemiJoin:
+	case plan.LeftJoin:
 		return right
 	case plan.AntiJoin:
 		return right && !j.NullAware
