@@ -42,8 +42,7 @@ func (s *session) runPlan(ctx context.Context, snap *control.Snapshot, n plan.No
 
 // runPlanInputs is runPlan also returning the relations it read.
 func (s *session) runPlanInputs(ctx context.Context, snap *control.Snapshot, n plan.Node, env *expr.Env) ([]types.Row, map[catalog.ID]zset.Batch, error) {
-	reads := rsql.PlanReads(n, env, readIndexes{snap})
-	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(n), reads.Points, shardRanges(reads.Ranges))
+	inputs, err := s.readPlanned(ctx, snap, n, rsql.PlanReads(n, env, readIndexes{snap}))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -52,8 +51,7 @@ func (s *session) runPlanInputs(ctx context.Context, snap *control.Snapshot, n p
 }
 
 func (s *session) query(ctx context.Context, snap *control.Snapshot, q *rsql.Query, env *expr.Env) ([]types.Row, error) {
-	reads := rsql.PlanReads(q.Plan, env, readIndexes{snap})
-	inputs, err := s.readSnapshotKeys(ctx, snap, scannedRelations(q.Plan), reads.Points, shardRanges(reads.Ranges))
+	inputs, err := s.readPlanned(ctx, snap, q.Plan, rsql.PlanReads(q.Plan, env, readIndexes{snap}))
 	if err != nil {
 		return nil, err
 	}

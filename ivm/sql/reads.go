@@ -7,7 +7,8 @@ import (
 )
 
 // Reads is how a plan reads the tables it scans: by primary keys, in key
-// ranges of the primary key or of an index, or whole (access.Reads).
+// ranges of the primary key or of an index, at the rows that join rows
+// read so (lookup joins), or whole (access.Reads).
 type Reads = access.Reads
 
 // KeyRange bounds the read of one table (access.KeyRange).

@@ -43,6 +43,10 @@ type Reads struct {
 	Points map[catalog.ID][]types.Row
 	// Ranges holds, per table read in key ranges, the ranges.
 	Ranges map[catalog.ID][]KeyRange
+	// Lookups are the tables read only at the rows that join rows of
+	// another table read in part (lookups.go), in the order to read them:
+	// a Lookup's Driver is in Points or Ranges or an earlier Lookup.
+	Lookups []Lookup
 	// IndexScans are EXPLAIN's lines for the tables read through an
 	// index ("Index Scan using idx on t"), sorted.
 	IndexScans []string
@@ -53,7 +57,21 @@ type Reads struct {
 func Plan(n plan.Node, env *expr.Env, cat Catalog) Reads {
 	points := pointKeys(n, env)
 	ranges, using := keyRanges(n, env, points, cat)
-	return Reads{Points: points, Ranges: ranges, IndexScans: using}
+	scans, ok := filteredScans(n)
+	if !ok {
+		return Reads{Points: points, Ranges: ranges, IndexScans: using}
+	}
+	read := map[catalog.ID]bool{}
+	for id := range points { //lint:maprange copying a map's keys into a set
+		read[id] = true
+	}
+	for id := range ranges { //lint:maprange copying a map's keys into a set
+		read[id] = true
+	}
+	ls, lines := lookups(n, scans, read, cat)
+	using = append(using, lines...)
+	slices.Sort(using)
+	return Reads{Points: points, Ranges: ranges, Lookups: ls, IndexScans: using}
 }
 
 // indexScanLines renders the index each table is read through.

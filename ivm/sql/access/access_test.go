@@ -122,6 +122,23 @@ func describe(cat *catalog.Memory, rel *catalog.Relation, reads access.Reads) st
 		}
 		return fmt.Sprintf("%s: keys %s\n", rel.Name, strings.Join(parts, ", "))
 	}
+	for _, l := range reads.Lookups {
+		if l.Table.ID != rel.ID {
+			continue
+		}
+		keyCols, via := rel.PrimaryKey, rel.PrimaryKeyConstraint()
+		if l.Index != (catalog.ID{}) {
+			idx, _ := cat.RelationByID(l.Index)
+			keyCols, _ = shard.MaintainedIndex(rel, idx)
+			via = idx.Name
+		}
+		driver := l.Driver
+		var conj []string
+		for i, c := range l.DriverCols {
+			conj = append(conj, rel.Columns[keyCols[i]].Name+" = "+driver.Name+"."+driver.Columns[c].Name)
+		}
+		return fmt.Sprintf("%s: lookup using %s [%s]\n", rel.Name, via, strings.Join(conj, " AND "))
+	}
 	ranges, ok := reads.Ranges[rel.ID]
 	if !ok {
 		return rel.Name + ": whole\n"
@@ -159,4 +176,30 @@ func values(rel *catalog.Relation, cols []int, row types.Row) string {
 		parts[i] = plan.FormatDatum(v, rel.Columns[cols[i]].Type)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// TestLookupRanges: a lookup reads one key per distinct non-NULL tuple of
+// the driving rows' join columns, in first-seen order, and nothing when
+// there are more than LookupMax.
+func TestLookupRanges(t *testing.T) {
+	driver := &catalog.Relation{Columns: []catalog.Column{{Name: "a", Type: types.TInt4}, {Name: "b", Type: types.TText}}}
+	l := access.Lookup{Driver: driver, DriverCols: []int{1, 0}}
+	rows := []types.Row{{int64(1), "x"}, {nil, "y"}, {int64(2), nil}, {int64(1), "x"}, {int64(3), "x"}}
+	rs, ok := l.Ranges(rows)
+	if !ok || len(rs) != 2 || fmt.Sprint(rs[0].Eq) != "[x 1]" || fmt.Sprint(rs[1].Eq) != "[x 3]" {
+		t.Fatalf("Ranges = %v, %v", rs, ok)
+	}
+	if rs, ok := l.Ranges(nil); !ok || len(rs) != 0 {
+		t.Fatalf("Ranges of no rows = %v, %v", rs, ok)
+	}
+	many := make([]types.Row, access.LookupMax+1)
+	for i := range many {
+		many[i] = types.Row{int64(i), "x"}
+	}
+	if _, ok := l.Ranges(many[:access.LookupMax]); !ok {
+		t.Fatalf("%d values are not looked up", access.LookupMax)
+	}
+	if _, ok := l.Ranges(many); ok {
+		t.Fatalf("%d values are looked up", len(many))
+	}
 }
