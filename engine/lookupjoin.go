@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 
+	sessionactor "github.com/rockstream/rockstream/actors/session"
+
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/shard"
 	rsql "github.com/rockstream/rockstream/ivm/sql"
@@ -16,13 +18,19 @@ import (
 // join values of the rows read of its driving table (a lookup join), or
 // whole when they are too many.
 //
-// NB: as point reads already are, each lookup is a read of its own, of
-// the newest committed state (a REPEATABLE READ transaction's snapshot).
+// The reads share one snapshot of the committed state (PinReads; a
+// REPEATABLE READ transaction's own).
 func (s *session) readPlanned(ctx context.Context, snap *control.Snapshot, n plan.Node, reads rsql.Reads) (map[catalog.ID]zset.Batch, error) {
 	rels := scannedRelations(n)
 	if len(reads.Lookups) == 0 {
 		return s.readSnapshotKeys(ctx, snap, rels, reads.Points, shardRanges(reads.Ranges))
 	}
+	// The reads take several requests: they share one snapshot, as one
+	// request's reads do (a commit between them would show in one only).
+	if _, err := s.req(ctx, sessionactor.PinReads{CatalogVersion: snap.Version}); err != nil {
+		return nil, err
+	}
+	defer func() { _, _ = s.req(ctx, sessionactor.UnpinReads{}) }()
 	looked := map[catalog.ID]bool{}
 	for _, l := range reads.Lookups {
 		looked[l.Table.ID] = true

@@ -89,6 +89,12 @@ type Actor struct {
 	// readSnapshot is the snapshot a statement reading several view
 	// shards pinned on the table shard (readSpread); 0: none.
 	readSnapshot, readSnapshotEpoch uint64
+	// stmtSnapshot is the snapshot a READ COMMITTED statement's reads
+	// share when they take several requests to the shards (PinReads, or
+	// one Read of points and relations); perRead: it is one Read's,
+	// released when the next request starts.
+	stmtSnapshot, stmtSnapshotEpoch uint64
+	stmtSnapshotPerRead             bool
 }
 
 // queued is a request and the handle that answers it.
@@ -209,7 +215,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.Reply(SequenceCurrent{Value: v, Defined: ok})
 	case LastVal:
 		ctx.Reply(SequenceCurrent{Value: a.currval[a.lastSequence], Defined: a.hasLastval})
-	case Begin, Statement, Read, Lookup, LockTable, Set, Append, Remove, Savepoint, RollbackTo, Release, Commit, Rollback, SequenceOp:
+	case Begin, Statement, Read, PinReads, UnpinReads, Lookup, LockTable, Set, Append, Remove, Savepoint, RollbackTo, Release, Commit, Rollback, SequenceOp:
 		if len(a.queue) >= requestsQueuedMax {
 			ctx.Reply(errcode.New(errcode.InternalError, "session %d has %d requests queued (at most %d)", a.cfg.Session, len(a.queue), requestsQueuedMax))
 			return
@@ -333,6 +339,9 @@ func (a *Actor) run(ctx runtime.Context, msg runtime.Message) {
 	if _, isSet := msg.(Set); !isSet {
 		a.recent = nil
 	}
+	if a.stmtSnapshotPerRead {
+		a.releaseStmtSnapshot(ctx)
+	}
 	switch m := msg.(type) {
 	case Begin:
 		a.endTxn(ctx)
@@ -342,6 +351,11 @@ func (a *Actor) run(ctx runtime.Context, msg runtime.Message) {
 		a.statement(ctx, m)
 	case Read:
 		a.read(ctx, m)
+	case PinReads:
+		a.pinReads(ctx, m)
+	case UnpinReads:
+		a.releaseStmtSnapshot(ctx)
+		a.finish(Done{})
 	case Lookup:
 		a.lookup(ctx, m)
 	case LockTable:
@@ -449,6 +463,49 @@ func (a *Actor) statement(ctx runtime.Context, m Statement) {
 // read reads whole relations and point lookups, then overlays the
 // transaction's own writes.
 func (a *Actor) read(ctx runtime.Context, m Read) {
+	if a.statementReadAt() == 0 && len(m.Points) > 0 && (len(m.Relations) > 0 || len(m.Points) > 1) {
+		// Several shard requests (a Lookup per point read, a Read for the
+		// rest) would each see the newest state, and a commit between
+		// them would show in one and not the other: they share one
+		// snapshot instead, as one request would.
+		a.openStmtSnapshot(ctx, m.CatalogVersion, true, func(ctx runtime.Context) { a.readNow(ctx, m) })
+		return
+	}
+	a.readNow(ctx, m)
+}
+
+// pinReads opens the snapshot the statement's reads share until
+// UnpinReads (none is needed under REPEATABLE READ, whose snapshot they
+// use).
+func (a *Actor) pinReads(ctx runtime.Context, m PinReads) {
+	if a.statementReadAt() != 0 {
+		a.finish(Done{})
+		return
+	}
+	a.openStmtSnapshot(ctx, m.CatalogVersion, false, func(ctx runtime.Context) { a.finish(Done{}) })
+}
+
+// openStmtSnapshot pins a snapshot on the table shard for the statement's
+// reads (stmtSnapshot), then runs next.
+func (a *Actor) openStmtSnapshot(ctx runtime.Context, catalogVersion uint64, perRead bool, next func(runtime.Context)) {
+	a.ask(ctx, a.home(), shard.OpenSnapshot{CatalogVersion: catalogVersion}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+		opened := reply.(shard.SnapshotOpened)
+		a.stmtSnapshot, a.stmtSnapshotEpoch, a.stmtSnapshotPerRead = opened.ID, opened.Epoch, perRead
+		next(ctx)
+	}))
+}
+
+// releaseStmtSnapshot ends the statement's snapshot, if one is open.
+func (a *Actor) releaseStmtSnapshot(ctx runtime.Context) {
+	if a.stmtSnapshot == 0 {
+		return
+	}
+	id := a.stmtSnapshot
+	a.stmtSnapshot, a.stmtSnapshotEpoch, a.stmtSnapshotPerRead = 0, 0, false
+	a.send(ctx, a.home(), shard.ReleaseSnapshot{ID: id})
+}
+
+func (a *Actor) readNow(ctx runtime.Context, m Read) {
 	out := make([]zset.Batch, 0, len(m.Relations)+len(m.Points))
 	finishPoints := func(ctx runtime.Context) {
 		a.readPoints(ctx, m, out, 0)
@@ -651,8 +708,12 @@ func (a *Actor) readShards(ctx runtime.Context, m Read, at uint64, shards []part
 // pinEpochOf is the epoch of snapshot at when the statement opened it
 // (readSpread); 0 (unchecked) for others.
 func (a *Actor) pinEpochOf(at uint64) uint64 {
-	if at != 0 && at == a.readSnapshot {
+	switch {
+	case at == 0:
+	case at == a.readSnapshot:
 		return a.readSnapshotEpoch
+	case at == a.stmtSnapshot:
+		return a.stmtSnapshotEpoch
 	}
 	return 0
 }
@@ -712,7 +773,10 @@ func (a *Actor) statementReadAt() uint64 {
 	if plantRRNewSnapshot {
 		return 0
 	}
-	return a.readAt()
+	if at := a.readAt(); at != 0 {
+		return at
+	}
+	return a.stmtSnapshot
 }
 
 // readPoints reads m.Points from i on, one shard lookup each, appending
@@ -1088,6 +1152,7 @@ func (a *Actor) shardOfWrites(t *txn, writes []shard.RowWrite) (runtime.ActorID,
 func (a *Actor) endTxn(ctx runtime.Context) {
 	a.unlockRows(ctx)
 	a.releaseReadSnapshot(ctx)
+	a.releaseStmtSnapshot(ctx)
 	a.releaseSnapshot(ctx, a.txn)
 	a.txn = nil
 }

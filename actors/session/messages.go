@@ -54,6 +54,18 @@ type (
 		WaitForOwn bool
 	}
 
+	// PinReads makes the statement's reads until UnpinReads share one
+	// snapshot of the committed state (READ COMMITTED; a REPEATABLE READ
+	// transaction's reads share its own): a statement that reads in
+	// several requests, such as a lookup join reading a table at the join
+	// values of the rows read before, sees one committed state, as one
+	// request does. → Done.
+	PinReads struct {
+		CatalogVersion uint64
+	}
+	// UnpinReads ends PinReads' snapshot. → Done.
+	UnpinReads struct{}
+
 	// Read returns the relations' contents as the statement sees them:
 	// committed (at the transaction's pinned snapshot under REPEATABLE
 	// READ, else the newest, after the session's own last commit), with

@@ -56,6 +56,8 @@ func Messages() []runtime.Message {
 		session.Begin{},
 		session.Statement{},
 		session.Read{Points: []session.PointRead{{}}},
+		session.PinReads{},
+		session.UnpinReads{},
 		session.Lookup{},
 		session.LockTable{},
 		session.Set{},
