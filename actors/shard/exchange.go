@@ -66,11 +66,17 @@ type (
 	// were collected before the receiver became a view shard (a data
 	// directory laid out over several shards by a build that sent only
 	// to the first view shard). It has no views older than them.
+	//
+	// Hello answers an ExchangeAck with the same Hello: Durable is the
+	// table shard's durable epoch when it answered, at least every epoch a
+	// view shard restarted since the question may have shown (readFloor).
 	ExchangeFrame struct {
 		After     uint64
 		Through   uint64
 		Entries   [][]byte
 		Collected bool
+		Durable   uint64
+		Hello     uint64
 	}
 	// ExchangeAck (view shard → table shard): every epoch up to Through
 	// is durable on the view shard (its steps over it, or an entry an
@@ -82,9 +88,13 @@ type (
 	// Resend (view shard → table shard): a frame did not continue the
 	// view shard's last epoch Through (a frame was lost): the table shard
 	// sends again from Through.
+	//
+	// Hello (non-zero, with Resend): a view shard that restarted asks for
+	// the table shard's durable epoch (ExchangeFrame.Hello).
 	ExchangeAck struct {
 		Through, Frontier uint64
 		Resend            bool
+		Hello             uint64
 	}
 )
 
@@ -157,6 +167,11 @@ type exchangeState struct {
 	// them again from the view shard's durable frontier, which is what it
 	// acknowledges (the table shard keeps its log until then).
 	taken map[uint64][]byte
+	// floorPending: a view shard opened since it last learned the table
+	// shard's durable epoch, its readFloor (hello is the question's
+	// number, helloAt when it was asked): reads wait for it.
+	floorPending, helloTicking bool
+	hello                      uint64
 	// storedLast is the last epoch read back at open: the entries up to
 	// it past the frontier are in the store (a table shard's own, or a
 	// view shard's taken by an earlier build, which stored them).
@@ -264,7 +279,7 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 				o.inFlight = append(o.inFlight, o.sent)
 				continue
 			}
-			f := ExchangeFrame{After: o.sent}
+			f := ExchangeFrame{After: o.sent, Durable: durable}
 			bytes := 0
 			for e := o.sent + 1; e <= durable && len(f.Entries) < exchangeFrameEntriesMax && (bytes < exchangeFrameBytesMax || len(f.Entries) == 0); e++ {
 				v, ok, err := a.store.Get(logKey(e))
@@ -289,6 +304,11 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 // receiveExchangeAck records a view shard's acknowledgement, collects the
 // log entries every view shard has, and sends more.
 func (a *Actor) receiveExchangeAck(ctx runtime.Context, m ExchangeAck, from runtime.ActorID) {
+	if m.Hello != 0 && a.isTableShard() && a.store != nil && a.openErr == nil {
+		// Its durable epoch, whether or not it tracks the peer yet: every
+		// frame it ever sent carried only epochs up to it.
+		ctx.Send(from, ExchangeFrame{After: m.Through, Through: m.Through, Durable: a.durableEpoch, Hello: m.Hello})
+	}
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
 		if ActorOf(o.peer) != from {
@@ -366,6 +386,15 @@ func (a *Actor) gcExchangedLog() error {
 // receiveExchangeTick resends to every view shard whose acknowledgements
 // made no progress since the last tick.
 func (a *Actor) receiveExchangeTick(ctx runtime.Context) {
+	if !a.isTableShard() {
+		x := &a.exchange
+		x.helloTicking = x.floorPending
+		if x.floorPending {
+			ctx.After(exchangeResendEvery, exchangeTick{})
+			a.sendHello(ctx)
+		}
+		return
+	}
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
 		if o.sent > o.acked && o.acked == o.ackedAtTick {
@@ -377,6 +406,19 @@ func (a *Actor) receiveExchangeTick(ctx runtime.Context) {
 	ctx.After(exchangeResendEvery, exchangeTick{})
 }
 
+// sendHello asks the table shard for its durable epoch (ExchangeAck.Hello),
+// a new question each time, so an old answer is never taken.
+func (a *Actor) sendHello(ctx runtime.Context) {
+	x := &a.exchange
+	if x.hello == 0 {
+		// NB: questions of an earlier run of this shard are told apart
+		// from this run's by starting at the clock.
+		x.hello = uint64(ctx.Now().UnixNano())
+	}
+	x.hello++
+	ctx.Send(ActorOf(TableShardOf(a.snap.BucketMap())), ExchangeAck{Through: a.lastEpoch, Frontier: a.durableFrontier, Resend: true, Hello: x.hello})
+}
+
 // receiveExchangeFrame takes the frame continuing the view shard's last
 // epoch: its entries become the shard's log entries, durable, before the
 // acknowledgement.
@@ -384,6 +426,14 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 	if a.isTableShard() {
 		ctx.Logger().Error("the table shard got an exchange frame", "from", ctx.From())
 		return
+	}
+	if m.Hello != 0 && m.Hello == a.exchange.hello && a.exchange.floorPending {
+		a.readFloor = max(a.readFloor, m.Durable)
+		a.exchange.floorPending = false
+		defer a.replayWaitingReads(ctx)
+	}
+	if m.After == m.Through && m.Hello != 0 {
+		return // only the answer to a hello
 	}
 	if m.Through <= a.lastEpoch {
 		// A repeat (a resend crossed the acknowledgement, or the steps
@@ -466,6 +516,9 @@ func (a *Actor) takeCollected(ctx runtime.Context, m ExchangeFrame) {
 func (a *Actor) awaitEpoch(ctx runtime.Context, msg runtime.Message, minEpoch uint64) bool {
 	if a.isTableShard() {
 		return false
+	}
+	if a.exchange.floorPending {
+		return a.park(ctx, msg)
 	}
 	if minEpoch > a.stepTarget() {
 		// NB: a pin may hold the steps below epochs the shard has; steps
@@ -574,7 +627,18 @@ func (a *Actor) afterMessage(ctx runtime.Context) {
 // reportFrontier tells the table shard a view shard's durable frontier
 // after a step, so the table shard collects the log entries behind it.
 func (a *Actor) reportFrontier(ctx runtime.Context) {
-	if a.isTableShard() || a.snap == nil || (a.durableFrontier <= a.exchange.reported && a.durableEpoch <= a.exchange.reportedEpoch) {
+	if a.isTableShard() || a.snap == nil {
+		return
+	}
+	if x := &a.exchange; x.floorPending && !x.helloTicking {
+		// After an open: ask the table shard for its durable epoch, the
+		// floor of what this shard may have shown before (readFloor),
+		// again at every resend tick until it answers.
+		x.helloTicking = true
+		ctx.After(exchangeResendEvery, exchangeTick{})
+		a.sendHello(ctx)
+	}
+	if a.durableFrontier <= a.exchange.reported && a.durableEpoch <= a.exchange.reportedEpoch {
 		return
 	}
 	a.exchange.reported, a.exchange.reportedEpoch = a.durableFrontier, a.durableEpoch

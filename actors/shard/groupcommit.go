@@ -111,13 +111,14 @@ func (a *Actor) epochTick(ctx runtime.Context) {
 		ctx.Logger().Error("epoch step failed", "err", err)
 		return
 	}
-	if !a.isTableShard() && (!a.stepScheduled || a.exchange.unsynced >= exchangeFramesInFlight/2) {
+	if !a.isTableShard() && a.exchange.unsynced >= exchangeFramesInFlight/2 {
 		// NB: a view shard has no commit syncs to carry its steps along
 		// (a table shard's next group commit makes them durable): it syncs
-		// once caught up, so the next read finds its frontier durable
-		// instead of paying the fsync itself, and the frames it took are
-		// acknowledged (exchange.go); behind, it syncs every half of the
-		// table shard's credit of frames, so they keep coming.
+		// every half of the table shard's credit of frames, so the
+		// acknowledgements of its durable frontier let them keep coming
+		// (exchange.go). Its reads need no sync (makeFrontierShowable),
+		// and a frame left unacknowledged is sent again by the table
+		// shard's resend tick, whose repeat makes the steps durable.
 		if err := a.makeFrontierDurable(); err != nil {
 			ctx.Logger().Error("making the view shard's frontier durable", "err", err)
 		}

@@ -35,9 +35,11 @@ func (a *Actor) read(ctx runtime.Context, m Read) (runtime.Message, error) {
 	if err := a.makeFrontierShowable(); err != nil {
 		return nil, err
 	}
-	// Paired with the epochs read back at open (readFloor): the epochs a
-	// reader is shown are durable, so a restart replays up to them.
-	assert.That(a.frontier <= a.durableEpoch && a.frontier >= a.readFloor, "showing frontier %d, epochs durable up to %d, read floor %d", a.frontier, a.durableEpoch, a.readFloor)
+	// Paired with the epochs read back at open (readFloor, or the table
+	// shard's durable epoch a view shard learns then): the epochs a reader
+	// is shown are durable, here or on the table shard, so a restart
+	// replays up to them.
+	assert.That((a.frontier <= a.durableEpoch || !a.isTableShard()) && a.frontier >= a.readFloor, "showing frontier %d, epochs durable up to %d, read floor %d", a.frontier, a.durableEpoch, a.readFloor)
 	res := ReadResult{Frontier: a.frontier, FrontierTime: a.frontierTime}
 	for i, id := range m.Relations {
 		b, err := a.snapshotIn(a.store, id, m.rangesOf(i))
@@ -114,7 +116,7 @@ func (a *Actor) status(ctx runtime.Context) Status {
 			break
 		}
 	}
-	if a.frontier > a.durableEpoch {
+	if a.frontier > a.durableEpoch && a.isTableShard() {
 		// The epochs a status shows are durable; the steps over them need
 		// not be (makeFrontierShowable).
 		if err := a.makeFrontierDurable(); err != nil {

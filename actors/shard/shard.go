@@ -520,6 +520,8 @@ func (a *Actor) open(ctx runtime.Context) error {
 	a.durableEpoch = a.lastEpoch
 	a.readFloor = a.lastEpoch
 	a.exchange.storedLast = a.lastEpoch
+	// A view shard learns its floor from the table shard (reportFrontier).
+	a.exchange.floorPending = true
 	// INVARIANT: the frontier never passes the last assigned epoch.
 	if a.frontier > a.lastEpoch {
 		return corrupt("frontier %d is past the last source epoch %d", a.frontier, a.lastEpoch)
@@ -604,10 +606,12 @@ func (a *Actor) parkProbe(ctx runtime.Context, m Probe) bool {
 // was half the latency of a session that writes and then reads a view,
 // and serialised concurrent readers behind each other's syncs.
 func (a *Actor) makeFrontierShowable() error {
-	if a.frontier < a.readFloor {
+	if a.frontier < a.readFloor || (a.exchange.floorPending && !a.isTableShard()) {
 		return errcode.New(errcode.ShardUnavailable, "the shard is replaying epochs %d to %d after a restart; retry the statement", a.frontier+1, a.readFloor)
 	}
-	if a.frontier <= a.durableEpoch {
+	if a.frontier <= a.durableEpoch || !a.isTableShard() {
+		// A view shard's epochs are durable on the table shard, which
+		// sends them again after a restart of this shard.
 		return nil
 	}
 	return a.makeFrontierDurable()
