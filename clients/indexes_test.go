@@ -15,12 +15,18 @@ import (
 // ormMigration is an ORM-style migration with SQLAlchemy 1.4 (what
 // Alembic's op.create_index / op.drop_index emit): tables with indexes
 // from Index() and index=True, then reflection with inspect().get_indexes,
-// an index dropped, reflection again. It prints one line per step; the
-// output must equal PostgreSQL 15's.
+// an index dropped, reflection again; run once in the default schema and
+// once in schema "mig" (CREATE SCHEMA, qualified DDL, reflection of that
+// schema, DROP SCHEMA). It prints one line per step; the output must equal
+// PostgreSQL 15's.
 const ormMigration = `
-import os, json, sqlalchemy as sa
+import os, sys, json, sqlalchemy as sa
+schema = os.environ.get("ARG") or None
 e = sa.create_engine(os.environ["DB_URL"])
-md = sa.MetaData()
+if schema:
+    with e.begin() as conn:
+        conn.execute(sa.schema.CreateSchema(schema))
+md = sa.MetaData(schema=schema)
 sa.Table("mig_users", md,
     sa.Column("id", sa.Integer, primary_key=True),
     sa.Column("email", sa.String(100), nullable=False, index=True),
@@ -38,22 +44,28 @@ md.create_all(e)
 def show(step):
     insp = sa.inspect(e)
     for t in ("mig_users", "mig_posts"):
-        idx = sorted(insp.get_indexes(t), key=lambda i: i["name"])
+        idx = sorted(insp.get_indexes(t, schema=schema), key=lambda i: i["name"])
         print(step, t, json.dumps(idx, sort_keys=True, default=str))
+    print(step, "tables", sorted(insp.get_table_names(schema=schema)), "pk", insp.get_pk_constraint("mig_posts", schema=schema)["constrained_columns"])
 show("created")
 with e.begin() as conn:
     # Alembic's op.create_index / op.drop_index.
-    conn.execute(sa.text("CREATE INDEX IF NOT EXISTS ix_mig_posts_seq ON mig_posts (seq)"))
-    conn.execute(sa.text("CREATE INDEX IF NOT EXISTS ix_mig_posts_seq ON mig_posts (seq)"))
-    sa.Index("ix_mig_users_name_created", md.tables["mig_users"].c.name).drop(conn)
+    q = (schema + ".") if schema else ""
+    conn.execute(sa.text("CREATE INDEX IF NOT EXISTS ix_mig_posts_seq ON " + q + "mig_posts (seq)"))
+    conn.execute(sa.text("CREATE INDEX IF NOT EXISTS ix_mig_posts_seq ON " + q + "mig_posts (seq)"))
+    sa.Index("ix_mig_users_name_created", md.tables[q + "mig_users"].c.name).drop(conn)
 show("migrated")
 try:
     with e.begin() as conn:
-        conn.execute(sa.text("CREATE INDEX ix_mig_posts_seq ON mig_posts (title)"))
+        conn.execute(sa.text("CREATE INDEX ix_mig_posts_seq ON " + q + "mig_posts (title)"))
 except sa.exc.ProgrammingError as err:
     print("duplicate", err.orig.pgcode)
 md.drop_all(e)
-print("dropped", sa.inspect(e).get_table_names())
+print("dropped", sa.inspect(e).get_table_names(schema=schema))
+if schema:
+    with e.begin() as conn:
+        conn.execute(sa.schema.DropSchema(schema))
+    print("schemas", "mig" in sa.inspect(e).get_schema_names())
 `
 
 // nodeMigration is what node-postgres migration tools (node-pg-migrate,
@@ -88,13 +100,15 @@ func TestORMIndexMigrations(t *testing.T) {
 	pgURL, _ := pgtest.Database(t)
 	rsURL := s.URL()
 	t.Run("SQLAlchemy", func(t *testing.T) {
-		sqlalchemy := func(url string) string {
-			return runWith(t, "/usr/bin/python3", "-c", ormMigration, "DB_URL="+strings.Replace(url, "postgres://", "postgresql+psycopg2://", 1))
-		}
-		want, got := sqlalchemy(pgURL), sqlalchemy(rsURL)
-		t.Logf("rockstream:\n%s", got)
-		if got != want {
-			t.Errorf("SQLAlchemy migration differs\nrockstream:\n%s\npostgresql:\n%s", got, want)
+		for _, schema := range []string{"", "mig"} {
+			sqlalchemy := func(url string) string {
+				return runWith(t, "/usr/bin/python3", "-c", ormMigration+"\n", "DB_URL="+strings.Replace(url, "postgres://", "postgresql+psycopg2://", 1), "ARG="+schema)
+			}
+			want, got := sqlalchemy(pgURL), sqlalchemy(rsURL)
+			t.Logf("rockstream (schema %q):\n%s", schema, got)
+			if got != want {
+				t.Errorf("SQLAlchemy migration (schema %q) differs\nrockstream:\n%s\npostgresql:\n%s", schema, got, want)
+			}
 		}
 	})
 	t.Run("node-postgres", func(t *testing.T) {
