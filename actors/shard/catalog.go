@@ -108,8 +108,9 @@ func (a *Actor) catalogNeeded(msg runtime.Message) (uint64, bool) {
 		return m.CatalogVersion, true
 	case GetStatus:
 		// A shard restarted without its catalog yet cannot step back to
-		// the frontier readers saw (readFloor) to show it.
-		if a.frontier < a.readFloor {
+		// the frontier readers saw (readFloor) to show it, nor know
+		// whether it is a view shard that must learn that floor first.
+		if a.frontier < a.readFloor || (a.snap == nil && a.exchange.floorPending) {
 			return 0, true
 		}
 	case Probe:

@@ -627,7 +627,11 @@ func (a *Actor) afterMessage(ctx runtime.Context) {
 // reportFrontier tells the table shard a view shard's durable frontier
 // after a step, so the table shard collects the log entries behind it.
 func (a *Actor) reportFrontier(ctx runtime.Context) {
-	if a.isTableShard() || a.snap == nil {
+	if a.snap == nil {
+		return
+	}
+	if a.isTableShard() {
+		a.exchange.floorPending = false // its floor is its own last epoch
 		return
 	}
 	if x := &a.exchange; x.floorPending && !x.helloTicking {
