@@ -40,6 +40,14 @@ func (s *session) outputStyle() types.OutputStyle {
 	return s.settings.OutputStyle()
 }
 
+// inputStyle is how the session reads text as values.
+func (s *session) inputStyle() types.InputStyle {
+	if s.settings == nil {
+		return types.InputStyle{Loc: time.UTC}
+	}
+	return s.settings.InputStyle()
+}
+
 // scannedRelations lists the relations a plan reads (plan.ScannedRelations).
 func scannedRelations(n plan.Node) []*catalog.Relation { return plan.ScannedRelations(n) }
 
