@@ -147,6 +147,9 @@ type backfill struct {
 	// remote is, on a view shard, the export of the view's tables from
 	// the table shard (export.go).
 	remote *remoteInputs
+	// state is the view's state held in memory while the pinned rows are
+	// fed (backfillstate.go); nil: written to the store.
+	state *backfillState
 }
 
 // backfillWaiter is a SyncCatalog waiting for backfills of its views.
@@ -337,9 +340,21 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 				return false, err
 			}
 		}
+		if err := a.holdBackfillState(b); err != nil {
+			return false, err
+		}
+	}
+	if b.state != nil && (b.scanned || b.state.flush) {
+		// The held state is written before any buffered delta is fed.
+		return false, a.flushBackfillState(b)
 	}
 	// NB: after beginBackfill, whose epoch steps write the store.
-	txn := kv.NewTxn(a.store)
+	var txn kv.Txn
+	if b.state != nil {
+		txn = kv.NewTxn(stateReader{s: b.state, store: a.store})
+	} else {
+		txn = kv.NewTxn(a.store)
+	}
 	inputs := map[circuit.SourceID]zset.Delta{}
 	if first {
 		for id, c := range v.constants { //lint:maprange copied into a map keyed the same way
@@ -391,7 +406,15 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 		}
 	}
 	if !done {
-		if err := a.applyNoWait(txn.Batch()); err != nil {
+		batch := txn.Batch()
+		if b.state != nil {
+			var err error
+			if batch, err = b.state.keepState(batch); err != nil {
+				v.circuit.DiscardCaches()
+				return false, err
+			}
+		}
+		if err := a.applyNoWait(batch); err != nil {
 			v.circuit.DiscardCaches()
 			a.poison(err)
 			return false, err

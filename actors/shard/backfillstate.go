@@ -1,0 +1,167 @@
+package shard
+
+import (
+	"bytes"
+
+	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/kv"
+)
+
+// A backfill's view state is held in memory while the pinned rows are fed
+// (the scanning chunks), and written to the store once, in flushing chunks,
+// before the buffered deltas are fed. Each scanning chunk steps the view's
+// circuit once, and an operator rewrites the state of every key the chunk
+// touches: an aggregate over a thousand groups rewrites a thousand
+// accumulators and replaces a thousand output rows in every chunk, and in a
+// large memtable each of those writes cost more than the chunk's rows did.
+// In memory a rewrite replaces an entry in a hash table and an output row
+// replaced before it reached the store never does.
+//
+// Safe because nothing but the backfill reads or writes the view's state
+// while it runs (reads of the view wait for it, a view reading it is filled
+// after it), and an unfinished backfill's state is dropped anyway (a crash
+// drops the partial state, prepareBackfill). It is used only when the
+// store holds none of the view's state at the start (checked, one seek per
+// arrangement), so the memory alone answers every read of it.
+//
+// Memory: past backfillStateBytesMax the state is flushed and the rest of
+// the backfill writes through to the store, as every chunk did before.
+
+// Backfill state limits.
+const (
+	// backfillStateBytesMax bounds the state a backfill holds in memory.
+	// Simulation range: fixed.
+	backfillStateBytesMax = 64 << 20
+	// backfillFlushEntries is how many held entries one flushing chunk
+	// writes: about one chunk's time (backfillChunkTarget) of memtable
+	// writes. Simulation range: fixed.
+	backfillFlushEntries = 4096
+)
+
+// backfillState is a backfill's view state held in memory.
+type backfillState struct {
+	mem *kv.Memory
+	// prefixes are the view circuit's arrangement prefixes: the keys held
+	// in mem.
+	prefixes [][]byte
+	// bytesMax is backfillStateBytesMax (tests lower it).
+	bytesMax int
+	// flush: the held state is being written to the store (the pinned
+	// rows are all fed, or it outgrew bytesMax).
+	flush bool
+}
+
+// holdBackfillState starts holding b's view state in memory, unless the
+// store already holds some of it (or Config.BackfillRows asks for the
+// reference path).
+func (a *Actor) holdBackfillState(b *backfill) error {
+	if a.cfg.BackfillRows {
+		return nil
+	}
+	prefixes := b.view.circuit.StatePrefixes()
+	for _, p := range prefixes {
+		found := false
+		err := a.store.Scan(p, kv.PrefixEnd(p), func(_, _ []byte) error {
+			found = true
+			return kv.ErrStop
+		})
+		if err != nil || found {
+			return err
+		}
+	}
+	b.state = &backfillState{mem: kv.NewMemory(), prefixes: prefixes, bytesMax: backfillStateBytesMax}
+	return nil
+}
+
+func (s *backfillState) holds(k []byte) bool {
+	for _, p := range s.prefixes {
+		if bytes.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// stateReader reads the held state from memory and every other key from
+// the store.
+type stateReader struct {
+	s     *backfillState
+	store kv.Reader
+}
+
+func (r stateReader) Get(k []byte) ([]byte, bool, error) {
+	if r.s.holds(k) {
+		return r.s.mem.Get(k)
+	}
+	return r.store.Get(k)
+}
+
+// Scan reads a range within one arrangement from memory, and a range
+// holding no held key from the store.
+func (r stateReader) Scan(start, end []byte, fn func(k, v []byte) error) error {
+	for _, p := range r.s.prefixes {
+		if !bytes.HasPrefix(start, p) {
+			if bytes.Compare(start, p) < 0 && (end == nil || bytes.Compare(p, end) < 0) {
+				return errcode.New(errcode.InternalError, "a backfill's scan from %x to %x spans held state and stored keys", start, end)
+			}
+			continue
+		}
+		if pe := kv.PrefixEnd(p); end == nil || bytes.Compare(end, pe) > 0 {
+			return errcode.New(errcode.InternalError, "a backfill's scan from %x to %x spans held state and stored keys", start, end)
+		}
+		return r.s.mem.Scan(start, end, fn)
+	}
+	return r.store.Scan(start, end, fn)
+}
+
+// keepState splits a chunk's batch: the held keys' writes are applied to
+// memory and the rest returned, for the store.
+func (s *backfillState) keepState(batch *kv.WriteBatch) (*kv.WriteBatch, error) {
+	var held, rest kv.WriteBatch
+	for _, op := range batch.Ops {
+		if s.holds(op.Key) {
+			held.Ops = append(held.Ops, op)
+		} else {
+			rest.Ops = append(rest.Ops, op)
+		}
+	}
+	if err := s.mem.Apply(&held); err != nil {
+		return nil, err
+	}
+	if s.mem.Bytes() > s.bytesMax {
+		s.flush = true
+	}
+	return &rest, nil
+}
+
+// flushBackfillState writes the next backfillFlushEntries held entries to
+// the store; once none is left, the backfill writes through.
+func (a *Actor) flushBackfillState(b *backfill) error {
+	s := b.state
+	var batch kv.WriteBatch
+	err := s.mem.Scan(nil, nil, func(k, v []byte) error {
+		if len(batch.Ops) == backfillFlushEntries {
+			return kv.ErrStop
+		}
+		batch.Ops = append(batch.Ops, kv.Op{Key: append([]byte(nil), k...), Value: append([]byte(nil), v...)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(batch.Ops) > 0 {
+		if err := a.applyNoWait(&batch); err != nil {
+			a.poison(err)
+			return err
+		}
+	}
+	for _, op := range batch.Ops {
+		if err := s.mem.Delete(op.Key); err != nil {
+			return err
+		}
+	}
+	if s.mem.Len() == 0 {
+		b.state = nil
+	}
+	return nil
+}
