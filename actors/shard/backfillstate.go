@@ -26,6 +26,11 @@ import (
 //
 // Memory: past backfillStateBytesMax the state is flushed and the rest of
 // the backfill writes through to the store, as every chunk did before.
+// So it is too when holding does not pay: a view whose chunks mostly add
+// keys (a filter's rows, a join's sides and rows) would write each key to
+// the store once anyway, and holding it first only adds the copy. Judged
+// over windows of backfillStateJudgeOps writes: held on while at least an
+// eighth of them rewrote or deleted a held key rather than adding one.
 
 // Backfill state limits.
 const (
@@ -36,6 +41,10 @@ const (
 	// writes: about one chunk's time (backfillChunkTarget) of memtable
 	// writes. Simulation range: fixed.
 	backfillFlushEntries = 4096
+	// backfillStateJudgeOps is the window of held writes over which a
+	// backfill judges whether holding its state pays. Simulation range:
+	// fixed.
+	backfillStateJudgeOps = 1 << 16
 )
 
 // backfillState is a backfill's view state held in memory.
@@ -44,11 +53,17 @@ type backfillState struct {
 	// prefixes are the view circuit's arrangement prefixes: the keys held
 	// in mem.
 	prefixes [][]byte
-	// bytesMax is backfillStateBytesMax (tests lower it).
-	bytesMax int
+	// bytesMax and judgeOps are backfillStateBytesMax and
+	// backfillStateJudgeOps (tests lower them).
+	bytesMax, judgeOps int
 	// flush: the held state is being written to the store (the pinned
-	// rows are all fed, or it outgrew bytesMax).
-	flush bool
+	// rows are all fed, it outgrew bytesMax or holding did not pay);
+	// flushed is the key the next flushing chunk starts at.
+	flush   bool
+	flushed []byte
+	// ops and added count the held writes of the current judging window
+	// and the held keys they added (net of those they deleted).
+	ops, added int
 }
 
 // holdBackfillState starts holding b's view state in memory, unless the
@@ -69,7 +84,7 @@ func (a *Actor) holdBackfillState(b *backfill) error {
 			return err
 		}
 	}
-	b.state = &backfillState{mem: kv.NewMemory(), prefixes: prefixes, bytesMax: backfillStateBytesMax}
+	b.state = &backfillState{mem: kv.NewMemory(), prefixes: prefixes, bytesMax: backfillStateBytesMax, judgeOps: backfillStateJudgeOps}
 	return nil
 }
 
@@ -125,8 +140,17 @@ func (s *backfillState) keepState(batch *kv.WriteBatch) (*kv.WriteBatch, error) 
 			rest.Ops = append(rest.Ops, op)
 		}
 	}
+	before := s.mem.Len()
 	if err := s.mem.Apply(&held); err != nil {
 		return nil, err
+	}
+	s.ops += len(held.Ops)
+	s.added += s.mem.Len() - before
+	if s.ops >= s.judgeOps {
+		if 8*s.added > 7*s.ops {
+			s.flush = true
+		}
+		s.ops, s.added = 0, 0
 	}
 	if s.mem.Bytes() > s.bytesMax {
 		s.flush = true
@@ -139,8 +163,10 @@ func (s *backfillState) keepState(batch *kv.WriteBatch) (*kv.WriteBatch, error) 
 func (a *Actor) flushBackfillState(b *backfill) error {
 	s := b.state
 	var batch kv.WriteBatch
-	err := s.mem.Scan(nil, nil, func(k, v []byte) error {
+	var next []byte
+	err := s.mem.Scan(s.flushed, nil, func(k, v []byte) error {
 		if len(batch.Ops) == backfillFlushEntries {
+			next = append([]byte(nil), k...)
 			return kv.ErrStop
 		}
 		batch.Ops = append(batch.Ops, kv.Op{Key: append([]byte(nil), k...), Value: append([]byte(nil), v...)})
@@ -155,12 +181,11 @@ func (a *Actor) flushBackfillState(b *backfill) error {
 			return err
 		}
 	}
-	for _, op := range batch.Ops {
-		if err := s.mem.Delete(op.Key); err != nil {
-			return err
-		}
-	}
-	if s.mem.Len() == 0 {
+	// NB: the flushed entries stay in memory until the last flushing
+	// chunk drops them all: the view's circuit does not step, so nothing
+	// changes or reads them, between flushing chunks.
+	s.flushed = next
+	if next == nil {
 		b.state = nil
 	}
 	return nil
