@@ -47,20 +47,25 @@ const (
 	backfillStateJudgeOps = 1 << 16
 )
 
-// backfillState is a backfill's view state held in memory.
+// backfillState is a backfill's view state held in memory: a Txn over an
+// empty store, whose writes are hashed (a rewrite replaces an entry) and
+// put in key order only when a step scans them or the state is flushed.
 type backfillState struct {
-	mem *kv.Memory
-	// prefixes are the view circuit's arrangement prefixes: the keys held
-	// in mem.
+	held kv.Txn
+	// prefixes are the view circuit's arrangement prefixes: the keys held.
 	prefixes [][]byte
+	// bytes counts the bytes written into held (what it holds, with the
+	// values rewrites replaced).
+	bytes int
 	// bytesMax and judgeOps are backfillStateBytesMax and
 	// backfillStateJudgeOps (tests lower them).
 	bytesMax, judgeOps int
 	// flush: the held state is being written to the store (the pinned
 	// rows are all fed, it outgrew bytesMax or holding did not pay);
-	// flushed is the key the next flushing chunk starts at.
-	flush   bool
-	flushed []byte
+	// flushOps are its writes, flushed up to flushAt.
+	flush    bool
+	flushOps []kv.Op
+	flushAt  int
 	// ops and added count the held writes of the current judging window
 	// and the held keys they added (net of those they deleted).
 	ops, added int
@@ -84,7 +89,7 @@ func (a *Actor) holdBackfillState(b *backfill) error {
 			return err
 		}
 	}
-	b.state = &backfillState{mem: kv.NewMemory(), prefixes: prefixes, bytesMax: backfillStateBytesMax, judgeOps: backfillStateJudgeOps}
+	b.state = &backfillState{held: kv.NewTxn(kv.NewMemory()), prefixes: prefixes, bytesMax: backfillStateBytesMax, judgeOps: backfillStateJudgeOps}
 	return nil
 }
 
@@ -106,7 +111,7 @@ type stateReader struct {
 
 func (r stateReader) Get(k []byte) ([]byte, bool, error) {
 	if r.s.holds(k) {
-		return r.s.mem.Get(k)
+		return r.s.held.Get(k)
 	}
 	return r.store.Get(k)
 }
@@ -124,7 +129,7 @@ func (r stateReader) Scan(start, end []byte, fn func(k, v []byte) error) error {
 		if pe := kv.PrefixEnd(p); end == nil || bytes.Compare(end, pe) > 0 {
 			return errcode.New(errcode.InternalError, "a backfill's scan from %x to %x spans held state and stored keys", start, end)
 		}
-		return r.s.mem.Scan(start, end, fn)
+		return r.s.held.Scan(start, end, fn)
 	}
 	return r.store.Scan(start, end, fn)
 }
@@ -132,27 +137,44 @@ func (r stateReader) Scan(start, end []byte, fn func(k, v []byte) error) error {
 // keepState splits a chunk's batch: the held keys' writes are applied to
 // memory and the rest returned, for the store.
 func (s *backfillState) keepState(batch *kv.WriteBatch) (*kv.WriteBatch, error) {
-	var held, rest kv.WriteBatch
+	var rest kv.WriteBatch
+	merger := s.held.(kv.Merger)
 	for _, op := range batch.Ops {
-		if s.holds(op.Key) {
-			held.Ops = append(held.Ops, op)
-		} else {
+		if !s.holds(op.Key) {
 			rest.Ops = append(rest.Ops, op)
+			continue
 		}
+		_, had, err := s.held.Get(op.Key)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case op.Delete:
+			err = s.held.Delete(op.Key)
+			if had {
+				s.added--
+			}
+		case op.Merge:
+			err = merger.Merge(op.Key, op.Value)
+		default:
+			err = s.held.Put(op.Key, op.Value)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !had && !op.Delete {
+			s.added++
+		}
+		s.ops++
+		s.bytes += len(op.Key) + len(op.Value)
 	}
-	before := s.mem.Len()
-	if err := s.mem.Apply(&held); err != nil {
-		return nil, err
-	}
-	s.ops += len(held.Ops)
-	s.added += s.mem.Len() - before
 	if s.ops >= s.judgeOps {
 		if 8*s.added > 7*s.ops {
 			s.flush = true
 		}
 		s.ops, s.added = 0, 0
 	}
-	if s.mem.Bytes() > s.bytesMax {
+	if s.bytes > s.bytesMax {
 		s.flush = true
 	}
 	return &rest, nil
@@ -162,30 +184,26 @@ func (s *backfillState) keepState(batch *kv.WriteBatch) (*kv.WriteBatch, error) 
 // the store; once none is left, the backfill writes through.
 func (a *Actor) flushBackfillState(b *backfill) error {
 	s := b.state
-	var batch kv.WriteBatch
-	var next []byte
-	err := s.mem.Scan(s.flushed, nil, func(k, v []byte) error {
-		if len(batch.Ops) == backfillFlushEntries {
-			next = append([]byte(nil), k...)
-			return kv.ErrStop
+	if s.flushOps == nil {
+		s.flushOps = []kv.Op{}
+		for _, op := range s.held.Batch().Ops {
+			// NB: the store held none of the view's state when the
+			// backfill began (holdBackfillState) and nothing was flushed
+			// since: a held delete has nothing to delete there.
+			if !op.Delete {
+				s.flushOps = append(s.flushOps, op)
+			}
 		}
-		batch.Ops = append(batch.Ops, kv.Op{Key: append([]byte(nil), k...), Value: append([]byte(nil), v...)})
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	if len(batch.Ops) > 0 {
-		if err := a.applyNoWait(&batch); err != nil {
+	end := min(len(s.flushOps), s.flushAt+backfillFlushEntries)
+	if end > s.flushAt {
+		if err := a.applyNoWait(&kv.WriteBatch{Ops: s.flushOps[s.flushAt:end]}); err != nil {
 			a.poison(err)
 			return err
 		}
 	}
-	// NB: the flushed entries stay in memory until the last flushing
-	// chunk drops them all: the view's circuit does not step, so nothing
-	// changes or reads them, between flushing chunks.
-	s.flushed = next
-	if next == nil {
+	s.flushAt = end
+	if end == len(s.flushOps) {
 		b.state = nil
 	}
 	return nil
