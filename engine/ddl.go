@@ -75,7 +75,10 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			return nil, err
 		}
 	case *ddl.CreateTable:
-		cols := append([]catalog.Column(nil), st.Columns...)
+		cols, checks, err := foldTableLiterals(st.Columns, st.Checks, s.inputStyle())
+		if err != nil {
+			return nil, err
+		}
 		seqs, deps, err := s.createTableSequences(snap, st, schema, cols)
 		if err != nil {
 			return nil, err
@@ -85,7 +88,7 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 			return nil, err
 		}
 		r, err := s.control(ctx, control.CreateRelation{
-			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Schema: schema, Columns: cols, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Watermark: watermark, Checks: st.Checks},
+			Relation:    &catalog.Relation{Kind: catalog.KindTable, Name: st.Name, Schema: schema, Columns: cols, PrimaryKey: st.PrimaryKey, InsertOnly: st.InsertOnly, Watermark: watermark, Checks: checks},
 			IfNotExists: st.IfNotExists,
 			Sequences:   seqs,
 			Deps:        deps,
@@ -122,12 +125,18 @@ func (s *session) ddl(ctx context.Context, snap *control.Snapshot, d *rsql.DDL, 
 		}
 		notice(r)
 	case *ddl.AddColumn:
-		if st.Column.Default != "" {
-			if err := immutableDefault(st.Column); err != nil {
+		col := st.Column
+		if col.Default != "" {
+			cols, _, err := foldTableLiterals([]catalog.Column{col}, nil, s.inputStyle())
+			if err != nil {
+				return nil, err
+			}
+			col = cols[0]
+			if err := immutableDefault(col); err != nil {
 				return nil, err
 			}
 		}
-		r, err := s.control(ctx, control.AddColumn{Table: st.Table, Column: st.Column, IfNotExists: st.IfNotExists})
+		r, err := s.control(ctx, control.AddColumn{Table: st.Table, Column: col, IfNotExists: st.IfNotExists})
 		if err != nil {
 			return nil, err
 		}

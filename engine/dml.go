@@ -74,7 +74,7 @@ func (w *writer) verifyChecks(env *expr.Env) error {
 		for i, c := range w.rel.Checks {
 			if r[width+i] == false {
 				return errcode.New(errcode.CheckViolation, "new row for relation %q violates check constraint %q", w.rel.Name, c.Name).
-					WithDetail("Failing row contains %s.", formatRow(w.rel, r[:width]))
+					WithDetail("Failing row contains %s.", formatRow(w.rel, r[:width], w.s.outputStyle()))
 			}
 		}
 	}
@@ -241,37 +241,41 @@ func (w *writer) checkNotNull(row types.Row) error {
 	for i, c := range w.rel.Columns {
 		if c.NotNull && row[i] == nil {
 			return errcode.New(errcode.NotNullViolation, "null value in column %q of relation %q violates not-null constraint", c.Name, w.rel.Name).
-				WithDetail("Failing row contains %s.", formatRow(w.rel, row))
+				WithDetail("Failing row contains %s.", formatRow(w.rel, row, w.s.outputStyle()))
 		}
 	}
 	return nil
 }
 
-func formatRow(rel *catalog.Relation, row types.Row) string {
+// formatRow is an error detail's (v, ...), in the session's DateStyle,
+// IntervalStyle and TimeZone as PostgreSQL prints it.
+func formatRow(rel *catalog.Relation, row types.Row, st types.OutputStyle) string {
 	parts := make([]string, len(row))
 	for i, d := range row {
 		if d == nil {
 			parts[i] = "null"
 		} else {
-			parts[i] = types.Format(rel.Columns[i].Type, d)
+			parts[i] = types.FormatStyle(rel.Columns[i].Type, d, st)
 		}
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-func describeKey(rel *catalog.Relation, key types.Row) string {
+// describeKey is an error detail's (col, ...)=(val, ...) of a primary key,
+// its values in the session's styles (formatRow).
+func describeKey(rel *catalog.Relation, key types.Row, st types.OutputStyle) string {
 	names := make([]string, len(rel.PrimaryKey))
 	vals := make([]string, len(rel.PrimaryKey))
 	for i, c := range rel.PrimaryKey {
 		names[i] = rel.Columns[c].Name
-		vals[i] = types.Format(rel.Columns[c].Type, key[i])
+		vals[i] = types.FormatStyle(rel.Columns[c].Type, key[i], st)
 	}
 	return fmt.Sprintf("(%s)=(%s)", strings.Join(names, ", "), strings.Join(vals, ", "))
 }
 
 func (w *writer) duplicate(key types.Row) error {
 	return errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", w.rel.PrimaryKeyConstraint()).
-		WithDetail("Key %s already exists.", describeKey(w.rel, key))
+		WithDetail("Key %s already exists.", describeKey(w.rel, key, w.s.outputStyle()))
 }
 
 // returning evaluates a RETURNING list over affected rows.

@@ -276,3 +276,34 @@ func TestPostgresSinkFence(t *testing.T) {
 	waitFor(t, rs, `SELECT errors > 0, state, error FROM rockstream_catalog.sinks`, []string{"t|RUNNING|NULL"}, "the sink after its progress row moved")
 	waitSame(t, rs, pg, `SELECT id, v FROM mv ORDER BY id`, `SELECT id, v FROM log GROUP BY id, v HAVING sum(rockstream_diff) > 0 ORDER BY id`, "the sink after its restart")
 }
+
+// TestPostgresSinkPinsSettings: the sink's values reach a database whose
+// defaults read and print them otherwise (sql_standard intervals, SQL,
+// DMY dates, another TimeZone) unchanged, because its sessions pin
+// IntervalStyle, DateStyle and TimeZone (a column DEFAULT records the
+// settings the sink's inserts ran in).
+func TestPostgresSinkPinsSettings(t *testing.T) {
+	url, pg := pgtest.Database(t)
+	var db string
+	if err := pg.QueryRow(context.Background(), "SELECT current_database()").Scan(&db); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, pg, `CREATE TABLE odd (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz, iv interval,
+		seen text DEFAULT current_setting('IntervalStyle') || ';' || current_setting('DateStyle') || ';' || current_setting('TimeZone'))`)
+	exec(t, pg, `ALTER DATABASE `+db+` SET IntervalStyle = sql_standard`)
+	exec(t, pg, `ALTER DATABASE `+db+` SET DateStyle = 'SQL, DMY'`)
+	exec(t, pg, `ALTER DATABASE `+db+` SET TimeZone = 'Asia/Kolkata'`)
+	srv := startServer(t, t.TempDir())
+	rs := connect(t, srv.url())
+	exec(t, rs, `CREATE TABLE src (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz, iv interval)`)
+	exec(t, rs, `INSERT INTO src VALUES (1, '2003-02-01', '2003-02-01 04:05:06.5', '2003-02-01 04:05:06+00', '-1 days +02:00:00'),
+		(2, '0044-03-15 BC', '2024-12-31 23:59:59', '1999-12-31 23:30:00-05', '-1 years -2 mons +3 days -04:05:06'),
+		(3, '2024-02-29', NULL, '2024-07-01 12:00:00.123456+00', '1 year -2 mons'), (4, NULL, NULL, NULL, '-00:00:01.5')`)
+	exec(t, rs, `CREATE MATERIALIZED VIEW v AS SELECT * FROM src`)
+	exec(t, rs, fmt.Sprintf(`CREATE SINK s FROM v INTO POSTGRES (connection = '%s', table = 'odd', mode = 'upsert', key = 'id')`, url))
+	const q = `SELECT id, d, ts, tz, iv FROM %s ORDER BY id`
+	waitSame(t, rs, pg, fmt.Sprintf(q, "v"), fmt.Sprintf(q, "odd"), "the sink into a database with other defaults")
+	if got := rowsText(t, pg, `SELECT DISTINCT seen FROM odd`); strings.Join(got, ",") != "postgres;ISO, MDY;UTC" {
+		t.Fatalf("the sink's session settings: %q, want postgres;ISO, MDY;UTC", got)
+	}
+}

@@ -47,7 +47,7 @@ func (s *session) addPrimaryKey(ctx context.Context, snap *control.Snapshot, st 
 		return err
 	}
 	index := (&catalog.Relation{Name: rel.Name, PrimaryKeyName: st.Name}).PrimaryKeyConstraint()
-	if err := checkNewPrimaryKey(rel, cols, index, batches[rel.ID].Rows); err != nil {
+	if err := checkNewPrimaryKey(rel, cols, index, batches[rel.ID].Rows, s.outputStyle()); err != nil {
 		return err
 	}
 	if _, err := s.control(ctx, control.SetPrimaryKey{Table: st.Table, Columns: cols, Name: st.Name}); err != nil {
@@ -70,7 +70,7 @@ func (s *session) addPrimaryKey(ctx context.Context, snap *control.Snapshot, st 
 // PostgreSQL's ADD PRIMARY KEY does: first the unique index (rows with a
 // NULL key never collide), then NOT NULL. Among several duplicated keys
 // the smallest is reported.
-func checkNewPrimaryKey(rel *catalog.Relation, cols []int, index string, rows []types.Row) error {
+func checkNewPrimaryKey(rel *catalog.Relation, cols []int, index string, rows []types.Row, st types.OutputStyle) error {
 	ts := make([]types.Type, len(cols))
 	for i, c := range cols {
 		ts[i] = rel.Columns[c].Type
@@ -101,7 +101,7 @@ func checkNewPrimaryKey(rel *catalog.Relation, cols []int, index string, rows []
 	for i := 1; i < len(keys); i++ {
 		if keys[i].enc == keys[i-1].enc {
 			return errcode.New(errcode.UniqueViolation, "could not create unique index %q", index).
-				WithDetail("Key %s is duplicated.", describeKey(keyed, keys[i].key))
+				WithDetail("Key %s is duplicated.", describeKey(keyed, keys[i].key, st))
 		}
 	}
 	if nullCol >= 0 {

@@ -31,6 +31,23 @@ func (s *session) env(settings *gateway.Settings, params []types.Datum) *expr.En
 	return env
 }
 
+// outputStyle is how the session prints values (error details print
+// them as its text results do); the defaults without settings.
+func (s *session) outputStyle() types.OutputStyle {
+	if s.settings == nil {
+		return types.OutputStyle{Loc: time.UTC, ExtraFloatDigits: 1}
+	}
+	return s.settings.OutputStyle()
+}
+
+// inputStyle is how the session reads text as values.
+func (s *session) inputStyle() types.InputStyle {
+	if s.settings == nil {
+		return types.InputStyle{Loc: time.UTC}
+	}
+	return s.settings.InputStyle()
+}
+
 // scannedRelations lists the relations a plan reads (plan.ScannedRelations).
 func scannedRelations(n plan.Node) []*catalog.Relation { return plan.ScannedRelations(n) }
 

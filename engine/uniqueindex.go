@@ -84,7 +84,7 @@ func (w *writer) checkUnique(ctx context.Context, rows []types.Row) error {
 			c.held[enc]++
 			if c.held[enc] > 1 {
 				return errcode.New(errcode.UniqueViolation, "duplicate key value violates unique constraint %q", c.idx.Name).
-					WithDetail("Key %s already exists.", describeIndexKey(w.rel, c.keyCols, key))
+					WithDetail("Key %s already exists.", describeIndexKey(w.rel, c.keyCols, key, w.s.outputStyle()))
 			}
 		}
 	}
@@ -107,12 +107,12 @@ func (w *writer) indexKey(keyCols []int, r types.Row) (enc string, key types.Row
 }
 
 // describeIndexKey is PostgreSQL's (col, ...)=(val, ...) of an index key.
-func describeIndexKey(rel *catalog.Relation, keyCols []int, key types.Row) string {
+func describeIndexKey(rel *catalog.Relation, keyCols []int, key types.Row, st types.OutputStyle) string {
 	names := make([]string, len(keyCols))
 	vals := make([]string, len(keyCols))
 	for i, c := range keyCols {
 		names[i] = rel.Columns[c].Name
-		vals[i] = types.Format(rel.Columns[c].Type, key[i])
+		vals[i] = types.FormatStyle(rel.Columns[c].Type, key[i], st)
 	}
 	return "(" + strings.Join(names, ", ") + ")=(" + strings.Join(vals, ", ") + ")"
 }

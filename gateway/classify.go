@@ -8,6 +8,7 @@ import (
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/sql/parse"
+	"github.com/rockstream/rockstream/ivm/types"
 )
 
 // stmtKind says who answers a statement: the gateway itself (session and
@@ -411,6 +412,9 @@ func classifySet(vs *pg_query.VariableSetStmt, st *statement) {
 		parts := make([]string, 0, len(vs.Args))
 		for _, a := range vs.Args {
 			v := constString(a)
+			if iv, ok := intervalZoneArg(vs.Name, a); ok {
+				v = iv
+			}
 			if strings.EqualFold(vs.Name, "search_path") && needsIdentQuote(v) {
 				v = `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
 			}
@@ -429,6 +433,29 @@ func classifySet(vs *pg_query.VariableSetStmt, st *statement) {
 		st.kind = kindUnsupported
 		st.err = errcode.New(errcode.GatewayUnsupported, "SET ... FROM CURRENT is not supported")
 	}
+}
+
+// intervalZoneArg spells SET TIME ZONE INTERVAL '+05:30' HOUR TO MINUTE as
+// PostgreSQL hands it to the TimeZone check ("INTERVAL '+05:30' hour to
+// minute"): an offset east of Greenwich, unlike the string '+05:30'.
+func intervalZoneArg(name string, n *pg_query.Node) (string, bool) {
+	tc := n.GetTypeCast()
+	if !strings.EqualFold(name, "timezone") || tc == nil || tc.TypeName == nil || len(tc.TypeName.Names) == 0 {
+		return "", false
+	}
+	if last := tc.TypeName.Names[len(tc.TypeName.Names)-1].GetString_(); last == nil || last.Sval != "interval" {
+		return "", false
+	}
+	v := "INTERVAL '" + strings.ReplaceAll(constString(tc.Arg), "'", "''") + "'"
+	if len(tc.TypeName.Typmods) > 0 {
+		mask, err := strconv.Atoi(constString(tc.TypeName.Typmods[0]))
+		if err == nil && mask != types.IntervalFullRange {
+			if tm, ok := types.IntervalTypmod(int64(mask), types.IntervalFullPrecision); ok {
+				v += types.IntervalTypmodSuffix(tm)
+			}
+		}
+	}
+	return v, true
 }
 
 // needsIdentQuote reports whether an identifier must be double-quoted to

@@ -506,15 +506,12 @@ func normalizeTimeZone(v string) (string, error) {
 	if _, err := loadZone(name); err != nil {
 		return "", err
 	}
-	if strings.EqualFold(name, "utc") {
-		return "UTC", nil
-	}
-	return name, nil
+	return types.NormalizeZone(name)
 }
 
-// loadZone resolves a TimeZone value: an IANA name, UTC/GMT, or a POSIX-style
-// numeric offset as SET TIME ZONE accepts ("+02", "-05:30"; PostgreSQL reads
-// a bare number as hours east of Greenwich for SET TIME ZONE 2).
+// loadZone resolves a TimeZone value as types.LoadZone does: a number is
+// hours east of Greenwich (SET TIME ZONE 2), a POSIX string's offset counts
+// west ('+05:30' is behind UTC), or an IANA name.
 func loadZone(name string) (*time.Location, error) {
 	zoneCacheMu.Lock()
 	defer zoneCacheMu.Unlock()
@@ -543,9 +540,6 @@ var (
 
 // zoneCacheEntriesMax bounds the zone cache (the tz database has ~600 names).
 const zoneCacheEntriesMax = 1024
-
-// parseZoneOffset reads "+hh", "-hh:mm", "+hhmm" or a bare "hh" as seconds
-// east of UTC.
 
 // splitList splits a comma-separated GUC list, honouring double quotes.
 func splitList(v string) []string {

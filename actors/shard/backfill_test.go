@@ -385,3 +385,102 @@ func TestNextChunkRows(t *testing.T) {
 		}
 	}
 }
+
+// TestBackfillHoldsViewStateInMemory: while a backfill feeds the pinned
+// rows, the view's state stays in memory (no key of its circuit's state
+// reaches the store), and is written to the store before the buffered
+// deltas are fed; a backfill whose held state outgrows its bound, or whose
+// writes mostly add keys (each of the view's groups is one row, so every
+// write adds one: judged over a small window here), writes it out and goes
+// on writing through. Either way the view equals its query over the table
+// at the end, with commits between the chunks.
+func TestBackfillHoldsViewStateInMemory(t *testing.T) {
+	for _, mode := range []string{"held", "bounded", "unpaid"} {
+		for _, slate := range []bool{false, true} {
+			bounded := mode != "held"
+			t.Run(fmt.Sprintf("%s/slate=%t", mode, slate), func(t *testing.T) {
+				const rows = 60
+				h, next, view := backfillHarness(t, slate, rows)
+				h.actor.cfg.BackfillRowsPerChunkMax = 4
+				model := map[int64]int64{}
+				for k := int64(1); k <= rows; k++ {
+					model[k] = k
+				}
+				h.snap = next
+				h.ctx.tag = "sync"
+				h.actor.Receive(h.ctx, SyncCatalog{Catalog: next.Value()})
+				h.ctx.tag = ""
+				// stored counts the view's state keys in the store (not its
+				// statistics, which are written through).
+				stored := func() int {
+					n := 0
+					for k := range storedState(t, h.store, objectNumber(view)) { //lint:maprange counted
+						if k[0] != kv.PrefixShardMeta {
+							n++
+						}
+					}
+					return n
+				}
+				held, through := 0, 0
+				for i := int64(0); len(h.syncAnswers()) == 0; i++ {
+					if !h.deliverOne(isChunk) {
+						t.Fatalf("the sync is unanswered and no backfill chunk is queued")
+					}
+					if len(h.syncAnswers()) != 0 {
+						break
+					}
+					b := h.actor.backfilling(view)
+					if b == nil {
+						t.Fatal("no backfill running")
+					}
+					switch {
+					case b.state == nil:
+					case mode == "bounded":
+						// The state outgrows its bound after a few chunks.
+						b.state.bytesMax = 400
+					case mode == "unpaid":
+						b.state.judgeOps = 16
+					}
+					if !b.scanned && b.state != nil && !b.state.flush {
+						held++
+						if n := stored(); n != 0 {
+							t.Fatalf("after chunk %d the store holds %d keys of the view's state, want none while it is held", i, n)
+						}
+					}
+					if !b.scanned && b.state == nil {
+						through++
+					}
+					front, back := 1+i%rows, rows-i%rows
+					for _, w := range []RowWrite{
+						{Table: h.table.ID, Key: types.Row{front}, Row: types.Row{front, 100 + i}},
+						{Table: h.table.ID, Key: types.Row{back}, Row: types.Row{back, 200 + i}},
+					} {
+						model[w.Key[0].(int64)] = w.Row[1].(int64)
+						h.commitNow(w)
+					}
+					for h.deliverOne(isStepOrFlush) {
+					}
+				}
+				if held == 0 {
+					t.Fatal("no chunk held the view's state in memory")
+				}
+				if bounded && through == 0 {
+					t.Fatalf("%s: no chunk wrote through", mode)
+				}
+				if !bounded && through != 0 {
+					t.Fatalf("%d chunks wrote through, want none below the bound", through)
+				}
+				h.drain()
+				got := h.view(view)
+				if len(got) != len(model) {
+					t.Fatalf("view has %d groups, table %d: %v", len(got), len(model), got)
+				}
+				for k, v := range model {
+					if got[k] != v {
+						t.Fatalf("view group %d = %d, table has %d", k, got[k], v)
+					}
+				}
+			})
+		}
+	}
+}

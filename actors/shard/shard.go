@@ -69,8 +69,10 @@ type Config struct {
 	// range: false.
 	RangeSeeksAlways bool
 	// BackfillRows makes backfills decode every input into rows, also
-	// those a view's circuit steps columnar (backfill.go), so tests can
-	// compare the two paths. Simulation range: false.
+	// those a view's circuit steps columnar (backfill.go), and write the
+	// view's state to the store in every chunk instead of holding it in
+	// memory (backfillstate.go), so tests can compare the two paths.
+	// Simulation range: false.
 	BackfillRows bool
 	// TemporalTickEvery is how often the table shard writes a tick epoch
 	// while a view with a temporal filter exists (epochtime.go): at most

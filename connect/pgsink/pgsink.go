@@ -111,13 +111,28 @@ func (w *Writer) String() string {
 	return fmt.Sprintf("POSTGRES sink %s → %s", w.cfg.Name, w.cfg.Spec.Table)
 }
 
+// sessionParams pin the settings the sink's text values are read in
+// (intervals in postgres style, ISO dates, time stamps with their
+// offset), whatever the target's defaults (ALTER DATABASE ... SET
+// IntervalStyle = sql_standard, DateStyle = 'SQL, DMY').
+//
+//lint:immutable a constant table.
+var sessionParams = map[string]string{
+	"timezone":         "UTC",
+	"datestyle":        "ISO, MDY",
+	"intervalstyle":    "postgres",
+	"application_name": "rockstream-sink",
+}
+
 // connect opens a connection to the sink's database.
 func connect(ctx context.Context, connString string) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(connString)
 	if err != nil {
 		return nil, errcode.Wrap(errcode.SQLInvalidParameterValue, err, "invalid connection string for the POSTGRES sink")
 	}
-	cfg.RuntimeParams["application_name"] = "rockstream-sink"
+	for k, v := range sessionParams { //lint:maprange order does not matter: a map of parameters
+		cfg.RuntimeParams[k] = v
+	}
 	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > connectTimeout {
 		cfg.ConnectTimeout = connectTimeout
 	}

@@ -600,6 +600,24 @@ func (c *Circuit) Stats() []NodeStats {
 	return out
 }
 
+// StatePrefixes are the key prefixes of the circuit's arrangements: its
+// operators' state and its views' rows and errors (one per arrangement,
+// in node order, sinks last).
+func (c *Circuit) StatePrefixes() [][]byte {
+	var out [][]byte
+	for _, n := range c.nodes {
+		if st, ok := n.operator.(op.Stateful); ok {
+			for _, a := range st.Arrangements() {
+				out = append(out, a.Prefix())
+			}
+		}
+	}
+	for _, s := range c.sinks {
+		out = append(out, s.rows.Prefix(), s.errors.Prefix())
+	}
+	return out
+}
+
 // DiscardCaches drops every arrangement read cache. Call it when an
 // epoch's write batch was not committed.
 func (c *Circuit) DiscardCaches() {

@@ -1,7 +1,6 @@
 package expr
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 // and friends case-insensitively, or an IANA name), a POSIX-style offset
 // ('+05' is five hours WEST of Greenwich, as PostgreSQL reads it), or an
 // interval (an ISO offset east of Greenwich, without months or days).
+// See zoneNamed.
 // Infinite inputs stay infinite.
 
 func registerTimeZone(add adder) {
@@ -69,51 +69,25 @@ func fromZone(local types.Timestamp, loc *time.Location) types.TimestampTZ {
 	return types.TimestampTZ(int64(local) - int64(types.LocalOffset(int64(local), loc))*types.MicrosPerSecond)
 }
 
-// zoneNamed resolves a time zone name as AT TIME ZONE reads it.
+// zoneNamed resolves a time zone name as AT TIME ZONE reads it: UTC and
+// friends case-insensitively, a tz database name, or else a POSIX time
+// zone string, whose offset counts WEST of Greenwich ('+05', '5' and
+// 'UTC+5' are five hours behind UTC, '<+03>-3' three ahead), as
+// PostgreSQL's pg_tzset reads it.
 func zoneNamed(name string) (*time.Location, error) {
 	switch strings.ToLower(name) {
 	case "utc", "gmt", "z", "zulu", "universal", "etc/utc", "etc/gmt":
 		return time.UTC, nil
 	}
-	if off, ok := posixOffset(name); ok {
-		return time.FixedZone(name, off), nil
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil || name == "" || strings.EqualFold(name, "local") {
-		return nil, EvalError(StateInvalidParameterValue, "time zone \"%s\" not recognized", name)
-	}
-	return loc, nil
-}
-
-// posixOffset reads [+-]HH[:MM[:SS]] as a POSIX offset: the sign says WEST
-// of Greenwich, so the result (seconds east) is its negation.
-func posixOffset(s string) (int, bool) {
-	sign := 1
-	switch {
-	case strings.HasPrefix(s, "+"):
-		s = s[1:]
-	case strings.HasPrefix(s, "-"):
-		sign, s = -1, s[1:]
-	}
-	parts := strings.Split(s, ":")
-	if s == "" || len(parts) > 3 {
-		return 0, false
-	}
-	secs := 0
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || len(p) > 2 || (i > 0 && n > 59) {
-			return 0, false
+	if name != "" && !strings.EqualFold(name, "local") {
+		if loc, err := time.LoadLocation(name); err == nil {
+			return loc, nil
 		}
-		secs = secs*60 + n
+		if loc, ok := types.PosixZone(name); ok {
+			return loc, nil
+		}
 	}
-	for range 3 - len(parts) {
-		secs *= 60
-	}
-	if secs > 15*3600+59*60 {
-		return 0, false
-	}
-	return -sign * secs, true
+	return nil, EvalError(StateInvalidParameterValue, "time zone \"%s\" not recognized", name)
 }
 
 // zoneOfInterval is the fixed zone an interval offset (east of Greenwich)

@@ -104,6 +104,10 @@ func intervalTypmodSuffix(typmod int32) string {
 	return b.String()
 }
 
+// IntervalTypmodSuffix is what format_type adds to "interval" for typmod:
+// " hour to minute", " day to second(2)", "(2)", or "".
+func IntervalTypmodSuffix(typmod int32) string { return intervalTypmodSuffix(typmod) }
+
 func itoa(n int) string {
 	if n < 10 {
 		return string(rune('0' + n))
