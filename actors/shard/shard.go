@@ -910,21 +910,16 @@ func (v *installedView) trim(src catalog.ID, b zset.Batch) zset.Batch {
 func (a *Actor) dropState(view catalog.ID) error {
 	circuitID := objectNumber(view)
 	var b kv.WriteBatch
-	for _, ns := range []byte{kv.PrefixOpState, kv.PrefixOpIndex, kv.PrefixViewOutput, kv.PrefixShardMeta} {
-		err := kv.ScanPrefix(a.store, []byte{ns}, func(k, _ []byte) error {
-			if ownedBy(k, circuitID) {
-				b.Ops = append(b.Ops, kv.Op{Key: append([]byte(nil), k...), Delete: true})
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
+	err := ownedKeys(a.store, circuitID, func(k []byte) {
+		b.Ops = append(b.Ops, kv.Op{Key: append([]byte(nil), k...), Delete: true})
+	})
+	if err != nil {
+		return err
 	}
 	// NB: not the backfill attempt record, which counts across the
 	// attempts of one view (backfillbound.go) and goes with DROP.
 	b.Ops = append(b.Ops, kv.Op{Key: viewMarkerKey(view), Delete: true})
-	err := kv.ScanPrefix(a.store, backfillDeltaPrefix(view), func(k, _ []byte) error {
+	err = kv.ScanPrefix(a.store, backfillDeltaPrefix(view), func(k, _ []byte) error {
 		b.Ops = append(b.Ops, kv.Op{Key: append([]byte(nil), k...), Delete: true})
 		return nil
 	})
@@ -1033,6 +1028,45 @@ func ownedBy(k []byte, circuitID uint64) bool {
 		return binary.BigEndian.Uint64(k[2:10]) == 0 && binary.BigEndian.Uint64(k[10:18]) == circuitID
 	}
 	return binary.BigEndian.Uint64(k[2:10]) == circuitID
+}
+
+// ownedKeys calls fn with every key of r that circuit circuitID owns
+// (ownedBy). It seeks from one key kind of each namespace to the next and
+// reads only the circuit's range of each: reading every key of the
+// namespaces read every table row too (a DROP on a store of 1M rows took
+// about 0.2 s).
+func ownedKeys(r kv.Reader, circuitID uint64, fn func(k []byte)) error {
+	for _, ns := range []byte{kv.PrefixOpState, kv.PrefixOpIndex, kv.PrefixViewOutput, kv.PrefixShardMeta} {
+		for kind := 0; kind < 256; kind++ {
+			var next []byte
+			err := r.Scan([]byte{ns, byte(kind)}, []byte{ns + 1}, func(k, _ []byte) error {
+				next = append([]byte(nil), k...)
+				return kv.ErrStop
+			})
+			if err != nil {
+				return err
+			}
+			if len(next) < 2 {
+				break // no key of a later kind
+			}
+			kind = int(next[1])
+			prefix := []byte{ns, byte(kind)}
+			if ns == kv.PrefixViewOutput {
+				prefix = binary.BigEndian.AppendUint64(prefix, 0)
+			}
+			prefix = binary.BigEndian.AppendUint64(prefix, circuitID)
+			err = kv.ScanPrefix(r, prefix, func(k, _ []byte) error {
+				if ownedBy(k, circuitID) {
+					fn(k)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func dedupOps(ops []kv.Op) []kv.Op {
