@@ -29,6 +29,10 @@ type Config struct {
 	// map is kept whatever this says. Simulation range: 1 (the shard
 	// actors serve one shard until many-shard routing lands).
 	Shards int
+	// PartitionTables spreads the rows of tables over every shard by
+	// their key's bucket when the control DB is created (topology.go);
+	// a stored choice is kept whatever this says.
+	PartitionTables bool
 }
 
 // storageTick runs the store's background work.
@@ -99,6 +103,8 @@ type Actor struct {
 	// nextRoleOID is the OID the next created role gets.
 	roles       map[string]Role
 	nextRoleOID int64
+	// epochs hands out global epochs (epochs.go).
+	epochs epochAllocator
 }
 
 // New returns a control actor factory.
@@ -171,6 +177,14 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			return
 		}
 		ctx.Reply(v)
+	case AllocEpoch:
+		v, err := a.allocEpoch(m)
+		if err != nil {
+			a.noteFenced(err)
+			ctx.Reply(err)
+			return
+		}
+		ctx.Reply(v)
 	case GetSequenceStates:
 		v, err := a.sequenceStates()
 		if err != nil {
@@ -223,6 +237,9 @@ func (a *Actor) load(ctx runtime.Context) error {
 	var ns catalog.NamespaceID
 	snap := newSnapshot(ns)
 	if snap.bucketMap, err = loadBucketMap(ctx, store, a.cfg.Shards); err != nil {
+		return err
+	}
+	if snap.partitioned, err = loadPartitioned(ctx, store, a.cfg.PartitionTables); err != nil {
 		return err
 	}
 	if v, ok, err := store.Get(nextIDKey(ns)); err != nil {
@@ -351,6 +368,13 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 	}
 	created.ID = objectID(next.namespace, next.NextObject)
 	next.NextObject++
+	created.Placement = 0
+	if a.snap.partitioned && created.Kind == catalog.KindTable && len(created.PrimaryKey) > 0 && created.Watermark == nil {
+		// Its rows go to the shard owning their key's bucket. Tables
+		// without a key, or with a watermark (whose late rows are judged
+		// in commit order), stay on the first shard.
+		created.Placement = catalog.PlacementSpread
+	}
 	puts := []*catalog.Relation{&created}
 	deps := append([]catalog.ID(nil), m.Deps...)
 	for _, s := range m.Sequences {

@@ -29,6 +29,8 @@ type Snapshot struct {
 	deps map[catalog.ID][]catalog.ID
 	// bucketMap is the bucket map in force (topology.go).
 	bucketMap partition.Map
+	// partitioned: tables' rows are spread over the shards (topology.go).
+	partitioned bool
 	// indexCount counts each table's indexes, so a statement on a table
 	// without any learns it without listing the catalog (Indexes).
 	indexCount map[catalog.ID]int
@@ -52,6 +54,12 @@ const firstObjectID = sysrel.FirstUserObject
 // BucketMap is the bucket map in force when this snapshot was published:
 // which shard owns each bucket of every partitioned key.
 func (s *Snapshot) BucketMap() partition.Map { return s.bucketMap }
+
+// Partitioned reports whether the rows of tables are spread over the
+// shards of the bucket map by their key's bucket (topology.go), every
+// shard then taking commits with epochs from the control plane
+// (epochs.go); else every table is on the first shard.
+func (s *Snapshot) Partitioned() bool { return s.partitioned }
 
 // Namespace implements catalog.Catalog.
 func (s *Snapshot) Namespace() catalog.NamespaceID { return s.namespace }
@@ -140,15 +148,16 @@ func (s *Snapshot) objects(keep func(*catalog.Relation) bool) []*catalog.Relatio
 // clone returns a shallow copy whose maps may be changed.
 func (s *Snapshot) clone() *Snapshot {
 	c := &Snapshot{
-		namespace:  s.namespace,
-		Version:    s.Version + 1,
-		NextObject: s.NextObject,
-		byName:     make(map[string]*catalog.Relation, len(s.byName)+1),
-		schemas:    make(map[string]*catalog.Relation, len(s.schemas)+1),
-		byID:       make(map[catalog.ID]*catalog.Relation, len(s.byID)+1),
-		deps:       make(map[catalog.ID][]catalog.ID, len(s.deps)+1),
-		bucketMap:  s.bucketMap,
-		indexCount: make(map[catalog.ID]int, len(s.indexCount)+1),
+		namespace:   s.namespace,
+		Version:     s.Version + 1,
+		NextObject:  s.NextObject,
+		byName:      make(map[string]*catalog.Relation, len(s.byName)+1),
+		schemas:     make(map[string]*catalog.Relation, len(s.schemas)+1),
+		byID:        make(map[catalog.ID]*catalog.Relation, len(s.byID)+1),
+		deps:        make(map[catalog.ID][]catalog.ID, len(s.deps)+1),
+		bucketMap:   s.bucketMap,
+		partitioned: s.partitioned,
+		indexCount:  make(map[catalog.ID]int, len(s.indexCount)+1),
 	}
 	//lint:maprange copying a map into a map; order cannot matter.
 	for k, v := range s.indexCount {

@@ -33,6 +33,8 @@ type (
 		// (partition.Map.Encode, topology.go): the map's owners are
 		// hidden fields, and the bytes are what the control DB holds.
 		BucketMap []byte
+		// Partitioned is Snapshot.Partitioned.
+		Partitioned bool
 	}
 	// RelationValue is one relation of a SnapshotValue.
 	RelationValue struct {
@@ -45,7 +47,7 @@ type (
 // shared with the snapshot, which is immutable (see Snapshot).
 func (s *Snapshot) Value() SnapshotValue {
 	rels := s.objects(func(*catalog.Relation) bool { return true })
-	v := SnapshotValue{Namespace: s.namespace, Version: s.Version, NextObject: s.NextObject, Relations: make([]RelationValue, len(rels))}
+	v := SnapshotValue{Namespace: s.namespace, Version: s.Version, NextObject: s.NextObject, Relations: make([]RelationValue, len(rels)), Partitioned: s.partitioned}
 	if s.bucketMap.Valid() {
 		v.BucketMap = s.bucketMap.Encode()
 	}
@@ -58,7 +60,7 @@ func (s *Snapshot) Value() SnapshotValue {
 // SnapshotOf rebuilds the Snapshot a SnapshotValue describes.
 func SnapshotOf(v SnapshotValue) *Snapshot {
 	s := newSnapshot(v.Namespace)
-	s.Version, s.NextObject = v.Version, v.NextObject
+	s.Version, s.NextObject, s.partitioned = v.Version, v.NextObject, v.Partitioned
 	if v.BucketMap != nil {
 		m, err := partition.DecodeMap(v.BucketMap)
 		// INVARIANT: the bytes are a map's encoding (paired with Value).

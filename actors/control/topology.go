@@ -4,6 +4,7 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/partition"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -26,6 +27,51 @@ const (
 )
 
 func bucketMapKey() []byte { return []byte{prefixTopology, topologyBucketMap} }
+
+// topologyPartitioned records, once, whether tables are partitioned over
+// the shards (Snapshot.Partitioned):
+//
+//	0x03 'P'      1: partitioned, 0: every table on the first shard
+//
+// It is written with the first catalog of a new control DB and kept:
+// moving rows between the layouts is a migration. A control DB from
+// before it has none: not partitioned.
+const topologyPartitioned byte = 'P'
+
+func partitionedKey() []byte { return []byte{prefixTopology, topologyPartitioned} }
+
+// loadPartitioned reads the stored layout of tables, recording want when
+// the control DB is new (it has no catalog version yet).
+func loadPartitioned(ctx runtime.Context, store kv.Store, want bool) (bool, error) {
+	v, ok, err := store.Get(partitionedKey())
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		if len(v) != 1 || v[0] > 1 {
+			return false, errcode.New(CatalogCorrupt, "the control DB's table layout record has %d bytes", len(v))
+		}
+		if (v[0] == 1) != want {
+			ctx.Logger().Info("the stored table layout differs from the configured one: keeping the stored layout", "partitioned", v[0] == 1)
+		}
+		return v[0] == 1, nil
+	}
+	var ns catalog.NamespaceID
+	if _, ok, err := store.Get(versionKey(ns)); err != nil {
+		return false, err
+	} else if ok {
+		// A catalog from before the record: every table on the first shard.
+		return false, nil
+	}
+	b := byte(0)
+	if want {
+		b = 1
+	}
+	if err := store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: partitionedKey(), Value: []byte{b}}}}); err != nil {
+		return false, errcode.Wrap(errcode.InternalError, err, "write the table layout")
+	}
+	return want, nil
+}
 
 // loadBucketMap reads the stored bucket map, creating it durably with
 // shards shards if the control DB has none yet.

@@ -49,7 +49,7 @@ import (
 
 // PlacementSpread is the Relation.Placement of a view spread over every
 // view shard.
-const PlacementSpread = math.MaxUint32
+const PlacementSpread = catalog.PlacementSpread
 
 // SpreadShards is the home of a spread view in a read's Homes
 // (Router.ReadHomeOf): every view shard.

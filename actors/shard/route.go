@@ -61,26 +61,66 @@ func (r Router) TableShard() partition.ShardID { return TableShardOf(r.buckets) 
 func (r Router) TableActor() runtime.ActorID { return ActorOf(r.TableShard()) }
 
 // OwnerOfKey is the shard that stores the row of table rel with
-// primary-key values key.
+// primary-key values key: the owner of its bucket for a partitioned
+// table, else the table shard.
 func (r Router) OwnerOfKey(rel *catalog.Relation, key types.Row) partition.ShardID {
-	return r.TableShard()
+	if !rel.Partitioned() {
+		return r.TableShard()
+	}
+	return r.buckets.Owner(BucketOfKey(rel, key))
 }
 
-// OwnerOfWrite is the shard that stores the row a write changes.
+// OwnersOfWrite are the shards storing the rows a write changes: the
+// old key's and, for an update moving the row to another key, the new
+// key's (the same shard, or two).
+func (r Router) OwnersOfWrite(rel *catalog.Relation, w RowWrite) (first, second partition.ShardID) {
+	if !rel.Partitioned() {
+		return r.TableShard(), r.TableShard()
+	}
+	first = r.OwnerOfKey(rel, keyOfWrite(rel, w))
+	second = first
+	if w.Row != nil && w.Key != nil {
+		second = r.OwnerOfKey(rel, keyOfWrite(rel, RowWrite{Row: w.Row}))
+	}
+	return first, second
+}
+
+// OwnerOfWrite is the shard that stores the row a write changes (the old
+// key's, for an update moving it: OwnersOfWrite).
 func (r Router) OwnerOfWrite(rel *catalog.Relation, w RowWrite) partition.ShardID {
-	return r.TableShard()
+	first, _ := r.OwnersOfWrite(rel, w)
+	return first
 }
 
 // OwnerOfKeys is the shard that stores the rows of table rel with
 // primary-key values keys; ok is false when they are on several shards.
 func (r Router) OwnerOfKeys(rel *catalog.Relation, keys []types.Row) (owner partition.ShardID, ok bool) {
-	return r.TableShard(), true
+	owner = r.TableShard()
+	for i, k := range keys {
+		o := r.OwnerOfKey(rel, k)
+		if i > 0 && o != owner {
+			return 0, false
+		}
+		owner = o
+	}
+	return owner, true
 }
 
 // OwnerOfWrites is the shard that stores every row writes change; ok is
 // false when they are on several shards.
 func (r Router) OwnerOfWrites(cat catalog.Catalog, writes []RowWrite) (owner partition.ShardID, ok bool) {
-	return r.TableShard(), true
+	owner = r.TableShard()
+	for i, w := range writes {
+		first, second := r.TableShard(), r.TableShard()
+		if rel, found := cat.RelationByID(w.Table); found {
+			first, second = r.OwnersOfWrite(rel, w)
+		}
+		if first != second || (i > 0 && first != owner) {
+			return 0, false
+		}
+		owner = first
+	}
+	return owner, true
 }
 
 // HomeOf is the shard serving relation id of cat: the table shard for a

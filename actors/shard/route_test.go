@@ -54,3 +54,61 @@ func TestRouterPlacement(t *testing.T) {
 		t.Fatalf("CheckServable over %d shards: %v", len(many), err)
 	}
 }
+
+// TestRouterPartitionedTable: a partitioned table's keys route to the
+// owners of their buckets, every shard getting some; a write moving a
+// row to a key of another shard, or writes of several shards, have no
+// single owner; tables that are not partitioned stay on the table shard.
+func TestRouterPartitionedTable(t *testing.T) {
+	_, table, keyless, _, _ := bucketSnapshot()
+	m := partition.NewMap(1, []partition.ShardID{0, 1, 2})
+	r := NewRouter(m)
+	part := *table
+	part.Placement = catalog.PlacementSpread
+	snap := control.NewSnapshot(catalog.NamespaceID{}, 1, &part, keyless)
+	p, _ := snap.RelationByID(part.ID)
+	if !p.Partitioned() {
+		t.Fatal("a table placed PlacementSpread is not partitioned")
+	}
+	seen := map[partition.ShardID]bool{}
+	var a, b types.Row
+	for k := range int64(64) {
+		key := types.Row{k}
+		got := r.OwnerOfKey(p, key)
+		if want := m.Owner(BucketOfKey(p, key)); got != want {
+			t.Fatalf("key %d routed to shard %d, its bucket's owner is %d", k, got, want)
+		}
+		seen[got] = true
+		if got == 0 && a == nil {
+			a = key
+		}
+		if got != 0 && b == nil {
+			b = key
+		}
+		if got := r.OwnerOfWrite(keyless, RowWrite{Table: keyless.ID, Row: types.Row{k, "x"}}); got != 0 {
+			t.Fatalf("keyless row routed to shard %d, not the table shard", got)
+		}
+	}
+	if len(seen) != 3 {
+		t.Fatalf("64 keys landed on %d of 3 shards", len(seen))
+	}
+	if o, ok := r.OwnerOfKeys(p, []types.Row{a, a}); !ok || o != 0 {
+		t.Fatalf("keys of one shard: %d %v", o, ok)
+	}
+	if _, ok := r.OwnerOfKeys(p, []types.Row{a, b}); ok {
+		t.Fatal("keys of two shards have one owner")
+	}
+	move := RowWrite{Table: p.ID, Key: a, Row: types.Row{b[0], "y"}}
+	if first, second := r.OwnersOfWrite(p, move); first != 0 || second == 0 {
+		t.Fatalf("an update moving key %v to %v routes to %d and %d", a, b, first, second)
+	}
+	if _, ok := r.OwnerOfWrites(snap, []RowWrite{move}); ok {
+		t.Fatal("a write moving a row between shards has one owner")
+	}
+	if _, ok := r.OwnerOfWrites(snap, []RowWrite{{Table: p.ID, Row: types.Row{a[0], "x"}}, {Table: p.ID, Row: types.Row{b[0], "x"}}}); ok {
+		t.Fatal("writes of two shards have one owner")
+	}
+	if o, ok := r.OwnerOfWrites(snap, []RowWrite{{Table: p.ID, Row: types.Row{b[0], "x"}}, {Table: p.ID, Key: b}}); !ok || o != r.OwnerOfKey(p, b) {
+		t.Fatalf("writes of one shard: %d %v", o, ok)
+	}
+}

@@ -41,6 +41,8 @@ func Messages() []runtime.Message {
 		control.SequenceOp{},
 		control.SequenceValue{},
 		control.GetSequenceStates{},
+		control.AllocEpoch{},
+		control.EpochAllocated{},
 		control.SequenceStates{},
 		control.GetRole{},
 		control.RoleLookup{Role: control.Role{Grants: []control.Grant{{Privileges: control.PrivSelect}}}},

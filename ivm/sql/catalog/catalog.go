@@ -11,6 +11,7 @@ package catalog
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -256,9 +257,12 @@ type Relation struct {
 	// source.
 	Upstream *Upstream `json:",omitempty"`
 	// Placement is, for a materialized view, the shard it runs on plus
-	// one, chosen at CREATE (actors/shard placement.go); MaxUint32: spread
-	// over every view shard. 0: a view created before placements were
-	// recorded, which runs on the first view shard.
+	// one, chosen at CREATE (actors/shard placement.go); PlacementSpread:
+	// spread over every view shard. 0: a view created before placements
+	// were recorded, which runs on the first view shard. For a table,
+	// PlacementSpread: its rows are spread over every shard by their
+	// key's bucket (a partitioned catalog, actors/control topology.go);
+	// 0: every row on the first shard.
 	Placement uint32 `json:",omitempty"`
 	// Plan counts a materialized view's recompilations: state built by an
 	// earlier plan is rebuilt from the inputs (the shard keeps the plan it
@@ -269,6 +273,16 @@ type Relation struct {
 	// the table shard writes epochs while no commit comes, for its rows
 	// to leave on time (actors/shard epochtime.go).
 	Temporal bool `json:",omitempty"`
+}
+
+// PlacementSpread is the Relation.Placement of a relation spread over
+// the shards (see Placement).
+const PlacementSpread = math.MaxUint32
+
+// Partitioned reports whether rel is a table whose rows are spread over
+// the shards by their key's bucket.
+func (r *Relation) Partitioned() bool {
+	return r != nil && r.Kind == KindTable && r.Placement == PlacementSpread
 }
 
 // Ref is one name a view's SQL used and the relation it resolved to.
