@@ -48,6 +48,12 @@ type Config struct {
 	// placement.go), each an actor with its own goroutine and database
 	// under shards/<id>. A store keeps the layout it was created with.
 	Shards int
+	// PartitionTables lays a new store out with its tables partitioned
+	// (experimental): the first half of the shards store the rows of
+	// tables with a primary key by their key's bucket and take commits,
+	// with epochs from the control plane; the others run the views. A
+	// store keeps the layout it was created with.
+	PartitionTables bool
 	// rangeSeeksAlways: shard.Config.RangeSeeksAlways (tests).
 	rangeSeeksAlways bool
 	// backfillRows: shard.Config.BackfillRows (tests).
@@ -130,7 +136,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			return storage.Open(ctx, actx.Store(), path, cfg.Storage)
 		}
 	}
-	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval, Shards: max(1, cfg.Shards)})); err != nil {
+	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval, Shards: max(1, cfg.Shards), PartitionTables: cfg.PartitionTables})); err != nil {
 		return nil, err
 	}
 	// The detector before the shards: they report row-lock waits to it.

@@ -55,6 +55,8 @@ type ServerOptions struct {
 	MemoryBudgetBytes int64
 	// Shards lays a new store out over this many shards (Config.Shards).
 	Shards int
+	// PartitionTables: Config.PartitionTables (experimental).
+	PartitionTables bool
 	// Takeover claims the storage even from a live holder (holder.go).
 	Takeover bool
 	// Clock is the server's time source (Config.Clock; nil: the wall
@@ -348,7 +350,7 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	}
 	debug.SetMemoryLimit(opts.MemoryBudgetBytes)
 	opts.Logger.Info("opening storage", "url", shown, "memory_budget_bytes", opts.MemoryBudgetBytes)
-	eng, err := Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes), Shards: opts.Shards, Clock: opts.Clock})
+	eng, err := Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes), Shards: opts.Shards, PartitionTables: opts.PartitionTables, Clock: opts.Clock})
 	if err != nil {
 		return err
 	}

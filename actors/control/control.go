@@ -177,6 +177,14 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			return
 		}
 		ctx.Reply(v)
+	case GetEpochs:
+		v, err := a.knownEpoch()
+		if err != nil {
+			a.noteFenced(err)
+			ctx.Reply(err)
+			return
+		}
+		ctx.Reply(v)
 	case AllocEpoch:
 		v, err := a.allocEpoch(m)
 		if err != nil {
@@ -236,10 +244,10 @@ func (a *Actor) load(ctx runtime.Context) error {
 	}
 	var ns catalog.NamespaceID
 	snap := newSnapshot(ns)
-	if snap.bucketMap, err = loadBucketMap(ctx, store, a.cfg.Shards); err != nil {
+	if snap.partitioned, err = loadPartitioned(ctx, store, a.cfg.PartitionTables); err != nil {
 		return err
 	}
-	if snap.partitioned, err = loadPartitioned(ctx, store, a.cfg.PartitionTables); err != nil {
+	if snap.bucketMap, err = loadBucketMap(ctx, store, a.cfg.Shards, snap.partitioned); err != nil {
 		return err
 	}
 	if v, ok, err := store.Get(nextIDKey(ns)); err != nil {
@@ -368,7 +376,9 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 	}
 	created.ID = objectID(next.namespace, next.NextObject)
 	next.NextObject++
-	created.Placement = 0
+	if created.Kind == catalog.KindTable {
+		created.Placement = 0
+	}
 	if a.snap.partitioned && created.Kind == catalog.KindTable && len(created.PrimaryKey) > 0 && created.Watermark == nil {
 		// Its rows go to the shard owning their key's bucket. Tables
 		// without a key, or with a watermark (whose late rows are judged

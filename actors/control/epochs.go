@@ -34,17 +34,27 @@ const topologyEpochs byte = 'E'
 func epochsKey() []byte { return []byte{prefixTopology, topologyEpochs} }
 
 type (
-	// AllocEpoch → EpochAllocated: the next global epoch, at least Min
-	// (the asking shard's last epoch + 1: its epochs only grow, also
-	// across a restart of either side).
+	// AllocEpoch → EpochAllocated: the next Count (at least one) global
+	// epochs, the first at least Min (the asking shard's last epoch + 1:
+	// its epochs only grow, also across a restart of either side).
 	AllocEpoch struct {
-		Min uint64
+		Min   uint64
+		Count int
 	}
-	// EpochAllocated is a fresh epoch: no other AllocEpoch got it, and it
-	// is above every epoch handed out before the AllocEpoch arrived.
+	// EpochAllocated are fresh epochs Epoch .. Epoch+Count-1: no other
+	// AllocEpoch got them, and they are above every epoch handed out
+	// before the AllocEpoch arrived. Known is the highest epoch handed
+	// out when it was answered (at least the last of them).
 	EpochAllocated struct {
 		Epoch uint64
+		Count int
+		Known uint64
 	}
+	// GetEpochs → EpochAllocated{Known}: the highest epoch handed out so
+	// far, none allocated. A read waits for every table shard to seal
+	// through it, so it sees every commit acknowledged before it began;
+	// a restarted view shard shows nothing below it.
+	GetEpochs struct{}
 )
 
 // epochAllocator is the control plane's epoch counter.
@@ -55,28 +65,47 @@ type epochAllocator struct {
 	last, reserved uint64
 }
 
+// loadEpochs reads the durable record once.
+func (a *Actor) loadEpochs() error {
+	x := &a.epochs
+	if x.loaded {
+		return nil
+	}
+	v, ok, err := a.store.Get(epochsKey())
+	if err != nil {
+		return errcode.Wrap(errcode.InternalError, err, "read the epoch counter")
+	}
+	if ok {
+		if len(v) != 8 {
+			return errcode.Wrap(CatalogCorrupt, fmt.Errorf("%d bytes", len(v)), "the control DB's epoch counter")
+		}
+		// Every epoch up to it may have been handed out before the
+		// restart: start after it.
+		x.reserved = binary.BigEndian.Uint64(v)
+		x.last = x.reserved
+	}
+	x.loaded = true
+	return nil
+}
+
+// knownEpoch answers GetEpochs.
+func (a *Actor) knownEpoch() (EpochAllocated, error) {
+	if err := a.loadEpochs(); err != nil {
+		return EpochAllocated{}, err
+	}
+	return EpochAllocated{Known: a.epochs.last}, nil
+}
+
 // allocEpoch answers AllocEpoch.
 func (a *Actor) allocEpoch(m AllocEpoch) (EpochAllocated, error) {
-	x := &a.epochs
-	if !x.loaded {
-		v, ok, err := a.store.Get(epochsKey())
-		if err != nil {
-			return EpochAllocated{}, errcode.Wrap(errcode.InternalError, err, "read the epoch counter")
-		}
-		if ok {
-			if len(v) != 8 {
-				return EpochAllocated{}, errcode.Wrap(CatalogCorrupt, fmt.Errorf("%d bytes", len(v)), "the control DB's epoch counter")
-			}
-			// Every epoch up to it may have been handed out before the
-			// restart: start after it.
-			x.reserved = binary.BigEndian.Uint64(v)
-			x.last = x.reserved
-		}
-		x.loaded = true
+	if err := a.loadEpochs(); err != nil {
+		return EpochAllocated{}, err
 	}
+	x := &a.epochs
+	count := uint64(max(m.Count, 1))
 	next := max(x.last+1, m.Min)
-	if next > x.reserved {
-		reserved := next + epochsLogAhead - 1
+	if last := next + count - 1; last > x.reserved {
+		reserved := last + epochsLogAhead - 1
 		b := kv.WriteBatch{Ops: []kv.Op{{Key: epochsKey(), Value: binary.BigEndian.AppendUint64(nil, reserved)}}}
 		if err := a.store.Apply(&b); err != nil {
 			// NB: the write may or may not be durable: reread it next
@@ -86,6 +115,6 @@ func (a *Actor) allocEpoch(m AllocEpoch) (EpochAllocated, error) {
 		}
 		x.reserved = reserved
 	}
-	x.last = next
-	return EpochAllocated{Epoch: next}, nil
+	x.last = next + count - 1
+	return EpochAllocated{Epoch: next, Count: int(count), Known: x.last}, nil
 }

@@ -13,13 +13,13 @@ import (
 func TestEpochsGrowAcrossCrashes(t *testing.T) {
 	store := kv.NewMemory()
 	a, ctx := start(store)
-	alloc := func(min uint64) uint64 {
+	alloc := func(min uint64, count int) uint64 {
 		t.Helper()
 		ctx.reply = nil
-		a.Receive(ctx, AllocEpoch{Min: min})
+		a.Receive(ctx, AllocEpoch{Min: min, Count: count})
 		r, ok := ctx.reply.(EpochAllocated)
-		if !ok {
-			t.Fatalf("AllocEpoch answered %#v", ctx.reply)
+		if !ok || r.Count != max(count, 1) || r.Known != r.Epoch+uint64(r.Count)-1 {
+			t.Fatalf("AllocEpoch{%d, %d} answered %#v", min, count, ctx.reply)
 		}
 		return r.Epoch
 	}
@@ -31,11 +31,12 @@ func TestEpochsGrowAcrossCrashes(t *testing.T) {
 			if rng.IntN(4) == 0 {
 				min = last + uint64(rng.IntN(3*epochsLogAhead))
 			}
-			e := alloc(min)
+			count := rng.IntN(4)
+			e := alloc(min, count)
 			if e <= last || e < min {
 				t.Fatalf("round %d: epoch %d after %d (min %d)", round, e, last, min)
 			}
-			last = e
+			last = e + uint64(max(count, 1)) - 1
 		}
 		a, ctx = start(store) // crash: only durable state survives
 	}

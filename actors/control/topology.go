@@ -41,7 +41,7 @@ const topologyPartitioned byte = 'P'
 func partitionedKey() []byte { return []byte{prefixTopology, topologyPartitioned} }
 
 // loadPartitioned reads the stored layout of tables, recording want when
-// the control DB is new (it has no catalog version yet).
+// the control DB is new (no catalog version and no bucket map yet).
 func loadPartitioned(ctx runtime.Context, store kv.Store, want bool) (bool, error) {
 	v, ok, err := store.Get(partitionedKey())
 	if err != nil {
@@ -63,6 +63,12 @@ func loadPartitioned(ctx runtime.Context, store kv.Store, want bool) (bool, erro
 		// A catalog from before the record: every table on the first shard.
 		return false, nil
 	}
+	if _, ok, err := store.Get(bucketMapKey()); err != nil {
+		return false, err
+	} else if ok {
+		// A catalog from before the record: every table on the first shard.
+		return false, nil
+	}
 	b := byte(0)
 	if want {
 		b = 1
@@ -75,7 +81,11 @@ func loadPartitioned(ctx runtime.Context, store kv.Store, want bool) (bool, erro
 
 // loadBucketMap reads the stored bucket map, creating it durably with
 // shards shards if the control DB has none yet.
-func loadBucketMap(ctx runtime.Context, store kv.Store, shards int) (partition.Map, error) {
+//
+// Partitioned, the buckets go to the first half of the shards (rounded
+// up), which store the tables' rows and take the commits; the others own
+// no bucket and run the materialized views (actors/shard placement.go).
+func loadBucketMap(ctx runtime.Context, store kv.Store, shards int, partitioned bool) (partition.Map, error) {
 	if shards <= 0 {
 		shards = shardsDefault
 	}
@@ -98,6 +108,9 @@ func loadBucketMap(ctx runtime.Context, store kv.Store, shards int) (partition.M
 		ids[i] = partition.ShardID(i)
 	}
 	m := partition.NewMap(1, ids)
+	if partitioned {
+		m = partition.NewMapOver(1, ids, ids[:(len(ids)+1)/2])
+	}
 	if err := store.Apply(&kv.WriteBatch{Ops: []kv.Op{{Key: bucketMapKey(), Value: m.Encode()}}}); err != nil {
 		return partition.Map{}, errcode.Wrap(errcode.InternalError, err, "write the bucket map")
 	}

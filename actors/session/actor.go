@@ -449,6 +449,10 @@ func (a *Actor) statement(ctx runtime.Context, m Statement) {
 		a.finish(Done{})
 		return
 	}
+	if a.cfg.Router.Partitioned() {
+		a.finish(errPartitioned("REPEATABLE READ and SERIALIZABLE transactions"))
+		return
+	}
 	a.ask(ctx, a.home(), shard.OpenSnapshot{CatalogVersion: m.CatalogVersion}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
 		id := reply.(shard.SnapshotOpened).ID
 		if a.txn != t {
@@ -488,6 +492,12 @@ func (a *Actor) pinReads(ctx runtime.Context, m PinReads) {
 // openStmtSnapshot pins a snapshot on the table shard for the statement's
 // reads (stmtSnapshot), then runs next.
 func (a *Actor) openStmtSnapshot(ctx runtime.Context, catalogVersion uint64, perRead bool, next func(runtime.Context)) {
+	if a.cfg.Router.Partitioned() {
+		// NB: a snapshot of several table shards is not built yet: each
+		// request of the statement reads the newest state.
+		next(ctx)
+		return
+	}
 	a.ask(ctx, a.home(), shard.OpenSnapshot{CatalogVersion: catalogVersion}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
 		opened := reply.(shard.SnapshotOpened)
 		a.stmtSnapshot, a.stmtSnapshotEpoch, a.stmtSnapshotPerRead = opened.ID, opened.Epoch, perRead
@@ -535,6 +545,10 @@ const readAcrossAttemptsMax = 5
 // views by reading the views first, at the view shard's frontier, and then
 // the tables as they were at that epoch (shard readAtEpoch).
 func (a *Actor) readRelations(ctx runtime.Context, m Read, minEpoch uint64, attempts int, done func(runtime.Context, []zset.Batch)) {
+	if slices.Contains(m.Homes, shard.TableShards) {
+		a.readPartitioned(ctx, m, minEpoch, done)
+		return
+	}
 	table := a.cfg.Router.TableShard()
 	var views, tables []catalog.ID
 	var viewShard partition.ShardID
@@ -555,6 +569,14 @@ func (a *Actor) readRelations(ctx runtime.Context, m Read, minEpoch uint64, atte
 		// NB: the view shard learns of commits through the exchange: the
 		// read waits for every commit acknowledged before it began (to any
 		// session), as a read on one shard sees them.
+		if a.cfg.Router.Partitioned() {
+			// The last epoch handed out to any table shard (seal.go).
+			a.ask(ctx, a.control(), control.GetEpochs{}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+				e := reply.(control.EpochAllocated).Known
+				a.readRelationsFrom(ctx, m, max(minEpoch, e), views, tables, viewShard, attempts, done)
+			}))
+			return
+		}
 		a.ask(ctx, a.home(), shard.GetEpoch{}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
 			e := reply.(shard.Committed).Epoch
 			a.readRelationsFrom(ctx, m, max(minEpoch, e), views, tables, viewShard, attempts, done)
@@ -617,6 +639,10 @@ func (a *Actor) readPinned(ctx runtime.Context, m Read, views, tables []catalog.
 // A view created after the statement's pin has no state in it: the read
 // is tried again with a new snapshot (attempts bounds the tries).
 func (a *Actor) readSpread(ctx runtime.Context, m Read, attempts int, done func(runtime.Context, []zset.Batch)) {
+	if a.cfg.Router.Partitioned() {
+		a.finish(errPartitioned("statements reading views of several shards"))
+		return
+	}
 	if at := a.statementReadAt(); at != 0 {
 		a.readAtSnapshot(ctx, m, at, make([]zset.Batch, len(m.Relations)), func(ctx runtime.Context, batches []zset.Batch, err error) {
 			if err != nil {
@@ -788,16 +814,11 @@ func (a *Actor) readPoints(ctx runtime.Context, m Read, out []zset.Batch, i int)
 	}
 	p := m.Points[i]
 	rel := p.Relation
-	to, err := a.shardOfKeys(&rel, p.Keys)
-	if err != nil {
-		a.finish(err)
-		return
-	}
-	a.ask(ctx, to, shard.Lookup{CatalogVersion: m.CatalogVersion, Table: rel.ID, Keys: p.Keys, At: a.statementReadAt()},
-		a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+	a.lookupKeys(ctx, m.CatalogVersion, &rel, p.Keys, a.statementReadAt(),
+		func(ctx runtime.Context, rows []types.Row) {
 			var b zset.Batch
 			seen := map[string]bool{}
-			for j, r := range reply.(shard.LookupResult).Rows {
+			for j, r := range rows {
 				k := EncodeKey(&rel, p.Keys[j])
 				if r == nil || seen[k] {
 					continue
@@ -809,15 +830,44 @@ func (a *Actor) readPoints(ctx runtime.Context, m Read, out []zset.Batch, i int)
 				b = a.txn.overlay(rel.ID, b)
 			}
 			a.readPoints(ctx, m, append(out, b), i+1)
-		}))
+		})
 }
 
-func (a *Actor) shardOfKeys(rel *catalog.Relation, keys []types.Row) (runtime.ActorID, error) {
-	owner, ok := a.cfg.Router.OwnerOfKeys(rel, keys)
-	if !ok {
-		return "", errcode.New(errcode.InternalError, "the keys of one lookup of %s are stored on several shards", rel.Name)
+// lookupKeys looks keys of rel up on the shards storing them, one Lookup
+// per shard (a partitioned table's keys may be on several), into rows (in
+// keys' order), then runs done.
+func (a *Actor) lookupKeys(ctx runtime.Context, catalogVersion uint64, rel *catalog.Relation, keys []types.Row, at uint64, done func(runtime.Context, []types.Row)) {
+	rows := make([]types.Row, len(keys))
+	var owners []partition.ShardID
+	of := make([]partition.ShardID, len(keys))
+	for j, k := range keys {
+		of[j] = a.cfg.Router.OwnerOfKey(rel, k)
+		if !slices.Contains(owners, of[j]) {
+			owners = append(owners, of[j])
+		}
 	}
-	return a.cfg.Router.ActorOf(owner), nil
+	var next func(ctx runtime.Context, i int)
+	next = func(ctx runtime.Context, i int) {
+		if i == len(owners) {
+			done(ctx, rows)
+			return
+		}
+		var batch []types.Row
+		var slots []int
+		for j, k := range keys {
+			if of[j] == owners[i] {
+				batch, slots = append(batch, k), append(slots, j)
+			}
+		}
+		a.ask(ctx, a.cfg.Router.ActorOf(owners[i]), shard.Lookup{CatalogVersion: catalogVersion, Table: rel.ID, Keys: batch, At: at},
+			a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+				for k, r := range reply.(shard.LookupResult).Rows {
+					rows[slots[k]] = r
+				}
+				next(ctx, i+1)
+			}))
+	}
+	next(ctx, 0)
 }
 
 // writable checks the transaction may write rel.
@@ -943,13 +993,7 @@ func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []s
 		next(ctx, out)
 		return
 	}
-	to, err := a.shardOfKeys(tw.rel, missing)
-	if err != nil {
-		a.finish(err)
-		return
-	}
-	a.ask(ctx, to, shard.Lookup{CatalogVersion: m.CatalogVersion, Table: tw.rel.ID, Keys: missing}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
-		rows := reply.(shard.LookupResult).Rows
+	a.lookupKeys(ctx, m.CatalogVersion, tw.rel, missing, 0, func(ctx runtime.Context, rows []types.Row) {
 		// One allocation for the new entries (a COPY chunk adds
 		// thousands), and room for them in the key order up front.
 		slab := make([]pendingRow, len(at))
@@ -981,7 +1025,7 @@ func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []s
 			a.recent = &recentLookup{tw: tw, encs: encs, pending: tw.pending[from:len(tw.pending):len(tw.pending)]}
 		}
 		next(ctx, out)
-	}))
+	})
 }
 
 // checkVisible is REPEATABLE READ's rule for INSERT ... ON CONFLICT: a
@@ -1008,20 +1052,15 @@ func (a *Actor) checkVisible(ctx runtime.Context, m Lookup, tw *tableWrites, enc
 		next(ctx)
 		return
 	}
-	to, err := a.shardOfKeys(tw.rel, check)
-	if err != nil {
-		a.finish(err)
-		return
-	}
-	a.ask(ctx, to, shard.Lookup{CatalogVersion: m.CatalogVersion, Table: tw.rel.ID, Keys: check, At: a.readAt()}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
-		for i, r := range reply.(shard.LookupResult).Rows {
+	a.lookupKeys(ctx, m.CatalogVersion, tw.rel, check, a.readAt(), func(ctx runtime.Context, rows []types.Row) {
+		for i, r := range rows {
 			if !SameRow(tw.rel, r, latest[i]) {
 				a.finish(concurrentUpdate(false))
 				return
 			}
 		}
 		next(ctx)
-	}))
+	})
 }
 
 // concurrentUpdate is REPEATABLE READ's error for a row changed (deleted)
@@ -1116,9 +1155,19 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) {
 	// is durable (or failed), never before: a waiter must not read a row
 	// version a crash could take back.
 	lockTxn := a.endLockTxn()
-	a.askPatiently(ctx, to, shard.Commit{CatalogVersion: m.CatalogVersion, Writes: writes, Txn: lockTxn}, func(ctx runtime.Context, reply runtime.Message) {
+	commitTxn := lockTxn
+	if to != a.lockShard() {
+		// NB: the locks are on the lock shard (a partitioned layout's
+		// first), not on the shard committing: released once the commit
+		// is durable (or failed), after its answer.
+		commitTxn = 0
+	}
+	a.askPatiently(ctx, to, shard.Commit{CatalogVersion: m.CatalogVersion, Writes: writes, Txn: commitTxn}, func(ctx runtime.Context, reply runtime.Message) {
+		if lockTxn != 0 && commitTxn == 0 {
+			a.send(ctx, a.lockShard(), shard.UnlockRows{Txn: lockTxn})
+		}
 		if err, ok := reply.(error); ok {
-			if lockTxn != 0 {
+			if lockTxn != 0 && commitTxn != 0 {
 				// In case the Commit never reached the shard's lock
 				// table. Sent after the Commit, so behind it in the
 				// shard's mailbox, and not a Commit, so handled only once
@@ -1138,13 +1187,30 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) {
 func (a *Actor) shardOfWrites(t *txn, writes []shard.RowWrite) (runtime.ActorID, error) {
 	var owner partition.ShardID
 	for i, w := range writes {
-		s := a.cfg.Router.OwnerOfWrite(t.tables[w.Table].rel, w)
-		if i > 0 && s != owner {
+		first, second := a.cfg.Router.OwnersOfWrite(t.tables[w.Table].rel, w)
+		if first != second || (i > 0 && first != owner) {
+			if a.cfg.Router.Partitioned() {
+				return "", errPartitioned("a transaction writing rows of several shards")
+			}
 			return "", errcode.New(errcode.InternalError, "a transaction writes rows stored on several shards")
 		}
-		owner = s
+		owner = first
 	}
 	return a.cfg.Router.ActorOf(owner), nil
+}
+
+// control is the control plane's actor.
+func (a *Actor) control() runtime.ActorID {
+	if a.cfg.Control == "" {
+		return control.ActorID
+	}
+	return a.cfg.Control
+}
+
+// errPartitioned refuses what a partitioned layout does not do yet.
+func errPartitioned(what string) error {
+	return errcode.New(errcode.SQLFeatureNotSupported, "%s are not supported yet when tables are partitioned over several shards", what).
+		WithDetail("This data directory was created with --partition-tables, which is experimental. Write the rows of one transaction so that they share one shard, or use a data directory created without it.")
 }
 
 // endTxn ends the open transaction without committing: locks, snapshot
@@ -1170,11 +1236,7 @@ func (a *Actor) releaseSnapshot(ctx runtime.Context, t *txn) {
 // sequenceOp answers SequenceOp: the control plane's answer, remembered
 // for currval and lastval.
 func (a *Actor) sequenceOp(ctx runtime.Context, m SequenceOp) {
-	to := a.cfg.Control
-	if to == "" {
-		to = control.ActorID
-	}
-	a.ask(ctx, to, m.Op, a.orFail(func(_ runtime.Context, reply runtime.Message) {
+	a.ask(ctx, a.control(), m.Op, a.orFail(func(_ runtime.Context, reply runtime.Message) {
 		v := reply.(control.SequenceValue)
 		if m.Op.Op == control.SeqNextVal || m.Op.IsCalled {
 			if a.currval == nil {
@@ -1185,4 +1247,73 @@ func (a *Actor) sequenceOp(ctx runtime.Context, m SequenceOp) {
 		}
 		a.finish(v)
 	}))
+}
+
+// readPartitioned reads relations of a partitioned layout: the tables on
+// every table shard as of one epoch each has sealed, at or after the last
+// epoch the control plane handed out (so every commit acknowledged
+// before the read began shows), and views (of one view shard) at their
+// frontier once it passed that epoch, the tables then as of that
+// frontier.
+func (a *Actor) readPartitioned(ctx runtime.Context, m Read, minEpoch uint64, done func(runtime.Context, []zset.Batch)) {
+	if a.statementReadAt() != 0 {
+		a.finish(errPartitioned("snapshot reads"))
+		return
+	}
+	var views []catalog.ID
+	var slots []int
+	var viewShard partition.ShardID
+	for i, id := range m.Relations {
+		if m.Homes[i] == shard.TableShards {
+			continue
+		}
+		if m.Homes[i] == shard.SpreadShards || (len(views) > 0 && m.Homes[i] != viewShard) {
+			a.finish(errPartitioned("statements reading views of several shards"))
+			return
+		}
+		views, slots, viewShard = append(views, id), append(slots, i), m.Homes[i]
+	}
+	out := make([]zset.Batch, len(m.Relations))
+	a.ask(ctx, a.control(), control.GetEpochs{}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+		epoch := max(minEpoch, reply.(control.EpochAllocated).Known)
+		if len(views) == 0 {
+			a.readTableShards(ctx, m, epoch, a.cfg.Router.TableShards(), out, done)
+			return
+		}
+		a.ask(ctx, a.cfg.Router.ActorOf(viewShard), shard.Read{CatalogVersion: m.CatalogVersion, Relations: views, MinEpoch: epoch},
+			a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+				vr := reply.(shard.ReadResult)
+				for k, b := range vr.Batches {
+					out[slots[k]] = b
+				}
+				a.readTableShards(ctx, m, vr.Frontier, a.cfg.Router.TableShards(), out, done)
+			}))
+	}))
+}
+
+// readTableShards is readPartitioned's read of the tables on each of
+// shards in turn, as of epoch, each table the sum of its parts.
+func (a *Actor) readTableShards(ctx runtime.Context, m Read, epoch uint64, shards []partition.ShardID, out []zset.Batch, done func(runtime.Context, []zset.Batch)) {
+	var ids []catalog.ID
+	var slots []int
+	for i, id := range m.Relations {
+		if m.Homes[i] == shard.TableShards {
+			ids, slots = append(ids, id), append(slots, i)
+		}
+	}
+	if len(shards) == 0 || len(ids) == 0 {
+		done(ctx, out)
+		return
+	}
+	a.ask(ctx, a.cfg.Router.ActorOf(shards[0]), shard.Read{CatalogVersion: m.CatalogVersion, Relations: ids, AtEpoch: true, Epoch: epoch},
+		a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+			for k, b := range reply.(shard.ReadResult).Batches {
+				if len(out[slots[k]].Rows) == 0 {
+					out[slots[k]] = b
+				} else {
+					out[slots[k]].AddBatch(b, 1)
+				}
+			}
+			a.readTableShards(ctx, m, epoch, shards[1:], out, done)
+		}))
 }

@@ -24,7 +24,12 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) (runtime.Message, error) {
 	if len(m.Writes) == 0 && m.Offset == nil && len(m.Offsets) == 0 {
 		return Committed{Epoch: a.lastEpoch}, nil
 	}
-	epoch := a.lastEpoch + 1
+	return a.commitAt(ctx, m, a.lastEpoch+1)
+}
+
+// commitAt is commit under epoch: the next one of a shard numbering its
+// own, or one the control plane handed out (seal.go).
+func (a *Actor) commitAt(ctx runtime.Context, m Commit, epoch uint64) (runtime.Message, error) {
 	// Write side of the commit pairing: epochs are dense, and nothing past
 	// the last epoch is durable yet.
 	assert.That(a.durableEpoch <= a.lastEpoch, "durable epoch %d past the last epoch %d", a.durableEpoch, a.lastEpoch)
@@ -127,7 +132,7 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			// The bucket is of the stored encoding (BucketOfRow).
 			enc := cb.encodeRow(ts, w.Row)
 			bucket := partition.BucketOf(enc)
-			if err := a.checkOwned(bucket); err != nil {
+			if err := a.checkOwned(rel, bucket); err != nil {
 				return nil, err
 			}
 			// NB: a late row goes into its dead-letter table under the
@@ -170,7 +175,7 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 		from := cb.arena.alloc(tableKeyHeadBytes + 9*len(rel.PrimaryKey))
 		key := appendKey(from, rel, ts, keyRow)
 		cb.arena.used(from, key)
-		if err := a.checkOwned(keyBucket(key)); err != nil {
+		if err := a.checkOwned(rel, keyBucket(key)); err != nil {
 			return nil, err
 		}
 		old, exists, err := cb.get(key)

@@ -1,6 +1,8 @@
 package shard
 
 import (
+	"slices"
+
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/kv"
@@ -43,7 +45,8 @@ func (a *Actor) step(ctx runtime.Context) error {
 	}
 	start := a.now()
 	txn := kv.NewTxnSized(a.store, a.lastStepWrites)
-	upTo := min(a.stepTarget(), a.frontier+uint64(a.cfg.LogEntriesPerStepMax))
+	// NB: stepEntries bounds the entries one step consumes.
+	upTo := a.stepTarget()
 	if a.runsSpreadViews() {
 		// Every shard ends a step at each multiple of SpreadStepEvery, so
 		// a spread view's parts all know their state there (the edge of a
@@ -82,20 +85,12 @@ func (a *Actor) step(ctx runtime.Context) error {
 			movedMarks = append(movedMarks, m)
 		}
 	}
-	for e := a.frontier + 1; e <= upTo; e++ {
-		v, ok := a.exchange.taken[e]
-		var err error
-		if !ok {
-			v, ok, err = txn.Get(logKey(e))
-		}
-		if err != nil {
-			return err
-		}
-		// INVARIANT: every epoch in (frontier, last] has a log entry.
-		if !ok {
-			return corrupt("delta log entry for epoch %d is missing (frontier %d, last %d)", e, a.frontier, a.lastEpoch)
-		}
-		at, err := decodeLogMarks(v, a.snap.Namespace(), decoderOf, onMark)
+	entries, upTo, err := a.stepEntries(txn, upTo)
+	if err != nil {
+		return err
+	}
+	for _, en := range entries {
+		at, err := decodeLogMarks(en.v, a.snap.Namespace(), decoderOf, onMark)
 		if err != nil {
 			return err
 		}
@@ -105,10 +100,10 @@ func (a *Actor) step(ctx runtime.Context) error {
 			// deletes it once they all have (exchange.go).
 			continue
 		}
-		if e > a.exchange.storedLast && !a.isTableShard() {
+		if !en.stored {
 			continue // taken from a frame, never stored
 		}
-		if err := txn.Delete(logKey(e)); err != nil {
+		if err := txn.Delete(logKey(en.epoch)); err != nil {
 			return err
 		}
 	}
@@ -199,9 +194,7 @@ func (a *Actor) step(ctx runtime.Context) error {
 	}
 	prev := a.frontier
 	a.frontier, a.frontierTime = upTo, stepTime
-	for e := prev + 1; e <= upTo; e++ {
-		delete(a.exchange.taken, e)
-	}
+	a.dropTaken(prev, upTo)
 	a.stepMarks = marks
 	a.lastEpochTime = max(a.lastEpochTime, stepTime)
 	for _, v := range a.views {
@@ -221,6 +214,90 @@ func (a *Actor) step(ctx runtime.Context) error {
 		a.scheduleStep(ctx)
 	}
 	return nil
+}
+
+// stepEntry is one log entry an epoch step consumes: stored in this
+// shard's store, or taken from an exchange frame.
+type stepEntry struct {
+	epoch  uint64
+	v      []byte
+	stored bool
+}
+
+// stepEntries are the log entries of epochs (frontier, upTo], in epoch
+// order (an epoch's from several table shards in the order of their
+// ids), and the epoch the step ends at: upTo, or lower when the entries of
+// a sparse log reached LogEntriesPerStepMax.
+func (a *Actor) stepEntries(txn kv.Txn, upTo uint64) ([]stepEntry, uint64, error) {
+	var out []stepEntry
+	switch {
+	case !a.isTableShard() && a.exchange.in != nil:
+		// A view shard of a partitioned layout: the entries taken from
+		// every table shard, sparse.
+		epochs := make([]uint64, 0, len(a.exchange.takenFrom))
+		for e := range a.exchange.takenFrom { //lint:maprange sorted below
+			if e > a.frontier && e <= upTo {
+				epochs = append(epochs, e)
+			}
+		}
+		slices.Sort(epochs)
+		for i, e := range epochs {
+			if i > 0 && len(out) >= a.cfg.LogEntriesPerStepMax {
+				return out, epochs[i-1], nil
+			}
+			for _, v := range a.exchange.takenFrom[e] {
+				out = append(out, stepEntry{epoch: e, v: v})
+			}
+		}
+		return out, upTo, nil
+	case a.isTableShard() && a.partitioned():
+		// A table shard of a partitioned layout: its own entries, sparse.
+		end := upTo
+		err := scanLog(txn, a.frontier, upTo, func(e uint64, v []byte) error {
+			if len(out) >= a.cfg.LogEntriesPerStepMax {
+				end = out[len(out)-1].epoch
+				return kv.ErrStop
+			}
+			out = append(out, stepEntry{epoch: e, v: v, stored: true})
+			return nil
+		})
+		return out, end, err
+	}
+	upTo = min(upTo, a.frontier+uint64(a.cfg.LogEntriesPerStepMax))
+	for e := a.frontier + 1; e <= upTo; e++ {
+		v, ok := a.exchange.taken[e]
+		var err error
+		if !ok {
+			v, ok, err = txn.Get(logKey(e))
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		// INVARIANT: every epoch in (frontier, last] has a log entry.
+		if !ok {
+			return nil, 0, corrupt("delta log entry for epoch %d is missing (frontier %d, last %d)", e, a.frontier, a.lastEpoch)
+		}
+		// NB: an entry a view shard read back was stored by an earlier
+		// build (storedLast); it goes with the step.
+		out = append(out, stepEntry{epoch: e, v: v, stored: a.isTableShard() || e <= a.exchange.storedLast})
+	}
+	return out, upTo, nil
+}
+
+// dropTaken forgets the entries taken from frames that a step through
+// upTo consumed.
+func (a *Actor) dropTaken(prev, upTo uint64) {
+	if a.exchange.in != nil {
+		for e := range a.exchange.takenFrom { //lint:maprange deleting, order-free
+			if e <= upTo {
+				delete(a.exchange.takenFrom, e)
+			}
+		}
+		return
+	}
+	for e := prev + 1; e <= upTo; e++ {
+		delete(a.exchange.taken, e)
+	}
 }
 
 // stepInputs are a view's input deltas of one step: its tables' (trimmed

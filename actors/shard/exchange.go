@@ -70,10 +70,16 @@ type (
 	// Hello answers an ExchangeAck with the same Hello: Durable is the
 	// table shard's durable epoch when it answered, at least every epoch a
 	// view shard restarted since the question may have shown (readFloor).
+	//
+	// Epochs, when set, are the epochs of Entries, one each, ascending:
+	// a table shard of a partitioned layout holds entries at the epochs it
+	// was handed only (seal.go), and Through is its seal. Without it the
+	// entries are of every epoch (After, Through].
 	ExchangeFrame struct {
 		After     uint64
 		Through   uint64
 		Entries   [][]byte
+		Epochs    []uint64
 		Collected bool
 		Durable   uint64
 		Hello     uint64
@@ -97,6 +103,15 @@ type (
 		Hello             uint64
 	}
 )
+
+// exchangeIn is a view shard's state of one table shard of a partitioned
+// layout.
+type exchangeIn struct {
+	peer partition.ShardID
+	// through: its entries up to it are taken (its seal); asked: the
+	// highest SealThrough sent to it.
+	through, asked uint64
+}
 
 // exchangeTick resends frames whose acknowledgement did not come.
 type exchangeTick struct{}
@@ -167,6 +182,12 @@ type exchangeState struct {
 	// them again from the view shard's durable frontier, which is what it
 	// acknowledges (the table shard keeps its log until then).
 	taken map[uint64][]byte
+	// in are the table shards of a partitioned layout a view shard takes
+	// frames from (nil otherwise: the table shard alone), and takenFrom
+	// their entries by epoch (several table shards may hold entries of
+	// one epoch).
+	in        []exchangeIn
+	takenFrom map[uint64][][]byte
 	// floorPending: a view shard opened since it last learned the table
 	// shard's durable epoch, its readFloor (hello is the question's
 	// number, helloAt when it was asked): reads wait for it.
@@ -191,7 +212,13 @@ func (a *Actor) isTableShard() bool {
 		return true
 	}
 	m := a.snap.BucketMap()
-	return !m.Valid() || TableShardOf(m) == a.cfg.ID
+	return !m.Valid() || slices.Contains(TableShardsOf(m), a.cfg.ID)
+}
+
+// partitioned reports whether this shard is one of several table shards
+// (placement.go partitionedLayout).
+func (a *Actor) partitioned() bool {
+	return a.snap != nil && a.snap.BucketMap().Valid() && partitionedLayout(a.snap.BucketMap())
 }
 
 // exchangePeers makes sure the table shard tracks the view shard, with the
@@ -267,6 +294,13 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 	if plantFrameBeforeDurable {
 		durable = a.lastEpoch
 	}
+	sparse := a.partitioned()
+	if sparse {
+		durable = a.sealed()
+		if plantFrameBeforeDurable {
+			durable = max(durable, a.lastEpoch)
+		}
+	}
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
 		for len(o.inFlight) < exchangeFramesInFlight && o.sent < durable {
@@ -281,6 +315,27 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 			}
 			f := ExchangeFrame{After: o.sent, Durable: durable}
 			bytes := 0
+			if sparse {
+				f.Through = durable
+				err := scanLog(a.store, o.sent, durable, func(e uint64, v []byte) error {
+					if len(f.Entries) >= exchangeFrameEntriesMax || (bytes >= exchangeFrameBytesMax && len(f.Entries) > 0) {
+						f.Through = e - 1
+						return kv.ErrStop
+					}
+					f.Entries, f.Epochs = append(f.Entries, v), append(f.Epochs, e)
+					bytes += len(v)
+					return nil
+				})
+				if err != nil {
+					ctx.Logger().Error("reading the delta log for the exchange", "after", o.sent, "err", err)
+					return
+				}
+				a.seal.shown = max(a.seal.shown, f.Through)
+				ctx.Send(ActorOf(o.peer), f)
+				o.sent = f.Through
+				o.inFlight = append(o.inFlight, o.sent)
+				continue
+			}
 			for e := o.sent + 1; e <= durable && len(f.Entries) < exchangeFrameEntriesMax && (bytes < exchangeFrameBytesMax || len(f.Entries) == 0); e++ {
 				v, ok, err := a.store.Get(logKey(e))
 				if err != nil {
@@ -359,9 +414,18 @@ func (a *Actor) gcExchangedLog() error {
 		return nil
 	}
 	txn := kv.NewTxn(a.store)
-	for e := a.exchange.logFloor + 1; e <= upTo; e++ {
-		if err := txn.Delete(logKey(e)); err != nil {
+	if a.partitioned() {
+		// Sparse: the entries there are.
+		if err := scanLog(a.store, a.exchange.logFloor, upTo, func(e uint64, _ []byte) error {
+			return txn.Delete(logKey(e))
+		}); err != nil {
 			return err
+		}
+	} else {
+		for e := a.exchange.logFloor + 1; e <= upTo; e++ {
+			if err := txn.Delete(logKey(e)); err != nil {
+				return err
+			}
 		}
 	}
 	for _, o := range a.exchange.out {
@@ -410,12 +474,13 @@ func (a *Actor) receiveExchangeTick(ctx runtime.Context) {
 // a new question each time, so an old answer is never taken.
 func (a *Actor) sendHello(ctx runtime.Context) {
 	x := &a.exchange
-	if x.hello == 0 {
-		// NB: questions of an earlier run of this shard are told apart
-		// from this run's by starting at the clock.
-		x.hello = uint64(ctx.Now().UnixNano())
+	x.hello = a.newRequestID(ctx)
+	if a.partitioned() {
+		// Its floor is the control plane's last epoch handed out, which
+		// every epoch it may have shown is at or below (seal.go).
+		ctx.Send(a.cfg.Control, runtime.Request{ID: x.hello, Msg: control.GetEpochs{}})
+		return
 	}
-	x.hello++
 	ctx.Send(ActorOf(TableShardOf(a.snap.BucketMap())), ExchangeAck{Through: a.lastEpoch, Frontier: a.durableFrontier, Resend: true, Hello: x.hello})
 }
 
@@ -425,6 +490,10 @@ func (a *Actor) sendHello(ctx runtime.Context) {
 func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 	if a.isTableShard() {
 		ctx.Logger().Error("the table shard got an exchange frame", "from", ctx.From())
+		return
+	}
+	if a.partitioned() {
+		a.receivePartitionedFrame(ctx, m)
 		return
 	}
 	if m.Hello != 0 && m.Hello == a.exchange.hello && a.exchange.floorPending {
@@ -527,6 +596,10 @@ func (a *Actor) awaitEpoch(ctx runtime.Context, msg runtime.Message, minEpoch ui
 	}
 	if minEpoch <= a.stepTarget() {
 		return false
+	}
+	if a.partitioned() {
+		// An idle table shard seals only when asked (seal.go).
+		a.askSeals(ctx, minEpoch)
 	}
 	return a.park(ctx, msg)
 }
@@ -646,6 +719,12 @@ func (a *Actor) reportFrontier(ctx runtime.Context) {
 		return
 	}
 	a.exchange.reported, a.exchange.reportedEpoch = a.durableFrontier, a.durableEpoch
+	if a.partitioned() {
+		for _, in := range a.exchangeIns() {
+			ctx.Send(ActorOf(in.peer), ExchangeAck{Through: a.durableEpoch, Frontier: a.durableFrontier})
+		}
+		return
+	}
 	ctx.Send(ActorOf(TableShardOf(a.snap.BucketMap())), ExchangeAck{Through: a.durableEpoch, Frontier: a.durableFrontier})
 }
 
@@ -681,7 +760,11 @@ func (a *Actor) syncedEpoch() uint64 {
 // current rows minus the deltas of the later epochs, which the log keeps
 // while a view shard's frontier is behind them (logKeep).
 func (a *Actor) readAtEpoch(m Read) (runtime.Message, error) {
-	if m.Epoch > a.lastEpoch {
+	sparse := a.partitioned()
+	if sparse && m.Epoch > a.sealed() {
+		return nil, errcode.New(errcode.InternalError, "tables read at epoch %d, after the sealed epoch %d", m.Epoch, a.sealed())
+	}
+	if !sparse && m.Epoch > a.lastEpoch {
 		return nil, errcode.New(errcode.InternalError, "tables read at epoch %d, after the last epoch %d", m.Epoch, a.lastEpoch)
 	}
 	res := ReadResult{Frontier: m.Epoch}
@@ -697,7 +780,24 @@ func (a *Actor) readAtEpoch(m Read) (runtime.Message, error) {
 		}
 		decoders[id] = &rowDecoder{codec: codec}
 	}
-	for e := m.Epoch + 1; e <= a.lastEpoch; e++ {
+	undo := func(v []byte) error {
+		_, err := decodeLog(v, a.snap.Namespace(), func(id catalog.ID) (deltaDecoder, bool) {
+			d, ok := decoders[id]
+			return d, ok
+		})
+		return err
+	}
+	if sparse {
+		// The entries there are after it (a table shard of a partitioned
+		// layout holds its own epochs only); none collected after it.
+		if m.Epoch < a.exchange.logFloor {
+			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the changes after epoch %d are no longer kept", m.Epoch)
+		}
+		if err := scanLog(a.store, m.Epoch, a.lastEpoch, func(_ uint64, v []byte) error { return undo(v) }); err != nil {
+			return nil, err
+		}
+	}
+	for e := m.Epoch + 1; !sparse && e <= a.lastEpoch; e++ {
 		v, ok, err := a.store.Get(logKey(e))
 		if err != nil {
 			return nil, err
@@ -705,10 +805,7 @@ func (a *Actor) readAtEpoch(m Read) (runtime.Message, error) {
 		if !ok {
 			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the changes after epoch %d are no longer kept", m.Epoch)
 		}
-		if _, err := decodeLog(v, a.snap.Namespace(), func(id catalog.ID) (deltaDecoder, bool) {
-			d, ok := decoders[id]
-			return d, ok
-		}); err != nil {
+		if err := undo(v); err != nil {
 			return nil, err
 		}
 	}

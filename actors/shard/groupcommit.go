@@ -65,7 +65,7 @@ func (a *Actor) beforeMessage(ctx runtime.Context, msg runtime.Message) bool {
 		a.flushPending(ctx)
 	}
 	switch msg.(type) {
-	case Commit, LockRows, CancelLockWait, BreakDeadlock, reportWaits, backfillChunk:
+	case Commit, LockRows, CancelLockWait, BreakDeadlock, reportWaits, backfillChunk, runtime.Response, allocEpochTick:
 		// Lock requests observe no rows, so they do not split a group
 		// commit; UnlockRows does flush first (rowlock.go). A backfill
 		// chunk shows nothing either: the chunk that finishes a view
@@ -127,19 +127,50 @@ func (a *Actor) epochTick(ctx runtime.Context) {
 
 // receiveCommit applies a commit and answers it once it is durable.
 func (a *Actor) receiveCommit(ctx runtime.Context, m Commit) {
+	if a.partitioned() && a.isTableShard() && (len(m.Writes) > 0 || m.Offset != nil || len(m.Offsets) > 0) {
+		// Its epoch comes from the control plane (seal.go).
+		a.queueCommit(ctx, m)
+		return
+	}
 	r, err := a.commit(ctx, m)
+	a.answerCommit(ctx, m, r, err, nil)
+}
+
+// applyCommit applies a commit queued for its epoch and answers it once
+// it is durable (seal.go).
+func (a *Actor) applyCommit(ctx runtime.Context, m Commit, epoch uint64, reply runtime.Deferred) {
+	var r runtime.Message
+	var err error
+	if a.openErr != nil {
+		err = openFailure(a.openErr, "commit was not made durable")
+	} else {
+		r, err = a.commitAt(ctx, m, epoch)
+	}
+	a.answerCommit(ctx, m, r, err, reply)
+}
+
+// answerCommit answers a commit (reply, or the message's own when nil):
+// now when it failed or is durable, else with its group's sync.
+func (a *Actor) answerCommit(ctx runtime.Context, m Commit, r runtime.Message, err error, reply runtime.Deferred) {
 	if err != nil || (len(a.pending) == 0 && !a.commitUnsynced) {
 		// Durable on return (or failed): the locks go now, before the
 		// reply, so a waiter is granted no later than the committer
 		// learns of its commit.
 		a.locks.release(ctx, m.Txn)
-		ctx.Reply(a.replyOf(r, err))
+		if reply != nil {
+			reply.Reply(a.replyOf(r, err))
+		} else {
+			ctx.Reply(a.replyOf(r, err))
+		}
 		return
 	}
 	// NB: an empty commit answered with the last epoch also waits: that
 	// epoch may belong to a pending commit.
 	a.commitUnsynced = false
-	a.pending = append(a.pending, pendingCommit{reply: ctx.Defer(), msg: r, txn: m.Txn})
+	if reply == nil {
+		reply = ctx.Defer()
+	}
+	a.pending = append(a.pending, pendingCommit{reply: reply, msg: r, txn: m.Txn})
 	if !a.flushScheduled {
 		a.flushScheduled = true
 		ctx.After(0, flushCommits{})
@@ -169,6 +200,7 @@ func (a *Actor) flushPending(ctx runtime.Context) {
 			}
 		}
 	}
+	defer a.replaySealWaits(ctx)
 	defer a.serveWaiting(ctx)
 	pending := a.pending
 	a.pending = nil
@@ -219,6 +251,12 @@ func (a *Actor) serveWaiting(ctx runtime.Context) {
 		var err error
 		switch m := w.msg.(type) {
 		case Read:
+			if m.AtEpoch && a.partitioned() && a.isTableShard() {
+				if a.hear(m.Epoch); m.Epoch > a.sealed() {
+					a.seal.waiting = append(a.seal.waiting, parkedMessage{msg: m, reply: w.reply})
+					continue
+				}
+			}
 			if a.holdReadForBackfill(m, "", func() runtime.Deferred { return w.reply }) {
 				continue
 			}

@@ -55,6 +55,10 @@ const PlacementSpread = catalog.PlacementSpread
 // (Router.ReadHomeOf): every view shard.
 const SpreadShards = partition.ShardID(math.MaxUint32)
 
+// TableShards is the home of a partitioned table in a read's Homes
+// (Router.ReadHomeOf): every table shard, each read as of one epoch.
+const TableShards = partition.ShardID(math.MaxUint32 - 1)
+
 // IsSpread reports whether rel is a materialized view spread over the view
 // shards.
 func IsSpread(rel *catalog.Relation) bool {
@@ -85,8 +89,25 @@ func SpreadOwner(m partition.Map, h uint64) partition.ShardID {
 	return shards[(h%partition.Buckets)%uint64(len(shards))]
 }
 
-// TableShardOf is the table shard of bucket map m.
+// TableShardOf is the table shard of bucket map m: the first shard, which
+// stores every table that is not partitioned.
 func TableShardOf(m partition.Map) partition.ShardID { return m.Shards()[0] }
+
+// TableShardsOf are the shards of bucket map m that store tables and take
+// commits, ascending: in a partitioned layout (some shards own no bucket,
+// control topology.go) every shard owning buckets, each storing the rows
+// of partitioned tables in its buckets; else the table shard alone.
+func TableShardsOf(m partition.Map) []partition.ShardID {
+	if owning := m.Owning(); len(owning) < len(m.Shards()) {
+		return owning
+	}
+	return m.Shards()[:1]
+}
+
+// partitionedLayout reports whether m spreads tables over several table
+// shards, whose commits then take their epochs from the control plane
+// (control epochs.go).
+func partitionedLayout(m partition.Map) bool { return len(TableShardsOf(m)) > 1 }
 
 // ViewShardOf is the first view shard of bucket map m: where views
 // created before placements were recorded run.
@@ -97,11 +118,14 @@ func ViewShardOf(m partition.Map) partition.ShardID {
 
 // ViewShardsOf are the shards of bucket map m that run materialized
 // views, ascending: every shard after the table shard (the one shard when
-// there is one).
+// there is one); in a partitioned layout, the shards owning no bucket.
 func ViewShardsOf(m partition.Map) []partition.ShardID {
 	shards := m.Shards()
 	if len(shards) == 1 {
 		return shards
+	}
+	if tables := TableShardsOf(m); len(tables) > 1 {
+		return shards[len(tables):]
 	}
 	return shards[1:]
 }
@@ -159,7 +183,9 @@ func PlaceView(cat *control.Snapshot, m partition.Map, view *catalog.Relation, s
 	if read := viewsRead(cat, view); len(read) > 0 {
 		return uint32(viewHome(m, read[0])) + 1
 	}
-	if spreadable && len(SpreadShardsOf(m)) > 1 {
+	if spreadable && len(SpreadShardsOf(m)) > 1 && !partitionedLayout(m) {
+		// NB: not yet in a partitioned layout, whose reads of several
+		// view shards are not pinned at one epoch yet.
 		return PlacementSpread
 	}
 	shards := ViewShardsOf(m)

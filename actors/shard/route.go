@@ -135,14 +135,31 @@ func (r Router) ReadHomeOf(cat catalog.Catalog, id catalog.ID) partition.ShardID
 	if rel, ok := cat.RelationByID(id); ok && IsSpread(rel) && len(SpreadShardsOf(r.buckets)) > 1 {
 		return SpreadShards
 	}
+	if r.Partitioned() {
+		if rel, ok := cat.RelationByID(id); ok && rel.Kind != catalog.KindMaterializedView {
+			// Tables, partitioned or not, are read as of one epoch of
+			// every table shard (the first stores those not partitioned).
+			return TableShards
+		}
+	}
 	return r.HomeOf(cat, id)
 }
+
+// Partitioned reports whether the map spreads tables over several table
+// shards (placement.go TableShardsOf).
+func (r Router) Partitioned() bool { return partitionedLayout(r.buckets) }
+
+// TableShards are the shards storing tables, ascending.
+func (r Router) TableShards() []partition.ShardID { return TableShardsOf(r.buckets) }
 
 // ShardsOfHome are the shards a read's home names: every shard for
 // SpreadShards (SpreadShardsOf).
 func (r Router) ShardsOfHome(home partition.ShardID) []partition.ShardID {
 	if home == SpreadShards {
 		return SpreadShardsOf(r.buckets)
+	}
+	if home == TableShards {
+		return TableShardsOf(r.buckets)
 	}
 	return []partition.ShardID{home}
 }
@@ -182,13 +199,18 @@ func CheckServable(m partition.Map) error {
 // checkOwned is the receiving side of routing: a shard writes only rows of
 // buckets it owns by the map of the catalog it runs, so a write routed by
 // another map is refused instead of stored where no reader looks.
-func (a *Actor) checkOwned(b partition.Bucket) error {
+func (a *Actor) checkOwned(rel *catalog.Relation, b partition.Bucket) error {
 	m := a.snap.BucketMap()
 	if !m.Valid() {
 		return errcode.New(errcode.InternalError, "catalog version %d carries no bucket map", a.snap.Version)
 	}
-	// NB: every table's buckets are on the table shard (placement.go).
-	if owner := TableShardOf(m); owner != a.cfg.ID {
+	// NB: the buckets of a table that is not partitioned are all on the
+	// table shard (placement.go).
+	owner := TableShardOf(m)
+	if rel.Partitioned() {
+		owner = m.Owner(b)
+	}
+	if owner != a.cfg.ID {
 		return errcode.New(errcode.InternalError, "bucket %d is stored by shard %d under bucket map version %d, not by shard %d: the write was routed by another bucket map", b, owner, m.Version, a.cfg.ID)
 	}
 	return nil

@@ -219,6 +219,8 @@ type Actor struct {
 	exchange       exchangeState
 	exports        []*export
 	exportAttempts uint64
+	// seal is a table shard's epochs in a partitioned layout (seal.go).
+	seal sealState
 }
 
 // codecOf returns the row codec of a table (or source).
@@ -326,6 +328,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		case awaitEpochTick:
 			a.exchange.waitTicking = false
 			return
+		case allocEpochTick, SealThrough:
+			return
+		case runtime.Response:
+			// The commits waiting for epochs fail with the shard.
+			a.failQueuedCommits(ctx, openFailure(a.openErr, "commit was not made durable"))
+			return
 		case retryBackfills:
 			// The reopen syncs the catalog, which queues them again.
 			a.backfillRetrying = false
@@ -367,6 +375,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 	case Commit:
 		a.receiveCommit(ctx, m)
 	case Read:
+		if m.AtEpoch && a.awaitSeal(ctx, m, m.Epoch) {
+			return
+		}
 		if m.At == 0 && a.awaitEpoch(ctx, m, max(m.MinEpoch, a.readFloor)) {
 			return
 		}
@@ -458,6 +469,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.receiveBackfillChunk(ctx)
 	case CancelBackfill:
 		a.receiveCancelBackfill(ctx, m)
+	case runtime.Response:
+		a.receiveEpochResponse(ctx, m)
+	case allocEpochTick:
+		a.receiveAllocEpochTick(ctx, m)
+	case SealThrough:
+		a.receiveSealThrough(ctx, m)
 	case ExchangeFrame:
 		a.receiveExchangeFrame(ctx, m)
 	case ExchangeAck:
@@ -529,9 +546,11 @@ func (a *Actor) open(ctx runtime.Context) error {
 		return corrupt("frontier %d is past the last source epoch %d", a.frontier, a.lastEpoch)
 	}
 	// Read side of the commit pairing: every epoch a commit acknowledged
-	// and maintenance has not consumed yet has its delta-log entry.
+	// and maintenance has not consumed yet has its delta-log entry (the
+	// last one: the epochs of a table shard of a partitioned layout are
+	// sparse, seal.go, so the next after the frontier may have none).
 	if a.lastEpoch > a.frontier {
-		for _, e := range []uint64{a.frontier + 1, a.lastEpoch} {
+		for _, e := range []uint64{a.lastEpoch} {
 			if v, ok, err := store.Get(logKey(e)); err != nil {
 				return err
 			} else if !ok {

@@ -43,6 +43,7 @@ func Messages() []runtime.Message {
 		control.GetSequenceStates{},
 		control.AllocEpoch{},
 		control.EpochAllocated{},
+		control.GetEpochs{},
 		control.SequenceStates{},
 		control.GetRole{},
 		control.RoleLookup{Role: control.Role{Grants: []control.Grant{{Privileges: control.PrivSelect}}}},

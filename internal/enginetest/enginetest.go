@@ -57,6 +57,24 @@ func StartShards(storage string, shards int) (*Server, error) {
 	return StartClock(storage, shards, nil)
 }
 
+// StartPartitioned boots a server whose new store has the given shards
+// with its tables partitioned over the first half of them
+// (engine.Config.PartitionTables).
+func StartPartitioned(storage string, shards int) (*Server, error) {
+	run, err := engine.Start(engine.ServerOptions{
+		Storage:         storage,
+		Listen:          "127.0.0.1:0",
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Out:             io.Discard,
+		Shards:          shards,
+		PartitionTables: true,
+	}, startTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{URL: run.URL, run: run}, nil
+}
+
 // StartClock boots a server whose new store has the given shards and
 // whose time is clock (nil: the wall clock), so a test drives the time
 // materialized views' temporal filters and now() see.

@@ -68,6 +68,29 @@ func NewMap(version uint64, shards []ShardID) Map {
 	return Map{Version: version, shards: live, owners: owners}
 }
 
+// NewMapOver is the map of shards placing every bucket by Rendezvous
+// over owning only (a subset of shards): the other shards own no bucket
+// (a partitioned layout's view shards).
+func NewMapOver(version uint64, shards, owning []ShardID) Map {
+	m := NewMap(version, owning)
+	live := slices.Clone(shards)
+	live = append(live, owning...)
+	slices.Sort(live)
+	m.shards = slices.Compact(live)
+	return m
+}
+
+// Owning lists the shards that own at least one bucket, ascending.
+func (m Map) Owning() []ShardID {
+	var out []ShardID
+	for _, s := range m.shards {
+		if slices.Contains(m.owners, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // WithShards is the next version of m placing every bucket over shards by
 // Rendezvous (a scale event; moving the state of the buckets whose owner
 // changes is the migration of spec §10.2, not this function's).
