@@ -39,6 +39,10 @@ func TestPartitionedTables(t *testing.T) {
 			o.both(fmt.Sprintf("INSERT INTO notes VALUES (%d, 'note %d')", i, i))
 		}
 	}
+	// A view over rows already on both table shards: each exports its
+	// part as of one epoch.
+	o.view("top", "SELECT owner, max(amount) AS m, count(*) AS n FROM acct GROUP BY owner")
+	o.view("notes_of", "SELECT n.body, count(*) AS c FROM acct a JOIN notes n ON n.n = a.owner GROUP BY n.body")
 	tables := []string{"SELECT * FROM acct ORDER BY id", "SELECT * FROM notes ORDER BY n", "SELECT owner, sum(amount) FROM acct GROUP BY owner ORDER BY 1"}
 	o.checkWith("after inserts", tables)
 	for i := range 60 {
@@ -88,4 +92,7 @@ func TestPartitionedTables(t *testing.T) {
 	}
 	o.both("DELETE FROM acct WHERE id = 201")
 	o.checkWith("after a restart and more changes", tables)
+	o.view("after_restart", "SELECT amount % 4 AS r, count(*) AS n FROM acct GROUP BY amount % 4")
+	o.both("INSERT INTO acct VALUES (300, 1, 7)")
+	o.check("a view created after the restart")
 }

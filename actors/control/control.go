@@ -138,6 +138,14 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		ctx.After(a.cfg.TickEvery, storageTick{})
 		return
 	}
+	if a.loadErr != nil && a.store == nil {
+		// The control DB did not open (a transient store fault at start):
+		// each request tries again, instead of the process answering the
+		// fault until it restarts.
+		if a.loadErr = a.load(ctx); a.loadErr != nil {
+			ctx.Logger().Error("catalog load failed", "err", a.loadErr)
+		}
+	}
 	if a.loadErr != nil {
 		ctx.Reply(a.loadErr)
 		return

@@ -188,6 +188,8 @@ type exchangeState struct {
 	// one epoch).
 	in        []exchangeIn
 	takenFrom map[uint64][][]byte
+	// sealTicking: a sealTick is queued (seal.go).
+	sealTicking bool
 	// floorPending: a view shard opened since it last learned the table
 	// shard's durable epoch, its readFloor (hello is the question's
 	// number, helloAt when it was asked): reads wait for it.

@@ -40,11 +40,15 @@ import (
 type (
 	// ExportRequest (view shard → table shard) asks for the stored rows
 	// of Tables, for the backfill of View. → ExportChunk messages.
+	//
+	// Pause: a partitioned layout's first step (exportparts.go), answered
+	// with ExportPaused.
 	ExportRequest struct {
 		CatalogVersion uint64
 		View           catalog.ID
 		Tables         []catalog.ID
 		Attempt        uint64
+		Pause          bool
 	}
 	// ExportChunk (table shard → view shard) carries stored table rows
 	// (keys and values as the table shard stores them) as of Epoch.
@@ -107,6 +111,9 @@ type remoteInputs struct {
 	// seqAtTick is seq at the last exportTick: no progress since means
 	// the attempt is lost.
 	seqAtTick uint64
+	// sources are the table shards of a partitioned layout, each
+	// exporting its part (exportparts.go); nil: the table shard alone.
+	sources []remoteSource
 }
 
 func (a *Actor) dropExports() {
@@ -121,6 +128,10 @@ func (a *Actor) dropExports() {
 func (a *Actor) receiveExportRequest(ctx runtime.Context, m ExportRequest, from runtime.ActorID) {
 	if !a.isTableShard() {
 		ctx.Logger().Error("a view shard got an export request", "from", from)
+		return
+	}
+	if m.Pause {
+		a.receiveExportPause(ctx, m, from)
 		return
 	}
 	for i, x := range a.exports {
@@ -282,9 +293,13 @@ func (a *Actor) startExport(ctx runtime.Context, b *backfill, tables []catalog.I
 	}
 	a.exportAttempts++
 	b.remote = &remoteInputs{attempt: a.exportAttempts, tables: tables}
+	ctx.After(exportTimeout, exportTick{View: b.view.rel.ID, Attempt: b.remote.attempt})
+	if a.partitioned() {
+		a.startPartitionedExport(ctx, b)
+		return nil
+	}
 	m := a.snap.BucketMap()
 	ctx.Send(ActorOf(TableShardOf(m)), ExportRequest{CatalogVersion: a.snap.Version, View: b.view.rel.ID, Tables: tables, Attempt: b.remote.attempt})
-	ctx.After(exportTimeout, exportTick{View: b.view.rel.ID, Attempt: b.remote.attempt})
 	return nil
 }
 
@@ -326,7 +341,16 @@ func (a *Actor) clearStaged(tables []catalog.ID) error {
 // receiveExportChunk stages a chunk of the current attempt.
 func (a *Actor) receiveExportChunk(ctx runtime.Context, m ExportChunk) {
 	b := a.backfilling(m.View)
-	if b == nil || b.remote == nil || b.remote.attempt != m.Attempt || m.Seq != b.remote.seq+1 || b.remote.done {
+	if b == nil || b.remote == nil || b.remote.attempt != m.Attempt || b.remote.done {
+		return
+	}
+	var src *remoteSource
+	if b.remote.sources != nil {
+		// One of several table shards' parts (exportparts.go).
+		if src = b.remote.sourceOf(ctx.From()); src == nil || m.Seq != src.seq+1 || src.done || m.Epoch != b.remote.epoch {
+			return
+		}
+	} else if m.Seq != b.remote.seq+1 {
 		return
 	}
 	txn := kv.NewTxn(a.store)
@@ -343,6 +367,22 @@ func (a *Actor) receiveExportChunk(ctx runtime.Context, m ExportChunk) {
 	}
 	if err := a.applyNoWait(txn.Batch()); err != nil {
 		a.poison(err)
+		return
+	}
+	if src != nil {
+		b.remote.seq++ // progress, for exportTick
+		src.seq, src.done = m.Seq, m.Last
+		if !m.Last {
+			ctx.Send(ctx.From(), ExportAck{View: m.View, Attempt: m.Attempt, Seq: m.Seq})
+			return
+		}
+		for _, s := range b.remote.sources {
+			if !s.done {
+				return
+			}
+		}
+		b.remote.done = true
+		a.scheduleBackfill(ctx)
 		return
 	}
 	b.remote.epoch, b.remote.known, b.remote.seq = m.Epoch, true, m.Seq

@@ -200,6 +200,7 @@ func (a *Actor) flushPending(ctx runtime.Context) {
 			}
 		}
 	}
+	defer a.answerPauses(ctx)
 	defer a.replaySealWaits(ctx)
 	defer a.serveWaiting(ctx)
 	pending := a.pending

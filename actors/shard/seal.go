@@ -21,8 +21,8 @@ import (
 //	commit ─► queued ─AllocEpoch{Min: last+1, Count: queued}─► control
 //	                  ◄─EpochAllocated{E, Count, Known}─
 //	commits applied at E, E+1, …; durable with their group's sync
-//	sealed = min(known, known when the allocation still unanswered was
-//	         asked, the durable epoch while commits await their sync)
+//	sealed = known (not moved while an allocation is unanswered), or the
+//	         durable epoch while commits await their sync
 //
 // known is the highest epoch the shard knows was handed out: from its own
 // allocations, and from seals it is asked for (SealThrough) or sees, whose
@@ -48,13 +48,12 @@ type (
 type sealState struct {
 	// known: the highest epoch known handed out.
 	known uint64
-	// asking: an AllocEpoch is unanswered; knownAtAsk was known then,
-	// asked how many queued commits it covers, and heard the highest
-	// SealThrough that arrived meanwhile (adopted with the answer).
-	asking     bool
-	knownAtAsk uint64
-	asked      int
-	heard      uint64
+	// asking: an AllocEpoch is unanswered; asked is how many queued
+	// commits it covers, and heard the highest epoch heard of meanwhile
+	// (adopted with the answer: hear).
+	asking bool
+	asked  int
+	heard  uint64
 	// askID tells the answer to the unanswered allocation apart (a
 	// runtime.Request), askedAt when it was asked.
 	askID   uint64
@@ -68,6 +67,8 @@ type sealState struct {
 	// waiting are reads of the tables as of an epoch not sealed yet
 	// (awaitSeal).
 	waiting []parkedMessage
+	// pauses are the exports holding the allocations (exportparts.go).
+	pauses []exportPause
 }
 
 // queuedCommit is a commit waiting for its epoch.
@@ -80,10 +81,9 @@ type queuedCommit struct {
 // further log entry: every entry up to it is durable.
 func (a *Actor) sealed() uint64 {
 	s := &a.seal
+	// NB: known does not move while an allocation is unanswered (hear):
+	// the answer may be any epoch above what the shard knew when it asked.
 	through := max(s.known, a.durableEpoch)
-	if s.asking {
-		through = min(through, max(s.knownAtAsk, a.durableEpoch))
-	}
 	if a.lastEpoch > a.durableEpoch || len(a.pending) > 0 {
 		through = min(through, a.durableEpoch)
 	}
@@ -124,10 +124,10 @@ func (a *Actor) queueCommit(ctx runtime.Context, m Commit) {
 // an allocation is already unanswered (its answer asks again).
 func (a *Actor) askEpochs(ctx runtime.Context) {
 	s := &a.seal
-	if s.asking || len(s.queue) == 0 {
+	if s.asking || len(s.queue) == 0 || a.paused() {
 		return
 	}
-	s.asking, s.knownAtAsk, s.asked = true, s.known, len(s.queue)
+	s.asking, s.asked = true, len(s.queue)
 	s.askID = a.newRequestID(ctx)
 	s.askedAt = ctx.Now()
 	ctx.Send(a.cfg.Control, runtime.Request{ID: s.askID, Msg: control.AllocEpoch{Min: max(a.lastEpoch, s.known) + 1, Count: s.asked}})
@@ -203,6 +203,7 @@ func (a *Actor) receiveEpochs(ctx runtime.Context, m control.EpochAllocated) {
 	}
 	a.askEpochs(ctx)
 	a.replaySealWaits(ctx)
+	a.answerPauses(ctx)
 }
 
 // failQueuedCommits answers the commits waiting for epochs with err.
@@ -340,6 +341,35 @@ func (a *Actor) askSeals(ctx runtime.Context, epoch uint64) {
 			ctx.Send(ActorOf(in.peer), SealThrough{Epoch: epoch})
 		}
 	}
+	a.armSealTick(ctx)
+}
+
+// sealTick asks again for the seals not brought yet (a request or its
+// frames may be lost).
+type sealTick struct{}
+
+// armSealTick queues a sealTick while a seal asked for has not come.
+func (a *Actor) armSealTick(ctx runtime.Context) {
+	if a.exchange.sealTicking {
+		return
+	}
+	for _, in := range a.exchange.in {
+		if in.through < in.asked {
+			a.exchange.sealTicking = true
+			ctx.After(exchangeResendEvery, sealTick{})
+			return
+		}
+	}
+}
+
+func (a *Actor) receiveSealTick(ctx runtime.Context) {
+	a.exchange.sealTicking = false
+	for _, in := range a.exchange.in {
+		if in.through < in.asked {
+			ctx.Send(ActorOf(in.peer), SealThrough{Epoch: in.asked})
+		}
+	}
+	a.armSealTick(ctx)
 }
 
 // awaitSeal parks a read of a partitioned layout's tables as of an epoch

@@ -328,7 +328,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		case awaitEpochTick:
 			a.exchange.waitTicking = false
 			return
-		case allocEpochTick, SealThrough:
+		case allocEpochTick, SealThrough, ExportPaused, ExportStart, exportPauseTick:
+			return
+		case sealTick:
+			a.exchange.sealTicking = false
 			return
 		case runtime.Response:
 			// The commits waiting for epochs fail with the shard.
@@ -475,6 +478,8 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.receiveAllocEpochTick(ctx, m)
 	case SealThrough:
 		a.receiveSealThrough(ctx, m)
+	case sealTick:
+		a.receiveSealTick(ctx)
 	case ExchangeFrame:
 		a.receiveExchangeFrame(ctx, m)
 	case ExchangeAck:
@@ -487,6 +492,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.receiveExportRequest(ctx, m, ctx.From())
 	case ExportChunk:
 		a.receiveExportChunk(ctx, m)
+	case ExportPaused:
+		a.receiveExportPaused(ctx, m)
+	case ExportStart:
+		a.receiveExportStart(ctx, m, ctx.From())
+	case exportPauseTick:
+		a.receiveExportPauseTick(ctx)
 	case ExportAck:
 		a.receiveExportAck(ctx, m, ctx.From())
 	case exportTick:
@@ -511,6 +522,10 @@ func (a *Actor) open(ctx runtime.Context) error {
 	a.store = store
 	a.dropSnapshots()
 	a.exchange.out, a.exchange.logFloor, a.exchange.taken = nil, 0, nil
+	// NB: what a view shard of a partitioned layout took is forgotten
+	// with the steps over it: the table shards send again from its
+	// durable frontier (seal.go exchangeIns).
+	a.exchange.in, a.exchange.takenFrom = nil, nil
 	a.dropExports()
 	if a.upgradePending, err = checkShardFormat(ctx, store); err != nil {
 		return err

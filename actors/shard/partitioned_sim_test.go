@@ -1,0 +1,397 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rockstream/rockstream/actors/control"
+	"github.com/rockstream/rockstream/actors/storage"
+	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/runtime"
+	"github.com/rockstream/rockstream/sim"
+)
+
+// partSimOutcome is what one simulated run of the partitioned workload did.
+type partSimOutcome struct {
+	acked, unknown, reads, crashes int
+	trace                          uint64
+}
+
+// runPartitionedSim runs a partitioned layout in the simulator: a table
+// spread over table shards 0 and 1 (epochs from the control plane, seals
+// pulled by the view shard), a view on shard 2, clients writing one key
+// per commit to its owner and reading the view as of the control plane's
+// last epoch, and whole-process crashes, under the seed's faults. Checked:
+// a client's reads never show an older frontier than its last one (within
+// a run of the process) and every read shows every commit acknowledged
+// before it began; at the end the view equals the tables read on both
+// table shards as of its frontier, and each key holds its last
+// acknowledged value or a later write whose outcome was unknown.
+func runPartitionedSim(t *testing.T, seed uint64) partSimOutcome {
+	const clients, opsPerClient, keys = 3, 40, 24
+	s := sim.New(sim.Options{Seed: seed})
+	base, table, viewID := testSnapshot(t)
+	v := base.Value()
+	for i := range v.Relations {
+		switch v.Relations[i].Relation.ID {
+		case table.ID:
+			v.Relations[i].Relation.Placement = catalog.PlacementSpread
+		case viewID:
+			v.Relations[i].Relation.Placement = 3 // shard 2
+		}
+	}
+	v.BucketMap = partition.NewMapOver(1, []partition.ShardID{0, 1, 2}, []partition.ShardID{0, 1}).Encode()
+	v.Partitioned = true
+	snap := control.SnapshotOf(v)
+	ptable, _ := snap.RelationByID(table.ID)
+	router := NewRouter(snap.BucketMap())
+	if !router.Partitioned() || len(router.TableShards()) != 2 {
+		t.Fatalf("the layout is not partitioned over two table shards: %v", router.TableShards())
+	}
+	if err := s.AddProcess("p", sim.ProcessOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	open := func(path string) func(ctx runtime.Context) (kv.Store, error) {
+		return func(ctx runtime.Context) (kv.Store, error) {
+			return storage.Open(context.Background(), ctx.Store(), path, storage.Options{})
+		}
+	}
+	if err := s.Spawn("p", control.ActorID, control.New(control.Config{OpenStore: open("control")})); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Spawn("p", DetectorID, NewDetector()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range router.Shards() {
+		if err := s.Spawn("p", ActorOf(id), New(Config{ID: id, OpenStore: open(fmt.Sprintf("shards/%d", id)), Planner: sumPlanner{table: ptable}, TickEvery: 10 * time.Millisecond})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync := func() {
+		for _, id := range router.Shards() {
+			for attempt := 0; ; attempt++ {
+				reply, err := s.Ask(context.Background(), ActorOf(id), SyncCatalog{Catalog: snap.Value()})
+				if _, ok := reply.(Synced); ok && err == nil {
+					break
+				}
+				if attempt == 200 {
+					for _, j := range router.Shards() {
+						st, err := s.Ask(context.Background(), ActorOf(j), GetStatus{})
+						t.Logf("shard %d: %+v %v", j, st, err)
+					}
+					t.Fatalf("%s\nseed %d: shard %d never synced its catalog: %v %v", s.Describe(), seed, id, reply, err)
+				}
+				if err := s.RunFor(10 * time.Millisecond); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	// The catalog is the test's, not the control plane's: pushed again
+	// and again, as the engine does at startup, for the restarts and
+	// the reopens after store faults, which fetch it from the control plane.
+	var push func()
+	push = func() {
+		for _, id := range router.Shards() {
+			s.AskAsync(ActorOf(id), SyncCatalog{Catalog: snap.Value()}, func(runtime.Message, error) {})
+		}
+		s.At(20*time.Millisecond, push)
+	}
+	push()
+	sync()
+	var out partSimOutcome
+	// possible[k] are the values key k may hold: its last acknowledged
+	// write's, then every later write whose outcome is unknown (nil: never
+	// written, or a write of unknown outcome may have made it so).
+	possible := map[int64][]any{}
+	rnd := s.Rand("partitioned")
+	var maxAcked uint64
+	finished := 0
+	lastFrontier := make([]uint64, clients)
+	var run func(c, n int)
+	run = func(c, n int) {
+		if n == opsPerClient {
+			finished++
+			return
+		}
+		next := func() { s.At(time.Duration(rnd.IntN(4))*time.Millisecond, func() { run(c, n+1) }) }
+		if n%5 == 4 {
+			// A read: every commit acknowledged before it shows.
+			floor := maxAcked
+			s.AskAsync(control.ActorID, control.GetEpochs{}, func(reply runtime.Message, err error) {
+				e, ok := reply.(control.EpochAllocated)
+				if err != nil || !ok {
+					next()
+					return
+				}
+				s.AskAsync(ActorOf(2), Read{CatalogVersion: snap.Version, Relations: []catalog.ID{viewID}, MinEpoch: e.Known}, func(reply runtime.Message, err error) {
+					r, ok := reply.(ReadResult)
+					if err != nil || !ok {
+						next()
+						return
+					}
+					out.reads++
+					if r.Frontier < floor {
+						s.Fail(fmt.Errorf("client %d read the view at frontier %d, below the acknowledged epoch %d", c, r.Frontier, floor))
+						return
+					}
+					if r.Frontier < lastFrontier[c] {
+						s.Fail(fmt.Errorf("client %d read the view at frontier %d after %d", c, r.Frontier, lastFrontier[c]))
+						return
+					}
+					lastFrontier[c] = r.Frontier
+					// The tables of both table shards as of the view's
+					// frontier hold what the view shows.
+					view := r.Batches[0]
+					var tables zset.Batch
+					var readTables func(shards []partition.ShardID)
+					readTables = func(shards []partition.ShardID) {
+						if len(shards) == 0 {
+							if err := sameAsTables(view, tables); err != nil {
+								s.Fail(fmt.Errorf("client %d read at frontier %d: %w", c, r.Frontier, err))
+								return
+							}
+							next()
+							return
+						}
+						s.AskAsync(ActorOf(shards[0]), Read{CatalogVersion: snap.Version, Relations: []catalog.ID{ptable.ID}, AtEpoch: true, Epoch: r.Frontier}, func(reply runtime.Message, err error) {
+							tr, ok := reply.(ReadResult)
+							if err != nil || !ok {
+								next() // a fault: unchecked
+								return
+							}
+							tables.AddBatch(tr.Batches[0], 1)
+							readTables(shards[1:])
+						})
+					}
+					readTables(router.TableShards())
+				})
+			})
+			return
+		}
+		// Client c writes the keys k with k % clients == c, one commit at a
+		// time, so its writes of a key are ordered.
+		k := int64(c + clients*rnd.IntN(keys/clients))
+		val := int64(1000*c + n)
+		var row types.Row
+		if rnd.IntN(6) != 0 {
+			row = types.Row{k, val}
+		}
+		w := RowWrite{Table: ptable.ID, Key: types.Row{k}, Row: row}
+		owner := router.OwnerOfKey(ptable, types.Row{k})
+		s.AskAsync(ActorOf(owner), Commit{CatalogVersion: snap.Version, Writes: []RowWrite{w}}, func(reply runtime.Message, err error) {
+			var value any
+			if row != nil {
+				value = val
+			}
+			if c, ok := reply.(Committed); ok && err == nil {
+				out.acked++
+				possible[k] = []any{value}
+				maxAcked = max(maxAcked, c.Epoch)
+			} else {
+				out.unknown++
+				if _, seen := possible[k]; !seen {
+					possible[k] = []any{nil}
+				}
+				possible[k] = append(possible[k], value)
+			}
+			next()
+		})
+	}
+	for c := range clients {
+		run(c, 0)
+	}
+	// Whole-process crashes, restarted a little later.
+	for i := range 2 {
+		s.At(time.Duration(20+rnd.IntN(150)+200*i)*time.Millisecond, func() {
+			out.crashes++
+			s.Crash("p")
+			s.At(time.Duration(1+rnd.IntN(30))*time.Millisecond, func() {
+				s.Restart("p")
+				for c := range lastFrontier {
+					lastFrontier[c] = 0 // a new run of the view shard
+				}
+			})
+		})
+	}
+	for limit := s.Now() + 2*time.Minute; finished < clients; {
+		err := s.RunFor(10 * time.Millisecond)
+		if err == nil && s.Now() > limit {
+			err = errors.New("clients did not finish")
+		}
+		if err != nil {
+			t.Fatalf("%s\nseed %d: %v (finished %d of %d clients, %+v)", s.Describe(), seed, err, finished, clients, out)
+		}
+	}
+	s.Heal()
+	// The final state: the view at the control plane's last epoch, and the
+	// tables of both table shards as of the view's frontier.
+	final := func() (ReadResult, error) {
+		reply, err := s.Ask(context.Background(), control.ActorID, control.GetEpochs{})
+		if err != nil {
+			return ReadResult{}, err
+		}
+		e, ok := reply.(control.EpochAllocated)
+		if !ok {
+			return ReadResult{}, fmt.Errorf("epochs: %v", reply)
+		}
+		view, err := s.Ask(context.Background(), ActorOf(2), Read{CatalogVersion: snap.Version, Relations: []catalog.ID{viewID}, MinEpoch: e.Known})
+		if err != nil {
+			return ReadResult{}, err
+		}
+		vr, ok := view.(ReadResult)
+		if !ok {
+			return ReadResult{}, fmt.Errorf("view read: %v", view)
+		}
+		res := ReadResult{Frontier: vr.Frontier, Batches: []zset.Batch{vr.Batches[0], {}}}
+		for _, id := range router.TableShards() {
+			tr, err := s.Ask(context.Background(), ActorOf(id), Read{CatalogVersion: snap.Version, Relations: []catalog.ID{ptable.ID}, AtEpoch: true, Epoch: vr.Frontier})
+			if err != nil {
+				return ReadResult{}, err
+			}
+			r, ok := tr.(ReadResult)
+			if !ok {
+				return ReadResult{}, fmt.Errorf("table read on shard %d: %v", id, tr)
+			}
+			res.Batches[1].AddBatch(r.Batches[0], 1)
+		}
+		return res, nil
+	}
+	var res ReadResult
+	for attempt := 0; ; attempt++ {
+		var err error
+		if res, err = final(); err == nil {
+			break
+		}
+		if attempt%20 == 0 {
+			st, _ := s.Ask(context.Background(), ActorOf(2), GetStatus{})
+			t.Logf("attempt %d: %v; status %+v", attempt, err, st)
+		}
+		if attempt == 100 {
+			t.Fatalf("%s\nseed %d: the final read failed: %v", s.Describe(), seed, err)
+		}
+		if err := s.RunFor(50 * time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sameAsTables(res.Batches[0], res.Batches[1]); err != nil {
+		t.Fatalf("%s\nseed %d: the final read at frontier %d: %v", s.Describe(), seed, res.Frontier, err)
+	}
+	rows := map[int64]int64{}
+	tb := zset.Consolidate(res.Batches[1])
+	for i, r := range tb.Rows {
+		if tb.Weights[i] != 1 {
+			t.Fatalf("seed %d: table row %v has weight %d", seed, r, tb.Weights[i])
+		}
+		rows[r[0].(int64)] = r[1].(int64)
+	}
+	for k := range int64(keys) {
+		got, present := rows[k]
+		var value any
+		if present {
+			value = got
+		}
+		if want, written := possible[k]; written && !slices.Contains(want, value) {
+			t.Fatalf("%s\nseed %d: key %d holds %v, not one of %v", s.Describe(), seed, k, value, want)
+		} else if !written && present {
+			t.Fatalf("seed %d: key %d was never written, and holds %v", seed, k, got)
+		}
+	}
+	// The view (k, sum(v), count(*)) is the table's rows as of its frontier.
+	view := map[int64]int64{}
+	vb := res.Batches[0]
+	for i, r := range vb.Rows {
+		if vb.Weights[i] != 1 || r[2].(int64) != 1 {
+			t.Fatalf("seed %d: view row %v weight %d", seed, r, vb.Weights[i])
+		}
+		view[r[0].(int64)] = r[1].(int64)
+	}
+	if len(view) != len(rows) {
+		t.Fatalf("%s\nseed %d: the view has %d groups, the tables %d keys at frontier %d: %v vs %v", s.Describe(), seed, len(view), len(rows), res.Frontier, view, rows)
+	}
+	for k, v := range rows {
+		if view[k] != v {
+			t.Fatalf("%s\nseed %d: view row %d has %d, the table %d", s.Describe(), seed, k, view[k], v)
+		}
+	}
+	out.trace = s.TraceHash()
+	return out
+}
+
+// TestPartitionedUnderSim runs the partitioned workload over several
+// seeds: it must hold its checks, replay identically from its seed, and
+// exercise acknowledged commits, reads and crashes.
+func TestPartitionedUnderSim(t *testing.T) {
+	t.Logf("seeds 1..%d", partSimSeeds)
+	var total partSimOutcome
+	for seed := uint64(partSimFirst); seed <= partSimSeeds; seed++ {
+		o := runPartitionedSim(t, seed)
+		if seed <= 2 {
+			if again := runPartitionedSim(t, seed); again != o {
+				t.Fatalf("seed %d ran twice: %+v then %+v (not deterministic)", seed, o, again)
+			}
+		}
+		total.acked += o.acked
+		total.unknown += o.unknown
+		total.reads += o.reads
+		total.crashes += o.crashes
+	}
+	if total.acked == 0 || total.reads == 0 || total.crashes == 0 {
+		t.Fatalf("the workload exercised too little: %+v", total)
+	}
+	t.Logf("%d seeds: %d commits acknowledged, %d unknown, %d reads, %d crashes", partSimSeeds, total.acked, total.unknown, total.reads, total.crashes)
+}
+
+// partSimSeeds is how many seeds TestPartitionedUnderSim runs (more with
+// PARTITIONED_SIM_SEEDS).
+var partSimSeeds = uint64(envInt("PARTITIONED_SIM_SEEDS", 10))
+
+// partSimFirst is the first seed (PARTITIONED_SIM_FIRST, to replay one).
+var partSimFirst = envInt("PARTITIONED_SIM_FIRST", 1)
+
+// envInt reads an integer from the environment, def when unset or bad.
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// sameAsTables checks that view (k, sum(v), count(*)) is table (k, v).
+func sameAsTables(view, table zset.Batch) error {
+	rows := map[int64]int64{}
+	tb := zset.Consolidate(table)
+	for i, r := range tb.Rows {
+		if tb.Weights[i] != 1 {
+			return fmt.Errorf("table row %v has weight %d", r, tb.Weights[i])
+		}
+		rows[r[0].(int64)] = r[1].(int64)
+	}
+	got := map[int64]int64{}
+	vb := zset.Consolidate(view)
+	for i, r := range vb.Rows {
+		if vb.Weights[i] != 1 || r[2].(int64) != 1 {
+			return fmt.Errorf("view row %v has weight %d", r, vb.Weights[i])
+		}
+		got[r[0].(int64)] = r[1].(int64)
+	}
+	if len(got) != len(rows) {
+		return fmt.Errorf("the view has %d groups, the tables %d keys: %v vs %v", len(got), len(rows), got, rows)
+	}
+	for k, v := range rows {
+		if g, ok := got[k]; !ok || g != v {
+			return fmt.Errorf("view group %d has %d (present %v), the table %d", k, g, ok, v)
+		}
+	}
+	return nil
+}
