@@ -51,7 +51,8 @@ func runPgbench(t *testing.T, serverURL string, args ...string) string {
 // locks, as in PostgreSQL, instead of failing with 40001 or 40P01), the
 // balances must add up to the deltas in pgbench_history, with one history
 // row per transaction, and a materialized view over pgbench_accounts must
-// equal its query.
+// equal its query. ROCKSTREAM_TEST_SHARDS=N runs it over N shards (the
+// view on a view shard, fed by the exchange; CI runs 1 and 3).
 func TestPgbench(t *testing.T) {
 	srv := startServer(t, t.TempDir())
 	runPgbench(t, srv.url(), "-i", "-s", "1", "-q")

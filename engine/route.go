@@ -128,10 +128,14 @@ func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation,
 	if table == view {
 		return "" // one shard: tables and views together, no exchange
 	}
+	rels := plan.ScannedRelations(v.Plan)
 	if rel != nil {
 		view = shard.HomeOf(snap, m, rel.ID)
+	} else if first := earliestView(rels); first != nil {
+		// A query, or a view not created yet: created, it would run where
+		// the earliest materialized view it reads runs (shard.PlaceView).
+		view = shard.HomeOf(snap, m, first.ID)
 	}
-	rels := plan.ScannedRelations(v.Plan)
 	spread, spreadable := dist.SpreadKeys(v.Plan)
 	if (rel != nil && shard.IsSpread(rel)) || (rel == nil && spreadable && len(shard.SpreadShardsOf(m)) > 1 && !readsViews(rels)) {
 		return explainSpread(m, rels, spread)
@@ -148,6 +152,14 @@ func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation,
 			branch = "└─ "
 		}
 		if r.Kind == catalog.KindMaterializedView {
+			if rel == nil && len(m.Shards()) >= 3 {
+				// Created, the view would compile the views it reads
+				// elsewhere into itself (shard.Inlined).
+				if cur, ok := snap.RelationByID(r.ID); ok && (shard.IsSpread(cur) || shard.HomeOf(snap, m, r.ID) != view) {
+					fmt.Fprintf(&b, " %s%s: materialized view %s, computed here from its definition (inlined)\n", branch, r.Name, whereRuns(snap, m, cur))
+					continue
+				}
+			}
 			fmt.Fprintf(&b, " %s%s: materialized view on shard %d (no exchange)\n", branch, r.Name, view)
 			continue
 		}
@@ -158,9 +170,34 @@ func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation,
 		if i == len(inlined)-1 {
 			branch = "└─ "
 		}
-		fmt.Fprintf(&b, " %s%s: materialized view on shard %d, computed here from its definition (inlined)\n", branch, u.Name, shard.HomeOf(snap, m, u.ID))
+		fmt.Fprintf(&b, " %s%s: materialized view %s, computed here from its definition (inlined)\n", branch, u.Name, whereRuns(snap, m, u))
 	}
 	return b.String()
+}
+
+// earliestView is the materialized view of rels created first (lowest
+// object number), nil when there is none.
+func earliestView(rels []*catalog.Relation) *catalog.Relation {
+	var first *catalog.Relation
+	for _, r := range rels {
+		if r.Kind == catalog.KindMaterializedView && (first == nil || control.ObjectNumber(r.ID) < control.ObjectNumber(first.ID)) {
+			first = r
+		}
+	}
+	return first
+}
+
+// whereRuns says where materialized view rel runs: "on shard N", or
+// "spread over shards 1, 2".
+func whereRuns(snap *control.Snapshot, m partition.Map, rel *catalog.Relation) string {
+	if shard.IsSpread(rel) {
+		var names []string
+		for _, s := range shard.SpreadShardsOf(m) {
+			names = append(names, fmt.Sprint(s))
+		}
+		return "spread over shards " + strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("on shard %d", shard.HomeOf(snap, m, rel.ID))
 }
 
 func readsViews(rels []*catalog.Relation) bool {

@@ -157,6 +157,18 @@ func checkViewsOverTwoViewShards(t *testing.T, o *oracle, url string) {
 			t.Fatalf("EXPLAIN INCREMENTAL mixed lacks %q:\n%s", want, plan)
 		}
 	}
+	// The same query explained before it is a view says where it would
+	// run and what it would compute itself, as the view says once made.
+	plan = strings.Join(rowsText(t, o.rs, "EXPLAIN INCREMENTAL "+mixed), "\n")
+	for _, want := range []string{"SHARD  1 (view shard; tables on shard 0)", "by_region: materialized view on shard 1 (no exchange)", "totals: materialized view on shard 2, computed here from its definition (inlined)"} {
+		if !strings.Contains(plan, want) {
+			t.Fatalf("EXPLAIN INCREMENTAL %s lacks %q:\n%s", mixed, want, plan)
+		}
+	}
+	plan = strings.Join(rowsText(t, o.rs, "EXPLAIN INCREMENTAL SELECT status, n FROM by_status WHERE n > 1"), "\n")
+	if want := "by_status: materialized view spread over shards 1, 2, computed here from its definition (inlined)"; !strings.Contains(plan, want) {
+		t.Fatalf("EXPLAIN INCREMENTAL of a query over a spread view lacks %q:\n%s", want, plan)
+	}
 	// totals is computed inside mixed: recompiling it would change
 	// mixed's plan, so it is refused; a view computing it in another time
 	// zone is refused at CREATE. So is one computing a spread view.

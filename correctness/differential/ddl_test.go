@@ -405,6 +405,7 @@ func TestDDLAndRestarts(t *testing.T) {
 	if *ddlSeed != 0 {
 		seeds = []uint64{*ddlSeed}
 	}
+	harness.LogShards(t)
 	t.Logf("SEED=%d cases=%d steps<=%d views<=%d materialized<=%d", seeds[0], len(seeds), ddlStepsMax, ddlViewsMax, ddlMatViewsMax)
 	dir := t.TempDir()
 	srv, err := harness.Start(dir)

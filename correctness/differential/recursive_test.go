@@ -163,6 +163,7 @@ func TestRecursiveViews(t *testing.T) {
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
+	harness.LogShards(t)
 	t.Logf("SEED=%d changes=%d nodes=%d edge_ids=%d bom_parts=%d", seed, changes, recursiveNodes, recursiveEdgeIDs, bomParts)
 	dir := t.TempDir()
 	srv, err := harness.Start(dir)

@@ -34,10 +34,28 @@ const StatementTimeout = 30 * time.Second
 type Server = enginetest.Server
 
 // StartServer boots a RockStream server over a temporary directory and
-// stops it when t ends.
-func StartServer(t testing.TB) *Server { return enginetest.StartServer(t, t.TempDir()) }
+// stops it when t ends. Its store is laid out over ROCKSTREAM_TEST_SHARDS
+// shards (default 1; 3 puts the tables on the table shard and the views on
+// two view shards, fed by the exchange, or spread over both); the test log
+// says how many, so a failure is replayed with the same layout.
+func StartServer(t testing.TB) *Server {
+	t.Helper()
+	LogShards(t)
+	return enginetest.StartServer(t, t.TempDir())
+}
 
-// Start boots a server over storage (a directory or memory://).
+// LogShards logs the number of shards the servers of this test run on.
+func LogShards(t testing.TB) {
+	t.Helper()
+	n, err := enginetest.Shards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("RockStream over %d shard(s) (ROCKSTREAM_TEST_SHARDS=%d)", n, n)
+}
+
+// Start boots a server over storage (a directory or memory://), laid out
+// over ROCKSTREAM_TEST_SHARDS shards as StartServer's.
 func Start(storage string) (*Server, error) { return enginetest.Start(storage) }
 
 // Conn is one session on either system.

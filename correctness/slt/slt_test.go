@@ -91,6 +91,7 @@ func TestSQLLogicTestAdHoc(t *testing.T) { runCorpora(t, AdHoc) }
 func TestSQLLogicTestIVM(t *testing.T) { runCorpora(t, IVM) }
 
 func runCorpora(t *testing.T, mode Mode) {
+	harness.LogShards(t)
 	root := harness.CorpusDir(t)
 	expected := readExpected(t, mode)
 	passing := map[string]bool{}

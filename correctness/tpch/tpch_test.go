@@ -212,6 +212,7 @@ func changes(g *tpch.Gen) []string {
 // TestTPCH creates the 22 TPC-H queries as materialized views over
 // generated data, compares every view with the query on PostgreSQL, then
 // again after each of a few transactions of random changes.
+// ROCKSTREAM_TEST_SHARDS=N runs it over N shards (CI runs 1 and 3).
 func TestTPCH(t *testing.T) {
 	srv := harness.StartServer(t)
 	r := &run{t: t, srv: srv, rs: harness.ConnectRS(t, srv), pg: harness.ConnectPG(t)}
