@@ -65,6 +65,9 @@ type statement struct {
 	copy *copySpec
 	// err is the error to report (kindUnsupported, bad COPY).
 	err *errcode.Error
+	// tree is the statement's parse, handed to the engine's Prepare
+	// (PrepareRequest.Parsed); nil when classify did not parse it.
+	tree *parse.Tree
 }
 
 // txRequest is what BEGIN / SET TRANSACTION asked for; nil fields were not
@@ -89,6 +92,27 @@ type piece struct {
 // text (e.g. an unterminated quote) the whole text is one statement, and the
 // engine reports the syntax error.
 func splitStatements(sql string) []piece {
+	if p, ok := singleStatement(sql); ok {
+		return p
+	}
+	return splitScanned(sql)
+}
+
+// singleStatement is splitStatements without the scanner for the common
+// message: one statement with no ';' and no comment anywhere, which the
+// scanner would return whole (trimmed) either way.
+func singleStatement(sql string) ([]piece, bool) {
+	if strings.IndexByte(sql, ';') >= 0 || strings.Contains(sql, "--") || strings.Contains(sql, "/*") {
+		return nil, false
+	}
+	if strings.TrimSpace(sql) == "" {
+		return nil, true
+	}
+	return []piece{trimmedPiece(sql, 0, len(sql))}, true
+}
+
+// splitScanned is splitStatements by pg_query's scanner.
+func splitScanned(sql string) []piece {
 	pieces, err := pg_query.SplitWithScanner(sql, true)
 	if err != nil {
 		if strings.TrimSpace(sql) == "" {
@@ -167,6 +191,15 @@ func onlyComments(text string) bool {
 	if strings.TrimSpace(text) == "" {
 		return true
 	}
+	if !strings.Contains(text, "--") && !strings.Contains(text, "/*") {
+		// No comment can start: only ';' and white space make no token.
+		return strings.Trim(text, " \t\r\n\f\v;") == ""
+	}
+	return onlyCommentsScanned(text)
+}
+
+// onlyCommentsScanned is onlyComments by pg_query's scanner.
+func onlyCommentsScanned(text string) bool {
 	res, err := pg_query.Scan(text)
 	if err != nil {
 		return false
@@ -256,6 +289,18 @@ func classifyParsed(sql string) statement {
 	if err != nil || len(tree.Stmts) != 1 {
 		return st
 	}
+	st = classifyTree(sql, tree, isCopyOfExtension, inner)
+	if st.kind == kindEngine && !isCopyOfExtension {
+		// The engine parses the same text: hand it the tree.
+		st.tree = &parse.Tree{Text: sql, Result: tree}
+	}
+	return st
+}
+
+// classifyTree is classifyParsed of the statement sql parsed as tree (of
+// the COPY around a placeholder for inner when isCopyOfExtension).
+func classifyTree(sql string, tree *pg_query.ParseResult, isCopyOfExtension bool, inner string) statement {
+	st := statement{kind: kindEngine, sql: sql}
 	node := tree.Stmts[0].Stmt
 	if isCopyOfExtension && node.GetCopyStmt() != nil {
 		classifyCopy(node.GetCopyStmt(), tree.Version, &st)

@@ -1,0 +1,35 @@
+package gateway
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestSplitFastPaths: splitStatements and onlyComments answer without the
+// scanner for texts with no ';' or comment; the answers must be exactly
+// the scanner's.
+func TestSplitFastPaths(t *testing.T) {
+	corpus := []string{
+		"", " ", "\n\t ", "\u00a0", " \u00a0 ", "\v", "\f",
+		"SELECT 1", "  SELECT 1  ", "\n\tselect 1\n", "SELECT 1\v", "\vSELECT 1",
+		"INSERT INTO kv VALUES (12, 'x')", "SELECT v FROM kv WHERE id = 42",
+		"SELEC 1", "FOO", "  foo bar  ", "BEGIN", "COMMIT", "VALUES (1)",
+		"SELECT 'unterminated", "SELECT \"unterminated", "SELECT $$x", "SELECT E'a\\'b'",
+		"SELECT 123abc", "SELECT \"\"", "SELECT 'a''b'", "SELECT '\u00e9t\u00e9'",
+		"SELECT\u00a01", "\u00a0SELECT 1", "SELECT 1\u00a0", "SELECT $1", "SELECT 1 /",
+		"SELECT 1;", "SELECT 1; SELECT 2", "-- c\nSELECT 1", "/* c */ SELECT 1", "SELECT 1 -- c",
+		";", ";;", " ; ", "\u00a0;", "SELECT ';'",
+	}
+	for _, sql := range corpus {
+		if fast, ok := singleStatement(sql); ok {
+			if slow := splitScanned(sql); len(fast) != len(slow) || len(fast) > 0 && !reflect.DeepEqual(fast, slow) {
+				t.Errorf("split(%q): fast %#v, scanner %#v", sql, fast, slow)
+			}
+		}
+		// (Text of white space alone is empty either way.)
+		if fast, slow := onlyComments(sql), strings.TrimSpace(sql) == "" || onlyCommentsScanned(sql); fast != slow {
+			t.Errorf("onlyComments(%q): fast %v, scanner %v", sql, fast, slow)
+		}
+	}
+}
