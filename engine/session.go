@@ -17,6 +17,7 @@ import (
 	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -69,7 +70,7 @@ func (s *session) Prepare(ctx context.Context, req gateway.PrepareRequest) (*gat
 		return nil, err
 	}
 	s.settings = req.Settings
-	p, err := s.compile(snap, req.SQL, req.ParamTypes)
+	p, err := s.compile(snap, req.SQL, req.Parsed, req.ParamTypes)
 	if err != nil {
 		return nil, err
 	}
@@ -82,24 +83,35 @@ func (s *session) Prepare(ctx context.Context, req gateway.PrepareRequest) (*gat
 }
 
 // compile binds a statement in the catalog snap, resolving unqualified
-// names through the session's search_path (of s.settings).
-func (s *session) compile(snap *control.Snapshot, sqlText string, paramTypes []types.Type) (*prepared, error) {
+// names through the session's search_path (of s.settings). tree is the
+// statement's pg_query tree when the caller already parsed it (nil: none),
+// so that it is parsed once.
+func (s *session) compile(snap *control.Snapshot, sqlText string, tree *parse.Tree, paramTypes []types.Type) (*prepared, error) {
 	path := s.searchPath(snap, s.settings)
 	cat := catalog.WithSearchPath(snap, path)
-	stmts, err := rsql.Compile(cat, syscat.Rewrite(sqlText, cat), rsql.Options{ParamTypes: paramTypes})
+	text := syscat.Rewrite(sqlText, cat)
+	parsed, err := parse.ParseReusing(text, tree)
+	if err != nil {
+		return nil, err
+	}
+	var needs []relationNeed
+	if s.info.Unprivileged {
+		// NB: before binding, which reads the same trees.
+		if text == sqlText {
+			needs = parsedNeeds(parsed)
+		} else {
+			needs = statementNeeds(sqlText)
+		}
+	}
+	stmts, err := rsql.CompileParsed(cat, parsed, rsql.Options{ParamTypes: paramTypes})
 	if err != nil {
 		return nil, err
 	}
 	if len(stmts) != 1 {
 		return nil, errcode.New(errcode.MultipleStatementsInPrepare, "cannot insert multiple commands into a prepared statement")
 	}
-	p := &prepared{sql: sqlText, catalogVersion: snap.Version, searchPath: strings.Join(path, ","), stmt: stmts[0]}
+	p := &prepared{sql: sqlText, catalogVersion: snap.Version, searchPath: strings.Join(path, ","), stmt: stmts[0], needs: needs}
 	p.paramTypes = paramTypesOf(stmts[0])
-	if s.info.Unprivileged {
-		if p.needs, err = statementNeeds(sqlText); err != nil {
-			return nil, err
-		}
-	}
 	return p, nil
 }
 
@@ -186,7 +198,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 		// The catalog or the search_path changed since Prepare: bind
 		// again so plans never run against dropped or altered relations,
 		// and names resolve as PostgreSQL's plan cache would.
-		np, err := s.compile(snap, p.sql, p.paramTypes)
+		np, err := s.compile(snap, p.sql, nil, p.paramTypes)
 		if err != nil {
 			return nil, err
 		}

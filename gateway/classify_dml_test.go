@@ -34,3 +34,35 @@ func TestPlainDMLFastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyHandsTreeToEngine: a statement classify parsed and sends to
+// the engine carries its tree (so the engine does not parse it again);
+// statements the gateway answers, and COPY of an extension (whose tree is
+// of other text), carry none.
+func TestClassifyHandsTreeToEngine(t *testing.T) {
+	for _, c := range []struct {
+		sql      string
+		withTree bool
+	}{
+		{"CREATE TABLE t (a int PRIMARY KEY)", true},
+		{"WITH x AS (SELECT 1) SELECT * FROM x", true},
+		{"VALUES (1)", true},
+		{"EXPLAIN SELECT 1", true},
+		{"SHOW view_names_unknown_to_the_gateway", true},
+		{"BEGIN", false},
+		{"SET search_path = a", false},
+		{"COPY t FROM STDIN", false},
+		{"COPY (SUBSCRIBE v) TO STDOUT", false},
+		{"SUBSCRIBE v", false}, // not PostgreSQL's grammar: the engine parses it
+		{"SELECT 1", false},    // plain DML: not parsed here
+	} {
+		st := classify(c.sql)
+		if got := st.tree != nil; got != c.withTree {
+			t.Errorf("classify(%q): tree %v, want %v", c.sql, got, c.withTree)
+			continue
+		}
+		if st.tree != nil && (st.kind != kindEngine || st.tree.Text != st.sql || len(st.tree.Result.Stmts) != 1) {
+			t.Errorf("classify(%q): kind %v, tree of %q", c.sql, st.kind, st.tree.Text)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -125,6 +126,9 @@ type PrepareRequest struct {
 	ParamTypes []types.Type
 	// Settings is the session's parameters at the time of the call.
 	Settings *Settings
+	// Parsed is SQL's pg_query tree when the gateway parsed it to classify
+	// it (nil: not parsed), so that the engine need not parse it again.
+	Parsed *parse.Tree
 }
 
 // Statement is a prepared statement as the engine describes it.

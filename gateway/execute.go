@@ -45,10 +45,12 @@ func (c *conn) runSimple(ctx context.Context, st *statement, inMessage func(erro
 		c.fail(abortedError())
 		return false
 	}
+	tree := st.tree
+	st.tree = nil // the engine's (PrepareRequest.Parsed)
 	p := &portal{stmt: &prepared{st: *st}}
 	if st.kind == kindEngine {
 		sctx, done := c.statementContext(ctx, st.sql)
-		stmt, err := c.session.Prepare(sctx, PrepareRequest{SQL: st.sql, Settings: c.settings})
+		stmt, err := c.session.Prepare(sctx, PrepareRequest{SQL: st.sql, Settings: c.settings, Parsed: tree})
 		err = canceledError(sctx, err)
 		done()
 		if err != nil {
