@@ -28,9 +28,28 @@ func BenchmarkPointStatements(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportAllocs()
+	// pgx prepares each new text (Parse, Describe) and runs it (Bind,
+	// Execute): a statement with its literal in the text.
 	b.Run("select", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			if _, err := c.Exec(ctx, fmt.Sprintf("SELECT v FROM pt WHERE k = %d", i%1000+1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// One Query message per statement, as psql and pgbench -M simple send.
+	b.Run("select-simple", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := c.Exec(ctx, fmt.Sprintf("SELECT v FROM pt WHERE k = %d", i%1000+1), pgx.QueryExecModeSimpleProtocol); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// A prepared statement run with a parameter (pgbench -M prepared).
+	b.Run("select-prepared", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := c.Exec(ctx, "SELECT v FROM pt WHERE k = $1", i%1000+1); err != nil {
 				b.Fatal(err)
 			}
 		}
