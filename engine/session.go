@@ -47,6 +47,12 @@ type session struct {
 	// (startStatement), sentStatement whether any were.
 	lastStatement sessionactor.Statement
 	sentStatement bool
+	// justPrepared is the statement the last call (Prepare) compiled in
+	// catalog justPreparedIn: its Execute right after (a Query message's
+	// statement, a Parse/Bind/Execute batch) runs in that catalog instead
+	// of asking the control plane again.
+	justPrepared   *prepared
+	justPreparedIn *control.Snapshot
 }
 
 // prepared is the engine's handle of a prepared statement.
@@ -70,10 +76,12 @@ func (s *session) Prepare(ctx context.Context, req gateway.PrepareRequest) (*gat
 		return nil, err
 	}
 	s.settings = req.Settings
+	s.justPrepared, s.justPreparedIn = nil, nil
 	p, err := s.compile(snap, req.SQL, req.Parsed, req.ParamTypes)
 	if err != nil {
 		return nil, err
 	}
+	s.justPrepared, s.justPreparedIn = p, snap
 	st := &gateway.Statement{ParamTypes: p.paramTypes, Handle: p}
 	st.Columns = resultColumns(p.stmt)
 	if q, ok := p.stmt.(*rsql.Query); ok {
@@ -189,10 +197,14 @@ func resultColumns(st rsql.Statement) types.Schema {
 // Execute implements gateway.Session.
 func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gateway.Cursor, error) {
 	p := req.Statement.Handle.(*prepared)
-	snap, err := s.e.snapshot(ctx)
-	if err != nil {
-		return nil, err
+	snap := s.justPreparedIn
+	if p != s.justPrepared || snap == nil {
+		var err error
+		if snap, err = s.e.snapshot(ctx); err != nil {
+			return nil, err
+		}
 	}
+	s.justPrepared, s.justPreparedIn = nil, nil
 	s.settings = req.Settings
 	if snap.Version != p.catalogVersion || strings.Join(s.searchPath(snap, req.Settings), ",") != p.searchPath {
 		// The catalog or the search_path changed since Prepare: bind
