@@ -47,10 +47,10 @@ type session struct {
 	// (startStatement), sentStatement whether any were.
 	lastStatement sessionactor.Statement
 	sentStatement bool
-	// justPrepared is the statement the last call (Prepare) compiled in
-	// catalog justPreparedIn: its Execute right after (a Query message's
-	// statement, a Parse/Bind/Execute batch) runs in that catalog instead
-	// of asking the control plane again.
+	// justPrepared is the statement the last Prepare compiled, in catalog
+	// justPreparedIn: its Execute right after, for a Query message's
+	// statement (ExecuteRequest.JustPrepared), runs in that catalog
+	// instead of asking the control plane again.
 	justPrepared   *prepared
 	justPreparedIn *control.Snapshot
 }
@@ -198,7 +198,7 @@ func resultColumns(st rsql.Statement) types.Schema {
 func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gateway.Cursor, error) {
 	p := req.Statement.Handle.(*prepared)
 	snap := s.justPreparedIn
-	if p != s.justPrepared || snap == nil {
+	if !req.JustPrepared || p != s.justPrepared || snap == nil {
 		var err error
 		if snap, err = s.e.snapshot(ctx); err != nil {
 			return nil, err

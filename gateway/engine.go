@@ -173,6 +173,11 @@ type ExecuteRequest struct {
 	// Notify queues a notification of the statement's transaction
 	// (pg_notify); it checks the arguments as PostgreSQL does.
 	Notify func(channel, payload string) error
+	// JustPrepared says the session's previous Prepare call prepared
+	// Statement for this execution alone (a Query message's statement),
+	// with nothing in between but Begin: the engine may run it in the
+	// catalog it was bound in instead of looking again.
+	JustPrepared bool
 }
 
 // PreparedStatementInfo is one row of pg_prepared_statements: a named

@@ -62,6 +62,7 @@ func (c *conn) runSimple(ctx context.Context, st *statement, inMessage func(erro
 			return false
 		}
 		p.stmt.engine, p.stmt.columns = stmt, stmt.Columns
+		p.justPrepared = true
 	} else if st.kind == kindExecute {
 		target, err := c.executeTarget(st)
 		if err != nil {
@@ -136,7 +137,9 @@ func (c *conn) executePortal(ctx context.Context, p *portal, maxRows int32, simp
 				return canceledError(sctx, err)
 			}
 			p.stmt.executions++
-			cur, err := c.session.Execute(sctx, c.executeRequest(p.stmt.engine, p.params))
+			req := c.executeRequest(p.stmt.engine, p.params)
+			req.JustPrepared = p.justPrepared
+			cur, err := c.session.Execute(sctx, req)
 			if err != nil {
 				return canceledError(sctx, err)
 			}
