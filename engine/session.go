@@ -206,7 +206,8 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	}
 	s.justPrepared, s.justPreparedIn = nil, nil
 	s.settings = req.Settings
-	if snap.Version != p.catalogVersion || strings.Join(s.searchPath(snap, req.Settings), ",") != p.searchPath {
+	path := s.searchPath(snap, req.Settings)
+	if snap.Version != p.catalogVersion || strings.Join(path, ",") != p.searchPath {
 		// The catalog or the search_path changed since Prepare: bind
 		// again so plans never run against dropped or altered relations,
 		// and names resolve as PostgreSQL's plan cache would.
@@ -225,7 +226,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	s.settings = req.Settings
 	s.prepared = req.PreparedStatements
 	env := s.env(req.Settings, req.Params)
-	env.SearchPath, env.HasSearchPath = s.searchPath(snap, req.Settings), true
+	env.SearchPath, env.HasSearchPath = path, true
 	env.Sequences = s.sequences(ctx)
 	env.Notify = req.Notify
 	if err := s.startStatement(ctx, snap, p.stmt); err != nil {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -271,7 +272,42 @@ func classify(sql string) statement {
 		// as executing it.
 		return st
 	}
+	if kind, ok := transactionKeywords(sql); ok {
+		// BEGIN and COMMIT of every explicit transaction: no parse.
+		return statement{kind: kind, sql: sql}
+	}
 	return classifyParsed(sql)
+}
+
+// transactionWords are the transaction statements of keywords alone, by
+// their words lower-cased and joined by one space; classifyParsed gives
+// them these kinds and nothing else.
+//
+//lint:immutable a constant table.
+var transactionWords = map[string]stmtKind{
+	"begin": kindBegin, "begin transaction": kindBegin, "begin work": kindBegin, "start transaction": kindBegin,
+	"commit": kindCommit, "commit transaction": kindCommit, "commit work": kindCommit,
+	"end": kindCommit, "end transaction": kindCommit, "end work": kindCommit,
+	"rollback": kindRollback, "rollback transaction": kindRollback, "rollback work": kindRollback,
+	"abort": kindRollback, "abort transaction": kindRollback, "abort work": kindRollback,
+}
+
+// transactionKeywords is the kind of a statement of transactionWords.
+func transactionKeywords(sql string) (stmtKind, bool) {
+	if len(sql) > 32 {
+		return 0, false
+	}
+	for i := 0; i < len(sql); i++ {
+		if sql[i] >= utf8.RuneSelf {
+			// ToLower maps some letters outside ASCII into it (K, U+212A).
+			return 0, false
+		}
+	}
+	words := strings.FieldsFunc(sql, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v'
+	})
+	kind, ok := transactionWords[strings.ToLower(strings.Join(words, " "))]
+	return kind, ok
 }
 
 // classifyParsed is classify by parsing the statement.

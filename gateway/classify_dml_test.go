@@ -1,6 +1,9 @@
 package gateway
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // TestPlainDMLFastPath: statements that skip the gateway's parse are
 // exactly the ones the full classification sends to the engine unchanged.
@@ -63,6 +66,33 @@ func TestClassifyHandsTreeToEngine(t *testing.T) {
 		}
 		if st.tree != nil && (st.kind != kindEngine || st.tree.Text != st.sql || len(st.tree.Result.Stmts) != 1) {
 			t.Errorf("classify(%q): kind %v, tree of %q", c.sql, st.kind, st.tree.Text)
+		}
+	}
+}
+
+// TestTransactionKeywordsFastPath: BEGIN/COMMIT/ROLLBACK and their
+// spellings are classified without a parse exactly as the parse would;
+// anything else takes the parse.
+func TestTransactionKeywordsFastPath(t *testing.T) {
+	for _, sql := range []string{
+		"BEGIN", "begin", "Begin Transaction", "BEGIN\n\tWORK", "START TRANSACTION", "COMMIT", "commit work",
+		"END", "end transaction", "ROLLBACK", "rollback  work", "ABORT", "abort transaction",
+	} {
+		kind, fast := transactionKeywords(sql)
+		parsed := classifyParsed(sql)
+		if !fast {
+			t.Errorf("%q: not on the fast path", sql)
+		}
+		if kind != parsed.kind || !reflect.DeepEqual(classify(sql), parsed) {
+			t.Errorf("%q: fast %+v, parsed %+v", sql, classify(sql), parsed)
+		}
+	}
+	for _, sql := range []string{
+		"BEGIN ISOLATION LEVEL REPEATABLE READ", "BEGIN READ ONLY", "COMMIT AND CHAIN", "ROLLBACK TO s",
+		"START", "BEGIN TRANSACTION WORK", "COMMIT WOR\u212a", "BEGIN\u00a0", "ROLLBACK PREPARED 'x'", "SAVEPOINT s",
+	} {
+		if _, fast := transactionKeywords(sql); fast {
+			t.Errorf("%q: on the fast path", sql)
 		}
 	}
 }
