@@ -100,16 +100,62 @@ func splitStatements(sql string) []piece {
 }
 
 // singleStatement is splitStatements without the scanner for the common
-// message: one statement with no ';' and no comment anywhere, which the
-// scanner would return whole (trimmed) either way.
+// message: one statement with no comment anywhere and no ';', which the
+// scanner would return whole (trimmed) either way, or with one ';' at the
+// end after text the scanner surely reads without error (so that the ';'
+// is a token and not inside an unterminated literal).
 func singleStatement(sql string) ([]piece, bool) {
-	if strings.IndexByte(sql, ';') >= 0 || strings.Contains(sql, "--") || strings.Contains(sql, "/*") {
+	if strings.Contains(sql, "--") || strings.Contains(sql, "/*") {
 		return nil, false
 	}
-	if strings.TrimSpace(sql) == "" {
+	end := len(sql)
+	if i := strings.IndexByte(sql, ';'); i >= 0 {
+		if strings.Trim(sql[i+1:], " \t\r\n\f\v") != "" || !plainTokens(sql[:i]) {
+			return nil, false
+		}
+		end = i
+	}
+	if strings.TrimSpace(sql[:end]) == "" {
+		if end < len(sql) {
+			return nil, false
+		}
 		return nil, true
 	}
-	return []piece{trimmedPiece(sql, 0, len(sql))}, true
+	return []piece{trimmedPiece(sql, 0, end)}, true
+}
+
+// plainTokens reports whether text is ASCII without backslashes, dollar
+// signs or double quotes, with its single quotes closed and no number
+// running into a letter: text that pg_query's scanner reads without an
+// error whatever it means.
+func plainTokens(text string) bool {
+	inQuote := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c >= utf8.RuneSelf || c == '\\' || c == '$' || c == '"':
+			return false
+		case c == '\'':
+			inQuote = !inQuote
+		case inQuote:
+		case c >= '0' && c <= '9' && (i == 0 || !identChar(text[i-1])):
+			// A number: junk after it ("1abc", "0x1") is a scanner error.
+			j := i
+			for j < len(text) && (text[j] >= '0' && text[j] <= '9' || text[j] == '.' || text[j] == '_') {
+				j++
+			}
+			if j < len(text) && identChar(text[j]) {
+				return false
+			}
+			i = j - 1
+		}
+	}
+	return !inQuote
+}
+
+// identChar reports an ASCII character that continues an identifier.
+func identChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
 // splitScanned is splitStatements by pg_query's scanner.

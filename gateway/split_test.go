@@ -20,6 +20,19 @@ func TestSplitFastPaths(t *testing.T) {
 		"SELECT\u00a01", "\u00a0SELECT 1", "SELECT 1\u00a0", "SELECT $1", "SELECT 1 /",
 		"SELECT 1;", "SELECT 1; SELECT 2", "-- c\nSELECT 1", "/* c */ SELECT 1", "SELECT 1 -- c",
 		";", ";;", " ; ", "\u00a0;", "SELECT ';'",
+		// A ';' at the end.
+		"SELECT 1;", "SELECT 1 ;  ", " SELECT 1;\n", "SELECT 1;\v", "SELECT 1;;", "SELECT 1; ;", "SELECT 1;\u00a0",
+		"INSERT INTO kv VALUES (12, 'x');", "SELECT v FROM kv WHERE id = 42;", "UPDATE kv SET v = 'y' WHERE id = 7;",
+		"SELECT 'unterminated;", "SELECT 'a''b';", "SELECT 'a'';", "SELECT \"x\";", "SELECT \"unterminated;",
+		"SELECT $$x;", "SELECT $1;", "SELECT E'a\\'b';", "SELECT E'ab';", "SELECT 123abc;", "SELECT 0x1F;", "SELECT 1e5;",
+		"SELECT 1.5;", "SELECT 1_000;", "SELECT 1..2;", "SELECT t.1abc;", "SELECT x1abc;", "SELECT \"\";",
+		"SELECT B'101';", "SELECT X'zz';", "SELECT U&'d0061t';", "SELECT 'é';", "SELEC 1;", "FOO;", "BEGIN;", "  ;",
+		"SELECT 1 -- c;", "SELECT 1; -- c", "SELECT 1 /* ; */;", "VALUES (1), (2);", "SELECT '--';",
+	}
+	for _, sql := range []string{"SELECT 1", "SELECT 1;", "INSERT INTO kv VALUES (12, 'x');", " UPDATE kv SET v = 'y' WHERE id = 7 ;\n"} {
+		if _, ok := singleStatement(sql); !ok {
+			t.Errorf("%q: not split on the fast path", sql)
+		}
 	}
 	for _, sql := range corpus {
 		if fast, ok := singleStatement(sql); ok {
