@@ -94,6 +94,8 @@ type Engine struct {
 	// queryMemory is the memory the running ad-hoc queries share
 	// (querymemory.go); nil without Config.StepBytesMax.
 	queryMemory *queryMemory
+	// evalWorkers run ad-hoc evaluations (cancel.go).
+	evalWorkers evalWorkers
 	// catalog caches the newest catalog snapshot (catalogcache.go).
 	catalog atomic.Pointer[control.Snapshot]
 
@@ -187,6 +189,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	// The sources commit through the runtime: they stop first.
 	e.stopPostgresSources()
 	e.stopSinks()
+	defer e.evalWorkers.close()
 	return e.rt.Shutdown(ctx)
 }
 

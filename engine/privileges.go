@@ -33,24 +33,33 @@ type relationNeed struct {
 
 // statementNeeds lists the privileges one statement's text needs; nil for
 // statements that read or write no relation.
-func statementNeeds(sqlText string) ([]relationNeed, error) {
+func statementNeeds(sqlText string) []relationNeed {
 	stmts, err := parse.Parse(sqlText)
-	if err != nil || len(stmts) != 1 {
-		// Compile reports the error (or the statement count) itself.
-		return nil, nil
+	if err != nil {
+		// Compile reports the error itself.
+		return nil
+	}
+	return parsedNeeds(stmts)
+}
+
+// parsedNeeds is statementNeeds of the parsed statement text.
+func parsedNeeds(stmts []parse.Statement) []relationNeed {
+	if len(stmts) != 1 {
+		// Compile reports the statement count itself.
+		return nil
 	}
 	switch st := stmts[0].(type) {
 	case *parse.Subscribe:
-		return []relationNeed{{name: st.Name, priv: control.PrivSelect}}, nil
+		return []relationNeed{{name: st.Name, priv: control.PrivSelect}}
 	case *parse.ExplainIncremental:
 		if st.Query != nil {
-			return pgNeeds(st.Query.Stmt), nil
+			return pgNeeds(st.Query.Stmt)
 		}
-		return []relationNeed{{name: st.Name, priv: control.PrivSelect}}, nil
+		return []relationNeed{{name: st.Name, priv: control.PrivSelect}}
 	case *parse.PG:
-		return pgNeeds(st.Stmt), nil
+		return pgNeeds(st.Stmt)
 	}
-	return nil, nil
+	return nil
 }
 
 // pgNeeds walks a PostgreSQL parse tree: the target of INSERT, UPDATE and

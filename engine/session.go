@@ -17,6 +17,7 @@ import (
 	rsql "github.com/rockstream/rockstream/ivm/sql"
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
@@ -46,6 +47,12 @@ type session struct {
 	// (startStatement), sentStatement whether any were.
 	lastStatement sessionactor.Statement
 	sentStatement bool
+	// justPrepared is the statement the last Prepare compiled, in catalog
+	// justPreparedIn: its Execute right after, for a Query message's
+	// statement (ExecuteRequest.JustPrepared), runs in that catalog
+	// instead of asking the control plane again.
+	justPrepared   *prepared
+	justPreparedIn *control.Snapshot
 }
 
 // prepared is the engine's handle of a prepared statement.
@@ -69,10 +76,12 @@ func (s *session) Prepare(ctx context.Context, req gateway.PrepareRequest) (*gat
 		return nil, err
 	}
 	s.settings = req.Settings
-	p, err := s.compile(snap, req.SQL, req.ParamTypes)
+	s.justPrepared, s.justPreparedIn = nil, nil
+	p, err := s.compile(snap, req.SQL, req.Parsed, req.ParamTypes)
 	if err != nil {
 		return nil, err
 	}
+	s.justPrepared, s.justPreparedIn = p, snap
 	st := &gateway.Statement{ParamTypes: p.paramTypes, Handle: p}
 	st.Columns = resultColumns(p.stmt)
 	if q, ok := p.stmt.(*rsql.Query); ok {
@@ -82,24 +91,35 @@ func (s *session) Prepare(ctx context.Context, req gateway.PrepareRequest) (*gat
 }
 
 // compile binds a statement in the catalog snap, resolving unqualified
-// names through the session's search_path (of s.settings).
-func (s *session) compile(snap *control.Snapshot, sqlText string, paramTypes []types.Type) (*prepared, error) {
+// names through the session's search_path (of s.settings). tree is the
+// statement's pg_query tree when the caller already parsed it (nil: none),
+// so that it is parsed once.
+func (s *session) compile(snap *control.Snapshot, sqlText string, tree *parse.Tree, paramTypes []types.Type) (*prepared, error) {
 	path := s.searchPath(snap, s.settings)
 	cat := catalog.WithSearchPath(snap, path)
-	stmts, err := rsql.Compile(cat, syscat.Rewrite(sqlText, cat), rsql.Options{ParamTypes: paramTypes})
+	text := syscat.Rewrite(sqlText, cat)
+	parsed, err := parse.ParseReusing(text, tree)
+	if err != nil {
+		return nil, err
+	}
+	var needs []relationNeed
+	if s.info.Unprivileged {
+		// NB: before binding, which reads the same trees.
+		if text == sqlText {
+			needs = parsedNeeds(parsed)
+		} else {
+			needs = statementNeeds(sqlText)
+		}
+	}
+	stmts, err := rsql.CompileParsed(cat, parsed, rsql.Options{ParamTypes: paramTypes})
 	if err != nil {
 		return nil, err
 	}
 	if len(stmts) != 1 {
 		return nil, errcode.New(errcode.MultipleStatementsInPrepare, "cannot insert multiple commands into a prepared statement")
 	}
-	p := &prepared{sql: sqlText, catalogVersion: snap.Version, searchPath: strings.Join(path, ","), stmt: stmts[0]}
+	p := &prepared{sql: sqlText, catalogVersion: snap.Version, searchPath: strings.Join(path, ","), stmt: stmts[0], needs: needs}
 	p.paramTypes = paramTypesOf(stmts[0])
-	if s.info.Unprivileged {
-		if p.needs, err = statementNeeds(sqlText); err != nil {
-			return nil, err
-		}
-	}
 	return p, nil
 }
 
@@ -177,16 +197,21 @@ func resultColumns(st rsql.Statement) types.Schema {
 // Execute implements gateway.Session.
 func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gateway.Cursor, error) {
 	p := req.Statement.Handle.(*prepared)
-	snap, err := s.e.snapshot(ctx)
-	if err != nil {
-		return nil, err
+	snap := s.justPreparedIn
+	if !req.JustPrepared || p != s.justPrepared || snap == nil {
+		var err error
+		if snap, err = s.e.snapshot(ctx); err != nil {
+			return nil, err
+		}
 	}
+	s.justPrepared, s.justPreparedIn = nil, nil
 	s.settings = req.Settings
-	if snap.Version != p.catalogVersion || strings.Join(s.searchPath(snap, req.Settings), ",") != p.searchPath {
+	path := s.searchPath(snap, req.Settings)
+	if snap.Version != p.catalogVersion || strings.Join(path, ",") != p.searchPath {
 		// The catalog or the search_path changed since Prepare: bind
 		// again so plans never run against dropped or altered relations,
 		// and names resolve as PostgreSQL's plan cache would.
-		np, err := s.compile(snap, p.sql, p.paramTypes)
+		np, err := s.compile(snap, p.sql, nil, p.paramTypes)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +226,7 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	s.settings = req.Settings
 	s.prepared = req.PreparedStatements
 	env := s.env(req.Settings, req.Params)
-	env.SearchPath, env.HasSearchPath = s.searchPath(snap, req.Settings), true
+	env.SearchPath, env.HasSearchPath = path, true
 	env.Sequences = s.sequences(ctx)
 	env.Notify = req.Notify
 	if err := s.startStatement(ctx, snap, p.stmt); err != nil {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -65,6 +66,9 @@ type statement struct {
 	copy *copySpec
 	// err is the error to report (kindUnsupported, bad COPY).
 	err *errcode.Error
+	// tree is the statement's parse, handed to the engine's Prepare
+	// (PrepareRequest.Parsed); nil when classify did not parse it.
+	tree *parse.Tree
 }
 
 // txRequest is what BEGIN / SET TRANSACTION asked for; nil fields were not
@@ -89,6 +93,73 @@ type piece struct {
 // text (e.g. an unterminated quote) the whole text is one statement, and the
 // engine reports the syntax error.
 func splitStatements(sql string) []piece {
+	if p, ok := singleStatement(sql); ok {
+		return p
+	}
+	return splitScanned(sql)
+}
+
+// singleStatement is splitStatements without the scanner for the common
+// message: one statement with no comment anywhere and no ';', which the
+// scanner would return whole (trimmed) either way, or with one ';' at the
+// end after text the scanner surely reads without error (so that the ';'
+// is a token and not inside an unterminated literal).
+func singleStatement(sql string) ([]piece, bool) {
+	if strings.Contains(sql, "--") || strings.Contains(sql, "/*") {
+		return nil, false
+	}
+	end := len(sql)
+	if i := strings.IndexByte(sql, ';'); i >= 0 {
+		if strings.Trim(sql[i+1:], " \t\r\n\f\v") != "" || !plainTokens(sql[:i]) {
+			return nil, false
+		}
+		end = i
+	}
+	if strings.TrimSpace(sql[:end]) == "" {
+		if end < len(sql) {
+			return nil, false
+		}
+		return nil, true
+	}
+	return []piece{trimmedPiece(sql, 0, end)}, true
+}
+
+// plainTokens reports whether text is ASCII without backslashes, dollar
+// signs or double quotes, with its single quotes closed and no number
+// running into a letter: text that pg_query's scanner reads without an
+// error whatever it means.
+func plainTokens(text string) bool {
+	inQuote := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c >= utf8.RuneSelf || c == '\\' || c == '$' || c == '"':
+			return false
+		case c == '\'':
+			inQuote = !inQuote
+		case inQuote:
+		case c >= '0' && c <= '9' && (i == 0 || !identChar(text[i-1])):
+			// A number: junk after it ("1abc", "0x1") is a scanner error.
+			j := i
+			for j < len(text) && (text[j] >= '0' && text[j] <= '9' || text[j] == '.' || text[j] == '_') {
+				j++
+			}
+			if j < len(text) && identChar(text[j]) {
+				return false
+			}
+			i = j - 1
+		}
+	}
+	return !inQuote
+}
+
+// identChar reports an ASCII character that continues an identifier.
+func identChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// splitScanned is splitStatements by pg_query's scanner.
+func splitScanned(sql string) []piece {
 	pieces, err := pg_query.SplitWithScanner(sql, true)
 	if err != nil {
 		if strings.TrimSpace(sql) == "" {
@@ -167,6 +238,15 @@ func onlyComments(text string) bool {
 	if strings.TrimSpace(text) == "" {
 		return true
 	}
+	if !strings.Contains(text, "--") && !strings.Contains(text, "/*") {
+		// No comment can start: only ';' and white space make no token.
+		return strings.Trim(text, " \t\r\n\f\v;") == ""
+	}
+	return onlyCommentsScanned(text)
+}
+
+// onlyCommentsScanned is onlyComments by pg_query's scanner.
+func onlyCommentsScanned(text string) bool {
 	res, err := pg_query.Scan(text)
 	if err != nil {
 		return false
@@ -238,7 +318,42 @@ func classify(sql string) statement {
 		// as executing it.
 		return st
 	}
+	if kind, ok := transactionKeywords(sql); ok {
+		// BEGIN and COMMIT of every explicit transaction: no parse.
+		return statement{kind: kind, sql: sql}
+	}
 	return classifyParsed(sql)
+}
+
+// transactionWords are the transaction statements of keywords alone, by
+// their words lower-cased and joined by one space; classifyParsed gives
+// them these kinds and nothing else.
+//
+//lint:immutable a constant table.
+var transactionWords = map[string]stmtKind{
+	"begin": kindBegin, "begin transaction": kindBegin, "begin work": kindBegin, "start transaction": kindBegin,
+	"commit": kindCommit, "commit transaction": kindCommit, "commit work": kindCommit,
+	"end": kindCommit, "end transaction": kindCommit, "end work": kindCommit,
+	"rollback": kindRollback, "rollback transaction": kindRollback, "rollback work": kindRollback,
+	"abort": kindRollback, "abort transaction": kindRollback, "abort work": kindRollback,
+}
+
+// transactionKeywords is the kind of a statement of transactionWords.
+func transactionKeywords(sql string) (stmtKind, bool) {
+	if len(sql) > 32 {
+		return 0, false
+	}
+	for i := 0; i < len(sql); i++ {
+		if sql[i] >= utf8.RuneSelf {
+			// ToLower maps some letters outside ASCII into it (K, U+212A).
+			return 0, false
+		}
+	}
+	words := strings.FieldsFunc(sql, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v'
+	})
+	kind, ok := transactionWords[strings.ToLower(strings.Join(words, " "))]
+	return kind, ok
 }
 
 // classifyParsed is classify by parsing the statement.
@@ -256,6 +371,18 @@ func classifyParsed(sql string) statement {
 	if err != nil || len(tree.Stmts) != 1 {
 		return st
 	}
+	st = classifyTree(sql, tree, isCopyOfExtension, inner)
+	if st.kind == kindEngine && !isCopyOfExtension {
+		// The engine parses the same text: hand it the tree.
+		st.tree = &parse.Tree{Text: sql, Result: tree}
+	}
+	return st
+}
+
+// classifyTree is classifyParsed of the statement sql parsed as tree (of
+// the COPY around a placeholder for inner when isCopyOfExtension).
+func classifyTree(sql string, tree *pg_query.ParseResult, isCopyOfExtension bool, inner string) statement {
+	st := statement{kind: kindEngine, sql: sql}
 	node := tree.Stmts[0].Stmt
 	if isCopyOfExtension && node.GetCopyStmt() != nil {
 		classifyCopy(node.GetCopyStmt(), tree.Version, &st)

@@ -139,6 +139,9 @@ type portal struct {
 	done    bool
 	// doneTag is the tag of a completed portal, re-sent on re-execution.
 	doneTag string
+	// justPrepared marks a Query message statement's portal, executed
+	// right after its Prepare (ExecuteRequest.JustPrepared).
+	justPrepared bool
 }
 
 func (s *Server) serveConn(ctx context.Context, nc net.Conn) {

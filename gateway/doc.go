@@ -30,6 +30,12 @@
 //	Parse/Describe      Session.Prepare: bind SQL with the client's parameter
 //	                    types (KindUnknown = infer), report every parameter's
 //	                    type and the result columns (nil for no rows).
+//	                    PrepareRequest.Parsed is the statement's parse when
+//	                    the gateway parsed it to classify it (plain
+//	                    SELECT/INSERT/UPDATE/DELETE and BEGIN/COMMIT are
+//	                    classified without one): parse it once.
+//	                    ExecuteRequest.JustPrepared marks a Query message's
+//	                    statement, run right after its Prepare.
 //	Execute, portals    Session.Execute → Cursor (pulled row by row; several
 //	                    may be open; Tag after io.EOF; Notices for warnings).
 //	transactions        Begin(TxOptions{Isolation, ReadOnly, Implicit}),

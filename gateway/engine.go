@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/ivm/sql/parse"
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -125,6 +126,9 @@ type PrepareRequest struct {
 	ParamTypes []types.Type
 	// Settings is the session's parameters at the time of the call.
 	Settings *Settings
+	// Parsed is SQL's pg_query tree when the gateway parsed it to classify
+	// it (nil: not parsed), so that the engine need not parse it again.
+	Parsed *parse.Tree
 }
 
 // Statement is a prepared statement as the engine describes it.
@@ -169,6 +173,11 @@ type ExecuteRequest struct {
 	// Notify queues a notification of the statement's transaction
 	// (pg_notify); it checks the arguments as PostgreSQL does.
 	Notify func(channel, payload string) error
+	// JustPrepared says the session's previous Prepare call prepared
+	// Statement for this execution alone (a Query message's statement),
+	// with nothing in between but Begin: the engine may run it in the
+	// catalog it was bound in instead of looking again.
+	JustPrepared bool
 }
 
 // PreparedStatementInfo is one row of pg_prepared_statements: a named

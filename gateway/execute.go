@@ -45,10 +45,12 @@ func (c *conn) runSimple(ctx context.Context, st *statement, inMessage func(erro
 		c.fail(abortedError())
 		return false
 	}
+	tree := st.tree
+	st.tree = nil // the engine's (PrepareRequest.Parsed)
 	p := &portal{stmt: &prepared{st: *st}}
 	if st.kind == kindEngine {
 		sctx, done := c.statementContext(ctx, st.sql)
-		stmt, err := c.session.Prepare(sctx, PrepareRequest{SQL: st.sql, Settings: c.settings})
+		stmt, err := c.session.Prepare(sctx, PrepareRequest{SQL: st.sql, Settings: c.settings, Parsed: tree})
 		err = canceledError(sctx, err)
 		done()
 		if err != nil {
@@ -60,6 +62,7 @@ func (c *conn) runSimple(ctx context.Context, st *statement, inMessage func(erro
 			return false
 		}
 		p.stmt.engine, p.stmt.columns = stmt, stmt.Columns
+		p.justPrepared = true
 	} else if st.kind == kindExecute {
 		target, err := c.executeTarget(st)
 		if err != nil {
@@ -134,7 +137,9 @@ func (c *conn) executePortal(ctx context.Context, p *portal, maxRows int32, simp
 				return canceledError(sctx, err)
 			}
 			p.stmt.executions++
-			cur, err := c.session.Execute(sctx, c.executeRequest(p.stmt.engine, p.params))
+			req := c.executeRequest(p.stmt.engine, p.params)
+			req.JustPrepared = p.justPrepared
+			cur, err := c.session.Execute(sctx, req)
 			if err != nil {
 				return canceledError(sctx, err)
 			}

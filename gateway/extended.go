@@ -48,11 +48,13 @@ func (c *conn) handleParse(ctx context.Context, m *pgproto3.Parse) {
 		declared[i] = t
 	}
 	c.clientQuery = m.Query
+	tree := st.tree
+	st.tree = nil // the engine's (PrepareRequest.Parsed)
 	p := &prepared{st: st, paramTypes: declared, text: m.Query, prepareTime: time.Now()}
 	switch st.kind {
 	case kindEngine:
 		sctx, done := c.statementContext(ctx, m.Query)
-		stmt, err := c.session.Prepare(sctx, PrepareRequest{SQL: st.sql, ParamTypes: declared, Settings: c.settings})
+		stmt, err := c.session.Prepare(sctx, PrepareRequest{SQL: st.sql, ParamTypes: declared, Settings: c.settings, Parsed: tree})
 		err = canceledError(sctx, err)
 		done()
 		if err != nil {

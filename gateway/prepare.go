@@ -131,7 +131,8 @@ func (c *conn) sqlPrepare(ctx context.Context, st *statement) error {
 	if inner.kind != kindEngine {
 		return errcode.New(errcode.GatewayUnsupported, "PREPARE of this statement is not supported")
 	}
-	stmt, err := c.session.Prepare(ctx, PrepareRequest{SQL: inner.sql, ParamTypes: declared, Settings: c.settings})
+	stmt, err := c.session.Prepare(ctx, PrepareRequest{SQL: inner.sql, ParamTypes: declared, Settings: c.settings, Parsed: inner.tree})
+	inner.tree = nil // the engine's now
 	if err != nil {
 		return err
 	}

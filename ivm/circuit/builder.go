@@ -2,6 +2,7 @@ package circuit
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/rockstream/rockstream/ivm/arrange"
 	"github.com/rockstream/rockstream/ivm/expr"
@@ -115,7 +116,7 @@ func (b *Builder) Source(id SourceID, schema types.Schema) Node {
 			return Node{}
 		}
 	}
-	n := b.add(fmt.Sprintf("source %d", id), nil, func(op.State) (op.Operator, error) {
+	n := b.add("source "+strconv.FormatUint(uint64(id), 10), nil, func(op.State) (op.Operator, error) {
 		return op.NewSource(schema), nil
 	})
 	if n.Valid() {

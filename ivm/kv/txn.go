@@ -29,8 +29,14 @@ type pendingWrite struct {
 }
 
 // overlayArenaChunk is the allocation unit of a Txn's key/value arena: one
-// allocation per chunk instead of one per write.
-const overlayArenaChunk = 64 << 10
+// allocation per chunk instead of one per write. An unsized Txn's first
+// chunks start at overlayArenaFirstChunk and double up to it, so a Txn
+// with a few writes (an ad-hoc point query's one-shot circuit) does not
+// allocate and clear 64 KiB.
+const (
+	overlayArenaChunk      = 64 << 10
+	overlayArenaFirstChunk = 512
+)
 
 // overlayTxn is a Txn over a base Reader. Pending writes are a slice
 // indexed by a hash map (point reads and writes cost one map access); the
@@ -146,7 +152,8 @@ func (t *overlayTxn) copyIn(b []byte) []byte {
 		return []byte{}
 	}
 	if cap(t.arena)-len(t.arena) < len(b) {
-		t.arena = make([]byte, 0, max(overlayArenaChunk, len(b)))
+		chunk := min(overlayArenaChunk, max(overlayArenaFirstChunk, 2*cap(t.arena)))
+		t.arena = make([]byte, 0, max(chunk, len(b)))
 	}
 	n := len(t.arena)
 	t.arena = append(t.arena, b...)

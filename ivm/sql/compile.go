@@ -208,6 +208,12 @@ func Compile(cat catalog.Catalog, text string, opts Options) ([]Statement, error
 	if err != nil {
 		return nil, err
 	}
+	return CompileParsed(cat, stmts, opts)
+}
+
+// CompileParsed is Compile of a script already parsed (parse.Parse or
+// parse.ParseReusing).
+func CompileParsed(cat catalog.Catalog, stmts []parse.Statement, opts Options) ([]Statement, error) {
 	out := make([]Statement, 0, len(stmts))
 	for _, st := range stmts {
 		c, err := CompileStatement(cat, st, opts)

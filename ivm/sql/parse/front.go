@@ -393,7 +393,7 @@ func (p *frontParser) explainIncremental() (*ExplainIncremental, error) {
 		return nil, p.errAt(t)
 	}
 	end := p.toks[len(p.toks)-1].Offset
-	stmts, err := parsePG(p.src, t.Offset, p.src[t.Offset:end])
+	stmts, err := parsePG(p.src, t.Offset, p.src[t.Offset:end], nil)
 	if err != nil {
 		return nil, err
 	}

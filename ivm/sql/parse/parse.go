@@ -209,8 +209,26 @@ func SyntaxError(src string, offset int, near string) *errcode.Error {
 	return errcode.New(errcode.SQLSyntaxError, "syntax error at or near \"%s\"", near).WithPosition(CharPosition(src, offset))
 }
 
+// Tree is pg_query's parse of Text, as PGParse returned it. A caller that
+// already parsed a statement (the gateway, to classify it) hands it on so
+// that the statement is parsed once: ParseReusing uses Result for the
+// statement whose text is exactly Text instead of calling pg_query again.
+// The receiver owns Result afterwards.
+type Tree struct {
+	Text   string
+	Result *pg_query.ParseResult
+}
+
 // Parse parses a script of one or more ';'-separated statements.
 func Parse(src string) ([]Statement, error) {
+	return ParseReusing(src, nil)
+}
+
+// ParseReusing is Parse, taking the pg_query tree of a statement whose
+// text is tree.Text from tree (nil: none) instead of parsing it again.
+// The answer is Parse's: pg_query's parse of a text is always the same,
+// and every check Parse makes before pg_query still runs.
+func ParseReusing(src string, tree *Tree) ([]Statement, error) {
 	if i := strings.IndexByte(src, 0); i >= 0 {
 		return nil, errcode.New(errcode.SQLSyntaxError, "invalid message format: query contains a NUL byte").WithSQLState("08P01").WithPosition(CharPosition(src, i))
 	}
@@ -226,7 +244,7 @@ func Parse(src string) ([]Statement, error) {
 	if lerr != nil {
 		// Let PostgreSQL's lexer report unterminated literals exactly as
 		// PostgreSQL would.
-		return parsePG(src, 0, src)
+		return parsePG(src, 0, src, tree)
 	}
 	var out []Statement
 	start := 0 // index of the first token of the current statement
@@ -235,7 +253,7 @@ func Parse(src string) ([]Statement, error) {
 			continue
 		}
 		if i > start {
-			stmts, err := parseOne(src, toks[start:i], toks[i])
+			stmts, err := parseOne(src, toks[start:i], toks[i], tree)
 			if err != nil {
 				return nil, err
 			}
@@ -260,7 +278,7 @@ func ParseOne(src string) (Statement, error) {
 
 // parseOne parses the statement made of toks; end is the ';' or EOF token
 // that follows it.
-func parseOne(src string, toks []token, end token) ([]Statement, error) {
+func parseOne(src string, toks []token, end token, tree *Tree) ([]Statement, error) {
 	first := toks[0].Offset
 	text := strings.TrimRight(src[first:end.Offset], " \t\r\n\f\v")
 	kw := func(i int, word string) bool {
@@ -312,14 +330,20 @@ func parseOne(src string, toks []token, end token) ([]Statement, error) {
 		}
 		return []Statement{s}, nil
 	}
-	return parsePG(src, first, text)
+	return parsePG(src, first, text, tree)
 }
 
-// parsePG hands text (at byte offset in src) to pg_query.
-func parsePG(src string, offset int, text string) ([]Statement, error) {
-	res, err := pgParseChecked(text)
-	if err != nil {
-		return nil, pgError(src, offset, text, err)
+// parsePG hands text (at byte offset in src) to pg_query, or takes its
+// tree from tree when that is text's.
+func parsePG(src string, offset int, text string, tree *Tree) ([]Statement, error) {
+	var res *pg_query.ParseResult
+	if tree != nil && tree.Result != nil && tree.Text == text {
+		res = tree.Result
+	} else {
+		var err error
+		if res, err = pgParseChecked(text); err != nil {
+			return nil, pgError(src, offset, text, err)
+		}
 	}
 	var out []Statement
 	for _, raw := range res.Stmts {
