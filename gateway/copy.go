@@ -337,6 +337,18 @@ func (d *copyDecoder) splitText(line []byte) ([]*string, error) {
 	values := make([]string, 0, n)
 	start := 0
 	for i := 0; i <= len(text); i++ {
+		// NB: a field without a backslash ends at the next delimiter,
+		// found with IndexByte instead of byte by byte (once per field:
+		// a field with escapes is walked byte by byte).
+		if i == start && i < len(text) {
+			end := strings.IndexByte(text[i:], d.spec.delimiter)
+			if end < 0 {
+				end = len(text) - i
+			}
+			if strings.IndexByte(text[i:i+end], '\\') < 0 {
+				i += end
+			}
+		}
 		if i < len(text) && text[i] == '\\' {
 			i++
 			continue

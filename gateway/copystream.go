@@ -62,11 +62,14 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 		chunk, chunkBytes = chunk[:0], 0
 		return nil
 	}
+	// The session's settings cannot change during the COPY: their input
+	// style is looked up once, not for every value.
+	style := c.settings.InputStyle()
 	convert := func(records [][]*string) error {
 		for i, rec := range records {
 			// The decoder's line counter is at the last record handed out.
 			line := dec.line - int64(len(records)-1-i)
-			row, err := c.copyRow(spec, cols, rec, line)
+			row, err := copyRow(spec, cols, rec, line, style)
 			if err != nil {
 				return err
 			}
@@ -162,7 +165,7 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 }
 
 // copyRow converts one record's fields to a typed row.
-func (c *conn) copyRow(spec *copySpec, cols types.Schema, rec []*string, line int64) (types.Row, error) {
+func copyRow(spec *copySpec, cols types.Schema, rec []*string, line int64, style types.InputStyle) (types.Row, error) {
 	where := func() string { return fmt.Sprintf("COPY %s, line %d", spec.table, line) }
 	if len(rec) > len(cols) {
 		e := errcode.New(errcode.CopyColumnCountMismatch, "extra data after last expected column")
@@ -179,7 +182,7 @@ func (c *conn) copyRow(spec *copySpec, cols types.Schema, rec []*string, line in
 		if f == nil {
 			continue
 		}
-		v, err := parseText(cols[i].Type, *f, c.settings)
+		v, err := types.ParseStyle(cols[i].Type, *f, style)
 		if err != nil {
 			e := errcode.New(errcode.CopyInvalidValue, "%v", err)
 			if inner, ok := errcode.As(err); ok {

@@ -99,6 +99,9 @@ type Options struct {
 	// rows and state bytes (rockstream_catalog.views) to Progress every
 	// StateEvery events.
 	StateEvery int64
+	// Explain, when set, prints EXPLAIN ANALYZE INCREMENTAL of the query's
+	// view to Progress after the run: each operator's rows and time.
+	Explain bool
 }
 
 // Result is one query's measurements.
@@ -323,7 +326,10 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 		lat = append(lat, time.Since(t))
 	}
 	r.P50, r.P99 = benchutil.Percentile(lat, 0.5), benchutil.Percentile(lat, 0.99)
-	return r, finish(ctx, w, dir, w0, &r)
+	if err := finish(ctx, w, dir, w0, &r); err != nil {
+		return r, err
+	}
+	return r, explain(ctx, o, rd, q)
 }
 
 // generate produces the COPY batches of events [0, events) in order on its
@@ -382,7 +388,7 @@ func bar(done, total int64) string {
 // CSVHeader is the column list of results.csv.
 var CSVHeader = []string{"query", "events", "elapsed_s", "events_per_s", "events_per_s_per_core", "cores", "cpu_s", //lint:immutable column names
 	"p50_ms", "p99_ms", "peak_rss_bytes", "state_bytes", "input_bytes", "storage_bytes", "write_bytes",
-	"storage_per_logical", "writes_per_logical", "driver_cpu_s"}
+	"storage_per_logical", "writes_per_logical", "driver_cpu_s", "events_per_cpu_s", "feldera_per_core", "ratio_to_feldera"}
 
 func writeOut(dir string, res []Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -400,7 +406,8 @@ func writeOut(dir string, res []Result) error {
 		_ = cw.Write([]string{r.Query, strconv.FormatInt(r.Events, 10), ff(r.Elapsed.Seconds()), ff(r.EventsPerSec),
 			ff(r.EventsPerSecCore), strconv.Itoa(runtime.GOMAXPROCS(0)), ff(r.CPUSeconds), ms(r.P50), ms(r.P99),
 			strconv.FormatInt(r.PeakRSS, 10), strconv.FormatInt(r.StateBytes, 10), strconv.FormatInt(r.InputBytes, 10),
-			strconv.FormatInt(r.StorageBytes, 10), strconv.FormatInt(r.WriteBytes, 10), ff(r.StoragePerLogical), ff(r.WritesPerLogical), ff(r.DriverCPUSeconds)})
+			strconv.FormatInt(r.StorageBytes, 10), strconv.FormatInt(r.WriteBytes, 10), ff(r.StoragePerLogical), ff(r.WritesPerLogical), ff(r.DriverCPUSeconds),
+			ff(r.EventsPerCPUSecond()), ff(FelderaPerCore[r.Query]), ff(r.FelderaRatio())})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
@@ -426,19 +433,41 @@ func writeOut(dir string, res []Result) error {
 
 // WriteTable prints results as an aligned text table. ev/cpu-s is events
 // per second of this process's CPU time without the event generator's
-// (server plus the pgx client sending COPY data): on a shared machine it
-// moves far less than the wall-clock ev/s/core.
+// (EventsPerCPUSecond): on a shared machine it moves far less than the
+// wall-clock ev/s/core. ×feldera is ev/cpu-s over Feldera's published
+// per-core figure (FelderaPerCore; "-" where it publishes none).
 func WriteTable(w io.Writer, res []Result) {
-	fmt.Fprintf(w, "%-5s %10s %9s %12s %12s %10s %8s %8s %9s %11s %10s %10s\n", "query", "events", "elapsed", "events/s", "ev/s/core", "ev/cpu-s", "p50 ms", "p99 ms", "peakRSS", "state B", "disk/in", "writes/in")
+	fmt.Fprintf(w, "%-5s %10s %9s %12s %12s %10s %9s %8s %8s %9s %11s %10s %10s\n", "query", "events", "elapsed", "events/s", "ev/s/core", "ev/cpu-s", "×feldera", "p50 ms", "p99 ms", "peakRSS", "state B", "disk/in", "writes/in")
 	for _, r := range res {
-		perCPU := 0.0
-		if c := r.CPUSeconds - r.DriverCPUSeconds; c > 0 {
-			perCPU = float64(r.Events) / c
+		ratio := "-"
+		if f := r.FelderaRatio(); f > 0 {
+			ratio = strconv.FormatFloat(f, 'f', 3, 64)
 		}
-		fmt.Fprintf(w, "%-5s %10d %8.2fs %12.0f %12.0f %10.0f %8.2f %8.2f %8.0fM %11d %10.2f %10.2f\n", r.Query, r.Events, r.Elapsed.Seconds(),
-			r.EventsPerSec, r.EventsPerSecCore, perCPU, float64(r.P50.Microseconds())/1000, float64(r.P99.Microseconds())/1000,
+		fmt.Fprintf(w, "%-5s %10d %8.2fs %12.0f %12.0f %10.0f %9s %8.2f %8.2f %8.0fM %11d %10.2f %10.2f\n", r.Query, r.Events, r.Elapsed.Seconds(),
+			r.EventsPerSec, r.EventsPerSecCore, r.EventsPerCPUSecond(), ratio, float64(r.P50.Microseconds())/1000, float64(r.P99.Microseconds())/1000,
 			float64(r.PeakRSS)/(1<<20), r.StateBytes, r.StoragePerLogical, r.WritesPerLogical)
 	}
+}
+
+// explain prints EXPLAIN ANALYZE INCREMENTAL of view q to o.Progress
+// (Options.Explain).
+func explain(ctx context.Context, o Options, rd *pgx.Conn, q string) error {
+	if !o.Explain || o.Progress == nil {
+		return nil
+	}
+	rows, err := rd.Query(ctx, "EXPLAIN ANALYZE INCREMENTAL "+q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return err
+		}
+		fmt.Fprintln(o.Progress, line)
+	}
+	return rows.Err()
 }
 
 // printState prints the view's rows and state (StateEvery).

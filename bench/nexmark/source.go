@@ -100,7 +100,10 @@ func runSource(ctx context.Context, o Options, q, view string, w, rd *pgx.Conn, 
 		fmt.Fprintf(o.Progress, "\r%s done: %d events from NEXMARK sources in %.2fs, %.0f ev/s (%.0f ev/s/core)\n",
 			q, o.Events, r.Elapsed.Seconds(), r.EventsPerSec, r.EventsPerSecCore)
 	}
-	return r, finish(ctx, w, dir, w0, &r)
+	if err := finish(ctx, w, dir, w0, &r); err != nil {
+		return r, err
+	}
+	return r, explain(ctx, o, rd, q)
 }
 
 // finish records state, storage and memory figures after a run.

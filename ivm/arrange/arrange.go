@@ -197,6 +197,17 @@ func (a *Arrangement) AppendKey(dst []byte, key string) []byte {
 	return dst
 }
 
+// AppendPointKey appends to dst the store key Get and Set use for key (its
+// own partition key), for owners that read many keys in one ordered pass
+// (kv.GetSorted) themselves. The key follows the first PointKeyHead bytes.
+func (a *Arrangement) AppendPointKey(dst, key []byte) []byte {
+	return a.appendKey(dst, partition.BucketOf(key), key, nil)
+}
+
+// PointKeyHead is the length of a store key's head before the key
+// (AppendPointKey): the arrangement prefix and the bucket.
+func (a *Arrangement) PointKeyHead() int { return len(a.prefix) + partition.BucketBytes }
+
 // keyHeadBytes is the length of every key before its partition key:
 // namespace, kind, op id and bucket.
 const keyHeadBytes = 2 + len(ID{}) + partition.BucketBytes

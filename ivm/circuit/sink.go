@@ -95,11 +95,7 @@ func consolidateKeys(n int, weights []int64, encode func(buf []byte, i int) []by
 		allFirsts = append(allFirsts, int32(i))
 		allSums = append(allSums, weights[i])
 	}
-	order := make([]int32, len(allKeys))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(allKeys[x], allKeys[y]) })
+	order := sortedKeyOrder(allKeys)
 	keys = make([]string, 0, len(order))
 	firsts = make([]int32, 0, len(order))
 	sums = make([]int64, 0, len(order))
@@ -112,6 +108,50 @@ func consolidateKeys(n int, weights []int64, encode func(buf []byte, i int) []by
 		sums = append(sums, allSums[i])
 	}
 	return keys, firsts, sums
+}
+
+// sortedKeyOrder returns the indexes of keys in key order. NB: the keys
+// compare first by the 8 bytes after the prefix they all share (row
+// encodings often share a column's type tag and high bytes), read once
+// into a word, so most comparisons touch no string.
+func sortedKeyOrder(keys []string) []int32 {
+	common := 0
+	if len(keys) > 0 {
+		common = len(keys[0])
+		for _, k := range keys[1:] {
+			n := min(common, len(k))
+			i := 0
+			for i < n && k[i] == keys[0][i] {
+				i++
+			}
+			common = i
+			if common == 0 {
+				break
+			}
+		}
+	}
+	words := make([]uint64, len(keys))
+	for i, k := range keys {
+		var b [8]byte
+		copy(b[:], k[common:])
+		words[i] = binary.BigEndian.Uint64(b[:])
+	}
+	order := make([]int32, len(keys))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		// NB: a key shorter than common+8 is padded with zeros, so equal
+		// words still need the strings compared.
+		if wx, wy := words[x], words[y]; wx != wy {
+			if wx < wy {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(keys[x], keys[y])
+	})
+	return order
 }
 
 // writeViewDelta adds a keyed delta to the view output arrangement a (see

@@ -127,3 +127,26 @@ func TestSinkRetractionLeavesNoKey(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSortedKeyOrder: the word-first comparison orders keys as comparing
+// the strings does (shared prefixes, keys shorter than the word, zero
+// bytes, equal words).
+func TestSortedKeyOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		prefix := rapid.StringOfN(rapid.RuneFrom([]rune{'a', 0}), 0, 10, -1).Draw(t, "prefix")
+		tails := rapid.SliceOfNDistinct(rapid.StringOfN(rapid.RuneFrom([]rune{0, 1, 'x', 0xff}), 0, 12, -1), 0, 30, rapid.ID[string]).Draw(t, "tails")
+		keys := make([]string, len(tails))
+		for i, tl := range tails {
+			keys[i] = prefix + tl
+		}
+		order := sortedKeyOrder(keys)
+		if len(order) != len(keys) {
+			t.Fatalf("%d indexes for %d keys", len(order), len(keys))
+		}
+		for i := 1; i < len(order); i++ {
+			if keys[order[i-1]] >= keys[order[i]] {
+				t.Fatalf("%q before %q", keys[order[i-1]], keys[order[i]])
+			}
+		}
+	})
+}

@@ -218,8 +218,15 @@ func CastDatum(env *Env, v types.Datum, from, to types.Type, explicit bool) (typ
 	}
 	// To strings.
 	if tk.IsString() {
+		if (fk == types.KindText || fk == types.KindVarchar) && (tk == types.KindText || tk == types.KindVarchar && to.Typmod < 4) {
+			// NB: the same string (a text or unbounded varchar is
+			// its own text form), not a copy boxed again.
+			return v, nil
+		}
 		var s string
 		switch {
+		case fk == types.KindText || fk == types.KindVarchar:
+			s = v.(string)
 		case fk == types.KindBool:
 			if v.(bool) {
 				s = "true"

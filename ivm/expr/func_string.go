@@ -301,14 +301,28 @@ func registerString(add adder) {
 			if n == 0 {
 				return nil, EvalError(StateInvalidParameterValue, "field position must not be zero")
 			}
+			if s == "" {
+				return "", nil
+			}
+			if sep != "" && n > 0 {
+				// The n-th field without splitting the whole string.
+				for ; n > 1; n-- {
+					i := strings.Index(s, sep)
+					if i < 0 {
+						return "", nil
+					}
+					s = s[i+len(sep):]
+				}
+				if i := strings.Index(s, sep); i >= 0 {
+					return s[:i], nil
+				}
+				return s, nil
+			}
 			var parts []string
 			if sep == "" {
 				parts = []string{s}
 			} else {
 				parts = strings.Split(s, sep)
-			}
-			if s == "" {
-				return "", nil
 			}
 			if n < 0 {
 				n = int64(len(parts)) + n + 1

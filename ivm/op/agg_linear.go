@@ -2,7 +2,9 @@ package op
 
 import (
 	"bytes"
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/cockroachdb/apd/v3"
 
@@ -178,6 +180,24 @@ type linState struct {
 	slots      []int32
 	// rows backs the output rows.
 	rows rowArena
+	// read holds the stored words of the step's groups the cache does not
+	// hold, read ahead in one ordered pass (readAhead); readKeys and
+	// readVals are its scratch.
+	read       map[string]storedWords
+	readHashes map[uint64]struct{}
+	readKeys   [][]byte
+	readBuf    []byte
+	readVals   []byte
+	// readAheadMin is the fewest uncached groups a step reads ahead
+	// (readAheadMinDefault; tests lower it).
+	readAheadMin int
+}
+
+// storedWords is a group's stored value as read ahead: value (a copy)
+// and whether the key exists.
+type storedWords struct {
+	value []byte
+	found bool
 }
 
 // linGroup is one group touched by a step.
@@ -252,6 +272,7 @@ func (a *Aggregate) initLinear(state State) {
 		limit = aggCacheGroupsDefault
 	}
 	lin.cache.init(max(limit, 0), lin.words)
+	lin.readAheadMin = readAheadMinDefault
 	// NB: the decoded cache replaces the arrangement's byte cache.
 	a.acc = arrange.New(arrange.Config{Namespace: kv.PrefixOpState, Kind: arrange.KindAggregate, ID: state.ID, CacheEntriesMax: -1})
 	a.acc.OnDiscardCache(lin.cache.clear)
@@ -294,6 +315,9 @@ func (a *Aggregate) stepLinear(ctx *Context, delta zset.Batch) (zset.Batch, erro
 		l.rowKeyEnds = append(l.rowKeyEnds, len(l.rowKeys))
 		l.rowHashes = append(l.rowHashes, hashKey(l.rowKeys[start:]))
 	}
+	if err := a.readAhead(ctx); err != nil {
+		return zset.Batch{}, err
+	}
 	prefetched := 0
 	err := a.eachInput(ctx, delta, func(i int, row types.Row, in *aggInput) error {
 		if i >= prefetched {
@@ -323,6 +347,82 @@ func (a *Aggregate) stepLinear(ctx *Context, delta zset.Batch) (zset.Batch, erro
 		}
 	}
 	return out, nil
+}
+
+// readAheadMinDefault is the fewest uncached groups a step reads in one
+// ordered pass (kv.GetSorted) instead of one Get each: below it, sorting
+// costs more than the store's searches from the top.
+const readAheadMinDefault = 64
+
+// readAhead reads the stored words of the step's groups that the cache
+// does not hold in one ordered pass over the store (sorted keys let a
+// slate store seek forward from the last key instead of searching from
+// the top, which for groups new to a large store, as windows are, was
+// most of the aggregate's time), for linGroupOfHashed to take instead of
+// a Get each.
+func (a *Aggregate) readAhead(ctx *Context) error {
+	l := a.lin
+	clear(l.read)
+	l.readKeys, l.readBuf, l.readVals = l.readKeys[:0], l.readBuf[:0], l.readVals[:0]
+	var spans []int
+	// NB: rows repeat groups (a window's rows): each hash is read once.
+	// Another key with a hash already taken is not read ahead, and gets
+	// its Get.
+	if l.readHashes == nil {
+		l.readHashes = make(map[uint64]struct{})
+	}
+	clear(l.readHashes)
+	start := 0
+	for i, end := range l.rowKeyEnds {
+		key := l.rowKeys[start:end]
+		start = end
+		h := l.rowHashes[i]
+		if _, seen := l.readHashes[h]; seen {
+			continue
+		}
+		l.readHashes[h] = struct{}{}
+		if _, hit := l.cache.lookup(key, h); hit {
+			continue
+		}
+		l.readBuf = a.acc.AppendPointKey(l.readBuf, key)
+		spans = append(spans, len(l.readBuf))
+	}
+	if len(spans) < l.readAheadMin {
+		return nil
+	}
+	at := 0
+	for _, end := range spans {
+		l.readKeys = append(l.readKeys, l.readBuf[at:end:end])
+		at = end
+	}
+	slices.SortFunc(l.readKeys, bytes.Compare)
+	if l.read == nil {
+		l.read = make(map[string]storedWords, len(l.readKeys))
+	}
+	// The values are copied into one buffer, sliced once it stops growing.
+	type span struct{ from, to int }
+	vals := make([]span, len(l.readKeys))
+	found := make([]bool, len(l.readKeys))
+	err := kv.GetSorted(ctx.Txn, l.readKeys, func(i int, v []byte, ok bool) error {
+		if ok {
+			vals[i] = span{len(l.readVals), len(l.readVals) + len(v)}
+			l.readVals = append(l.readVals, v...)
+			found[i] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("aggregate: read ahead: %w", err)
+	}
+	head := a.acc.PointKeyHead()
+	for i, full := range l.readKeys {
+		w := storedWords{found: found[i]}
+		if found[i] {
+			w.value = l.readVals[vals[i].from:vals[i].to:vals[i].to]
+		}
+		l.read[string(full[head:])] = w
+	}
+	return nil
 }
 
 // prefetchGroups touches the cache records of groups before linFinish
@@ -369,9 +469,15 @@ func (a *Aggregate) linGroupOfHashed(ctx *Context, key []byte, h uint64, row typ
 		}
 		l.cache.pin(slot, gi)
 	} else {
-		stored, found, err := a.acc.Get(ctx.Txn, key)
-		if err != nil {
-			return 0, err
+		var stored []byte
+		var found bool
+		if w, ok := l.read[string(key)]; ok {
+			stored, found = w.value, w.found
+		} else {
+			var err error
+			if stored, found, err = a.acc.Get(ctx.Txn, key); err != nil {
+				return 0, err
+			}
 		}
 		if found {
 			words, _, err := kv.DecodeWords(l.decodeTo[:0], stored)

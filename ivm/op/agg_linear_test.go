@@ -328,3 +328,72 @@ func TestNumericDivideExact(t *testing.T) {
 		}
 	})
 }
+
+// TestAggregateLinearReadAhead: groups the decoded cache does not hold are
+// read ahead in one ordered pass (readAhead) and must give what a Get per
+// group gives: many groups (wide key values), a cache of none to a few
+// groups, deletions, restarts and epochs thrown away, checked against
+// StreamAggregate after every kept epoch.
+func TestAggregateLinearReadAhead(t *testing.T) {
+	specs := linearCases()
+	rapid.Check(t, func(t *rapid.T) {
+		spec := specs[rapid.IntRange(0, len(specs)-1).Draw(t, "spec")]
+		cache := rapid.SampledFrom([]int{0, 1, 4, 64}).Draw(t, "cache")
+		open := func() *Aggregate {
+			a, err := NewAggregate(State{ID: arrange.MakeID(1, 1), CacheEntriesMax: cache}, intSchema(3), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.lin == nil {
+				t.Fatal("not on the linear path")
+			}
+			a.lin.readAheadMin = rapid.IntRange(1, 3).Draw(t, "readAheadMin")
+			return a
+		}
+		a := open()
+		store := kv.NewMemory()
+		env := &expr.Env{}
+		var integrated, outputs, errs zset.Batch
+		for step := 0; step < stepsMax; step++ {
+			var delta zset.Batch
+			for range rapid.IntRange(0, 40).Draw(t, "rows") {
+				// Column 0 (the group key of most specs) takes many values.
+				row := types.Row{int64(rapid.IntRange(0, 30).Draw(t, "g")), genValue(t, "a", true), genValue(t, "b", true)}
+				delta.Add(row, int64(rapid.SampledFrom([]int{-1, 1, 1, 2}).Draw(t, "w")))
+			}
+			delta = keepPositive(integrated, delta)
+			if rapid.IntRange(0, 4).Draw(t, "restart") == 0 {
+				a = open()
+			}
+			txn := kv.NewTxn(store)
+			ctx := &Context{Txn: txn, Env: env}
+			out, err := a.Step(ctx, []zset.Batch{delta})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rapid.IntRange(0, 3).Draw(t, "discard") == 0 {
+				for _, arr := range a.Arrangements() {
+					arr.DiscardCache()
+				}
+				continue
+			}
+			if err := store.Apply(txn.Batch()); err != nil {
+				t.Fatal(err)
+			}
+			integrated = zset.Consolidate(zset.Sum(integrated, delta))
+			outputs = zset.Consolidate(zset.Sum(outputs, out))
+			errs = zset.Consolidate(zset.Sum(errs, ctx.Errors))
+			want := &Context{Env: env}
+			expected, err := StreamAggregate(want, intSchema(3), spec, integrated)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !zset.Equal(outputs, expected) {
+				t.Fatalf("step %d: incremental %v\nstream %v", step, outputs, zset.Consolidate(expected))
+			}
+			if !zset.Equal(errs, want.Errors) {
+				t.Fatalf("step %d: errors %v want %v", step, errs, zset.Consolidate(want.Errors))
+			}
+		}
+	})
+}

@@ -45,6 +45,8 @@ var incrementalViews = []string{
 	"SELECT a + b AS s, CASE WHEN c IS NULL THEN 'none' ELSE c END FROM t WHERE a % 2 = 0",
 	"WITH big AS (SELECT * FROM t WHERE a > 1) SELECT b, count(*) FROM big GROUP BY b",
 	"SELECT x.a, y.a FROM t x JOIN t y ON x.b = y.b AND x.a < y.a",
+	// A CTE read twice: its aggregate is built once and feeds both reads.
+	"WITH n AS (SELECT b, count(*) AS k FROM t GROUP BY b) SELECT n.b, n.k FROM n JOIN (SELECT max(k) AS m FROM n) x ON n.k >= x.m",
 }
 
 const (

@@ -19,6 +19,7 @@ package incr
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/circuit"
@@ -131,6 +132,17 @@ type builder struct {
 	// recursive term's builder takes its work-table scans and invariant
 	// subtrees (recursive.go).
 	intercept func(n plan.Node) (out circuit.Node, ok bool, err error)
+	// built holds the subtrees lowered so far by node type and
+	// Describe line, so a subtree the plan holds twice (a CTE read
+	// twice) is lowered once and its operators, state included, serve
+	// both readers.
+	built map[string][]builtNode
+}
+
+// builtNode is a lowered plan subtree and its output node.
+type builtNode struct {
+	plan plan.Node
+	out  circuit.Node
 }
 
 func unsupported(construct string) error {
@@ -149,7 +161,68 @@ func (w *builder) exprs(ss []plan.Scalar) ([]expr.Expr, error) {
 	return out, nil
 }
 
+// node lowers n, or returns the output of an identical subtree lowered
+// before. NB: a subtree is the same when it is deeply equal (same
+// operators, columns, expressions and relations) and calls no volatile
+// function: PostgreSQL evaluates a CTE read twice once, but two copies of
+// random() written out are two draws. Inside a recursive term (intercept)
+// nothing is shared: its work-table reads differ by iteration.
 func (w *builder) node(n plan.Node) (circuit.Node, error) {
+	if w.intercept != nil || !shareable(n) {
+		return w.lowerNode(n)
+	}
+	key := fmt.Sprintf("%T %s", n, n.Describe())
+	for _, b := range w.built[key] {
+		if reflect.DeepEqual(b.plan, n) {
+			return b.out, nil
+		}
+	}
+	out, err := w.lowerNode(n)
+	if err != nil {
+		return out, err
+	}
+	if w.built == nil {
+		w.built = map[string][]builtNode{}
+	}
+	w.built[key] = append(w.built[key], builtNode{plan: n, out: out})
+	return out, nil
+}
+
+// shareable reports whether n's subtree may serve two readers: it calls no
+// volatile function and reads no recursive work table.
+func shareable(n plan.Node) bool {
+	switch x := n.(type) {
+	case *plan.RecursiveUnion:
+		return false
+	case *plan.Scan:
+		if plan.IsWorkTable(x.Relation) {
+			return false
+		}
+	}
+	for _, s := range plan.Scalars(n) {
+		volatile := false
+		plan.Walk(s, func(x plan.Scalar) bool {
+			switch y := x.(type) {
+			case *plan.Func:
+				volatile = volatile || y.Volatile
+			case *plan.Subquery:
+				volatile = volatile || !shareable(y.Plan)
+			}
+			return !volatile
+		})
+		if volatile {
+			return false
+		}
+	}
+	for _, in := range n.Inputs() {
+		if !shareable(in) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *builder) lowerNode(n plan.Node) (circuit.Node, error) {
 	if w.intercept != nil {
 		if out, ok, err := w.intercept(n); ok {
 			return out, err

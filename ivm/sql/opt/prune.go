@@ -187,6 +187,53 @@ func prune(n plan.Node, req []bool) (plan.Node, []int) {
 		nNew := len(in.Schema())
 		out := append(append([]int(nil), m...), nNew, nNew+1)
 		return &s, out
+	case *plan.Window:
+		// The functions read their partition, order and argument columns;
+		// other input columns pass through and may go. Rows that become
+		// equal add up as weights, which the window numbers as as many
+		// rows (they differ only in columns nothing reads).
+		nIn := len(x.Input.Schema())
+		need := append([]bool(nil), req[:nIn]...)
+		for _, p := range x.PartitionBy {
+			need[p] = true
+		}
+		for _, k := range x.Order {
+			need[k.Col] = true
+		}
+		for _, f := range x.Funcs {
+			for _, a := range f.Args {
+				markUsed(need, a, 0)
+			}
+			markUsed(need, f.Filter, 0)
+		}
+		in, m := prune(x.Input, need)
+		w := *x
+		w.Input = in
+		w.PartitionBy = make([]int, len(x.PartitionBy))
+		for i, p := range x.PartitionBy {
+			w.PartitionBy[i] = m[p]
+		}
+		w.Order = make([]plan.SortKey, len(x.Order))
+		for i, k := range x.Order {
+			k.Col = m[k.Col]
+			w.Order[i] = k
+		}
+		w.Funcs = make([]plan.WindowFunc, len(x.Funcs))
+		for i, f := range x.Funcs {
+			args := make([]plan.Scalar, len(f.Args))
+			for j, a := range f.Args {
+				args[j] = remap(a, m)
+			}
+			f.Args = args
+			f.Filter = remap(f.Filter, m)
+			w.Funcs[i] = f
+		}
+		nNew := len(in.Schema())
+		out := append([]int(nil), m...)
+		for i := range x.Cols {
+			out = append(out, nNew+i)
+		}
+		return &w, out
 	case *plan.Scan:
 		cols := x.Schema()
 		all := true
