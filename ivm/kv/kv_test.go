@@ -38,13 +38,28 @@ func TestTxnMatchesModel(t *testing.T) {
 		txn := NewTxnSized(base, rapid.IntRange(0, 20).Draw(t, "room"))
 		for i, n := 0, rapid.IntRange(0, 12).Draw(t, "txnOps"); i < n; i++ {
 			k := keyGen.Draw(t, "k")
-			if rapid.Bool().Draw(t, "del") {
-				_ = txn.Delete([]byte(k))
+			op := Op{Key: []byte(k), Delete: rapid.Bool().Draw(t, "del")}
+			if !op.Delete {
+				op.Value = []byte(fmt.Sprint("t", i) + strings.Repeat("v", rapid.IntRange(0, 12).Draw(t, "pad")))
+			}
+			_, had := model[k]
+			switch {
+			case rapid.Bool().Draw(t, "applyOp"):
+				// ApplyOp writes as Put and Delete do, and says whether
+				// the key existed.
+				existed, err := txn.(OpApplier).ApplyOp(op)
+				if err != nil || existed != had {
+					t.Fatalf("ApplyOp(%q) = %v, %v; the key existed: %v", k, existed, err, had)
+				}
+			case op.Delete:
+				_ = txn.Delete(op.Key)
+			default:
+				_ = txn.Put(op.Key, op.Value)
+			}
+			if op.Delete {
 				delete(model, k)
 			} else {
-				v := fmt.Sprint("t", i) + strings.Repeat("v", rapid.IntRange(0, 12).Draw(t, "pad"))
-				_ = txn.Put([]byte(k), []byte(v))
-				model[k] = v
+				model[k] = string(op.Value)
 			}
 			check(t, txn, model)
 		}

@@ -156,6 +156,32 @@ func (t *overlayTxn) copyIn(b []byte) []byte {
 func (t *overlayTxn) set(key, value []byte, kind pendingKind) error {
 	h := Hash(key)
 	i, pos, ok := t.lookup(key, h)
+	return t.setAt(key, value, kind, h, i, pos, ok)
+}
+
+// ApplyOp implements OpApplier.
+func (t *overlayTxn) ApplyOp(op Op) (bool, error) {
+	h := Hash(op.Key)
+	i, pos, ok := t.lookup(op.Key, h)
+	existed := ok && t.pending[i].kind != pendingDelete
+	if !ok {
+		var err error
+		if _, existed, err = t.base.Get(op.Key); err != nil {
+			return false, err
+		}
+	}
+	kind := pendingPut
+	switch {
+	case op.Delete:
+		kind = pendingDelete
+	case op.Merge:
+		kind = pendingMerge
+	}
+	return existed, t.setAt(op.Key, op.Value, kind, h, i, pos, ok)
+}
+
+// setAt is set of key (hash h), whose lookup gave i, pos and ok.
+func (t *overlayTxn) setAt(key, value []byte, kind pendingKind, h uint64, i int32, pos uint64, ok bool) error {
 	if !ok {
 		t.pending = append(t.pending, pendingWrite{key: t.copyIn(key), value: t.copyIn(value), hash: h, kind: kind})
 		if 2*len(t.pending) > len(t.index) {
