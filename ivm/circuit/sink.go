@@ -3,8 +3,6 @@ package circuit
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/rockstream/rockstream/ivm/arrange"
 	"github.com/rockstream/rockstream/ivm/kv"
@@ -95,11 +93,21 @@ func consolidateKeys(n int, weights []int64, encode func(buf []byte, i int) []by
 		allFirsts = append(allFirsts, int32(i))
 		allSums = append(allSums, weights[i])
 	}
-	order := make([]int32, len(allKeys))
-	for i := range order {
-		order[i] = int32(i)
+	// NB: radix sorted (kv.SortOrder) over a copy of the keys: a
+	// comparison sort of the encodings, which share long prefixes, cost
+	// more than the rest of the consolidation.
+	size := 0
+	for _, k := range allKeys {
+		size += len(k)
 	}
-	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(allKeys[x], allKeys[y]) })
+	arena := make([]byte, 0, size)
+	encoded := make([][]byte, len(allKeys))
+	for i, k := range allKeys {
+		at := len(arena)
+		arena = append(arena, k...)
+		encoded[i] = arena[at:len(arena):len(arena)]
+	}
+	order := kv.SortOrder(encoded)
 	keys = make([]string, 0, len(order))
 	firsts = make([]int32, 0, len(order))
 	sums = make([]int64, 0, len(order))

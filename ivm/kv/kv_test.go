@@ -186,7 +186,7 @@ func TestRadixSortHeads(t *testing.T) {
 	})
 }
 
-// TestSortKeysFrom checks Batch's key sort against a comparison sort on
+// TestSortKeysFrom checks Batch's key sort (SortOrder) against a comparison sort on
 // batches of up to a few thousand distinct keys over a small alphabet,
 // so long runs agree on their first eight, sixteen or more bytes and the
 // sort recurses into them; some keys end inside such a run (a prefix of
@@ -211,16 +211,19 @@ func TestSortKeysFrom(t *testing.T) {
 				keys = append(keys, string(k))
 			}
 		}
-		items := make([]sortItem, len(keys))
-		for i := range items {
-			items[i].n = int32(i)
+		encoded := make([][]byte, len(keys))
+		for i, k := range keys {
+			encoded[i] = []byte(k)
 		}
-		got := sortKeysFrom(items, make([]sortItem, len(items)), 0, func(n int32) []byte { return []byte(keys[n]) })
+		got := SortOrder(encoded)
 		want := slices.Clone(keys)
 		slices.Sort(want)
-		for i, it := range got {
-			if keys[it.n] != want[i] {
-				t.Fatalf("key %d is %x, want %x", i, keys[it.n], want[i])
+		if len(got) != len(want) {
+			t.Fatalf("%d positions for %d keys", len(got), len(want))
+		}
+		for i, n := range got {
+			if keys[n] != want[i] {
+				t.Fatalf("key %d is %x, want %x", i, keys[n], want[i])
 			}
 		}
 	})

@@ -329,11 +329,23 @@ func (t *overlayTxn) Batch() *WriteBatch {
 // arrangements has heads that tell the arrangements apart and little
 // else, and comparing whole keys within each was most of the sort.
 func (t *overlayTxn) sortedPending() []int32 {
-	items := make([]sortItem, len(t.pending))
+	return sortOrder(len(t.pending), func(n int32) []byte { return t.pending[n].key })
+}
+
+// SortOrder returns the positions of keys, which must be distinct, in
+// ascending key order: radix sorted eight bytes at a time after the
+// prefix common to each run of keys (see sortedPending).
+func SortOrder(keys [][]byte) []int32 {
+	return sortOrder(len(keys), func(n int32) []byte { return keys[n] })
+}
+
+// sortOrder returns 0..n-1 ordered by key.
+func sortOrder(n int, key func(n int32) []byte) []int32 {
+	items := make([]sortItem, n)
 	for i := range items {
 		items[i].n = int32(i)
 	}
-	items = sortKeysFrom(items, make([]sortItem, len(items)), 0, func(n int32) []byte { return t.pending[n].key })
+	items = sortKeysFrom(items, make([]sortItem, len(items)), 0, key)
 	order := make([]int32, len(items))
 	for i, it := range items {
 		order[i] = it.n
