@@ -551,7 +551,7 @@ func (a *Actor) scanBackfill(b *backfill, inputs map[circuit.SourceID]zset.Delta
 		dec.grow(budget)
 		n := 0
 		var next []byte
-		err = b.reader.Scan(start, kv.PrefixEnd(prefix), func(k, val []byte) error {
+		err = scanOnce(b.reader)(start, kv.PrefixEnd(prefix), func(k, val []byte) error {
 			if budget == 0 {
 				next = append([]byte(nil), k...)
 				return kv.ErrStop
@@ -591,6 +591,20 @@ func (a *Actor) scanBackfill(b *backfill, inputs map[circuit.SourceID]zset.Delta
 	}
 	b.scanned = b.source >= len(b.view.sources)
 	return nil
+}
+
+// uncachedScanner is a pinned input whose scans can leave the store's
+// block cache alone: a backfill reads each row once.
+type uncachedScanner interface {
+	ScanUncached(start, end []byte, fn func(k, v []byte) error) error
+}
+
+// scanOnce is r's scan of rows read once: uncached where r can.
+func scanOnce(r kv.Reader) func(start, end []byte, fn func(k, v []byte) error) error {
+	if u, ok := r.(uncachedScanner); ok {
+		return u.ScanUncached
+	}
+	return r.Scan
 }
 
 // scanDecoder accumulates a backfill's scanned entries of one source
