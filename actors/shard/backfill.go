@@ -408,13 +408,17 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 		}
 	}
 	if !done {
-		batch := txn.Batch()
+		var batch *kv.WriteBatch
 		if b.state != nil {
+			// NB: unsorted: the held writes go to a hash table, and
+			// keepState sorts the rest.
 			var err error
-			if batch, err = b.state.keepState(batch); err != nil {
+			if batch, err = b.state.keepState(txn.(kv.UnsortedBatcher).UnsortedBatch()); err != nil {
 				v.circuit.DiscardCaches()
 				return false, err
 			}
+		} else {
+			batch = txn.Batch()
 		}
 		if err := a.applyNoWait(batch); err != nil {
 			v.circuit.DiscardCaches()

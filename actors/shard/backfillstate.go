@@ -134,8 +134,9 @@ func (r stateReader) Scan(start, end []byte, fn func(k, v []byte) error) error {
 	return r.store.Scan(start, end, fn)
 }
 
-// keepState splits a chunk's batch: the held keys' writes are applied to
-// memory and the rest returned, for the store.
+// keepState splits a chunk's batch (of distinct keys, in any order): the
+// held keys' writes are applied to memory and the rest returned sorted,
+// for the store.
 func (s *backfillState) keepState(batch *kv.WriteBatch) (*kv.WriteBatch, error) {
 	var rest kv.WriteBatch
 	// NB: one lookup per write, which also says whether the key was held
@@ -158,6 +159,17 @@ func (s *backfillState) keepState(batch *kv.WriteBatch) (*kv.WriteBatch, error) 
 		}
 		s.ops++
 		s.bytes += len(op.Key) + len(op.Value)
+	}
+	if len(rest.Ops) > 1 {
+		keys := make([][]byte, len(rest.Ops))
+		for i, op := range rest.Ops {
+			keys[i] = op.Key
+		}
+		ops := make([]kv.Op, len(rest.Ops))
+		for i, n := range kv.SortOrder(keys) {
+			ops[i] = rest.Ops[n]
+		}
+		rest.Ops = ops
 	}
 	if s.ops >= s.judgeOps {
 		if 8*s.added > 7*s.ops {

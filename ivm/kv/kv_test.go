@@ -155,6 +155,12 @@ func TestBatchIsSorted(t *testing.T) {
 		if len(ops) != len(last) {
 			t.Fatalf("%d ops for %d keys", len(ops), len(last))
 		}
+		// UnsortedBatch holds the same writes.
+		unsorted := slices.Clone(txn.(UnsortedBatcher).UnsortedBatch().Ops)
+		slices.SortFunc(unsorted, func(x, y Op) int { return bytes.Compare(x.Key, y.Key) })
+		if fmt.Sprint(unsorted) != fmt.Sprint(ops) {
+			t.Fatalf("unsorted batch %v, batch %v", unsorted, ops)
+		}
 		for i, op := range ops {
 			if i > 0 && bytes.Compare(ops[i-1].Key, op.Key) >= 0 {
 				t.Fatalf("op %d key %q not after %q", i, op.Key, ops[i-1].Key)

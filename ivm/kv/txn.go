@@ -320,6 +320,16 @@ func (t *overlayTxn) Batch() *WriteBatch {
 	return b
 }
 
+// UnsortedBatch implements UnsortedBatcher.
+func (t *overlayTxn) UnsortedBatch() *WriteBatch {
+	b := &WriteBatch{Ops: make([]Op, len(t.pending))}
+	for i := range t.pending {
+		p := &t.pending[i]
+		b.Ops[i] = Op{Key: p.key, Value: p.value, Delete: p.kind == pendingDelete, Merge: p.kind == pendingMerge}
+	}
+	return b
+}
+
 // sortedPending returns the pending writes' numbers in key order. Keys
 // of one epoch mostly share a long prefix (namespace, kind, op id), so
 // each is represented by the eight bytes after the prefix common to all
