@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,7 +26,10 @@ import (
 // without parallel workers (max_parallel_workers_per_gather = 0), so both
 // fill a view on one core; RockStream runs on ROCKSTREAM_TEST_SHARDS
 // shards (default 1). ROCKSTREAM_BACKFILL_ROWS sets the rows of t
-// (default 1,000,000). Run:
+// (default 1,000,000). ROCKSTREAM_BACKFILL_PROFILE=PREFIX writes a CPU
+// profile of each of RockStream's CREATEs to PREFIX-SHAPE-N.prof (the
+// loading, DROPs and PostgreSQL's turns left out; go tool pprof merges
+// several). Run:
 //
 //	go test ./engine -run '^$' -bench Backfill -benchtime 3x
 func BenchmarkBackfill(b *testing.B) {
@@ -84,12 +88,21 @@ func BenchmarkBackfill(b *testing.B) {
 		}
 		return procCPU(b, backend)
 	}
-	create := func(b *testing.B, c *pgx.Conn, query string) (time.Duration, time.Duration) {
+	profile := os.Getenv("ROCKSTREAM_BACKFILL_PROFILE")
+	create := func(b *testing.B, c *pgx.Conn, query string, prof *os.File) (time.Duration, time.Duration) {
+		if prof != nil {
+			if err := pprof.StartCPUProfile(prof); err != nil {
+				b.Fatal(err)
+			}
+		}
 		start, startCPU := time.Now(), cpu(c)
 		if _, err := c.Exec(ctx, "CREATE MATERIALIZED VIEW mv AS "+query); err != nil {
 			b.Fatal(err)
 		}
 		took, tookCPU := time.Since(start), cpu(c)-startCPU
+		if prof != nil {
+			pprof.StopCPUProfile()
+		}
 		if _, err := c.Exec(ctx, "DROP MATERIALIZED VIEW mv"); err != nil {
 			b.Fatal(err)
 		}
@@ -98,10 +111,23 @@ func BenchmarkBackfill(b *testing.B) {
 	for _, shape := range shapes {
 		b.Run(shape.name, func(b *testing.B) {
 			var rsTook, pgTook, rsCPU, pgCPU time.Duration
+			n := 0
 			for b.Loop() {
-				took, tookCPU := create(b, rs, shape.query)
+				var prof *os.File
+				if profile != "" {
+					f, err := os.Create(fmt.Sprintf("%s-%s-%d.prof", profile, shape.name, n))
+					if err != nil {
+						b.Fatal(err)
+					}
+					prof = f
+				}
+				n++
+				took, tookCPU := create(b, rs, shape.query, prof)
+				if prof != nil {
+					prof.Close()
+				}
 				rsTook, rsCPU = rsTook+took, rsCPU+tookCPU
-				took, tookCPU = create(b, pg, shape.query)
+				took, tookCPU = create(b, pg, shape.query, nil)
 				pgTook, pgCPU = pgTook+took, pgCPU+tookCPU
 			}
 			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }

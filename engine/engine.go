@@ -200,7 +200,17 @@ func (e *Engine) Metrics() *Metrics { return &e.metrics }
 // every shard's views, the table shard's last epoch, the view shard's
 // frontier (the epoch every view reflects), the counters summed.
 func (e *Engine) Status(ctx context.Context) (shard.Status, error) {
-	all, err := e.ShardStatuses(ctx)
+	return e.status(ctx, shard.GetStatus{})
+}
+
+// viewStates is Status without the views' row counts (GetStatus), for a
+// caller that asks only what state the views are in.
+func (e *Engine) viewStates(ctx context.Context) (shard.Status, error) {
+	return e.status(ctx, shard.GetStatus{NoRowCounts: true})
+}
+
+func (e *Engine) status(ctx context.Context, ask shard.GetStatus) (shard.Status, error) {
+	all, err := e.shardStatuses(ctx, ask)
 	if err != nil {
 		return shard.Status{}, err
 	}
@@ -300,9 +310,13 @@ func mergeViewStatus(into, more []shard.ViewStatus) []shard.ViewStatus {
 
 // ShardStatuses is every shard's own status, in shard order.
 func (e *Engine) ShardStatuses(ctx context.Context) ([]shard.Status, error) {
+	return e.shardStatuses(ctx, shard.GetStatus{})
+}
+
+func (e *Engine) shardStatuses(ctx context.Context, ask shard.GetStatus) ([]shard.Status, error) {
 	var out []shard.Status
 	for _, id := range e.router.Shards() {
-		m, err := e.ask(ctx, e.router.ActorOf(id), shard.GetStatus{})
+		m, err := e.ask(ctx, e.router.ActorOf(id), ask)
 		if err != nil {
 			return nil, err
 		}

@@ -307,7 +307,7 @@ func (t *tableReader) block(ctx context.Context, info SSTInfo, m *sstMeta, i int
 	if int64(len(raw)) != e.length {
 		return nil, corruptErr(info.Key, "block %d truncated", i)
 	}
-	rows, payloadBytes, err := decodeBlock(info.Key, i, raw)
+	rows, payloadBytes, err := decodeBlock(nil, info.Key, i, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -331,6 +331,8 @@ type sstIter struct {
 	rows     []row
 	pos      int
 	done     bool
+	// ownRows: rows is this iterator's (not the cache's) to reuse.
+	ownRows bool
 
 	// Read-ahead for sequential iteration: one GetRange fetches several
 	// consecutive blocks (up to sstReadAheadBytes) instead of one call per
@@ -405,6 +407,7 @@ func (it *sstIter) loadBlock() ([]row, error) {
 	i := it.blockIdx
 	cacheKey := blockKey{sst: it.info.Key, block: i}
 	if v, ok := it.t.cache.get(cacheKey); ok {
+		it.ownRows = false
 		return v.([]row), nil
 	}
 	e := it.meta.index[i]
@@ -435,22 +438,35 @@ func (it *sstIter) loadBlock() ([]row, error) {
 		it.ahead, it.aheadOff = raw, e.offset
 	}
 	raw := it.ahead[e.offset-it.aheadOff : e.offset-it.aheadOff+e.length]
-	rows, payloadBytes, err := decodeBlock(it.info.Key, i, raw)
+	// NB: a block not cached is decoded into the previous one's rows
+	// (only copies of them were handed out; their keys and values point
+	// into the raw bytes), so a long scan allocates them once; a cached
+	// block gets its own, sized like the previous block.
+	var dst []row
+	switch {
+	case !it.fill && it.ownRows:
+		dst = it.rows[:0]
+	case len(it.rows) > 0:
+		dst = make([]row, 0, len(it.rows))
+	}
+	rows, payloadBytes, err := decodeBlock(dst, it.info.Key, i, raw)
 	if err != nil {
 		return nil, err
 	}
+	it.ownRows = !it.fill
 	if it.fill {
 		it.t.cache.put(cacheKey, rows, int64(payloadBytes)+int64(len(rows))*64)
 	}
 	return rows, nil
 }
 
-func decodeBlock(key string, i int, raw []byte) ([]row, int, error) {
+// decodeBlock appends the rows of data block i of SST key (raw) to rows
+// and returns them and the block's payload size.
+func decodeBlock(rows []row, key string, i int, raw []byte) ([]row, int, error) {
 	payload, err := verifyBlock(key, fmt.Sprintf("data %d", i), raw)
 	if err != nil {
 		return nil, 0, err
 	}
-	var rows []row
 	for p := payload; len(p) > 0; {
 		r, rest, err := decodeRow(p)
 		if err != nil {

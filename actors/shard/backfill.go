@@ -408,13 +408,17 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 		}
 	}
 	if !done {
-		batch := txn.Batch()
+		var batch *kv.WriteBatch
 		if b.state != nil {
+			// NB: unsorted: the held writes go to a hash table, and
+			// keepState sorts the rest.
 			var err error
-			if batch, err = b.state.keepState(batch); err != nil {
+			if batch, err = b.state.keepState(txn.(kv.UnsortedBatcher).UnsortedBatch()); err != nil {
 				v.circuit.DiscardCaches()
 				return false, err
 			}
+		} else {
+			batch = txn.Batch()
 		}
 		if err := a.applyNoWait(batch); err != nil {
 			v.circuit.DiscardCaches()
@@ -551,7 +555,7 @@ func (a *Actor) scanBackfill(b *backfill, inputs map[circuit.SourceID]zset.Delta
 		dec.grow(budget)
 		n := 0
 		var next []byte
-		err = b.reader.Scan(start, kv.PrefixEnd(prefix), func(k, val []byte) error {
+		err = scanOnce(b.reader)(start, kv.PrefixEnd(prefix), func(k, val []byte) error {
 			if budget == 0 {
 				next = append([]byte(nil), k...)
 				return kv.ErrStop
@@ -591,6 +595,20 @@ func (a *Actor) scanBackfill(b *backfill, inputs map[circuit.SourceID]zset.Delta
 	}
 	b.scanned = b.source >= len(b.view.sources)
 	return nil
+}
+
+// uncachedScanner is a pinned input whose scans can leave the store's
+// block cache alone: a backfill reads each row once.
+type uncachedScanner interface {
+	ScanUncached(start, end []byte, fn func(k, v []byte) error) error
+}
+
+// scanOnce is r's scan of rows read once: uncached where r can.
+func scanOnce(r kv.Reader) func(start, end []byte, fn func(k, v []byte) error) error {
+	if u, ok := r.(uncachedScanner); ok {
+		return u.ScanUncached
+	}
+	return r.Scan
 }
 
 // scanDecoder accumulates a backfill's scanned entries of one source

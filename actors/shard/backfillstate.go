@@ -134,39 +134,42 @@ func (r stateReader) Scan(start, end []byte, fn func(k, v []byte) error) error {
 	return r.store.Scan(start, end, fn)
 }
 
-// keepState splits a chunk's batch: the held keys' writes are applied to
-// memory and the rest returned, for the store.
+// keepState splits a chunk's batch (of distinct keys, in any order): the
+// held keys' writes are applied to memory and the rest returned sorted,
+// for the store.
 func (s *backfillState) keepState(batch *kv.WriteBatch) (*kv.WriteBatch, error) {
 	var rest kv.WriteBatch
-	merger := s.held.(kv.Merger)
+	// NB: one lookup per write, which also says whether the key was held
+	// (a Get first resolved every held merge operand again).
+	held := s.held.(kv.OpApplier)
 	for _, op := range batch.Ops {
 		if !s.holds(op.Key) {
 			rest.Ops = append(rest.Ops, op)
 			continue
 		}
-		_, had, err := s.held.Get(op.Key)
+		had, err := held.ApplyOp(op)
 		if err != nil {
 			return nil, err
 		}
 		switch {
-		case op.Delete:
-			err = s.held.Delete(op.Key)
-			if had {
-				s.added--
-			}
-		case op.Merge:
-			err = merger.Merge(op.Key, op.Value)
-		default:
-			err = s.held.Put(op.Key, op.Value)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !had && !op.Delete {
+		case op.Delete && had:
+			s.added--
+		case !op.Delete && !had:
 			s.added++
 		}
 		s.ops++
 		s.bytes += len(op.Key) + len(op.Value)
+	}
+	if len(rest.Ops) > 1 {
+		keys := make([][]byte, len(rest.Ops))
+		for i, op := range rest.Ops {
+			keys[i] = op.Key
+		}
+		ops := make([]kv.Op, len(rest.Ops))
+		for i, n := range kv.SortOrder(keys) {
+			ops[i] = rest.Ops[n]
+		}
+		rest.Ops = ops
 	}
 	if s.ops >= s.judgeOps {
 		if 8*s.added > 7*s.ops {

@@ -169,7 +169,7 @@ func (a *Actor) sendExportChunk(ctx runtime.Context, x *export) {
 			start = prefix
 		}
 		var next []byte
-		err := x.reader.Scan(start, kv.PrefixEnd(prefix), func(k, v []byte) error {
+		err := scanOnce(x.reader)(start, kv.PrefixEnd(prefix), func(k, v []byte) error {
 			if len(c.Keys) >= exportChunkRowsMax || bytes >= exportChunkBytesMax {
 				next = append([]byte(nil), k...)
 				return kv.ErrStop

@@ -125,8 +125,10 @@ type (
 	// LookupResult has one entry per key: the row, or nil if absent.
 	LookupResult struct{ Rows []types.Row }
 
-	// GetStatus → Status.
-	GetStatus struct{}
+	// GetStatus → Status. NoRowCounts leaves the views' Rows 0: counting
+	// them scans every view's stored rows, which a caller asking only what
+	// state the views are in (did a new view fail?) need not pay.
+	GetStatus struct{ NoRowCounts bool }
 	// Status describes the shard for SHOW VIEW STATUS, metrics and /readyz.
 	Status struct {
 		Ready      bool

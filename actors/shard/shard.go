@@ -422,7 +422,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		if a.awaitEpoch(ctx, m, a.readFloor) {
 			return
 		}
-		ctx.Reply(a.status(ctx))
+		ctx.Reply(a.status(ctx, m.NoRowCounts))
 	case GetEpoch:
 		// NB: the last epoch, not the durable one: this shard's reads
 		// already show commits that await their sync, and a read of the

@@ -315,6 +315,11 @@ func testCommitMaintainRecover(t *testing.T, h *harness, view catalog.ID) {
 	if st.Frontier != 3 || st.LastEpoch != 3 || len(st.Views) != 1 || st.Views[0].Rows != 1 {
 		t.Fatalf("status: %+v", st)
 	}
+	// Without row counts: the same, the view's rows not counted.
+	st = h.ask(GetStatus{NoRowCounts: true}).(Status)
+	if st.Frontier != 3 || len(st.Views) != 1 || st.Views[0].Rows != 0 || st.Views[0].Error != "" {
+		t.Fatalf("status without row counts: %+v", st)
+	}
 }
 
 func containsState(err error, state string) bool {

@@ -115,6 +115,11 @@ const valueSlackBytes = 4
 // the entry is new.
 func (g *Group) set(suffix, value []byte) bool {
 	i, found := g.find(suffix)
+	return g.setAt(i, found, suffix, value)
+}
+
+// setAt is set where find(suffix) gave i and found.
+func (g *Group) setAt(i int, found bool, suffix, value []byte) bool {
 	if found {
 		e := &g.entries[i]
 		if len(value) <= cap(e.Value) {
@@ -600,6 +605,61 @@ func (a *Arrangement) SetEntry(txn kv.Writer, group, suffix, value []byte, oldLe
 		g := newGroup(group, hash, b)
 		g.set(suffix, value)
 		c.insert(g)
+	}
+	return nil
+}
+
+// UpdateEntry replaces the value of group ++ suffix (old; ok false: the
+// entry is absent) by what update returns, or deletes the entry when that
+// is nil: GetEntry and then SetEntry or DeleteEntry, in one search of a
+// cached group. update must not keep or modify old.
+func (a *Arrangement) UpdateEntry(txn kv.Txn, group, suffix []byte, update func(old []byte, ok bool) ([]byte, error)) error {
+	var g *Group
+	if c := a.groups; c != nil {
+		g = c.lookup(group, hashKey(group))
+	}
+	if g == nil {
+		old, ok, err := a.GetEntry(txn, group, suffix)
+		if err != nil {
+			return err
+		}
+		oldLen := -1
+		if ok {
+			oldLen = len(old)
+		}
+		value, err := update(old, ok)
+		switch {
+		case err != nil:
+			return err
+		case value == nil:
+			return a.DeleteEntry(txn, group, suffix, oldLen)
+		}
+		return a.SetEntry(txn, group, suffix, value, oldLen)
+	}
+	i, found := g.find(suffix)
+	var old []byte
+	oldLen := -1
+	if found {
+		old = g.entries[i].Value
+		oldLen = len(old)
+	}
+	value, err := update(old, found)
+	switch {
+	case err != nil:
+		return err
+	case value == nil:
+		return a.DeleteEntry(txn, group, suffix, oldLen)
+	}
+	// NB: SetEntry's steps, with the group and the entry's place known.
+	a.keyBuf = a.appendKey(a.keyBuf[:0], g.bucket, group, suffix)
+	full := a.keyBuf
+	if err := txn.Put(full, value); err != nil {
+		return fmt.Errorf("arrange: put: %w", err)
+	}
+	a.countPut(len(full), len(value), oldLen)
+	a.entries.updateCached(full, value, true)
+	if g.setAt(i, found, suffix, value) {
+		a.groups.grew(g)
 	}
 	return nil
 }

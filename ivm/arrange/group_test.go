@@ -13,9 +13,9 @@ import (
 
 // TestGroupCacheIsWriteThrough: with any cache size, starting empty or
 // from stored state, with epochs committed or thrown away, a grouped
-// arrangement's Group and GetEntry answers equal a model of the store
-// (also after PrefetchEntries loaded entries into the entry cache), and
-// the caches never exceed their bounds.
+// arrangement's Group, GetEntry and UpdateEntry answers equal a model of
+// the store (also after PrefetchEntries loaded entries into the entry
+// cache), and the caches never exceed their bounds.
 func TestGroupCacheIsWriteThrough(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		limit := rapid.IntRange(-1, 6).Draw(t, "limit")
@@ -52,7 +52,7 @@ func TestGroupCacheIsWriteThrough(t *testing.T) {
 				g := groupKey(rapid.IntRange(0, 3).Draw(t, "g"))
 				s := []byte(fmt.Sprint(rapid.IntRange(0, 2).Draw(t, "s")))
 				old, had := model[string(g)+string(s)]
-				switch rapid.IntRange(0, 4).Draw(t, "op") {
+				switch rapid.IntRange(0, 5).Draw(t, "op") {
 				case 0:
 					v := []byte(rapid.StringMatching(`[a-c]{0,6}`).Draw(t, "v"))
 					oldLen := -1
@@ -101,6 +101,27 @@ func TestGroupCacheIsWriteThrough(t *testing.T) {
 					}
 					if err := a.PrefetchEntries(txn, groups, suffixes); err != nil {
 						t.Fatal(err)
+					}
+				case 5:
+					// UpdateEntry sees the model's value and writes (or,
+					// given nil, deletes) what it returns.
+					var v []byte
+					if !rapid.Bool().Draw(t, "updateDeletes") {
+						v = []byte(rapid.StringMatching(`[a-c]{0,6}`).Draw(t, "uv"))
+					}
+					err := a.UpdateEntry(txn, g, s, func(got []byte, ok bool) ([]byte, error) {
+						if ok != had || string(got) != old {
+							t.Fatalf("UpdateEntry(%x, %s) saw %q, %v; model %q, %v", g, s, got, ok, old, had)
+						}
+						return v, nil
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if v == nil {
+						delete(model, string(g)+string(s))
+					} else {
+						model[string(g)+string(s)] = string(v)
 					}
 				}
 				checkGroupCacheBound(t, a)

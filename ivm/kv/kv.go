@@ -64,6 +64,20 @@ type Txn interface {
 	Batch() *WriteBatch
 }
 
+// OpApplier is a Txn that applies a batch's operation and reports whether
+// its key existed before, in one lookup (NewTxn's Txns are). A key with a
+// pending merge operand counts as existing, unresolved.
+type OpApplier interface {
+	ApplyOp(op Op) (existed bool, err error)
+}
+
+// UnsortedBatcher is a Txn that returns its writes as Batch does but in
+// no particular order, for a caller that sorts only some of them (NewTxn's
+// Txns are).
+type UnsortedBatcher interface {
+	UnsortedBatch() *WriteBatch
+}
+
 // Store is what the owner of the durable state implements: reads of the
 // committed state and atomic application of one epoch's write batch.
 type Store interface {

@@ -38,13 +38,28 @@ func TestTxnMatchesModel(t *testing.T) {
 		txn := NewTxnSized(base, rapid.IntRange(0, 20).Draw(t, "room"))
 		for i, n := 0, rapid.IntRange(0, 12).Draw(t, "txnOps"); i < n; i++ {
 			k := keyGen.Draw(t, "k")
-			if rapid.Bool().Draw(t, "del") {
-				_ = txn.Delete([]byte(k))
+			op := Op{Key: []byte(k), Delete: rapid.Bool().Draw(t, "del")}
+			if !op.Delete {
+				op.Value = []byte(fmt.Sprint("t", i) + strings.Repeat("v", rapid.IntRange(0, 12).Draw(t, "pad")))
+			}
+			_, had := model[k]
+			switch {
+			case rapid.Bool().Draw(t, "applyOp"):
+				// ApplyOp writes as Put and Delete do, and says whether
+				// the key existed.
+				existed, err := txn.(OpApplier).ApplyOp(op)
+				if err != nil || existed != had {
+					t.Fatalf("ApplyOp(%q) = %v, %v; the key existed: %v", k, existed, err, had)
+				}
+			case op.Delete:
+				_ = txn.Delete(op.Key)
+			default:
+				_ = txn.Put(op.Key, op.Value)
+			}
+			if op.Delete {
 				delete(model, k)
 			} else {
-				v := fmt.Sprint("t", i) + strings.Repeat("v", rapid.IntRange(0, 12).Draw(t, "pad"))
-				_ = txn.Put([]byte(k), []byte(v))
-				model[k] = v
+				model[k] = string(op.Value)
 			}
 			check(t, txn, model)
 		}
@@ -111,27 +126,40 @@ func TestPrefixEnd(t *testing.T) {
 	}
 }
 
-// TestBatchIsSorted checks the order of a Txn's batch when no Scan ordered
-// its writes first (Batch sorts them itself, by the bytes after their
-// common prefix): strictly ascending keys, each written key once, with its
-// last write.
+// TestBatchIsSorted checks the order of a Txn's batch, whether Scans
+// ordered some of its writes first or none (Batch sorts them itself, by
+// the bytes after their common prefix): strictly ascending keys, each
+// written key once, with its last write.
 func TestBatchIsSorted(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		prefix := rapid.SampledFrom([]string{"", "\x01\xa1", strings.Repeat("p", 18)}).Draw(t, "prefix")
+		prefixes := rapid.SliceOfN(rapid.SampledFrom([]string{"", "\x01\xa1", "\x01\xa2", strings.Repeat("p", 18), strings.Repeat("p", 17) + "q"}), 1, 3).Draw(t, "prefixes")
+		prefix := rapid.SampledFrom(prefixes)
 		suffix := rapid.SampledFrom([]string{"", "a", "a\x00", "a\x00\x00", "ab", "b", "\x00", "\xff", "\xff\xff", "12345678", "123456789", "12345678\x00", "1234567\xff"})
 		txn := NewTxn(NewMemory())
 		last := map[string]string{}
 		// Up to 400 distinct keys, so large batches take the radix sort,
-		// and many agree in the eight bytes after their common prefix.
+		// and many agree in the eight bytes after their common prefix (or
+		// after the prefix of the keys of one of a few key prefixes).
 		for i, n := 0, rapid.IntRange(0, 600).Draw(t, "ops"); i < n; i++ {
-			k := prefix + suffix.Draw(t, "k") + strings.Repeat("x", rapid.IntRange(0, 30).Draw(t, "tail"))
+			k := prefix.Draw(t, "prefix") + suffix.Draw(t, "k") + strings.Repeat("x", rapid.IntRange(0, 30).Draw(t, "tail"))
 			v := fmt.Sprint(i)
 			_ = txn.Put([]byte(k), []byte(v))
 			last[k] = v
+			if rapid.IntRange(0, 200).Draw(t, "scan") == 0 {
+				// A Scan orders the writes so far (Batch then walks the
+				// ordered index or sorts all, by how many it holds).
+				_ = txn.Scan(nil, nil, func(_, _ []byte) error { return nil })
+			}
 		}
 		ops := txn.Batch().Ops
 		if len(ops) != len(last) {
 			t.Fatalf("%d ops for %d keys", len(ops), len(last))
+		}
+		// UnsortedBatch holds the same writes.
+		unsorted := slices.Clone(txn.(UnsortedBatcher).UnsortedBatch().Ops)
+		slices.SortFunc(unsorted, func(x, y Op) int { return bytes.Compare(x.Key, y.Key) })
+		if fmt.Sprint(unsorted) != fmt.Sprint(ops) {
+			t.Fatalf("unsorted batch %v, batch %v", unsorted, ops)
 		}
 		for i, op := range ops {
 			if i > 0 && bytes.Compare(ops[i-1].Key, op.Key) >= 0 {
@@ -160,6 +188,49 @@ func TestRadixSortHeads(t *testing.T) {
 		slices.SortStableFunc(want, func(x, y sortItem) int { return cmp.Compare(x.head, y.head) })
 		if got := radixSortHeads(items, make([]sortItem, n)); !slices.Equal(got, want) {
 			t.Fatalf("radix sort gave %v, want %v", got, want)
+		}
+	})
+}
+
+// TestSortKeysFrom checks Batch's key sort (SortOrder) against a comparison sort on
+// batches of up to a few thousand distinct keys over a small alphabet,
+// so long runs agree on their first eight, sixteen or more bytes and the
+// sort recurses into them; some keys end inside such a run (a prefix of
+// another key, or equal to it but for trailing zero bytes).
+func TestSortKeysFrom(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		prefix := rapid.SampledFrom([]string{"", strings.Repeat("p", 18)}).Draw(t, "prefix")
+		// Keys are two segments of a few choices each, then a tail: runs
+		// of hundreds of keys agree on 8, 16 and more bytes.
+		segment := rapid.SampledFrom([]string{"", "abcdefgh", "abcdefghi", "abcdefgh\x00", "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", "abcdefg"})
+		alphabet := rapid.SampledFrom([]byte{0, 1, 0xff})
+		n := rapid.IntRange(0, 3000).Draw(t, "n")
+		seen := map[string]bool{}
+		var keys []string
+		for range n {
+			k := []byte(prefix + segment.Draw(t, "s1") + segment.Draw(t, "s2"))
+			for range rapid.IntRange(0, 12).Draw(t, "len") {
+				k = append(k, alphabet.Draw(t, "b"))
+			}
+			if !seen[string(k)] {
+				seen[string(k)] = true
+				keys = append(keys, string(k))
+			}
+		}
+		encoded := make([][]byte, len(keys))
+		for i, k := range keys {
+			encoded[i] = []byte(k)
+		}
+		got := SortOrder(encoded)
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		if len(got) != len(want) {
+			t.Fatalf("%d positions for %d keys", len(got), len(want))
+		}
+		for i, n := range got {
+			if keys[n] != want[i] {
+				t.Fatalf("key %d is %x, want %x", i, keys[n], want[i])
+			}
 		}
 	})
 }

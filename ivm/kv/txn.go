@@ -42,7 +42,7 @@ const (
 // indexed by a hash map (point reads and writes cost one map access); the
 // ordered index Scan needs is a B-tree built lazily — only keys written
 // since the last Scan are inserted when a Scan comes — and Batch sorts
-// once. Keys and values are copied into a chunked arena.
+// once (or walks the index, when Scans ordered most writes already). Keys and values are copied into a chunked arena.
 type overlayTxn struct {
 	base    Reader
 	pending []pendingWrite
@@ -163,6 +163,32 @@ func (t *overlayTxn) copyIn(b []byte) []byte {
 func (t *overlayTxn) set(key, value []byte, kind pendingKind) error {
 	h := Hash(key)
 	i, pos, ok := t.lookup(key, h)
+	return t.setAt(key, value, kind, h, i, pos, ok)
+}
+
+// ApplyOp implements OpApplier.
+func (t *overlayTxn) ApplyOp(op Op) (bool, error) {
+	h := Hash(op.Key)
+	i, pos, ok := t.lookup(op.Key, h)
+	existed := ok && t.pending[i].kind != pendingDelete
+	if !ok {
+		var err error
+		if _, existed, err = t.base.Get(op.Key); err != nil {
+			return false, err
+		}
+	}
+	kind := pendingPut
+	switch {
+	case op.Delete:
+		kind = pendingDelete
+	case op.Merge:
+		kind = pendingMerge
+	}
+	return existed, t.setAt(op.Key, op.Value, kind, h, i, pos, ok)
+}
+
+// setAt is set of key (hash h), whose lookup gave i, pos and ok.
+func (t *overlayTxn) setAt(key, value []byte, kind pendingKind, h uint64, i int32, pos uint64, ok bool) error {
 	if !ok {
 		t.pending = append(t.pending, pendingWrite{key: t.copyIn(key), value: t.copyIn(value), hash: h, kind: kind})
 		if 2*len(t.pending) > len(t.index) {
@@ -284,7 +310,10 @@ func (t *overlayTxn) Batch() *WriteBatch {
 	add := func(p *pendingWrite) {
 		b.Ops = append(b.Ops, Op{Key: p.key, Value: p.value, Delete: p.kind == pendingDelete, Merge: p.kind == pendingMerge})
 	}
-	if t.orderedN > 0 {
+	// NB: the ordered index is used only when it holds most writes
+	// already: inserting many writes into the B-tree (a Scan early in the
+	// epoch, then many writes) costs several times the radix sort of all.
+	if t.orderedN > 0 && 2*t.orderedN >= len(t.pending) {
 		t.order()
 		t.ordered.AscendFunc(btreemap.Min[treeKey](), btreemap.Max[treeKey](), func(_ treeKey, i int32) bool {
 			add(&t.pending[i])
@@ -298,54 +327,102 @@ func (t *overlayTxn) Batch() *WriteBatch {
 	return b
 }
 
+// UnsortedBatch implements UnsortedBatcher.
+func (t *overlayTxn) UnsortedBatch() *WriteBatch {
+	b := &WriteBatch{Ops: make([]Op, len(t.pending))}
+	for i := range t.pending {
+		p := &t.pending[i]
+		b.Ops[i] = Op{Key: p.key, Value: p.value, Delete: p.kind == pendingDelete, Merge: p.kind == pendingMerge}
+	}
+	return b
+}
+
 // sortedPending returns the pending writes' numbers in key order. Keys
 // of one epoch mostly share a long prefix (namespace, kind, op id), so
 // each is represented by the eight bytes after the prefix common to all
-// of them (its head), the heads are radix sorted, and only equal heads
-// compare the whole keys.
+// of them (its head), the heads are radix sorted, and a run of keys that
+// agree on their heads is sorted the same way by the bytes after the
+// prefix common to the run (sortKeysFrom): an epoch writing several
+// arrangements has heads that tell the arrangements apart and little
+// else, and comparing whole keys within each was most of the sort.
 func (t *overlayTxn) sortedPending() []int32 {
-	common := 0
-	if len(t.pending) > 0 {
-		first := t.pending[0].key
-		common = len(first)
-		for i := 1; i < len(t.pending) && common > 0; i++ {
-			k := t.pending[i].key
-			n := min(common, len(k))
-			j := 0
-			for j < n && k[j] == first[j] {
-				j++
-			}
-			common = j
-		}
+	return sortOrder(len(t.pending), func(n int32) []byte { return t.pending[n].key })
+}
+
+// SortOrder returns the positions of keys, which must be distinct, in
+// ascending key order: radix sorted eight bytes at a time after the
+// prefix common to each run of keys (see sortedPending).
+func SortOrder(keys [][]byte) []int32 {
+	return sortOrder(len(keys), func(n int32) []byte { return keys[n] })
+}
+
+// sortOrder returns 0..n-1 ordered by key.
+func sortOrder(n int, key func(n int32) []byte) []int32 {
+	items := make([]sortItem, n)
+	for i := range items {
+		items[i].n = int32(i)
 	}
-	items := make([]sortItem, len(t.pending))
-	for i := range t.pending {
-		var head [8]byte
-		if k := t.pending[i].key; len(k) > common {
-			copy(head[:], k[common:])
-		}
-		items[i] = sortItem{head: binary.BigEndian.Uint64(head[:]), n: int32(i)}
-	}
-	items = radixSortHeads(items, make([]sortItem, len(items)))
-	// Equal heads (keys that agree on those eight bytes) are ordered by
-	// their whole keys.
-	for i := 0; i < len(items); {
-		j := i + 1
-		for j < len(items) && items[j].head == items[i].head {
-			j++
-		}
-		if j-i > 1 {
-			slices.SortFunc(items[i:j], func(x, y sortItem) int {
-				return bytes.Compare(t.pending[x.n].key, t.pending[y.n].key)
-			})
-		}
-		i = j
-	}
+	items = sortKeysFrom(items, make([]sortItem, len(items)), 0, key)
 	order := make([]int32, len(items))
 	for i, it := range items {
 		order[i] = it.n
 	}
 	return order
+}
+
+// sortKeysFrom sorts items by their (distinct) keys, which agree on their
+// first from bytes, using scratch of the same length, and returns the
+// sorted slice (items or scratch): a run too short to radix sort, or of
+// keys that end within the bytes compared so far, is comparison sorted.
+func sortKeysFrom(items, scratch []sortItem, from int, key func(n int32) []byte) []sortItem {
+	longest := 0
+	for _, it := range items {
+		longest = max(longest, len(key(it.n)))
+	}
+	if len(items) < radixSortMin || from >= longest {
+		slices.SortFunc(items, func(x, y sortItem) int { return bytes.Compare(key(x.n), key(y.n)) })
+		return items
+	}
+	first := key(items[0].n)
+	common := len(first)
+	for _, it := range items[1:] {
+		k := key(it.n)
+		n := min(common, len(k))
+		j := from
+		for j < n && k[j] == first[j] {
+			j++
+		}
+		common = j
+		if common == from {
+			break
+		}
+	}
+	for i := range items {
+		var head [8]byte
+		if k := key(items[i].n); len(k) > common {
+			copy(head[:], k[common:])
+		}
+		items[i].head = binary.BigEndian.Uint64(head[:])
+	}
+	sorted := radixSortHeads(items, scratch)
+	if &sorted[0] != &items[0] {
+		scratch = items
+	}
+	// Equal heads (keys that agree on those eight bytes) are ordered by
+	// the bytes after them.
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j].head == sorted[i].head {
+			j++
+		}
+		if j-i > 1 {
+			if run := sortKeysFrom(sorted[i:j], scratch[i:j], common+8, key); &run[0] != &sorted[i] {
+				copy(sorted[i:j], run)
+			}
+		}
+		i = j
+	}
+	return sorted
 }
 
 // sortItem is a pending write's number and the head it is sorted by.

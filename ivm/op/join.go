@@ -439,25 +439,22 @@ func (j *Join) applyWrites(ctx *Context, a *arrange.Arrangement, joinKey []byte,
 
 // addEntry adds dw to an arranged row's weight, setting its match count.
 func (j *Join) addEntry(ctx *Context, a *arrange.Arrangement, joinKey, row []byte, dw, matches int64) error {
-	old, ok, err := a.GetEntry(ctx.Txn, joinKey, row)
-	if err != nil {
-		return err
-	}
-	oldLen := -1
-	var e joinEntry
-	if ok {
-		oldLen = len(old)
-		if e, err = decodeJoinEntry(old); err != nil {
-			return err
-		}
-	}
-	e.weight += dw
-	e.matches = matches
-	if e.weight == 0 {
-		return a.DeleteEntry(ctx.Txn, joinKey, row, oldLen)
-	}
 	var buf [2 * binary.MaxVarintLen64]byte
-	return a.SetEntry(ctx.Txn, joinKey, row, e.appendTo(buf[:0]), oldLen)
+	return a.UpdateEntry(ctx.Txn, joinKey, row, func(old []byte, ok bool) ([]byte, error) {
+		var e joinEntry
+		if ok {
+			var err error
+			if e, err = decodeJoinEntry(old); err != nil {
+				return nil, err
+			}
+		}
+		e.weight += dw
+		e.matches = matches
+		if e.weight == 0 {
+			return nil, nil
+		}
+		return e.appendTo(buf[:0]), nil
+	})
 }
 
 // phaseRight processes ΔR against the left arrangement after ΔL.
