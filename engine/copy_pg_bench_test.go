@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,7 +26,9 @@ import (
 // session reflects the COPY (PostgreSQL's table has the same views as
 // plain views, which cost a COPY nothing). Reported: rows/s of each and
 // rs/pg (below 1, RockStream is slower), and CPU per row (rs: this
-// process, client included; pg: the backend).
+// process, client included; pg: the backend), and RockStream's heap
+// allocations per row (this process; steadier than time on a busy
+// machine).
 //
 // field=N: one COPY of one row whose text field is N bytes, timed on both,
 // to check COPY stays linear in the field size.
@@ -82,6 +85,7 @@ func BenchmarkCopyVsPostgres(b *testing.B) {
 	// run creates a fresh table (and its views), COPYs data into it and,
 	// when wait, reads a view until it reflects the COPY; it returns the
 	// wall and CPU time from the COPY's start.
+	var mallocs, allocBytes uint64
 	run := func(b *testing.B, c *pgx.Conn, views int, data string, wait bool) (time.Duration, time.Duration) {
 		table++
 		t := fmt.Sprintf("fact%d", table)
@@ -107,6 +111,11 @@ func BenchmarkCopyVsPostgres(b *testing.B) {
 			}
 			return procCPU(b, backend)
 		}
+		var ms runtime.MemStats
+		if c == rs {
+			runtime.ReadMemStats(&ms)
+			mallocs, allocBytes = mallocs-ms.Mallocs, allocBytes-ms.TotalAlloc
+		}
 		start, cpu0 := time.Now(), cpu()
 		tag, err := c.PgConn().CopyFrom(ctx, strings.NewReader(data), "COPY "+t+" FROM STDIN")
 		if err != nil {
@@ -121,11 +130,17 @@ func BenchmarkCopyVsPostgres(b *testing.B) {
 				b.Fatalf("view counts %d rows, COPY %d", n, tag.RowsAffected())
 			}
 		}
-		return time.Since(start), cpu() - cpu0
+		took, tookCPU := time.Since(start), cpu()-cpu0
+		if c == rs {
+			runtime.ReadMemStats(&ms)
+			mallocs, allocBytes = mallocs+ms.Mallocs, allocBytes+ms.TotalAlloc
+		}
+		return took, tookCPU
 	}
 	for _, views := range []int{0, 3} {
 		b.Run(fmt.Sprintf("views=%d", views), func(b *testing.B) {
 			var rsTook, pgTook, rsCPU, pgCPU time.Duration
+			mallocs, allocBytes = 0, 0
 			for b.Loop() {
 				took, tookCPU := run(b, rs, views, data, true)
 				rsTook, rsCPU = rsTook+took, rsCPU+tookCPU
@@ -138,6 +153,8 @@ func BenchmarkCopyVsPostgres(b *testing.B) {
 			b.ReportMetric(pgTook.Seconds()/rsTook.Seconds(), "rs/pg")
 			b.ReportMetric(float64(rsCPU.Nanoseconds())/1000/n, "rs-cpu-us/row")
 			b.ReportMetric(float64(pgCPU.Nanoseconds())/1000/n, "pg-cpu-us/row")
+			b.ReportMetric(float64(mallocs)/n, "rs-allocs/row")
+			b.ReportMetric(float64(allocBytes)/n, "rs-B/row")
 		})
 	}
 	for _, mb := range []int{1, 5, 10} {
