@@ -214,29 +214,34 @@ type copyDecoder struct {
 	// text is a string copy of the complete records of the pending data
 	// one feed call consumes (from offset textAt of that call's buffer),
 	// made once per call, and fields and values are the slabs the records'
-	// fields are carved from: a line costs no allocation of its own.
+	// fields are carved from (reused by the next call): a line costs no
+	// allocation of its own.
 	text   string
 	textAt int
 	fields []*string
 	values []string
+	// out is the record list feed returns, reused by the next call.
+	out [][]*string
 }
 
 // feed appends data and returns the complete records, each already split
-// into fields (nil field = NULL).
+// into fields (nil field = NULL). The records and their field lists are
+// valid until the next call (their strings stay valid).
 func (d *copyDecoder) feed(data []byte, final bool) ([][]*string, error) {
 	if d.ended {
 		return nil, nil
 	}
 	d.pending = append(d.pending, data...)
-	var out [][]*string
+	out := d.out[:0]
 	// NB: records are consumed from the front of pending by slicing, and
 	// what is left is moved to the front once per call that consumed a
 	// record: moving the rest after every record copied a CopyData message
 	// once per line in it, and moving an incomplete record on every call
 	// copied a long field once per message.
 	buf := d.pending
-	d.text, d.fields, d.values = "", nil, nil
+	d.text, d.fields, d.values = "", d.fields[:0], d.values[:0]
 	defer func() {
+		d.out = out
 		if !d.ended && len(d.pending) != len(buf) {
 			d.work += int64(len(d.pending))
 			d.pending = append(buf[:0], d.pending...)
@@ -355,11 +360,12 @@ func (d *copyDecoder) recordText(buf, raw []byte) string {
 	return d.text[at-d.textAt : at-d.textAt+len(raw)]
 }
 
-// slabs returns room for n more fields and values, carved from per-call
-// slabs (never grown in place: earlier records point into them).
+// slabs returns room for n more fields and values, carved from slabs
+// reused from call to call (a full one is replaced, never grown in place:
+// earlier records of the call point into it).
 func (d *copyDecoder) slabs(n int) ([]*string, []string) {
 	if cap(d.fields)-len(d.fields) < n {
-		size := max(n, 1024)
+		size := max(n, 2*cap(d.fields), 1024)
 		d.fields, d.values = make([]*string, 0, size), make([]string, 0, size)
 	}
 	fields := d.fields[len(d.fields) : len(d.fields) : len(d.fields)+n]

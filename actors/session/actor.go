@@ -842,10 +842,15 @@ func (a *Actor) lookup(ctx runtime.Context, m Lookup) {
 	t := a.txn
 	tw := t.table(m.Table)
 	rel := tw.rel
-	encs := make([]string, len(m.Keys))
+	encs := m.Encoded
+	if len(encs) != len(m.Keys) {
+		encs = make([]string, len(m.Keys))
+		for i, k := range m.Keys {
+			encs[i] = EncodeKey(rel, k)
+		}
+	}
 	fresh := make([]bool, len(m.Keys))
-	for i, k := range m.Keys {
-		encs[i] = EncodeKey(rel, k)
+	for i := range m.Keys {
 		_, seen := tw.rows[encs[i]]
 		fresh[i] = !seen
 	}
@@ -1047,8 +1052,14 @@ func (a *Actor) set(m Set) {
 	if recent != nil && (recent.tw != tw || len(recent.encs) != len(m.Keys)) {
 		recent = nil
 	}
+	encoded := len(m.Encoded) == len(m.Keys)
 	for i, key := range m.Keys {
-		k := EncodeKey(tw.rel, key)
+		var k string
+		if encoded {
+			k = m.Encoded[i]
+		} else {
+			k = EncodeKey(tw.rel, key)
+		}
 		var p *pendingRow
 		if recent != nil && recent.encs[i] == k {
 			p = t.writablePending(tw, k, recent.pending[i])
