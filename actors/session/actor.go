@@ -850,8 +850,12 @@ func (a *Actor) lookup(ctx runtime.Context, m Lookup) {
 		}
 	}
 	fresh := make([]bool, len(m.Keys))
-	for i := range m.Keys {
-		_, seen := tw.rows[encs[i]]
+	for i, k := range encs {
+		if !tw.mayHave(k) {
+			fresh[i] = true
+			continue
+		}
+		_, seen := tw.rows[k]
 		fresh[i] = !seen
 	}
 	afterLock := func(ctx runtime.Context) {
