@@ -67,13 +67,20 @@ func stringTypeWord() unsafe.Pointer {
 	return (*eface)(unsafe.Pointer(&d)).typ
 }
 
-// boxerSlabLen is the values per slab of a Boxer.
-const boxerSlabLen = 512
+// boxerSlabLen is the most values per slab of a Boxer; slabs start at
+// boxerSlabMin values and double, so a few values cost a small slab.
+const (
+	boxerSlabMin = 16
+	boxerSlabLen = 512
+)
+
+// nextSlab is the length of the slab after one of capacity c.
+func nextSlab(c int) int { return min(boxerSlabLen, max(boxerSlabMin, 2*c)) }
 
 // Boxer boxes int64 and string values into Datums one at a time without
-// an allocation per value (boxInt64): the values are stored in slabs of
-// boxerSlabLen it allocates as they fill, each slot written once, before
-// its Datum is made, and never again. A COPY's rows use it: their datums
+// an allocation per value (boxInt64): the values are stored in slabs (of
+// up to boxerSlabLen) it allocates as they fill, each slot written once,
+// before its Datum is made, and never again. A COPY's rows use it: their datums
 // live until the transaction commits, and one object per value was a
 // third of the objects the garbage collector traced meanwhile.
 //
@@ -98,7 +105,7 @@ func (b *Boxer) start() {
 func (b *Boxer) Int64(v int64) types.Datum {
 	b.start()
 	if len(b.ints) == cap(b.ints) {
-		b.ints = make([]int64, 0, boxerSlabLen)
+		b.ints = make([]int64, 0, nextSlab(cap(b.ints)))
 	}
 	b.ints = append(b.ints, v)
 	return boxInt64(b.intTyp, &b.ints[len(b.ints)-1])
@@ -108,7 +115,7 @@ func (b *Boxer) Int64(v int64) types.Datum {
 func (b *Boxer) String(s string) types.Datum {
 	b.start()
 	if len(b.strs) == cap(b.strs) {
-		b.strs = make([]string, 0, boxerSlabLen)
+		b.strs = make([]string, 0, nextSlab(cap(b.strs)))
 	}
 	b.strs = append(b.strs, s)
 	var d any
