@@ -29,6 +29,7 @@ type writer struct {
 	// are its changes not yet sent to the session actor (flush).
 	view     map[string]types.Row
 	setKeys  []types.Row
+	setEncs  []string // encodePK of setKeys
 	setRows  []types.Row
 	appended []types.Row
 	removed  []types.Row
@@ -103,9 +104,9 @@ func (s *session) writerFor(ctx context.Context, snap *control.Snapshot, rel *ca
 func (w *writer) flush(ctx context.Context) error {
 	defer clear(w.view)
 	if len(w.setKeys) > 0 {
-		keys, rows := w.setKeys, w.setRows
-		w.setKeys, w.setRows = nil, nil
-		if _, err := w.s.req(ctx, sessionactor.Set{Table: *w.rel, Keys: keys, Rows: rows}); err != nil {
+		keys, encs, rows := w.setKeys, w.setEncs, w.setRows
+		w.setKeys, w.setEncs, w.setRows = nil, nil, nil
+		if _, err := w.s.req(ctx, sessionactor.Set{Table: *w.rel, Keys: keys, Encoded: encs, Rows: rows}); err != nil {
 			return err
 		}
 	}
@@ -159,24 +160,24 @@ func (w *writer) lookup(ctx context.Context, keys []types.Row, encs []string, op
 		}
 	}
 	out := make([]types.Row, len(keys))
-	ask := keys
+	ask, askEncs := keys, encs
 	var at []int
 	if !opts.Lock && opts.Read == nil {
 		// Keys this statement saw already need no request.
-		ask = make([]types.Row, 0, len(keys))
+		ask, askEncs = make([]types.Row, 0, len(keys)), make([]string, 0, len(keys))
 		for i, k := range encs {
 			if r, ok := w.view[k]; ok {
 				out[i] = r
 				continue
 			}
-			ask = append(ask, keys[i])
+			ask, askEncs = append(ask, keys[i]), append(askEncs, k)
 			at = append(at, i)
 		}
 	}
 	if len(ask) == 0 {
 		return out, nil
 	}
-	opts.CatalogVersion, opts.Table, opts.Keys = w.snap.Version, *w.rel, ask
+	opts.CatalogVersion, opts.Table, opts.Keys, opts.Encoded = w.snap.Version, *w.rel, ask, askEncs
 	m, err := w.s.req(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -227,6 +228,7 @@ func (w *writer) setEncoded(k string, key, row types.Row) error {
 	}
 	w.view[k] = row
 	w.setKeys = append(w.setKeys, key)
+	w.setEncs = append(w.setEncs, k)
 	w.setRows = append(w.setRows, row)
 	if row != nil {
 		w.written = append(w.written, row)
@@ -426,7 +428,7 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 	// Room for every row up front: flush hands these slices on, so each
 	// COPY chunk starts them anew, and growing them by appending made
 	// twice the garbage.
-	w.setKeys, w.setRows = slices.Grow(w.setKeys, len(rows)), slices.Grow(w.setRows, len(rows))
+	w.setKeys, w.setEncs, w.setRows = slices.Grow(w.setKeys, len(rows)), slices.Grow(w.setEncs, len(rows)), slices.Grow(w.setRows, len(rows))
 	w.written = slices.Grow(w.written, len(rows))
 	var skip *uniqueSkipper
 	if oc != nil && oc.DoNothing && oc.AnyConstraint {

@@ -211,23 +211,37 @@ type copyDecoder struct {
 	// work counts the bytes recordEnd examined and feed moved to the front
 	// of pending: a test holds it linear in the data fed.
 	work int64
+	// text is a string copy of the complete records of the pending data
+	// one feed call consumes (from offset textAt of that call's buffer),
+	// made once per call, and fields and values are the slabs the records'
+	// fields are carved from (reused by the next call): a line costs no
+	// allocation of its own.
+	text   string
+	textAt int
+	fields []*string
+	values []string
+	// out is the record list feed returns, reused by the next call.
+	out [][]*string
 }
 
 // feed appends data and returns the complete records, each already split
-// into fields (nil field = NULL).
+// into fields (nil field = NULL). The records and their field lists are
+// valid until the next call (their strings stay valid).
 func (d *copyDecoder) feed(data []byte, final bool) ([][]*string, error) {
 	if d.ended {
 		return nil, nil
 	}
 	d.pending = append(d.pending, data...)
-	var out [][]*string
+	out := d.out[:0]
 	// NB: records are consumed from the front of pending by slicing, and
 	// what is left is moved to the front once per call that consumed a
 	// record: moving the rest after every record copied a CopyData message
 	// once per line in it, and moving an incomplete record on every call
 	// copied a long field once per message.
 	buf := d.pending
+	d.text, d.fields, d.values = "", d.fields[:0], d.values[:0]
 	defer func() {
+		d.out = out
 		if !d.ended && len(d.pending) != len(buf) {
 			d.work += int64(len(d.pending))
 			d.pending = append(buf[:0], d.pending...)
@@ -260,7 +274,7 @@ func (d *copyDecoder) feed(data []byte, final bool) ([][]*string, error) {
 			if d.spec.format == copyCSV {
 				fields, err = d.splitCSV(raw)
 			} else {
-				fields, err = d.splitText(raw)
+				fields, err = d.splitText(d.recordText(buf, raw), raw)
 			}
 			if err != nil {
 				return nil, err
@@ -325,16 +339,49 @@ func (d *copyDecoder) errorf(code *errcode.Code, format string, args ...any) *er
 	return e
 }
 
-// splitText splits a text-format line: fields separated by the delimiter,
-// backslash escapes, and the null string matched before unescaping.
-func (d *copyDecoder) splitText(line []byte) ([]*string, error) {
-	// One string for the whole line (fields are substrings of it) and one
-	// backing array for the field values: three allocations per line
-	// instead of two per field.
-	text := string(line)
+// recordText is raw, a record in buf (the pending data at the start of
+// this feed call), as a string: a substring of one copy of buf's complete
+// lines made at the call's first record, so records share one allocation.
+func (d *copyDecoder) recordText(buf, raw []byte) string {
+	// NB: raw is a subslice of buf; its offset is where their data starts
+	// apart.
+	at := cap(buf) - cap(raw)
+	if d.text == "" {
+		end := bytes.LastIndexByte(buf, '\n')
+		if end < at+len(raw) {
+			// The last, unterminated line at the end of the data.
+			return string(raw)
+		}
+		d.text, d.textAt = string(buf[at:end+1]), at
+	}
+	if at < d.textAt || at-d.textAt+len(raw) > len(d.text) {
+		return string(raw)
+	}
+	return d.text[at-d.textAt : at-d.textAt+len(raw)]
+}
+
+// slabs returns room for n more fields and values, carved from slabs
+// reused from call to call (a full one is replaced, never grown in place:
+// earlier records of the call point into it).
+func (d *copyDecoder) slabs(n int) ([]*string, []string) {
+	if cap(d.fields)-len(d.fields) < n {
+		size := max(n, 2*cap(d.fields), 1024)
+		d.fields, d.values = make([]*string, 0, size), make([]string, 0, size)
+	}
+	fields := d.fields[len(d.fields) : len(d.fields) : len(d.fields)+n]
+	values := d.values[len(d.values) : len(d.values) : len(d.values)+n]
+	d.fields, d.values = d.fields[:len(d.fields)+n], d.values[:len(d.values)+n]
+	return fields, values
+}
+
+// splitText splits a text-format line (text is line as a string): fields
+// separated by the delimiter, backslash escapes, and the null string
+// matched before unescaping.
+func (d *copyDecoder) splitText(text string, line []byte) ([]*string, error) {
+	// Fields are substrings of text, and the field list and values come
+	// from the call's slabs.
 	n := 1 + bytes.Count(line, []byte{d.spec.delimiter})
-	fields := make([]*string, 0, n)
-	values := make([]string, 0, n)
+	fields, values := d.slabs(n)
 	start := 0
 	for i := 0; i <= len(text); i++ {
 		// NB: a field without a backslash ends at the next delimiter,

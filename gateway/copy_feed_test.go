@@ -34,6 +34,16 @@ func TestCopyFeedChunking(t *testing.T) {
 	}
 }
 
+// TestCopyFeedUnterminated: a last line without its newline is a record
+// (its text is not part of the copy of the complete lines the others are
+// cut from), however the data is split.
+func TestCopyFeedUnterminated(t *testing.T) {
+	want := checkChunking(t, copySpec{format: copyText, delimiter: '\t', null: `\N`}, []byte("1\ta\n22\tbb\r\n333\tccc"))
+	if !reflect.DeepEqual(want, []string{"1|a", "22|bb", "333|ccc"}) {
+		t.Fatalf("records %q", want)
+	}
+}
+
 // TestCopyFeedChunkingCSV: the same for CSV, where a record's end depends
 // on quote state carried across messages (quoted newlines, doubled quotes,
 // and an ESCAPE other than the quote that may end a message).

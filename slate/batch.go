@@ -41,6 +41,14 @@ func (b *Batch) Delete(key []byte) { b.add(KindTombstone, key, nil) }
 // Merge applies operand to key through the DB's MergeOperator.
 func (b *Batch) Merge(key, operand []byte) { b.add(KindMerge, key, operand) }
 
+// PutShared is Put without copying key and value: the batch, and the DB
+// until the batch's WAL object is written, refer to them, so the caller
+// must never change them afterwards.
+func (b *Batch) PutShared(key, value []byte) { b.addShared(KindValue, key, value) }
+
+// DeleteShared is Delete without copying key (as PutShared).
+func (b *Batch) DeleteShared(key []byte) { b.addShared(KindTombstone, key, nil) }
+
 // Len is the number of operations.
 func (b *Batch) Len() int { return len(b.ops) }
 
@@ -74,6 +82,17 @@ func (b *Batch) copyIn(p []byte) []byte {
 	off := len(b.arena)
 	b.arena = append(b.arena, p...)
 	return b.arena[off:len(b.arena):len(b.arena)]
+}
+
+func (b *Batch) addShared(kind Kind, key, value []byte) {
+	// NB: capped like copyIn's copies, so nothing appends into what
+	// follows them.
+	op := batchOp{kind: kind, key: key[:len(key):len(key)]}
+	if value != nil {
+		op.value = value[:len(value):len(value)]
+	}
+	b.ops = append(b.ops, op)
+	b.bytes += int64(len(key) + len(value) + 24)
 }
 
 func (b *Batch) add(kind Kind, key, value []byte) {

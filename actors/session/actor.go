@@ -892,11 +892,20 @@ func (a *Actor) lookup(ctx runtime.Context, m Lookup) {
 	t := a.txn
 	tw := t.table(m.Table)
 	rel := tw.rel
-	encs := make([]string, len(m.Keys))
+	encs := m.Encoded
+	if len(encs) != len(m.Keys) {
+		encs = make([]string, len(m.Keys))
+		for i, k := range m.Keys {
+			encs[i] = EncodeKey(rel, k)
+		}
+	}
 	fresh := make([]bool, len(m.Keys))
-	for i, k := range m.Keys {
-		encs[i] = EncodeKey(rel, k)
-		_, seen := tw.rows[encs[i]]
+	for i, k := range encs {
+		if !tw.mayHave(k) {
+			fresh[i] = true
+			continue
+		}
+		_, seen := tw.rows[k]
 		fresh[i] = !seen
 	}
 	afterLock := func(ctx runtime.Context) {
@@ -1086,8 +1095,14 @@ func (a *Actor) set(m Set) {
 	if recent != nil && (recent.tw != tw || len(recent.encs) != len(m.Keys)) {
 		recent = nil
 	}
+	encoded := len(m.Encoded) == len(m.Keys)
 	for i, key := range m.Keys {
-		k := EncodeKey(tw.rel, key)
+		var k string
+		if encoded {
+			k = m.Encoded[i]
+		} else {
+			k = EncodeKey(tw.rel, key)
+		}
 		var p *pendingRow
 		if recent != nil && recent.encs[i] == k {
 			p = t.writablePending(tw, k, recent.pending[i])

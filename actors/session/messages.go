@@ -101,9 +101,12 @@ type (
 		CatalogVersion uint64
 		Table          catalog.Relation
 		Keys           []types.Row
-		Read           []types.Row
-		Lock           bool
-		CheckVisible   bool
+		// Encoded, when not nil, is EncodeKey of each of Keys (the
+		// sender had them), so the actor need not encode them again.
+		Encoded      []string
+		Read         []types.Row
+		Lock         bool
+		CheckVisible bool
 	}
 
 	// LockTable takes the lock of a whole table without a primary key for
@@ -119,7 +122,9 @@ type (
 	Set struct {
 		Table catalog.Relation
 		Keys  []types.Row
-		Rows  []types.Row
+		// Encoded is as in Lookup.
+		Encoded []string
+		Rows    []types.Row
 	}
 
 	// Append inserts rows into a table without a primary key; Remove

@@ -60,7 +60,21 @@ func (t *txn) touch(tw *tableWrites, k string, p *pendingRow) bool {
 	}
 	tw.keys = append(tw.keys, k)
 	tw.pending = append(tw.pending, p)
+	switch {
+	case !tw.bounded:
+		tw.lo, tw.hi, tw.bounded = k, k, true
+	case k < tw.lo:
+		tw.lo = k
+	case k > tw.hi:
+		tw.hi = k
+	}
 	return true
+}
+
+// mayHave reports whether k may be a key in tw.rows: false only when it
+// is outside the bounds of every key touched.
+func (tw *tableWrites) mayHave(k string) bool {
+	return tw.bounded && k >= tw.lo && k <= tw.hi
 }
 
 // relist makes tw.pending from index from on list the map's entries again

@@ -43,6 +43,12 @@ type tableWrites struct {
 	// rollback restores entries in place, so they stay the map's): the
 	// commit walks them without a map access per row.
 	pending []*pendingRow
+	// lo and hi bound the keys ever in rows (when bounded): a key outside
+	// them is new to the transaction without a map access, which for a
+	// bulk load in key order (a COPY of rows sorted by key) is every key.
+	// They never shrink, so a rollback leaves them bounds still.
+	lo, hi  string
+	bounded bool
 	// appended are rows inserted into tables without a primary key
 	// (INSERT_ONLY or declared without one); removed are rows deleted from
 	// a table without a primary key, by value (an UPDATE removes the old

@@ -175,7 +175,10 @@ func (cb *commitBatch) batch() (b *kv.WriteBatch, ok bool) {
 			return nil, false
 		}
 	}
-	return &kv.WriteBatch{Ops: cb.ops}, true
+	// NB: every key and value is the commit's own (its arena, its log
+	// entry, fresh allocations) and nothing changes them after the
+	// commit: the store may keep them.
+	return &kv.WriteBatch{Ops: cb.ops, Immutable: true}, true
 }
 
 // byteArena hands out append-only byte slices from shared chunks: a few

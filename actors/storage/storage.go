@@ -104,15 +104,22 @@ func (k *KV) apply(b *kv.WriteBatch, durable bool) error {
 	var sb slate.Batch
 	size := 0
 	for _, op := range b.Ops {
-		size += len(op.Key) + len(op.Value)
+		if !b.Immutable || op.Merge {
+			size += len(op.Key) + len(op.Value)
+		}
 	}
 	sb.Grow(len(b.Ops), size)
 	for _, op := range b.Ops {
-		if op.Delete {
-			sb.Delete(op.Key)
-		} else if op.Merge {
+		switch {
+		case op.Merge:
 			sb.Merge(op.Key, op.Value)
-		} else {
+		case b.Immutable && op.Delete:
+			sb.DeleteShared(op.Key)
+		case b.Immutable:
+			sb.PutShared(op.Key, op.Value)
+		case op.Delete:
+			sb.Delete(op.Key)
+		default:
 			sb.Put(op.Key, op.Value)
 		}
 	}

@@ -99,6 +99,11 @@ type Op struct {
 // by key with at most one op per key.
 type WriteBatch struct {
 	Ops []Op
+	// Immutable promises that the ops' keys and values are never changed
+	// once the batch is applied, so a store may keep them instead of
+	// copying them (a large commit's bytes were copied once more only to
+	// be held until its WAL object was written).
+	Immutable bool
 }
 
 // Len is the number of operations.

@@ -183,6 +183,15 @@ func ParseBool(s string) (Datum, error) {
 // whitespace and a sign (PostgreSQL 15 accepts neither underscores nor
 // non-decimal bases).
 func ParseInt(s string, bits int, typeName string) (Datum, error) {
+	n, err := ParseInt64(s, bits, typeName)
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// ParseInt64 is ParseInt returning the value unboxed.
+func ParseInt64(s string, bits int, typeName string) (int64, error) {
 	v := trimSpace(s)
 	i := 0
 	neg := false
@@ -191,14 +200,14 @@ func ParseInt(s string, bits int, typeName string) (Datum, error) {
 		i++
 	}
 	if i == len(v) {
-		return nil, errSyntax(typeName, s)
+		return 0, errSyntax(typeName, s)
 	}
 	var acc uint64
 	overflow := false
 	for ; i < len(v); i++ {
 		c := v[i]
 		if c < '0' || c > '9' {
-			return nil, errSyntax(typeName, s)
+			return 0, errSyntax(typeName, s)
 		}
 		if acc > (math.MaxUint64-9)/10 {
 			overflow = true
@@ -208,7 +217,7 @@ func ParseInt(s string, bits int, typeName string) (Datum, error) {
 	}
 	limit := uint64(1) << (bits - 1) // magnitude of the minimum
 	if overflow || (neg && acc > limit) || (!neg && acc >= limit) {
-		return nil, InputError(StateNumericValueOutOfRange, "value \"%s\" is out of range for type %s", s, typeName)
+		return 0, InputError(StateNumericValueOutOfRange, "value \"%s\" is out of range for type %s", s, typeName)
 	}
 	if neg {
 		return -int64(acc), nil
