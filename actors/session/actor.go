@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -1160,6 +1161,14 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) {
 		a.finish(Committed{})
 		return
 	}
+	if parts, several, err := a.partsOfWrites(t, writes); err != nil {
+		a.unlockRows(ctx)
+		a.finish(err)
+		return
+	} else if several {
+		a.commitParts(ctx, m, parts, len(writes))
+		return
+	}
 	to, err := a.shardOfWrites(t, writes)
 	if err != nil {
 		a.unlockRows(ctx)
@@ -1220,6 +1229,110 @@ func (a *Actor) control() runtime.ActorID {
 		return control.ActorID
 	}
 	return a.cfg.Control
+}
+
+// writePart is one shard's part of a transaction's writes.
+type writePart struct {
+	shard  partition.ShardID
+	writes []shard.RowWrite
+}
+
+// partsOfWrites splits a partitioned layout's writes by the shard storing
+// their rows, ascending; several reports whether there is more than one.
+// A write moving a row to a key of another shard is refused.
+func (a *Actor) partsOfWrites(t *txn, writes []shard.RowWrite) (parts []writePart, several bool, err error) {
+	if !a.cfg.Router.Partitioned() {
+		return nil, false, nil
+	}
+	for _, w := range writes {
+		first, second := a.cfg.Router.OwnersOfWrite(t.tables[w.Table].rel, w)
+		if first != second {
+			return nil, false, errPartitioned("updates moving a row to a primary key stored on another shard")
+		}
+		i := slices.IndexFunc(parts, func(p writePart) bool { return p.shard == first })
+		if i < 0 {
+			parts = append(parts, writePart{shard: first})
+			i = len(parts) - 1
+		}
+		parts[i].writes = append(parts[i].writes, w)
+	}
+	slices.SortFunc(parts, func(x, y writePart) int { return cmp.Compare(x.shard, y.shard) })
+	return parts, len(parts) > 1, nil
+}
+
+// commitParts commits a transaction whose rows are on several table shards
+// (shard twophase.go): each part prepared in ascending shard order, the
+// decision made durable on the first (the home), then each part resolved.
+// COMMIT is answered once the decision is durable.
+func (a *Actor) commitParts(ctx runtime.Context, m Commit, parts []writePart, rows int) {
+	lockTxn := a.endLockTxn()
+	unlock := func(ctx runtime.Context) {
+		if lockTxn != 0 {
+			a.send(ctx, a.lockShard(), shard.UnlockRows{Txn: lockTxn})
+		}
+	}
+	txn := ctx.Rand("session/txn").Uint64() | 1
+	home := parts[0].shard
+	abort := func(ctx runtime.Context, prepared int, err error) {
+		for _, p := range parts[:prepared] {
+			a.send(ctx, a.cfg.Router.ActorOf(p.shard), shard.Resolve{Txn: txn, Abort: true})
+		}
+		unlock(ctx)
+		a.finish(err)
+	}
+	decide := func(ctx runtime.Context, epoch uint64) {
+		a.askPatiently(ctx, a.cfg.Router.ActorOf(home), shard.Decide{Txn: txn, Epoch: epoch}, func(ctx runtime.Context, reply runtime.Message) {
+			if err, ok := reply.(error); ok {
+				// NB: the decision may or may not be recorded: the
+				// participants ask the home, which answers them.
+				unlock(ctx)
+				a.finish(err)
+				return
+			}
+			d := reply.(shard.Decided)
+			if d.Aborted {
+				abort(ctx, len(parts), errcode.New(errcode.OptimisticConflict, "could not serialize access: the transaction was aborted while one of its shards waited for its decision"))
+				return
+			}
+			for _, p := range parts {
+				a.send(ctx, a.cfg.Router.ActorOf(p.shard), shard.Resolve{Txn: txn, Epoch: d.Epoch})
+			}
+			unlock(ctx)
+			a.lastWritten = max(a.lastWritten, d.Epoch)
+			a.finish(Committed{Epoch: d.Epoch, Rows: rows})
+		})
+	}
+	var prepare func(ctx runtime.Context, i int)
+	prepare = func(ctx runtime.Context, i int) {
+		if i == len(parts) {
+			// The decision's epoch, handed out after every prepare: above
+			// what each participant sealed.
+			a.ask(ctx, a.control(), control.AllocEpoch{Count: 1}, func(ctx runtime.Context, reply runtime.Message) {
+				e, ok := reply.(control.EpochAllocated)
+				if !ok {
+					err := errcode.New(errcode.ShardUnavailable, "the transaction got no epoch from the control plane; it was rolled back")
+					if cause, isErr := reply.(error); isErr {
+						err = errcode.Wrap(errcode.ShardUnavailable, cause, "the transaction got no epoch from the control plane; it was rolled back")
+					}
+					abort(ctx, len(parts), err)
+					return
+				}
+				decide(ctx, e.Epoch)
+			})
+			return
+		}
+		p := parts[i]
+		a.askPatiently(ctx, a.cfg.Router.ActorOf(p.shard), shard.Prepare{CatalogVersion: m.CatalogVersion, Txn: txn, Home: home, Writes: p.writes}, func(ctx runtime.Context, reply runtime.Message) {
+			if err, ok := reply.(error); ok {
+				// NB: this part may be prepared (its answer lost): abort
+				// it too; an abort of what was never prepared is a no-op.
+				abort(ctx, i+1, err)
+				return
+			}
+			prepare(ctx, i+1)
+		})
+	}
+	prepare(ctx, 0)
 }
 
 // errPartitioned refuses what a partitioned layout does not do yet.

@@ -106,6 +106,15 @@ func (a *Actor) catalogNeeded(msg runtime.Message) (uint64, bool) {
 		return m.CatalogVersion, true
 	case ExportRequest:
 		return m.CatalogVersion, true
+	case ExportStart:
+		return m.CatalogVersion, true
+	case Prepare:
+		return m.CatalogVersion, true
+	case Resolve, Decided:
+		// An intent read back at open is decoded with the catalog.
+		if a.snap == nil && a.inDoubt() {
+			return 0, true
+		}
 	case GetStatus:
 		// A shard restarted without its catalog yet cannot step back to
 		// the frontier readers saw (readFloor) to show it, nor know

@@ -284,6 +284,11 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 	if err := putUint64(txn, lastEpochKey(), epoch); err != nil {
 		return nil, err
 	}
+	if m.Resolves != 0 {
+		if err := txn.Delete(intentKey(m.Resolves)); err != nil {
+			return nil, err
+		}
+	}
 	b, ok := cb.batch()
 	if !ok {
 		return nil, nil

@@ -49,6 +49,9 @@ type (
 		// Txn, when set, releases the transaction's row locks
 		// (rowlock.go) once the commit is durable, or once it failed.
 		Txn TxnID
+		// Resolves is the transaction whose intent this commit applies
+		// (twophase.go): the intent is deleted in its batch.
+		Resolves uint64
 	}
 	// SourceOffset is a source connector's durable position.
 	SourceOffset struct {

@@ -23,8 +23,8 @@ import (
 
 // partSimOutcome is what one simulated run of the partitioned workload did.
 type partSimOutcome struct {
-	acked, unknown, reads, crashes int
-	trace                          uint64
+	acked, unknown, reads, crashes, stranded int
+	trace                                    uint64
 }
 
 // runPartitionedSim runs a partitioned layout in the simulator: a table
@@ -37,7 +37,7 @@ type partSimOutcome struct {
 // before it began; at the end the view equals the tables read on both
 // table shards as of its frontier, and each key holds its last
 // acknowledged value or a later write whose outcome was unknown.
-func runPartitionedSim(t *testing.T, seed uint64) partSimOutcome {
+func runPartitionedSim(t *testing.T, seed uint64) (partSimOutcome, error) {
 	const clients, opsPerClient, keys = 3, 40, 24
 	s := sim.New(sim.Options{Seed: seed})
 	base, table, viewID := testSnapshot(t)
@@ -115,10 +115,29 @@ func runPartitionedSim(t *testing.T, seed uint64) partSimOutcome {
 	// written, or a write of unknown outcome may have made it so).
 	possible := map[int64][]any{}
 	rnd := s.Rand("partitioned")
+	// pairs: keys a (on shard 0) and b (on shard 1) that transactions on
+	// both shards always write together, with one value: every read must
+	// show them equal (no transaction partially visible). Client c owns
+	// the pairs p with p % clients == c.
+	const pairs = 6
+	var pairA, pairB []int64
+	for k := int64(100); len(pairA) < pairs || len(pairB) < pairs; k++ {
+		switch router.OwnerOfKey(ptable, types.Row{k}) {
+		case 0:
+			if len(pairA) < pairs {
+				pairA = append(pairA, k)
+			}
+		case 1:
+			if len(pairB) < pairs {
+				pairB = append(pairB, k)
+			}
+		}
+	}
 	var maxAcked uint64
 	finished := 0
 	lastFrontier := make([]uint64, clients)
 	var run func(c, n int)
+	var runPair func(c, n int, next func())
 	run = func(c, n int) {
 		if n == opsPerClient {
 			finished++
@@ -157,6 +176,10 @@ func runPartitionedSim(t *testing.T, seed uint64) partSimOutcome {
 					var readTables func(shards []partition.ShardID)
 					readTables = func(shards []partition.ShardID) {
 						if len(shards) == 0 {
+							if err := samePairs(view, pairA, pairB); err != nil {
+								s.Fail(fmt.Errorf("client %d read at frontier %d: %w", c, r.Frontier, err))
+								return
+							}
 							if err := sameAsTables(view, tables); err != nil {
 								s.Fail(fmt.Errorf("client %d read at frontier %d: %w", c, r.Frontier, err))
 								return
@@ -177,6 +200,10 @@ func runPartitionedSim(t *testing.T, seed uint64) partSimOutcome {
 					readTables(router.TableShards())
 				})
 			})
+			return
+		}
+		if n%3 == 1 {
+			runPair(c, n, next)
 			return
 		}
 		// Client c writes the keys k with k % clients == c, one commit at a
@@ -208,6 +235,86 @@ func runPartitionedSim(t *testing.T, seed uint64) partSimOutcome {
 			next()
 		})
 	}
+	// runPair writes a pair in one transaction on both table shards, as
+	// a session coordinates it: prepare on shard 0 (the home) and shard 1,
+	// decide on the home, resolve both. The coordinator sometimes stops
+	// after the prepares (the participants' queries abort it) or after the
+	// decision (they learn it from the home).
+	runPair = func(c, n int, next func()) {
+		p := c + clients*rnd.IntN(pairs/clients)
+		a, b := pairA[p], pairB[p]
+		val := int64(1000*c + n)
+		var rowA, rowB types.Row
+		var value any
+		if rnd.IntN(6) != 0 {
+			rowA, rowB, value = types.Row{a, val}, types.Row{b, val}, val
+		}
+		txn := rnd.Uint64() | 1
+		record := func(outcome string) {
+			switch outcome {
+			case "acked":
+				out.acked++
+				possible[a], possible[b] = []any{value}, []any{value}
+			case "unknown":
+				out.unknown++
+				for _, k := range []int64{a, b} {
+					if _, seen := possible[k]; !seen {
+						possible[k] = []any{nil}
+					}
+					possible[k] = append(possible[k], value)
+				}
+			}
+			next()
+		}
+		abort := func() {
+			for _, sh := range []partition.ShardID{0, 1} {
+				s.AskAsync(ActorOf(sh), Resolve{Txn: txn, Abort: true}, func(runtime.Message, error) {})
+			}
+			record("aborted")
+		}
+		prepare := func(sh partition.ShardID, row types.Row, key int64, then func()) {
+			s.AskAsync(ActorOf(sh), Prepare{CatalogVersion: snap.Version, Txn: txn, Home: 0, Writes: []RowWrite{{Table: ptable.ID, Key: types.Row{key}, Row: row}}}, func(reply runtime.Message, err error) {
+				if _, ok := reply.(Prepared); !ok || err != nil {
+					abort()
+					return
+				}
+				then()
+			})
+		}
+		prepare(0, rowA, a, func() {
+			prepare(1, rowB, b, func() {
+				if rnd.IntN(10) == 0 {
+					out.stranded++
+					record("aborted") // never decided: presumed abort
+					return
+				}
+				s.AskAsync(control.ActorID, control.AllocEpoch{Count: 1}, func(reply runtime.Message, err error) {
+					e, ok := reply.(control.EpochAllocated)
+					if !ok || err != nil {
+						abort()
+						return
+					}
+					s.AskAsync(ActorOf(0), Decide{Txn: txn, Epoch: e.Epoch}, func(reply runtime.Message, err error) {
+						d, ok := reply.(Decided)
+						switch {
+						case !ok || err != nil:
+							record("unknown")
+						case d.Aborted:
+							record("aborted")
+						default:
+							maxAcked = max(maxAcked, d.Epoch)
+							if rnd.IntN(5) != 0 {
+								for _, sh := range []partition.ShardID{0, 1} {
+									s.AskAsync(ActorOf(sh), Resolve{Txn: txn, Epoch: d.Epoch}, func(runtime.Message, error) {})
+								}
+							}
+							record("acked")
+						}
+					})
+				})
+			})
+		})
+	}
 	for c := range clients {
 		run(c, 0)
 	}
@@ -224,13 +331,15 @@ func runPartitionedSim(t *testing.T, seed uint64) partSimOutcome {
 			})
 		})
 	}
-	for limit := s.Now() + 2*time.Minute; finished < clients; {
+	// NB: virtual time; a seed with lost messages and slow storage waits
+	// out many resend ticks and reply timeouts.
+	for limit := s.Now() + 10*time.Minute; finished < clients; {
 		err := s.RunFor(10 * time.Millisecond)
 		if err == nil && s.Now() > limit {
 			err = errors.New("clients did not finish")
 		}
 		if err != nil {
-			t.Fatalf("%s\nseed %d: %v (finished %d of %d clients, %+v)", s.Describe(), seed, err, finished, clients, out)
+			return partSimOutcome{}, fmt.Errorf("%s\nseed %d: %v (finished %d of %d clients, %+v)", s.Describe(), seed, err, finished, clients, out)
 		}
 	}
 	s.Heal()
@@ -278,33 +387,40 @@ func runPartitionedSim(t *testing.T, seed uint64) partSimOutcome {
 			t.Logf("attempt %d: %v; status %+v", attempt, err, st)
 		}
 		if attempt == 100 {
-			t.Fatalf("%s\nseed %d: the final read failed: %v", s.Describe(), seed, err)
+			return partSimOutcome{}, fmt.Errorf("%s\nseed %d: the final read failed: %v", s.Describe(), seed, err)
 		}
 		if err := s.RunFor(50 * time.Millisecond); err != nil {
-			t.Fatal(err)
+			return partSimOutcome{}, err
 		}
 	}
+	if err := samePairs(res.Batches[0], pairA, pairB); err != nil {
+		return partSimOutcome{}, fmt.Errorf("%s\nseed %d: the final read at frontier %d: %v", s.Describe(), seed, res.Frontier, err)
+	}
 	if err := sameAsTables(res.Batches[0], res.Batches[1]); err != nil {
-		t.Fatalf("%s\nseed %d: the final read at frontier %d: %v", s.Describe(), seed, res.Frontier, err)
+		return partSimOutcome{}, fmt.Errorf("%s\nseed %d: the final read at frontier %d: %v", s.Describe(), seed, res.Frontier, err)
 	}
 	rows := map[int64]int64{}
 	tb := zset.Consolidate(res.Batches[1])
 	for i, r := range tb.Rows {
 		if tb.Weights[i] != 1 {
-			t.Fatalf("seed %d: table row %v has weight %d", seed, r, tb.Weights[i])
+			return partSimOutcome{}, fmt.Errorf("seed %d: table row %v has weight %d", seed, r, tb.Weights[i])
 		}
 		rows[r[0].(int64)] = r[1].(int64)
 	}
+	all := append(append([]int64(nil), pairA...), pairB...)
 	for k := range int64(keys) {
+		all = append(all, k)
+	}
+	for _, k := range all {
 		got, present := rows[k]
 		var value any
 		if present {
 			value = got
 		}
 		if want, written := possible[k]; written && !slices.Contains(want, value) {
-			t.Fatalf("%s\nseed %d: key %d holds %v, not one of %v", s.Describe(), seed, k, value, want)
+			return partSimOutcome{}, fmt.Errorf("%s\nseed %d: key %d holds %v, not one of %v", s.Describe(), seed, k, value, want)
 		} else if !written && present {
-			t.Fatalf("seed %d: key %d was never written, and holds %v", seed, k, got)
+			return partSimOutcome{}, fmt.Errorf("seed %d: key %d was never written, and holds %v", seed, k, got)
 		}
 	}
 	// The view (k, sum(v), count(*)) is the table's rows as of its frontier.
@@ -312,20 +428,20 @@ func runPartitionedSim(t *testing.T, seed uint64) partSimOutcome {
 	vb := res.Batches[0]
 	for i, r := range vb.Rows {
 		if vb.Weights[i] != 1 || r[2].(int64) != 1 {
-			t.Fatalf("seed %d: view row %v weight %d", seed, r, vb.Weights[i])
+			return partSimOutcome{}, fmt.Errorf("seed %d: view row %v weight %d", seed, r, vb.Weights[i])
 		}
 		view[r[0].(int64)] = r[1].(int64)
 	}
 	if len(view) != len(rows) {
-		t.Fatalf("%s\nseed %d: the view has %d groups, the tables %d keys at frontier %d: %v vs %v", s.Describe(), seed, len(view), len(rows), res.Frontier, view, rows)
+		return partSimOutcome{}, fmt.Errorf("%s\nseed %d: the view has %d groups, the tables %d keys at frontier %d: %v vs %v", s.Describe(), seed, len(view), len(rows), res.Frontier, view, rows)
 	}
 	for k, v := range rows {
 		if view[k] != v {
-			t.Fatalf("%s\nseed %d: view row %d has %d, the table %d", s.Describe(), seed, k, view[k], v)
+			return partSimOutcome{}, fmt.Errorf("%s\nseed %d: view row %d has %d, the table %d", s.Describe(), seed, k, view[k], v)
 		}
 	}
 	out.trace = s.TraceHash()
-	return out
+	return out, nil
 }
 
 // TestPartitionedUnderSim runs the partitioned workload over several
@@ -335,9 +451,12 @@ func TestPartitionedUnderSim(t *testing.T) {
 	t.Logf("seeds 1..%d", partSimSeeds)
 	var total partSimOutcome
 	for seed := uint64(partSimFirst); seed <= partSimSeeds; seed++ {
-		o := runPartitionedSim(t, seed)
+		o, err := runPartitionedSim(t, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if seed <= 2 {
-			if again := runPartitionedSim(t, seed); again != o {
+			if again, err := runPartitionedSim(t, seed); err != nil || again != o {
 				t.Fatalf("seed %d ran twice: %+v then %+v (not deterministic)", seed, o, again)
 			}
 		}
@@ -345,11 +464,15 @@ func TestPartitionedUnderSim(t *testing.T) {
 		total.unknown += o.unknown
 		total.reads += o.reads
 		total.crashes += o.crashes
+		total.stranded += o.stranded
 	}
 	if total.acked == 0 || total.reads == 0 || total.crashes == 0 {
 		t.Fatalf("the workload exercised too little: %+v", total)
 	}
-	t.Logf("%d seeds: %d commits acknowledged, %d unknown, %d reads, %d crashes", partSimSeeds, total.acked, total.unknown, total.reads, total.crashes)
+	if total.stranded == 0 {
+		t.Fatalf("no transaction was left undecided: %+v", total)
+	}
+	t.Logf("%d seeds: %d commits acknowledged, %d unknown, %d reads, %d crashes, %d transactions left undecided", partSimSeeds, total.acked, total.unknown, total.reads, total.crashes, total.stranded)
 }
 
 // partSimSeeds is how many seeds TestPartitionedUnderSim runs (more with
@@ -391,6 +514,26 @@ func sameAsTables(view, table zset.Batch) error {
 	for k, v := range rows {
 		if g, ok := got[k]; !ok || g != v {
 			return fmt.Errorf("view group %d has %d (present %v), the table %d", k, g, ok, v)
+		}
+	}
+	return nil
+}
+
+// samePairs checks that the view (k, sum(v), count(*)) shows each pair's
+// keys alike: both absent, or both with one value.
+func samePairs(view zset.Batch, pairA, pairB []int64) error {
+	got := map[int64]int64{}
+	vb := zset.Consolidate(view)
+	for i, r := range vb.Rows {
+		if vb.Weights[i] == 1 {
+			got[r[0].(int64)] = r[1].(int64)
+		}
+	}
+	for p := range pairA {
+		va, okA := got[pairA[p]]
+		vb, okB := got[pairB[p]]
+		if okA != okB || va != vb {
+			return fmt.Errorf("a transaction shows on one shard only: pair %d, key %d = %d (present %v), key %d = %d (present %v)", p, pairA[p], va, okA, pairB[p], vb, okB)
 		}
 	}
 	return nil

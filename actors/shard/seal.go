@@ -87,6 +87,10 @@ func (a *Actor) sealed() uint64 {
 	if a.lastEpoch > a.durableEpoch || len(a.pending) > 0 {
 		through = min(through, a.durableEpoch)
 	}
+	if a.inDoubt() {
+		// Its decision's epoch comes later than the prepare (twophase.go).
+		through = min(through, a.twopc.cap)
+	}
 	// NB: never below what a frame showed (in memory; a restart starts
 	// over at the durable epoch, which the next allocation passes).
 	return max(through, s.shown)
@@ -124,7 +128,9 @@ func (a *Actor) queueCommit(ctx runtime.Context, m Commit) {
 // an allocation is already unanswered (its answer asks again).
 func (a *Actor) askEpochs(ctx runtime.Context) {
 	s := &a.seal
-	if s.asking || len(s.queue) == 0 || a.paused() {
+	if s.asking || len(s.queue) == 0 || a.paused() || a.inDoubt() || len(a.twopc.preparing) > 0 {
+		// NB: nothing gets an epoch while a transaction on several shards
+		// is in doubt here or waits to prepare (twophase.go).
 		return
 	}
 	s.asking, s.asked = true, len(s.queue)
@@ -149,6 +155,7 @@ func (a *Actor) receiveAllocEpochTick(ctx runtime.Context, m allocEpochTick) {
 		return
 	}
 	s.asking = false
+	a.replayPrepares(ctx)
 	a.askEpochs(ctx)
 }
 
@@ -201,6 +208,7 @@ func (a *Actor) receiveEpochs(ctx runtime.Context, m control.EpochAllocated) {
 		}
 		a.applyCommit(ctx, q.msg, epoch, q.reply)
 	}
+	a.replayPrepares(ctx)
 	a.askEpochs(ctx)
 	a.replaySealWaits(ctx)
 	a.answerPauses(ctx)

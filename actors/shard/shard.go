@@ -221,6 +221,8 @@ type Actor struct {
 	exportAttempts uint64
 	// seal is a table shard's epochs in a partitioned layout (seal.go).
 	seal sealState
+	// twopc is its part in transactions on several shards (twophase.go).
+	twopc twoPhase
 }
 
 // codecOf returns the row codec of a table (or source).
@@ -328,7 +330,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		case awaitEpochTick:
 			a.exchange.waitTicking = false
 			return
-		case allocEpochTick, SealThrough, ExportPaused, ExportStart, exportPauseTick:
+		case allocEpochTick:
+			// Kept: the reopened shard asks again if still unanswered.
+			ctx.After(allocEpochRetryEvery, msg)
+			return
+		case SealThrough, ExportPaused, ExportStart, exportPauseTick, intentQuery, Decided:
+			// NB: a reopen queries its intent in doubt again (loadIntent).
 			return
 		case sealTick:
 			a.exchange.sealTicking = false
@@ -376,7 +383,22 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		// error: the control plane's answer to a catalog fetch.
 		a.receiveCatalog(ctx, m)
 	case Commit:
+		if a.holdForIntent(ctx, m) {
+			return
+		}
 		a.receiveCommit(ctx, m)
+	case Prepare:
+		a.receivePrepare(ctx, m)
+	case Resolve:
+		a.receiveResolve(ctx, m)
+	case Decide:
+		a.receiveDecide(ctx, m)
+	case DecisionQuery:
+		a.receiveDecisionQuery(ctx, m)
+	case Decided:
+		a.receiveDecided(ctx, m)
+	case intentQuery:
+		a.receiveIntentQuery(ctx, m)
 	case Read:
 		if m.AtEpoch && a.awaitSeal(ctx, m, m.Epoch) {
 			return
@@ -400,6 +422,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		}
 		ctx.Reply(a.replyOf(res, err))
 	case Lookup:
+		if a.holdForIntent(ctx, m) {
+			return
+		}
 		// NB: a table that just gained a primary key is re-keyed when its
 		// catalog is adopted (rekey.go), which parkForCatalog did before.
 		ctx.Reply(a.replyOf(a.lookup(m)))
@@ -526,6 +551,9 @@ func (a *Actor) open(ctx runtime.Context) error {
 	// with the steps over it: the table shards send again from its
 	// durable frontier (seal.go exchangeIns).
 	a.exchange.in, a.exchange.takenFrom = nil, nil
+	if err := a.loadIntent(ctx); err != nil {
+		return err
+	}
 	a.dropExports()
 	if a.upgradePending, err = checkShardFormat(ctx, store); err != nil {
 		return err

@@ -61,32 +61,23 @@ func StartShards(storage string, shards int) (*Server, error) {
 // with its tables partitioned over the first half of them
 // (engine.Config.PartitionTables).
 func StartPartitioned(storage string, shards int) (*Server, error) {
-	run, err := engine.Start(engine.ServerOptions{
-		Storage:         storage,
-		Listen:          "127.0.0.1:0",
-		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Out:             io.Discard,
-		Shards:          shards,
-		PartitionTables: true,
-	}, startTimeout)
-	if err != nil {
-		return nil, err
-	}
-	return &Server{URL: run.URL, run: run}, nil
+	return start(engine.ServerOptions{Storage: storage, Shards: shards, PartitionTables: true})
 }
 
 // StartClock boots a server whose new store has the given shards and
 // whose time is clock (nil: the wall clock), so a test drives the time
 // materialized views' temporal filters and now() see.
 func StartClock(storage string, shards int, clock func() time.Time) (*Server, error) {
-	run, err := engine.Start(engine.ServerOptions{
-		Storage: storage,
-		Listen:  "127.0.0.1:0",
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Out:     io.Discard,
-		Shards:  shards,
-		Clock:   clock,
-	}, startTimeout)
+	return start(engine.ServerOptions{Storage: storage, Shards: shards, Clock: clock})
+}
+
+// start boots a server with opts on a free loopback port, its log and
+// output discarded.
+func start(opts engine.ServerOptions) (*Server, error) {
+	opts.Listen = "127.0.0.1:0"
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts.Out = io.Discard
+	run, err := engine.Start(opts, startTimeout)
 	if err != nil {
 		return nil, err
 	}
