@@ -721,15 +721,22 @@ func (a *Actor) readShards(ctx runtime.Context, m Read, at uint64, shards []part
 			done(ctx, nil, err)
 			return
 		}
-		for k, b := range reply.(shard.ReadResult).Batches {
-			if len(out[slots[k]].Rows) == 0 {
-				out[slots[k]] = b
-			} else {
-				out[slots[k]].AddBatch(b, 1)
-			}
-		}
+		addParts(out, slots, reply.(shard.ReadResult).Batches)
 		a.readShards(ctx, m, at, shards[1:], out, done)
 	})
+}
+
+// addParts adds one shard's batches of a read to out, batch k to
+// out[slots[k]] (a relation read on several shards is the sum of its
+// parts).
+func addParts(out []zset.Batch, slots []int, batches []zset.Batch) {
+	for k, b := range batches {
+		if len(out[slots[k]].Rows) == 0 {
+			out[slots[k]] = b
+		} else {
+			out[slots[k]].AddBatch(b, 1)
+		}
+	}
 }
 
 // pinEpochOf is the epoch of snapshot at when the statement opened it
@@ -1435,13 +1442,7 @@ func (a *Actor) readTableShards(ctx runtime.Context, m Read, epoch uint64, shard
 	}
 	a.ask(ctx, a.cfg.Router.ActorOf(shards[0]), shard.Read{CatalogVersion: m.CatalogVersion, Relations: ids, AtEpoch: true, Epoch: epoch},
 		a.orFail(func(ctx runtime.Context, reply runtime.Message) {
-			for k, b := range reply.(shard.ReadResult).Batches {
-				if len(out[slots[k]].Rows) == 0 {
-					out[slots[k]] = b
-				} else {
-					out[slots[k]].AddBatch(b, 1)
-				}
-			}
+			addParts(out, slots, reply.(shard.ReadResult).Batches)
 			a.readTableShards(ctx, m, epoch, shards[1:], out, done)
 		}))
 }

@@ -844,9 +844,7 @@ func (a *Actor) finishBackfill(ctx runtime.Context, b *backfill) {
 	}
 	// NB: handled as if they arrived now (a read naming another view
 	// being filled waits again).
-	for _, p := range b.readers {
-		a.Receive(replayContext{Context: ctx, from: p.from, reply: p.reply}, p.msg)
-	}
+	a.replay(ctx, b.readers)
 }
 
 // holdReadForBackfill holds a Read of the current state naming a view

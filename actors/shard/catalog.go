@@ -269,9 +269,7 @@ func (a *Actor) replayParked(ctx runtime.Context) {
 	parked := f.parked
 	f.parked, f.want, f.asking, f.attempts = nil, 0, false, 0
 	ctx.CancelTimer(f.timer)
-	for _, p := range parked {
-		a.Receive(replayContext{Context: ctx, from: p.from, reply: p.reply}, p.msg)
-	}
+	a.replay(ctx, parked)
 }
 
 // failParked answers every parked message with err.

@@ -407,7 +407,5 @@ func (a *Actor) replaySealWaits(ctx runtime.Context) {
 		return
 	}
 	a.seal.waiting = nil
-	for _, p := range waiting {
-		a.Receive(replayContext{Context: ctx, from: p.from, reply: p.reply}, p.msg)
-	}
+	a.replay(ctx, waiting)
 }

@@ -133,7 +133,12 @@ func (a *Actor) holdForIntent(ctx runtime.Context, msg runtime.Message) bool {
 func (a *Actor) releaseHeld(ctx runtime.Context) {
 	held := a.twopc.held
 	a.twopc.held = nil
-	for _, p := range held {
+	a.replay(ctx, held)
+}
+
+// replay receives parked messages again, each from its sender.
+func (a *Actor) replay(ctx runtime.Context, parked []parkedMessage) {
+	for _, p := range parked {
 		a.Receive(replayContext{Context: ctx, from: p.from, reply: p.reply}, p.msg)
 	}
 }
@@ -497,7 +502,5 @@ func keyTypes(rel *catalog.Relation, ts []types.Type) []types.Type {
 func (a *Actor) replayPrepares(ctx runtime.Context) {
 	waiting := a.twopc.preparing
 	a.twopc.preparing = nil
-	for _, p := range waiting {
-		a.Receive(replayContext{Context: ctx, from: p.from, reply: p.reply}, p.msg)
-	}
+	a.replay(ctx, waiting)
 }
