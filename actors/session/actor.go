@@ -1278,7 +1278,10 @@ func (a *Actor) commitParts(ctx runtime.Context, m Commit, parts []writePart, ro
 			a.send(ctx, a.lockShard(), shard.UnlockRows{Txn: lockTxn})
 		}
 	}
-	txn := ctx.Rand("session/txn").Uint64() | 1
+	// The transaction's id is an epoch the control plane hands out: never
+	// handed out again, also after a restart, so a home never answers a
+	// transaction with another's decision.
+	var txn uint64
 	home := parts[0].shard
 	abort := func(ctx runtime.Context, prepared int, err error) {
 		for _, p := range parts[:prepared] {
@@ -1339,7 +1342,20 @@ func (a *Actor) commitParts(ctx runtime.Context, m Commit, parts []writePart, ro
 			prepare(ctx, i+1)
 		})
 	}
-	prepare(ctx, 0)
+	a.ask(ctx, a.control(), control.AllocEpoch{Count: 1}, func(ctx runtime.Context, reply runtime.Message) {
+		e, ok := reply.(control.EpochAllocated)
+		if !ok {
+			err := errcode.New(errcode.ShardUnavailable, "the transaction got no id from the control plane; it was rolled back")
+			if cause, isErr := reply.(error); isErr {
+				err = errcode.Wrap(errcode.ShardUnavailable, cause, "the transaction got no id from the control plane; it was rolled back")
+			}
+			unlock(ctx)
+			a.finish(err)
+			return
+		}
+		txn = e.Epoch
+		prepare(ctx, 0)
+	})
 }
 
 // errPartitioned refuses what a partitioned layout does not do yet.

@@ -69,11 +69,15 @@ type sealState struct {
 	waiting []parkedMessage
 	// pauses are the exports holding the allocations (exportparts.go).
 	pauses []exportPause
+	// probes wait behind commits of their sender waiting for epochs
+	// (shard.go parkProbe).
+	probes []parkedMessage
 }
 
 // queuedCommit is a commit waiting for its epoch.
 type queuedCommit struct {
 	msg   Commit
+	from  runtime.ActorID
 	reply runtime.Deferred
 }
 
@@ -120,7 +124,7 @@ func (a *Actor) newRequestID(ctx runtime.Context) uint64 {
 // queueCommit holds a commit of a partitioned layout until it has an
 // epoch.
 func (a *Actor) queueCommit(ctx runtime.Context, m Commit) {
-	a.seal.queue = append(a.seal.queue, queuedCommit{msg: m, reply: ctx.Defer()})
+	a.seal.queue = append(a.seal.queue, queuedCommit{msg: m, from: ctx.From(), reply: ctx.Defer()})
 	a.askEpochs(ctx)
 }
 
@@ -212,6 +216,9 @@ func (a *Actor) receiveEpochs(ctx runtime.Context, m control.EpochAllocated) {
 	a.askEpochs(ctx)
 	a.replaySealWaits(ctx)
 	a.answerPauses(ctx)
+	probes := a.seal.probes
+	a.seal.probes = nil
+	a.replay(ctx, probes)
 }
 
 // failQueuedCommits answers the commits waiting for epochs with err.
@@ -223,6 +230,9 @@ func (a *Actor) failQueuedCommits(ctx runtime.Context, err error) {
 		a.locks.release(ctx, q.msg.Txn)
 		q.reply.Reply(err)
 	}
+	probes := s.probes
+	s.probes = nil
+	a.replay(ctx, probes)
 }
 
 // receiveSealThrough adopts an epoch a view shard knows handed out and

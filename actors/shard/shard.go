@@ -551,9 +551,6 @@ func (a *Actor) open(ctx runtime.Context) error {
 	// with the steps over it: the table shards send again from its
 	// durable frontier (seal.go exchangeIns).
 	a.exchange.in, a.exchange.takenFrom = nil, nil
-	if err := a.loadIntent(ctx); err != nil {
-		return err
-	}
 	a.dropExports()
 	if a.upgradePending, err = checkShardFormat(ctx, store); err != nil {
 		return err
@@ -584,6 +581,11 @@ func (a *Actor) open(ctx runtime.Context) error {
 	a.exchange.storedLast = a.lastEpoch
 	// A view shard learns its floor from the table shard (reportFrontier).
 	a.exchange.floorPending = true
+	// A transaction's part in doubt (twophase.go), its seal held at the
+	// last epoch read back.
+	if err := a.loadIntent(ctx); err != nil {
+		return err
+	}
 	// INVARIANT: the frontier never passes the last assigned epoch.
 	if a.frontier > a.lastEpoch {
 		return corrupt("frontier %d is past the last source epoch %d", a.frontier, a.lastEpoch)
@@ -656,6 +658,23 @@ func (a *Actor) parkProbe(ctx runtime.Context, m Probe) bool {
 				b.readers = append(b.readers, parkedMessage{msg: m, from: from, reply: ctx.Defer()})
 				return true
 			}
+		}
+	}
+	// A partitioned layout's waits (seal.go, twophase.go): a read for a
+	// seal, requests held by an intent in doubt or waiting to prepare, a
+	// commit waiting for its epoch.
+	for _, queue := range []*[]parkedMessage{&a.seal.waiting, &a.twopc.held, &a.twopc.preparing} {
+		for _, p := range *queue {
+			if p.from == from {
+				*queue = append(*queue, parkedMessage{msg: m, from: from, reply: ctx.Defer()})
+				return true
+			}
+		}
+	}
+	for _, q := range a.seal.queue {
+		if q.from == from {
+			a.seal.probes = append(a.seal.probes, parkedMessage{msg: m, from: from, reply: ctx.Defer()})
+			return true
 		}
 	}
 	return false

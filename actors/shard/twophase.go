@@ -222,6 +222,7 @@ func (a *Actor) resolve(ctx runtime.Context, m Resolve, reply runtime.Deferred) 
 	// INVARIANT: the decision's epoch came after the prepare.
 	if m.Epoch <= a.lastEpoch {
 		err := errcode.New(errcode.InternalError, "transaction %d decided at epoch %d, not after this shard's last epoch %d", m.Txn, m.Epoch, a.lastEpoch)
+		ctx.Logger().Error("a transaction in doubt cannot be resolved", "err", err)
 		if reply != nil {
 			reply.Reply(err)
 		}
@@ -244,6 +245,7 @@ func (a *Actor) resolve(ctx runtime.Context, m Resolve, reply runtime.Deferred) 
 	c.Resolves = m.Txn
 	r, err := a.commitAt(ctx, c, m.Epoch)
 	if err != nil {
+		ctx.Logger().Error("applying a transaction's part failed", "txn", m.Txn, "epoch", m.Epoch, "err", err)
 		// NB: the checks passed at prepare and nothing ran since: a
 		// failure here is the store's (the shard is poisoned, and the
 		// intent is resolved again from its durable record).
@@ -375,6 +377,7 @@ func (a *Actor) loadIntent(ctx runtime.Context) error {
 			home = partition.ShardID(h)
 		}
 		a.twopc.intent = &intentState{txn: txn, home: home, raw: append([]byte(nil), v...)}
+		ctx.Logger().Info("a transaction's part in doubt read back; asking its home shard", "txn", txn, "home", home, "last_epoch", a.lastEpoch)
 		a.twopc.cap = a.lastEpoch
 		ctx.After(0, intentQuery{Txn: txn})
 		return kv.ErrStop
