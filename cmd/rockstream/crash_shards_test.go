@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -717,41 +716,11 @@ func (h *kill4) start(extra ...string) *process {
 	}
 	defer logf.Close()
 	fmt.Fprintf(logf, "--- start %s\n", time.Now().UTC().Format(time.RFC3339Nano))
-	args := append([]string{"start", "--storage=" + h.storage, "--listen=127.0.0.1:0", "--http="}, extra...)
-	cmd := exec.Command(h.bin, args...)
-	stdout, err := cmd.StdoutPipe()
+	p, err := launch(h.bin, h.storage, logf, extra...)
 	if err != nil {
-		t.Fatal(err)
+		h.fail(-2, "%v; its stderr:\n%s", err, h.logTail())
 	}
-	cmd.Stderr = logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	deadline := time.After(60 * time.Second)
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				_ = cmd.Wait()
-				h.fail(-2, "rockstream exited before it was ready (%v); its stderr:\n%s", cmd.ProcessState, h.logTail())
-			}
-			if i := strings.Index(line, "postgres://"); i >= 0 {
-				url := strings.TrimSuffix(line[i:], "\"")
-				return &process{cmd: cmd, url: url + "?sslmode=disable"}
-			}
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			h.fail(-2, "rockstream was not ready within 60s; its stderr:\n%s", h.logTail())
-		}
-	}
+	return p
 }
 
 func (h *kill4) logTail() string {

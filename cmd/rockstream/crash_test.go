@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -44,15 +45,26 @@ func buildBinary(t *testing.T) string {
 
 func startProcess(t *testing.T, bin, storage string, extra ...string) *process {
 	t.Helper()
+	p, err := launch(bin, storage, nil, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// launch starts `rockstream start` on storage (extra flags appended),
+// its stderr to stderr (nil: discarded), and returns once it printed its
+// connection URL, within 60s.
+func launch(bin, storage string, stderr io.Writer, extra ...string) (*process, error) {
 	args := append([]string{"start", "--storage=" + storage, "--listen=127.0.0.1:0", "--http="}, extra...)
 	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	cmd.Stderr = nil
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	lines := make(chan string, 16)
 	go func() {
@@ -68,15 +80,15 @@ func startProcess(t *testing.T, bin, storage string, extra ...string) *process {
 		case line, ok := <-lines:
 			if !ok {
 				_ = cmd.Wait()
-				t.Fatalf("rockstream exited before it was ready (%v)", cmd.ProcessState)
+				return nil, fmt.Errorf("rockstream exited before it was ready (%v)", cmd.ProcessState)
 			}
 			if i := strings.Index(line, "postgres://"); i >= 0 {
 				url := strings.TrimSuffix(line[i:], "\"")
-				return &process{cmd: cmd, url: url + "?sslmode=disable"}
+				return &process{cmd: cmd, url: url + "?sslmode=disable"}, nil
 			}
 		case <-deadline:
 			_ = cmd.Process.Kill()
-			t.Fatal("rockstream was not ready within 60s")
+			return nil, fmt.Errorf("rockstream was not ready within 60s")
 		}
 	}
 }
