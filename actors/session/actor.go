@@ -1220,9 +1220,8 @@ func (a *Actor) shardOfWrites(t *txn, writes []shard.RowWrite) (runtime.ActorID,
 	for i, w := range writes {
 		first, second := a.cfg.Router.OwnersOfWrite(t.tables[w.Table].rel, w)
 		if first != second || (i > 0 && first != owner) {
-			if a.cfg.Router.Partitioned() {
-				return "", errPartitioned("a transaction writing rows of several shards")
-			}
+			// NB: a partitioned layout's writes of several shards were
+			// split by partsOfWrites before.
 			return "", errcode.New(errcode.InternalError, "a transaction writes rows stored on several shards")
 		}
 		owner = first

@@ -55,9 +55,8 @@ type sealState struct {
 	asked  int
 	heard  uint64
 	// askID tells the answer to the unanswered allocation apart (a
-	// runtime.Request), askedAt when it was asked.
-	askID   uint64
-	askedAt time.Time
+	// runtime.Request).
+	askID uint64
 	// queue are the commits waiting for epochs, in arrival order.
 	queue []queuedCommit
 	// shown is the highest seal sent in a frame.
@@ -139,7 +138,6 @@ func (a *Actor) askEpochs(ctx runtime.Context) {
 	}
 	s.asking, s.asked = true, len(s.queue)
 	s.askID = a.newRequestID(ctx)
-	s.askedAt = ctx.Now()
 	ctx.Send(a.cfg.Control, runtime.Request{ID: s.askID, Msg: control.AllocEpoch{Min: max(a.lastEpoch, s.known) + 1, Count: s.asked}})
 	ctx.After(allocEpochRetryEvery, allocEpochTick{ID: s.askID})
 }

@@ -243,8 +243,7 @@ func (a *Actor) resolve(ctx runtime.Context, m Resolve, reply runtime.Deferred) 
 	}
 	c := in.msg
 	c.Resolves = m.Txn
-	r, err := a.commitAt(ctx, c, m.Epoch)
-	if err != nil {
+	if _, err := a.commitAt(ctx, c, m.Epoch); err != nil {
 		ctx.Logger().Error("applying a transaction's part failed", "txn", m.Txn, "epoch", m.Epoch, "err", err)
 		// NB: the checks passed at prepare and nothing ran since: a
 		// failure here is the store's (the shard is poisoned, and the
@@ -260,7 +259,6 @@ func (a *Actor) resolve(ctx runtime.Context, m Resolve, reply runtime.Deferred) 
 		reply = noReply{}
 	}
 	a.answerCommit(ctx, Commit{}, Resolved{Txn: m.Txn}, nil, reply)
-	_ = r
 }
 
 // noReply is a Deferred that answers nobody (a resolution the shard

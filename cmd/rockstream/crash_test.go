@@ -258,23 +258,9 @@ func verifyAfterCrash(t *testing.T, url string, acked, inDoubt map[int]bool, vie
 
 func queryText(t *testing.T, c *pgx.Conn, sql string) [][]string {
 	t.Helper()
-	res, err := c.PgConn().Exec(context.Background(), sql).ReadAll()
+	out, err := query(c, sql)
 	if err != nil {
 		t.Fatalf("%s: %v", sql, err)
-	}
-	var out [][]string
-	for _, r := range res {
-		for _, row := range r.Rows {
-			vals := make([]string, len(row))
-			for i, v := range row {
-				if v == nil {
-					vals[i] = "NULL"
-				} else {
-					vals[i] = string(v)
-				}
-			}
-			out = append(out, vals)
-		}
 	}
 	return out
 }
