@@ -85,13 +85,6 @@ func (r Router) OwnersOfWrite(rel *catalog.Relation, w RowWrite) (first, second 
 	return first, second
 }
 
-// OwnerOfWrite is the shard that stores the row a write changes (the old
-// key's, for an update moving it: OwnersOfWrite).
-func (r Router) OwnerOfWrite(rel *catalog.Relation, w RowWrite) partition.ShardID {
-	first, _ := r.OwnersOfWrite(rel, w)
-	return first
-}
-
 // OwnerOfKeys is the shard that stores the rows of table rel with
 // primary-key values keys; ok is false when they are on several shards.
 func (r Router) OwnerOfKeys(rel *catalog.Relation, keys []types.Row) (owner partition.ShardID, ok bool) {

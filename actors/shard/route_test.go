@@ -25,7 +25,7 @@ func TestRouterPlacement(t *testing.T) {
 		if got := r.OwnerOfKey(table, key); got != 0 {
 			t.Fatalf("key %d routed to shard %d, not the table shard", k, got)
 		}
-		if got := r.OwnerOfWrite(keyless, RowWrite{Table: keyless.ID, Row: types.Row{k, "x"}}); got != 0 {
+		if got, _ := r.OwnersOfWrite(keyless, RowWrite{Table: keyless.ID, Row: types.Row{k, "x"}}); got != 0 {
 			t.Fatalf("keyless row routed to shard %d, not the table shard", got)
 		}
 	}
@@ -85,7 +85,7 @@ func TestRouterPartitionedTable(t *testing.T) {
 		if got != 0 && b == nil {
 			b = key
 		}
-		if got := r.OwnerOfWrite(keyless, RowWrite{Table: keyless.ID, Row: types.Row{k, "x"}}); got != 0 {
+		if got, _ := r.OwnersOfWrite(keyless, RowWrite{Table: keyless.ID, Row: types.Row{k, "x"}}); got != 0 {
 			t.Fatalf("keyless row routed to shard %d, not the table shard", got)
 		}
 	}
