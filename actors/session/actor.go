@@ -450,19 +450,14 @@ func (a *Actor) statement(ctx runtime.Context, m Statement) {
 		a.finish(Done{})
 		return
 	}
-	if a.cfg.Router.Partitioned() {
-		a.finish(errPartitioned("REPEATABLE READ and SERIALIZABLE transactions"))
-		return
-	}
-	a.ask(ctx, a.home(), shard.OpenSnapshot{CatalogVersion: m.CatalogVersion}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
-		id := reply.(shard.SnapshotOpened).ID
+	a.openSnapshot(ctx, m.CatalogVersion, func(ctx runtime.Context, id, _ uint64) {
 		if a.txn != t {
 			// Cannot happen: requests run one at a time.
 			panic("session: transaction changed while its snapshot opened")
 		}
 		t.snapshot = id
 		a.finish(Done{})
-	}))
+	})
 }
 
 // read reads whole relations and point lookups, then overlays the
@@ -493,17 +488,10 @@ func (a *Actor) pinReads(ctx runtime.Context, m PinReads) {
 // openStmtSnapshot pins a snapshot on the table shard for the statement's
 // reads (stmtSnapshot), then runs next.
 func (a *Actor) openStmtSnapshot(ctx runtime.Context, catalogVersion uint64, perRead bool, next func(runtime.Context)) {
-	if a.cfg.Router.Partitioned() {
-		// NB: a snapshot of several table shards is not built yet: each
-		// request of the statement reads the newest state.
+	a.openSnapshot(ctx, catalogVersion, func(ctx runtime.Context, id, epoch uint64) {
+		a.stmtSnapshot, a.stmtSnapshotEpoch, a.stmtSnapshotPerRead = id, epoch, perRead
 		next(ctx)
-		return
-	}
-	a.ask(ctx, a.home(), shard.OpenSnapshot{CatalogVersion: catalogVersion}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
-		opened := reply.(shard.SnapshotOpened)
-		a.stmtSnapshot, a.stmtSnapshotEpoch, a.stmtSnapshotPerRead = opened.ID, opened.Epoch, perRead
-		next(ctx)
-	}))
+	})
 }
 
 // releaseStmtSnapshot ends the statement's snapshot, if one is open.
@@ -513,7 +501,7 @@ func (a *Actor) releaseStmtSnapshot(ctx runtime.Context) {
 	}
 	id := a.stmtSnapshot
 	a.stmtSnapshot, a.stmtSnapshotEpoch, a.stmtSnapshotPerRead = 0, 0, false
-	a.send(ctx, a.home(), shard.ReleaseSnapshot{ID: id})
+	a.releaseSnapshotID(ctx, id)
 }
 
 func (a *Actor) readNow(ctx runtime.Context, m Read) {
@@ -640,10 +628,6 @@ func (a *Actor) readPinned(ctx runtime.Context, m Read, views, tables []catalog.
 // A view created after the statement's pin has no state in it: the read
 // is tried again with a new snapshot (attempts bounds the tries).
 func (a *Actor) readSpread(ctx runtime.Context, m Read, attempts int, done func(runtime.Context, []zset.Batch)) {
-	if a.cfg.Router.Partitioned() {
-		a.finish(errPartitioned("statements reading views of several shards"))
-		return
-	}
 	if at := a.statementReadAt(); at != 0 {
 		a.readAtSnapshot(ctx, m, at, make([]zset.Batch, len(m.Relations)), func(ctx runtime.Context, batches []zset.Batch, err error) {
 			if err != nil {
@@ -654,11 +638,9 @@ func (a *Actor) readSpread(ctx runtime.Context, m Read, attempts int, done func(
 		})
 		return
 	}
-	a.ask(ctx, a.home(), shard.OpenSnapshot{CatalogVersion: m.CatalogVersion}, a.orFail(func(ctx runtime.Context, reply runtime.Message) {
-		opened := reply.(shard.SnapshotOpened)
-		id := opened.ID
+	a.openSnapshot(ctx, m.CatalogVersion, func(ctx runtime.Context, id, epoch uint64) {
 		a.readSnapshot = id
-		a.readSnapshotEpoch = opened.Epoch
+		a.readSnapshotEpoch = epoch
 		a.readAtSnapshot(ctx, m, id, make([]zset.Batch, len(m.Relations)), func(ctx runtime.Context, batches []zset.Batch, err error) {
 			a.releaseReadSnapshot(ctx)
 			if err != nil {
@@ -671,7 +653,7 @@ func (a *Actor) readSpread(ctx runtime.Context, m Read, attempts int, done func(
 			}
 			done(ctx, batches)
 		})
-	}))
+	})
 }
 
 // readAtSnapshot reads m.Relations in snapshot at, one Read per shard
@@ -760,7 +742,7 @@ func (a *Actor) releaseReadSnapshot(ctx runtime.Context) {
 	}
 	id := a.readSnapshot
 	a.readSnapshot = 0
-	a.send(ctx, a.home(), shard.ReleaseSnapshot{ID: id})
+	a.releaseSnapshotID(ctx, id)
 }
 
 // merge puts a read's view and table batches back in m.Relations' order.
@@ -1380,7 +1362,7 @@ func (a *Actor) releaseSnapshot(ctx runtime.Context, t *txn) {
 	}
 	id := t.snapshot
 	t.snapshot = 0
-	a.send(ctx, a.home(), shard.ReleaseSnapshot{ID: id})
+	a.releaseSnapshotID(ctx, id)
 }
 
 // sequenceOp answers SequenceOp: the control plane's answer, remembered
@@ -1407,7 +1389,8 @@ func (a *Actor) sequenceOp(ctx runtime.Context, m SequenceOp) {
 // frontier.
 func (a *Actor) readPartitioned(ctx runtime.Context, m Read, minEpoch uint64, done func(runtime.Context, []zset.Batch)) {
 	if a.statementReadAt() != 0 {
-		a.finish(errPartitioned("snapshot reads"))
+		// In the statement's or the transaction's snapshot.
+		a.readSpread(ctx, m, readAcrossAttemptsMax, done)
 		return
 	}
 	var views []catalog.ID
@@ -1418,7 +1401,8 @@ func (a *Actor) readPartitioned(ctx runtime.Context, m Read, minEpoch uint64, do
 			continue
 		}
 		if m.Homes[i] == shard.SpreadShards || (len(views) > 0 && m.Homes[i] != viewShard) {
-			a.finish(errPartitioned("statements reading views of several shards"))
+			// Views of several shards: in one snapshot of every shard.
+			a.readSpread(ctx, m, readAcrossAttemptsMax, done)
 			return
 		}
 		views, slots, viewShard = append(views, id), append(slots, i), m.Homes[i]

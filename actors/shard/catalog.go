@@ -102,6 +102,8 @@ func (a *Actor) catalogNeeded(msg runtime.Message) (uint64, bool) {
 		return m.CatalogVersion, true
 	case OpenSnapshot:
 		return m.CatalogVersion, true
+	case PinViews:
+		return m.CatalogVersion, true
 	case Subscribe:
 		return m.CatalogVersion, true
 	case ExportRequest:

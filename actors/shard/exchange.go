@@ -769,9 +769,30 @@ func (a *Actor) readAtEpoch(m Read) (runtime.Message, error) {
 	if !sparse && m.Epoch > a.lastEpoch {
 		return nil, errcode.New(errcode.InternalError, "tables read at epoch %d, after the last epoch %d", m.Epoch, a.lastEpoch)
 	}
+	later, err := a.laterDeltas(a.store, m.Relations, m.Epoch, a.lastEpoch, sparse)
+	if err != nil {
+		return nil, err
+	}
 	res := ReadResult{Frontier: m.Epoch}
+	for i, id := range m.Relations {
+		b, err := a.snapshotOf(a.store, id)
+		if err != nil {
+			return nil, err
+		}
+		b.AddBatch(later[i], -1)
+		res.Batches = append(res.Batches, zset.Consolidate(b))
+	}
+	return res, nil
+}
+
+// laterDeltas are the changes the log entries of r in (after, through]
+// made to the tables ids, one batch each: what a read as of epoch after
+// takes away from their rows in r. sparse: the entries are a partitioned
+// layout's table shard's, at its own epochs only (scanLog); else one
+// at every epoch.
+func (a *Actor) laterDeltas(r kv.Reader, ids []catalog.ID, after, through uint64, sparse bool) ([]zset.Batch, error) {
 	decoders := map[catalog.ID]*rowDecoder{}
-	for _, id := range m.Relations {
+	for _, id := range ids {
 		rel, ok := a.snap.RelationByID(id)
 		if !ok || rel.Kind == catalog.KindMaterializedView {
 			return nil, errcode.New(errcode.InternalError, "relation %s read at an epoch is not a table", id)
@@ -789,37 +810,33 @@ func (a *Actor) readAtEpoch(m Read) (runtime.Message, error) {
 		})
 		return err
 	}
+	if after < a.exchange.logFloor && through > after {
+		return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the changes after epoch %d are no longer kept", after)
+	}
 	if sparse {
 		// The entries there are after it (a table shard of a partitioned
 		// layout holds its own epochs only); none collected after it.
-		if m.Epoch < a.exchange.logFloor {
-			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the changes after epoch %d are no longer kept", m.Epoch)
-		}
-		if err := scanLog(a.store, m.Epoch, a.lastEpoch, func(_ uint64, v []byte) error { return undo(v) }); err != nil {
+		if err := scanLog(r, after, through, func(_ uint64, v []byte) error { return undo(v) }); err != nil {
 			return nil, err
 		}
 	}
-	for e := m.Epoch + 1; !sparse && e <= a.lastEpoch; e++ {
-		v, ok, err := a.store.Get(logKey(e))
+	for e := after + 1; !sparse && e <= through; e++ {
+		v, ok, err := r.Get(logKey(e))
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the changes after epoch %d are no longer kept", m.Epoch)
+			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the changes after epoch %d are no longer kept", after)
 		}
 		if err := undo(v); err != nil {
 			return nil, err
 		}
 	}
-	for _, id := range m.Relations {
-		b, err := a.snapshotOf(a.store, id)
-		if err != nil {
-			return nil, err
-		}
-		b.AddBatch(decoders[id].batch, -1)
-		res.Batches = append(res.Batches, zset.Consolidate(b))
+	out := make([]zset.Batch, len(ids))
+	for i, id := range ids {
+		out[i] = decoders[id].batch
 	}
-	return res, nil
+	return out, nil
 }
 
 // resumeRemoteBackfill schedules the running backfill when it waits for the

@@ -24,7 +24,9 @@ import (
 // partSimOutcome is what one simulated run of the partitioned workload did.
 type partSimOutcome struct {
 	acked, unknown, reads, crashes, stranded int
-	trace                                    uint64
+	// snapshots: reads in a snapshot pinned on every shard.
+	snapshots int
+	trace     uint64
 }
 
 // runPartitionedSim runs a partitioned layout in the simulator: a table
@@ -138,12 +140,18 @@ func runPartitionedSim(t *testing.T, seed uint64) (partSimOutcome, error) {
 	lastFrontier := make([]uint64, clients)
 	var run func(c, n int)
 	var runPair func(c, n int, next func())
+	var runSnapshot func(c int, next func())
+	var readSnapshot func(c int, id, epoch, floor uint64, done func())
 	run = func(c, n int) {
 		if n == opsPerClient {
 			finished++
 			return
 		}
 		next := func() { s.At(time.Duration(rnd.IntN(4))*time.Millisecond, func() { run(c, n+1) }) }
+		if n%10 == 9 {
+			runSnapshot(c, next)
+			return
+		}
 		if n%5 == 4 {
 			// A read: every commit acknowledged before it shows.
 			floor := maxAcked
@@ -233,6 +241,108 @@ func runPartitionedSim(t *testing.T, seed uint64) (partSimOutcome, error) {
 				possible[k] = append(possible[k], value)
 			}
 			next()
+		})
+	}
+	// runSnapshot reads in a snapshot of every shard as a session pins it
+	// (session snapshot.go): the view pinned at an epoch E handed out,
+	// then, a little later (commits land on the table shards meanwhile,
+	// which reads of the pin must take away), the tables; the view, the
+	// tables and the pairs' lookups must tell of one epoch.
+	runSnapshot = func(c int, next func()) {
+		floor := maxAcked
+		s.AskAsync(control.ActorID, control.AllocEpoch{Count: 1}, func(reply runtime.Message, err error) {
+			e, ok := reply.(control.EpochAllocated)
+			if err != nil || !ok {
+				next()
+				return
+			}
+			id, epoch := e.Epoch, max(e.Known, e.Epoch)
+			release := func() {
+				for _, sh := range router.Shards() {
+					s.AskAsync(ActorOf(sh), ReleaseSnapshot{ID: id}, func(runtime.Message, error) {})
+				}
+				next()
+			}
+			s.AskAsync(ActorOf(2), PinViews{CatalogVersion: snap.Version, ID: id, Epoch: epoch}, func(reply runtime.Message, err error) {
+				if p, ok := reply.(ViewsPinned); err != nil || !ok || p.Behind {
+					release() // a fault, or the view stepped past it: untried
+					return
+				}
+				var open func(shards []partition.ShardID)
+				open = func(shards []partition.ShardID) {
+					if len(shards) > 0 {
+						s.AskAsync(ActorOf(shards[0]), OpenSnapshot{CatalogVersion: snap.Version, ID: id, Epoch: epoch}, func(reply runtime.Message, err error) {
+							if _, ok := reply.(SnapshotOpened); err != nil || !ok {
+								release()
+								return
+							}
+							open(shards[1:])
+						})
+						return
+					}
+					readSnapshot(c, id, epoch, floor, release)
+				}
+				s.At(time.Duration(rnd.IntN(8))*time.Millisecond, func() { open(router.TableShards()) })
+			})
+		})
+	}
+	readSnapshot = func(c int, id, epoch, floor uint64, done func()) {
+		s.AskAsync(ActorOf(2), Read{CatalogVersion: snap.Version, Relations: []catalog.ID{viewID}, At: id, PinEpoch: epoch}, func(reply runtime.Message, err error) {
+			r, ok := reply.(ReadResult)
+			if err != nil || !ok {
+				done()
+				return
+			}
+			out.snapshots++
+			if r.Frontier != epoch || epoch < floor {
+				s.Fail(fmt.Errorf("client %d's snapshot at epoch %d (acknowledged %d) read the view at %d", c, epoch, floor, r.Frontier))
+				return
+			}
+			view := r.Batches[0]
+			var tables zset.Batch
+			looked := map[int64]types.Row{}
+			var read func(shards []partition.ShardID)
+			read = func(shards []partition.ShardID) {
+				if len(shards) == 0 {
+					for _, err := range []error{samePairs(view, pairA, pairB), sameAsTables(view, tables), sameAsLookups(view, looked)} {
+						if err != nil {
+							s.Fail(fmt.Errorf("client %d's snapshot at epoch %d: %w", c, epoch, err))
+							return
+						}
+					}
+					done()
+					return
+				}
+				sh := shards[0]
+				s.AskAsync(ActorOf(sh), Read{CatalogVersion: snap.Version, Relations: []catalog.ID{ptable.ID}, At: id, PinEpoch: epoch}, func(reply runtime.Message, err error) {
+					tr, ok := reply.(ReadResult)
+					if err != nil || !ok {
+						done() // a fault: unchecked
+						return
+					}
+					tables.AddBatch(tr.Batches[0], 1)
+					keys := pairA
+					if sh == 1 {
+						keys = pairB
+					}
+					var rows []types.Row
+					for _, k := range keys {
+						rows = append(rows, types.Row{k})
+					}
+					s.AskAsync(ActorOf(sh), Lookup{CatalogVersion: snap.Version, Table: ptable.ID, Keys: rows, At: id}, func(reply runtime.Message, err error) {
+						lr, ok := reply.(LookupResult)
+						if err != nil || !ok {
+							done()
+							return
+						}
+						for i, k := range keys {
+							looked[k] = lr.Rows[i]
+						}
+						read(shards[1:])
+					})
+				})
+			}
+			read(router.TableShards())
 		})
 	}
 	// runPair writes a pair in one transaction on both table shards, as
@@ -465,14 +575,18 @@ func TestPartitionedUnderSim(t *testing.T) {
 		total.reads += o.reads
 		total.crashes += o.crashes
 		total.stranded += o.stranded
+		total.snapshots += o.snapshots
 	}
 	if total.acked == 0 || total.reads == 0 || total.crashes == 0 {
 		t.Fatalf("the workload exercised too little: %+v", total)
 	}
+	if total.snapshots == 0 {
+		t.Fatalf("no read in a snapshot of every shard: %+v", total)
+	}
 	if total.stranded == 0 {
 		t.Fatalf("no transaction was left undecided: %+v", total)
 	}
-	t.Logf("%d seeds: %d commits acknowledged, %d unknown, %d reads, %d crashes, %d transactions left undecided", partSimSeeds, total.acked, total.unknown, total.reads, total.crashes, total.stranded)
+	t.Logf("%d seeds: %d commits acknowledged, %d unknown, %d reads, %d in snapshots, %d crashes, %d transactions left undecided", partSimSeeds, total.acked, total.unknown, total.reads, total.snapshots, total.crashes, total.stranded)
 }
 
 // partSimSeeds is how many seeds TestPartitionedUnderSim runs (more with
@@ -534,6 +648,25 @@ func samePairs(view zset.Batch, pairA, pairB []int64) error {
 		vb, okB := got[pairB[p]]
 		if okA != okB || va != vb {
 			return fmt.Errorf("a transaction shows on one shard only: pair %d, key %d = %d (present %v), key %d = %d (present %v)", p, pairA[p], va, okA, pairB[p], vb, okB)
+		}
+	}
+	return nil
+}
+
+// sameAsLookups checks that the view (k, sum(v), count(*)) shows the rows
+// looked up by key (nil: absent).
+func sameAsLookups(view zset.Batch, looked map[int64]types.Row) error {
+	got := map[int64]int64{}
+	vb := zset.Consolidate(view)
+	for i, r := range vb.Rows {
+		if vb.Weights[i] == 1 {
+			got[r[0].(int64)] = r[1].(int64)
+		}
+	}
+	for k, row := range looked {
+		v, ok := got[k]
+		if ok != (row != nil) || (row != nil && row[1].(int64) != v) {
+			return fmt.Errorf("key %d looked up as %v, the view has %d (present %v)", k, row, v, ok)
 		}
 	}
 	return nil

@@ -1,6 +1,9 @@
 package shard
 
 import (
+	"slices"
+
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -25,6 +28,24 @@ import (
 // available: the transaction's next read of a view fails with 40001.
 // NB: a table shard that restarts with pins outstanding does not release
 // them on the view shard; they are dropped when the view shard reopens.
+
+// In a partitioned layout (placement.go) several table shards take
+// commits and no one of them orders a pin against every frame, so the
+// session pins every shard itself, at an epoch E at or after the last one
+// the control plane handed out (so every commit acknowledged before
+// shows):
+//
+//	session ──PinViews{ID, E}──► every view shard: steps stop at E, or
+//	                             Behind if it already passed E (the
+//	                             session releases and tries a later E)
+//	session ──OpenSnapshot{ID, E}──► every table shard, once it sealed E:
+//	                             pin the store, reads take away the
+//	                             entries after E (openSnapshotAt)
+//	session ──ReleaseSnapshot{ID}──► every shard
+//
+// A view shard holding a pin at E asks the table shards to seal E, and
+// none waits on another's pin, so pins taken by two sessions at once
+// never wait on each other.
 
 // pendingPin is a PinAt whose epoch the view shard has not reached.
 type pendingPin struct {
@@ -55,6 +76,25 @@ func (a *Actor) receivePinAt(ctx runtime.Context, m PinAt) {
 	}
 	a.pins = append(a.pins, pendingPin{id: m.ID, epoch: m.Epoch})
 	a.reachPins(ctx)
+}
+
+// receivePinViews pins a partitioned layout's views as of m.Epoch for a
+// session's snapshot over every shard (above).
+func (a *Actor) receivePinViews(ctx runtime.Context, m PinViews) {
+	if !a.partitioned() || a.isTableShard() {
+		ctx.Reply(errcode.New(errcode.InternalError, "views pinned on a shard that runs none of a partitioned layout's"))
+		return
+	}
+	if m.Epoch < a.frontier {
+		ctx.Reply(ViewsPinned{Behind: true, Frontier: a.frontier})
+		return
+	}
+	a.pins = slices.DeleteFunc(a.pins, func(p pendingPin) bool { return p.id == m.ID })
+	a.dropSnapshot(m.ID) // asked again
+	a.pins = append(a.pins, pendingPin{id: m.ID, epoch: m.Epoch})
+	a.askSeals(ctx, m.Epoch)
+	a.scheduleStep(ctx)
+	ctx.Reply(ViewsPinned{Frontier: m.Epoch})
 }
 
 func (a *Actor) receiveReleasePin(ctx runtime.Context, m ReleasePin) {

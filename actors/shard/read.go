@@ -6,6 +6,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
+	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -101,6 +102,42 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 		if ok {
 			if out.Rows[i], err = codec.decode(v); err != nil {
 				return nil, err
+			}
+		}
+	}
+	undo, err := a.undoOf(m.At, m.Table)
+	if err != nil || len(undo.Rows) == 0 {
+		return out, err
+	}
+	// A partitioned layout's snapshot: the rows as they were before the
+	// changes after its epoch (openSnapshotAt).
+	byKey := map[string][]int{}
+	pk := make(types.Row, len(rel.PrimaryKey))
+	for j, row := range undo.Rows {
+		for c, col := range rel.PrimaryKey {
+			pk[c] = row[col]
+		}
+		key = appendKey(key[:0], rel, ts, pk)
+		byKey[string(key)] = append(byKey[string(key)], j)
+	}
+	for i, k := range m.Keys {
+		key = appendKey(key[:0], rel, ts, k)
+		changes := byKey[string(key)]
+		if len(changes) == 0 {
+			continue
+		}
+		var b zset.Batch
+		if out.Rows[i] != nil {
+			b.Add(out.Rows[i], 1)
+		}
+		for _, j := range changes {
+			b.Add(undo.Rows[j], -undo.Weights[j])
+		}
+		out.Rows[i] = nil
+		b = zset.Consolidate(b)
+		for j, row := range b.Rows {
+			if b.Weights[j] > 0 {
+				out.Rows[i] = row
 			}
 		}
 	}

@@ -145,6 +145,9 @@ func (r Router) Partitioned() bool { return partitionedLayout(r.buckets) }
 // TableShards are the shards storing tables, ascending.
 func (r Router) TableShards() []partition.ShardID { return TableShardsOf(r.buckets) }
 
+// ViewShards are the shards running materialized views (ViewShardsOf).
+func (r Router) ViewShards() []partition.ShardID { return ViewShardsOf(r.buckets) }
+
 // ShardsOfHome are the shards a read's home names: every shard for
 // SpreadShards (SpreadShardsOf).
 func (r Router) ShardsOfHome(home partition.ShardID) []partition.ShardID {

@@ -429,10 +429,19 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		// catalog is adopted (rekey.go), which parkForCatalog did before.
 		ctx.Reply(a.replyOf(a.lookup(m)))
 	case OpenSnapshot:
+		if m.ID != 0 && a.awaitSeal(ctx, m, m.Epoch) {
+			return
+		}
 		ctx.Reply(a.replyOf(a.openSnapshot(ctx, m)))
 	case ReleaseSnapshot:
 		a.releaseSnapshot(ctx, m.ID)
+		if !a.isTableShard() {
+			// A partitioned layout's session releases every shard's pin.
+			a.receiveReleasePin(ctx, ReleasePin(m))
+		}
 		ctx.Reply(struct{}{})
+	case PinViews:
+		a.receivePinViews(ctx, m)
 	case PinAt:
 		a.receivePinAt(ctx, m)
 	case ReleasePin:

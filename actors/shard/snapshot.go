@@ -6,6 +6,7 @@ import (
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
+	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -17,8 +18,13 @@ import (
 type (
 	// OpenSnapshot pins the shard's current state, every committed epoch
 	// applied to the views too. → SnapshotOpened.
+	//
+	// With ID set (a partitioned layout's table shard, pins.go): pin the
+	// tables as of Epoch, which the view shards pinned their views at
+	// (PinViews), under the session's ID, once this shard sealed it.
 	OpenSnapshot struct {
 		CatalogVersion uint64
+		ID, Epoch      uint64
 	}
 	// SnapshotOpened names the pinned snapshot (ID, for Read.At and
 	// Lookup.At) and the last source epoch it contains.
@@ -33,8 +39,22 @@ type (
 	// views as of epoch Epoch under the table shard's snapshot ID, for a
 	// REPEATABLE READ transaction reading views there (pins.go).
 	PinAt struct{ ID, Epoch uint64 }
-	// ReleasePin (table shard → view shard, one way) ends PinAt ID.
+	// ReleasePin (table shard or session → view shard, one way) ends
+	// PinAt or PinViews ID.
 	ReleasePin struct{ ID uint64 }
+
+	// PinViews (session → view shard of a partitioned layout) pins the
+	// views as of Epoch under ID (pins.go). → ViewsPinned.
+	PinViews struct {
+		CatalogVersion uint64
+		ID, Epoch      uint64
+	}
+	// ViewsPinned answers PinViews: Behind, the views already passed
+	// Epoch (Frontier) and nothing was pinned.
+	ViewsPinned struct {
+		Behind   bool
+		Frontier uint64
+	}
 )
 
 // Snapshotter is implemented by stores that can pin a point-in-time
@@ -54,6 +74,11 @@ type pinnedSnapshot struct {
 	// views are the views maintained at the pin: a view installed since
 	// has no state in the snapshot.
 	views []catalog.ID
+	// undoAfter, undoThrough: a partitioned layout's table shard pinned
+	// its store with the entries in (undoAfter, undoThrough] applied,
+	// after the snapshot's epoch: reads take them away (undo, by table).
+	undoAfter, undoThrough uint64
+	undo                   map[catalog.ID]zset.Batch
 }
 
 func (a *Actor) isFailed(id catalog.ID) bool {
@@ -72,7 +97,10 @@ func (a *Actor) maintainedViews() []catalog.ID {
 	return out
 }
 
-func (a *Actor) openSnapshot(ctx runtime.Context, _ OpenSnapshot) (runtime.Message, error) {
+func (a *Actor) openSnapshot(ctx runtime.Context, m OpenSnapshot) (runtime.Message, error) {
+	if m.ID != 0 {
+		return a.openSnapshotAt(m)
+	}
 	// Views reflect the frontier, tables every commit: catch the views up
 	// so both describe the last epoch.
 	for a.frontier < a.stepTarget() {
@@ -98,6 +126,52 @@ func (a *Actor) openSnapshot(ctx runtime.Context, _ OpenSnapshot) (runtime.Messa
 	a.snapshots[a.nextSnapshot] = p
 	a.pinOnViewShards(ctx, a.nextSnapshot, a.lastEpoch)
 	return SnapshotOpened{ID: a.nextSnapshot, Epoch: a.lastEpoch}, nil
+}
+
+// openSnapshotAt pins a partitioned layout's table shard as of epoch
+// m.Epoch under m.ID, once it sealed it (shard.go parks it until then):
+// the store as it is, with the entries after m.Epoch taken away by reads
+// (undoOf). They are kept: the view shards' pins hold their frontiers at
+// m.Epoch, so none acknowledges them.
+func (a *Actor) openSnapshotAt(m OpenSnapshot) (runtime.Message, error) {
+	if !a.partitioned() || !a.isTableShard() || m.Epoch > a.sealed() {
+		return nil, errcode.New(errcode.InternalError, "a snapshot at epoch %d asked of a shard that has not sealed it", m.Epoch)
+	}
+	if m.Epoch < a.exchange.logFloor {
+		return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: the changes after epoch %d are no longer kept", m.Epoch)
+	}
+	s, ok := a.store.(Snapshotter)
+	if !ok {
+		return nil, errcode.New(errcode.SnapshotUnavailable, "this shard's storage cannot pin a snapshot")
+	}
+	if a.snapshots == nil {
+		a.snapshots = map[uint64]pinnedSnapshot{}
+	}
+	a.dropSnapshot(m.ID) // asked again
+	a.snapshots[m.ID] = pinnedSnapshot{reader: s.Snapshot(), epoch: m.Epoch, undoAfter: m.Epoch, undoThrough: max(m.Epoch, a.lastEpoch)}
+	return SnapshotOpened{ID: m.ID, Epoch: m.Epoch}, nil
+}
+
+// undoOf is what reads of table id in snapshot at take away from its rows
+// in the pinned store (openSnapshotAt); empty for other snapshots.
+func (a *Actor) undoOf(at uint64, id catalog.ID) (zset.Batch, error) {
+	p, ok := a.snapshots[at]
+	if !ok || p.undoThrough <= p.undoAfter {
+		return zset.Batch{}, nil
+	}
+	if b, ok := p.undo[id]; ok {
+		return b, nil
+	}
+	later, err := a.laterDeltas(p.reader, []catalog.ID{id}, p.undoAfter, p.undoThrough, true)
+	if err != nil {
+		return zset.Batch{}, err
+	}
+	if p.undo == nil {
+		p.undo = map[catalog.ID]zset.Batch{}
+		a.snapshots[at] = p
+	}
+	p.undo[id] = later[0]
+	return later[0], nil
 }
 
 func (a *Actor) releaseSnapshot(ctx runtime.Context, id uint64) {
@@ -170,9 +244,23 @@ func (a *Actor) readAt(m Read) (runtime.Message, error) {
 				from = a.store // the part at this shard's own frontier
 			}
 		}
-		b, err := a.snapshotIn(from, id, m.rangesOf(i))
+		undo, err := a.undoOf(m.At, id)
 		if err != nil {
 			return nil, err
+		}
+		ranges := m.rangesOf(i)
+		if len(undo.Rows) > 0 {
+			// NB: read whole, the changes taken away whole (a range may
+			// hold more rows than the statement keeps, never fewer).
+			ranges = nil
+		}
+		b, err := a.snapshotIn(from, id, ranges)
+		if err != nil {
+			return nil, err
+		}
+		if len(undo.Rows) > 0 {
+			b.AddBatch(undo, -1)
+			b = zset.Consolidate(b)
 		}
 		res.Batches = append(res.Batches, b)
 	}

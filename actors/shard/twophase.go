@@ -272,6 +272,9 @@ func (a *Actor) endIntent(ctx runtime.Context) {
 	a.twopc.intent = nil
 	a.releaseHeld(ctx)
 	a.askEpochs(ctx)
+	// NB: an abort writes nothing, so no sync replays the reads and
+	// snapshots that waited for the seal the intent held.
+	a.replaySealWaits(ctx)
 	a.pushFrames(ctx)
 }
 

@@ -125,6 +125,8 @@ func Messages() []runtime.Message {
 		shard.Resolved{},
 		shard.DecisionQuery{},
 		shard.PinAt{},
+		shard.PinViews{},
+		shard.ViewsPinned{},
 		shard.ReleasePin{},
 		// Row locks and the deadlock detector (actors/shard rowlock.go,
 		// deadlock.go).
