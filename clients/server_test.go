@@ -37,6 +37,7 @@ func serve(t *testing.T, opts engine.ServerOptions) (host, port, httpAddr string
 			t.Fatal(err)
 		}
 		opts.Shards = n
+		opts.PartitionTables = enginetest.Partitioned()
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	opts.Out = io.Discard

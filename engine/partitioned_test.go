@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/rockstream/rockstream/internal/enginetest"
 )
@@ -69,6 +72,36 @@ func TestPartitionedTables(t *testing.T) {
 	// Rows moving to keys of the other shard.
 	o.both("UPDATE acct SET id = id + 5000 WHERE id >= 1050")
 	o.checkWith("after rows moved between shards", tables)
+	// A secondary index: each table shard keeps its rows' entries.
+	o.both("CREATE INDEX acct_owner ON acct (owner)")
+	o.both("UPDATE acct SET amount = amount + 1 WHERE owner = 4")
+	o.checkWith("an index over both table shards", []string{"SELECT id, amount FROM acct WHERE owner = 4 ORDER BY id", "SELECT count(*) FROM acct WHERE owner BETWEEN 2 AND 3"})
+	if _, err := o.rs.Exec(context.Background(), "CREATE UNIQUE INDEX acct_amount ON acct (amount)"); err == nil || !strings.Contains(err.Error(), "0A000") {
+		t.Fatalf("a unique index on a partitioned table's other columns: %v", err)
+	}
+	// An insert-only table without a key: its rows go to the owner of
+	// their value's bucket; multi-row INSERT and COPY split over both
+	// table shards (the Nexmark shape).
+	exec(t, o.rs, "CREATE TABLE events (owner int, amount int, note text) WITH (insert_only = true)")
+	exec(t, o.pg, "CREATE TABLE events (owner int, amount int, note text)")
+	o.view("events_by_owner", "SELECT owner, count(*) AS n, sum(amount) AS s FROM events GROUP BY owner")
+	o.view("events_joined", "SELECT e.owner, a.id, e.amount + a.amount AS t FROM events e JOIN acct a ON a.owner = e.owner AND a.id < 20")
+	if plan := strings.Join(rowsText(t, o.rs, "EXPLAIN INCREMENTAL events_by_owner"), "\n"); !strings.Contains(plan, "shards 0, 1 (partitioned by hash(its whole row))") {
+		t.Fatalf("events is not partitioned over both table shards:\n%s", plan)
+	}
+	o.both("INSERT INTO events SELECT g % 9, g, 'n' || g FROM generate_series(1, 300) g")
+	var copyText strings.Builder
+	for i := range 500 {
+		fmt.Fprintf(&copyText, "%d\t%d\tc%d\n", i%11, i%37, i)
+	}
+	for _, c := range []*pgx.Conn{o.rs, o.pg} {
+		if _, err := c.PgConn().CopyFrom(context.Background(), strings.NewReader(copyText.String()), "COPY events FROM STDIN"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.both("INSERT INTO events VALUES (1, 1, 'dup'), (1, 1, 'dup'), (2, NULL, NULL)")
+	o.checkWith("an insert-only table over both table shards", []string{"SELECT owner, count(*), sum(amount), min(note), max(note) FROM events GROUP BY owner ORDER BY 1"})
+
 	// Views of both view shards in one statement (by_owner is spread
 	// over them, total runs on one): one snapshot of every shard.
 	o.checkWith("views of both view shards", []string{

@@ -163,7 +163,7 @@ func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation,
 			fmt.Fprintf(&b, " %s%s: materialized view on shard %d (no exchange)\n", branch, r.Name, view)
 			continue
 		}
-		fmt.Fprintf(&b, " %sExchange loopback shard %d → %d: %s's committed changes, in epoch order, durable on both sides before collected\n", branch, table, view, r.Name)
+		fmt.Fprintf(&b, " %sExchange loopback %s → %d: %s's committed changes, in epoch order, durable on both sides before collected\n", branch, storedOn(m, r), view, r.Name)
 	}
 	for i, u := range inlined {
 		branch := "├─ "
@@ -229,7 +229,28 @@ func explainSpread(m partition.Map, rels []*catalog.Relation, spread dist.Spread
 		for _, k := range spread.Keys[r.ID] {
 			cols = append(cols, k.String())
 		}
-		fmt.Fprintf(&b, " %sExchange loopback shard %d → %s: %s's committed changes, in epoch order, durable on both sides before collected; each shard keeps the rows of its hash(%s)\n", branch, shard.TableShardOf(m), list, r.Name, strings.Join(cols, ", "))
+		fmt.Fprintf(&b, " %sExchange loopback %s → %s: %s's committed changes, in epoch order, durable on both sides before collected; each shard keeps the rows of its hash(%s)\n", branch, storedOn(m, r), list, r.Name, strings.Join(cols, ", "))
 	}
 	return b.String()
+}
+
+// storedOn says where table rel's rows are: "shard 0", or for a
+// partitioned table "shards 0, 1 (partitioned by hash(id))".
+func storedOn(m partition.Map, rel *catalog.Relation) string {
+	if !rel.Partitioned() {
+		return fmt.Sprintf("shard %d", shard.TableShardOf(m))
+	}
+	var names []string
+	for _, s := range shard.TableShardsOf(m) {
+		names = append(names, fmt.Sprint(s))
+	}
+	by := "its whole row"
+	if len(rel.PrimaryKey) > 0 {
+		var cols []string
+		for _, c := range rel.PrimaryKey {
+			cols = append(cols, rel.Columns[c].Name)
+		}
+		by = strings.Join(cols, ", ")
+	}
+	return fmt.Sprintf("shards %s (partitioned by hash(%s))", strings.Join(names, ", "), by)
 }

@@ -387,10 +387,12 @@ func (a *Actor) create(m CreateRelation) (DDLResult, error) {
 	if created.Kind == catalog.KindTable {
 		created.Placement = 0
 	}
-	if a.snap.partitioned && created.Kind == catalog.KindTable && len(created.PrimaryKey) > 0 && created.Watermark == nil {
-		// Its rows go to the shard owning their key's bucket. Tables
-		// without a key, or with a watermark (whose late rows are judged
-		// in commit order), stay on the first shard.
+	if a.snap.partitioned && created.Kind == catalog.KindTable && (len(created.PrimaryKey) > 0 || created.InsertOnly) && created.Watermark == nil {
+		// Its rows go to the shard owning their key's bucket, or an
+		// insert-only table's to the owner of their value's (never
+		// deleted, so never looked for). Tables without a key that take
+		// deletes by value, and tables with a watermark (whose late rows
+		// are judged in commit order), stay on the first shard.
 		created.Placement = catalog.PlacementSpread
 	}
 	puts := []*catalog.Relation{&created}

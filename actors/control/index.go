@@ -49,9 +49,11 @@ func (a *Actor) createIndex(m CreateIndex) (DDLResult, error) {
 			return DDLResult{}, errcode.New(errcode.UndefinedColumnCode, "column %q does not exist", c.Column)
 		}
 	}
-	if table.Partitioned() && !onPrimaryKey(table, m.Columns) {
-		return DDLResult{}, errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support CREATE INDEX on %q yet: its rows are partitioned over the shards", m.Table).
-			WithDetail("Index the primary key, or create the table in a data directory started without --partition-tables.")
+	if table.Partitioned() && m.Unique && !onPrimaryKey(table, m.Columns) {
+		// NB: each table shard keeps the entries of the rows it stores,
+		// so no one commit could see a value repeated on another shard.
+		return DDLResult{}, errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support CREATE UNIQUE INDEX on %q yet: its rows are partitioned over the shards", m.Table).
+			WithDetail("Make the columns the primary key, create a non-unique index, or create the table in a data directory started without --partition-tables.")
 	}
 	if m.Unique && !onPrimaryKey(table, m.Columns) && !maintainable(table) {
 		names := make([]string, len(m.Columns))

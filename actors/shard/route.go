@@ -77,6 +77,11 @@ func (r Router) OwnersOfWrite(rel *catalog.Relation, w RowWrite) (first, second 
 	if !rel.Partitioned() {
 		return r.TableShard(), r.TableShard()
 	}
+	if len(rel.PrimaryKey) == 0 {
+		// An insert-only table's row, by its stored value (BucketOfRow).
+		owner := r.buckets.Owner(BucketOfRow(columnTypes(rel), w.Row))
+		return owner, owner
+	}
 	first = r.OwnerOfKey(rel, keyOfWrite(rel, w))
 	second = first
 	if w.Row != nil && w.Key != nil {

@@ -111,4 +111,20 @@ func TestRouterPartitionedTable(t *testing.T) {
 	if o, ok := r.OwnerOfWrites(snap, []RowWrite{{Table: p.ID, Row: types.Row{b[0], "x"}}, {Table: p.ID, Key: b}}); !ok || o != r.OwnerOfKey(p, b) {
 		t.Fatalf("writes of one shard: %d %v", o, ok)
 	}
+	// A partitioned insert-only table without a key: each row to the owner
+	// of its stored value's bucket, as the commit stores it.
+	events := *keyless
+	events.InsertOnly, events.Placement = true, catalog.PlacementSpread
+	rows := map[partition.ShardID]bool{}
+	for k := range int64(64) {
+		row := types.Row{k, "x"}
+		first, second := r.OwnersOfWrite(&events, RowWrite{Table: events.ID, Row: row})
+		if want := m.Owner(BucketOfRow(columnTypes(&events), row)); first != want || second != want {
+			t.Fatalf("insert-only row %v routed to shards %d and %d, its bucket's owner is %d", row, first, second, want)
+		}
+		rows[first] = true
+	}
+	if len(rows) != 3 {
+		t.Fatalf("64 insert-only rows landed on %d of 3 shards", len(rows))
+	}
 }

@@ -89,6 +89,9 @@ type Options struct {
 	Rate   int64
 	// Shards lays RockStream's store out over this many shards (0: one).
 	Shards int
+	// PartitionTables partitions the tables over the first half of the
+	// shards (rockstream start --partition-tables).
+	PartitionTables bool
 	// Watermark, when set (an interval such as "4 seconds"), declares the
 	// bid table WITH (watermark = 'date_time - interval ...'): late bids
 	// are dropped and windowed aggregates over date_time forget closed
@@ -180,7 +183,7 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 		return r, err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := benchutil.StartServer(dir, o.Shards)
+	srv, err := benchutil.StartLayout(dir, o.Shards, o.PartitionTables)
 	if err != nil {
 		return r, err
 	}

@@ -116,9 +116,11 @@ func newBenchNexmarkCommand() *cobra.Command {
 		ingest  string
 		rate    int64
 		shards  int
-		wm      string
-		every   int64
-		explain bool
+
+		partitionTables bool
+		wm              string
+		every           int64
+		explain         bool
 	)
 	c := &cobra.Command{
 		Use:   "nexmark",
@@ -126,7 +128,7 @@ func newBenchNexmarkCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			o := nexmark.Options{Events: events, Out: out, Batch: batch, Probes: probes, Seed: seed, Progress: cmd.ErrOrStderr(), Rate: rate, Shards: shards, Watermark: wm, StateEvery: every, Explain: explain}
+			o := nexmark.Options{Events: events, Out: out, Batch: batch, Probes: probes, Seed: seed, Progress: cmd.ErrOrStderr(), Rate: rate, Shards: shards, PartitionTables: partitionTables, Watermark: wm, StateEvery: every, Explain: explain}
 			switch ingest {
 			case "copy":
 			case "source":
@@ -179,6 +181,7 @@ func newBenchNexmarkCommand() *cobra.Command {
 	c.Flags().StringVar(&mode, "time", "feldera", "event-time spacing: feldera (10 ms/event) or flink (10M events/s)")
 	c.Flags().StringVar(&ingest, "ingest", "copy", "copy: COPY over pgwire, with commit→visible probes; source: CREATE SOURCE … FROM NEXMARK inside the server")
 	c.Flags().IntVar(&shards, "shards", 1, "shards of the RockStream server (tables on the first, views spread over the others)")
+	c.Flags().BoolVar(&partitionTables, "partition-tables", false, "experimental: the tables partitioned over the first half of the shards, as rockstream start --partition-tables")
 	c.Flags().Int64Var(&rate, "rate", 0, "events/s of the NEXMARK sources with --ingest=source (0: 10M, as fast as commits go)")
 	return c
 }

@@ -51,6 +51,10 @@ func LogShards(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if enginetest.Partitioned() {
+		t.Logf("RockStream over %d shard(s), tables partitioned (ROCKSTREAM_TEST_SHARDS=%d ROCKSTREAM_TEST_PARTITIONED=1)", n, n)
+		return
+	}
 	t.Logf("RockStream over %d shard(s) (ROCKSTREAM_TEST_SHARDS=%d)", n, n)
 }
 

@@ -44,13 +44,22 @@ func StartServer(t testing.TB, storage string) *Server {
 // Start boots a server over storage; the caller stops it. A new store is
 // laid out over ROCKSTREAM_TEST_SHARDS shards (default 1), so every suite
 // can run against several shards: ROCKSTREAM_TEST_SHARDS=3 go test ./...
+// With ROCKSTREAM_TEST_PARTITIONED=1 its tables are partitioned too
+// (StartPartitioned).
 func Start(storage string) (*Server, error) {
 	shards, err := Shards()
 	if err != nil {
 		return nil, err
 	}
+	if Partitioned() {
+		return StartPartitioned(storage, shards)
+	}
 	return StartShards(storage, shards)
 }
+
+// Partitioned reports ROCKSTREAM_TEST_PARTITIONED=1: the test servers'
+// new stores partition their tables (--partition-tables).
+func Partitioned() bool { return os.Getenv("ROCKSTREAM_TEST_PARTITIONED") == "1" }
 
 // StartShards boots a server whose new store has the given shards.
 func StartShards(storage string, shards int) (*Server, error) {
