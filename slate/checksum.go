@@ -9,10 +9,12 @@ import (
 // exactly against a constant, so damage is reported (RS-5002, naming the
 // object) instead of being read as other data:
 //
-//	WAL       (format 2) one checksum over the whole object but the checksum
-//	          field itself: magic, format, kind, epoch, id and rows.
+//	WAL       (formats 2 and 3) one checksum over the whole object but the
+//	          checksum field itself: magic, format, kind, epoch, id and rows
+//	          (format 3: compressed rows and their codec trailer).
 //	manifest  (format 2) the same: magic, format and the JSON body.
-//	SST       a checksum per data block, per filter and index block, and
+//	SST       a checksum per data block (format 2: over the compressed block
+//	          and its codec trailer), per filter and index block, and
 //	          one over the footer (which holds the format and magic); the
 //	          blocks tile the object, and the index that locates them is
 //	          itself checksummed.
@@ -49,16 +51,17 @@ func storedChecksumAroundOK(data []byte, at int) bool {
 }
 
 // checkFormatChecksum verifies an object whose u16 format field is version
-// and whose u32 checksum field is at offset at: format current covers every
-// byte but the field, format payloadOnly (the format before it) covers
-// payload only, and any other format is unknownFormatErr.
-func checkFormatChecksum(objectKey, what string, data []byte, version uint16, at int, payload []byte, current, payloadOnly uint16) error {
+// and whose u32 checksum field is at offset at: formats oldestAround to
+// current cover every byte but the field, format payloadOnly (the format
+// before them) covers payload only, and any other format is
+// unknownFormatErr.
+func checkFormatChecksum(objectKey, what string, data []byte, version uint16, at int, payload []byte, current, oldestAround, payloadOnly uint16) error {
 	stored := binary.BigEndian.Uint32(data[at:])
 	var ok bool
-	switch version {
-	case current:
+	switch {
+	case version >= oldestAround && version <= current:
 		ok = checksumAround(data, at) == stored
-	case payloadOnly:
+	case version == payloadOnly:
 		ok = checksum(payload) == stored
 	default:
 		return unknownFormatErr(objectKey, what, version, current, storedChecksumAroundOK(data, at))

@@ -28,6 +28,7 @@ type Compactor struct {
 	instance   string
 	epoch      uint64
 	tables     *tableReader
+	compressor *compressor
 	now        time.Time
 	sstCounter uint64
 	putCounter uint64
@@ -40,7 +41,7 @@ func OpenCompactor(ctx context.Context, store objstore.Store, path string, opts 
 }
 
 func openCompactor(ctx context.Context, store objstore.Store, opts Options, tables *tableReader) (*Compactor, error) {
-	c := &Compactor{store: store, opts: opts, instance: opts.InstanceID}
+	c := &Compactor{store: store, opts: opts, instance: opts.InstanceID, compressor: newCompressor(opts.Compression)}
 	if c.instance == "" {
 		id, err := allocateInstanceID(ctx, store)
 		if err != nil {
@@ -319,7 +320,7 @@ func (c *Compactor) merge(ctx context.Context, p *compactionPlan, retention uint
 			}
 		}
 		if b == nil {
-			b = newSSTBuilder(c.opts.BlockBytes, c.opts.BloomBitsPerKey, min(c.opts.SSTBytesTarget, inputBytes))
+			b = newSSTBuilder(c.compressor, c.opts.BlockBytes, c.opts.BloomBitsPerKey, min(c.opts.SSTBytesTarget, inputBytes))
 		}
 		for _, r := range out {
 			b.add(r)

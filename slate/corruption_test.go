@@ -341,12 +341,11 @@ func TestFormat1ObjectsStillRead(t *testing.T) {
 		obj, _ := old.Get(ctx, o.Key)
 		var data []byte
 		if id, ok := parseWALKey(key); ok {
-			if _, err := decodeWAL(key, id, obj.Data); err != nil {
+			w, err := decodeWAL(&decompressor{}, key, id, obj.Data)
+			if err != nil {
 				t.Fatal(err)
 			}
-			data = append([]byte(nil), obj.Data...)
-			data[5] = walFormatPayloadChecksum
-			binary.BigEndian.PutUint32(data[walChecksumOffset:], checksum(data[walHeaderBytes:]))
+			data = encodeWALLegacy(walFormatPayloadChecksum, obj.Data[6], w.epoch, id, w.rows)
 		} else if id, ok := parseManifestKey(key); ok {
 			mf, err := decodeManifest(key, id, obj.Data)
 			if err != nil {
@@ -377,4 +376,25 @@ func TestFormat1ObjectsStillRead(t *testing.T) {
 			t.Fatalf("%s: a format-1 WAL object with its kind flipped was read", key)
 		}
 	}
+}
+
+// encodeWALLegacy encodes a WAL object as an older build wrote it: format 1
+// (checksum over the rows only) or 2 (checksum over the object), rows
+// uncompressed and no codec byte.
+func encodeWALLegacy(format uint16, kind byte, epoch, id uint64, rows []row) []byte {
+	out := make([]byte, walHeaderBytes)
+	copy(out, walMagic)
+	binary.BigEndian.PutUint16(out[4:], format)
+	out[6] = kind
+	binary.BigEndian.PutUint64(out[7:], epoch)
+	binary.BigEndian.PutUint64(out[15:], id)
+	for _, r := range rows {
+		out = appendRow(out, r)
+	}
+	sum := checksumAround(out, walChecksumOffset)
+	if format == walFormatPayloadChecksum {
+		sum = checksum(out[walHeaderBytes:])
+	}
+	binary.BigEndian.PutUint32(out[walChecksumOffset:], sum)
+	return out
 }

@@ -20,6 +20,8 @@ type DB struct {
 	epoch    uint64
 	manifest *Manifest
 	tables   *tableReader
+	// compressor compresses WAL objects and L0 SSTs (Options.Compression).
+	compressor *compressor
 
 	memtable   *memtable
 	immutables []immutableMemtable // oldest first
@@ -84,6 +86,7 @@ func Open(ctx context.Context, store objstore.Store, path string, opts Options) 
 		snapshots: map[uint64]int{},
 	}
 	d.tables = newTableReader(store, opts.BlockCacheBytes, opts.MetaCacheBytes)
+	d.compressor = newCompressor(opts.Compression)
 	d.instance = opts.InstanceID
 	if d.instance == "" {
 		id, err := allocateInstanceID(ctx, store)
@@ -153,7 +156,7 @@ func (d *DB) fenceWAL(ctx context.Context) (uint64, error) {
 		}
 	}
 	for attempt := 0; attempt < manifestCommitAttemptsMax; attempt++ {
-		_, err := objstore.PutIfAbsentVerified(ctx, d.store, walKey(candidate), encodeWAL(walKindFence, d.epoch, candidate, nil))
+		_, err := objstore.PutIfAbsentVerified(ctx, d.store, walKey(candidate), encodeWAL(d.compressor, walKindFence, d.epoch, candidate, nil))
 		if err == nil {
 			return candidate, nil
 		}
@@ -183,7 +186,7 @@ func (d *DB) replay(ctx context.Context, fenceID uint64) error {
 			}
 			return storeErr(err, "read %s", key)
 		}
-		w, err := decodeWAL(key, id, obj.Data)
+		w, err := decodeWAL(&d.tables.decomp, key, id, obj.Data)
 		if err != nil {
 			return err
 		}
@@ -317,7 +320,7 @@ func (d *DB) seal() {
 	}
 	id := d.nextWALID
 	d.nextWALID++
-	data := encodeWAL(walKindData, d.epoch, id, d.walBuffer)
+	data := encodeWAL(d.compressor, walKindData, d.epoch, id, d.walBuffer)
 	d.sealed = append(d.sealed, sealedWAL{id: id, data: data, maxSeq: d.walBuffer[len(d.walBuffer)-1].seq})
 	d.sealedBytes += int64(len(data))
 	d.walBuffer, d.walBufferBytes = nil, 0
@@ -450,7 +453,7 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 				}
 			}
 			if b == nil {
-				b = newSSTBuilder(d.opts.BlockBytes, d.opts.BloomBitsPerKey, min(im.mt.bytes, d.opts.SSTBytesTarget))
+				b = newSSTBuilder(d.compressor, d.opts.BlockBytes, d.opts.BloomBitsPerKey, min(im.mt.bytes, d.opts.SSTBytesTarget))
 			}
 			for _, r := range out {
 				b.add(r)

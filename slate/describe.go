@@ -15,6 +15,7 @@ import (
 // replay point with their row counts. It only reads.
 func Describe(ctx context.Context, store objstore.Store, path string, w io.Writer) error {
 	store = objstore.Prefixed(store, path)
+	var decomp decompressor
 	m, err := latestManifest(ctx, store)
 	if err != nil {
 		return err
@@ -98,7 +99,7 @@ func Describe(ctx context.Context, store objstore.Store, path string, w io.Write
 			lines = append(lines, fmt.Sprintf("  %s: %v", o.Key, err))
 			continue
 		}
-		wo, err := decodeWAL(o.Key, id, obj.Data)
+		wo, err := decodeWAL(&decomp, o.Key, id, obj.Data)
 		switch {
 		case err != nil:
 			lines = append(lines, fmt.Sprintf("  %s: %v", o.Key, err))

@@ -63,6 +63,12 @@
 // "flush group") and commits a manifest advancing ReplayAfterWALID and
 // LastL0Seq.
 //
+// WAL objects and SST data blocks are compressed with Options.Compression
+// (S2 by default; compress.go). Each compressed body ends with its codec,
+// so objects of several codecs, and uncompressed ones written before
+// compression existed, are read side by side; checksums cover the stored
+// bytes and are verified before anything is decompressed.
+//
 // Compaction is size-tiered: once L0 holds L0CompactionTrigger flush groups
 // they are merged into a new, newest sorted run; runs whose sizes are within
 // SizeTierRatio of each other merge once SizeTierMinRuns of them line up.

@@ -135,7 +135,7 @@ func TestTwoWritersRace(t *testing.T) {
 			for _, o := range infos {
 				obj, _ := inner.Get(ctx, o.Key)
 				id, _ := parseWALKey(o.Key[len("db/"):])
-				w, err := decodeWAL(o.Key, id, obj.Data)
+				w, err := decodeWAL(&decompressor{}, o.Key, id, obj.Data)
 				if err != nil {
 					t.Fatal(err)
 				}

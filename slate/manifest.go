@@ -133,7 +133,7 @@ func decodeManifest(key string, id uint64, data []byte) (*Manifest, error) {
 	}
 	js := data[manifestHeaderBytes:]
 	version := binary.BigEndian.Uint16(data[4:6])
-	if err := checkFormatChecksum(key, "manifest", data, version, manifestChecksumOffset, js, manifestFormatVersion, manifestFormatPayloadChecksum); err != nil {
+	if err := checkFormatChecksum(key, "manifest", data, version, manifestChecksumOffset, js, manifestFormatVersion, manifestFormatVersion, manifestFormatPayloadChecksum); err != nil {
 		return nil, err
 	}
 	var m Manifest

@@ -108,6 +108,7 @@ func TestModel(t *testing.T) {
 			L0CompactionTrigger: rapid.IntRange(1, 4).Draw(rt, "l0Trigger"),
 			SizeTierMinRuns:     rapid.IntRange(2, 4).Draw(rt, "minRuns"),
 			BlockCacheBytes:     int64(rapid.IntRange(-1, 8192).Draw(rt, "cacheBytes")),
+			Compression:         rapid.SampledFrom(allCompressions).Draw(rt, "compression"),
 			UnflushedBytesMax:   1 << 30,
 			L0MaxSSTs:           1 << 20,
 		}
@@ -245,6 +246,9 @@ func TestModel(t *testing.T) {
 					s.s.Release()
 				}
 				snaps = nil
+				// Objects keep the codec they were written with: another
+				// one may read and write beside them.
+				opts.Compression = rapid.SampledFrom(allCompressions).Draw(rt, "compression")
 				d, err = Open(ctx, store, "db", opts)
 				if err != nil {
 					rt.Fatal(err)

@@ -38,6 +38,12 @@ type Options struct {
 	BlockBytes int
 	// BloomBitsPerKey sizes SST bloom filters (0 uses the default 10).
 	BloomBitsPerKey int
+	// Compression is the codec of SST data blocks and WAL objects written
+	// from now on; what is stored keeps the codec it was written with
+	// (each block and object records its own), so it can be changed
+	// between opens. Default (and any value not listed) CompressionS2.
+	// Simulation range: every value.
+	Compression Compression
 	// SSTBytesTarget splits compaction output (each output SST is built in
 	// memory before its PUT). Default 16 MiB.
 	SSTBytesTarget int64

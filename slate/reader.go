@@ -163,7 +163,7 @@ func (r *Reader) replayInto(ctx context.Context, mts *[]*memtable, m *Manifest, 
 			}
 			return id, storeErr(err, "read %s", key)
 		}
-		w, err := decodeWAL(key, id, obj.Data)
+		w, err := decodeWAL(&r.tables.decomp, key, id, obj.Data)
 		if err != nil {
 			return id, err
 		}

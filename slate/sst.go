@@ -11,7 +11,7 @@ import (
 	"github.com/rockstream/rockstream/slate/objstore"
 )
 
-// SST layout (format version 1):
+// SST layout (format version 2):
 //
 //	data block 0 | crc32c   ...   data block n | crc32c
 //	filter block (bloom over distinct keys) | crc32c
@@ -19,13 +19,19 @@ import (
 //	footer (sstFooterBytes): filterOff u64 | filterLen u64 | indexOff u64 |
 //	        indexLen u64 | rows u64 | format u16 | magic u32 | crc32c u32
 //
-// Lengths include each block's trailing checksum. Every block is verified
-// before it is decoded, and the error names the object.
+// Format 2 stores each data block as a compressed body (compress.go: the
+// rows, compressed or not, then the codec); format 1 (still read) stored
+// the rows as they are. The footer is the same in both. Lengths include
+// each block's trailing checksum, which covers the stored (compressed)
+// bytes. Every block is verified before it is decompressed and decoded,
+// and the error names the object.
 
 const (
 	sstMagic         = 0x52535354 // "RSST"
-	sstFormatVersion = 1
-	sstFooterBytes   = 8*5 + 2 + 4 + 4
+	sstFormatVersion = 2
+	// sstFormatRawBlocks: format 1, whose data blocks are uncompressed.
+	sstFormatRawBlocks = 1
+	sstFooterBytes     = 8*5 + 2 + 4 + 4
 )
 
 func appendBlock(dst, payload []byte) []byte {
@@ -47,6 +53,7 @@ func verifyBlock(objectKey string, what string, b []byte) ([]byte, error) {
 
 // sstBuilder accumulates rows (in key asc, seq desc order) into an SST.
 type sstBuilder struct {
+	compressor       *compressor
 	blockBytesTarget int
 	bloomBitsPerKey  int
 	// buf is the SST so far; the open block is buf[blockStart:] (rows are
@@ -60,11 +67,11 @@ type sstBuilder struct {
 	info         SSTInfo
 }
 
-func newSSTBuilder(blockBytes, bloomBitsPerKey int, sizeHint int64) *sstBuilder {
+func newSSTBuilder(c *compressor, blockBytes, bloomBitsPerKey int, sizeHint int64) *sstBuilder {
 	// NB: headroom for the filter, index and footer appended at the end
 	// (about 1.3 bytes per key and a few dozen per block): without it,
 	// finish reallocated and copied the whole SST.
-	return &sstBuilder{blockBytesTarget: blockBytes, bloomBitsPerKey: bloomBitsPerKey,
+	return &sstBuilder{compressor: c, blockBytesTarget: blockBytes, bloomBitsPerKey: bloomBitsPerKey,
 		buf: make([]byte, 0, sizeHint+sizeHint/16+int64(2*blockBytes)+4096)}
 }
 
@@ -100,7 +107,9 @@ func (b *sstBuilder) finishBlock() {
 	if len(b.buf) == off {
 		return
 	}
-	// The same bytes appendBlock writes: payload, then its checksum.
+	// The same bytes appendBlock writes of the compressed body: payload,
+	// then its checksum.
+	b.buf = b.compressor.compressInPlace(b.buf, off)
 	b.buf = binary.BigEndian.AppendUint32(b.buf, checksum(b.buf[off:]))
 	b.index = binary.AppendUvarint(b.index, uint64(len(b.blockLastKey)))
 	b.index = append(b.index, b.blockLastKey...)
@@ -190,6 +199,8 @@ type sstMeta struct {
 	filter []byte
 	index  []sstIndexEntry
 	rows   uint64
+	// format is the SST's format version (data blocks compressed from 2 on).
+	format uint16
 	// dataEnd is where the data blocks end (the filter block's offset).
 	dataEnd int64
 }
@@ -207,9 +218,10 @@ func (m *sstMeta) cacheBytes() int64 {
 // in meta (Options.MetaCacheBytes), so scans cannot evict the metadata every
 // point lookup needs.
 type tableReader struct {
-	store objstore.Store
-	cache *blockCache
-	meta  *blockCache
+	store  objstore.Store
+	cache  *blockCache
+	meta   *blockCache
+	decomp decompressor
 }
 
 func newTableReader(store objstore.Store, blockBytes, metaBytes int64) *tableReader {
@@ -237,8 +249,9 @@ func (t *tableReader) sstMeta(ctx context.Context, info SSTInfo) (*sstMeta, erro
 	if binary.BigEndian.Uint32(footer[42:46]) != sstMagic {
 		return nil, corruptErr(info.Key, "not an SST (bad magic)")
 	}
-	if v := binary.BigEndian.Uint16(footer[40:42]); v != sstFormatVersion {
-		return nil, formatErr(info.Key, "SST format version %d, this build reads %d", v, sstFormatVersion)
+	format := binary.BigEndian.Uint16(footer[40:42])
+	if format != sstFormatVersion && format != sstFormatRawBlocks {
+		return nil, formatErr(info.Key, "SST format version %d, this build reads %d to %d", format, sstFormatRawBlocks, sstFormatVersion)
 	}
 	filterOff := int64(binary.BigEndian.Uint64(footer[0:]))
 	filterLen := int64(binary.BigEndian.Uint64(footer[8:]))
@@ -264,7 +277,7 @@ func (t *tableReader) sstMeta(ctx context.Context, info SSTInfo) (*sstMeta, erro
 	if err != nil {
 		return nil, err
 	}
-	m := &sstMeta{filter: append([]byte(nil), filter...), rows: rows, dataEnd: filterOff}
+	m := &sstMeta{filter: append([]byte(nil), filter...), rows: rows, format: format, dataEnd: filterOff}
 	for p := indexPayload; len(p) > 0; {
 		n, w := binary.Uvarint(p)
 		if w <= 0 || uint64(len(p)-w) < n {
@@ -307,7 +320,7 @@ func (t *tableReader) block(ctx context.Context, info SSTInfo, m *sstMeta, i int
 	if int64(len(raw)) != e.length {
 		return nil, corruptErr(info.Key, "block %d truncated", i)
 	}
-	rows, payloadBytes, err := decodeBlock(nil, info.Key, i, raw)
+	rows, payloadBytes, err := t.decodeBlock(nil, info.Key, m.format, i, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +462,7 @@ func (it *sstIter) loadBlock() ([]row, error) {
 	case len(it.rows) > 0:
 		dst = make([]row, 0, len(it.rows))
 	}
-	rows, payloadBytes, err := decodeBlock(dst, it.info.Key, i, raw)
+	rows, payloadBytes, err := it.t.decodeBlock(dst, it.info.Key, it.meta.format, i, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -460,12 +473,19 @@ func (it *sstIter) loadBlock() ([]row, error) {
 	return rows, nil
 }
 
-// decodeBlock appends the rows of data block i of SST key (raw) to rows
-// and returns them and the block's payload size.
-func decodeBlock(rows []row, key string, i int, raw []byte) ([]row, int, error) {
-	payload, err := verifyBlock(key, fmt.Sprintf("data %d", i), raw)
+// decodeBlock appends the rows of data block i of SST key (raw, as
+// stored, in the SST's format) to rows and returns them and the block's
+// decompressed payload size.
+func (t *tableReader) decodeBlock(rows []row, key string, format uint16, i int, raw []byte) ([]row, int, error) {
+	what := fmt.Sprintf("data %d", i)
+	payload, err := verifyBlock(key, what, raw)
 	if err != nil {
 		return nil, 0, err
+	}
+	if format != sstFormatRawBlocks {
+		if payload, err = t.decomp.decodeBody(key, "block "+what, payload); err != nil {
+			return nil, 0, err
+		}
 	}
 	for p := payload; len(p) > 0; {
 		r, rest, err := decodeRow(p)

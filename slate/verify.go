@@ -108,6 +108,7 @@ func verifyDatabase(ctx context.Context, store objstore.Store, path string, w io
 	}
 	report.Databases = append(report.Databases, path)
 	problemsBefore := len(report.Problems)
+	var decomp decompressor
 	bad := map[string]error{}
 	sizes := map[string]int64{}
 	var newest *Manifest
@@ -178,7 +179,7 @@ func verifyDatabase(ctx context.Context, store objstore.Store, path string, w io
 			}
 			obj, err := db.Get(ctx, o.Key)
 			if err == nil {
-				_, err = decodeWAL(o.Key, id, obj.Data)
+				_, err = decodeWAL(&decomp, o.Key, id, obj.Data)
 			} else {
 				err = storeErr(err, "read %s", o.Key)
 			}
