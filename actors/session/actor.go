@@ -1259,15 +1259,30 @@ func (a *Actor) commitParts(ctx runtime.Context, m Commit, parts []writePart, ro
 			a.send(ctx, a.lockShard(), shard.UnlockRows{Txn: lockTxn})
 		}
 	}
+	a.commitPartsAttempt(ctx, m, parts, rows, unlock, commitPartsAttemptsMax)
+}
+
+// commitPartsAttemptsMax bounds the attempts of a transaction on several
+// shards whose prepares younger transactions' intents refused.
+const commitPartsAttemptsMax = 64
+
+// commitPartsAttempt is one attempt of commitParts: every part prepared
+// at once, under a new id (shard twophase.go). A part refused because an
+// older transaction is in doubt on its shard (wait-die) makes the attempt
+// drop its parts and try again.
+func (a *Actor) commitPartsAttempt(ctx runtime.Context, m Commit, parts []writePart, rows int, unlock func(runtime.Context), attempts int) {
 	// The transaction's id is an epoch the control plane hands out: never
 	// handed out again, also after a restart, so a home never answers a
-	// transaction with another's decision.
+	// transaction with another's decision. Its order is the wait-die age.
 	var txn uint64
 	home := parts[0].shard
-	abort := func(ctx runtime.Context, prepared int, err error) {
-		for _, p := range parts[:prepared] {
+	abort := func(ctx runtime.Context) {
+		for _, p := range parts {
 			a.send(ctx, a.cfg.Router.ActorOf(p.shard), shard.Resolve{Txn: txn, Abort: true})
 		}
+	}
+	fail := func(ctx runtime.Context, err error) {
+		abort(ctx)
 		unlock(ctx)
 		a.finish(err)
 	}
@@ -1282,7 +1297,7 @@ func (a *Actor) commitParts(ctx runtime.Context, m Commit, parts []writePart, ro
 			}
 			d := reply.(shard.Decided)
 			if d.Aborted {
-				abort(ctx, len(parts), errcode.New(errcode.OptimisticConflict, "could not serialize access: the transaction was aborted while one of its shards waited for its decision"))
+				fail(ctx, errcode.New(errcode.OptimisticConflict, "could not serialize access: the transaction was aborted while one of its shards waited for its decision"))
 				return
 			}
 			for _, p := range parts {
@@ -1293,34 +1308,42 @@ func (a *Actor) commitParts(ctx runtime.Context, m Commit, parts []writePart, ro
 			a.finish(Committed{Epoch: d.Epoch, Rows: rows})
 		})
 	}
-	var prepare func(ctx runtime.Context, i int)
-	prepare = func(ctx runtime.Context, i int) {
-		if i == len(parts) {
-			// The decision's epoch, handed out after every prepare: above
-			// what each participant sealed.
-			a.ask(ctx, a.control(), control.AllocEpoch{Count: 1}, func(ctx runtime.Context, reply runtime.Message) {
-				e, ok := reply.(control.EpochAllocated)
-				if !ok {
-					err := errcode.New(errcode.ShardUnavailable, "the transaction got no epoch from the control plane; it was rolled back")
-					if cause, isErr := reply.(error); isErr {
-						err = errcode.Wrap(errcode.ShardUnavailable, cause, "the transaction got no epoch from the control plane; it was rolled back")
-					}
-					abort(ctx, len(parts), err)
-					return
-				}
-				decide(ctx, e.Epoch)
-			})
-			return
+	prepared := func(ctx runtime.Context, replies []runtime.Message) {
+		refused := false
+		for _, r := range replies {
+			switch r := r.(type) {
+			case error:
+				// NB: a part may be prepared (its answer lost): the abort
+				// drops it too; an abort of what was never prepared is a
+				// no-op.
+				fail(ctx, r)
+				return
+			case shard.PrepareRefused:
+				refused = true
+			}
 		}
-		p := parts[i]
-		a.askPatiently(ctx, a.cfg.Router.ActorOf(p.shard), shard.Prepare{CatalogVersion: m.CatalogVersion, Txn: txn, Home: home, Writes: p.writes}, func(ctx runtime.Context, reply runtime.Message) {
-			if err, ok := reply.(error); ok {
-				// NB: this part may be prepared (its answer lost): abort
-				// it too; an abort of what was never prepared is a no-op.
-				abort(ctx, i+1, err)
+		if refused {
+			if attempts <= 1 {
+				fail(ctx, errcode.New(errcode.OptimisticConflict, "could not serialize access: the transaction's shards stayed busy with older transactions over several shards"))
 				return
 			}
-			prepare(ctx, i+1)
+			abort(ctx)
+			a.commitPartsAttempt(ctx, m, parts, rows, unlock, attempts-1)
+			return
+		}
+		// The decision's epoch, handed out after every prepare: above
+		// what each participant sealed.
+		a.ask(ctx, a.control(), control.AllocEpoch{Count: 1}, func(ctx runtime.Context, reply runtime.Message) {
+			e, ok := reply.(control.EpochAllocated)
+			if !ok {
+				err := errcode.New(errcode.ShardUnavailable, "the transaction got no epoch from the control plane; it was rolled back")
+				if cause, isErr := reply.(error); isErr {
+					err = errcode.Wrap(errcode.ShardUnavailable, cause, "the transaction got no epoch from the control plane; it was rolled back")
+				}
+				fail(ctx, err)
+				return
+			}
+			decide(ctx, e.Epoch)
 		})
 	}
 	a.ask(ctx, a.control(), control.AllocEpoch{Count: 1}, func(ctx runtime.Context, reply runtime.Message) {
@@ -1335,7 +1358,18 @@ func (a *Actor) commitParts(ctx runtime.Context, m Commit, parts []writePart, ro
 			return
 		}
 		txn = e.Epoch
-		prepare(ctx, 0)
+		// Every part at once: each shard checks and stores its part on
+		// its own core.
+		replies := make([]runtime.Message, len(parts))
+		left := len(parts)
+		for i, p := range parts {
+			a.askPatiently(ctx, a.cfg.Router.ActorOf(p.shard), shard.Prepare{CatalogVersion: m.CatalogVersion, Txn: txn, Home: home, Writes: p.writes}, func(ctx runtime.Context, reply runtime.Message) {
+				replies[i] = reply
+				if left--; left == 0 {
+					prepared(ctx, replies)
+				}
+			})
+		}
 	})
 }
 

@@ -24,9 +24,10 @@ import (
 // partSimOutcome is what one simulated run of the partitioned workload did.
 type partSimOutcome struct {
 	acked, unknown, reads, crashes, stranded int
-	// snapshots: reads in a snapshot pinned on every shard.
-	snapshots int
-	trace     uint64
+	// snapshots: reads in a snapshot pinned on every shard; refused:
+	// prepares refused for an older transaction in doubt (wait-die).
+	snapshots, refused int
+	trace              uint64
 }
 
 // runPartitionedSim runs a partitioned layout in the simulator: a table
@@ -418,45 +419,59 @@ func runPartitionedSim(t *testing.T, seed uint64) (partSimOutcome, error) {
 			}
 			record("aborted")
 		}
+		// Both parts at once, as a session prepares them (wait-die: a
+		// part refused for an older transaction in doubt aborts this one).
+		left, failed := 2, false
 		prepare := func(sh partition.ShardID, row types.Row, key int64, then func()) {
 			s.AskAsync(ActorOf(sh), Prepare{CatalogVersion: snap.Version, Txn: txn, Home: 0, Writes: []RowWrite{{Table: ptable.ID, Key: types.Row{key}, Row: row}}}, func(reply runtime.Message, err error) {
+				if _, ok := reply.(PrepareRefused); ok {
+					out.refused++
+				}
 				if _, ok := reply.(Prepared); !ok || err != nil {
+					failed = true
+				}
+				if left--; left > 0 {
+					return
+				}
+				if failed {
 					abort()
 					return
 				}
 				then()
 			})
 		}
-		prepare(0, rowA, a, func() {
-			prepare(1, rowB, b, func() {
-				if rnd.IntN(10) == 0 {
-					out.stranded++
-					record("aborted") // never decided: presumed abort
+		both := func(then func()) {
+			prepare(0, rowA, a, then)
+			prepare(1, rowB, b, then)
+		}
+		both(func() {
+			if rnd.IntN(10) == 0 {
+				out.stranded++
+				record("aborted") // never decided: presumed abort
+				return
+			}
+			s.AskAsync(control.ActorID, control.AllocEpoch{Count: 1}, func(reply runtime.Message, err error) {
+				e, ok := reply.(control.EpochAllocated)
+				if !ok || err != nil {
+					abort()
 					return
 				}
-				s.AskAsync(control.ActorID, control.AllocEpoch{Count: 1}, func(reply runtime.Message, err error) {
-					e, ok := reply.(control.EpochAllocated)
-					if !ok || err != nil {
-						abort()
-						return
-					}
-					s.AskAsync(ActorOf(0), Decide{Txn: txn, Epoch: e.Epoch}, func(reply runtime.Message, err error) {
-						d, ok := reply.(Decided)
-						switch {
-						case !ok || err != nil:
-							record("unknown")
-						case d.Aborted:
-							record("aborted")
-						default:
-							maxAcked = max(maxAcked, d.Epoch)
-							if rnd.IntN(5) != 0 {
-								for _, sh := range []partition.ShardID{0, 1} {
-									s.AskAsync(ActorOf(sh), Resolve{Txn: txn, Epoch: d.Epoch}, func(runtime.Message, error) {})
-								}
+				s.AskAsync(ActorOf(0), Decide{Txn: txn, Epoch: e.Epoch}, func(reply runtime.Message, err error) {
+					d, ok := reply.(Decided)
+					switch {
+					case !ok || err != nil:
+						record("unknown")
+					case d.Aborted:
+						record("aborted")
+					default:
+						maxAcked = max(maxAcked, d.Epoch)
+						if rnd.IntN(5) != 0 {
+							for _, sh := range []partition.ShardID{0, 1} {
+								s.AskAsync(ActorOf(sh), Resolve{Txn: txn, Epoch: d.Epoch}, func(runtime.Message, error) {})
 							}
-							record("acked")
 						}
-					})
+						record("acked")
+					}
 				})
 			})
 		})
@@ -523,7 +538,9 @@ func runPartitionedSim(t *testing.T, seed uint64) (partSimOutcome, error) {
 			st, _ := s.Ask(context.Background(), ActorOf(2), GetStatus{})
 			t.Logf("attempt %d: %v; status %+v", attempt, err, st)
 		}
-		if attempt == 100 {
+		if attempt == 400 {
+			// NB: past a shard's longest reopen backoff (10 s), which
+			// store faults before the heal may have reached.
 			return partSimOutcome{}, fmt.Errorf("%s\nseed %d: the final read failed: %v", s.Describe(), seed, err)
 		}
 		if err := s.RunFor(50 * time.Millisecond); err != nil {
@@ -603,6 +620,7 @@ func TestPartitionedUnderSim(t *testing.T) {
 		total.crashes += o.crashes
 		total.stranded += o.stranded
 		total.snapshots += o.snapshots
+		total.refused += o.refused
 	}
 	if total.acked == 0 || total.reads == 0 || total.crashes == 0 {
 		t.Fatalf("the workload exercised too little: %+v", total)
@@ -613,7 +631,7 @@ func TestPartitionedUnderSim(t *testing.T) {
 	if total.stranded == 0 {
 		t.Fatalf("no transaction was left undecided: %+v", total)
 	}
-	t.Logf("%d seeds: %d commits acknowledged, %d unknown, %d reads, %d in snapshots, %d crashes, %d transactions left undecided", partSimSeeds, total.acked, total.unknown, total.reads, total.snapshots, total.crashes, total.stranded)
+	t.Logf("%d seeds: %d commits acknowledged, %d unknown, %d reads, %d in snapshots, %d crashes, %d transactions left undecided, %d prepares refused", partSimSeeds, total.acked, total.unknown, total.reads, total.snapshots, total.crashes, total.stranded, total.refused)
 }
 
 // partSimSeeds is how many seeds TestPartitionedUnderSim runs (more with

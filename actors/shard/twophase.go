@@ -31,9 +31,13 @@ import (
 // While in doubt a participant seals nothing past what it knew when it
 // prepared (E comes later, so above it): no view steps an epoch one
 // participant shows and another has not resolved yet. It holds its other
-// commits, lookups and prepares (one intent at a time; sessions prepare in
-// ascending shard order, so two transactions never wait on each other),
-// so the writes it checked at prepare are still valid at resolve.
+// commits, lookups and prepares, so the writes it checked at prepare are
+// still valid at resolve. One intent at a time, and the session prepares
+// every part at once, so two transactions could wait on each other: a
+// prepare of a transaction older than the one in doubt (a lower id) waits,
+// a younger one is refused (PrepareRefused: wait-die), and its session
+// drops its parts and tries again with a new id. Waits only ever go from
+// an older transaction to a younger, so they never form a cycle.
 //
 // An intent in doubt for intentQueryEvery (or found at open) asks the home
 // (DecisionQuery); a home without a decision records an abort first
@@ -49,6 +53,10 @@ type (
 	}
 	// Prepared answers Prepare.
 	Prepared struct{ Txn uint64 }
+	// PrepareRefused answers a Prepare of a transaction younger than the
+	// one in doubt on the participant (Waiting): the session resolves its
+	// parts as aborted and tries again.
+	PrepareRefused struct{ Txn, Waiting uint64 }
 	// Decide (session → home): every participant prepared; commit at
 	// Epoch, which the session had the control plane hand out after the
 	// last prepare (so above every participant's seal). → Decided.
@@ -146,6 +154,10 @@ func (a *Actor) replay(ctx runtime.Context, parked []parkedMessage) {
 // receivePrepare checks a transaction's writes here and makes them a
 // durable intent.
 func (a *Actor) receivePrepare(ctx runtime.Context, m Prepare) {
+	if in := a.twopc.intent; in != nil && m.Txn > in.txn {
+		ctx.Reply(PrepareRefused{Txn: m.Txn, Waiting: in.txn})
+		return
+	}
 	if a.holdForIntent(ctx, m) {
 		return
 	}
@@ -184,6 +196,24 @@ func (a *Actor) receivePrepare(ctx runtime.Context, m Prepare) {
 	ctx.Reply(Prepared{Txn: m.Txn})
 }
 
+// dropPrepares answers the prepares of txn still waiting here as refused
+// (its session aborted it).
+func (a *Actor) dropPrepares(txn uint64) {
+	drop := func(parked []parkedMessage) []parkedMessage {
+		keep := parked[:0]
+		for _, p := range parked {
+			if m, ok := p.msg.(Prepare); ok && m.Txn == txn {
+				p.reply.Reply(PrepareRefused{Txn: txn})
+				continue
+			}
+			keep = append(keep, p)
+		}
+		return keep
+	}
+	a.twopc.held = drop(a.twopc.held)
+	a.twopc.preparing = drop(a.twopc.preparing)
+}
+
 // receiveResolve applies or drops the intent in doubt.
 func (a *Actor) receiveResolve(ctx runtime.Context, m Resolve) {
 	if a.paused() && !m.Abort {
@@ -199,7 +229,12 @@ func (a *Actor) receiveResolve(ctx runtime.Context, m Resolve) {
 func (a *Actor) resolve(ctx runtime.Context, m Resolve, reply runtime.Deferred) {
 	in := a.twopc.intent
 	if in == nil || in.txn != m.Txn {
-		// Resolved before (a repeat), or never prepared here.
+		// Resolved before (a repeat), or never prepared here: its
+		// prepare, sent before, may still wait here (held behind an
+		// intent, or for an allocation); an abort drops it.
+		if m.Abort {
+			a.dropPrepares(m.Txn)
+		}
 		if reply != nil {
 			reply.Reply(Resolved{Txn: m.Txn})
 		}

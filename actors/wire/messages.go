@@ -119,6 +119,7 @@ func Messages() []runtime.Message {
 		shard.SealThrough{},
 		shard.Prepare{Writes: []shard.RowWrite{{}}},
 		shard.Prepared{},
+		shard.PrepareRefused{},
 		shard.Decide{},
 		shard.Decided{},
 		shard.Resolve{},
