@@ -199,6 +199,8 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			break
 		}
 		p.then(ctx, errcode.New(errcode.ShardUnavailable, "the shard did not answer within %s", ctx.Now().Sub(p.since).Round(time.Second)))
+	case retryRead:
+		m.run(ctx)
 	case lockTimeoutFired:
 		if a.lockWait != 0 && a.lockWaitSerial == m.wait {
 			a.lockTimedOut = true
@@ -638,6 +640,12 @@ func (a *Actor) readSpread(ctx runtime.Context, m Read, attempts int, done func(
 		})
 		return
 	}
+	a.readSpreadSince(ctx, m, attempts, ctx.Now(), done)
+}
+
+// readSpreadSince is readSpread's read in a new snapshot, first tried at
+// began.
+func (a *Actor) readSpreadSince(ctx runtime.Context, m Read, attempts int, began time.Time, done func(runtime.Context, []zset.Batch)) {
 	a.openSnapshot(ctx, m.CatalogVersion, func(ctx runtime.Context, id, epoch uint64) {
 		a.readSnapshot = id
 		a.readSnapshotEpoch = epoch
@@ -645,7 +653,14 @@ func (a *Actor) readSpread(ctx runtime.Context, m Read, attempts int, done func(
 			a.releaseReadSnapshot(ctx)
 			if err != nil {
 				if errcode.Has(err, errcode.SnapshotUnavailable) && attempts > 1 {
-					a.readSpread(ctx, m, attempts-1, done)
+					a.readSpreadSince(ctx, m, attempts-1, began, done)
+					return
+				}
+				if errcode.Has(err, errcode.SnapshotUnavailable) && ctx.Now().Sub(began) < readFillingWaitMax {
+					// A view being filled (after a restart, or created
+					// meanwhile) has no state to pin yet: wait for its
+					// fill as a read of it alone does, and try again.
+					ctx.After(readFillingRetryEvery, retryRead{run: func(ctx runtime.Context) { a.readSpreadSince(ctx, m, 1, began, done) }})
 					return
 				}
 				a.finish(err)
@@ -655,6 +670,17 @@ func (a *Actor) readSpread(ctx runtime.Context, m Read, attempts int, done func(
 		})
 	})
 }
+
+// retryRead runs a statement's read again (readSpread).
+type retryRead struct{ run func(runtime.Context) }
+
+// A statement's read of several shards naming a view being filled tries
+// again every readFillingRetryEvery for up to readFillingWaitMax.
+// Simulation range: fixed.
+const (
+	readFillingRetryEvery = 50 * time.Millisecond
+	readFillingWaitMax    = 2 * time.Minute
+)
 
 // readAtSnapshot reads m.Relations in snapshot at, one Read per shard
 // serving them, into out (in m.Relations' order); a view spread over the

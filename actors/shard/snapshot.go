@@ -233,8 +233,9 @@ func (a *Actor) readAt(m Read) (runtime.Message, error) {
 		}
 		if rel, ok := a.snap.RelationByID(id); ok && rel.Kind == catalog.KindMaterializedView && !slices.Contains(a.snapshots[m.At].views, id) && !a.isFailed(id) {
 			if a.backfilling(id) != nil || a.installed(id) == nil {
-				// As a read of the current state answers (snapshotOf).
-				return nil, errcode.New(errcode.ShardUnavailable, "materialized view %s is still being filled from its inputs (backfilling); read it once SHOW VIEW STATUS shows it running", rel.Name)
+				// A statement's snapshot waits for the fill by taking
+				// another (session readSpread); a transaction's is retried.
+				return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: materialized view %s was still being filled from its inputs (backfilling) when the snapshot was taken", rel.Name)
 			}
 			return nil, errcode.New(errcode.SnapshotUnavailable, "could not serialize access: materialized view %s was created after the transaction's snapshot was taken", rel.Name)
 		}
