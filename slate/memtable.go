@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // memtable is a skiplist of rows in (key asc, seq desc) order, laid out in
@@ -35,6 +37,16 @@ type memtable struct {
 	chunksMax  int
 	arenaBytes int64 // bytes of all chunks (the memtable's real footprint)
 
+	// points maps a key's hash to the node of its newest version
+	// (pointsShared: two keys share the hash), so a point lookup costs a
+	// hash and a map probe instead of a descent through every level of
+	// the list, a cache miss per step in a memtable of a million rows. A
+	// hash absent from it is a key the memtable does not hold.
+	points map[uint64]nodeRef
+	// pointHash hashes keys for points (xxhash; tests use a weak one to
+	// make keys share hashes).
+	pointHash func([]byte) uint64
+
 	levels int
 	rng    uint64
 	bytes  int64 // logical size (row.encodedSize per row): flush decisions
@@ -63,6 +75,11 @@ const (
 	arenaLargeBytes = arenaChunkBytesMax / 4
 
 	headRef nodeRef = 1 // the head node: chunk 0, offset 8
+
+	// pointsShared marks a hash two keys share in memtable.points (no node
+	// starts there: a node is longer than the 8 bytes left after the last
+	// nodeAlign offset of a chunk, and a large node's chunk starts at 0).
+	pointsShared nodeRef = math.MaxUint32
 )
 
 // Node layout (little-endian), nodeAlign-aligned:
@@ -98,7 +115,8 @@ func newMemtableChunks(chunksMax int) *memtable {
 	if chunksMax <= 0 || chunksMax > arenaChunksMax {
 		chunksMax = arenaChunksMax
 	}
-	m := &memtable{levels: 1, rng: 0x9E3779B97F4A7C15, chunksMax: chunksMax}
+	m := &memtable{levels: 1, rng: 0x9E3779B97F4A7C15, chunksMax: chunksMax,
+		points: map[uint64]nodeRef{}, pointHash: xxhash.Sum64}
 	m.chunks = append(m.chunks, make([]byte, arenaChunkBytesMin))
 	m.arenaBytes = arenaChunkBytesMin
 	m.nextSize = min(2*arenaChunkBytesMin, arenaChunkBytesMax)
@@ -320,8 +338,50 @@ func (m *memtable) addSorted(rows []row) {
 			m.setNext(prev[l], l, n)
 			prev[l] = n
 		}
+		m.indexPoint(n, r)
 		m.count(r)
 	}
+}
+
+// indexPoint records node n, just added with row r, in m.points.
+func (m *memtable) indexPoint(n nodeRef, r row) {
+	h := m.pointHash(r.key)
+	old, ok := m.points[h]
+	switch {
+	case !ok:
+		m.points[h] = n
+	case old == pointsShared:
+	case !bytes.Equal(nodeKey(m.node(old)), r.key):
+		m.points[h] = pointsShared
+	case binary.LittleEndian.Uint64(m.node(old)[nodeSeqOff:]) < r.seq:
+		m.points[h] = n // the newest version first
+	}
+}
+
+// findPoint is findGE(key, seq) for a point lookup: the first node of key
+// at or below seq, but 0 (not the next key's node) when there is none.
+func (m *memtable) findPoint(key []byte, seq uint64) nodeRef {
+	n, ok := m.points[m.pointHash(key)]
+	switch {
+	case !ok:
+		return 0
+	case n == pointsShared:
+		if n = m.findGE(key, seq, nil); n != 0 && !bytes.Equal(nodeKey(m.node(n)), key) {
+			return 0
+		}
+		return n
+	}
+	// INVARIANT: versions of a key follow one another in descending seq.
+	for ; n != 0; n = m.next(n, 0) {
+		nd := m.node(n)
+		if !bytes.Equal(nodeKey(nd), key) {
+			return 0
+		}
+		if binary.LittleEndian.Uint64(nd[nodeSeqOff:]) <= seq {
+			return n
+		}
+	}
+	return 0
 }
 
 // compareNodes orders two nodes' rows.
