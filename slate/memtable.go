@@ -37,12 +37,11 @@ type memtable struct {
 	chunksMax  int
 	arenaBytes int64 // bytes of all chunks (the memtable's real footprint)
 
-	// points maps a key's hash to the node of its newest version
-	// (pointsShared: two keys share the hash), so a point lookup costs a
-	// hash and a map probe instead of a descent through every level of
-	// the list, a cache miss per step in a memtable of a million rows. A
-	// hash absent from it is a key the memtable does not hold.
-	points map[uint64]nodeRef
+	// points indexes each key's newest version by the key's hash, so a
+	// point lookup costs a hash and a probe or two of one array instead of
+	// a descent through every level of the list, a cache miss per step in
+	// a memtable of a million rows.
+	points pointIndex
 	// pointHash hashes keys for points (xxhash; tests use a weak one to
 	// make keys share hashes).
 	pointHash func([]byte) uint64
@@ -76,10 +75,6 @@ const (
 
 	headRef nodeRef = 1 // the head node: chunk 0, offset 8
 
-	// pointsShared marks a hash two keys share in memtable.points (no node
-	// starts there: a node is longer than the 8 bytes left after the last
-	// nodeAlign offset of a chunk, and a large node's chunk starts at 0).
-	pointsShared nodeRef = math.MaxUint32
 )
 
 // Node layout (little-endian), nodeAlign-aligned:
@@ -116,7 +111,7 @@ func newMemtableChunks(chunksMax int) *memtable {
 		chunksMax = arenaChunksMax
 	}
 	m := &memtable{levels: 1, rng: 0x9E3779B97F4A7C15, chunksMax: chunksMax,
-		points: map[uint64]nodeRef{}, pointHash: xxhash.Sum64}
+		pointHash: xxhash.Sum64}
 	m.chunks = append(m.chunks, make([]byte, arenaChunkBytesMin))
 	m.arenaBytes = arenaChunkBytesMin
 	m.nextSize = min(2*arenaChunkBytesMin, arenaChunkBytesMax)
@@ -343,33 +338,86 @@ func (m *memtable) addSorted(rows []row) {
 	}
 }
 
+// pointIndex is an open-addressing hash table (linear probing) from a
+// key's hash to the node of the key's newest version. A slot holds the
+// hash's high 32 bits (its tag, which also picks the first slot) above
+// the nodeRef; 0 is empty (no node is at ref 0). Keys whose tags match
+// are told apart by their nodes' keys, so a key absent from the memtable
+// is answered without touching a node unless another key shares its
+// tag. Slots are pointer-free: the GC does not scan them.
+type pointIndex struct {
+	slots []uint64
+	used  int
+}
+
+const pointIndexMinSlots = 64
+
 // indexPoint records node n, just added with row r, in m.points.
 func (m *memtable) indexPoint(n nodeRef, r row) {
-	h := m.pointHash(r.key)
-	old, ok := m.points[h]
-	switch {
-	case !ok:
-		m.points[h] = n
-	case old == pointsShared:
-	case !bytes.Equal(nodeKey(m.node(old)), r.key):
-		m.points[h] = pointsShared
-	case binary.LittleEndian.Uint64(m.node(old)[nodeSeqOff:]) < r.seq:
-		m.points[h] = n // the newest version first
+	p := &m.points
+	if 2*(p.used+1) > len(p.slots) {
+		m.growPoints()
 	}
+	tag := uint32(m.pointHash(r.key) >> 32)
+	mask := uint32(len(p.slots) - 1)
+	for i := tag & mask; ; i = (i + 1) & mask {
+		s := p.slots[i]
+		if s == 0 {
+			p.slots[i] = uint64(tag)<<32 | uint64(n)
+			p.used++
+			return
+		}
+		if uint32(s>>32) != tag {
+			continue
+		}
+		old := m.node(nodeRef(s))
+		if !bytes.Equal(nodeKey(old), r.key) {
+			continue
+		}
+		if binary.LittleEndian.Uint64(old[nodeSeqOff:]) < r.seq {
+			p.slots[i] = uint64(tag)<<32 | uint64(n) // the newest version first
+		}
+		return
+	}
+}
+
+// growPoints doubles the index (each slot's tag places it again).
+func (m *memtable) growPoints() {
+	old := m.points.slots
+	slots := make([]uint64, max(pointIndexMinSlots, 2*len(old)))
+	mask := uint32(len(slots) - 1)
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		i := uint32(s>>32) & mask
+		for slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		slots[i] = s
+	}
+	m.points.slots = slots
 }
 
 // findPoint is findGE(key, seq) for a point lookup: the first node of key
 // at or below seq, but 0 (not the next key's node) when there is none.
 func (m *memtable) findPoint(key []byte, seq uint64) nodeRef {
-	n, ok := m.points[m.pointHash(key)]
-	switch {
-	case !ok:
+	p := &m.points
+	if len(p.slots) == 0 {
 		return 0
-	case n == pointsShared:
-		if n = m.findGE(key, seq, nil); n != 0 && !bytes.Equal(nodeKey(m.node(n)), key) {
+	}
+	tag := uint32(m.pointHash(key) >> 32)
+	mask := uint32(len(p.slots) - 1)
+	var n nodeRef
+	for i := tag & mask; ; i = (i + 1) & mask {
+		s := p.slots[i]
+		if s == 0 {
 			return 0
 		}
-		return n
+		if uint32(s>>32) == tag && bytes.Equal(nodeKey(m.node(nodeRef(s))), key) {
+			n = nodeRef(s)
+			break
+		}
 	}
 	// INVARIANT: versions of a key follow one another in descending seq.
 	for ; n != 0; n = m.next(n, 0) {
