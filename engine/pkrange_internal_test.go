@@ -506,3 +506,35 @@ func testKeyRangeWritesMatchPostgres(t *testing.T, cfg Config) {
 		}
 	}
 }
+
+// TestKeyRangeExplain: EXPLAIN of a SELECT, UPDATE or DELETE filtered on
+// primary-key points or ranges names the primary key's index and the keys
+// or ranges read, as PostgreSQL names an index scan; a predicate that
+// bounds no key column shows none.
+func TestKeyRangeExplain(t *testing.T) {
+	e := openQuiet(t, Config{Store: objstore.NewMemory()})
+	defer e.Close(context.Background())
+	s := newRangeSession(t, e)
+	s.run(`CREATE TABLE t (id int PRIMARY KEY, v int)`)
+	s.run(`CREATE TABLE c (a int, b text, v int, PRIMARY KEY (a, b))`)
+	for _, tc := range []struct{ sql, want string }{
+		{`EXPLAIN SELECT v FROM t WHERE id = 5`, "Index Scan using t_pkey on t\n  Index Cond: (id = 5)"},
+		{`EXPLAIN SELECT v FROM t x WHERE id BETWEEN 5 AND 9`, "Index Scan using t_pkey on t x\n  Index Cond: (id >= 5 AND id <= 9)"},
+		{`EXPLAIN SELECT v FROM t WHERE id IN (3, 1)`, "Index Scan using t_pkey on t\n  Index Cond: ((id = 3) OR (id = 1))"},
+		{`EXPLAIN SELECT v FROM c WHERE a = 2 AND b > 'k'`, "Index Scan using c_pkey on c\n  Index Cond: (a = 2 AND b > 'k')"},
+		{`EXPLAIN UPDATE t SET v = v + 1 WHERE id < 10`, "Update on t\n  Project id, v, id, (v + 1) AS v\n    Filter (id < 10)\n      Scan t\nIndex Scan using t_pkey on t\n  Index Cond: (id < 10)"},
+		{`EXPLAIN DELETE FROM t WHERE id > 7 AND id <= 9 AND v = 0`, "Delete on t\n  Filter ((id > 7) AND (id <= 9) AND (v = 0))\n    Scan t\nIndex Scan using t_pkey on t\n  Index Cond: (id > 7 AND id <= 9)"},
+		{`EXPLAIN DELETE FROM t WHERE id IN (1, 2)`, "Index Scan using t_pkey on t\n  Index Cond: ((id = 1) OR (id = 2))"},
+	} {
+		got := strings.Join(s.runOrdered(tc.sql), "\n")
+		want := `("` + strings.ReplaceAll(tc.want, "\n", "\")\n(\"") + `")`
+		if !strings.Contains(got, want) {
+			t.Errorf("%s:\n%s\nwant it to hold\n%s", tc.sql, got, want)
+		}
+	}
+	for _, sql := range []string{`EXPLAIN SELECT v FROM t WHERE v < 3`, `EXPLAIN DELETE FROM t WHERE id <= 10 OR v = 3`, `EXPLAIN UPDATE c SET v = 1 WHERE b = 'x'`} {
+		if got := strings.Join(s.runOrdered(sql), "\n"); strings.Contains(got, "Index Scan") {
+			t.Errorf("%s reads the table whole but shows an index scan:\n%s", sql, got)
+		}
+	}
+}

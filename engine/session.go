@@ -269,8 +269,13 @@ func (s *session) Execute(ctx context.Context, req gateway.ExecuteRequest) (gate
 	case *rsql.ExplainIncremental:
 		return s.explainIncremental(ctx, snap, st)
 	case *rsql.Explain:
-		text := rsql.ExplainQuery(st.Query)
-		for _, l := range rsql.PlanReads(st.Query.Plan, env, readIndexes{snap}).IndexScans {
+		var text string
+		if st.DML != nil {
+			text = rsql.ExplainDML(st.DML)
+		} else {
+			text = rsql.ExplainQuery(st.Query)
+		}
+		for _, l := range rsql.PlanReads(st.Plan(), env, readIndexes{snap}).IndexScans {
 			text += l + "\n"
 		}
 		return textCursor(text), nil

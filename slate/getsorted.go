@@ -12,9 +12,9 @@ import (
 // GetSorted looks up keys, which must be in strictly ascending order, as
 // one ordered pass and calls fn(i, value, ok) for keys[i] in order, with
 // the same answers as Get. The pass reuses positions between keys: each
-// memtable search starts from the previous key's predecessors (a finger)
-// and each SST keeps its metadata and last data block, so a batch of keys
-// costs less than the same Gets one at a time. value is valid only during
+// SST keeps its metadata and last data block, so a batch of keys costs
+// less than the same Gets one at a time (a memtable answers each key
+// through its point index either way). value is valid only during
 // the call; an error from fn ends the pass and is returned.
 func (d *DB) GetSorted(ctx context.Context, keys [][]byte, opts ReadOptions, fn func(i int, value []byte, ok bool) error) error {
 	if err := d.check(); err != nil {
@@ -36,12 +36,6 @@ type sstCursor struct {
 
 // getSorted is get for ascending keys (see DB.GetSorted).
 func (v *view) getSorted(ctx context.Context, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
-	fingers := make([][memtableLevelsMax]nodeRef, len(v.memtables))
-	for i := range fingers {
-		for l := range fingers[i] {
-			fingers[i][l] = headRef
-		}
-	}
 	cursors := map[string]*sstCursor{}
 	cursor := func(info SSTInfo) *sstCursor {
 		c := cursors[info.Key]
@@ -56,7 +50,7 @@ func (v *view) getSorted(ctx context.Context, keys [][]byte, fn func(i int, valu
 		if i > 0 && bytes.Compare(keys[i-1], key) >= 0 {
 			return fmt.Errorf("slate: GetSorted: keys not strictly ascending at %d", i)
 		}
-		value, ok, err := v.getAt(ctx, key, fingers, cursor, runPos)
+		value, ok, err := v.getAt(ctx, key, cursor, runPos)
 		if err != nil {
 			return err
 		}
@@ -67,12 +61,12 @@ func (v *view) getSorted(ctx context.Context, keys [][]byte, fn func(i int, valu
 	return nil
 }
 
-// getAt is get through an ordered pass's fingers, cursors and run
-// positions.
-func (v *view) getAt(ctx context.Context, key []byte, fingers [][memtableLevelsMax]nodeRef, cursor func(SSTInfo) *sstCursor, runPos []int) ([]byte, bool, error) {
+// getAt is get through an ordered pass's cursors and run positions (a
+// memtable answers through its point index, memtable.findPoint).
+func (v *view) getAt(ctx context.Context, key []byte, cursor func(SSTInfo) *sstCursor, runPos []int) ([]byte, bool, error) {
 	pv := pointVersions{readSeq: v.readSeq}
-	for m, mt := range v.memtables {
-		for n := mt.findGEFrom(key, v.readSeq, &fingers[m]); n != 0; n = mt.next(n, 0) {
+	for _, mt := range v.memtables {
+		for n := mt.findPoint(key, v.readSeq); n != 0; n = mt.next(n, 0) {
 			r := mt.row(n)
 			if !bytes.Equal(r.key, key) {
 				break
@@ -111,27 +105,6 @@ func (v *view) getAt(ctx context.Context, key []byte, fingers [][memtableLevelsM
 		}
 	}
 	return resolveVersions(v.op, key, pv.versions)
-}
-
-// findGEFrom is findGE for a key after the one finger was last set for:
-// each level's search starts from the further of the level above's stop
-// and the finger (the previous key's predecessor), and finger is updated.
-func (m *memtable) findGEFrom(key []byte, seq uint64, finger *[memtableLevelsMax]nodeRef) nodeRef {
-	x := headRef
-	for l := m.levels - 1; l >= 0; l-- {
-		if p := finger[l]; p != headRef && (x == headRef || m.compareNodes(p, x) > 0) {
-			x = p
-		}
-		for {
-			nx := m.next(x, l)
-			if nx == 0 || m.compareNode(nx, key, seq) >= 0 {
-				break
-			}
-			x = nx
-		}
-		finger[l] = x
-	}
-	return m.next(x, 0)
 }
 
 // versionsAt is versions through an ordered pass's cursor on the SST: the

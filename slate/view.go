@@ -30,7 +30,7 @@ func (v *view) get(ctx context.Context, key []byte) ([]byte, bool, error) {
 	for _, mt := range v.memtables {
 		// (key asc, seq desc): the first node at or after (key, readSeq)
 		// is the newest visible version.
-		for n := mt.findGE(key, v.readSeq, nil); n != 0; n = mt.next(n, 0) {
+		for n := mt.findPoint(key, v.readSeq); n != 0; n = mt.next(n, 0) {
 			r := mt.row(n)
 			if !bytes.Equal(r.key, key) {
 				break

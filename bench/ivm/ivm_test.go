@@ -19,7 +19,8 @@ func TestRunSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 2 || res[0].ChangeRows != 2 || res[1].ChangeRows != 200 {
+	if len(res) != 3 || !res[0].Backfill || res[0].ChangeRows != 2000 || res[0].RockStream <= 0 || res[0].PGRefresh <= 0 ||
+		res[1].ChangeRows != 2 || res[2].ChangeRows != 200 {
 		t.Fatalf("%+v", res)
 	}
 	for _, f := range []string{"ivm.csv", "ivm.svg"} {

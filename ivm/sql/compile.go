@@ -176,9 +176,28 @@ type ExplainIncremental struct {
 // Tag implements Statement.
 func (*ExplainIncremental) Tag() string { return "EXPLAIN" }
 
-// Explain is plain EXPLAIN of an ad-hoc query.
+// Explain is plain EXPLAIN of an ad-hoc query, or of an UPDATE or DELETE
+// (DML set, Query nil).
 type Explain struct {
 	Query *Query
+	DML   *ExplainedDML
+}
+
+// ExplainedDML is an EXPLAINed UPDATE or DELETE: its verb ("Update",
+// "Delete"), its table and the plan of the rows it changes.
+type ExplainedDML struct {
+	Verb  string
+	Table *catalog.Relation
+	Rows  plan.Node
+}
+
+// Plan is the plan EXPLAIN shows: the query's, or the rows a DML
+// statement changes.
+func (e *Explain) Plan() plan.Node {
+	if e.DML != nil {
+		return e.DML.Rows
+	}
+	return e.Query.Plan
 }
 
 // Tag implements Statement.
@@ -320,13 +339,25 @@ func compilePG(cat catalog.Catalog, st *parse.PG, opts Options) (Statement, erro
 		return compileTruncate(cat, st, n.TruncateStmt, bopts)
 	case *pg_query.Node_ExplainStmt:
 		inner := &parse.PG{Stmt: n.ExplainStmt.Query, SQL: st.SQL, Offset: st.Offset}
-		if inner.Stmt.GetSelectStmt() == nil {
-			return nil, errcode.New(errcode.SQLFeatureNotSupported, "EXPLAIN supports queries only")
-		}
 		for _, o := range n.ExplainStmt.Options {
 			if d := o.GetDefElem(); d != nil && d.Defname == "analyze" {
 				return nil, errcode.New(errcode.SQLFeatureNotSupported, "EXPLAIN ANALYZE is not supported")
 			}
+		}
+		if inner.Stmt.GetUpdateStmt() != nil || inner.Stmt.GetDeleteStmt() != nil {
+			d, err := bind.DML(cat, inner, bopts)
+			if err != nil {
+				return nil, err
+			}
+			switch x := d.(type) {
+			case *bind.Update:
+				return &Explain{DML: &ExplainedDML{Verb: "Update", Table: x.Table, Rows: opt.Optimize(x.Rows)}}, nil
+			case *bind.Delete:
+				return &Explain{DML: &ExplainedDML{Verb: "Delete", Table: x.Table, Rows: opt.Optimize(x.Rows)}}, nil
+			}
+		}
+		if inner.Stmt.GetSelectStmt() == nil {
+			return nil, errcode.New(errcode.SQLFeatureNotSupported, "EXPLAIN supports queries, UPDATE and DELETE only")
 		}
 		q, err := compileQuery(cat, inner, bopts)
 		if err != nil {

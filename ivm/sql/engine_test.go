@@ -132,6 +132,9 @@ func (e *engine) run(st sql.Statement) (string, error) {
 		}
 		return strings.Join(names, " | ") + "\n" + sqltest.FormatRows(ts, res.Rows, len(x.Order) > 0), nil
 	case *sql.Explain:
+		if x.DML != nil {
+			return sql.ExplainDML(x.DML), nil
+		}
 		return sql.ExplainQuery(x.Query), nil
 	case *sql.ExplainIncremental:
 		return sql.ExplainIncrementalText(x), nil

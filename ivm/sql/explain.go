@@ -41,6 +41,17 @@ func ExplainQuery(q *Query) string {
 	return b.String()
 }
 
+// ExplainDML renders an EXPLAINed UPDATE or DELETE: the statement on its
+// table above the plan of the rows it changes.
+func ExplainDML(d *ExplainedDML) string {
+	var b strings.Builder
+	b.WriteString(d.Verb + " on " + d.Table.Name + "\n")
+	for _, l := range strings.Split(strings.TrimRight(plan.Format(d.Rows), "\n"), "\n") {
+		b.WriteString("  " + l + "\n")
+	}
+	return b.String()
+}
+
 func sortText(cols []plan.Column, keys []plan.SortKey) string {
 	parts := make([]string, len(keys))
 	for i, k := range keys {

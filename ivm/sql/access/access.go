@@ -2,6 +2,7 @@ package access
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -47,8 +48,9 @@ type Reads struct {
 	// another table read in part (lookups.go), in the order to read them:
 	// a Lookup's Driver is in Points or Ranges or an earlier Lookup.
 	Lookups []Lookup
-	// IndexScans are EXPLAIN's lines for the tables read through an
-	// index ("Index Scan using idx on t"), sorted.
+	// IndexScans are EXPLAIN's lines for the tables read by primary key
+	// or through an index ("Index Scan using t_pkey on t" with its "Index
+	// Cond", "Index Scan using idx on t"), sorted.
 	IndexScans []string
 }
 
@@ -61,6 +63,7 @@ func Plan(n plan.Node, env *expr.Env, cat Catalog) Reads {
 	if !ok {
 		return Reads{Points: points, Ranges: ranges, IndexScans: using}
 	}
+	using = append(using, primaryKeyLines(scans, points, ranges)...)
 	read := map[catalog.ID]bool{}
 	for id := range points { //lint:maprange copying a map's keys into a set
 		read[id] = true
@@ -72,6 +75,80 @@ func Plan(n plan.Node, env *expr.Env, cat Catalog) Reads {
 	using = append(using, lines...)
 	slices.Sort(using)
 	return Reads{Points: points, Ranges: ranges, Lookups: ls, IndexScans: using}
+}
+
+// primaryKeyLines renders the tables read by primary key (points, or
+// ranges not of an index) as PostgreSQL names a scan of the primary key's
+// index, with the keys or ranges read as its condition.
+func primaryKeyLines(scans []filteredScan, points map[catalog.ID][]types.Row, ranges map[catalog.ID][]KeyRange) []string {
+	var out []string
+	count := map[catalog.ID]int{}
+	for _, fs := range scans {
+		count[fs.rel.ID]++
+	}
+	done := map[catalog.ID]bool{}
+	for _, fs := range scans {
+		rel := fs.rel
+		if done[rel.ID] {
+			continue
+		}
+		done[rel.ID] = true
+		// The keys read are the table's, for every scan of it: a table
+		// scanned twice is named without an alias.
+		name := scanName(fs.scan)
+		if count[rel.ID] > 1 {
+			name = rel.Name
+		}
+		col := func(j int) (string, types.Type) {
+			c := rel.Columns[rel.PrimaryKey[j]]
+			return c.Name, c.Type
+		}
+		var conds []string
+		if keys, ok := points[rel.ID]; ok {
+			for _, k := range keys {
+				var eq []string
+				for j, v := range k {
+					name, t := col(j)
+					eq = append(eq, name+" = "+plan.FormatDatum(v, t))
+				}
+				conds = append(conds, strings.Join(eq, " AND "))
+			}
+		} else if rs, ok := ranges[rel.ID]; ok && rs[0].Index == (catalog.ID{}) {
+			for _, r := range rs {
+				var parts []string
+				for j, v := range r.Eq {
+					name, t := col(j)
+					parts = append(parts, name+" = "+plan.FormatDatum(v, t))
+				}
+				if len(r.Eq) < len(rel.PrimaryKey) {
+					name, t := col(len(r.Eq))
+					if r.Lo != nil {
+						op := " >= "
+						if r.LoOpen {
+							op = " > "
+						}
+						parts = append(parts, name+op+plan.FormatDatum(r.Lo, t))
+					}
+					if r.Hi != nil {
+						op := " <= "
+						if r.HiOpen {
+							op = " < "
+						}
+						parts = append(parts, name+op+plan.FormatDatum(r.Hi, t))
+					}
+				}
+				conds = append(conds, strings.Join(parts, " AND "))
+			}
+		} else {
+			continue
+		}
+		cond := "(" + conds[0] + ")"
+		if len(conds) > 1 {
+			cond = "((" + strings.Join(conds, ") OR (") + "))"
+		}
+		out = append(out, "Index Scan using "+rel.PrimaryKeyConstraint()+" on "+name+"\n  Index Cond: "+cond)
+	}
+	return out
 }
 
 // indexScanLines renders the index each table is read through.

@@ -9,6 +9,7 @@ import (
 // Filter above it (nil: none) and where each of the predicate's columns
 // is in the table.
 type filteredScan struct {
+	scan *plan.Scan
 	rel  *catalog.Relation
 	pred plan.Scalar
 	cols []int
@@ -31,7 +32,7 @@ func filteredScans(n plan.Node) ([]filteredScan, bool) {
 				ok = false
 				return
 			}
-			out = append(out, filteredScan{rel: x.Relation, pred: pred, cols: cols})
+			out = append(out, filteredScan{scan: x, rel: x.Relation, pred: pred, cols: cols})
 			return
 		case *plan.Filter:
 			width := len(x.Input.Schema())
