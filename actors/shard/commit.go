@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"github.com/rockstream/rockstream/internal/assert"
+	"slices"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
@@ -83,6 +84,13 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 	a.pendingMarks = watermarkBatch{}
 	var byValue []valueDeletes
 	var uniquePuts []indexPut
+	var pre *commitReads
+	if !exact {
+		var err error
+		if pre, err = a.readCommitKeys(cb, m); err != nil {
+			return nil, err
+		}
+	}
 	for i, w := range m.Writes {
 		rel, ok := a.snap.RelationByID(w.Table)
 		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
@@ -172,15 +180,23 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 				keyRow[j] = src[c]
 			}
 		}
-		from := cb.arena.alloc(tableKeyHeadBytes + 9*len(rel.PrimaryKey))
-		key := appendKey(from, rel, ts, keyRow)
-		cb.arena.used(from, key)
+		var key, old []byte
+		var exists bool
+		if pre != nil && pre.keys[i] != nil {
+			key = pre.keys[i]
+			old, exists = pre.at(i)
+		} else {
+			from := cb.arena.alloc(tableKeyHeadBytes + 9*len(rel.PrimaryKey))
+			key = appendKey(from, rel, ts, keyRow)
+			cb.arena.used(from, key)
+		}
 		if err := a.checkOwned(rel, keyBucket(key)); err != nil {
 			return nil, err
 		}
-		old, exists, err := cb.get(key)
-		if err != nil {
-			return nil, err
+		if pre == nil || pre.keys[i] == nil {
+			if old, exists, err = cb.get(key); err != nil {
+				return nil, err
+			}
 		}
 		if w.CheckBase {
 			if exists != (w.Base != nil) || (exists && !a.sameStoredRow(codec, old, w.Base)) {
@@ -356,4 +372,88 @@ func (a *Actor) sameStoredRow(codec tableCodec, stored []byte, row types.Row) bo
 		return false
 	}
 	return bytes.Equal(encodeStoredRow(nil, codec.ts, cur), encodeStoredRow(nil, codec.ts, row))
+}
+
+// commitReads are a direct-mode commit's reads of its keyed writes' rows,
+// made before the commit's loop in one ordered pass (getMany) instead of a
+// search of the store per write.
+type commitReads struct {
+	// keys[i] is write i's storage key (in the commit's arena), nil for a
+	// write the loop keys and reads itself.
+	keys [][]byte
+	// found are the writes whose key holds a stored row, by write index
+	// (the row copied into the arena); next is the loop's place in them.
+	found []foundRow
+	next  int
+}
+
+type foundRow struct {
+	write int
+	row   []byte
+}
+
+// at returns write i's stored row; the loop asks in write order.
+func (p *commitReads) at(i int) ([]byte, bool) {
+	for p.next < len(p.found) && p.found[p.next].write < i {
+		p.next++
+	}
+	if p.next < len(p.found) && p.found[p.next].write == i {
+		return p.found[p.next].row, true
+	}
+	return nil, false
+}
+
+// readCommitKeys reads the stored rows under the keys of m's keyed writes
+// (those carrying their key; the loop handles the rest, and every error).
+// Direct mode only: the reads see the store, not the commit's own writes.
+func (a *Actor) readCommitKeys(cb *commitBatch, m Commit) (*commitReads, error) {
+	p := &commitReads{keys: make([][]byte, len(m.Writes))}
+	var keys [][]byte
+	var writes []int32
+	// One table's keys (the common case) share its prefix (getMany).
+	var table catalog.ID
+	oneTable := true
+	for i, w := range m.Writes {
+		if w.Key == nil {
+			continue
+		}
+		rel, ok := a.snap.RelationByID(w.Table)
+		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) || len(rel.PrimaryKey) == 0 || len(w.Key) != len(rel.PrimaryKey) {
+			continue
+		}
+		if keys != nil && w.Table != table {
+			oneTable = false
+		}
+		table = w.Table
+		codec, err := a.codecOf(rel)
+		if err != nil {
+			continue
+		}
+		from := cb.arena.alloc(tableKeyHeadBytes + 9*len(rel.PrimaryKey))
+		key := appendKey(from, rel, codec.ts, w.Key)
+		cb.arena.used(from, key)
+		p.keys[i] = key
+		if keys == nil {
+			keys, writes = make([][]byte, 0, len(m.Writes)), make([]int32, 0, len(m.Writes))
+		}
+		keys, writes = append(keys, key), append(writes, int32(i))
+	}
+	var prefix []byte
+	if oneTable && keys != nil {
+		prefix = tablePrefix(table)
+	}
+	err := getMany(cb.store, prefix, keys, func(j int, v []byte, ok bool) error {
+		if ok {
+			dst := cb.arena.alloc(len(v))
+			row := append(dst, v...)
+			cb.arena.used(dst, row)
+			p.found = append(p.found, foundRow{write: int(writes[j]), row: row})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(p.found, func(x, y foundRow) int { return x.write - y.write })
+	return p, nil
 }

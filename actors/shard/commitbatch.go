@@ -222,10 +222,12 @@ func sortOps(ops []kv.Op) {
 		return
 	}
 	refs := make([]opChunk, len(ops))
+	keys := make([][]byte, len(ops))
 	for i := range refs {
 		refs[i].op = int32(i)
+		keys[i] = ops[i].Key
 	}
-	sortOpChunks(ops, refs, 0)
+	sortKeyChunks(keys, refs, 0)
 	sorted := make([]kv.Op, len(ops))
 	for i, r := range refs {
 		sorted[i] = ops[r.op]
@@ -243,17 +245,17 @@ type opChunk struct {
 	op   int32
 }
 
-// sortOpChunks sorts refs by the keys of their ops from byte depth on
+// sortKeyChunks sorts refs by their keys (keys[ref.op]) from byte depth on
 // (the keys agree before it).
-func sortOpChunks(ops []kv.Op, refs []opChunk, depth int) {
+func sortKeyChunks(keys [][]byte, refs []opChunk, depth int) {
 	for len(refs) > 1 {
 		if len(refs) <= 8 {
-			slices.SortFunc(refs, func(x, y opChunk) int { return bytes.Compare(ops[x.op].Key[depth:], ops[y.op].Key[depth:]) })
+			slices.SortFunc(refs, func(x, y opChunk) int { return bytes.Compare(keys[x.op][depth:], keys[y.op][depth:]) })
 			return
 		}
 		same := true
 		for i := range refs {
-			refs[i].chunk, refs[i].ends = keyChunk(ops[refs[i].op].Key, depth)
+			refs[i].chunk, refs[i].ends = keyChunk(keys[refs[i].op], depth)
 			same = same && refs[i].chunk == refs[0].chunk && refs[i].ends == refs[0].ends
 		}
 		if same {
@@ -282,7 +284,7 @@ func sortOpChunks(ops []kv.Op, refs []opChunk, depth int) {
 				j++
 			}
 			if refs[i].ends == 9 && j-i > 1 {
-				sortOpChunks(ops, refs[i:j], depth+8)
+				sortKeyChunks(keys, refs[i:j], depth+8)
 			}
 			i = j
 		}
@@ -338,4 +340,71 @@ func keyChunk(key []byte, depth int) (uint64, uint8) {
 	var b [8]byte
 	copy(b[:], rest)
 	return binary.BigEndian.Uint64(b[:]), uint8(len(rest))
+}
+
+// getMany reads keys (in any order, repeats allowed) through r in one
+// ordered pass (kv.GetSorted) and calls fn(i, value, ok) for every keys[i],
+// in key order. A batch of keys costs a sort instead of a search of the
+// store from the top for each (a commit's or a lookup's keys are spread
+// over the buckets, so they never arrive in order). value is valid only
+// during the call.
+//
+// prefix, when not nil, is a prefix of every key (their table's): if r
+// holds no row under it (a table being loaded for the first time), every
+// key is absent, which one seek tells.
+func getMany(r kv.Reader, prefix []byte, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
+	if prefix != nil && len(keys) > 1 {
+		empty := true
+		err := r.Scan(prefix, kv.PrefixEnd(prefix), func(k, v []byte) error {
+			empty = false
+			return kv.ErrStop
+		})
+		if err != nil {
+			return err
+		}
+		if empty {
+			for i := range keys {
+				if err := fn(i, nil, false); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if len(keys) < 2 {
+		for i, k := range keys {
+			v, ok, err := r.Get(k)
+			if err != nil {
+				return err
+			}
+			if err := fn(i, v, ok); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	refs := make([]opChunk, len(keys))
+	for i := range refs {
+		refs[i].op = int32(i)
+	}
+	sortKeyChunks(keys, refs, 0)
+	// The distinct keys in order, and where each one's refs start.
+	sorted := make([][]byte, 0, len(keys))
+	starts := make([]int32, 0, len(keys)+1)
+	for j, ref := range refs {
+		if j > 0 && bytes.Equal(keys[ref.op], keys[refs[j-1].op]) {
+			continue
+		}
+		sorted = append(sorted, keys[ref.op])
+		starts = append(starts, int32(j))
+	}
+	starts = append(starts, int32(len(refs)))
+	return kv.GetSorted(r, sorted, func(u int, v []byte, ok bool) error {
+		for j := starts[u]; j < starts[u+1]; j++ {
+			if err := fn(int(refs[j].op), v, ok); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
