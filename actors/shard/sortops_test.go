@@ -70,3 +70,54 @@ func BenchmarkSortOps(b *testing.B) {
 		}
 	})
 }
+
+// TestGetManyMatchesGet: getMany answers every key (in any order, with
+// repeats) as Get does, with and without a prefix shared by the keys, over
+// stores where the prefix holds rows and where it holds none.
+func TestGetManyMatchesGet(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		prefix := []byte{7, 7}
+		store := kv.NewMemory()
+		for i := range rapid.IntRange(0, 40).Draw(t, "stored") {
+			p := prefix
+			if rapid.Bool().Draw(t, "other prefix") {
+				p = []byte{7, 8}
+			}
+			k := append(slices.Clone(p), rapid.SliceOfN(rapid.ByteRange(0, 3), 0, 3).Draw(t, "stored key")...)
+			if err := store.Put(k, binary.BigEndian.AppendUint32(nil, uint32(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		keys := make([][]byte, rapid.IntRange(0, 30).Draw(t, "n"))
+		for i := range keys {
+			keys[i] = append(slices.Clone(prefix), rapid.SliceOfN(rapid.ByteRange(0, 3), 0, 3).Draw(t, "key")...)
+		}
+		var withPrefix []byte
+		if rapid.Bool().Draw(t, "with prefix") {
+			withPrefix = prefix
+		}
+		answered := make([]bool, len(keys))
+		err := getMany(store, withPrefix, keys, func(i int, v []byte, ok bool) error {
+			want, wantOK, err := store.Get(keys[i])
+			if err != nil {
+				return err
+			}
+			if ok != wantOK || !bytes.Equal(v, want) {
+				t.Fatalf("key %x: %x %v, Get says %x %v", keys[i], v, ok, want, wantOK)
+			}
+			if answered[i] {
+				t.Fatalf("key %d answered twice", i)
+			}
+			answered[i] = true
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range answered {
+			if !a {
+				t.Fatalf("key %d not answered", i)
+			}
+		}
+	})
+}
