@@ -162,8 +162,9 @@ func (w *writer) lookup(ctx context.Context, keys []types.Row, encs []string, op
 	out := make([]types.Row, len(keys))
 	ask, askEncs := keys, encs
 	var at []int
-	if !opts.Lock && opts.Read == nil {
-		// Keys this statement saw already need no request.
+	if !opts.Lock && opts.Read == nil && len(w.view) > 0 {
+		// Keys this statement saw already need no request (a COPY chunk
+		// starts with none).
 		ask, askEncs = make([]types.Row, 0, len(keys)), make([]string, 0, len(keys))
 		for i, k := range encs {
 			if r, ok := w.view[k]; ok {
@@ -380,18 +381,28 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 		}
 		return int64(len(rows)), nil
 	}
-	// The keys and their encodings, computed once per row (the key rows
-	// carved from one slab).
+	// The keys and their encodings, computed once per row: the key rows
+	// carved from one slab, the encodings from one string (a COPY's
+	// transaction keeps them: one object for the collector to mark per
+	// chunk instead of one per row).
 	keys := make([]types.Row, len(rows))
 	encs := make([]string, len(rows))
 	npk := len(w.rel.PrimaryKey)
 	slab := make(types.Row, len(rows)*npk)
+	ends := make([]int, len(rows))
+	buf := make([]byte, 0, len(rows)*9*npk)
 	for i, r := range rows {
 		k := slab[i*npk : (i+1)*npk : (i+1)*npk]
 		for j, c := range w.rel.PrimaryKey {
 			k[j] = r[c]
 		}
-		keys[i], encs[i] = k, encodePK(w.rel, k)
+		keys[i] = k
+		buf = sessionactor.AppendKey(buf, w.rel, k)
+		ends[i] = len(buf)
+	}
+	all, from := string(buf), 0
+	for i, end := range ends {
+		encs[i], from = all[from:end], end
 	}
 	// INSERT ... ON CONFLICT reads the rows it may update: the keys
 	// (present or not) are locked before they are looked up, so two

@@ -135,11 +135,15 @@ func KeyOf(rel *catalog.Relation, row types.Row) types.Row {
 // (called several times per written row: no allocation but the string).
 func EncodeKey(rel *catalog.Relation, key types.Row) string {
 	var buf [64]byte
-	b := buf[:0]
+	return string(AppendKey(buf[:0], rel, key))
+}
+
+// AppendKey appends EncodeKey's encoding of key to dst.
+func AppendKey(dst []byte, rel *catalog.Relation, key types.Row) []byte {
 	for i, c := range rel.PrimaryKey {
-		b = keyenc.EncodeColumn(b, rel.Columns[c].Type, key[i], keyenc.Asc)
+		dst = keyenc.EncodeColumn(dst, rel.Columns[c].Type, key[i], keyenc.Asc)
 	}
-	return string(b)
+	return dst
 }
 
 // SameRow reports whether two rows of rel hold the same values.

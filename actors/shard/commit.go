@@ -180,12 +180,8 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 				keyRow[j] = src[c]
 			}
 		}
-		var key, old []byte
-		var exists bool
-		if pre != nil && pre.keys[i] != nil {
-			key = pre.keys[i]
-			old, exists = pre.at(i)
-		} else {
+		key, old, exists, known := pre.read(i, w)
+		if key == nil {
 			from := cb.arena.alloc(tableKeyHeadBytes + 9*len(rel.PrimaryKey))
 			key = appendKey(from, rel, ts, keyRow)
 			cb.arena.used(from, key)
@@ -193,7 +189,7 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 		if err := a.checkOwned(rel, keyBucket(key)); err != nil {
 			return nil, err
 		}
-		if pre == nil || pre.keys[i] == nil {
+		if !known {
 			if old, exists, err = cb.get(key); err != nil {
 				return nil, err
 			}
@@ -378,6 +374,9 @@ func (a *Actor) sameStoredRow(codec tableCodec, stored []byte, row types.Row) bo
 // made before the commit's loop in one ordered pass (getMany) instead of a
 // search of the store per write.
 type commitReads struct {
+	// empty, when set, is the one table m writes, and it holds no stored
+	// row: nothing needed reading (keys is nil).
+	empty *catalog.ID
 	// keys[i] is write i's storage key (in the commit's arena), nil for a
 	// write the loop keys and reads itself.
 	keys [][]byte
@@ -392,27 +391,61 @@ type foundRow struct {
 	row   []byte
 }
 
-// at returns write i's stored row; the loop asks in write order.
-func (p *commitReads) at(i int) ([]byte, bool) {
+// read returns write i's storage key (nil: the loop computes it) and, when
+// known, its stored row; the loop asks in write order.
+func (p *commitReads) read(i int, w RowWrite) (key, row []byte, exists, known bool) {
+	if p == nil {
+		return nil, nil, false, false
+	}
+	if p.empty != nil && w.Table == *p.empty {
+		return nil, nil, false, true
+	}
+	if p.keys == nil || p.keys[i] == nil {
+		return nil, nil, false, false
+	}
 	for p.next < len(p.found) && p.found[p.next].write < i {
 		p.next++
 	}
 	if p.next < len(p.found) && p.found[p.next].write == i {
-		return p.found[p.next].row, true
+		return p.keys[i], p.found[p.next].row, true, true
 	}
-	return nil, false
+	return p.keys[i], nil, false, true
 }
 
 // readCommitKeys reads the stored rows under the keys of m's keyed writes
 // (those carrying their key; the loop handles the rest, and every error).
 // Direct mode only: the reads see the store, not the commit's own writes.
 func (a *Actor) readCommitKeys(cb *commitBatch, m Commit) (*commitReads, error) {
+	// A commit writing one table that holds no rows (a first load) reads
+	// nothing: one seek tells.
+	if len(m.Writes) > 1 {
+		one := m.Writes[0].Table
+		for _, w := range m.Writes {
+			if w.Table != one {
+				return a.readCommitKeysOf(cb, m)
+			}
+		}
+		empty := true
+		prefix := tablePrefix(one)
+		err := cb.store.Scan(prefix, kv.PrefixEnd(prefix), func(k, v []byte) error {
+			empty = false
+			return kv.ErrStop
+		})
+		if err != nil {
+			return nil, err
+		}
+		if empty {
+			return &commitReads{empty: &one}, nil
+		}
+	}
+	return a.readCommitKeysOf(cb, m)
+}
+
+// readCommitKeysOf is readCommitKeys by keys.
+func (a *Actor) readCommitKeysOf(cb *commitBatch, m Commit) (*commitReads, error) {
 	p := &commitReads{keys: make([][]byte, len(m.Writes))}
 	var keys [][]byte
 	var writes []int32
-	// One table's keys (the common case) share its prefix (getMany).
-	var table catalog.ID
-	oneTable := true
 	for i, w := range m.Writes {
 		if w.Key == nil {
 			continue
@@ -421,10 +454,6 @@ func (a *Actor) readCommitKeys(cb *commitBatch, m Commit) (*commitReads, error) 
 		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) || len(rel.PrimaryKey) == 0 || len(w.Key) != len(rel.PrimaryKey) {
 			continue
 		}
-		if keys != nil && w.Table != table {
-			oneTable = false
-		}
-		table = w.Table
 		codec, err := a.codecOf(rel)
 		if err != nil {
 			continue
@@ -438,11 +467,7 @@ func (a *Actor) readCommitKeys(cb *commitBatch, m Commit) (*commitReads, error) 
 		}
 		keys, writes = append(keys, key), append(writes, int32(i))
 	}
-	var prefix []byte
-	if oneTable && keys != nil {
-		prefix = tablePrefix(table)
-	}
-	err := getMany(cb.store, prefix, keys, func(j int, v []byte, ok bool) error {
+	err := getMany(cb.store, nil, keys, func(j int, v []byte, ok bool) error {
 		if ok {
 			dst := cb.arena.alloc(len(v))
 			row := append(dst, v...)

@@ -222,18 +222,34 @@ func sortOps(ops []kv.Op) {
 		return
 	}
 	refs := make([]opChunk, len(ops))
-	keys := make([][]byte, len(ops))
 	for i := range refs {
 		refs[i].op = int32(i)
-		keys[i] = ops[i].Key
 	}
-	sortKeyChunks(keys, refs, 0)
-	sorted := make([]kv.Op, len(ops))
-	for i, r := range refs {
-		sorted[i] = ops[r.op]
+	sortKeyChunks(ops, opKey, refs, 0)
+	// Permute ops in place, a cycle at a time (no second array of ops for
+	// the collector): position j takes ops[refs[j].op]; a done position's
+	// ref is set to -1.
+	for start := range refs {
+		if refs[start].op < 0 {
+			continue
+		}
+		held, j := ops[start], start
+		for {
+			src := int(refs[j].op)
+			refs[j].op = -1
+			if src == start {
+				ops[j] = held
+				break
+			}
+			ops[j] = ops[src]
+			j = src
+		}
 	}
-	copy(ops, sorted)
 }
+
+func opKey(op *kv.Op) []byte { return op.Key }
+
+func bytesKey(b *[]byte) []byte { return *b }
 
 // opChunk is an op's index and the chunk of its key being sorted on.
 type opChunk struct {
@@ -245,17 +261,17 @@ type opChunk struct {
 	op   int32
 }
 
-// sortKeyChunks sorts refs by their keys (keys[ref.op]) from byte depth on
-// (the keys agree before it).
-func sortKeyChunks(keys [][]byte, refs []opChunk, depth int) {
+// sortKeyChunks sorts refs by the keys of their items (key(&items[ref.op]))
+// from byte depth on (the keys agree before it).
+func sortKeyChunks[T any](items []T, key func(*T) []byte, refs []opChunk, depth int) {
 	for len(refs) > 1 {
 		if len(refs) <= 8 {
-			slices.SortFunc(refs, func(x, y opChunk) int { return bytes.Compare(keys[x.op][depth:], keys[y.op][depth:]) })
+			slices.SortFunc(refs, func(x, y opChunk) int { return bytes.Compare(key(&items[x.op])[depth:], key(&items[y.op])[depth:]) })
 			return
 		}
 		same := true
 		for i := range refs {
-			refs[i].chunk, refs[i].ends = keyChunk(keys[refs[i].op], depth)
+			refs[i].chunk, refs[i].ends = keyChunk(key(&items[refs[i].op]), depth)
 			same = same && refs[i].chunk == refs[0].chunk && refs[i].ends == refs[0].ends
 		}
 		if same {
@@ -284,7 +300,7 @@ func sortKeyChunks(keys [][]byte, refs []opChunk, depth int) {
 				j++
 			}
 			if refs[i].ends == 9 && j-i > 1 {
-				sortKeyChunks(keys, refs[i:j], depth+8)
+				sortKeyChunks(items, key, refs[i:j], depth+8)
 			}
 			i = j
 		}
@@ -387,7 +403,7 @@ func getMany(r kv.Reader, prefix []byte, keys [][]byte, fn func(i int, value []b
 	for i := range refs {
 		refs[i].op = int32(i)
 	}
-	sortKeyChunks(keys, refs, 0)
+	sortKeyChunks(keys, bytesKey, refs, 0)
 	// The distinct keys in order, and where each one's refs start.
 	sorted := make([][]byte, 0, len(keys))
 	starts := make([]int32, 0, len(keys)+1)
