@@ -261,10 +261,19 @@ func (d *DB) Write(ctx context.Context, b *Batch, opts WriteOptions) (uint64, er
 		}
 	}
 	d.memtable.addSorted(rows) // resolve returns the rows in key order
-	d.walBuffer = slices.Grow(d.walBuffer, len(rows))
-	for _, r := range rows {
-		d.walBuffer = append(d.walBuffer, r)
-		d.walBufferBytes += int64(r.encodedSize())
+	if len(d.walBuffer) == 0 {
+		// NB: rows is resolve's own array: the buffer takes it instead of
+		// a copy (a large commit's rows are a big array of pointers).
+		d.walBuffer = rows
+		for _, r := range rows {
+			d.walBufferBytes += int64(r.encodedSize())
+		}
+	} else {
+		d.walBuffer = slices.Grow(d.walBuffer, len(rows))
+		for _, r := range rows {
+			d.walBuffer = append(d.walBuffer, r)
+			d.walBufferBytes += int64(r.encodedSize())
+		}
 	}
 	d.lastSeq = seq
 	d.stats.BytesWritten += b.bytes

@@ -38,18 +38,20 @@ type commitBatch struct {
 	tables []*tableLog
 }
 
-// tableLog is one table's rows in the delta-log entry.
+// tableLog is one table's rows in the delta-log entry, encoded as the
+// entry holds them (weight, length, encodeStoredRow encoding): one array
+// of bytes instead of one of slices the collector traces.
 type tableLog struct {
-	table   catalog.ID
-	rows    [][]byte // encodeStoredRow encodings
-	weights []int64
-	bytes   int
+	table catalog.ID
+	rows  int
+	buf   []byte
 }
 
 func (t *tableLog) add(enc []byte, w int64) {
-	t.rows = append(t.rows, enc)
-	t.weights = append(t.weights, w)
-	t.bytes += len(enc)
+	t.buf = binary.AppendVarint(t.buf, w)
+	t.buf = binary.AppendUvarint(t.buf, uint64(len(enc)))
+	t.buf = append(t.buf, enc...)
+	t.rows++
 }
 
 func newCommitBatch(store kv.Reader, writes int, exact bool) *commitBatch {
@@ -69,9 +71,9 @@ func (cb *commitBatch) table(id catalog.ID) *tableLog {
 	}
 	t := &tableLog{table: id}
 	if len(cb.tables) == 0 {
-		// Most commits write one table: size its section for every write.
-		t.rows = make([][]byte, 0, cap(cb.ops))
-		t.weights = make([]int64, 0, cap(cb.ops))
+		// Most commits write one table: size its section for every write
+		// (a guess at the size of a row; it grows).
+		t.buf = make([]byte, 0, cap(cb.ops)*logRowBytesGuess)
 	}
 	cb.tables = append(cb.tables, t)
 	return t
@@ -138,27 +140,23 @@ func (cb *commitBatch) canonical(codec tableCodec, stored []byte) ([]byte, error
 func (cb *commitBatch) encodeLog(at types.TimestampTZ) []byte {
 	size := binary.MaxVarintLen64 + logTimeBytes
 	for _, t := range cb.tables {
-		size += 16 + binary.MaxVarintLen64 + t.bytes + len(t.rows)*2*binary.MaxVarintLen64
+		size += 16 + binary.MaxVarintLen64 + len(t.buf)
 	}
 	b := make([]byte, 0, size)
 	n := 0
 	for _, t := range cb.tables {
-		if len(t.rows) > 0 {
+		if t.rows > 0 {
 			n++
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(n))
 	for _, t := range cb.tables {
-		if len(t.rows) == 0 {
+		if t.rows == 0 {
 			continue
 		}
 		b = append(b, t.table.Object[:]...)
-		b = binary.AppendUvarint(b, uint64(len(t.rows)))
-		for i, enc := range t.rows {
-			b = binary.AppendVarint(b, t.weights[i])
-			b = binary.AppendUvarint(b, uint64(len(enc)))
-			b = append(b, enc...)
-		}
+		b = binary.AppendUvarint(b, uint64(t.rows))
+		b = append(b, t.buf...)
 	}
 	return appendLogTime(b, at)
 }
@@ -180,6 +178,10 @@ func (cb *commitBatch) batch() (b *kv.WriteBatch, ok bool) {
 	// commit: the store may keep them.
 	return &kv.WriteBatch{Ops: cb.ops, Immutable: true}, true
 }
+
+// logRowBytesGuess is the room a commit's log section starts with per
+// write: a short row's encoding with its weight and length.
+const logRowBytesGuess = 32
 
 // byteArena hands out append-only byte slices from shared chunks: a few
 // allocations per commit instead of one per encoded row.
