@@ -404,6 +404,9 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 	for i, end := range ends {
 		encs[i], from = all[from:end], end
 	}
+	if oc == nil && len(w.view) == 0 && slices.IsSorted(encs) && !hasRepeat(encs) {
+		return w.insertNew(ctx, keys, encs, rows, env, ret)
+	}
 	// INSERT ... ON CONFLICT reads the rows it may update: the keys
 	// (present or not) are locked before they are looked up, so two
 	// upserts of one key run one after the other, the second seeing the
@@ -511,6 +514,48 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 		}
 	}
 	return n, nil
+}
+
+// hasRepeat reports whether sorted holds a string twice.
+func hasRepeat(sorted []string) bool {
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// insertNew is insertRows for plain inserts of distinct keys by a
+// statement that has seen no key yet (a COPY chunk in key order, an
+// INSERT's rows): only a row the transaction already sees under a key is
+// a duplicate, so the statement's view of keys (writer.view, a map entry
+// per row) is not needed; nothing reads it before the flush.
+func (w *writer) insertNew(ctx context.Context, keys []types.Row, encs []string, rows []types.Row, env *expr.Env, ret *returning) (int64, error) {
+	m, err := w.s.req(ctx, sessionactor.Lookup{CatalogVersion: w.snap.Version, Table: *w.rel, Keys: keys, Encoded: encs})
+	if err != nil {
+		return 0, err
+	}
+	res := m.(sessionactor.LookupResult)
+	if res.Stale {
+		return 0, errStaleRead
+	}
+	w.setKeys, w.setEncs, w.setRows = slices.Grow(w.setKeys, len(rows)), slices.Grow(w.setEncs, len(rows)), slices.Grow(w.setRows, len(rows))
+	w.written = slices.Grow(w.written, len(rows))
+	for i, r := range rows {
+		if res.Rows[i] != nil {
+			return 0, w.duplicate(keys[i])
+		}
+		w.setKeys, w.setEncs, w.setRows = append(w.setKeys, keys[i]), append(w.setEncs, encs[i]), append(w.setRows, r)
+		w.written = append(w.written, r)
+		if err := ret.add(env, r); err != nil {
+			return 0, err
+		}
+	}
+	if len(w.setKeys) > sessionactor.TxnWritesMax {
+		return 0, errcode.New(errcode.TransactionTooLarge, "transaction changes more than %d rows", sessionactor.TxnWritesMax)
+	}
+	return int64(len(rows)), nil
 }
 
 // replace writes updated in place of the row under oldKey, moving it when
