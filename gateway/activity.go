@@ -178,9 +178,9 @@ func (s *Server) lookupConn(pid uint32) *conn {
 const copyProgressLogInterval = 5 * time.Second
 
 // copyProgress tracks a running COPY for pg_stat_progress_copy and the
-// log: a line at its start, every copyProgressLogInterval, and its end.
-// copyProgress is one COPY's progress; a COPY FROM adds to it from two
-// goroutines (the bytes read, the rows written), under c.activity.mu.
+// log: a line at its start, every copyProgressLogInterval, and its end. A
+// COPY FROM adds to it from two goroutines (the bytes read, the rows
+// written), under c.activity.mu.
 type copyProgress struct {
 	c       *conn
 	lastLog time.Time

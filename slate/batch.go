@@ -7,9 +7,12 @@ import (
 
 // Batch is an atomic group of writes. It gets one sequence number and is
 // written to one WAL object, so after a crash it is either fully present or
-// fully absent. Once written it must not be changed or reused: the DB may
-// hold its operations as its rows (resolve).
+// fully absent. Once written it must not be changed: the DB may hold its
+// operations as its rows (resolve).
 type Batch struct {
+	// ops are the operations as rows without their seq (set when the
+	// batch is written); key and value point into an arena chunk (or the
+	// caller's, for shared ones), value nil: none.
 	ops   []row
 	bytes int64
 	// arena is the current chunk keys and values are copied into, back to
@@ -21,10 +24,6 @@ type Batch struct {
 	// 1 MiB batch about twice over).
 	arena []byte
 }
-
-// A batch's operations are rows without their seq (set when the batch is
-// written); key and value point into an arena chunk (or the caller's, for
-// shared ones), value nil: none.
 
 const (
 	arenaChunkMin = 4 << 10
@@ -67,9 +66,9 @@ func (b *Batch) Grow(ops, bytes int) {
 
 // Reset empties the batch for reuse.
 //
-// NB: a batch already written must not be Reset and reused while the DB may
-// still hold its rows; Reset drops the arena rather than recycling it.
-func (b *Batch) Reset() { b.ops, b.bytes, b.arena = b.ops[:0], 0, nil }
+// NB: the DB may still hold a written batch's operations (as its rows) and
+// arena: Reset drops both rather than recycling them.
+func (b *Batch) Reset() { b.ops, b.bytes, b.arena = nil, 0, nil }
 
 // copyIn copies p into the arena and returns the copy (capped so that an
 // append to it cannot run into the next entry).

@@ -3,10 +3,10 @@ package shard
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/rockstream/rockstream/internal/assert"
 	"slices"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
