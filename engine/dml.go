@@ -162,8 +162,9 @@ func (w *writer) lookup(ctx context.Context, keys []types.Row, encs []string, op
 	out := make([]types.Row, len(keys))
 	ask, askEncs := keys, encs
 	var at []int
-	if !opts.Lock && opts.Read == nil {
-		// Keys this statement saw already need no request.
+	if !opts.Lock && opts.Read == nil && len(w.view) > 0 {
+		// Keys this statement saw already need no request (a COPY chunk
+		// starts with none).
 		ask, askEncs = make([]types.Row, 0, len(keys)), make([]string, 0, len(keys))
 		for i, k := range encs {
 			if r, ok := w.view[k]; ok {
@@ -380,18 +381,31 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 		}
 		return int64(len(rows)), nil
 	}
-	// The keys and their encodings, computed once per row (the key rows
-	// carved from one slab).
+	// The keys and their encodings, computed once per row: the key rows
+	// carved from one slab, the encodings from one string (a COPY's
+	// transaction keeps them: one object for the collector to mark per
+	// chunk instead of one per row).
 	keys := make([]types.Row, len(rows))
 	encs := make([]string, len(rows))
 	npk := len(w.rel.PrimaryKey)
 	slab := make(types.Row, len(rows)*npk)
+	ends := make([]int, len(rows))
+	buf := make([]byte, 0, len(rows)*9*npk)
 	for i, r := range rows {
 		k := slab[i*npk : (i+1)*npk : (i+1)*npk]
 		for j, c := range w.rel.PrimaryKey {
 			k[j] = r[c]
 		}
-		keys[i], encs[i] = k, encodePK(w.rel, k)
+		keys[i] = k
+		buf = sessionactor.AppendKey(buf, w.rel, k)
+		ends[i] = len(buf)
+	}
+	all, from := string(buf), 0
+	for i, end := range ends {
+		encs[i], from = all[from:end], end
+	}
+	if oc == nil && len(w.view) == 0 && slices.IsSorted(encs) && !hasRepeat(encs) {
+		return w.insertNew(ctx, keys, encs, rows, env, ret)
 	}
 	// INSERT ... ON CONFLICT reads the rows it may update: the keys
 	// (present or not) are locked before they are looked up, so two
@@ -500,6 +514,48 @@ func (w *writer) insertRows(ctx context.Context, snap *control.Snapshot, rows []
 		}
 	}
 	return n, nil
+}
+
+// hasRepeat reports whether sorted holds a string twice.
+func hasRepeat(sorted []string) bool {
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// insertNew is insertRows for plain inserts of distinct keys by a
+// statement that has seen no key yet (a COPY chunk in key order, an
+// INSERT's rows): only a row the transaction already sees under a key is
+// a duplicate, so the statement's view of keys (writer.view, a map entry
+// per row) is not needed; nothing reads it before the flush.
+func (w *writer) insertNew(ctx context.Context, keys []types.Row, encs []string, rows []types.Row, env *expr.Env, ret *returning) (int64, error) {
+	m, err := w.s.req(ctx, sessionactor.Lookup{CatalogVersion: w.snap.Version, Table: *w.rel, Keys: keys, Encoded: encs})
+	if err != nil {
+		return 0, err
+	}
+	res := m.(sessionactor.LookupResult)
+	if res.Stale {
+		return 0, errStaleRead
+	}
+	w.setKeys, w.setEncs, w.setRows = slices.Grow(w.setKeys, len(rows)), slices.Grow(w.setEncs, len(rows)), slices.Grow(w.setRows, len(rows))
+	w.written = slices.Grow(w.written, len(rows))
+	for i, r := range rows {
+		if res.Rows[i] != nil {
+			return 0, w.duplicate(keys[i])
+		}
+		w.setKeys, w.setEncs, w.setRows = append(w.setKeys, keys[i]), append(w.setEncs, encs[i]), append(w.setRows, r)
+		w.written = append(w.written, r)
+		if err := ret.add(env, r); err != nil {
+			return 0, err
+		}
+	}
+	if len(w.setKeys) > sessionactor.TxnWritesMax {
+		return 0, errcode.New(errcode.TransactionTooLarge, "transaction changes more than %d rows", sessionactor.TxnWritesMax)
+	}
+	return int64(len(rows)), nil
 }
 
 // replace writes updated in place of the row under oldKey, moving it when

@@ -178,7 +178,9 @@ func (s *Server) lookupConn(pid uint32) *conn {
 const copyProgressLogInterval = 5 * time.Second
 
 // copyProgress tracks a running COPY for pg_stat_progress_copy and the
-// log: a line at its start, every copyProgressLogInterval, and its end.
+// log: a line at its start, every copyProgressLogInterval, and its end. A
+// COPY FROM adds to it from two goroutines (the bytes read, the rows
+// written), under c.activity.mu.
 type copyProgress struct {
 	c       *conn
 	lastLog time.Time
@@ -201,9 +203,13 @@ func (p *copyProgress) add(bytes, tuples int64) {
 	cp.BytesProcessed += bytes
 	cp.TuplesProcessed += tuples
 	snapshot := *cp
-	c.activity.mu.Unlock()
-	if now := time.Now(); now.Sub(p.lastLog) >= copyProgressLogInterval {
+	now := time.Now()
+	logNow := now.Sub(p.lastLog) >= copyProgressLogInterval
+	if logNow {
 		p.lastLog = now
+	}
+	c.activity.mu.Unlock()
+	if logNow {
 		c.log.Info("COPY progress", "command", snapshot.Command, "table", snapshot.Table, "rows", snapshot.TuplesProcessed,
 			"bytes", snapshot.BytesProcessed, "rows_per_second", rate(snapshot.TuplesProcessed, now.Sub(snapshot.Started)))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -53,18 +54,32 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 	if spec.format == copyBinary {
 		binDec = &copyBinaryDecoder{cols: cols, table: spec.table}
 	}
+	// The engine writes a chunk while the next is read and decoded
+	// (copyWriter); every return below stops the writer first, and an
+	// error of the rows it was given comes before one of later rows.
+	w := startCopyWriter(ctx, sink, progress)
+	defer w.stop()
 	chunk := make([]types.Row, 0, 64)
 	chunkBytes := 0
 	writeChunk := func() error {
 		if len(chunk) == 0 {
 			return nil
 		}
-		if err := sink.Write(ctx, chunk); err != nil {
+		if err := w.write(chunk); err != nil {
 			return canceledError(ctx, err)
 		}
-		progress.add(0, int64(len(chunk)))
-		chunk, chunkBytes = chunk[:0], 0
+		// NB: a fresh slice: the writer holds the last one until written.
+		chunk, chunkBytes = make([]types.Row, 0, min(cap(chunk), copyChunkRowsMax)), 0
 		return nil
+	}
+	// fail is a decode or protocol error at the current point of the
+	// stream: an error of the rows before it, still being written, is the
+	// COPY's error instead.
+	fail := func(err error) error {
+		if werr := w.stop(); werr != nil {
+			return canceledError(ctx, werr)
+		}
+		return err
 	}
 	// slab is where rows' datums are carved from: one allocation per
 	// CopyData message's records instead of one per row. It is never
@@ -111,11 +126,11 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 	}
 	for {
 		if ctx.Err() != nil {
-			return canceledError(ctx, ctx.Err())
+			return fail(canceledError(ctx, ctx.Err()))
 		}
 		msg, err := c.backend.Receive()
 		if err != nil {
-			return err
+			return fail(err)
 		}
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
@@ -123,40 +138,43 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 			if binDec != nil {
 				rows, err := binDec.feed(m.Data, false)
 				if err != nil {
-					return err
+					return fail(err)
 				}
 				if err := convertBinary(rows, len(m.Data)); err != nil {
-					return err
+					return fail(err)
 				}
 				continue
 			}
 			records, err := dec.feed(m.Data, false)
 			if err != nil {
-				return err
+				return fail(err)
 			}
 			if err := convert(records); err != nil {
-				return err
+				return fail(err)
 			}
 		case *pgproto3.CopyDone:
 			if binDec != nil {
 				rows, err := binDec.feed(nil, true)
 				if err != nil {
-					return err
+					return fail(err)
 				}
 				if err := convertBinary(rows, 0); err != nil {
-					return err
+					return fail(err)
 				}
 			} else {
 				records, err := dec.feed(nil, true)
 				if err != nil {
-					return err
+					return fail(err)
 				}
 				if err := convert(records); err != nil {
-					return err
+					return fail(err)
 				}
 			}
 			if err := writeChunk(); err != nil {
 				return err
+			}
+			if err := w.stop(); err != nil {
+				return canceledError(ctx, err)
 			}
 			n, err := sink.Finish(ctx)
 			if err != nil {
@@ -166,15 +184,78 @@ func (c *conn) copyIn(ctx context.Context, spec *copySpec) (err error) {
 			c.backend.Send(&pgproto3.CommandComplete{CommandTag: []byte("COPY " + strconv.FormatInt(n, 10))})
 			return nil
 		case *pgproto3.CopyFail:
-			return errcode.New(errcode.CopyClientFailed, "COPY from stdin failed: %s", m.Message)
+			return fail(errcode.New(errcode.CopyClientFailed, "COPY from stdin failed: %s", m.Message))
 		case *pgproto3.Flush, *pgproto3.Sync:
 			// Ignored during COPY IN, as PostgreSQL does.
 		case *pgproto3.Terminate:
-			return errors.New("client terminated during COPY")
+			return fail(errors.New("client terminated during COPY"))
 		default:
-			return errcode.New(errcode.ProtocolViolation, "unexpected message type %T during COPY from stdin", msg)
+			return fail(errcode.New(errcode.ProtocolViolation, "unexpected message type %T during COPY from stdin", msg))
 		}
 	}
+}
+
+// copyWriter hands a COPY FROM's chunks to the engine on a goroutine of
+// its own, one at a time and in order, so the connection reads and
+// decodes the next chunk meanwhile. The sink is used by one goroutine at a
+// time: the writer until stop returns, then the connection's.
+type copyWriter struct {
+	chunks  chan []types.Row
+	done    chan struct{}
+	stopped bool
+	// err is the first Write's error; read after done is closed.
+	err error
+}
+
+func startCopyWriter(ctx context.Context, sink CopyInSink, progress *copyProgress) *copyWriter {
+	// NB: one chunk queued behind the one being written: at most three
+	// chunks of memory (copyChunkBytesMax) with the one being decoded.
+	w := &copyWriter{chunks: make(chan []types.Row, 1), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		defer func() {
+			// A panic in the engine fails the COPY, as it fails a
+			// statement on the connection's goroutine (dispatch).
+			if r := recover(); r != nil {
+				progress.c.log.Error("gateway: panic in COPY", "panic", r, "stack", string(debug.Stack()))
+				w.err = errcode.New(errcode.InternalError, "internal error: %v", r)
+			}
+		}()
+		for chunk := range w.chunks {
+			if err := sink.Write(ctx, chunk); err != nil {
+				w.err = err
+				return
+			}
+			progress.add(0, int64(len(chunk)))
+		}
+	}()
+	return w
+}
+
+// write queues a chunk, or returns the error that stopped the writer.
+func (w *copyWriter) write(chunk []types.Row) error {
+	select {
+	case <-w.done:
+		return w.err
+	default:
+	}
+	select {
+	case w.chunks <- chunk:
+		return nil
+	case <-w.done:
+		return w.err
+	}
+}
+
+// stop waits for the chunks queued to be written and ends the writer,
+// returning the first Write's error. It may be called again.
+func (w *copyWriter) stop() error {
+	if !w.stopped {
+		w.stopped = true
+		close(w.chunks)
+	}
+	<-w.done
+	return w.err
 }
 
 // copyRow converts one record's fields to a typed row, read in the

@@ -7,9 +7,13 @@ import (
 
 // Batch is an atomic group of writes. It gets one sequence number and is
 // written to one WAL object, so after a crash it is either fully present or
-// fully absent.
+// fully absent. Once written it must not be changed: the DB may hold its
+// operations as its rows (resolve).
 type Batch struct {
-	ops   []batchOp
+	// ops are the operations as rows without their seq (set when the
+	// batch is written); key and value point into an arena chunk (or the
+	// caller's, for shared ones), value nil: none.
+	ops   []row
 	bytes int64
 	// arena is the current chunk keys and values are copied into, back to
 	// back: a few allocations per batch instead of two per operation (fewer
@@ -19,12 +23,6 @@ type Batch struct {
 	// copied once, never again on growth (a single growing slice copied a
 	// 1 MiB batch about twice over).
 	arena []byte
-}
-
-// batchOp is one operation; key and value point into an arena chunk.
-type batchOp struct {
-	kind       Kind
-	key, value []byte // value nil: none
 }
 
 const (
@@ -57,7 +55,7 @@ func (b *Batch) Len() int { return len(b.ops) }
 // reallocating.
 func (b *Batch) Grow(ops, bytes int) {
 	if cap(b.ops)-len(b.ops) < ops {
-		grown := make([]batchOp, len(b.ops), len(b.ops)+ops)
+		grown := make([]row, len(b.ops), len(b.ops)+ops)
 		copy(grown, b.ops)
 		b.ops = grown
 	}
@@ -68,9 +66,9 @@ func (b *Batch) Grow(ops, bytes int) {
 
 // Reset empties the batch for reuse.
 //
-// NB: a batch already written must not be Reset and reused while the DB may
-// still hold its rows; Reset drops the arena rather than recycling it.
-func (b *Batch) Reset() { b.ops, b.bytes, b.arena = b.ops[:0], 0, nil }
+// NB: the DB may still hold a written batch's operations (as its rows) and
+// arena: Reset drops both rather than recycling them.
+func (b *Batch) Reset() { b.ops, b.bytes, b.arena = nil, 0, nil }
 
 // copyIn copies p into the arena and returns the copy (capped so that an
 // append to it cannot run into the next entry).
@@ -87,7 +85,7 @@ func (b *Batch) copyIn(p []byte) []byte {
 func (b *Batch) addShared(kind Kind, key, value []byte) {
 	// NB: capped like copyIn's copies, so nothing appends into what
 	// follows them.
-	op := batchOp{kind: kind, key: key[:len(key):len(key)]}
+	op := row{kind: kind, key: key[:len(key):len(key)]}
 	if value != nil {
 		op.value = value[:len(value):len(value)]
 	}
@@ -96,7 +94,7 @@ func (b *Batch) addShared(kind Kind, key, value []byte) {
 }
 
 func (b *Batch) add(kind Kind, key, value []byte) {
-	op := batchOp{kind: kind, key: b.copyIn(key)}
+	op := row{kind: kind, key: b.copyIn(key)}
 	if value != nil {
 		op.value = b.copyIn(value)
 	}
@@ -112,19 +110,21 @@ func (b *Batch) resolve(op MergeOperator, seq uint64) ([]row, error) {
 	// buffer is sealed), so the batch's own later adds must not write into
 	// it: cap it.
 	b.arena = b.arena[:len(b.arena):len(b.arena)]
-	rows := make([]row, 0, len(b.ops))
 	// Fast path: keys already strictly ascending (kv.WriteBatch and most
-	// bulk writers build them so) need neither the map nor the sort.
+	// bulk writers build them so) need neither the map nor the sort, nor
+	// a copy: the operations are the rows (capped: an append to them, the
+	// batch's or the DB's, goes elsewhere).
 	sorted := true
 	for i := 1; i < len(b.ops) && sorted; i++ {
 		sorted = bytes.Compare(b.ops[i-1].key, b.ops[i].key) < 0
 	}
 	if sorted {
-		for _, o := range b.ops {
-			rows = append(rows, row{key: o.key, seq: seq, kind: o.kind, value: o.value})
+		for i := range b.ops {
+			b.ops[i].seq = seq
 		}
-		return rows, nil
+		return b.ops[:len(b.ops):len(b.ops)], nil
 	}
+	rows := make([]row, 0, len(b.ops))
 	idx := make(map[string]int, len(b.ops))
 	for _, o := range b.ops {
 		i, seen := idx[string(o.key)]

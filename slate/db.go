@@ -264,10 +264,20 @@ func (d *DB) Write(ctx context.Context, b *Batch, opts WriteOptions) (uint64, er
 		}
 	}
 	d.memtable.addSorted(rows) // resolve returns the rows in key order
-	d.walBuffer = slices.Grow(d.walBuffer, len(rows))
-	for _, r := range rows {
-		d.walBuffer = append(d.walBuffer, r)
-		d.walBufferBytes += int64(r.encodedSize())
+	if len(d.walBuffer) == 0 {
+		// NB: the buffer takes resolve's rows (the batch's own array, which
+		// the batch no longer changes) instead of a copy: a large commit's
+		// rows are a big array of pointers. Capped, so appends move it.
+		d.walBuffer = rows[:len(rows):len(rows)]
+		for _, r := range rows {
+			d.walBufferBytes += int64(r.encodedSize())
+		}
+	} else {
+		d.walBuffer = slices.Grow(d.walBuffer, len(rows))
+		for _, r := range rows {
+			d.walBuffer = append(d.walBuffer, r)
+			d.walBufferBytes += int64(r.encodedSize())
+		}
 	}
 	d.lastSeq = seq
 	d.stats.BytesWritten += b.bytes

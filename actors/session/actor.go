@@ -853,6 +853,20 @@ func (a *Actor) readPoints(ctx runtime.Context, m Read, out []zset.Batch, i int)
 // per shard (a partitioned table's keys may be on several), into rows (in
 // keys' order), then runs done.
 func (a *Actor) lookupKeys(ctx runtime.Context, catalogVersion uint64, rel *catalog.Relation, keys []types.Row, at uint64, done func(runtime.Context, []types.Row)) {
+	if owner, ok := a.cfg.Router.OwnerOfKeys(rel, keys); ok {
+		// One shard (every key of a table that is not partitioned): its
+		// answer, in keys' order, is the rows.
+		a.ask(ctx, a.cfg.Router.ActorOf(owner), shard.Lookup{CatalogVersion: catalogVersion, Table: rel.ID, Keys: keys, At: at},
+			a.orFail(func(ctx runtime.Context, reply runtime.Message) {
+				rows := reply.(shard.LookupResult).Rows
+				if len(rows) != len(keys) {
+					a.finish(errcode.New(errcode.InternalError, "internal: a lookup of %d keys of %s answered %d rows", len(keys), rel.Name, len(rows)))
+					return
+				}
+				done(ctx, rows)
+			}))
+		return
+	}
 	rows := make([]types.Row, len(keys))
 	var owners []partition.ShardID
 	of := make([]partition.ShardID, len(keys))
@@ -921,8 +935,7 @@ func (a *Actor) lookup(ctx runtime.Context, m Lookup) {
 			fresh[i] = true
 			continue
 		}
-		_, seen := tw.rows[k]
-		fresh[i] = !seen
+		fresh[i] = tw.get(k) == nil
 	}
 	afterLock := func(ctx runtime.Context) {
 		a.current(ctx, m, tw, encs, fresh, func(ctx runtime.Context, cur []types.Row) {
@@ -1006,7 +1019,7 @@ func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []s
 	at := make([]int, 0, n)
 	for i, k := range encs {
 		if !fresh[i] {
-			if p := tw.rows[k]; p != nil {
+			if p := tw.get(k); p != nil {
 				out[i] = p.row
 				continue
 			}
@@ -1022,10 +1035,6 @@ func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []s
 		// One allocation for the new entries (a COPY chunk adds
 		// thousands), and room for them in the key order up front.
 		slab := make([]pendingRow, len(at))
-		if len(tw.rows) == 0 && len(at) > 8 {
-			// NB: empty, so nothing refers to the old map's entries.
-			tw.rows = make(map[string]*pendingRow, len(at))
-		}
 		if n := len(tw.keys) + len(at); cap(tw.keys) < n {
 			// NB: at least doubled, or a COPY's chunks each copied every
 			// key so far (quadratic in the rows of the transaction).
@@ -1068,7 +1077,7 @@ func (a *Actor) checkVisible(ctx runtime.Context, m Lookup, tw *tableWrites, enc
 		if !fresh[i] {
 			continue
 		}
-		if p := tw.rows[k]; p != nil && p.row != nil && !p.changed {
+		if p := tw.get(k); p != nil && p.row != nil && !p.changed {
 			check = append(check, m.Keys[i])
 			latest = append(latest, p.row)
 		}

@@ -1,6 +1,10 @@
 package session
 
-import "github.com/rockstream/rockstream/ivm/sql/catalog"
+import (
+	"slices"
+
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
+)
 
 // Savepoints (SAVEPOINT / ROLLBACK TO SAVEPOINT / RELEASE SAVEPOINT) act on
 // the open transaction's pending writes. The gateway keeps the names and
@@ -49,10 +53,21 @@ func (t *txn) mark() {
 //
 // It reports false for a key touched twice by one lookup (its keys were
 // all untouched, so p holds the same committed row both times): p replaced
-// the entry listed in tw.pending, and the caller must relist. One map
-// access per key either way.
+// the entry listed in tw.pending, and the caller must relist. A key above
+// every key touched joins the tail without a map access (tableWrites.rows).
 func (t *txn) touch(tw *tableWrites, k string, p *pendingRow) bool {
 	p.gen = t.gen
+	if !tw.bounded || k > tw.hi {
+		// Above every key touched: it joins the tail (tableWrites.rows).
+		tw.keys = append(tw.keys, k)
+		tw.pending = append(tw.pending, p)
+		if !tw.bounded {
+			tw.lo, tw.bounded = k, true
+		}
+		tw.hi = k
+		return true
+	}
+	tw.index()
 	n := len(tw.rows)
 	tw.rows[k] = p
 	if len(tw.rows) == n {
@@ -60,27 +75,50 @@ func (t *txn) touch(tw *tableWrites, k string, p *pendingRow) bool {
 	}
 	tw.keys = append(tw.keys, k)
 	tw.pending = append(tw.pending, p)
-	switch {
-	case !tw.bounded:
-		tw.lo, tw.hi, tw.bounded = k, k, true
-	case k < tw.lo:
-		tw.lo = k
-	case k > tw.hi:
-		tw.hi = k
-	}
+	tw.indexed = len(tw.keys)
+	// NB: k is at most hi here.
+	tw.lo = min(tw.lo, k)
 	return true
 }
 
-// mayHave reports whether k may be a key in tw.rows: false only when it
-// is outside the bounds of every key touched.
+// mayHave reports whether k may be a key of tw: false only when it is
+// outside the bounds of every key touched.
 func (tw *tableWrites) mayHave(k string) bool {
 	return tw.bounded && k >= tw.lo && k <= tw.hi
 }
 
+// get returns the pending row of key k (nil: not touched).
+func (tw *tableWrites) get(k string) *pendingRow {
+	if tail := tw.keys[tw.indexed:]; len(tail) > 0 && k >= tail[0] {
+		// NB: every indexed key is below the tail's first.
+		if i, ok := slices.BinarySearch(tail, k); ok {
+			return tw.pending[tw.indexed+i]
+		}
+		return nil
+	}
+	return tw.rows[k]
+}
+
+// index adds the tail's keys to the map, before a key that would not keep
+// the tail ascending is added.
+func (tw *tableWrites) index() {
+	if tw.indexed == len(tw.keys) {
+		return
+	}
+	if len(tw.rows) == 0 {
+		tw.rows = make(map[string]*pendingRow, len(tw.keys)-tw.indexed)
+	}
+	for i := tw.indexed; i < len(tw.keys); i++ {
+		tw.rows[tw.keys[i]] = tw.pending[i]
+	}
+	tw.indexed = len(tw.keys)
+}
+
 // relist makes tw.pending from index from on list the map's entries again
-// after touch reported a key touched twice.
+// after touch reported a key touched twice (tail entries are never stale:
+// a key joins the tail only the first time it is touched).
 func (tw *tableWrites) relist(from int) {
-	for i := from; i < len(tw.keys); i++ {
+	for i := from; i < tw.indexed; i++ {
 		tw.pending[i] = tw.rows[tw.keys[i]]
 	}
 }
@@ -88,7 +126,7 @@ func (tw *tableWrites) relist(from int) {
 // writable returns the pending row under key k of tw for changing it,
 // saving its current state first if a savepoint may need it back.
 func (t *txn) writable(tw *tableWrites, k string) *pendingRow {
-	return t.writablePending(tw, k, tw.rows[k])
+	return t.writablePending(tw, k, tw.get(k))
 }
 
 // writablePending is writable for p, the pending row of key k.
@@ -109,10 +147,11 @@ func (t *txn) rollbackTo(depth int) {
 		e := t.undo[i]
 		if tw := t.tables[e.table]; tw != nil {
 			// NB: in place, so tw.pending still lists the map's entry.
-			if p := tw.rows[e.key]; p != nil {
+			if p := tw.get(e.key); p != nil {
 				*p = e.old
 			} else {
 				old := e.old
+				tw.index()
 				tw.rows[e.key] = &old
 			}
 		}
@@ -125,8 +164,11 @@ func (t *txn) rollbackTo(depth int) {
 	for _, id := range t.order {
 		tw, tm := t.tables[id], m.tables[id]
 		if tm.keys < len(tw.keys) {
-			for _, k := range tw.keys[tm.keys:] {
-				delete(tw.rows, k)
+			if tm.keys < tw.indexed {
+				for _, k := range tw.keys[tm.keys:tw.indexed] {
+					delete(tw.rows, k)
+				}
+				tw.indexed = tm.keys
 			}
 			tw.keys, tw.pending = tw.keys[:tm.keys], tw.pending[:tm.keys]
 		}

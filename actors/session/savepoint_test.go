@@ -40,7 +40,7 @@ func TestSavepointUndoMatchesModel(t *testing.T) {
 				k := rapid.Int64Range(0, 3).Draw(t, "key")
 				tw := txn.table(*keyed)
 				enc := EncodeKey(keyed, types.Row{k})
-				if tw.rows[enc] == nil {
+				if tw.get(enc) == nil {
 					txn.touch(tw, enc, &pendingRow{key: types.Row{k}})
 				}
 				p := txn.writable(tw, enc)
@@ -72,12 +72,15 @@ func TestSavepointUndoMatchesModel(t *testing.T) {
 				marks = marks[:d-1]
 			}
 			if tw := txn.tables[keyed.ID]; tw != nil {
-				if len(tw.pending) != len(tw.keys) || len(tw.rows) != len(tw.keys) {
-					t.Fatalf("step %d: %d keys, %d pending, %d map entries", step, len(tw.keys), len(tw.pending), len(tw.rows))
+				if len(tw.pending) != len(tw.keys) || len(tw.rows) != tw.indexed {
+					t.Fatalf("step %d: %d keys, %d pending, %d map entries, %d indexed", step, len(tw.keys), len(tw.pending), len(tw.rows), tw.indexed)
 				}
 				for i, k := range tw.keys {
-					if tw.pending[i] != tw.rows[k] {
-						t.Fatalf("step %d: pending entry %d is not the map's", step, i)
+					if tw.pending[i] != tw.get(k) {
+						t.Fatalf("step %d: pending entry %d is not the one get finds", step, i)
+					}
+					if i > tw.indexed && k <= tw.keys[i-1] {
+						t.Fatalf("step %d: tail key %d not above the one before", step, i)
 					}
 				}
 			}
@@ -108,7 +111,7 @@ func TestSavepointNewKeysNeedNoUndo(t *testing.T) {
 	tw := txn.table(*keyed)
 	write := func(k, v int64) {
 		enc := EncodeKey(keyed, types.Row{k})
-		if tw.rows[enc] == nil {
+		if tw.get(enc) == nil {
 			txn.touch(tw, enc, &pendingRow{key: types.Row{k}})
 		}
 		p := txn.writable(tw, enc)

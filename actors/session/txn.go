@@ -36,9 +36,15 @@ type txn struct {
 
 // tableWrites are one table's pending row changes, by encoded primary key.
 type tableWrites struct {
-	rel  *catalog.Relation
-	rows map[string]*pendingRow
-	keys []string // first-write order, for a deterministic commit
+	rel *catalog.Relation
+	// rows indexes keys[:indexed]. The rest, the tail, is strictly
+	// ascending and above every indexed key, and is searched in place
+	// (get): a bulk load in key order (a COPY of rows sorted by key) adds
+	// every key to the tail, with no map entry per row to build and for
+	// the collector to scan.
+	rows    map[string]*pendingRow
+	indexed int
+	keys    []string // first-write order, for a deterministic commit
 	// pending are the entries of keys in rows, in the same order (a
 	// rollback restores entries in place, so they stay the map's): the
 	// commit walks them without a map access per row.
@@ -129,11 +135,15 @@ func KeyOf(rel *catalog.Relation, row types.Row) types.Row {
 // (called several times per written row: no allocation but the string).
 func EncodeKey(rel *catalog.Relation, key types.Row) string {
 	var buf [64]byte
-	b := buf[:0]
+	return string(AppendKey(buf[:0], rel, key))
+}
+
+// AppendKey appends EncodeKey's encoding of key to dst.
+func AppendKey(dst []byte, rel *catalog.Relation, key types.Row) []byte {
 	for i, c := range rel.PrimaryKey {
-		b = keyenc.EncodeColumn(b, rel.Columns[c].Type, key[i], keyenc.Asc)
+		dst = keyenc.EncodeColumn(dst, rel.Columns[c].Type, key[i], keyenc.Asc)
 	}
-	return string(b)
+	return dst
 }
 
 // SameRow reports whether two rows of rel hold the same values.
@@ -205,7 +215,7 @@ func (t *txn) overlay(id catalog.ID, committed zset.Batch) zset.Batch {
 	out := zset.Batch{}
 	for i, r := range committed.Rows {
 		if len(rel.PrimaryKey) > 0 {
-			if p, ok := tw.rows[EncodeKey(rel, KeyOf(rel, r))]; ok && p.changed {
+			if p := tw.get(EncodeKey(rel, KeyOf(rel, r))); p != nil && p.changed {
 				continue
 			}
 		}
@@ -214,7 +224,7 @@ func (t *txn) overlay(id catalog.ID, committed zset.Batch) zset.Batch {
 	keys := append([]string(nil), tw.keys...)
 	sort.Strings(keys)
 	for _, k := range keys {
-		if p := tw.rows[k]; p.changed && p.row != nil {
+		if p := tw.get(k); p.changed && p.row != nil {
 			out.Add(p.row, 1)
 		}
 	}

@@ -3,9 +3,10 @@ package shard
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/rockstream/rockstream/internal/assert"
+	"slices"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -83,6 +84,13 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 	a.pendingMarks = watermarkBatch{}
 	var byValue []valueDeletes
 	var uniquePuts []indexPut
+	var pre *commitReads
+	if !exact {
+		var err error
+		if pre, err = a.readCommitKeys(cb, m); err != nil {
+			return nil, err
+		}
+	}
 	for i, w := range m.Writes {
 		rel, ok := a.snap.RelationByID(w.Table)
 		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
@@ -172,15 +180,19 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 				keyRow[j] = src[c]
 			}
 		}
-		from := cb.arena.alloc(tableKeyHeadBytes + 9*len(rel.PrimaryKey))
-		key := appendKey(from, rel, ts, keyRow)
-		cb.arena.used(from, key)
+		key, old, exists, known := pre.read(i, w)
+		if key == nil {
+			from := cb.arena.alloc(tableKeyHeadBytes + 9*len(rel.PrimaryKey))
+			key = appendKey(from, rel, ts, keyRow)
+			cb.arena.used(from, key)
+		}
 		if err := a.checkOwned(rel, keyBucket(key)); err != nil {
 			return nil, err
 		}
-		old, exists, err := cb.get(key)
-		if err != nil {
-			return nil, err
+		if !known {
+			if old, exists, err = cb.get(key); err != nil {
+				return nil, err
+			}
 		}
 		if w.CheckBase {
 			if exists != (w.Base != nil) || (exists && !a.sameStoredRow(codec, old, w.Base)) {
@@ -356,4 +368,117 @@ func (a *Actor) sameStoredRow(codec tableCodec, stored []byte, row types.Row) bo
 		return false
 	}
 	return bytes.Equal(encodeStoredRow(nil, codec.ts, cur), encodeStoredRow(nil, codec.ts, row))
+}
+
+// commitReads are a direct-mode commit's reads of its keyed writes' rows,
+// made before the commit's loop in one ordered pass (getMany) instead of a
+// search of the store per write.
+type commitReads struct {
+	// empty, when set, is the one table m writes, and it holds no stored
+	// row: nothing needed reading (keys is nil).
+	empty *catalog.ID
+	// keys[i] is write i's storage key (in the commit's arena), nil for a
+	// write the loop keys and reads itself.
+	keys [][]byte
+	// found are the writes whose key holds a stored row, by write index
+	// (the row copied into the arena); next is the loop's place in them.
+	found []foundRow
+	next  int
+}
+
+type foundRow struct {
+	write int
+	row   []byte
+}
+
+// read returns write i's storage key (nil: the loop computes it) and, when
+// known, its stored row; the loop asks in write order.
+func (p *commitReads) read(i int, w RowWrite) (key, row []byte, exists, known bool) {
+	if p == nil {
+		return nil, nil, false, false
+	}
+	if p.empty != nil && w.Table == *p.empty {
+		return nil, nil, false, true
+	}
+	if p.keys == nil || p.keys[i] == nil {
+		return nil, nil, false, false
+	}
+	for p.next < len(p.found) && p.found[p.next].write < i {
+		p.next++
+	}
+	if p.next < len(p.found) && p.found[p.next].write == i {
+		return p.keys[i], p.found[p.next].row, true, true
+	}
+	return p.keys[i], nil, false, true
+}
+
+// readCommitKeys reads the stored rows under the keys of m's keyed writes
+// (those carrying their key; the loop handles the rest, and every error).
+// Direct mode only: the reads see the store, not the commit's own writes.
+func (a *Actor) readCommitKeys(cb *commitBatch, m Commit) (*commitReads, error) {
+	// A commit writing one table that holds no rows (a first load) reads
+	// nothing: one seek tells.
+	if len(m.Writes) > 1 {
+		one := m.Writes[0].Table
+		for _, w := range m.Writes {
+			if w.Table != one {
+				return a.readCommitKeysOf(cb, m)
+			}
+		}
+		empty := true
+		prefix := tablePrefix(one)
+		err := cb.store.Scan(prefix, kv.PrefixEnd(prefix), func(k, v []byte) error {
+			empty = false
+			return kv.ErrStop
+		})
+		if err != nil {
+			return nil, err
+		}
+		if empty {
+			return &commitReads{empty: &one}, nil
+		}
+	}
+	return a.readCommitKeysOf(cb, m)
+}
+
+// readCommitKeysOf is readCommitKeys by keys.
+func (a *Actor) readCommitKeysOf(cb *commitBatch, m Commit) (*commitReads, error) {
+	p := &commitReads{keys: make([][]byte, len(m.Writes))}
+	var keys [][]byte
+	var writes []int32
+	for i, w := range m.Writes {
+		if w.Key == nil {
+			continue
+		}
+		rel, ok := a.snap.RelationByID(w.Table)
+		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) || len(rel.PrimaryKey) == 0 || len(w.Key) != len(rel.PrimaryKey) {
+			continue
+		}
+		codec, err := a.codecOf(rel)
+		if err != nil {
+			continue
+		}
+		from := cb.arena.alloc(tableKeyHeadBytes + 9*len(rel.PrimaryKey))
+		key := appendKey(from, rel, codec.ts, w.Key)
+		cb.arena.used(from, key)
+		p.keys[i] = key
+		if keys == nil {
+			keys, writes = make([][]byte, 0, len(m.Writes)), make([]int32, 0, len(m.Writes))
+		}
+		keys, writes = append(keys, key), append(writes, int32(i))
+	}
+	err := getMany(cb.store, nil, keys, func(j int, v []byte, ok bool) error {
+		if ok {
+			dst := cb.arena.alloc(len(v))
+			row := append(dst, v...)
+			cb.arena.used(dst, row)
+			p.found = append(p.found, foundRow{write: int(writes[j]), row: row})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(p.found, func(x, y foundRow) int { return x.write - y.write })
+	return p, nil
 }

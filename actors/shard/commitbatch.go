@@ -38,18 +38,20 @@ type commitBatch struct {
 	tables []*tableLog
 }
 
-// tableLog is one table's rows in the delta-log entry.
+// tableLog is one table's rows in the delta-log entry, encoded as the
+// entry holds them (weight, length, encodeStoredRow encoding): one array
+// of bytes instead of one of slices the collector traces.
 type tableLog struct {
-	table   catalog.ID
-	rows    [][]byte // encodeStoredRow encodings
-	weights []int64
-	bytes   int
+	table catalog.ID
+	rows  int
+	buf   []byte
 }
 
 func (t *tableLog) add(enc []byte, w int64) {
-	t.rows = append(t.rows, enc)
-	t.weights = append(t.weights, w)
-	t.bytes += len(enc)
+	t.buf = binary.AppendVarint(t.buf, w)
+	t.buf = binary.AppendUvarint(t.buf, uint64(len(enc)))
+	t.buf = append(t.buf, enc...)
+	t.rows++
 }
 
 func newCommitBatch(store kv.Reader, writes int, exact bool) *commitBatch {
@@ -69,9 +71,9 @@ func (cb *commitBatch) table(id catalog.ID) *tableLog {
 	}
 	t := &tableLog{table: id}
 	if len(cb.tables) == 0 {
-		// Most commits write one table: size its section for every write.
-		t.rows = make([][]byte, 0, cap(cb.ops))
-		t.weights = make([]int64, 0, cap(cb.ops))
+		// Most commits write one table: size its section for every write
+		// (a guess at the size of a row; it grows).
+		t.buf = make([]byte, 0, cap(cb.ops)*logRowBytesGuess)
 	}
 	cb.tables = append(cb.tables, t)
 	return t
@@ -138,27 +140,23 @@ func (cb *commitBatch) canonical(codec tableCodec, stored []byte) ([]byte, error
 func (cb *commitBatch) encodeLog(at types.TimestampTZ) []byte {
 	size := binary.MaxVarintLen64 + logTimeBytes
 	for _, t := range cb.tables {
-		size += 16 + binary.MaxVarintLen64 + t.bytes + len(t.rows)*2*binary.MaxVarintLen64
+		size += 16 + binary.MaxVarintLen64 + len(t.buf)
 	}
 	b := make([]byte, 0, size)
 	n := 0
 	for _, t := range cb.tables {
-		if len(t.rows) > 0 {
+		if t.rows > 0 {
 			n++
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(n))
 	for _, t := range cb.tables {
-		if len(t.rows) == 0 {
+		if t.rows == 0 {
 			continue
 		}
 		b = append(b, t.table.Object[:]...)
-		b = binary.AppendUvarint(b, uint64(len(t.rows)))
-		for i, enc := range t.rows {
-			b = binary.AppendVarint(b, t.weights[i])
-			b = binary.AppendUvarint(b, uint64(len(enc)))
-			b = append(b, enc...)
-		}
+		b = binary.AppendUvarint(b, uint64(t.rows))
+		b = append(b, t.buf...)
 	}
 	return appendLogTime(b, at)
 }
@@ -169,7 +167,11 @@ func (cb *commitBatch) batch() (b *kv.WriteBatch, ok bool) {
 	if cb.exact != nil {
 		return cb.exact.Batch(), true
 	}
-	sortOps(cb.ops)
+	if len(cb.ops) >= repackOpsMin {
+		cb.ops = sortRepackOps(cb.ops)
+	} else {
+		sortOps(cb.ops)
+	}
 	for i := 1; i < len(cb.ops); i++ {
 		if bytes.Equal(cb.ops[i-1].Key, cb.ops[i].Key) {
 			return nil, false
@@ -179,6 +181,45 @@ func (cb *commitBatch) batch() (b *kv.WriteBatch, ok bool) {
 	// entry, fresh allocations) and nothing changes them after the
 	// commit: the store may keep them.
 	return &kv.WriteBatch{Ops: cb.ops, Immutable: true}, true
+}
+
+// logRowBytesGuess is the room a commit's log section starts with per
+// write: a short row's encoding with its weight and length.
+const logRowBytesGuess = 32
+
+// repackOpsMin is the size from which a batch's ops are sorted into a
+// new array with their keys and values copied together (sortRepackOps).
+const repackOpsMin = 4096
+
+// sortRepackOps returns ops sorted by key in a new array, their keys and
+// values copied into one array, back to back in key order. They were
+// encoded in write order, which the sort scatters; the store then reads
+// them in key order several times (the order check, the memtable insert,
+// the WAL encoding), each read a cache miss per op for a large commit,
+// and the one pass here pays it once.
+func sortRepackOps(ops []kv.Op) []kv.Op {
+	refs := make([]opChunk, len(ops))
+	size := 0
+	for i := range refs {
+		refs[i].op = int32(i)
+		size += len(ops[i].Key) + len(ops[i].Value)
+	}
+	sortKeyChunks(ops, opKey, refs, 0)
+	sorted := make([]kv.Op, len(ops))
+	buf := make([]byte, 0, size)
+	for j, r := range refs {
+		op := ops[r.op]
+		from := len(buf)
+		buf = append(buf, op.Key...)
+		op.Key = buf[from:len(buf):len(buf)]
+		if op.Value != nil {
+			from = len(buf)
+			buf = append(buf, op.Value...)
+			op.Value = buf[from:len(buf):len(buf)]
+		}
+		sorted[j] = op
+	}
+	return sorted
 }
 
 // byteArena hands out append-only byte slices from shared chunks: a few
@@ -225,64 +266,100 @@ func sortOps(ops []kv.Op) {
 	for i := range refs {
 		refs[i].op = int32(i)
 	}
-	sortOpChunks(ops, refs, 0)
-	sorted := make([]kv.Op, len(ops))
-	for i, r := range refs {
-		sorted[i] = ops[r.op]
+	sortKeyChunks(ops, opKey, refs, 0)
+	// Permute ops in place, a cycle at a time (no second array of ops for
+	// the collector): position j takes ops[refs[j].op]; a done position's
+	// ref is set to -1.
+	for start := range refs {
+		if refs[start].op < 0 {
+			continue
+		}
+		held, j := ops[start], start
+		for {
+			src := int(refs[j].op)
+			refs[j].op = -1
+			if src == start {
+				ops[j] = held
+				break
+			}
+			ops[j] = ops[src]
+			j = src
+		}
 	}
-	copy(ops, sorted)
 }
 
-// opChunk is an op's index and the chunk of its key being sorted on.
+func opKey(op *kv.Op) []byte { return op.Key }
+
+func bytesKey(b *[]byte) []byte { return *b }
+
+// opChunk is an op's index and the 16-byte chunk of its key being sorted
+// on, as two big-endian numbers.
 type opChunk struct {
-	chunk uint64
+	hi, lo uint64
 	// ends is how many key bytes the chunk holds when the key ends in
-	// it (0-8), or 9 when the key goes on: with equal chunks (zero
+	// it (0-16), or 17 when the key goes on: with equal chunks (zero
 	// padded) a key ending sooner sorts first.
 	ends uint8
 	op   int32
 }
 
-// sortOpChunks sorts refs by the keys of their ops from byte depth on
-// (the keys agree before it).
-func sortOpChunks(ops []kv.Op, refs []opChunk, depth int) {
+// chunkBytes is how many key bytes an opChunk holds. A table row's key is
+// its table's prefix, a bucket and the primary key: 16 bytes from where
+// the keys first differ hold all of a short key, so a large commit sorts
+// with one pass over its keys in the order they were written (which is
+// the order they lie in memory) and needs no second pass over its ties
+// in sorted order, a cache miss each.
+const chunkBytes = 16
+
+func (c *opChunk) sameChunk(d *opChunk) bool {
+	return c.hi == d.hi && c.lo == d.lo && c.ends == d.ends
+}
+
+// sortKeyChunks sorts refs by the keys of their items (key(&items[ref.op]))
+// from byte depth on (the keys agree before it).
+func sortKeyChunks[T any](items []T, key func(*T) []byte, refs []opChunk, depth int) {
+	if len(refs) > 8 && depth == 0 {
+		// Skip the prefix every key shares (a table's) in one pass.
+		depth = commonPrefix(items, key, refs)
+	}
 	for len(refs) > 1 {
 		if len(refs) <= 8 {
-			slices.SortFunc(refs, func(x, y opChunk) int { return bytes.Compare(ops[x.op].Key[depth:], ops[y.op].Key[depth:]) })
+			slices.SortFunc(refs, func(x, y opChunk) int { return bytes.Compare(key(&items[x.op])[depth:], key(&items[y.op])[depth:]) })
 			return
 		}
 		same := true
 		for i := range refs {
-			refs[i].chunk, refs[i].ends = keyChunk(ops[refs[i].op].Key, depth)
-			same = same && refs[i].chunk == refs[0].chunk && refs[i].ends == refs[0].ends
+			r := &refs[i]
+			r.hi, r.lo, r.ends = keyChunk(key(&items[r.op]), depth)
+			same = same && r.sameChunk(&refs[0])
 		}
 		if same {
-			if refs[0].ends != 9 {
+			if refs[0].ends <= chunkBytes {
 				return // all the same key
 			}
-			depth += 8
+			depth += chunkBytes
 			continue
 		}
 		if len(refs) >= radixMin {
 			radixSort(refs)
 		} else {
 			slices.SortFunc(refs, func(x, y opChunk) int {
-				if x.chunk != y.chunk {
-					if x.chunk < y.chunk {
-						return -1
-					}
-					return 1
+				switch {
+				case x.hi != y.hi:
+					return cmpUint64(x.hi, y.hi)
+				case x.lo != y.lo:
+					return cmpUint64(x.lo, y.lo)
 				}
 				return int(x.ends) - int(y.ends)
 			})
 		}
 		for i := 0; i < len(refs); {
 			j := i + 1
-			for j < len(refs) && refs[j].chunk == refs[i].chunk && refs[j].ends == refs[i].ends {
+			for j < len(refs) && refs[j].sameChunk(&refs[i]) {
 				j++
 			}
-			if refs[i].ends == 9 && j-i > 1 {
-				sortOpChunks(ops, refs[i:j], depth+8)
+			if refs[i].ends > chunkBytes && j-i > 1 {
+				sortKeyChunks(items, key, refs[i:j], depth+chunkBytes)
 			}
 			i = j
 		}
@@ -290,35 +367,78 @@ func sortOpChunks(ops []kv.Op, refs []opChunk, depth int) {
 	}
 }
 
+func cmpUint64(a, b uint64) int {
+	if a < b {
+		return -1
+	}
+	return 1
+}
+
+// commonPrefix is the length of the prefix the keys of refs share.
+func commonPrefix[T any](items []T, key func(*T) []byte, refs []opChunk) int {
+	first := key(&items[refs[0].op])
+	n := len(first)
+	for _, r := range refs[1:] {
+		k := key(&items[r.op])
+		n = min(n, len(k))
+		if !bytes.Equal(k[:n], first[:n]) {
+			i := 0
+			for k[i] == first[i] {
+				i++
+			}
+			n = i
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return n
+}
+
 // radixMin is the size from which radixSort beats a comparison sort.
 const radixMin = 512
 
-// radixSort sorts refs by (chunk, ends): a stable LSD radix sort, a byte
+// radixSort sorts refs by (hi, lo, ends): a stable LSD radix sort, a byte
 // per pass, least significant first, skipping the bytes all refs share.
+// One pass counts every byte position's digits; only the positions where
+// the refs differ are then moved.
 func radixSort(refs []opChunk) {
-	src, dst := refs, make([]opChunk, len(refs))
-	for pass := -1; pass < 8; pass++ {
-		digit := func(r opChunk) uint8 {
-			if pass < 0 {
-				return r.ends
-			}
-			return uint8(r.chunk >> (8 * pass))
+	const digits = 1 + 2*8
+	digit := func(r *opChunk, pass int) uint8 {
+		switch {
+		case pass == 0:
+			return r.ends
+		case pass <= 8:
+			return uint8(r.lo >> (8 * (pass - 1)))
 		}
-		var start [256]int
-		for _, r := range src {
-			start[digit(r)]++
+		return uint8(r.hi >> (8 * (pass - 9)))
+	}
+	var counts [digits][256]int
+	for i := range refs {
+		r := &refs[i]
+		counts[0][r.ends]++
+		for b := range 8 {
+			counts[1+b][uint8(r.lo>>(8*b))]++
+			counts[9+b][uint8(r.hi>>(8*b))]++
 		}
-		if start[digit(src[0])] == len(src) {
+	}
+	src, dst := refs, []opChunk(nil)
+	for pass := range digits {
+		start := &counts[pass]
+		if start[digit(&src[0], pass)] == len(src) {
 			continue
+		}
+		if dst == nil {
+			dst = make([]opChunk, len(refs))
 		}
 		at := 0
 		for d, n := range start {
 			start[d] = at
 			at += n
 		}
-		for _, r := range src {
-			d := digit(r)
-			dst[start[d]] = r
+		for i := range src {
+			d := digit(&src[i], pass)
+			dst[start[d]] = src[i]
 			start[d]++
 		}
 		src, dst = dst, src
@@ -328,14 +448,82 @@ func radixSort(refs []opChunk) {
 	}
 }
 
-// keyChunk returns the 8 bytes of key from depth on (zero padded) as a
-// big-endian number, and how many of them the key holds (9: more follow).
-func keyChunk(key []byte, depth int) (uint64, uint8) {
+// keyChunk returns the 16 bytes of key from depth on (zero padded) as two
+// big-endian numbers, and how many of them the key holds (17: more
+// follow).
+func keyChunk(key []byte, depth int) (hi, lo uint64, ends uint8) {
 	rest := key[depth:]
-	if len(rest) > 8 {
-		return binary.BigEndian.Uint64(rest), 9
+	if len(rest) > chunkBytes {
+		return binary.BigEndian.Uint64(rest), binary.BigEndian.Uint64(rest[8:]), chunkBytes + 1
 	}
-	var b [8]byte
+	var b [chunkBytes]byte
 	copy(b[:], rest)
-	return binary.BigEndian.Uint64(b[:]), uint8(len(rest))
+	return binary.BigEndian.Uint64(b[:]), binary.BigEndian.Uint64(b[8:]), uint8(len(rest))
+}
+
+// getMany reads keys (in any order, repeats allowed) through r in one
+// ordered pass (kv.GetSorted) and calls fn(i, value, ok) for every keys[i],
+// in key order. A batch of keys costs a sort instead of a search of the
+// store from the top for each (a commit's or a lookup's keys are spread
+// over the buckets, so they never arrive in order). value is valid only
+// during the call.
+//
+// prefix, when not nil, is a prefix of every key (their table's): if r
+// holds no row under it (a table being loaded for the first time), every
+// key is absent, which one seek tells.
+func getMany(r kv.Reader, prefix []byte, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
+	if prefix != nil && len(keys) > 1 {
+		empty := true
+		err := r.Scan(prefix, kv.PrefixEnd(prefix), func(k, v []byte) error {
+			empty = false
+			return kv.ErrStop
+		})
+		if err != nil {
+			return err
+		}
+		if empty {
+			for i := range keys {
+				if err := fn(i, nil, false); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if len(keys) < 2 {
+		for i, k := range keys {
+			v, ok, err := r.Get(k)
+			if err != nil {
+				return err
+			}
+			if err := fn(i, v, ok); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	refs := make([]opChunk, len(keys))
+	for i := range refs {
+		refs[i].op = int32(i)
+	}
+	sortKeyChunks(keys, bytesKey, refs, 0)
+	// The distinct keys in order, and where each one's refs start.
+	sorted := make([][]byte, 0, len(keys))
+	starts := make([]int32, 0, len(keys)+1)
+	for j, ref := range refs {
+		if j > 0 && bytes.Equal(keys[ref.op], keys[refs[j-1].op]) {
+			continue
+		}
+		sorted = append(sorted, keys[ref.op])
+		starts = append(starts, int32(j))
+	}
+	starts = append(starts, int32(len(refs)))
+	return kv.GetSorted(r, sorted, func(u int, v []byte, ok bool) error {
+		for j := starts[u]; j < starts[u+1]; j++ {
+			if err := fn(int(refs[j].op), v, ok); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -91,19 +91,28 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 		return nil, err
 	}
 	out := LookupResult{Rows: make([]types.Row, len(m.Keys))}
-	// NB: one key buffer for the whole lookup (Get does not keep the key).
-	var key []byte
+	// The keys in one buffer, read in one ordered pass (getMany): a COPY
+	// chunk's thousands of keys each cost a search from the top of the
+	// memtable otherwise.
+	keys := make([][]byte, len(m.Keys))
+	// NB: a key stays in the array it was appended to when a later append
+	// moves buf; nothing writes those bytes again.
+	buf := make([]byte, 0, len(m.Keys)*(tableKeyHeadBytes+9*len(rel.PrimaryKey)))
 	for i, k := range m.Keys {
-		key = appendKey(key[:0], rel, ts, k)
-		v, ok, err := r.Get(key)
-		if err != nil {
-			return nil, err
+		from := len(buf)
+		buf = appendKey(buf, rel, ts, k)
+		keys[i] = buf[from:len(buf):len(buf)]
+	}
+	err = getMany(r, tablePrefix(rel.ID), keys, func(i int, v []byte, ok bool) error {
+		if !ok {
+			return nil
 		}
-		if ok {
-			if out.Rows[i], err = codec.decode(v); err != nil {
-				return nil, err
-			}
-		}
+		var err error
+		out.Rows[i], err = codec.decode(v)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	undo, err := a.undoOf(m.At, m.Table)
 	if err != nil || len(undo.Rows) == 0 {

@@ -14,20 +14,34 @@ import (
 // TestSortOpsMatchesBytesCompare: the chunked sort of a commit's ops
 // orders keys exactly as bytes.Compare does, over keys with long shared
 // prefixes, keys that are prefixes of others, zero bytes where a shorter
-// key ends, and duplicates.
+// key ends, and duplicates; some keys agree on a long stretch past where
+// they first differ, so that ties go on to the next chunk.
 func TestSortOpsMatchesBytesCompare(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		prefix := rapid.SliceOfN(rapid.ByteRange(0, 2), 0, 20).Draw(t, "prefix")
+		middle := rapid.SliceOfN(rapid.ByteRange(0, 1), 10, 40).Draw(t, "middle")
 		// Up to a few times radixMin, so that both sorts run.
 		n := rapid.IntRange(0, 3*radixMin).Draw(t, "n")
 		ops := make([]kv.Op, n)
 		for i := range ops {
 			tail := rapid.SliceOfN(rapid.ByteRange(0, 3), 0, 19).Draw(t, "tail")
+			if rapid.Bool().Draw(t, "long tie") {
+				head := rapid.SliceOfN(rapid.ByteRange(0, 1), 0, 2).Draw(t, "head")
+				tail = append(append(head, middle[:rapid.IntRange(0, len(middle)).Draw(t, "middle length")]...), tail[:min(len(tail), 2)]...)
+			}
 			ops[i] = kv.Op{Key: append(slices.Clone(prefix), tail...), Value: binary.BigEndian.AppendUint32(nil, uint32(i))}
+		}
+		keys := make([][]byte, n)
+		for i, op := range ops {
+			keys[i] = slices.Clone(op.Key)
 		}
 		want := slices.Clone(ops)
 		slices.SortStableFunc(want, func(x, y kv.Op) int { return bytes.Compare(x.Key, y.Key) })
-		sortOps(ops)
+		if rapid.Bool().Draw(t, "repack") {
+			ops = sortRepackOps(ops)
+		} else {
+			sortOps(ops)
+		}
 		for i := range ops {
 			if !bytes.Equal(ops[i].Key, want[i].Key) {
 				t.Fatalf("position %d: key %x, want %x", i, ops[i].Key, want[i].Key)
@@ -35,7 +49,11 @@ func TestSortOpsMatchesBytesCompare(t *testing.T) {
 		}
 		seen := map[uint32]bool{}
 		for _, op := range ops {
-			seen[binary.BigEndian.Uint32(op.Value)] = true
+			i := binary.BigEndian.Uint32(op.Value)
+			if !bytes.Equal(op.Key, keys[i]) {
+				t.Fatalf("op %d moved with key %x, not its own %x", i, op.Key, keys[i])
+			}
+			seen[i] = true
 		}
 		if len(seen) != n {
 			t.Fatalf("sorted ops hold %d of the %d ops", len(seen), n)
@@ -48,10 +66,17 @@ func TestSortOpsMatchesBytesCompare(t *testing.T) {
 func BenchmarkSortOps(b *testing.B) {
 	const n = 100_000
 	keys := make([][]byte, n)
+	// The keys back to back in write order, as a commit's arena holds
+	// them (a 9-byte key of an int8 primary key), and a few keys of
+	// other kinds (the log entry's, the last epoch's).
+	var arena []byte
 	for i := range keys {
-		k := append(bytes.Repeat([]byte{7}, 18), byte(i*7919>>8), byte(i*7919))
-		keys[i] = append(k, byte(i>>24), byte(i>>16), byte(i>>8), byte(i))
+		from := len(arena)
+		arena = append(arena, bytes.Repeat([]byte{7}, 18)...)
+		arena = append(arena, byte(i*7919>>8), byte(i*7919), 1, 0, 0, 0, 0, byte(i>>16), byte(i>>8), byte(i))
+		keys[i] = arena[from:len(arena):len(arena)]
 	}
+	keys[n/3], keys[n/2], keys[n-1] = []byte{1, 2, 3}, []byte{1, 2, 4}, []byte{9}
 	ops := make([]kv.Op, n)
 	b.Run("chunks", func(b *testing.B) {
 		for b.Loop() {
@@ -61,12 +86,71 @@ func BenchmarkSortOps(b *testing.B) {
 			sortOps(ops)
 		}
 	})
+	b.Run("repack", func(b *testing.B) {
+		for b.Loop() {
+			for i := range ops {
+				ops[i] = kv.Op{Key: keys[i]}
+			}
+			sortRepackOps(ops)
+		}
+	})
 	b.Run("bytes.Compare", func(b *testing.B) {
 		for b.Loop() {
 			for i := range ops {
 				ops[i] = kv.Op{Key: keys[i]}
 			}
 			slices.SortFunc(ops, func(x, y kv.Op) int { return bytes.Compare(x.Key, y.Key) })
+		}
+	})
+}
+
+// TestGetManyMatchesGet: getMany answers every key (in any order, with
+// repeats) as Get does, with and without a prefix shared by the keys, over
+// stores where the prefix holds rows and where it holds none.
+func TestGetManyMatchesGet(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		prefix := []byte{7, 7}
+		store := kv.NewMemory()
+		for i := range rapid.IntRange(0, 40).Draw(t, "stored") {
+			p := prefix
+			if rapid.Bool().Draw(t, "other prefix") {
+				p = []byte{7, 8}
+			}
+			k := append(slices.Clone(p), rapid.SliceOfN(rapid.ByteRange(0, 3), 0, 3).Draw(t, "stored key")...)
+			if err := store.Put(k, binary.BigEndian.AppendUint32(nil, uint32(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		keys := make([][]byte, rapid.IntRange(0, 30).Draw(t, "n"))
+		for i := range keys {
+			keys[i] = append(slices.Clone(prefix), rapid.SliceOfN(rapid.ByteRange(0, 3), 0, 3).Draw(t, "key")...)
+		}
+		var withPrefix []byte
+		if rapid.Bool().Draw(t, "with prefix") {
+			withPrefix = prefix
+		}
+		answered := make([]bool, len(keys))
+		err := getMany(store, withPrefix, keys, func(i int, v []byte, ok bool) error {
+			want, wantOK, err := store.Get(keys[i])
+			if err != nil {
+				return err
+			}
+			if ok != wantOK || !bytes.Equal(v, want) {
+				t.Fatalf("key %x: %x %v, Get says %x %v", keys[i], v, ok, want, wantOK)
+			}
+			if answered[i] {
+				t.Fatalf("key %d answered twice", i)
+			}
+			answered[i] = true
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range answered {
+			if !a {
+				t.Fatalf("key %d not answered", i)
+			}
 		}
 	})
 }
