@@ -122,6 +122,7 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 	// changes after its epoch (openSnapshotAt).
 	byKey := map[string][]int{}
 	pk := make(types.Row, len(rel.PrimaryKey))
+	var key []byte
 	for j, row := range undo.Rows {
 		for c, col := range rel.PrimaryKey {
 			pk[c] = row[col]
@@ -129,9 +130,8 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 		key = appendKey(key[:0], rel, ts, pk)
 		byKey[string(key)] = append(byKey[string(key)], j)
 	}
-	for i, k := range m.Keys {
-		key = appendKey(key[:0], rel, ts, k)
-		changes := byKey[string(key)]
+	for i := range m.Keys {
+		changes := byKey[string(keys[i])]
 		if len(changes) == 0 {
 			continue
 		}
