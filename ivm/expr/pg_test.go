@@ -75,7 +75,8 @@ var pgExprs = []string{
 	"'abc' LIKE 'a%'", "'abc' LIKE 'a_c'", "'abc' LIKE 'A%'", "'abc' ILIKE 'A%'", "'abc' NOT LIKE '%b%'", "'a%c' LIKE 'a\\%c'",
 	"'abc' LIKE 'a\\%c'", "'a_c' LIKE 'a#_c' ESCAPE '#'", "'abc' LIKE 'abc\\'", "'' LIKE '%'", "'' LIKE '_'", "NULL LIKE 'a'",
 	"'héllo' LIKE 'h_llo'", "'abcabc' LIKE '%bc%bc'", "'aaa' LIKE '%a%a%a%a'", "'x' LIKE 'x' ESCAPE ''", "'%' LIKE '%' ESCAPE ''",
-	"'ABC' NOT ILIKE 'a_c'", "'abc' ~ '^a.c$'", "'abc' ~* 'B'", "'abc' !~ 'z'", "'abc' !~* 'A'", "'abc' ~ '('",
+	"'ABC' NOT ILIKE 'a_c'", "'abc' ~ '^a.c$'", "'xAbCx' ~* 'abc'", "'abc' !~ 'b'", "'zzz' !~ 'abc'", "'zzz' ~ 'abc'", "'xabcx' ~ 'a(b)c'", "'ac' ~ 'a(b)?c'",
+	"'q=1&channel' ~ '(&|^)channel_id='", "'q=1&channel_id=2' ~ '(&|^)channel_id='", "'AC' ~* 'a(b)*C'", "'abc' ~* 'B'", "'abc' !~ 'z'", "'abc' !~* 'A'", "'abc' ~ '('",
 	// Strings.
 	"'a' || 'b'", "'a' || 1", "1 || 'a'", "'a' || NULL", "'a' || true", "'a' || 1.50", "length('héllo')", "octet_length('héllo')",
 	"char_length('abc')", "lower('ABC Déf')", "upper('abc déf')", "initcap('hello wORLD foo-bar')", "substr('hello', 2)", "substr('hello', 2, 3)",
