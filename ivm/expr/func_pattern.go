@@ -187,18 +187,18 @@ func registerPattern(add adder) {
 		&Func{Name: "date_bin", Args: []types.Type{types.TInterval, types.TTimestamp, types.TTimestamp}, Result: types.TTimestamp, Strict: true, Volatility: Immutable,
 			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
 				v, err := dateBin(a[0].(types.Interval), int64(a[1].(types.Timestamp)), int64(a[2].(types.Timestamp)), a[1].(types.Timestamp).IsFinite(), a[2].(types.Timestamp).IsFinite())
-				if v == nil || err != nil {
+				if err != nil {
 					return nil, err
 				}
-				return types.Timestamp(v.(int64)), nil
+				return types.Timestamp(v), nil
 			}},
 		&Func{Name: "date_bin", Args: []types.Type{types.TInterval, types.TTimestampTZ, types.TTimestampTZ}, Result: types.TTimestampTZ, Strict: true, Volatility: Immutable,
 			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
 				v, err := dateBin(a[0].(types.Interval), int64(a[1].(types.TimestampTZ)), int64(a[2].(types.TimestampTZ)), a[1].(types.TimestampTZ).IsFinite(), a[2].(types.TimestampTZ).IsFinite())
-				if v == nil || err != nil {
+				if err != nil {
 					return nil, err
 				}
-				return types.TimestampTZ(v.(int64)), nil
+				return types.TimestampTZ(v), nil
 			}},
 		// substring(s FROM pattern): the part matching the first
 		// parenthesized subexpression, or the whole match without one.
@@ -250,23 +250,26 @@ func regexpMatch(s string, re *areRegexp, _ bool) (types.Datum, error) {
 // dateBin is PostgreSQL 15's timestamp_bin on microseconds: ts moved down
 // to the start of its stride-wide bin counted from origin. An infinite ts
 // (finite false) comes back unchanged, as in PostgreSQL.
-func dateBin(stride types.Interval, ts, origin int64, finite, originFinite bool) (types.Datum, error) {
+//
+// NB: it returns the int64, not a Datum, so the caller boxes the result
+// once, as its own type.
+func dateBin(stride types.Interval, ts, origin int64, finite, originFinite bool) (int64, error) {
 	if !finite {
 		return ts, nil
 	}
 	if !originFinite {
-		return nil, EvalError(StateDatetimeFieldOverflow, "origin out of range")
+		return 0, EvalError(StateDatetimeFieldOverflow, "origin out of range")
 	}
 	if stride.Months != 0 {
-		return nil, EvalError(StateFeatureNotSupported, "timestamps cannot be binned into intervals containing months or years")
+		return 0, EvalError(StateFeatureNotSupported, "timestamps cannot be binned into intervals containing months or years")
 	}
 	strideUs := int64(stride.Days)*types.MicrosPerDay + stride.Micros
 	if strideUs <= 0 {
-		return nil, EvalError(StateDatetimeFieldOverflow, "stride must be greater than zero")
+		return 0, EvalError(StateDatetimeFieldOverflow, "stride must be greater than zero")
 	}
 	diff := ts - origin
 	if (origin < 0 && diff < ts) || (origin > 0 && diff > ts) {
-		return nil, errTimestampRange()
+		return 0, errTimestampRange()
 	}
 	delta := diff - diff%strideUs
 	// Before the origin, truncation toward zero went up a bin.
@@ -275,7 +278,7 @@ func dateBin(stride types.Interval, ts, origin int64, finite, originFinite bool)
 	}
 	r := origin + delta
 	if (delta > 0 && r < origin) || (delta < 0 && r > origin) || !types.TimestampInRange(r) {
-		return nil, errTimestampRange()
+		return 0, errTimestampRange()
 	}
 	return r, nil
 }
