@@ -391,7 +391,7 @@ type fallbackKernel struct {
 
 func newFallbackKernel(e Expr, k vectorKind) *fallbackKernel {
 	reads, ok := readColumns(e)
-	return &fallbackKernel{e: foldCaseCompares(e), k: k, reads: reads, sparse: ok}
+	return &fallbackKernel{e: kernelRewrite(e), k: k, reads: reads, sparse: ok}
 }
 
 func (f *fallbackKernel) kind() vectorKind { return f.k }

@@ -2,11 +2,15 @@ package expr
 
 import (
 	"strings"
+	"time"
 
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
-// Case-folded comparisons for fallback kernels.
+// Rewrites of a fallback kernel's private copy of its expression
+// (kernelRewrite): case-folded comparisons and constant datetime reads.
+//
+// Case-folded comparisons.
 //
 // lower(x) = 'apple', lower(x) <> 'apple' and lower(x) IN ('apple',
 // 'google') (or upper) are how SQL compares text ignoring case. Evaluated
@@ -16,6 +20,12 @@ import (
 // foldedCmp, which compares x with the constants byte by byte through the
 // ASCII case mapping lower and upper use (asciiLower), allocating nothing.
 // The rewrite is private to the kernel's copy of the expression.
+//
+// Constant datetime reads. timestamptz '1970-01-01 00:00:00+00' is read
+// when the expression runs, not when it is bound (the value depends on the
+// time zone, and a date's field order on DateStyle), so the cast parses
+// the same text for every row. A kernel evaluates it as constRead, which
+// reads it once per settings it runs under.
 
 // foldedCmp is fold(X) = Consts[0] (Negated: <>), or fold(X) [NOT] IN
 // (Consts...), where fold is lower (Upper false) or upper over ASCII.
@@ -79,11 +89,70 @@ func foldedEqual(s, c string, upper bool) bool {
 	return true
 }
 
-// foldCaseCompares returns e with its case-folded comparisons rewritten
-// as foldedCmp (e itself when there are none). It descends through the
-// nodes a CASE or boolean expression is made of; others keep their
-// subtrees.
-func foldCaseCompares(e Expr) Expr {
+// constRead is a Cast of a text constant to a date/time type, read once
+// per settings (the Env fields a read depends on) and remembered.
+// NB: it belongs to one kernel, which one goroutine runs at a time.
+type constRead struct {
+	cast *Cast
+	// at is the settings v and err were read under (ok: read at all).
+	ok  bool
+	at  constReadSettings
+	v   types.Datum
+	err error
+}
+
+// constReadSettings are the Env fields reading a datetime depends on.
+type constReadSettings struct {
+	env           *Env
+	zone          *time.Location
+	dateStyle     types.DateStyle
+	dateOrder     types.DateOrder
+	intervalStyle types.IntervalStyle
+	statementTime types.TimestampTZ
+}
+
+func settingsOf(env *Env) constReadSettings {
+	if env == nil {
+		return constReadSettings{}
+	}
+	return constReadSettings{env: env, zone: env.TimeZone, dateStyle: env.DateStyle, dateOrder: env.DateOrder,
+		intervalStyle: env.IntervalStyle, statementTime: env.StatementTime}
+}
+
+func (r *constRead) Type() types.Type { return r.cast.Typ }
+func (r *constRead) String() string   { return r.cast.String() }
+
+func (r *constRead) Eval(env *Env, row types.Row) (types.Datum, error) {
+	at := settingsOf(env)
+	if !r.ok || r.at != at {
+		r.v, r.err = r.cast.Eval(env, row)
+		r.ok, r.at = true, at
+	}
+	return r.v, r.err
+}
+
+// isConstRead reports whether e is a text constant cast to a date/time
+// type (constRead).
+func isConstRead(e Expr) (*Cast, bool) {
+	c, ok := e.(*Cast)
+	if !ok {
+		return nil, false
+	}
+	k, ok := c.X.(*Const)
+	if !ok || k.Value == nil || !(k.Typ.Kind == types.KindUnknown || k.Typ.Kind.IsString()) {
+		return nil, false
+	}
+	switch c.Typ.Kind {
+	case types.KindDate, types.KindTime, types.KindTimestamp, types.KindTimestampTZ, types.KindInterval:
+		return c, true
+	}
+	return nil, false
+}
+
+// kernelRewrite returns e with its case-folded comparisons rewritten as
+// foldedCmp and its constant datetime reads as constRead (e itself when
+// there are none).
+func kernelRewrite(e Expr) Expr {
 	lower, _ := LookupFunc("lower", []types.Type{types.TText})
 	upper, _ := LookupFunc("upper", []types.Type{types.TText})
 	if lower == nil || upper == nil {
@@ -155,8 +224,27 @@ func foldCaseCompares(e Expr) Expr {
 			return out
 		case *Coalesce:
 			return &Coalesce{Args: rewriteAll(x.Args, rewrite), Typ: x.Typ}
+		case *Cast:
+			if c, ok := isConstRead(x); ok {
+				return &constRead{cast: c}
+			}
 		}
-		return e
+		// Other nodes are rebuilt only when a child changed (withChildren
+		// knows them; a node it does not know keeps its subtree).
+		kids := Children(e)
+		var changed []Expr
+		for i, k := range kids {
+			if r := rewrite(k); r != k {
+				if changed == nil {
+					changed = append([]Expr(nil), kids...)
+				}
+				changed[i] = r
+			}
+		}
+		if changed == nil {
+			return e
+		}
+		return withChildren(e, changed)
 	}
 	return rewrite(e)
 }

@@ -3,6 +3,7 @@ package expr
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rockstream/rockstream/ivm/types"
 )
@@ -70,6 +71,55 @@ func TestFoldedComparesMatchEval(t *testing.T) {
 			}
 			if got := res.Datum(i); got != want {
 				t.Errorf("%s on %q: kernel %v, Eval %v", e, inputs[i], got, want)
+			}
+		}
+	}
+}
+
+// TestConstReadsMatchEval: a text constant read as a date/time type is
+// read once per settings in a kernel, and gives what Eval gives when the
+// same Program then runs under another time zone or DateStyle field
+// order; a constant that fails to read fails every row as Eval does.
+func TestConstReadsMatchEval(t *testing.T) {
+	ts := &ColumnRef{Index: 0, Typ: types.TTimestampTZ}
+	read := func(s string, to types.Type) Expr { return &Cast{X: NewConst(types.TText, s), Typ: to} }
+	must := func(e Expr, err error) Expr {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	exprs := []Expr{
+		must(NewBinary("-", ts, read("1970-01-01 00:00:00", types.TTimestampTZ))),
+		must(NewBinary("<", ts, read("01/02/2024 10:00", types.TTimestampTZ))),
+		&Case{Whens: []When{{Cond: &IsNull{X: ts}, Result: read("01/02/03", types.TDate)}}, Else: read("2024-02-30", types.TDate), Typ: types.TDate},
+	}
+	rows := []types.Row{{types.TimestampTZ(0)}, {types.TimestampTZ(757_382_400_000_000)}, {nil}}
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := []*Env{{}, {TimeZone: ny}, {TimeZone: ny, DateOrder: types.DateOrderDMY}, {}}
+	for _, e := range exprs {
+		p := CompileVector(e)
+		reads := 0
+		Walk(p.root.(*fallbackKernel).e, func(x Expr) {
+			if _, ok := x.(*constRead); ok {
+				reads++
+			}
+		})
+		if _, isCase := e.(*Case); reads == 0 && !isCase {
+			t.Fatalf("%s: no constant read in %s", e, p.root.(*fallbackKernel).e)
+		}
+		for k, env := range envs {
+			res := p.Eval(env, rows)
+			for i, row := range rows {
+				want, wantErr := e.Eval(env, row)
+				got, gotErr := res.Datum(i), res.Err(i)
+				if (wantErr == nil) != (gotErr == nil) || (wantErr == nil && got != want) {
+					t.Errorf("%s env %d row %d: kernel %v (%v), Eval %v (%v)", e, k, i, got, gotErr, want, wantErr)
+				}
 			}
 		}
 	}
