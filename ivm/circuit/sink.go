@@ -59,53 +59,43 @@ func keyedConsolidateColumns(c *zset.Columns) keyedDelta {
 // encoding (encode appends entry i's) and returns, in encoding order, each
 // distinct encoding with a non-zero sum, the first entry that has it and
 // the sum.
+//
+// NB: the encodings go into one buffer, read as one string whose
+// substrings are the keys, and are sorted with their duplicates, which
+// then sit side by side: no hash table and no string per entry (a view's
+// delta is mostly distinct rows, and hashing them into a table was the
+// sink's largest cost).
 func consolidateKeys(n int, weights []int64, encode func(buf []byte, i int) []byte) (keys []string, firsts []int32, sums []int64) {
 	if n == 0 {
 		return nil, nil, nil
 	}
-	// NB: sized like zset.Consolidate: for every row only once a sample
-	// of sampleRows rows was at least half distinct (inserts), so a
-	// duplicate-heavy delta (an aggregate's input projected) does not pay
-	// for a table it never fills.
-	const sampleRows = 256
-	index := make(map[string]int, min(n, sampleRows))
-	var allKeys []string
-	var allFirsts []int32
-	var allSums []int64
-	var buf []byte
+	var arena []byte
+	ends := make([]int, n)
 	for i := 0; i < n; i++ {
-		if i == sampleRows && 2*len(allKeys) >= i {
-			sized := make(map[string]int, n)
-			for j, k := range allKeys {
-				sized[k] = j
-			}
-			index = sized
-			allKeys = append(make([]string, 0, n), allKeys...)
-			allFirsts = append(make([]int32, 0, n), allFirsts...)
-			allSums = append(make([]int64, 0, n), allSums...)
-		}
-		buf = encode(buf[:0], i)
-		if j, ok := index[string(buf)]; ok {
-			allSums[j] += weights[i]
-			continue
-		}
-		key := string(buf)
-		index[key] = len(allKeys)
-		allKeys = append(allKeys, key)
-		allFirsts = append(allFirsts, int32(i))
-		allSums = append(allSums, weights[i])
+		arena = encode(arena, i)
+		ends[i] = len(arena)
 	}
-	order := sortedKeyOrder(allKeys)
-	keys = make([]string, 0, len(order))
-	firsts = make([]int32, 0, len(order))
-	sums = make([]int64, 0, len(order))
-	for _, i := range order {
-		if allSums[i] == 0 {
-			continue
+	all := string(arena)
+	rowKeys := make([]string, n)
+	at := 0
+	for i, end := range ends {
+		rowKeys[i] = all[at:end]
+		at = end
+	}
+	order := sortedKeyOrder(rowKeys)
+	for x := 0; x < len(order); {
+		first, sum := order[x], weights[order[x]]
+		y := x + 1
+		for ; y < len(order) && rowKeys[order[y]] == rowKeys[first]; y++ {
+			first = min(first, order[y])
+			sum += weights[order[y]]
 		}
-		keys = append(keys, allKeys[i])
-		firsts = append(firsts, allFirsts[i])
-		sums = append(sums, allSums[i])
+		if sum != 0 {
+			keys = append(keys, rowKeys[first])
+			firsts = append(firsts, first)
+			sums = append(sums, sum)
+		}
+		x = y
 	}
 	return keys, firsts, sums
 }

@@ -1,6 +1,7 @@
 package circuit
 
 import (
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -146,6 +147,44 @@ func TestSortedKeyOrder(t *testing.T) {
 		for i := 1; i < len(order); i++ {
 			if keys[order[i-1]] >= keys[order[i]] {
 				t.Fatalf("%q before %q", keys[order[i-1]], keys[order[i]])
+			}
+		}
+	})
+}
+
+// TestConsolidateKeysMatchesModel: consolidateKeys gives, in key order,
+// each distinct encoding with a non-zero weight sum, the sum and the first
+// entry that has it, over entries with many duplicates and signed weights.
+func TestConsolidateKeysMatchesModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		encs := rapid.SliceOfN(rapid.StringOfN(rapid.RuneFrom([]rune{0, 'a', 'b'}), 0, 3, -1), 0, 60).Draw(t, "encodings")
+		weights := make([]int64, len(encs))
+		for i := range weights {
+			weights[i] = int64(rapid.IntRange(-2, 2).Draw(t, "w"))
+		}
+		keys, firsts, sums := consolidateKeys(len(encs), weights, func(buf []byte, i int) []byte { return append(buf, encs[i]...) })
+		sum, first := map[string]int64{}, map[string]int32{}
+		var distinct []string
+		for i, e := range encs {
+			if _, ok := first[e]; !ok {
+				first[e] = int32(i)
+				distinct = append(distinct, e)
+			}
+			sum[e] += weights[i]
+		}
+		slices.Sort(distinct)
+		var want []string
+		for _, e := range distinct {
+			if sum[e] != 0 {
+				want = append(want, e)
+			}
+		}
+		if len(keys) != len(want) || len(firsts) != len(want) || len(sums) != len(want) {
+			t.Fatalf("got %d keys, %d firsts, %d sums; want %d (%q)", len(keys), len(firsts), len(sums), len(want), want)
+		}
+		for k, e := range want {
+			if keys[k] != e || sums[k] != sum[e] || firsts[k] != first[e] {
+				t.Fatalf("entry %d: %q sum %d first %d; want %q sum %d first %d", k, keys[k], sums[k], firsts[k], e, sum[e], first[e])
 			}
 		}
 	})

@@ -123,3 +123,24 @@ func (b *Boxer) String(s string) types.Datum {
 	e.typ, e.data = b.strTyp, unsafe.Pointer(&b.strs[len(b.strs)-1])
 	return d
 }
+
+// sameBox reports whether a and b are the same boxed value (the same
+// interface data pointer), as a Datum returned unchanged from a row is.
+func sameBox(a, b types.Datum) bool {
+	return (*eface)(unsafe.Pointer(&a)).data == (*eface)(unsafe.Pointer(&b)).data &&
+		(*eface)(unsafe.Pointer(&a)).typ == (*eface)(unsafe.Pointer(&b)).typ
+}
+
+// rebox returns a string or int64 Datum d boxed in its own allocation
+// (any other d unchanged).
+//
+//go:noinline
+func rebox(d types.Datum) types.Datum {
+	switch v := d.(type) {
+	case string:
+		return v
+	case int64:
+		return v
+	}
+	return d
+}

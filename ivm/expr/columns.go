@@ -152,7 +152,71 @@ func readColumns(e Expr) ([]int, bool) {
 // evalSparse is fallbackKernel.eval over columnar input for an expression
 // whose columns are known: one reused row holds, for each row in turn,
 // only the columns the expression reads (Eval keeps no reference to it).
+//
+// NB: unless the result can hold other Datums (an array or record), the
+// string and int8 values read are boxed through the kernel's Boxer, one
+// slab of several hundred values at a time instead of one allocation per
+// value; a result that IS one of them (CASE … ELSE col) is boxed afresh,
+// so no result keeps a slab alive (rows built from results may be cached
+// long after the step).
 func (f *fallbackKernel) evalSparse(c *vectorContext, sel []int32, out *Vector) {
+	if k := f.e.Type().Kind; k == types.KindArray || k == types.KindRecord {
+		f.evalSparseBoxed(c, sel, out)
+		return
+	}
+	width := 0
+	for _, j := range f.reads {
+		width = max(width, j+1)
+	}
+	if len(f.row) < width {
+		f.row = make(types.Row, width)
+	}
+	row := f.row[:width]
+	arrays := f.arrays[:0]
+	for _, j := range f.reads {
+		arrays = append(arrays, c.cols.Column(j))
+	}
+	f.arrays = arrays
+	for _, i := range sel {
+		for k, j := range f.reads {
+			switch a := arrays[k].(type) {
+			case *array.String:
+				if a.IsNull(int(i)) {
+					row[j] = nil
+				} else {
+					row[j] = f.boxer.String(a.Value(int(i)))
+				}
+			case *array.Int64:
+				if a.IsNull(int(i)) {
+					row[j] = nil
+				} else {
+					row[j] = f.boxer.Int64(a.Value(int(i)))
+				}
+			default:
+				row[j] = c.cols.Datum(j, int(i))
+			}
+		}
+		v, err := f.e.Eval(c.env, row)
+		if err != nil {
+			c.fail(int(i), err)
+			continue
+		}
+		if v != nil {
+			for _, j := range f.reads {
+				if sameBox(v, row[j]) {
+					v = rebox(v)
+					break
+				}
+			}
+		}
+		out.set(int(i), v)
+	}
+	clear(f.arrays)
+	clear(row)
+}
+
+// evalSparseBoxed is evalSparse boxing every value on its own.
+func (f *fallbackKernel) evalSparseBoxed(c *vectorContext, sel []int32, out *Vector) {
 	width := 0
 	for _, j := range f.reads {
 		width = max(width, j+1)

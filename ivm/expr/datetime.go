@@ -219,6 +219,21 @@ func intervalDiv(iv types.Interval, factor float64) (types.Datum, error) {
 }
 
 func intervalScale(iv types.Interval, factor float64, divide bool) (types.Datum, error) {
+	if !divide && factor == math.Trunc(factor) && math.Abs(factor) <= 1<<31 {
+		// An integral factor (k * interval '2 seconds') scales each field
+		// exactly: the float arithmetic below gives the same result while
+		// the products stay within 2^53 and the fields within range.
+		f := int64(factor)
+		m, d := int64(iv.Months)*f, int64(iv.Days)*f
+		us := iv.Micros
+		if us < 0 {
+			us = -us
+		}
+		if m >= math.MinInt32 && m <= math.MaxInt32 && d >= math.MinInt32 && d <= math.MaxInt32 &&
+			us >= 0 && (f == 0 || us <= (1<<53)/max(f, -f)) {
+			return types.Interval{Months: int32(m), Days: int32(d), Micros: iv.Micros * f}, nil
+		}
+	}
 	op := func(x float64) float64 {
 		if divide {
 			return x / factor

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"strings"
 
 	"github.com/rockstream/rockstream/ivm/types"
@@ -34,9 +35,63 @@ var areOnly = []struct{ syntax, name string }{
 	{`[[.`, "collating element [[. .]]"}, {`[[=`, "equivalence class [[= =]]"}, {`***`, "regular-expression director ***"},
 }
 
+// areRegexp is a compiled pattern with a literal every match contains
+// (need, "" when there is none): a string without it cannot match, which
+// strings.Contains tells far faster than the regexp engine (most rows of
+// a filter such as url ~ '(&|^)channel_id=' have no "channel_id=").
+type areRegexp struct {
+	re   *regexp.Regexp
+	need string
+}
+
+func (r *areRegexp) FindStringSubmatchIndex(s string) []int {
+	if r.need != "" && !strings.Contains(s, r.need) {
+		return nil
+	}
+	return r.re.FindStringSubmatchIndex(s)
+}
+
+func (r *areRegexp) MatchString(s string) bool {
+	if r.need != "" && !strings.Contains(s, r.need) {
+		return false
+	}
+	return r.re.MatchString(s)
+}
+
+// requiredLiteral returns the longest case-sensitive literal that every
+// match of the RE2 pattern p contains, or "".
+func requiredLiteral(p string) string {
+	t, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return ""
+	}
+	var best string
+	var walk func(*syntax.Regexp)
+	walk = func(t *syntax.Regexp) {
+		switch t.Op {
+		case syntax.OpLiteral:
+			if t.Flags&syntax.FoldCase == 0 && len(string(t.Rune)) > len(best) {
+				best = string(t.Rune)
+			}
+		case syntax.OpConcat:
+			for _, s := range t.Sub {
+				walk(s)
+			}
+		case syntax.OpCapture, syntax.OpPlus:
+			walk(t.Sub[0])
+		case syntax.OpRepeat:
+			if t.Min >= 1 {
+				walk(t.Sub[0])
+			}
+		}
+	}
+	walk(t)
+	return best
+}
+
 // compileARE compiles a PostgreSQL regular expression for RE2 with the
 // given flags (i, c; g only where allowGlobal), returning whether g was set.
-func compileARE(pattern, flags, fn string, allowGlobal bool) (*regexp.Regexp, bool, error) {
+func compileARE(pattern, flags, fn string, allowGlobal bool) (*areRegexp, bool, error) {
 	ci, global := false, false
 	for _, f := range flags {
 		switch f {
@@ -84,14 +139,14 @@ func compileARE(pattern, flags, fn string, allowGlobal bool) (*regexp.Regexp, bo
 	if !nonGreedy.MatchString(pattern) {
 		re.Longest()
 	}
-	return re, global, nil
+	return &areRegexp{re: re, need: requiredLiteral(p)}, global, nil
 }
 
 //lint:immutable a compiled constant pattern.
 var nonGreedy = regexp.MustCompile(`[*+?}]\?`)
 
 // regexBody is a regex function body given a compiled pattern.
-type regexBody func(s string, re *regexp.Regexp, global bool) (types.Datum, error)
+type regexBody func(s string, re *areRegexp, global bool) (types.Datum, error)
 
 // regexFunc builds fn(text, pattern text [, flags text]) that compiles the
 // pattern per row, and specializes to a precompiled one when pattern and
@@ -132,22 +187,22 @@ func registerPattern(add adder) {
 		&Func{Name: "date_bin", Args: []types.Type{types.TInterval, types.TTimestamp, types.TTimestamp}, Result: types.TTimestamp, Strict: true, Volatility: Immutable,
 			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
 				v, err := dateBin(a[0].(types.Interval), int64(a[1].(types.Timestamp)), int64(a[2].(types.Timestamp)), a[1].(types.Timestamp).IsFinite(), a[2].(types.Timestamp).IsFinite())
-				if v == nil || err != nil {
+				if err != nil {
 					return nil, err
 				}
-				return types.Timestamp(v.(int64)), nil
+				return types.Timestamp(v), nil
 			}},
 		&Func{Name: "date_bin", Args: []types.Type{types.TInterval, types.TTimestampTZ, types.TTimestampTZ}, Result: types.TTimestampTZ, Strict: true, Volatility: Immutable,
 			Eval: func(_ *Env, _ []types.Type, a []types.Datum) (types.Datum, error) {
 				v, err := dateBin(a[0].(types.Interval), int64(a[1].(types.TimestampTZ)), int64(a[2].(types.TimestampTZ)), a[1].(types.TimestampTZ).IsFinite(), a[2].(types.TimestampTZ).IsFinite())
-				if v == nil || err != nil {
+				if err != nil {
 					return nil, err
 				}
-				return types.TimestampTZ(v.(int64)), nil
+				return types.TimestampTZ(v), nil
 			}},
 		// substring(s FROM pattern): the part matching the first
 		// parenthesized subexpression, or the whole match without one.
-		regexFunc("substring", 2, types.TText, false, func(s string, re *regexp.Regexp, _ bool) (types.Datum, error) {
+		regexFunc("substring", 2, types.TText, false, func(s string, re *areRegexp, _ bool) (types.Datum, error) {
 			m := re.FindStringSubmatchIndex(s)
 			if m == nil {
 				return nil, nil
@@ -167,13 +222,13 @@ func registerPattern(add adder) {
 	)
 }
 
-func regexpLike(s string, re *regexp.Regexp, _ bool) (types.Datum, error) {
+func regexpLike(s string, re *areRegexp, _ bool) (types.Datum, error) {
 	return re.MatchString(s), nil
 }
 
 // regexpMatch returns the captured groups of the first match (the whole
 // match when the pattern has none), NULL when there is no match.
-func regexpMatch(s string, re *regexp.Regexp, _ bool) (types.Datum, error) {
+func regexpMatch(s string, re *areRegexp, _ bool) (types.Datum, error) {
 	m := re.FindStringSubmatchIndex(s)
 	if m == nil {
 		return nil, nil
@@ -195,23 +250,26 @@ func regexpMatch(s string, re *regexp.Regexp, _ bool) (types.Datum, error) {
 // dateBin is PostgreSQL 15's timestamp_bin on microseconds: ts moved down
 // to the start of its stride-wide bin counted from origin. An infinite ts
 // (finite false) comes back unchanged, as in PostgreSQL.
-func dateBin(stride types.Interval, ts, origin int64, finite, originFinite bool) (types.Datum, error) {
+//
+// NB: it returns the int64, not a Datum, so the caller boxes the result
+// once, as its own type.
+func dateBin(stride types.Interval, ts, origin int64, finite, originFinite bool) (int64, error) {
 	if !finite {
 		return ts, nil
 	}
 	if !originFinite {
-		return nil, EvalError(StateDatetimeFieldOverflow, "origin out of range")
+		return 0, EvalError(StateDatetimeFieldOverflow, "origin out of range")
 	}
 	if stride.Months != 0 {
-		return nil, EvalError(StateFeatureNotSupported, "timestamps cannot be binned into intervals containing months or years")
+		return 0, EvalError(StateFeatureNotSupported, "timestamps cannot be binned into intervals containing months or years")
 	}
 	strideUs := int64(stride.Days)*types.MicrosPerDay + stride.Micros
 	if strideUs <= 0 {
-		return nil, EvalError(StateDatetimeFieldOverflow, "stride must be greater than zero")
+		return 0, EvalError(StateDatetimeFieldOverflow, "stride must be greater than zero")
 	}
 	diff := ts - origin
 	if (origin < 0 && diff < ts) || (origin > 0 && diff > ts) {
-		return nil, errTimestampRange()
+		return 0, errTimestampRange()
 	}
 	delta := diff - diff%strideUs
 	// Before the origin, truncation toward zero went up a bin.
@@ -220,7 +278,7 @@ func dateBin(stride types.Interval, ts, origin int64, finite, originFinite bool)
 	}
 	r := origin + delta
 	if (delta > 0 && r < origin) || (delta < 0 && r > origin) || !types.TimestampInRange(r) {
-		return nil, errTimestampRange()
+		return 0, errTimestampRange()
 	}
 	return r, nil
 }

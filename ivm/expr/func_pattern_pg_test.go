@@ -37,6 +37,13 @@ var patternExprs = []string{
 	"regexp_match('abc', 'x')", "regexp_match('ABC', 'b', 'i')", "regexp_match('abc', 'b', 'g')",
 	"regexp_match('abc', '(x)?b')", "regexp_match('abc', 'b', 'z')",
 	"regexp_like('Hello', 'h')", "regexp_like('Hello', 'h', 'i')", "regexp_like('Hello', 'x')",
+	// A literal every match needs is looked for first: case-insensitive,
+	// optional, alternative and repeated literals must not wrongly rule a
+	// string out.
+	"regexp_like('a Channel_Id=1', 'channel_id=', 'i')", "regexp_like('a channel_id=1', 'channel_id=', 'i')", "regexp_like('a CHANNEL_ID=1', 'channel_id=')",
+	"substring('zzd' from '(abc)?d')", "substring('cd' from 'ab|cd')", "substring('xd' from '(?:abc)*d')",
+	"substring('xabcabcd' from '(abc)+d')", "substring('xabcd' from '(abc){2}d')", "substring('xabcabcd' from '(abc){2,}d')",
+	"regexp_match('q=1&channel_id=5&x', '(?:&|^)channel_id=([^&]*)')", "regexp_match('channel_id', 'channel_id=')",
 }
 
 func TestPatternFuncsMatchPostgres(t *testing.T) {

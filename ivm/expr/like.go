@@ -302,13 +302,16 @@ type RegexMatch struct {
 	CaseInsensitive bool
 	Negated         bool
 	compiled        *regexp.Regexp
+	// need is a literal every match of the compiled pattern contains
+	// ("" if none): a text without it does not match (areRegexp).
+	need string
 }
 
 func newRegexMatch(x, pattern Expr, ci, negated bool) *RegexMatch {
 	m := &RegexMatch{X: x, Pattern: pattern, CaseInsensitive: ci, Negated: negated}
 	if pc, ok := pattern.(*Const); ok && pc.Value != nil {
 		if re, err := compileRegex(pc.Value.(string), ci); err == nil {
-			m.compiled = re
+			m.compiled, m.need = re, requiredLiteral(re.String())
 		}
 	}
 	return m
@@ -343,6 +346,9 @@ func (m *RegexMatch) Eval(env *Env, row types.Row) (types.Datum, error) {
 	}
 	if x == nil {
 		return nil, nil
+	}
+	if m.need != "" && re == m.compiled && !strings.Contains(x.(string), m.need) {
+		return m.Negated, nil
 	}
 	return re.MatchString(x.(string)) != m.Negated, nil
 }

@@ -3,6 +3,8 @@ package expr
 import (
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/rockstream/rockstream/ivm/types"
 )
 
@@ -381,11 +383,15 @@ type fallbackKernel struct {
 	// sparse is set when reads is known; row is the reused row.
 	sparse bool
 	row    types.Row
+	// arrays are the read columns of the batch being evaluated; boxer
+	// boxes their values (evalSparse).
+	arrays []arrow.Array
+	boxer  Boxer
 }
 
 func newFallbackKernel(e Expr, k vectorKind) *fallbackKernel {
 	reads, ok := readColumns(e)
-	return &fallbackKernel{e: e, k: k, reads: reads, sparse: ok}
+	return &fallbackKernel{e: kernelRewrite(e), k: k, reads: reads, sparse: ok}
 }
 
 func (f *fallbackKernel) kind() vectorKind { return f.k }

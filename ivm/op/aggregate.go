@@ -68,6 +68,8 @@ type Aggregate struct {
 	closeKeyBuf []byte
 	// sweep is the progress of forgetting closed windows.
 	sweep closeSweep
+	// pending is the step's changed multiset entries (addToMultiset).
+	pending multisetPending
 }
 
 // NewAggregate returns an incremental Aggregate over rows of schema in.
@@ -207,6 +209,8 @@ func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) 
 	var groups []*aggGroup
 	var keyBuf, valueBuf []byte
 	global := len(a.spec.GroupBy) == 0
+	// NB: a step that failed may have left changes unstored.
+	a.pending.reset()
 	if global {
 		// The global group is visited every step so that its row exists
 		// from the first step on, even before any input.
@@ -231,6 +235,9 @@ func (a *Aggregate) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) 
 		return a.apply(ctx, g, in, &valueBuf)
 	})
 	if err != nil {
+		return zset.Batch{}, err
+	}
+	if err := a.flushMultiset(ctx); err != nil {
 		return zset.Batch{}, err
 	}
 	var out zset.Batch
@@ -477,31 +484,100 @@ func (a *Aggregate) addToMultiset(ctx *Context, groupKey []byte, call int, value
 	suffix := append((*buf)[:0], byte(call))
 	suffix = keyenc.EncodeColumn(suffix, c.Arg.Type(), value, multisetDirection(c))
 	*buf = suffix
-	old, ok, err := a.multiset.GetEntry(ctx.Txn, groupKey, suffix)
-	if err != nil {
-		return err
-	}
-	oldLen := -1
-	var w int64
-	stored := value
-	if ok {
-		oldLen = len(old)
-		var n int
-		w, n = binary.Varint(old)
-		if n <= 0 {
-			return errcode.New(errcode.ArrangementCorrupt, "corrupt multiset weight")
+	p := &a.pending
+	p.key = binary.AppendUvarint(p.key[:0], uint64(len(groupKey)))
+	p.key = append(append(p.key, groupKey...), suffix...)
+	at, seen := p.index[string(p.key)]
+	if !seen {
+		old, ok, err := a.multiset.GetEntry(ctx.Txn, groupKey, suffix)
+		if err != nil {
+			return err
 		}
-		// Keep the first-seen representation (e.g. numeric scale).
-		if stored, _, err = zset.DecodeDatum(old[n:]); err != nil {
-			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt multiset value")
+		e := multisetEntry{group: groupKey, suffix: append([]byte(nil), suffix...), oldLen: -1}
+		if ok {
+			e.oldLen = len(old)
+			var n int
+			e.weight, n = binary.Varint(old)
+			if n <= 0 {
+				return errcode.New(errcode.ArrangementCorrupt, "corrupt multiset weight")
+			}
+			if e.stored, _, err = zset.DecodeDatum(old[n:]); err != nil {
+				return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt multiset value")
+			}
+			e.storedWeight = e.weight
+		}
+		if p.index == nil {
+			p.index = map[string]int{}
+		}
+		at = len(p.entries)
+		p.index[string(p.key)] = at
+		p.entries = append(p.entries, e)
+	}
+	e := &p.entries[at]
+	if e.weight == 0 {
+		// Absent: the entry (re)starts with this input's representation;
+		// a live one keeps its first-seen one (e.g. numeric scale).
+		e.stored, e.restarted = value, true
+	}
+	e.weight += weight
+	return nil
+}
+
+// multisetEntry is one multiset entry (a group's value of one call) that
+// inputs of the step changed: Step adds each input to it in memory and
+// stores it once, after the last input (flushMultiset), instead of a read
+// and a write per input row: a MAX over counts sees the same few values
+// over and over.
+type multisetEntry struct {
+	group, suffix []byte
+	// weight is the entry's weight now (0: absent), stored its value's
+	// representation; storedWeight and oldLen (-1: none) are the stored
+	// entry's before the step.
+	weight, storedWeight int64
+	stored               types.Datum
+	oldLen               int
+	// restarted is set once the entry was absent during the step (its
+	// representation may have changed).
+	restarted bool
+}
+
+// multisetPending is the step's changed multiset entries, in first-touch
+// order, indexed by group key length, group key and suffix.
+type multisetPending struct {
+	index   map[string]int
+	entries []multisetEntry
+	key     []byte
+}
+
+func (p *multisetPending) reset() {
+	clear(p.index)
+	clear(p.entries)
+	p.entries = p.entries[:0]
+}
+
+// flushMultiset stores the step's changed multiset entries.
+func (a *Aggregate) flushMultiset(ctx *Context) error {
+	p := &a.pending
+	defer p.reset()
+	for i := range p.entries {
+		e := &p.entries[i]
+		switch {
+		case e.weight == e.storedWeight && e.oldLen >= 0 && !e.restarted:
+			// Unchanged (its representation too: a live entry keeps it).
+		case e.weight == 0:
+			if e.oldLen >= 0 {
+				if err := a.multiset.DeleteEntry(ctx.Txn, e.group, e.suffix, e.oldLen); err != nil {
+					return err
+				}
+			}
+		default:
+			v := appendDatumLossless(binary.AppendVarint(nil, e.weight), e.stored)
+			if err := a.multiset.SetEntry(ctx.Txn, e.group, e.suffix, v, e.oldLen); err != nil {
+				return err
+			}
 		}
 	}
-	w += weight
-	if w == 0 {
-		return a.multiset.DeleteEntry(ctx.Txn, groupKey, suffix, oldLen)
-	}
-	v := appendDatumLossless(binary.AppendVarint(nil, w), stored)
-	return a.multiset.SetEntry(ctx.Txn, groupKey, suffix, v, oldLen)
+	return nil
 }
 
 func appendDatumLossless(buf []byte, d types.Datum) []byte {
