@@ -124,9 +124,12 @@ func serveHTTPShards(t *testing.T, shards int) httpServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan httpServer, 1)
 	done := make(chan error, 1)
+	// NB: the directory before the stop's cleanup, which then runs first
+	// (a TempDir made in the goroutine was removed under the server).
+	dir := t.TempDir()
 	go func() {
 		done <- engine.Serve(ctx, engine.ServerOptions{
-			Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0", Shards: shards,
+			Storage: dir, Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0", Shards: shards,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
 			Ready: func(pg, h string) { ready <- httpServer{pg, h} },
 		})

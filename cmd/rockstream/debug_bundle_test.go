@@ -26,9 +26,10 @@ func TestDebugBundle(t *testing.T) {
 	type addrs struct{ pg, http string }
 	ready := make(chan addrs, 1)
 	done := make(chan error, 1)
+	dir := t.TempDir() // before the stop's cleanup, which then runs first
 	go func() {
 		done <- engine.Serve(ctx, engine.ServerOptions{
-			Storage: t.TempDir(), Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
+			Storage: dir, Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0",
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Out: io.Discard,
 			Ready: func(pg, h string) { ready <- addrs{pg, h} },
 		})
