@@ -164,14 +164,7 @@ func (f *fallbackKernel) evalSparse(c *vectorContext, sel []int32, out *Vector) 
 		f.evalSparseBoxed(c, sel, out)
 		return
 	}
-	width := 0
-	for _, j := range f.reads {
-		width = max(width, j+1)
-	}
-	if len(f.row) < width {
-		f.row = make(types.Row, width)
-	}
-	row := f.row[:width]
+	row := f.rowBuffer()
 	arrays := f.arrays[:0]
 	for _, j := range f.reads {
 		arrays = append(arrays, c.cols.Column(j))
@@ -215,8 +208,8 @@ func (f *fallbackKernel) evalSparse(c *vectorContext, sel []int32, out *Vector) 
 	clear(row)
 }
 
-// evalSparseBoxed is evalSparse boxing every value on its own.
-func (f *fallbackKernel) evalSparseBoxed(c *vectorContext, sel []int32, out *Vector) {
+// rowBuffer is the kernel's row, wide enough for the columns it reads.
+func (f *fallbackKernel) rowBuffer() types.Row {
 	width := 0
 	for _, j := range f.reads {
 		width = max(width, j+1)
@@ -224,7 +217,12 @@ func (f *fallbackKernel) evalSparseBoxed(c *vectorContext, sel []int32, out *Vec
 	if len(f.row) < width {
 		f.row = make(types.Row, width)
 	}
-	row := f.row[:width]
+	return f.row[:width]
+}
+
+// evalSparseBoxed is evalSparse boxing every value on its own.
+func (f *fallbackKernel) evalSparseBoxed(c *vectorContext, sel []int32, out *Vector) {
+	row := f.rowBuffer()
 	for _, i := range sel {
 		for _, j := range f.reads {
 			row[j] = c.cols.Datum(j, int(i))
