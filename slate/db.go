@@ -651,6 +651,10 @@ func (d *DB) Tick(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
+	if len(d.immutables) == 0 && d.nextWALID-1 > d.manifest.ReplayAfterWALID+uint64(d.opts.WALObjectsUnflushedMax) {
+		// Bound what the next open replays (WALObjectsUnflushedMax).
+		d.freeze()
+	}
 	if len(d.immutables) > 0 {
 		if err := d.FlushMemtable(ctx); err != nil {
 			return err

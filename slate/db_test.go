@@ -159,3 +159,42 @@ func TestManifestsGoneUnderAnOpenDB(t *testing.T) {
 		t.Fatal("GC with every object gone succeeded")
 	}
 }
+
+// TestTickBoundsWALReplay: small durable writes (one WAL object each) into
+// a memtable far from full: Tick flushes the memtable once
+// WALObjectsUnflushedMax objects were written since the last flush, so an
+// open replays at most about that many objects (the manifest's replay
+// point moves), and every write reads back after it.
+func TestTickBoundsWALReplay(t *testing.T) {
+	ctx := context.Background()
+	store := objstore.NewMemory()
+	clock := newTestClock()
+	opts := testOptions(clock)
+	opts.MemtableBytesMax = 64 << 20
+	opts.WALObjectsUnflushedMax = 16
+	d, err := Open(ctx, store, "db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writes = 200
+	for i := range writes {
+		if _, err := d.Put(ctx, fmt.Appendf(nil, "k%03d", i), []byte("v"), WriteOptions{AwaitDurable: true}); err != nil {
+			t.Fatal(err)
+		}
+		clock.advance(time.Millisecond)
+		if err := d.Tick(ctx, clock.now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unreplayed := d.nextWALID - 1 - d.manifest.ReplayAfterWALID
+	if unreplayed > uint64(opts.WALObjectsUnflushedMax)+1 {
+		t.Fatalf("%d WAL objects after the replay point after %d durable writes with ticks, want at most %d", unreplayed, writes, opts.WALObjectsUnflushedMax+1)
+	}
+	d2, err := Open(ctx, store, "db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(scanAll(t, d2.Scan(ctx, nil, nil, ReadOptions{}))); got != writes {
+		t.Fatalf("%d keys after the reopen, want %d", got, writes)
+	}
+}

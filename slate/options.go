@@ -28,6 +28,13 @@ type Options struct {
 	// WALBufferBytesMax: a Write that leaves this many bytes in the WAL
 	// buffer flushes it to the store synchronously. Default 4 MiB.
 	WALBufferBytesMax int64
+	// WALObjectsUnflushedMax: Tick freezes the memtable (and flushes it)
+	// once this many WAL objects were written since the last flush, so an
+	// open replays at most about this many: a store taking small commits
+	// (a WAL object each) for hours, or opened over and over, otherwise
+	// fills its memtable slowly and replays thousands of objects at every
+	// open. Default 256. Simulation range: 8 – 1024.
+	WALObjectsUnflushedMax int
 	// BlockCacheBytes bounds the decoded block and SST-index cache.
 	// Default 64 MiB. Simulation range: 0 – 64 MiB.
 	BlockCacheBytes int64
@@ -88,6 +95,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.UnflushedBytesMax < 2*o.MemtableBytesMax {
 		o.UnflushedBytesMax = 2 * o.MemtableBytesMax
+	}
+	if o.WALObjectsUnflushedMax <= 0 {
+		o.WALObjectsUnflushedMax = 256
 	}
 	if o.WALBufferBytesMax <= 0 {
 		o.WALBufferBytesMax = 4 << 20
