@@ -56,9 +56,11 @@ func (s Spread) Columns(id catalog.ID) ([]int, bool) {
 // operator (filters and projections only): each shard would decode every
 // row to keep a part of them, where a single view shard does the same
 // work once, beside the commits.
-func SpreadKeys(n plan.Node) (Spread, bool) {
+func SpreadKeys(n plan.Node) (Spread, bool) { return distributor{}.spreadKeys(n) }
+
+func (ds distributor) spreadKeys(n plan.Node) (Spread, bool) {
 	s := spreader{keys: map[catalog.ID][]plan.Scalar{}, traced: map[*plan.Scan]bool{}, ok: true}
-	d := Distribute(n)
+	d, _ := ds.distribute(n)
 	s.walk(d)
 	if !s.ok || !s.stateful {
 		return Spread{}, false
