@@ -51,25 +51,31 @@ func TestStagesSumToView(t *testing.T) {
 	}
 	queries := []struct {
 		name, query string
-		// lowers is how many lower stages the cut makes (0: none).
-		lowers int
+		// lowers is how many lower stages the cut makes (0: none), and
+		// upperSpread whether the upper stage can be spread too.
+		lowers      int
+		upperSpread bool
 	}{
-		{"q4", queryOf(t, "q4"), 1},
-		{"q5", queryOf(t, "q5"), 0}, // a CROSS JOIN with VALUES is not spread yet
-		{"q7", queryOf(t, "q7"), 1},
-		{"q9", queryOf(t, "q9"), 0}, // spread whole
-		{"group over a group by a subset", "SELECT b, count(*), sum(s) FROM (SELECT id, b, sum(v) AS s FROM t GROUP BY b, id) q GROUP BY b", 1},
-		{"join then group by the join key and more", "SELECT w, max(m) FROM (SELECT t.a, u.w, max(t.v) AS m FROM t JOIN u ON t.a = u.a GROUP BY t.a, u.w) q GROUP BY w", 1},
-		{"spread whole by a join key", "SELECT a, max(m) FROM (SELECT t.a, u.w, max(t.v) AS m FROM t JOIN u ON t.a = u.a GROUP BY t.a, u.w) q GROUP BY a", 0},
-		{"group over a join on the right's key", "SELECT w, count(*) FROM (SELECT u.a, u.w, count(*) AS n FROM t JOIN u ON t.a = u.a GROUP BY u.w, u.a) q GROUP BY w", 1},
-		{"distinct on over a subset", "SELECT b, count(*) FROM (SELECT DISTINCT ON (id, b) id, b, v FROM t ORDER BY id, b, v) q GROUP BY b", 1},
-		{"window partitioned by a subset", "SELECT b, max(r) FROM (SELECT b, rank() OVER (PARTITION BY id, b ORDER BY v) AS r FROM t) q GROUP BY b", 1},
-		{"group by keys overlapping the input's", "SELECT a, n, count(*), max(b) FROM (SELECT a, b, count(*) AS n FROM t GROUP BY a, b) q GROUP BY a, n", 1},
-		{"three groupings", "SELECT n, count(*), sum(c) FROM (SELECT a, n, max(b) AS c FROM (SELECT a, b, count(*) AS n FROM t GROUP BY a, b) q GROUP BY a, n) r GROUP BY n", 1},
-		{"two lowers", "SELECT x.b, x.n, y.m FROM (SELECT b, count(*) AS n FROM t GROUP BY b) x JOIN (SELECT a, count(*) AS m FROM u GROUP BY a) y ON x.n % 3 = y.m % 3", 2},
-		{"spread whole", "SELECT a, count(*) FROM t GROUP BY a", 0},
-		{"spread whole by a subset", "SELECT id, b, sum(v) FROM t GROUP BY b, id", 0},
-		{"global aggregate", "SELECT count(*) FROM t", 0},
+		{"q4", queryOf(t, "q4"), 1, true},
+		{"q5", queryOf(t, "q5"), 2, true}, // counts, read twice
+		{"q7", queryOf(t, "q7"), 1, true},
+		{"q9", queryOf(t, "q9"), 0, false}, // spread whole
+		{"group over a group by a subset", "SELECT b, count(*), sum(s) FROM (SELECT id, b, sum(v) AS s FROM t GROUP BY b, id) q GROUP BY b", 1, true},
+		{"join then group by the join key and more", "SELECT w, max(m) FROM (SELECT t.a, u.w, max(t.v) AS m FROM t JOIN u ON t.a = u.a GROUP BY t.a, u.w) q GROUP BY w", 1, true},
+		{"spread whole by a join key", "SELECT a, max(m) FROM (SELECT t.a, u.w, max(t.v) AS m FROM t JOIN u ON t.a = u.a GROUP BY t.a, u.w) q GROUP BY a", 0, false},
+		{"group over a join on the right's key", "SELECT w, count(*) FROM (SELECT u.a, u.w, count(*) AS n FROM t JOIN u ON t.a = u.a GROUP BY u.w, u.a) q GROUP BY w", 1, true},
+		{"distinct on over a subset", "SELECT b, count(*) FROM (SELECT DISTINCT ON (id, b) id, b, v FROM t ORDER BY id, b, v) q GROUP BY b", 1, true},
+		{"window partitioned by a subset", "SELECT b, max(r) FROM (SELECT b, rank() OVER (PARTITION BY id, b ORDER BY v) AS r FROM t) q GROUP BY b", 1, true},
+		{"group by keys overlapping the input's", "SELECT a, n, count(*), max(b) FROM (SELECT a, b, count(*) AS n FROM t GROUP BY a, b) q GROUP BY a, n", 1, true},
+		{"three groupings", "SELECT n, count(*), sum(c) FROM (SELECT a, n, max(b) AS c FROM (SELECT a, b, count(*) AS n FROM t GROUP BY a, b) q GROUP BY a, n) r GROUP BY n", 1, false}, // a third stage
+		{"group by a key computed over a constant", "SELECT k, max(n) FROM (SELECT a, k, count(*) AS n FROM t CROSS JOIN (VALUES (0), (1), (2)) w(k) WHERE b + k > 1 GROUP BY a, k) q GROUP BY k", 1, true},
+		{"group by a key computed over a constant, whole", "SELECT a, k, count(*) FROM t CROSS JOIN (VALUES (0), (1)) w(k) GROUP BY a, k", 0, false},
+		{"outer join with a constant outer side", "SELECT x, max(n) FROM (SELECT w.x, t.b, count(t.id) AS n FROM (VALUES (1), (2), (3), (9)) w(x) LEFT JOIN t ON t.a = w.x GROUP BY w.x, t.b) q GROUP BY x", 0, false},
+		{"semi join with a constant", "SELECT n, count(*) FROM (SELECT b, count(*) AS n FROM t WHERE a IN (SELECT * FROM (VALUES (1), (2), (5)) w(x)) GROUP BY b) q GROUP BY n", 1, true},
+		{"two lowers", "SELECT x.b, x.n, y.m FROM (SELECT b, count(*) AS n FROM t GROUP BY b) x JOIN (SELECT a, count(*) AS m FROM u GROUP BY a) y ON x.n % 3 = y.m % 3", 2, true},
+		{"spread whole", "SELECT a, count(*) FROM t GROUP BY a", 0, false},
+		{"spread whole by a subset", "SELECT id, b, sum(v) FROM t GROUP BY b, id", 0, false},
+		{"global aggregate", "SELECT count(*) FROM t", 0, false},
 	}
 	for _, q := range queries {
 		t.Run(q.name, func(t *testing.T) {
@@ -83,7 +89,8 @@ func TestStagesSumToView(t *testing.T) {
 			}
 			hidden := map[int]*catalog.Relation{}
 			st, ok := dist.SplitStages(v.Plan, func(i int, cols []plan.Column) *catalog.Relation {
-				rel := &catalog.Relation{Kind: catalog.KindMaterializedView, Name: fmt.Sprintf("%s$%d", q.name, i), Columns: columnsOf(cols)}
+				rel := &catalog.Relation{Kind: catalog.KindMaterializedView, Name: fmt.Sprintf("%s$%d", q.name, i), Columns: columnsOf(cols),
+					ID: catalog.ID{Object: catalog.ObjectID{15: byte(200 + i)}}}
 				hidden[i] = rel
 				return rel
 			})
@@ -119,7 +126,6 @@ func TestStagesSumToView(t *testing.T) {
 				if !sameRows(l.Plan.Schema(), whole, sum) {
 					t.Fatalf("lower %d: the parts' sum differs from its whole (%d rows, %d):\n%s", i, len(sum), len(whole), plan.Format(l.Plan))
 				}
-				l.Relation.ID = catalog.ID{Object: catalog.ObjectID{15: byte(200 + i)}}
 				store.Rows[l.Relation.ID] = sum
 			}
 			got, err := sql.RunPlan(st.Upper, store, env())
@@ -131,6 +137,25 @@ func TestStagesSumToView(t *testing.T) {
 			}
 			if !sameRows(v.Plan.Schema(), want, got) {
 				t.Fatalf("stages give %d rows, the view %d:\nupper:\n%s", len(got), len(want), plan.Format(st.Upper))
+			}
+			if st.UpperSpreads != q.upperSpread {
+				t.Fatalf("upper stage spread %v, want %v:\n%s", st.UpperSpreads, q.upperSpread, plan.Format(st.Upper))
+			}
+			if !st.UpperSpreads {
+				return
+			}
+			// The upper stage spread too: each part over the rows of the
+			// lower stages' sums and of the tables its keys hash to.
+			var sum []types.Row
+			for p := 0; p < parts; p++ {
+				rows, err := sql.RunPlan(st.Upper, partOf(t, store, st.UpperSpread, p, parts), env())
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum = append(sum, rows...)
+			}
+			if !sameRows(v.Plan.Schema(), want, sum) {
+				t.Fatalf("the upper stage's parts give %d rows, the view %d:\nupper:\n%s", len(sum), len(want), plan.Format(st.Upper))
 			}
 		})
 	}

@@ -115,6 +115,89 @@ func (ds distributor) subset(p partitioning, keys []int) ([]int, bool) {
 	return nil, false
 }
 
+// traceableSubset is, when the pass co-partitions by subsets and keys
+// (columns of n) do not all trace to one scan through filters,
+// projections and joins with a constant (traceKeys), the longest prefix
+// of them, in their order skipping those that do not, that does; ok is
+// false when the whole keys trace (no need) or none does.
+func (ds distributor) traceableSubset(n plan.Node, keys []int) ([]int, bool) {
+	if !ds.subsets {
+		return nil, false
+	}
+	schema := n.Schema()
+	if _, _, ok := traceKeys(n, columnKeys(schema, keys)); ok {
+		return nil, false
+	}
+	var out []int
+	for _, k := range keys {
+		if slices.Contains(out, k) {
+			continue
+		}
+		if _, _, ok := traceKeys(n, columnKeys(schema, append(slices.Clone(out), k))); ok {
+			out = append(out, k)
+		}
+	}
+	return out, len(out) > 0
+}
+
+// constant reports whether n computes a constant relation: VALUES under
+// filters and projections.
+func constant(n plan.Node) bool {
+	switch x := n.(type) {
+	case *plan.Values:
+		return true
+	case *plan.Filter:
+		return constant(x.Input)
+	case *plan.Project:
+		return constant(x.Input)
+	}
+	return false
+}
+
+type side uint8
+
+const (
+	constNone side = iota
+	constLeft
+	constRight
+)
+
+// constantSide is the side of join x that is a constant relation
+// (constant) and the join needs whole on every shard only: each shard
+// joins its part of the other side with it, and every row of the join's
+// output is made by a row of that part (no unmatched constant rows of an
+// outer join, which every shard would make).
+func constantSide(x *plan.Join) side {
+	l, r := constant(x.Left), constant(x.Right)
+	switch {
+	case r && !l && (x.Kind == plan.InnerJoin || x.Kind == plan.LeftJoin || x.Kind == plan.SemiJoin || x.Kind == plan.AntiJoin):
+		return constRight
+	case l && !r && (x.Kind == plan.InnerJoin || x.Kind == plan.RightJoin):
+		return constLeft
+	}
+	return constNone
+}
+
+// shift moves partitioning p of a join's right side to the join's output
+// columns (after the nLeft columns of its left side).
+func shift(p partitioning, nLeft int) partitioning {
+	if p.single || p.keys == nil {
+		return p
+	}
+	move := func(cols []int) []int {
+		out := make([]int, len(cols))
+		for i, c := range cols {
+			out[i] = c + nLeft
+		}
+		return out
+	}
+	q := partitioning{keys: move(p.keys)}
+	for _, a := range p.alts {
+		q.alts = append(q.alts, move(a))
+	}
+	return q
+}
+
 func seq(n int) []int {
 	out := make([]int, n)
 	for i := range out {
@@ -173,6 +256,19 @@ func (ds distributor) distribute(n plan.Node) (plan.Node, partitioning) {
 		l, lp := ds.distribute(x.Left)
 		r, rp := ds.distribute(x.Right)
 		j := *x
+		if ds.subsets {
+			// A join with a constant side (VALUES) needs no exchange: every
+			// shard has the whole constant, so each joins its part of the
+			// other side with it where it is.
+			switch constantSide(x) {
+			case constRight:
+				j.Left, j.Right = l, r
+				return &j, lp
+			case constLeft:
+				j.Left, j.Right = l, r
+				return &j, shift(rp, len(x.Left.Schema()))
+			}
+		}
 		if len(x.EquiKeys) == 0 {
 			// A theta or cross join sees every pair on one shard.
 			j.Left = require(l, lp, partitioning{single: true})
@@ -217,6 +313,18 @@ func (ds distributor) distribute(n plan.Node) (plan.Node, partitioning) {
 				out[i] = slices.Index(x.GroupBy, c)
 			}
 			a.Input = in
+			return &a, partitioning{keys: out}
+		}
+		if sub, ok := ds.traceableSubset(in, x.GroupBy); ok {
+			// Rows partitioned by the group keys that are computed from
+			// one relation's row: the group keys that are not (a key
+			// computed over a VALUES column) would need an exchange above
+			// the operator computing them.
+			out := make([]int, len(sub))
+			for i, c := range sub {
+				out[i] = slices.Index(x.GroupBy, c)
+			}
+			a.Input = require(in, p, partitioning{keys: sub})
 			return &a, partitioning{keys: out}
 		}
 		a.Input = require(in, p, partitioning{keys: x.GroupBy})

@@ -36,6 +36,15 @@ type Stages struct {
 	// Upper is the plan with every lower stage replaced by a Scan of its
 	// Relation.
 	Upper plan.Node
+	// UpperSpread, when UpperSpreads, is how the upper stage can itself
+	// run spread (StageKeys, reading the lower stages' relations like
+	// tables): each lower stage's output rows then go to the shard their
+	// keys hash to, instead of all to one shard.
+	//
+	//	q4 upper:  lower 0 by (category)
+	//	q7 upper:  bid by (price), lower 0 by (maxprice)
+	UpperSpread  Spread
+	UpperSpreads bool
 }
 
 // Lower is one lower stage.
@@ -52,12 +61,12 @@ type Lower struct {
 // StageKeys is SpreadKeys for a lower stage (Stages): co-partitioning by
 // subsets of an operator's keys too.
 func StageKeys(n plan.Node) (Spread, bool) {
-	return distributor{subsets: true}.spreadKeys(n)
+	return distributor{subsets: true}.spreadKeys(n, nil)
 }
 
 // SplitStages cuts plan n into stages (see Stages); relation(i, cols) is
 // the relation the upper stage reads lower stage i's output from (cols
-// its columns). ok is false when n needs no stages (SpreadKeys spreads it
+// its columns), with an id of its own. ok is false when n needs no stages (SpreadKeys spreads it
 // whole, or StageKeys does: it needs no exchange between its operators),
 // or cannot be cut (no subtree that keeps state can be spread).
 func SplitStages(n plan.Node, relation func(i int, cols []plan.Column) *catalog.Relation) (Stages, bool) {
@@ -100,5 +109,10 @@ func SplitStages(n plan.Node, relation func(i int, cols []plan.Column) *catalog.
 	if len(st.Lowers) == 0 {
 		return Stages{}, false
 	}
+	lowers := map[catalog.ID]bool{}
+	for _, l := range st.Lowers {
+		lowers[l.Relation.ID] = true
+	}
+	st.UpperSpread, st.UpperSpreads = distributor{subsets: true}.spreadKeys(st.Upper, lowers)
 	return st, true
 }
