@@ -16,7 +16,6 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/bind"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/sql/ddl"
-	"github.com/rockstream/rockstream/ivm/sql/dist"
 	"github.com/rockstream/rockstream/ivm/sql/lower"
 	"github.com/rockstream/rockstream/ivm/sql/plan"
 	"github.com/rockstream/rockstream/ivm/types"
@@ -377,11 +376,11 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 
 // placeView chooses the shard new materialized view rel runs on
 // (shard.PlaceView), spread over the view shards when its plan v can be
-// (dist.SpreadKeys). A view it reads on another shard is compiled into it
+// (dist.SpreadKeys, or with exchange stages on dist.StageKeys). A view it reads on another shard is compiled into it
 // (shard.Inlined): that view must have been created in the same time zone,
 // since the one rel is maintained in applies to both.
 func (s *session) placeView(snap *control.Snapshot, rel *catalog.Relation, v *rsql.View) error {
-	_, spreadable := dist.SpreadKeys(v.Plan)
+	_, spreadable := s.e.spreadKeys(v.Plan)
 	rel.Placement = shard.PlaceView(snap, s.e.router.Map(), rel, spreadable)
 	return s.checkInlined(snap, rel)
 }

@@ -122,6 +122,16 @@ func (e *Engine) syncShards(ctx context.Context, snap *control.Snapshot, backgro
 // changes sent by the table shard through the exchange; a materialized
 // view it reads is read on the same shard, or computed inside it when it
 // runs on another (shard.Inlined).
+// spreadKeys is how a new materialized view over plan n would be spread
+// over the view shards (dist.SpreadKeys; with exchange stages on, also
+// dist.StageKeys).
+func (e *Engine) spreadKeys(n plan.Node) (dist.Spread, bool) {
+	if e.cfg.ExchangeStages {
+		return dist.SpreadOrStageKeys(n)
+	}
+	return dist.SpreadKeys(n)
+}
+
 func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation, v *rsql.View) string {
 	m := e.router.Map()
 	table, view := shard.TableShardOf(m), shard.ViewShardOf(m)
@@ -136,7 +146,11 @@ func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation,
 		// the earliest materialized view it reads runs (shard.PlaceView).
 		view = shard.HomeOf(snap, m, first.ID)
 	}
-	spread, spreadable := dist.SpreadKeys(v.Plan)
+	spread, spreadable := e.spreadKeys(v.Plan)
+	if rel != nil && shard.IsSpread(rel) {
+		// Spread as CREATE placed it, whatever this server's setting.
+		spread, spreadable = dist.SpreadOrStageKeys(v.Plan)
+	}
 	if (rel != nil && shard.IsSpread(rel)) || (rel == nil && spreadable && len(shard.SpreadShardsOf(m)) > 1 && !readsViews(rels)) {
 		return explainSpread(m, rels, spread)
 	}

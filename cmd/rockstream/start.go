@@ -87,5 +87,6 @@ ROCKSTREAM_PASSWORD or --password-file.`,
 	f.StringVar(&logFormat, "log-format", envOr("ROCKSTREAM_LOG_FORMAT", "text"), "log format: text or json")
 	f.IntVar(&opts.Shards, "shards", 1, "shards a new data directory is laid out over: the table shard takes every commit, each materialized view runs on one of the others, or, keyed by its tables' columns, is spread over all of them (1: everything on one shard); a directory keeps the layout it was created with")
 	f.BoolVar(&opts.PartitionTables, "partition-tables", false, "experimental: a new data directory with --shards=N spreads the rows of tables with a primary key over the first half of the shards (each takes the commits of its rows), and runs the materialized views on the others; a transaction over several shards commits on all or none (two-phase); REPEATABLE READ and reads of views of several shards are refused for now")
+	f.BoolVar(&opts.ExchangeStages, "exchange-stages", false, "experimental: with 3 or more shards, also spread over the view shards a new materialized view whose operators are co-partitioned by a subset of their keys (GROUP BY a, b over rows placed by a) or that joins a VALUES list; views keep the placement they were created with")
 	return cmd
 }

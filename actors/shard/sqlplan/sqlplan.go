@@ -119,9 +119,10 @@ func (Planner) ColumnDefault(c catalog.Column) (types.Datum, error) {
 }
 
 // spreadKeys lowers how a spread view's plan places each source's rows
-// (dist.SpreadKeys); nil when it cannot be spread.
+// (dist.SpreadOrStageKeys: as CREATE found it could be spread); nil when
+// it cannot be spread.
 func spreadKeys(p plan.Node) (map[catalog.ID]shard.SpreadKey, error) {
-	sp, ok := dist.SpreadKeys(p)
+	sp, ok := dist.SpreadOrStageKeys(p)
 	if !ok {
 		return nil, nil
 	}

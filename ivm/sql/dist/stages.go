@@ -116,3 +116,15 @@ func SplitStages(n plan.Node, relation func(i int, cols []plan.Column) *catalog.
 	st.UpperSpread, st.UpperSpreads = distributor{subsets: true}.spreadKeys(st.Upper, lowers)
 	return st, true
 }
+
+// SpreadOrStageKeys is how a view spread over the shards places its
+// inputs' rows: SpreadKeys, or when it cannot, StageKeys (a view CREATE
+// spread with exchange stages on: co-partitioned by subsets of its
+// operators' keys, or joining a constant). A view spread without them has
+// the same keys as before: SpreadKeys accepted it.
+func SpreadOrStageKeys(n plan.Node) (Spread, bool) {
+	if sp, ok := SpreadKeys(n); ok {
+		return sp, true
+	}
+	return StageKeys(n)
+}
