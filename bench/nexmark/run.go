@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rockstream/rockstream/bench/internal/benchutil"
+	"github.com/rockstream/rockstream/engine"
 )
 
 //go:embed queries/*.sql
@@ -89,6 +90,8 @@ type Options struct {
 	Rate   int64
 	// Shards lays RockStream's store out over this many shards (0: one).
 	Shards int
+	// ExchangeStages: engine.Config.ExchangeStages (experimental).
+	ExchangeStages bool
 	// Watermark, when set (an interval such as "4 seconds"), declares the
 	// bid table WITH (watermark = 'date_time - interval ...'): late bids
 	// are dropped and windowed aggregates over date_time forget closed
@@ -180,7 +183,7 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 		return r, err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := benchutil.StartServer(dir, o.Shards)
+	srv, err := benchutil.StartServerWith(dir, engine.ServerOptions{Shards: o.Shards, ExchangeStages: o.ExchangeStages})
 	if err != nil {
 		return r, err
 	}

@@ -32,6 +32,12 @@ type Server struct {
 // StartServer runs engine.Serve on a loopback port with storage in dir (a
 // new temporary directory when dir is "") over shards shards (0: one).
 func StartServer(dir string, shards int) (*Server, error) {
+	return StartServerWith(dir, engine.ServerOptions{Shards: shards})
+}
+
+// StartServerWith is StartServer with the layout and experimental
+// settings of opts (Shards, PartitionTables, ExchangeStages).
+func StartServerWith(dir string, opts engine.ServerOptions) (*Server, error) {
 	s := &Server{Dir: dir}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "rockstream-bench-")
@@ -41,11 +47,13 @@ func StartServer(dir string, shards int) (*Server, error) {
 		s.Dir, s.ownsDir = d, true
 	}
 	run, err := engine.Start(engine.ServerOptions{
-		Storage: s.Dir,
-		Shards:  shards,
-		Listen:  "127.0.0.1:0",
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Out:     io.Discard,
+		Storage:         s.Dir,
+		Shards:          opts.Shards,
+		PartitionTables: opts.PartitionTables,
+		ExchangeStages:  opts.ExchangeStages,
+		Listen:          "127.0.0.1:0",
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Out:             io.Discard,
 	}, 60*time.Second)
 	if err != nil {
 		return nil, err
