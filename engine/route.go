@@ -146,6 +146,9 @@ func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation,
 		// the earliest materialized view it reads runs (shard.PlaceView).
 		view = shard.HomeOf(snap, m, first.ID)
 	}
+	if rel != nil && rel.Stages {
+		return explainStages(m, rel, v)
+	}
 	spread, spreadable := e.spreadKeys(v.Plan)
 	if rel != nil && shard.IsSpread(rel) {
 		// Spread as CREATE placed it, whatever this server's setting.
@@ -244,6 +247,48 @@ func explainSpread(m partition.Map, rels []*catalog.Relation, spread dist.Spread
 			cols = append(cols, k.String())
 		}
 		fmt.Fprintf(&b, " %sExchange loopback shard %d → %s: %s's committed changes, in epoch order, durable on both sides before collected; each shard keeps the rows of its hash(%s)\n", branch, shard.TableShardOf(m), list, r.Name, strings.Join(cols, ", "))
+	}
+	return b.String()
+}
+
+// explainStages is explainPlacement for a view run in stages
+// (actors/shard stages.go): its lower stages spread over the view shards,
+// each fed by the tables' changes, and the exchange of their outputs to
+// the upper stage on the view's shard.
+func explainStages(m partition.Map, rel *catalog.Relation, v *rsql.View) string {
+	st, ok := dist.SplitStages(v.Plan, func(i int, cols []plan.Column) *catalog.Relation {
+		return &catalog.Relation{Kind: catalog.KindMaterializedView, Name: fmt.Sprintf("%s$stage%d", rel.Name, i), ID: catalog.StageID(rel.ID, i)}
+	})
+	if !ok {
+		return "" // cannot happen: CREATE cut it into stages
+	}
+	shards := shard.SpreadShardsOf(m)
+	names := make([]string, len(shards))
+	for i, s := range shards {
+		names[i] = fmt.Sprint(s)
+	}
+	list, home := strings.Join(names, ", "), shard.ViewShardOf(m)
+	var b strings.Builder
+	fmt.Fprintf(&b, "SHARDS  %s (in stages: %d lower stage(s) spread over the view shards, the upper stage on shard %d, which a read reads; tables on shard %d)\n", list, len(st.Lowers), home, shard.TableShardOf(m))
+	fmt.Fprintf(&b, " UPPER STAGE  on shard %d: %s\n", home, strings.TrimSpace(strings.SplitN(plan.Format(st.Upper), "\n", 2)[0]))
+	for i, l := range st.Lowers {
+		branch := "├─ "
+		if i == len(st.Lowers)-1 {
+			branch = "└─ "
+		}
+		fmt.Fprintf(&b, " %sExchange stage shards %s → %d: %s (lower stage %d: %s), each shard's part of its output, a snapshot then each step's changes; the upper stage steps to epochs every shard's part ended a step at\n", branch, list, home, l.Relation.Name, i, strings.TrimSpace(strings.SplitN(plan.Format(l.Plan), "\n", 2)[0]))
+		rels := plan.ScannedRelations(l.Plan)
+		for j, r := range rels {
+			sub := "├─ "
+			if j == len(rels)-1 {
+				sub = "└─ "
+			}
+			var cols []string
+			for _, k := range l.Spread.Keys[r.ID] {
+				cols = append(cols, k.String())
+			}
+			fmt.Fprintf(&b, "     %sExchange loopback shard %d → %s: %s's committed changes; each shard keeps the rows of its hash(%s)\n", sub, shard.TableShardOf(m), list, r.Name, strings.Join(cols, ", "))
+		}
 	}
 	return b.String()
 }

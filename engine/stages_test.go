@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"strings"
@@ -90,5 +91,102 @@ func TestExchangeStagesSpread(t *testing.T) {
 		t.Fatalf("a view created without exchange stages is spread:\n%s", plan)
 	}
 	change(40)
+	o.check("at the end")
+}
+
+// TestExchangeStagesStaged: with exchange stages on, a view needing an
+// exchange between its operators (q4's shape: a join, a max per key and
+// more, an average per another key) runs in stages on a 3-shard server:
+// the lower stage spread over both view shards, the upper stage on the
+// first, fed by both. It equals its query on PostgreSQL through backfill,
+// random inserts, updates and deletes, a restart (the upper stage starts
+// over from the lower stages' outputs) and more changes; SUBSCRIBE of it
+// and a view reading it are refused.
+func TestExchangeStagesStaged(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := enginetest.StartStages(dir, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := connect(t, srv.URL)
+	o := newOracle(t, rs)
+	o.both("CREATE TABLE auction (id int PRIMARY KEY, category int, reserve int)")
+	o.both("CREATE TABLE bid (id int PRIMARY KEY, auction int, price int)")
+	rng := rand.New(rand.NewSource(5))
+	for i := range 60 {
+		o.both(fmt.Sprintf("INSERT INTO auction VALUES (%d, %d, %d)", i, rng.Intn(6), rng.Intn(50)))
+	}
+	for i := range 300 {
+		o.both(fmt.Sprintf("INSERT INTO bid VALUES (%d, %d, %d)", i, rng.Intn(70), rng.Intn(100)))
+	}
+	const q4 = "SELECT q.category, avg(q.final) AS avg_final, count(*) AS n FROM (SELECT max(b.price) AS final, a.category FROM auction a JOIN bid b ON a.id = b.auction WHERE b.price >= a.reserve GROUP BY a.id, a.category) q GROUP BY q.category"
+	o.view("q4", q4)
+	const counts = "SELECT n, count(*) AS auctions FROM (SELECT b.auction, count(*) AS n FROM bid b GROUP BY b.auction) c GROUP BY n"
+	o.view("counts", counts)
+	for _, name := range []string{"q4", "counts"} {
+		if got := rowsText(t, rs, "SELECT count(*) FROM "+name); len(got) != 1 {
+			t.Fatalf("%s: %v", name, got)
+		}
+	}
+	o.check("after backfill")
+	change := func(n int) {
+		t.Helper()
+		for i := range n {
+			id := rng.Intn(400)
+			switch rng.Intn(6) {
+			case 0, 1:
+				o.both(fmt.Sprintf("INSERT INTO bid VALUES (%d, %d, %d) ON CONFLICT (id) DO UPDATE SET price = excluded.price", id, rng.Intn(70), rng.Intn(100)))
+			case 2:
+				o.both(fmt.Sprintf("UPDATE bid SET auction = %d WHERE id = %d", rng.Intn(70), id))
+			case 3:
+				o.both(fmt.Sprintf("DELETE FROM bid WHERE id = %d", id))
+			case 4:
+				o.both(fmt.Sprintf("UPDATE auction SET category = %d, reserve = %d WHERE id = %d", rng.Intn(6), rng.Intn(50), id%60))
+			case 5:
+				o.both(fmt.Sprintf("DELETE FROM auction WHERE id = %d", id%80))
+			}
+			if i%25 == 24 {
+				o.check(fmt.Sprintf("after %d changes", i+1))
+			}
+		}
+	}
+	change(100)
+	o.both("BEGIN; DELETE FROM bid WHERE price < 10; UPDATE auction SET category = 0 WHERE category = 5; COMMIT")
+	o.check("after a transaction")
+	if _, err := rs.Exec(context.Background(), "CREATE MATERIALIZED VIEW over_q4 AS SELECT count(*) FROM q4"); err == nil || !strings.Contains(err.Error(), "runs in stages") {
+		t.Fatalf("a view reading a staged view: %v", err)
+	}
+	rows, err := rs.Query(context.Background(), "SUBSCRIBE q4")
+	if err == nil {
+		rows.Next()
+		err = rows.Err()
+		rows.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "runs in stages") {
+		t.Fatalf("SUBSCRIBE of a staged view: %v", err)
+	}
+	plan := strings.Join(rowsText(t, rs, "EXPLAIN INCREMENTAL q4"), "\n")
+	for _, want := range []string{"SHARDS  1, 2 (in stages: 1 lower stage(s)", "UPPER STAGE  on shard 1: Aggregate", "Exchange stage shards 1, 2 → 1: q4$stage0", "auction's committed changes; each shard keeps the rows of its hash(id)"} {
+		if !strings.Contains(plan, want) {
+			t.Fatalf("EXPLAIN INCREMENTAL q4 lacks %q:\n%s", want, plan)
+		}
+	}
+	status := strings.Join(rowsText(t, rs, "SHOW VIEW STATUS"), "\n")
+	if !strings.Contains(status, "q4|") || strings.Contains(status, "stage0") || strings.Contains(status, "failed") {
+		t.Fatalf("SHOW VIEW STATUS:\n%s", status)
+	}
+	srv.Stop()
+
+	srv, err = enginetest.StartStages(dir, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	o.rs = connect(t, srv.URL)
+	o.check("after a restart")
+	change(50)
+	exec(t, o.rs, "DROP MATERIALIZED VIEW counts")
+	o.names = o.names[:1]
+	change(25)
 	o.check("at the end")
 }

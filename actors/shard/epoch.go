@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/rockstream/rockstream/errcode"
+	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -52,6 +53,15 @@ func (a *Actor) step(ctx runtime.Context) error {
 		// a spread view's parts all know their state there (the edge of a
 		// subscription merges them there, actors/subscriber).
 		upTo = min(upTo, (a.frontier/SpreadStepEvery+1)*SpreadStepEvery)
+	}
+	if a.hasUppers() {
+		// The step ends where the other shards' lower stages ended one
+		// (stages.go); stepEntries takes every epoch up to it.
+		end, ok := a.stageStepEnd(min(upTo, a.frontier+uint64(a.cfg.LogEntriesPerStepMax)))
+		if !ok {
+			return errcode.New(errcode.InternalError, "no step of the lower stages ends in epochs (%d, %d]", a.frontier, upTo)
+		}
+		upTo = end
 	}
 	// NB: one decoder per table accumulates its rows over the step's
 	// entries, in columnar form when every view reading it steps columns.
@@ -122,8 +132,35 @@ func (a *Actor) step(ctx runtime.Context) error {
 	}
 	runtime.Report(ctx, runtime.WorkLogRow, logRows)
 	viewDeltas := map[catalog.ID]zset.Delta{}
+	// uppers are the upper stages of staged views this step takes the
+	// lower stages' outputs into (stages.go).
+	var uppers []*installedView
 	for _, v := range a.views {
-		inputs := v.stepInputs(tableDeltas, viewDeltas)
+		var inputs map[circuit.SourceID]zset.Delta
+		if v.upper != nil {
+			batches, err := a.upperInputs(v, upTo)
+			if err != nil {
+				return err
+			}
+			if batches == nil {
+				// INVARIANT: a started upper stage steps at every step
+				// (stageStepEnd); its own lower stages fail with it
+				// (failMaintained).
+				assert.That(!v.upper.valid, "the upper stage of %s steps without its lower stages", v.rel.Name)
+				continue
+			}
+			for id := range batches { //lint:maprange adding to each entry, order-free
+				if d, ok := viewDeltas[id]; ok {
+					b := batches[id]
+					b.AddBatch(d.Batch(), 1)
+					batches[id] = b
+				}
+			}
+			inputs = v.firstInputs(batches)
+			uppers = append(uppers, v)
+		} else {
+			inputs = v.stepInputs(tableDeltas, viewDeltas)
+		}
 		// NB: a view with a temporal filter steps as time passes, also
 		// with no input: its rows leave when their time comes.
 		if len(inputs) == 0 && !(v.temporal && stepTime > a.frontierTime) {
@@ -195,6 +232,10 @@ func (a *Actor) step(ctx runtime.Context) error {
 	prev := a.frontier
 	a.frontier, a.frontierTime = upTo, stepTime
 	a.dropTaken(prev, upTo)
+	for _, v := range uppers {
+		a.consumedUpper(ctx, v, upTo)
+	}
+	a.sendStageDeltas(ctx, prev, upTo, viewDeltas)
 	a.stepMarks = marks
 	a.lastEpochTime = max(a.lastEpochTime, stepTime)
 	for _, v := range a.views {
