@@ -171,6 +171,9 @@ func TestExchangeStagesStaged(t *testing.T) {
 			t.Fatalf("EXPLAIN INCREMENTAL q4 lacks %q:\n%s", want, plan)
 		}
 	}
+	if an := strings.Join(rowsText(t, rs, "EXPLAIN ANALYZE INCREMENTAL q4"), "\n"); !strings.Contains(an, "source q4$stage0 (lower stage 0, from every view shard)") {
+		t.Fatalf("EXPLAIN ANALYZE INCREMENTAL q4 does not name its lower stage:\n%s", an)
+	}
 	status := strings.Join(rowsText(t, rs, "SHOW VIEW STATUS"), "\n")
 	if !strings.Contains(status, "q4|") || strings.Contains(status, "stage0") || strings.Contains(status, "failed") {
 		t.Fatalf("SHOW VIEW STATUS:\n%s", status)
