@@ -230,6 +230,9 @@ type Actor struct {
 	// home; stageTicking: a stageTick is queued (stages.go).
 	stageStreams []stageStream
 	stageTicking bool
+	// upperStarted: an upper stage started; the reads waiting for it are
+	// replayed after the message.
+	upperStarted bool
 }
 
 // codecOf returns the row codec of a table (or source).

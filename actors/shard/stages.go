@@ -517,6 +517,10 @@ func (a *Actor) upperInputs(v *installedView, upTo uint64) (map[catalog.ID]zset.
 		return nil, nil
 	}
 	out := map[catalog.ID]zset.Batch{}
+	for _, l := range lowers {
+		// Every lower stage is named, so the step adds its own deltas.
+		out[l.rel.ID] = zset.Batch{}
+	}
 	add := func(i int, b zset.Batch) {
 		if i < len(lowers) {
 			id := lowers[i].rel.ID
@@ -567,7 +571,9 @@ func (a *Actor) consumedUpper(ctx runtime.Context, v *installedView, upTo uint64
 	}
 	if !u.valid {
 		u.valid = true
-		a.replayWaitingReads(ctx)
+		// NB: the reads waiting for it are replayed after the message
+		// (afterMessage), not inside the step that started it.
+		a.upperStarted = true
 	}
 }
 
@@ -604,6 +610,12 @@ func (a *Actor) startUpperAtFrontier(ctx runtime.Context, v *installedView) erro
 // (startUpperAtFrontier): their own lower stages were just filled, or
 // the frontier reached their snapshots.
 func (a *Actor) startUppers(ctx runtime.Context) {
+	defer func() {
+		if a.upperStarted {
+			a.upperStarted = false
+			a.replayWaitingReads(ctx)
+		}
+	}()
 	for _, v := range a.views {
 		if v.upper == nil || v.upper.valid || !v.upper.gathering() {
 			continue
