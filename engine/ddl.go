@@ -377,13 +377,50 @@ func (s *session) createView(ctx context.Context, snap *control.Snapshot, d *rsq
 
 // placeView chooses the shard new materialized view rel runs on
 // (shard.PlaceView), spread over the view shards when its plan v can be
-// (dist.SpreadKeys). A view it reads on another shard is compiled into it
+// (dist.SpreadKeys, or with exchange stages on dist.StageKeys). A view it reads on another shard is compiled into it
 // (shard.Inlined): that view must have been created in the same time zone,
 // since the one rel is maintained in applies to both.
 func (s *session) placeView(snap *control.Snapshot, rel *catalog.Relation, v *rsql.View) error {
-	_, spreadable := dist.SpreadKeys(v.Plan)
-	rel.Placement = shard.PlaceView(snap, s.e.router.Map(), rel, spreadable)
+	readsViews := false
+	for _, r := range scannedRelations(v.Plan) {
+		cur, ok := snap.RelationByID(r.ID)
+		if !ok || cur.Kind != catalog.KindMaterializedView {
+			continue
+		}
+		readsViews = true
+		if cur.Stages {
+			return errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support materialized view %q reading materialized view %q yet: %q runs in stages (--exchange-stages)", rel.Name, cur.Name, cur.Name).
+				WithDetail("read its query instead (a view computing it runs it whole), or create %q again on a server started without --exchange-stages", cur.Name)
+		}
+	}
+	_, spreadable := s.e.spreadKeys(v.Plan)
+	m := s.e.router.Map()
+	rel.Placement = shard.PlaceView(snap, m, rel, spreadable)
+	if !spreadable && !readsViews && s.e.cfg.ExchangeStages && !snap.Partitioned() && len(shard.SpreadShardsOf(m)) > 1 && stageable(v.Plan) {
+		// Its lower stages run spread over the view shards, its upper
+		// stage on the first view shard (actors/shard stages.go).
+		rel.Stages = true
+		rel.Placement = uint32(shard.ViewShardOf(m)) + 1
+	}
 	return s.checkInlined(snap, rel)
+}
+
+// stageable reports whether plan n can run in stages: cut into lower
+// stages spread over the view shards and an upper stage reading only
+// their outputs (dist.SplitStages).
+func stageable(n plan.Node) bool {
+	st, ok := dist.SplitStages(n, func(i int, cols []plan.Column) *catalog.Relation {
+		return &catalog.Relation{Kind: catalog.KindMaterializedView, Name: fmt.Sprintf("stage%d", i), ID: catalog.StageID(catalog.ID{}, i)}
+	})
+	if !ok {
+		return false
+	}
+	for _, r := range plan.ScannedRelations(st.Upper) {
+		if !slices.ContainsFunc(st.Lowers, func(l dist.Lower) bool { return l.Relation == r }) {
+			return false // it reads a table too: not yet
+		}
+	}
+	return true
 }
 
 // checkInlined compiles materialized view rel as its shard will when it
@@ -505,6 +542,10 @@ func (s *session) recompile(ctx context.Context, snap *control.Snapshot, name st
 	}
 	if rel.Kind != catalog.KindMaterializedView {
 		return errcode.New(errcode.WrongObjectType, "%q is not a materialized view", name)
+	}
+	if rel.Stages {
+		return errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support ALTER MATERIALIZED VIEW %s RECOMPILE yet: it runs in stages (--exchange-stages)", rel.Name).
+			WithDetail("drop %s and create it again", rel.Name)
 	}
 	if into := shard.InlinedInto(snap, s.e.router.Map(), rel.ID); len(into) > 0 {
 		return errcode.New(errcode.IncompatibleEvolution, "ALTER MATERIALIZED VIEW %s RECOMPILE would change materialized view %s, which runs on another shard and computes %s itself", rel.Name, into[0].Name, rel.Name).

@@ -54,6 +54,13 @@ type Config struct {
 	// with epochs from the control plane; the others run the views. A
 	// store keeps the layout it was created with.
 	PartitionTables bool
+	// ExchangeStages (experimental) plans new materialized views for the
+	// exchanges between their operators: a view whose operators are
+	// co-partitioned by a subset of their keys (GROUP BY a, b over rows
+	// placed by a), or that joins a VALUES list, is spread over the view
+	// shards too (dist.StageKeys). Views created with it keep their
+	// placement when it is off.
+	ExchangeStages bool
 	// rangeSeeksAlways: shard.Config.RangeSeeksAlways (tests).
 	rangeSeeksAlways bool
 	// backfillRows: shard.Config.BackfillRows (tests).

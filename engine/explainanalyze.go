@@ -73,6 +73,13 @@ func sourceNames(snap *control.Snapshot) map[string]string {
 	out := map[string]string{}
 	for _, r := range snap.Relations() {
 		out[fmt.Sprintf("source %d", shard.SourceID(r.ID))] = r.Name
+		if r.Stages {
+			// The lower stages its upper stage reads (actors/shard
+			// stages.go); a plan has a few.
+			for i := range 16 {
+				out[fmt.Sprintf("source %d", shard.SourceID(catalog.StageID(r.ID, i)))] = fmt.Sprintf("%s$stage%d (lower stage %d, from every view shard)", r.Name, i, i)
+			}
+		}
 	}
 	return out
 }

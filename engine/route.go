@@ -122,6 +122,16 @@ func (e *Engine) syncShards(ctx context.Context, snap *control.Snapshot, backgro
 // changes sent by the table shard through the exchange; a materialized
 // view it reads is read on the same shard, or computed inside it when it
 // runs on another (shard.Inlined).
+// spreadKeys is how a new materialized view over plan n would be spread
+// over the view shards (dist.SpreadKeys; with exchange stages on, also
+// dist.StageKeys).
+func (e *Engine) spreadKeys(n plan.Node) (dist.Spread, bool) {
+	if e.cfg.ExchangeStages {
+		return dist.SpreadOrStageKeys(n)
+	}
+	return dist.SpreadKeys(n)
+}
+
 func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation, v *rsql.View) string {
 	m := e.router.Map()
 	table, view := shard.TableShardOf(m), shard.ViewShardOf(m)
@@ -136,7 +146,14 @@ func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation,
 		// the earliest materialized view it reads runs (shard.PlaceView).
 		view = shard.HomeOf(snap, m, first.ID)
 	}
-	spread, spreadable := dist.SpreadKeys(v.Plan)
+	if rel != nil && rel.Stages {
+		return explainStages(m, rel, v)
+	}
+	spread, spreadable := e.spreadKeys(v.Plan)
+	if rel != nil && shard.IsSpread(rel) {
+		// Spread as CREATE placed it, whatever this server's setting.
+		spread, spreadable = dist.SpreadOrStageKeys(v.Plan)
+	}
 	if (rel != nil && shard.IsSpread(rel)) || (rel == nil && spreadable && len(shard.SpreadShardsOf(m)) > 1 && !readsViews(rels)) {
 		return explainSpread(m, rels, spread)
 	}
@@ -253,4 +270,46 @@ func storedOn(m partition.Map, rel *catalog.Relation) string {
 		by = strings.Join(cols, ", ")
 	}
 	return fmt.Sprintf("shards %s (partitioned by hash(%s))", strings.Join(names, ", "), by)
+}
+
+// explainStages is explainPlacement for a view run in stages
+// (actors/shard stages.go): its lower stages spread over the view shards,
+// each fed by the tables' changes, and the exchange of their outputs to
+// the upper stage on the view's shard.
+func explainStages(m partition.Map, rel *catalog.Relation, v *rsql.View) string {
+	st, ok := dist.SplitStages(v.Plan, func(i int, cols []plan.Column) *catalog.Relation {
+		return &catalog.Relation{Kind: catalog.KindMaterializedView, Name: fmt.Sprintf("%s$stage%d", rel.Name, i), ID: catalog.StageID(rel.ID, i)}
+	})
+	if !ok {
+		return "" // cannot happen: CREATE cut it into stages
+	}
+	shards := shard.SpreadShardsOf(m)
+	names := make([]string, len(shards))
+	for i, s := range shards {
+		names[i] = fmt.Sprint(s)
+	}
+	list, home := strings.Join(names, ", "), shard.ViewShardOf(m)
+	var b strings.Builder
+	fmt.Fprintf(&b, "SHARDS  %s (in stages: %d lower stage(s) spread over the view shards, the upper stage on shard %d, which a read reads; tables on shard %d)\n", list, len(st.Lowers), home, shard.TableShardOf(m))
+	fmt.Fprintf(&b, " UPPER STAGE  on shard %d: %s\n", home, strings.TrimSpace(strings.SplitN(plan.Format(st.Upper), "\n", 2)[0]))
+	for i, l := range st.Lowers {
+		branch := "├─ "
+		if i == len(st.Lowers)-1 {
+			branch = "└─ "
+		}
+		fmt.Fprintf(&b, " %sExchange stage shards %s → %d: %s (lower stage %d: %s), each shard's part of its output, a snapshot then each step's changes; the upper stage steps to epochs every shard's part ended a step at\n", branch, list, home, l.Relation.Name, i, strings.TrimSpace(strings.SplitN(plan.Format(l.Plan), "\n", 2)[0]))
+		rels := plan.ScannedRelations(l.Plan)
+		for j, r := range rels {
+			sub := "├─ "
+			if j == len(rels)-1 {
+				sub = "└─ "
+			}
+			var cols []string
+			for _, k := range l.Spread.Keys[r.ID] {
+				cols = append(cols, k.String())
+			}
+			fmt.Fprintf(&b, "     %sExchange loopback %s → %s: %s's committed changes; each shard keeps the rows of its hash(%s)\n", sub, storedOn(m, r), list, r.Name, strings.Join(cols, ", "))
+		}
+	}
+	return b.String()
 }

@@ -57,6 +57,8 @@ type ServerOptions struct {
 	Shards int
 	// PartitionTables: Config.PartitionTables (experimental).
 	PartitionTables bool
+	// ExchangeStages: Config.ExchangeStages (experimental).
+	ExchangeStages bool
 	// Takeover claims the storage even from a live holder (holder.go).
 	Takeover bool
 	// Clock is the server's time source (Config.Clock; nil: the wall
@@ -350,7 +352,7 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 	}
 	debug.SetMemoryLimit(opts.MemoryBudgetBytes)
 	opts.Logger.Info("opening storage", "url", shown, "memory_budget_bytes", opts.MemoryBudgetBytes)
-	eng, err := Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes), Shards: opts.Shards, PartitionTables: opts.PartitionTables, Clock: opts.Clock})
+	eng, err := Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes), Shards: opts.Shards, PartitionTables: opts.PartitionTables, ExchangeStages: opts.ExchangeStages, Clock: opts.Clock})
 	if err != nil {
 		return err
 	}

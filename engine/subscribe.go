@@ -71,6 +71,10 @@ type subscription struct {
 // openSubscription subscribes an edge actor to view's changes (SUBSCRIBE
 // and sinks).
 func (e *Engine) openSubscription(ctx context.Context, snap *control.Snapshot, view catalog.ID, o subscriptionOptions) (*subscription, error) {
+	if rel, ok := snap.RelationByID(view); ok && rel.Stages {
+		return nil, errcode.New(errcode.SQLFeatureNotSupported, "RockStream does not support SUBSCRIBE or sinks of materialized view %q yet: it runs in stages (--exchange-stages)", rel.Name).
+			WithDetail("create the view again on a server started without --exchange-stages to follow its changes")
+	}
 	sub := &subscription{edge: runtime.ActorID(fmt.Sprintf("subscriber/%d", subscriberSeq.Add(1)))}
 	cfg := subscriber.Config{QueueUpdatesMax: e.cfg.SubscriberQueueUpdatesMax}
 	if e.router.ReadHomeOf(snap, view) == shard.SpreadShards {

@@ -145,6 +145,21 @@ func (s *Snapshot) objects(keep func(*catalog.Relation) bool) []*catalog.Relatio
 	return out
 }
 
+// WithHidden is a copy of s, of the same version, that also holds rels by
+// id (no name resolves to them): a shard's own relations, the lower
+// stages of its staged views (actors/shard stages.go).
+func (s *Snapshot) WithHidden(rels []*catalog.Relation) *Snapshot {
+	if len(rels) == 0 {
+		return s
+	}
+	c := s.clone()
+	c.Version = s.Version
+	for _, r := range rels {
+		c.byID[r.ID] = r
+	}
+	return c
+}
+
 // clone returns a shallow copy whose maps may be changed.
 func (s *Snapshot) clone() *Snapshot {
 	c := &Snapshot{

@@ -53,6 +53,15 @@ func (a *Actor) step(ctx runtime.Context) error {
 		// subscription merges them there, actors/subscriber).
 		upTo = min(upTo, (a.frontier/SpreadStepEvery+1)*SpreadStepEvery)
 	}
+	if a.hasUppers() {
+		// The step ends where the other shards' lower stages ended one
+		// (stages.go); stepEntries takes every epoch up to it.
+		end, ok := a.stageStepEnd(min(upTo, a.frontier+uint64(a.cfg.LogEntriesPerStepMax)))
+		if !ok {
+			return errcode.New(errcode.InternalError, "no step of the lower stages ends in epochs (%d, %d]", a.frontier, upTo)
+		}
+		upTo = end
+	}
 	// NB: one decoder per table accumulates its rows over the step's
 	// entries, in columnar form when every view reading it steps columns.
 	decoders := map[catalog.ID]deltaDecoder{}
@@ -122,8 +131,37 @@ func (a *Actor) step(ctx runtime.Context) error {
 	}
 	runtime.Report(ctx, runtime.WorkLogRow, logRows)
 	viewDeltas := map[catalog.ID]zset.Delta{}
+	// uppers are the upper stages of staged views this step takes the
+	// lower stages' outputs into (stages.go).
+	var uppers, restart []*installedView
 	for _, v := range a.views {
-		inputs := v.stepInputs(tableDeltas, viewDeltas)
+		var inputs map[circuit.SourceID]zset.Delta
+		if v.upper != nil {
+			batches, err := a.upperInputs(v, upTo)
+			if err != nil {
+				return err
+			}
+			if batches == nil {
+				if v.upper.valid {
+					// Cannot happen: a started upper stage steps at every
+					// step (stageStepEnd), and its own lower stages fail
+					// with it (failMaintained). Were it to, it starts over.
+					restart = append(restart, v)
+				}
+				continue
+			}
+			for id := range batches { //lint:maprange adding to each entry, order-free
+				if d, ok := viewDeltas[id]; ok {
+					b := batches[id]
+					b.AddBatch(d.Batch(), 1)
+					batches[id] = b
+				}
+			}
+			inputs = v.firstInputs(batches)
+			uppers = append(uppers, v)
+		} else {
+			inputs = v.stepInputs(tableDeltas, viewDeltas)
+		}
 		// NB: a view with a temporal filter steps as time passes, also
 		// with no input: its rows leave when their time comes.
 		if len(inputs) == 0 && !(v.temporal && stepTime > a.frontierTime) {
@@ -195,6 +233,14 @@ func (a *Actor) step(ctx runtime.Context) error {
 	prev := a.frontier
 	a.frontier, a.frontierTime = upTo, stepTime
 	a.dropTaken(prev, upTo)
+	for _, v := range uppers {
+		a.consumedUpper(ctx, v, upTo)
+	}
+	for _, v := range restart {
+		ctx.Logger().Error("the upper stage of a staged view missed a step: starting it over", "view", v.rel.Name)
+		a.restartUpper(ctx, v)
+	}
+	a.sendStageDeltas(ctx, prev, upTo, viewDeltas)
 	a.stepMarks = marks
 	a.lastEpochTime = max(a.lastEpochTime, stepTime)
 	for _, v := range a.views {

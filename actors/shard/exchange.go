@@ -690,6 +690,10 @@ func (a *Actor) afterMessage(ctx runtime.Context) {
 		return
 	}
 	a.reachPins(ctx)
+	if len(a.stageStreams) > 0 {
+		a.startStageStreams(ctx)
+	}
+	a.startUppers(ctx)
 	a.reportFrontier(ctx)
 	a.scheduleTemporalTick(ctx)
 	if err := a.exchangePeers(ctx); err != nil {

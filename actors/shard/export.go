@@ -462,9 +462,11 @@ func (a *Actor) receiveExportTick(ctx runtime.Context, m exportTick) {
 func (a *Actor) stepTarget() uint64 {
 	if b, ok := a.pinBound(); ok {
 		// A transaction's pin (pins.go): stop at its epoch first.
-		return min(b, a.backfillStepTarget())
+		return a.stageBound(min(b, a.backfillStepTarget()))
 	}
-	return a.backfillStepTarget()
+	// A staged view's upper stage steps to epochs its lower stages'
+	// outputs reached on every shard (stages.go).
+	return a.stageBound(a.backfillStepTarget())
 }
 
 // backfillStepTarget is stepTarget without pins.

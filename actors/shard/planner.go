@@ -21,6 +21,13 @@ type Planner interface {
 	ColumnDefault(c catalog.Column) (types.Datum, error)
 }
 
+// StagePlanner is implemented by a Planner that plans staged views
+// (stages.go): StageRelations are the relations of view's lower stages
+// (catalog.StageID, Relation.StageOf), which PlanView plans too.
+type StagePlanner interface {
+	StageRelations(cat catalog.Catalog, view *catalog.Relation) ([]*catalog.Relation, error)
+}
+
 // PlannedView is what PlanView reports about a planned view.
 type PlannedView struct {
 	Sources   []catalog.ID

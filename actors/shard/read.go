@@ -184,6 +184,11 @@ func (a *Actor) status(ctx runtime.Context, noRowCounts bool) Status {
 		st.CatalogVer = a.snap.Version
 	}
 	for _, v := range a.views {
+		if v.rel.StageOf != nil {
+			// A lower stage of a staged view (stages.go): a part of the
+			// view's maintenance, not a view (its failures are listed).
+			continue
+		}
 		vs := ViewStatus{View: v.rel.ID, Name: v.rel.Name, Nodes: v.circuit.Stats()}
 		for _, n := range vs.Nodes {
 			vs.StateRows += n.StateRows

@@ -59,6 +59,9 @@ func (a *Actor) maybeReopen(ctx runtime.Context) {
 	}
 	old, prevSnap := a.store, a.snap
 	a.store, a.snap, a.views, a.codecs, a.indexes = nil, nil, nil, nil, nil
+	// The streams of lower stages begin again: a home that asks again
+	// gets a snapshot, and starts its upper stage over (stages.go).
+	a.stageStreams = nil
 	a.stepScheduled, a.commitUnsynced = false, false
 	// INVARIANT: beforeMessage answered every pending commit already.
 	if len(a.pending) > 0 {

@@ -113,6 +113,9 @@ type installedView struct {
 	// temporal: the circuit has a temporal filter, so it steps as time
 	// passes even with no input (epochtime.go).
 	temporal bool
+	// upper is the upper stage's state of a staged view on its home
+	// (stages.go).
+	upper *upperStage
 }
 
 // Actor is the shard actor.
@@ -223,6 +226,13 @@ type Actor struct {
 	seal sealState
 	// twopc is its part in transactions on several shards (twophase.go).
 	twopc twoPhase
+	// stageStreams send the lower stages' outputs of staged views to their
+	// home; stageTicking: a stageTick is queued (stages.go).
+	stageStreams []stageStream
+	stageTicking bool
+	// upperStarted: an upper stage started; the reads waiting for it are
+	// replayed after the message.
+	upperStarted bool
 }
 
 // codecOf returns the row codec of a table (or source).
@@ -348,7 +358,10 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			// The reopen syncs the catalog, which queues them again.
 			a.backfillRetrying = false
 			return
-		case ExchangeFrame, ExchangeAck, ExportChunk, ExportAck, exportTick, PinAt, ReleasePin:
+		case stageTick:
+			a.stageTicking = false
+			return
+		case ExchangeFrame, ExchangeAck, ExportChunk, ExportAck, exportTick, PinAt, ReleasePin, StageSubscribe, StageData:
 			// NB: a pin asked while poisoned is lost with the state: a read
 			// naming it fails with 40001 (pins.go).
 			// The sender resends once this shard is back.
@@ -404,6 +417,9 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			return
 		}
 		if m.At == 0 && a.awaitEpoch(ctx, m, max(m.MinEpoch, a.readFloor)) {
+			return
+		}
+		if a.awaitUpper(ctx, m, m.Relations) {
 			return
 		}
 		if m.At != 0 && a.awaitPin(ctx, m) {
@@ -516,6 +532,12 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.receiveSealTick(ctx)
 	case ExchangeFrame:
 		a.receiveExchangeFrame(ctx, m)
+	case StageSubscribe:
+		a.receiveStageSubscribe(ctx, m)
+	case StageData:
+		a.receiveStageData(ctx, m)
+	case stageTick:
+		a.receiveStageTick(ctx)
 	case ExchangeAck:
 		a.receiveExchangeAck(ctx, m, ctx.From())
 	case exchangeTick:
@@ -762,6 +784,9 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	assert.That(snap.Version >= a.catalog.floor, "adopting catalog version %d below the floor %d", snap.Version, a.catalog.floor)
 	prev := a.snap
 	prevViews := append([]*installedView(nil), a.views...)
+	// The lower stages of staged views are relations of the shard's own
+	// (stages.go).
+	snap = a.withStages(snap)
 	a.snap = snap
 	// NB: row codecs are cached per relation pointer, and a catalog that
 	// arrived as a value has all-new pointers: start afresh rather than
@@ -818,6 +843,14 @@ func (a *Actor) syncCatalog(ctx runtime.Context, snap *control.Snapshot) (runtim
 	}
 	for _, rel := range snap.Relations() {
 		if rel.Kind != catalog.KindMaterializedView || a.installed(rel.ID) != nil || !a.placedHere(snap, rel.ID) {
+			continue
+		}
+		if rel.Stages {
+			// Its upper stage starts from the lower stages' outputs, not
+			// from a backfill.
+			if err := a.installUpper(ctx, snap, rel); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if a.backfilling(rel.ID) != nil {
@@ -914,9 +947,18 @@ func (a *Actor) addView(v *installedView) error {
 	}
 	a.views = append(a.views, v)
 	sort.SliceStable(a.views, func(i, j int) bool {
-		return objectNumber(a.views[i].rel.ID) < objectNumber(a.views[j].rel.ID)
+		return stepOrder(a.views[i].rel) < stepOrder(a.views[j].rel)
 	})
 	return nil
+}
+
+// stepOrder orders the views of a step: by creation, a staged view's
+// lower stages just before it (stages.go).
+func stepOrder(rel *catalog.Relation) uint64 {
+	if rel.StageOf != nil {
+		return 2 * objectNumber(rel.StageOf.View)
+	}
+	return 2*objectNumber(rel.ID) + 1
 }
 
 func (a *Actor) installed(id catalog.ID) *installedView {

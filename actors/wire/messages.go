@@ -5,6 +5,7 @@ import (
 	"github.com/rockstream/rockstream/actors/session"
 	"github.com/rockstream/rockstream/actors/shard"
 	"github.com/rockstream/rockstream/actors/subscriber"
+	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
 )
 
@@ -129,6 +130,8 @@ func Messages() []runtime.Message {
 		shard.PinViews{},
 		shard.ViewsPinned{},
 		shard.ReleasePin{},
+		shard.StageSubscribe{},
+		shard.StageData{Batches: []zset.Batch{{}}},
 		// Row locks and the deadlock detector (actors/shard rowlock.go,
 		// deadlock.go).
 		shard.LockRows{},

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/rockstream/rockstream/bench/internal/benchutil"
+	"github.com/rockstream/rockstream/engine"
 )
 
 //go:embed queries/*.sql
@@ -92,6 +93,8 @@ type Options struct {
 	// PartitionTables partitions the tables over the first half of the
 	// shards (rockstream start --partition-tables).
 	PartitionTables bool
+	// ExchangeStages: engine.Config.ExchangeStages (experimental).
+	ExchangeStages bool
 	// Watermark, when set (an interval such as "4 seconds"), declares the
 	// bid table WITH (watermark = 'date_time - interval ...'): late bids
 	// are dropped and windowed aggregates over date_time forget closed
@@ -183,7 +186,7 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 		return r, err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := benchutil.StartLayout(dir, o.Shards, o.PartitionTables)
+	srv, err := benchutil.StartServerWith(dir, engine.ServerOptions{Shards: o.Shards, PartitionTables: o.PartitionTables, ExchangeStages: o.ExchangeStages})
 	if err != nil {
 		return r, err
 	}

@@ -116,11 +116,12 @@ func newBenchNexmarkCommand() *cobra.Command {
 		ingest  string
 		rate    int64
 		shards  int
+		wm      string
+		every   int64
+		explain bool
+		stages  bool
 
 		partitionTables bool
-		wm              string
-		every           int64
-		explain         bool
 	)
 	c := &cobra.Command{
 		Use:   "nexmark",
@@ -128,7 +129,7 @@ func newBenchNexmarkCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			o := nexmark.Options{Events: events, Out: out, Batch: batch, Probes: probes, Seed: seed, Progress: cmd.ErrOrStderr(), Rate: rate, Shards: shards, PartitionTables: partitionTables, Watermark: wm, StateEvery: every, Explain: explain}
+			o := nexmark.Options{Events: events, Out: out, Batch: batch, Probes: probes, Seed: seed, Progress: cmd.ErrOrStderr(), Rate: rate, Shards: shards, PartitionTables: partitionTables, Watermark: wm, StateEvery: every, Explain: explain, ExchangeStages: stages}
 			switch ingest {
 			case "copy":
 			case "source":
@@ -171,6 +172,7 @@ func newBenchNexmarkCommand() *cobra.Command {
 	}
 	c.Flags().Int64Var(&events, "events", 1_000_000, "events per query")
 	c.Flags().StringVar(&wm, "watermark", "", "declare bid's event-time watermark as date_time minus this interval (e.g. '4 seconds'): windowed views forget closed windows")
+	c.Flags().BoolVar(&stages, "exchange-stages", false, "start the server with --exchange-stages (experimental)")
 	c.Flags().BoolVar(&explain, "explain", false, "print EXPLAIN ANALYZE INCREMENTAL of each query's view after its run (rows and time per operator)")
 	c.Flags().Int64Var(&every, "state-every", 0, "print the view's state rows and bytes every this many events (0: never)")
 	c.Flags().StringVar(&queries, "queries", "q0,q1,q2", "comma-separated queries, or all")

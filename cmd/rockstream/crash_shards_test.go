@@ -63,6 +63,19 @@ func TestCrashKill9Partitioned(t *testing.T) {
 	runKill4(t, []string{"--shards=4", "--partition-tables"}, true)
 }
 
+// TestCrashKill9Stages is the loop over --shards=4 --exchange-stages:
+// branch_net (a GROUP BY a.branch over a join on the account id) and
+// net_sum (its query inlined) run in stages, their lower stages spread
+// over shards 1-3 and their upper stages on shard 1, fed by the others'
+// outputs; so does the first view created while the server is killed. A
+// kill loses the stages' streams, and every restart starts the upper
+// stages over from the lower stages' outputs.
+//
+//	ROCKSTREAM_KILL9_CYCLES=200 go test ./cmd/rockstream -run TestCrashKill9Stages -v
+func TestCrashKill9Stages(t *testing.T) {
+	runKill4(t, []string{"--shards=4", "--exchange-stages"}, false)
+}
+
 // runKill4 runs the kill -9 loop over a store created with layout.
 func runKill4(t *testing.T, layout []string, partitioned bool) {
 	cycles := envInt(t, "ROCKSTREAM_KILL9_CYCLES", 20)
@@ -76,7 +89,7 @@ func runKill4(t *testing.T, layout []string, partitioned bool) {
 	}
 	t.Logf("seed %d (replay the schedule: ROCKSTREAM_KILL9_SEED=%d)", seed, seed)
 	bin := buildBinaryTags(t, os.Getenv("ROCKSTREAM_KILL9_TAGS"))
-	h := &kill4{t: t, bin: bin, storage: t.TempDir(), seed: seed, rnd: rand.New(rand.NewPCG(seed, 4)), layout: layout, partitioned: partitioned}
+	h := &kill4{t: t, bin: bin, storage: t.TempDir(), seed: seed, rnd: rand.New(rand.NewPCG(seed, 4)), layout: layout, partitioned: partitioned, stages: slices.Contains(layout, "--exchange-stages")}
 	h.run(cycles)
 }
 
@@ -207,13 +220,15 @@ type kill4 struct {
 	// layout is the first start's flags; partitioned: --partition-tables.
 	layout      []string
 	partitioned bool
-	bin         string
-	storage     string
-	seed        uint64
-	rnd         *rand.Rand
-	p           *process
-	log         string // the servers' stderr, every start appended
-	pg          *pgx.Conn
+	// stages: --exchange-stages, given at every start.
+	stages  bool
+	bin     string
+	storage string
+	seed    uint64
+	rnd     *rand.Rand
+	p       *process
+	log     string // the servers' stderr, every start appended
+	pg      *pgx.Conn
 
 	model    kill4Model
 	next     int64
@@ -253,6 +268,34 @@ func (h *kill4) run(cycles int) {
 		cycles, time.Since(start).Round(time.Millisecond), s.txns, s.inDoubtCommitted, s.inDoubtLost, s.afterCommitKills, s.backfillKills, s.backfillInterrupted, s.recoveryKills, h.reads.Load(), h.viewReads.Load())
 }
 
+// restartFlags are the flags of a restart (a store keeps its layout).
+func (h *kill4) restartFlags() []string {
+	if h.stages {
+		return []string{"--exchange-stages"}
+	}
+	return nil
+}
+
+// viewsAtSetup are kill4Views as this layout places them: with exchange
+// stages, branch_net runs in stages, and net_sum, which cannot read a
+// view run in stages, computes branch_net's query itself (in stages too).
+func (h *kill4) viewsAtSetup() []struct{ name, query, placement string } {
+	out := slices.Clone(kill4Views)
+	if !h.stages {
+		return out
+	}
+	for i, v := range out {
+		switch v.name {
+		case "branch_net":
+			out[i].placement = "SHARDS  1, 2, 3 (in stages"
+		case "net_sum":
+			out[i].query = "SELECT sum(n) AS n, sum(net) AS net FROM (" + kill4Views[2].query + ") b"
+			out[i].placement = "SHARDS  1, 2, 3 (in stages"
+		}
+	}
+	return out
+}
+
 func (h *kill4) setup() {
 	t := h.t
 	ctx := context.Background()
@@ -268,7 +311,7 @@ func (h *kill4) setup() {
 	} {
 		h.exec(c, s)
 	}
-	for _, v := range kill4Views {
+	for _, v := range h.viewsAtSetup() {
 		began := time.Now()
 		h.exec(c, "CREATE MATERIALIZED VIEW "+v.name+" AS "+v.query)
 		if v.name == "fill_g" {
@@ -289,7 +332,7 @@ func (h *kill4) setup() {
 		"CREATE TABLE txlog (id bigint PRIMARY KEY); "+
 		"CREATE TABLE filler (id int PRIMARY KEY, g int NOT NULL, x int NOT NULL); "+
 		fmt.Sprintf("INSERT INTO filler SELECT i, i %% 97, i %% 1013 FROM generate_series(1, %d) AS i", kill4Filler))
-	for _, v := range kill4Views {
+	for _, v := range h.viewsAtSetup() {
 		// Views in PostgreSQL, so that views over views read them.
 		execPG(t, h.pg, "CREATE VIEW "+v.name+" AS "+v.query)
 	}
@@ -544,12 +587,12 @@ func (h *kill4) cycle(cycle int) {
 		}
 	}
 	restarted := time.Now()
-	h.p = h.start()
+	h.p = h.start(h.restartFlags()...)
 	if recoveryKill >= 0 {
 		time.Sleep(recoveryKill)
 		h.p.kill9()
 		h.stats.recoveryKills++
-		h.p = h.start()
+		h.p = h.start(h.restartFlags()...)
 	}
 	up := time.Since(restarted)
 	h.resolve(cycle, doubt)

@@ -80,6 +80,12 @@ func StartClock(storage string, shards int, clock func() time.Time) (*Server, er
 	return start(engine.ServerOptions{Storage: storage, Shards: shards, Clock: clock})
 }
 
+// StartStages starts a server whose new materialized views are planned
+// with exchange stages (engine.Config.ExchangeStages).
+func StartStages(storage string, shards int) (*Server, error) {
+	return start(engine.ServerOptions{Storage: storage, Shards: shards, ExchangeStages: true})
+}
+
 // start boots a server with opts on a free loopback port, its log and
 // output discarded.
 func start(opts engine.ServerOptions) (*Server, error) {

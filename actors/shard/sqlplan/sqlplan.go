@@ -16,7 +16,10 @@
 package sqlplan
 
 import (
+	"fmt"
+
 	"github.com/rockstream/rockstream/actors/shard"
+	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/circuit"
 	"github.com/rockstream/rockstream/ivm/expr"
 	"github.com/rockstream/rockstream/ivm/partition"
@@ -59,26 +62,50 @@ func viewEnv(view *catalog.Relation) (*expr.Env, error) {
 // shard's catalog snapshot), a materialized view it reads on another view
 // shard is compiled into it (shard.Inlined).
 func (Planner) PlanView(b *circuit.Builder, cat catalog.Catalog, view *catalog.Relation) (shard.PlannedView, error) {
+	if view.StageOf != nil {
+		return planLowerStage(b, cat, view)
+	}
 	var inline func(*catalog.Relation) (*catalog.Relation, bool)
-	if placed, ok := cat.(interface{ BucketMap() partition.Map }); ok {
+	if placed, ok := cat.(interface{ BucketMap() partition.Map }); ok && !view.Stages {
 		inline = shard.Inlined(cat, placed.BucketMap(), view)
 	}
 	v, err := rsql.CompileViewWith(catalog.Pinned(cat, view), view.SQL, rsql.CompileOptions{InlineMaterialized: inline})
 	if err != nil {
 		return shard.PlannedView{}, err
 	}
+	p := v.Plan
+	if view.Stages {
+		// The upper stage, reading the lower stages' relations.
+		st, err := stagesOf(view, p)
+		if err != nil {
+			return shard.PlannedView{}, err
+		}
+		p = st.Upper
+	}
+	return build(b, view, view.ID, p, nil)
+}
+
+// build lowers plan p of view into b, its output the sink of the view
+// (or lower stage) id; spread, when set, places the inputs of a spread
+// plan (else, for a spread view, dist.SpreadOrStageKeys does).
+func build(b *circuit.Builder, view *catalog.Relation, id catalog.ID, p plan.Node, spread *dist.Spread) (shard.PlannedView, error) {
 	srcs := incr.NewSources(func(rel *catalog.Relation) circuit.SourceID { return shard.SourceID(rel.ID) })
-	out, err := incr.Build(b, v.Plan, srcs, lower.Lowerer{})
+	out, err := incr.Build(b, p, srcs, lower.Lowerer{})
 	if err != nil {
 		return shard.PlannedView{}, err
 	}
-	b.Sink(shard.ViewID(view.ID), out)
+	b.Sink(shard.ViewID(id), out)
 	planned := shard.PlannedView{Constants: map[circuit.SourceID]zset.Batch{}}
-	for _, r := range plan.ScannedRelations(v.Plan) {
+	for _, r := range plan.ScannedRelations(p) {
 		planned.Sources = append(planned.Sources, r.ID)
 	}
-	if shard.IsSpread(view) {
-		if planned.SpreadKeys, err = spreadKeys(v.Plan); err != nil {
+	switch {
+	case spread != nil:
+		if planned.SpreadKeys, err = lowerSpread(*spread); err != nil {
+			return shard.PlannedView{}, err
+		}
+	case shard.IsSpread(view):
+		if planned.SpreadKeys, err = spreadKeys(p); err != nil {
 			return shard.PlannedView{}, err
 		}
 	}
@@ -119,12 +146,18 @@ func (Planner) ColumnDefault(c catalog.Column) (types.Datum, error) {
 }
 
 // spreadKeys lowers how a spread view's plan places each source's rows
-// (dist.SpreadKeys); nil when it cannot be spread.
+// (dist.SpreadOrStageKeys: as CREATE found it could be spread); nil when
+// it cannot be spread.
 func spreadKeys(p plan.Node) (map[catalog.ID]shard.SpreadKey, error) {
-	sp, ok := dist.SpreadKeys(p)
+	sp, ok := dist.SpreadOrStageKeys(p)
 	if !ok {
 		return nil, nil
 	}
+	return lowerSpread(sp)
+}
+
+// lowerSpread lowers the keys of sp.
+func lowerSpread(sp dist.Spread) (map[catalog.ID]shard.SpreadKey, error) {
 	out := map[catalog.ID]shard.SpreadKey{}
 	for id, keys := range sp.Keys { //lint:maprange filled into a map keyed the same way
 		if cols, ok := sp.Columns(id); ok {
@@ -150,4 +183,67 @@ func spreadKeys(p plan.Node) (map[catalog.ID]shard.SpreadKey, error) {
 		out[id] = k
 	}
 	return out, nil
+}
+
+// StageRelations implements shard.StagePlanner: the relations of staged
+// view view's lower stages (dist.SplitStages), as its shards hold them
+// (catalog.StageID, StageOf), in the catalog cat it was compiled against.
+func (Planner) StageRelations(cat catalog.Catalog, view *catalog.Relation) ([]*catalog.Relation, error) {
+	v, err := rsql.CompileViewWith(catalog.Pinned(cat, view), view.SQL, rsql.CompileOptions{})
+	if err != nil {
+		return nil, err
+	}
+	st, err := stagesOf(view, v.Plan)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*catalog.Relation, len(st.Lowers))
+	for i, l := range st.Lowers {
+		out[i] = l.Relation
+	}
+	return out, nil
+}
+
+// stagesOf cuts staged view view's plan p into its stages.
+func stagesOf(view *catalog.Relation, p plan.Node) (dist.Stages, error) {
+	st, ok := dist.SplitStages(p, func(i int, cols []plan.Column) *catalog.Relation {
+		r := *view
+		r.ID = catalog.StageID(view.ID, i)
+		r.Name = fmt.Sprintf("%s$stage%d", view.Name, i)
+		r.Columns = make([]catalog.Column, len(cols))
+		for j, c := range cols {
+			r.Columns[j] = catalog.Column{Name: c.Name, Type: c.Type, NotNull: !c.Nullable}
+		}
+		r.Placement = catalog.PlacementSpread
+		r.Stages = false
+		r.StageOf = &catalog.StageRef{View: view.ID, Index: i}
+		return &r
+	})
+	if !ok {
+		// Cannot happen: CREATE cut it into stages.
+		return dist.Stages{}, errcode.New(errcode.ViewBuildFailed, "materialized view %s runs in stages, but its plan can no longer be cut into stages", view.Name)
+	}
+	return st, nil
+}
+
+// planLowerStage plans lower stage rel (StageOf) of a staged view: the
+// subtree of the view's plan it computes, spread over the view shards.
+func planLowerStage(b *circuit.Builder, cat catalog.Catalog, rel *catalog.Relation) (shard.PlannedView, error) {
+	view, ok := cat.RelationByID(rel.StageOf.View)
+	if !ok {
+		return shard.PlannedView{}, errcode.New(errcode.UndefinedObject, "the staged view of %s does not exist", rel.Name)
+	}
+	v, err := rsql.CompileViewWith(catalog.Pinned(cat, view), view.SQL, rsql.CompileOptions{})
+	if err != nil {
+		return shard.PlannedView{}, err
+	}
+	st, err := stagesOf(view, v.Plan)
+	if err != nil {
+		return shard.PlannedView{}, err
+	}
+	if rel.StageOf.Index >= len(st.Lowers) {
+		return shard.PlannedView{}, errcode.New(errcode.ViewBuildFailed, "materialized view %s has %d lower stages, not %d", view.Name, len(st.Lowers), rel.StageOf.Index+1)
+	}
+	l := st.Lowers[rel.StageOf.Index]
+	return build(b, rel, rel.ID, l.Plan, &l.Spread)
 }

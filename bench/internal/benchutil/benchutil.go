@@ -32,12 +32,12 @@ type Server struct {
 // StartServer runs engine.Serve on a loopback port with storage in dir (a
 // new temporary directory when dir is "") over shards shards (0: one).
 func StartServer(dir string, shards int) (*Server, error) {
-	return StartLayout(dir, shards, false)
+	return StartServerWith(dir, engine.ServerOptions{Shards: shards})
 }
 
-// StartLayout is StartServer whose new store partitions its tables over
-// the first half of the shards when partitioned (--partition-tables).
-func StartLayout(dir string, shards int, partitioned bool) (*Server, error) {
+// StartServerWith is StartServer with the layout and experimental
+// settings of opts (Shards, PartitionTables, ExchangeStages).
+func StartServerWith(dir string, opts engine.ServerOptions) (*Server, error) {
 	s := &Server{Dir: dir}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "rockstream-bench-")
@@ -48,8 +48,9 @@ func StartLayout(dir string, shards int, partitioned bool) (*Server, error) {
 	}
 	run, err := engine.Start(engine.ServerOptions{
 		Storage:         s.Dir,
-		Shards:          shards,
-		PartitionTables: partitioned,
+		Shards:          opts.Shards,
+		PartitionTables: opts.PartitionTables,
+		ExchangeStages:  opts.ExchangeStages,
 		Listen:          "127.0.0.1:0",
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Out:             io.Discard,

@@ -273,6 +273,29 @@ type Relation struct {
 	// the table shard writes epochs while no commit comes, for its rows
 	// to leave on time (actors/shard epochtime.go).
 	Temporal bool `json:",omitempty"`
+	// Stages marks a materialized view run in stages (created with
+	// exchange stages on, actors/shard stages.go): its plan is cut at its
+	// exchanges (ivm/sql/dist SplitStages), the lower stages spread over
+	// the view shards, the upper on its placement shard.
+	Stages bool `json:",omitempty"`
+	// StageOf is set on a shard's own relation for lower stage Index of
+	// staged view View (never in the control plane's catalog).
+	StageOf *StageRef `json:"-"`
+}
+
+// StageRef names a lower stage of a staged view (Relation.StageOf).
+type StageRef struct {
+	View  ID
+	Index int
+}
+
+// StageID is the id of lower stage i of staged view view: the view's
+// object with its high byte of the object number set, which no object the
+// control plane numbers has.
+func StageID(view ID, i int) ID {
+	id := view
+	id.Object[8] = 0x80 | byte(i)
+	return id
 }
 
 // PlacementSpread is the Relation.Placement of a relation spread over

@@ -56,9 +56,13 @@ func (s Spread) Columns(id catalog.ID) ([]int, bool) {
 // operator (filters and projections only): each shard would decode every
 // row to keep a part of them, where a single view shard does the same
 // work once, beside the commits.
-func SpreadKeys(n plan.Node) (Spread, bool) {
-	s := spreader{keys: map[catalog.ID][]plan.Scalar{}, traced: map[*plan.Scan]bool{}, ok: true}
-	d := Distribute(n)
+func SpreadKeys(n plan.Node) (Spread, bool) { return distributor{}.spreadKeys(n, nil) }
+
+// spreadKeys is SpreadKeys under the pass's rules; the plan may read the
+// relations of inputs too (the lower stages, for an upper stage).
+func (ds distributor) spreadKeys(n plan.Node, inputs map[catalog.ID]bool) (Spread, bool) {
+	s := spreader{keys: map[catalog.ID][]plan.Scalar{}, traced: map[*plan.Scan]bool{}, ok: true, stages: ds.subsets, inputs: inputs}
+	d, _ := ds.distribute(n)
 	s.walk(d)
 	if !s.ok || !s.stateful {
 		return Spread{}, false
@@ -97,6 +101,11 @@ type spreader struct {
 	// stateful: the plan keeps state (anything but filters, projections
 	// and UNION ALL).
 	stateful bool
+	// stages: the plan was distributed for a view's stages (StageKeys):
+	// the constant side of a join is on every shard.
+	stages bool
+	// inputs are the relations it may read besides tables and sources.
+	inputs map[catalog.ID]bool
 }
 
 func (s *spreader) walk(n plan.Node) {
@@ -113,7 +122,7 @@ func (s *spreader) walk(n plan.Node) {
 	}
 	switch x := n.(type) {
 	case *plan.Scan:
-		if x.Relation.Kind != catalog.KindTable && x.Relation.Kind != catalog.KindSource {
+		if x.Relation.Kind != catalog.KindTable && x.Relation.Kind != catalog.KindSource && !s.inputs[x.Relation.ID] {
 			s.ok = false
 			return
 		}
@@ -126,6 +135,16 @@ func (s *spreader) walk(n plan.Node) {
 		}
 		s.trace(x.Input, columnKeys(x.Input.Schema(), x.Keys))
 	case *plan.Join:
+		if c := constantSide(x); s.stages && c != constNone {
+			// Every shard has the constant side whole (distributor).
+			s.stateful = true
+			if c == constRight {
+				s.walk(x.Left)
+			} else {
+				s.walk(x.Right)
+			}
+			return
+		}
 		if x.NullAware {
 			s.ok = false
 			return
@@ -158,6 +177,20 @@ func (s *spreader) walk(n plan.Node) {
 // trace follows partitioning keys down through filters and projections
 // to the scan they are computed from.
 func (s *spreader) trace(n plan.Node, keys []plan.Scalar) {
+	sc, keys, ok := traceKeys(n, keys)
+	if !ok {
+		s.ok = false
+		return
+	}
+	s.traced[sc] = true
+	s.record(sc, keys)
+}
+
+// traceKeys follows partitioning keys (expressions over n's columns)
+// down through filters, projections and joins with a constant side (whose
+// keys must be computed from the other side's columns: distributor) to
+// the scan they are computed from, and maps them to its columns.
+func traceKeys(n plan.Node, keys []plan.Scalar) (*plan.Scan, []plan.Scalar, bool) {
 	for {
 		switch x := n.(type) {
 		case *plan.Filter:
@@ -175,13 +208,41 @@ func (s *spreader) trace(n plan.Node, keys []plan.Scalar) {
 			}
 			keys, n = mapped, x.Input
 			continue
+		case *plan.Join:
+			nLeft := len(x.Left.Schema())
+			side, lo, hi := x.Left, 0, nLeft
+			switch constantSide(x) {
+			case constRight:
+			case constLeft:
+				side, lo, hi = x.Right, nLeft, len(x.Schema())
+			default:
+				return nil, nil, false
+			}
+			mapped := make([]plan.Scalar, len(keys))
+			inSide := true
+			for i, k := range keys {
+				mapped[i] = plan.Rewrite(k, func(e plan.Scalar) plan.Scalar {
+					if c, ok := e.(*plan.ColRef); ok {
+						if c.Index < lo || c.Index >= hi {
+							inSide = false
+							return e
+						}
+						d := *c
+						d.Index -= lo
+						return &d
+					}
+					return e
+				})
+			}
+			if !inSide {
+				return nil, nil, false
+			}
+			keys, n = mapped, side
+			continue
 		case *plan.Scan:
-			s.traced[x] = true
-			s.record(x, keys)
-			return
+			return x, keys, true
 		}
-		s.ok = false
-		return
+		return nil, nil, false
 	}
 }
 
