@@ -640,6 +640,12 @@ func (a *Actor) receiveAwaitEpochTick(ctx runtime.Context) {
 	a.exchange.waitTicking = false
 	keep, since := a.exchange.waitingReads[:0], a.exchange.waitingSince[:0]
 	for i, p := range a.exchange.waitingReads {
+		if r, ok := p.msg.(Read); ok && a.upperStarting(r.Relations) && ctx.Now().Sub(a.exchange.waitingSince[i]) < upperStartWaitMax {
+			// A staged view's upper stage starting (after a restart: once
+			// its lower stages are filled again) waits as a fill does.
+			keep, since = append(keep, p), append(since, a.exchange.waitingSince[i])
+			continue
+		}
 		if ctx.Now().Sub(a.exchange.waitingSince[i]) >= awaitEpochMax {
 			ctx.Logger().Error("a request waited too long for the table shard's epochs", "last_epoch", a.lastEpoch)
 			p.reply.Reply(errcode.New(errcode.ShardUnavailable, "the view shard has not received the epochs this request needs from the table shard (it has epoch %d)", a.lastEpoch))

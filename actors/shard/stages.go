@@ -2,6 +2,7 @@ package shard
 
 import (
 	"slices"
+	"time"
 
 	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/errcode"
@@ -657,13 +658,26 @@ func (a *Actor) hasUppers() bool {
 	return false
 }
 
+// upperStarting reports whether ids name a staged view whose upper stage
+// has not started here.
+func (a *Actor) upperStarting(ids []catalog.ID) bool {
+	for _, id := range ids {
+		if v := a.installed(id); v != nil && v.upper != nil && !v.upper.valid {
+			return true
+		}
+	}
+	return false
+}
+
+// upperStartWaitMax bounds a read's wait for a staged view's upper stage
+// to start (awaitUpper), which waits for its lower stages' fills.
+const upperStartWaitMax = 2 * time.Minute
+
 // awaitUpper parks a read of a staged view whose upper stage has not
 // started here; it reports whether it did.
 func (a *Actor) awaitUpper(ctx runtime.Context, msg runtime.Message, ids []catalog.ID) bool {
-	for _, id := range ids {
-		if v := a.installed(id); v != nil && v.upper != nil && !v.upper.valid {
-			return a.park(ctx, msg)
-		}
+	if a.upperStarting(ids) {
+		return a.park(ctx, msg)
 	}
 	return false
 }
