@@ -90,20 +90,7 @@ func SplitStages(n plan.Node, relation func(i int, cols []plan.Column) *catalog.
 				return &plan.Scan{Relation: rel, Cols: cols}
 			}
 		}
-		ins := n.Inputs()
-		if len(ins) == 0 {
-			return n
-		}
-		out := make([]plan.Node, len(ins))
-		changed := false
-		for i, in := range ins {
-			out[i] = cut(in)
-			changed = changed || out[i] != in
-		}
-		if !changed {
-			return n
-		}
-		return n.WithInputs(out)
+		return plan.MapInputs(n, cut)
 	}
 	st.Upper = cut(n)
 	if len(st.Lowers) == 0 {

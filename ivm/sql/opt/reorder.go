@@ -29,22 +29,7 @@ func ReorderJoins(n plan.Node) plan.Node {
 	if j, ok := n.(*plan.Join); ok && clusterJoin(j) {
 		return reorderCluster(j)
 	}
-	ins := n.Inputs()
-	if len(ins) == 0 {
-		return n
-	}
-	out := make([]plan.Node, len(ins))
-	changed := false
-	for i, in := range ins {
-		out[i] = ReorderJoins(in)
-		if out[i] != in {
-			changed = true
-		}
-	}
-	if !changed {
-		return n
-	}
-	return n.WithInputs(out)
+	return plan.MapInputs(n, ReorderJoins)
 }
 
 // clusterJoin reports whether j belongs to an inner-join cluster.

@@ -466,21 +466,26 @@ func Format(n Node) string {
 // Transform rebuilds a plan bottom-up: fn sees each node after its inputs
 // were transformed.
 func Transform(n Node, fn func(Node) Node) Node {
+	return fn(MapInputs(n, func(in Node) Node { return Transform(in, fn) }))
+}
+
+// MapInputs is n with fn applied to each of its inputs: n itself when fn
+// changed none.
+func MapInputs(n Node, fn func(Node) Node) Node {
 	ins := n.Inputs()
-	if len(ins) > 0 {
-		out := make([]Node, len(ins))
-		changed := false
-		for i, in := range ins {
-			out[i] = Transform(in, fn)
-			if out[i] != in {
-				changed = true
-			}
-		}
-		if changed {
-			n = n.WithInputs(out)
-		}
+	if len(ins) == 0 {
+		return n
 	}
-	return fn(n)
+	out := make([]Node, len(ins))
+	changed := false
+	for i, in := range ins {
+		out[i] = fn(in)
+		changed = changed || out[i] != in
+	}
+	if !changed {
+		return n
+	}
+	return n.WithInputs(out)
 }
 
 // Scalars returns the scalar expressions a node holds (for walks that must
