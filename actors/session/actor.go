@@ -1395,16 +1395,13 @@ func (a *Actor) commitPartsAttempt(ctx runtime.Context, m Commit, parts []writeP
 		txn = e.Epoch
 		// Every part at once: each shard checks and stores its part on
 		// its own core.
-		replies := make([]runtime.Message, len(parts))
-		left := len(parts)
+		shards := make([]partition.ShardID, len(parts))
 		for i, p := range parts {
-			a.askPatiently(ctx, a.cfg.Router.ActorOf(p.shard), shard.Prepare{CatalogVersion: m.CatalogVersion, Txn: txn, Home: home, Writes: p.writes}, func(ctx runtime.Context, reply runtime.Message) {
-				replies[i] = reply
-				if left--; left == 0 {
-					prepared(ctx, replies)
-				}
-			})
+			shards[i] = p.shard
 		}
+		a.askEach(ctx, shards, true, func(i int) runtime.Message {
+			return shard.Prepare{CatalogVersion: m.CatalogVersion, Txn: txn, Home: home, Writes: parts[i].writes}
+		}, prepared)
 	})
 }
 

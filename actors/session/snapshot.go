@@ -46,7 +46,7 @@ func (a *Actor) openSnapshot(ctx runtime.Context, catalogVersion uint64, next fu
 // pinViewShards pins every view shard's views at epoch under id, then
 // the table shards.
 func (a *Actor) pinViewShards(ctx runtime.Context, catalogVersion, id, epoch uint64, attempts int, next func(ctx runtime.Context, id, epoch uint64)) {
-	a.askEach(ctx, a.cfg.Router.ViewShards(), func(partition.ShardID) runtime.Message {
+	a.askEach(ctx, a.cfg.Router.ViewShards(), false, func(int) runtime.Message {
 		return shard.PinViews{CatalogVersion: catalogVersion, ID: id, Epoch: epoch}
 	}, func(ctx runtime.Context, replies []runtime.Message) {
 		behind := uint64(0)
@@ -78,7 +78,7 @@ func (a *Actor) pinViewShards(ctx runtime.Context, catalogVersion, id, epoch uin
 // openTableShards pins every table shard's tables at epoch under id, the
 // views being pinned there already.
 func (a *Actor) openTableShards(ctx runtime.Context, catalogVersion, id, epoch uint64, next func(ctx runtime.Context, id, epoch uint64)) {
-	a.askEach(ctx, a.cfg.Router.TableShards(), func(partition.ShardID) runtime.Message {
+	a.askEach(ctx, a.cfg.Router.TableShards(), false, func(int) runtime.Message {
 		return shard.OpenSnapshot{CatalogVersion: catalogVersion, ID: id, Epoch: epoch}
 	}, func(ctx runtime.Context, replies []runtime.Message) {
 		for _, r := range replies {
@@ -92,9 +92,10 @@ func (a *Actor) openTableShards(ctx runtime.Context, catalogVersion, id, epoch u
 	})
 }
 
-// askEach asks every shard of shards msgOf(shard) at once and runs done
-// with their replies (errors included), in shards' order, once all came.
-func (a *Actor) askEach(ctx runtime.Context, shards []partition.ShardID, msgOf func(partition.ShardID) runtime.Message, done func(runtime.Context, []runtime.Message)) {
+// askEach asks every shard of shards msgOf(i) (i its index) at once and
+// runs done with their replies (errors included), in shards' order, once
+// all came; patient asks as a commit does (askPatiently).
+func (a *Actor) askEach(ctx runtime.Context, shards []partition.ShardID, patient bool, msgOf func(i int) runtime.Message, done func(runtime.Context, []runtime.Message)) {
 	replies := make([]runtime.Message, len(shards))
 	left := len(shards)
 	if left == 0 {
@@ -102,12 +103,17 @@ func (a *Actor) askEach(ctx runtime.Context, shards []partition.ShardID, msgOf f
 		return
 	}
 	for i, s := range shards {
-		a.ask(ctx, a.cfg.Router.ActorOf(s), msgOf(s), func(ctx runtime.Context, reply runtime.Message) {
+		then := func(ctx runtime.Context, reply runtime.Message) {
 			replies[i] = reply
 			if left--; left == 0 {
 				done(ctx, replies)
 			}
-		})
+		}
+		if patient {
+			a.askPatiently(ctx, a.cfg.Router.ActorOf(s), msgOf(i), then)
+		} else {
+			a.ask(ctx, a.cfg.Router.ActorOf(s), msgOf(i), then)
+		}
 	}
 }
 

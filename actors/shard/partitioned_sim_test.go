@@ -142,13 +142,8 @@ func runPartitionedSim(t *testing.T, seed uint64) (partSimOutcome, error) {
 			// Right after a read: what it showed must survive.
 			crash()
 		}
-		vb := zset.Consolidate(view)
-		for i, r := range vb.Rows {
-			if vb.Weights[i] != 1 {
-				continue
-			}
-			k := r[0].(int64)
-			if j := slices.Index(possible[k], any(r[1].(int64))); j > 0 {
+		for k, v := range viewSums(view) { //lint:maprange each key narrowed on its own
+			if j := slices.Index(possible[k], any(v)); j > 0 {
 				possible[k] = possible[k][j:]
 			}
 		}
@@ -681,13 +676,7 @@ func sameAsTables(view, table zset.Batch) error {
 // samePairs checks that the view (k, sum(v), count(*)) shows each pair's
 // keys alike: both absent, or both with one value.
 func samePairs(view zset.Batch, pairA, pairB []int64) error {
-	got := map[int64]int64{}
-	vb := zset.Consolidate(view)
-	for i, r := range vb.Rows {
-		if vb.Weights[i] == 1 {
-			got[r[0].(int64)] = r[1].(int64)
-		}
-	}
+	got := viewSums(view)
 	for p := range pairA {
 		va, okA := got[pairA[p]]
 		vb, okB := got[pairB[p]]
@@ -701,13 +690,7 @@ func samePairs(view zset.Batch, pairA, pairB []int64) error {
 // sameAsLookups checks that the view (k, sum(v), count(*)) shows the rows
 // looked up by key (nil: absent).
 func sameAsLookups(view zset.Batch, looked map[int64]types.Row) error {
-	got := map[int64]int64{}
-	vb := zset.Consolidate(view)
-	for i, r := range vb.Rows {
-		if vb.Weights[i] == 1 {
-			got[r[0].(int64)] = r[1].(int64)
-		}
-	}
+	got := viewSums(view)
 	for k, row := range looked {
 		v, ok := got[k]
 		if ok != (row != nil) || (row != nil && row[1].(int64) != v) {
@@ -715,4 +698,16 @@ func sameAsLookups(view zset.Batch, looked map[int64]types.Row) error {
 		}
 	}
 	return nil
+}
+
+// viewSums is the view (k, sum(v), count(*)) as k → sum, rows of weight 1.
+func viewSums(view zset.Batch) map[int64]int64 {
+	got := map[int64]int64{}
+	vb := zset.Consolidate(view)
+	for i, r := range vb.Rows {
+		if vb.Weights[i] == 1 {
+			got[r[0].(int64)] = r[1].(int64)
+		}
+	}
+	return got
 }
