@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -313,6 +314,26 @@ func mergeViewStatus(into, more []shard.ViewStatus) []shard.ViewStatus {
 		}
 	}
 	return into
+}
+
+// ActorBusy is the time each actor spent handling messages (real.Runtime
+// BusyTimes), shards and the control plane by id; sessions, subscription
+// edges and sources, of which there are many and short-lived, summed by
+// kind ("session", "subscriber", "source"), counting live actors only.
+func (e *Engine) ActorBusy() []real.ActorBusy {
+	var out []real.ActorBusy
+	for _, b := range e.rt.BusyTimes() {
+		id := b.ID
+		if kind, _, ok := strings.Cut(string(id), "/"); ok && kind != "shard" {
+			id = runtime.ActorID(kind)
+		}
+		if n := len(out); n > 0 && out[n-1].ID == id {
+			out[n-1].Busy += b.Busy
+			continue
+		}
+		out = append(out, real.ActorBusy{ID: id, Busy: b.Busy})
+	}
+	return out
 }
 
 // ShardStatuses is every shard's own status, in shard order.

@@ -27,6 +27,7 @@ type collector struct {
 	shardEpoch, exchangeUnacked, exchangeFrames  *prometheus.Desc
 	sinkRows, sinkErrors, sinkEpoch, sinkLag     *prometheus.Desc
 	tableWatermark, tableLateRows                *prometheus.Desc
+	actorBusy                                    *prometheus.Desc
 }
 
 func newCollector(engine func() *Engine) *collector {
@@ -67,11 +68,12 @@ func newCollector(engine func() *Engine) *collector {
 		sinkLag:          d("sink_lag_epochs", "Epochs a sink's view is past the sink's last delivered one.", "sink"),
 		tableWatermark:   d("table_watermark_seconds", "A table's event-time watermark (WITH (watermark = ...)), as seconds since the Unix epoch (only tables that have one, once a row came).", "table"),
 		tableLateRows:    d("table_late_rows_total", "Rows inserted into a table with a watermark and dropped because their event time was behind it.", "table"),
+		actorBusy:        d("actor_busy_seconds_total", "Wall time each actor spent handling messages (its storage calls included) since the process started: a shard busy for nearly all of a run is the bottleneck. Sessions, subscriptions and sources are summed by kind.", "actor"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.viewStateRows, c.viewLagSeconds, c.viewTarget, c.viewTargetMet, c.viewTargetMissed, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames, c.sinkRows, c.sinkErrors, c.sinkEpoch, c.sinkLag, c.tableWatermark, c.tableLateRows} {
+	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.viewStateRows, c.viewLagSeconds, c.viewTarget, c.viewTargetMet, c.viewTargetMissed, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames, c.sinkRows, c.sinkErrors, c.sinkEpoch, c.sinkLag, c.tableWatermark, c.tableLateRows, c.actorBusy} {
 		ch <- d
 	}
 }
@@ -82,6 +84,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	m := e.Metrics()
+	for _, b := range e.ActorBusy() {
+		ch <- prometheus.MustNewConstMetric(c.actorBusy, prometheus.CounterValue, b.Busy.Seconds(), string(b.ID))
+	}
 	ch <- prometheus.MustNewConstMetric(c.commits, prometheus.CounterValue, float64(m.Commits.Load()))
 	ch <- prometheus.MustNewConstMetric(c.commitErrors, prometheus.CounterValue, float64(m.CommitErrors.Load()))
 	ch <- prometheus.MustNewConstMetric(c.queries, prometheus.CounterValue, float64(m.Queries.Load()))

@@ -12,8 +12,11 @@ import (
 type Running struct {
 	// Addr is the pgwire listen address; URL a connection string for it.
 	Addr, URL string
-	cancel    context.CancelFunc
-	done      chan error
+	// HTTPAddr is the HTTP listen address (metrics, health), when opts.HTTP
+	// asked for one.
+	HTTPAddr string
+	cancel   context.CancelFunc
+	done     chan error
 }
 
 // Start runs Serve in the background and returns once the server is ready
@@ -21,20 +24,20 @@ type Running struct {
 // caller's opts.Ready, if any, is still called.
 func Start(opts ServerOptions, startTimeout time.Duration) (*Running, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
+	ready := make(chan [2]string, 1)
 	r := &Running{cancel: cancel, done: make(chan error, 1)}
 	userReady := opts.Ready
 	opts.Ready = func(pg, http string) {
 		if userReady != nil {
 			userReady(pg, http)
 		}
-		ready <- pg
+		ready <- [2]string{pg, http}
 	}
 	go func() { r.done <- Serve(ctx, opts) }()
 	select {
-	case addr := <-ready:
-		r.Addr = addr
-		r.URL = "postgres://rockstream@" + addr + "/default?sslmode=disable"
+	case addrs := <-ready:
+		r.Addr, r.HTTPAddr = addrs[0], addrs[1]
+		r.URL = "postgres://rockstream@" + r.Addr + "/default?sslmode=disable"
 		return r, nil
 	case err := <-r.done:
 		cancel()

@@ -2,14 +2,17 @@ package nexmark
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,6 +133,9 @@ type Result struct {
 	StoragePerLogical  float64
 	WritesPerLogical   float64
 	GeneratorEventsSec float64
+	// Busy is the wall time each actor spent handling messages during the
+	// throughput phase (benchutil.Server.ActorBusy), by actor.
+	Busy map[string]time.Duration
 }
 
 // Run runs every query of o and writes results.csv and events_per_core.svg
@@ -257,6 +263,10 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 	runtime.GC()
 	benchutil.ResetPeakRSS()
 	w0, cpu0 := benchutil.WriteBytes(), benchutil.CPUSeconds()
+	busy0, err := srv.ActorBusy()
+	if err != nil {
+		return r, err
+	}
 	var bids int64
 	start := time.Now()
 	lastProgress := start
@@ -304,6 +314,14 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 	}
 	r.Elapsed = time.Since(start)
 	r.CPUSeconds = benchutil.CPUSeconds() - cpu0
+	busy1, err := srv.ActorBusy()
+	if err != nil {
+		return r, err
+	}
+	r.Busy = map[string]time.Duration{}
+	for actor, d := range busy1 { //lint:maprange filled into a map keyed the same way
+		r.Busy[actor] = d - busy0[actor]
+	}
 	r.DriverCPUSeconds = genCPU()
 	r.EventsPerSec = float64(o.Events) / r.Elapsed.Seconds()
 	r.EventsPerSecCore = r.EventsPerSec / float64(runtime.GOMAXPROCS(0))
@@ -453,6 +471,29 @@ func WriteTable(w io.Writer, res []Result) {
 			r.EventsPerSec, r.EventsPerSecCore, r.EventsPerCPUSecond(), ratio, float64(r.P50.Microseconds())/1000, float64(r.P99.Microseconds())/1000,
 			float64(r.PeakRSS)/(1<<20), r.StateBytes, r.StoragePerLogical, r.WritesPerLogical)
 	}
+	fmt.Fprintln(w, "cores: process CPU over the run's elapsed time; busy: each actor's time handling messages (storage calls included) as a share of it")
+	for _, r := range res {
+		fmt.Fprintf(w, "%-5s cores %.2f  busy %s\n", r.Query, r.CPUSeconds/r.Elapsed.Seconds(), busyShares(r))
+	}
+}
+
+// busyShares lists r's busiest actors (each at least 1% of the run) with
+// their share of its elapsed time, busiest first.
+func busyShares(r Result) string {
+	actors := slices.Collect(maps.Keys(r.Busy))
+	slices.SortFunc(actors, func(a, b string) int {
+		if c := cmp.Compare(r.Busy[b], r.Busy[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for _, a := range actors {
+		if share := r.Busy[a].Seconds() / r.Elapsed.Seconds(); share >= 0.01 {
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", a, 100*share))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // explain prints EXPLAIN ANALYZE INCREMENTAL of view q to o.Progress

@@ -299,3 +299,39 @@ func TestNamedRandStreamsAndStores(t *testing.T) {
 		t.Fatalf("streams not independent: %v %v", a, c)
 	}
 }
+
+// TestBusyTimes: an actor's busy time counts the time its Receive took,
+// and an idle actor's stays near zero.
+func TestBusyTimes(t *testing.T) {
+	rt := newTestRuntime(Options{})
+	defer shutdown(t, rt)
+	const hold = 30 * time.Millisecond
+	busy := funcActor(func(ctx runtime.Context, msg runtime.Message) {
+		if _, ok := msg.(ping); ok {
+			time.Sleep(hold)
+			ctx.Reply(msg)
+		}
+	})
+	idle := funcActor(func(ctx runtime.Context, msg runtime.Message) {})
+	if err := rt.Spawn("p", "busy/1", func() runtime.Actor { return busy }); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Spawn("p", "idle", func() runtime.Actor { return idle }); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := rt.Ask(context.Background(), "busy/1", ping{n: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := rt.BusyTimes()
+	if len(got) != 2 || got[0].ID != "busy/1" || got[1].ID != "idle" {
+		t.Fatalf("busy times %v: want busy/1 then idle", got)
+	}
+	if got[0].Busy < 3*hold {
+		t.Fatalf("busy/1 was busy %v, handling 3 messages of %v each", got[0].Busy, hold)
+	}
+	if got[1].Busy >= hold {
+		t.Fatalf("idle was busy %v", got[1].Busy)
+	}
+}

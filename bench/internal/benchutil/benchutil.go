@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -52,6 +53,7 @@ func StartServerWith(dir string, opts engine.ServerOptions) (*Server, error) {
 		PartitionTables: opts.PartitionTables,
 		ExchangeStages:  opts.ExchangeStages,
 		Listen:          "127.0.0.1:0",
+		HTTP:            "127.0.0.1:0",
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Out:             io.Discard,
 	}, 60*time.Second)
@@ -60,6 +62,38 @@ func StartServerWith(dir string, opts engine.ServerOptions) (*Server, error) {
 	}
 	s.run, s.URL = run, run.URL
 	return s, nil
+}
+
+// ActorBusy scrapes the server's /metrics for the wall time each actor
+// has spent handling messages (rockstream_actor_busy_seconds_total), by
+// actor ("shard/0", "control", "session", ...). Differences of two
+// scrapes over a run, against its elapsed time, show which actor is the
+// bottleneck and which waits.
+func (s *Server) ActorBusy() (map[string]time.Duration, error) {
+	resp, err := http.Get("http://" + s.run.HTTPAddr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	const prefix = `rockstream_actor_busy_seconds_total{actor="`
+	out := map[string]time.Duration{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), prefix)
+		if !ok {
+			continue
+		}
+		actor, value, ok := strings.Cut(rest, `"} `)
+		if !ok {
+			continue
+		}
+		seconds, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: %q: %w", sc.Text(), err)
+		}
+		out[actor] = time.Duration(seconds * float64(time.Second))
+	}
+	return out, sc.Err()
 }
 
 // Stop shuts the server down and removes its directory if it made it.
