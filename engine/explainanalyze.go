@@ -77,7 +77,7 @@ func sourceNames(snap *control.Snapshot) map[string]string {
 			// The lower stages its upper stage reads (actors/shard
 			// stages.go); a plan has a few.
 			for i := range 16 {
-				out[fmt.Sprintf("source %d", shard.SourceID(catalog.StageID(r.ID, i)))] = fmt.Sprintf("%s$stage%d (lower stage %d, from every view shard)", r.Name, i, i)
+				out[fmt.Sprintf("source %d", shard.SourceID(catalog.StageID(r.ID, i)))] = fmt.Sprintf("%s$stage%d (lower stage %d, from every shard)", r.Name, i, i)
 			}
 		}
 	}

@@ -169,7 +169,7 @@ func (e *Engine) explainPlacement(snap *control.Snapshot, rel *catalog.Relation,
 			branch = "└─ "
 		}
 		if r.Kind == catalog.KindMaterializedView {
-			if rel == nil && len(m.Shards()) >= 3 {
+			if rel == nil && len(m.Shards()) >= 2 {
 				// Created, the view would compile the views it reads
 				// elsewhere into itself (shard.Inlined).
 				if cur, ok := snap.RelationByID(r.ID); ok && (shard.IsSpread(cur) || shard.HomeOf(snap, m, r.ID) != view) {
@@ -236,7 +236,8 @@ func explainSpread(m partition.Map, rels []*catalog.Relation, spread dist.Spread
 		names[i] = fmt.Sprint(s)
 	}
 	list := strings.Join(names, ", ")
-	fmt.Fprintf(&b, "SHARDS  %s (spread: each view shard maintains the part of the view made by its share of the input rows; a read adds the parts up; tables on shard %d)\n", list, shard.TableShardOf(m))
+	to, own := spreadTargets(m, names)
+	fmt.Fprintf(&b, "SHARDS  %s (spread: each shard maintains the part of the view made by its share of the input rows, the table shard a smaller share; a read adds the parts up; tables on shard %d)\n", list, shard.TableShardOf(m))
 	for i, r := range rels {
 		branch := "├─ "
 		if i == len(rels)-1 {
@@ -246,9 +247,20 @@ func explainSpread(m partition.Map, rels []*catalog.Relation, spread dist.Spread
 		for _, k := range spread.Keys[r.ID] {
 			cols = append(cols, k.String())
 		}
-		fmt.Fprintf(&b, " %sExchange loopback %s → %s: %s's committed changes, in epoch order, durable on both sides before collected; each shard keeps the rows of its hash(%s)\n", branch, storedOn(m, r), list, r.Name, strings.Join(cols, ", "))
+		fmt.Fprintf(&b, " %sExchange loopback %s → %s: %s's committed changes, in epoch order, durable on both sides before collected%s; each shard keeps the rows of its hash(%s)\n", branch, storedOn(m, r), to, r.Name, own, strings.Join(cols, ", "))
 	}
 	return b.String()
+}
+
+// spreadTargets are the shards (of names, the spread shards) a table's
+// changes are exchanged to for the parts of a spread view, and what the
+// table shard does with its own share: outside a partitioned layout the
+// table shard runs parts too, from its own log.
+func spreadTargets(m partition.Map, names []string) (to, own string) {
+	if len(shard.TableShardsOf(m)) == 1 && len(names) > 1 {
+		return strings.Join(names[1:], ", "), fmt.Sprintf(" (shard %d keeps its own share)", shard.TableShardOf(m))
+	}
+	return strings.Join(names, ", "), ""
 }
 
 // storedOn says where table rel's rows are: "shard 0", or for a
@@ -290,7 +302,7 @@ func explainStages(m partition.Map, rel *catalog.Relation, v *rsql.View) string 
 	}
 	list, home := strings.Join(names, ", "), shard.ViewShardOf(m)
 	var b strings.Builder
-	fmt.Fprintf(&b, "SHARDS  %s (in stages: %d lower stage(s) spread over the view shards, the upper stage on shard %d, which a read reads; tables on shard %d)\n", list, len(st.Lowers), home, shard.TableShardOf(m))
+	fmt.Fprintf(&b, "SHARDS  %s (in stages: %d lower stage(s) spread over the shards, the upper stage on shard %d, which a read reads; tables on shard %d)\n", list, len(st.Lowers), home, shard.TableShardOf(m))
 	fmt.Fprintf(&b, " UPPER STAGE  on shard %d: %s\n", home, strings.TrimSpace(strings.SplitN(plan.Format(st.Upper), "\n", 2)[0]))
 	for i, l := range st.Lowers {
 		branch := "├─ "
@@ -308,7 +320,8 @@ func explainStages(m partition.Map, rel *catalog.Relation, v *rsql.View) string 
 			for _, k := range l.Spread.Keys[r.ID] {
 				cols = append(cols, k.String())
 			}
-			fmt.Fprintf(&b, "     %sExchange loopback %s → %s: %s's committed changes; each shard keeps the rows of its hash(%s)\n", sub, storedOn(m, r), list, r.Name, strings.Join(cols, ", "))
+			to, own := spreadTargets(m, names)
+			fmt.Fprintf(&b, "     %sExchange loopback %s → %s: %s's committed changes%s; each shard keeps the rows of its hash(%s)\n", sub, storedOn(m, r), to, r.Name, own, strings.Join(cols, ", "))
 		}
 	}
 	return b.String()

@@ -47,7 +47,7 @@ func TestExchangeStagesSpread(t *testing.T) {
 	}
 	for _, name := range []string{"by_aw", "hop"} {
 		plan := strings.Join(rowsText(t, rs, "EXPLAIN INCREMENTAL "+name), "\n")
-		if !strings.Contains(plan, "SHARDS  1, 2 (spread") || !strings.Contains(plan, "each shard keeps the rows of its hash(a)") {
+		if !strings.Contains(plan, "SHARDS  0, 1, 2 (spread") || !strings.Contains(plan, "each shard keeps the rows of its hash(a)") {
 			t.Fatalf("EXPLAIN INCREMENTAL %s: not spread by a:\n%s", name, plan)
 		}
 	}
@@ -169,12 +169,12 @@ func TestExchangeStagesStaged(t *testing.T) {
 		t.Fatalf("SUBSCRIBE of a staged view: %v", err)
 	}
 	plan := strings.Join(rowsText(t, rs, "EXPLAIN INCREMENTAL q4"), "\n")
-	for _, want := range []string{"SHARDS  1, 2 (in stages: 1 lower stage(s)", "UPPER STAGE  on shard 1: Aggregate", "Exchange stage shards 1, 2 → 1: q4$stage0", "auction's committed changes; each shard keeps the rows of its hash(id)"} {
+	for _, want := range []string{"SHARDS  0, 1, 2 (in stages: 1 lower stage(s)", "UPPER STAGE  on shard 1: Aggregate", "Exchange stage shards 0, 1, 2 → 1: q4$stage0", "Exchange loopback shard 0 → 1, 2: auction's committed changes (shard 0 keeps its own share); each shard keeps the rows of its hash(id)"} {
 		if !strings.Contains(plan, want) {
 			t.Fatalf("EXPLAIN INCREMENTAL q4 lacks %q:\n%s", want, plan)
 		}
 	}
-	if an := strings.Join(rowsText(t, rs, "EXPLAIN ANALYZE INCREMENTAL q4"), "\n"); !strings.Contains(an, "source q4$stage0 (lower stage 0, from every view shard)") {
+	if an := strings.Join(rowsText(t, rs, "EXPLAIN ANALYZE INCREMENTAL q4"), "\n"); !strings.Contains(an, "source q4$stage0 (lower stage 0, from every shard)") {
 		t.Fatalf("EXPLAIN ANALYZE INCREMENTAL q4 does not name its lower stage:\n%s", an)
 	}
 	status := strings.Join(rowsText(t, rs, "SHOW VIEW STATUS"), "\n")

@@ -137,8 +137,14 @@ func storedStateForeign(marker []byte, v *installedView, fresh map[catalog.ID]bo
 // other; a view never recompiled keeps the record earlier builds wrote.
 func (v *installedView) marker() []byte {
 	f := v.circuit.StateFormat()
-	if v.rel.Plan == 0 {
-		return f
+	if v.rel.Plan != 0 {
+		f = append(append([]byte(nil), f...), fmt.Sprintf(" | plan %d", v.rel.Plan)...)
 	}
-	return append(append([]byte(nil), f...), fmt.Sprintf(" | plan %d", v.rel.Plan)...)
+	if v.spread != nil {
+		// NB: a spread view's parts are the rows its inputs' keys deal
+		// to this shard: dealt out otherwise (another build, other
+		// shards), its state is another part's.
+		f = append(append([]byte(nil), f...), spreadMarker(v.spread.m)...)
+	}
+	return f
 }

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 
@@ -31,10 +32,11 @@ import (
 // A view whose plan can be spread (dist.SpreadKeys: every stateful
 // operator keyed by expressions of the columns of the relations it reads,
 // through filters and projections) reading no materialized view runs on
-// EVERY view shard when there are two or more (Relation.Placement
-// PlacementSpread): each maintains the part of the view made by the input
-// rows whose partition key hashes to it (SpreadOwner), and a read sums the
-// parts, all pinned at one epoch (pins.go). A view over a spread view
+// EVERY shard when there are two or more, the table shard with a smaller
+// share (Relation.Placement PlacementSpread): each maintains the part of
+// the view made by the input rows whose partition key hashes to it
+// (SpreadOwner), and a read sums the parts, all pinned at one epoch
+// (pins.go). A view over a spread view
 // computes it inline. Views needing an exchange between their operators
 // run whole on one view shard.
 //
@@ -45,10 +47,10 @@ import (
 //	CREATE MATERIALIZED VIEW b AS SELECT ... FROM t        → shard 2
 //	CREATE MATERIALIZED VIEW c AS SELECT ... FROM a JOIN b → shard 1, b inlined
 //	CREATE MATERIALIZED VIEW d AS SELECT k, count(*) FROM t GROUP BY k
-//	                                                        → every view shard, t's rows by hash(k)
+//	                                                        → every shard, t's rows by hash(k)
 
 // PlacementSpread is the Relation.Placement of a view spread over every
-// view shard.
+// shard.
 const PlacementSpread = catalog.PlacementSpread
 
 // SpreadShards is the home of a spread view in a read's Homes
@@ -66,27 +68,65 @@ func IsSpread(rel *catalog.Relation) bool {
 }
 
 // SpreadShardsOf are the shards of bucket map m that a spread view runs
-// on: the view shards, when there are two or more (none otherwise:
-// nothing is spread).
+// on: every shard when there are two or more, the table shard too (none
+// with one shard: nothing is spread). In a partitioned layout, the view
+// shards (where views are not spread yet, PlaceView).
 //
-// NB: not the table shard. Running parts of views there ties the commits
-// to maintenance: every read of a spread view pins a snapshot, for which
-// the table shard first steps its parts, so a busy view slowed every
-// commit (sim/system seed 9001768 never converged, with a temporal view's
-// tick epochs and the generator on top). With partitioned tables every
-// shard will take commits and run parts alike, and this question goes.
+// NB: the table shard takes a smaller share of the parts (SpreadOwner):
+// it also takes every commit, and with two shards a view shard alone
+// stepping the whole view was the bottleneck while the table shard idled
+// half the time (rockstream bench nexmark --shards=2: shard/1 busy 95%,
+// shard/0 35%). Its parts tie its commits to maintenance a little more:
+// a read of a spread view pins a snapshot, for which the table shard
+// first steps its parts to the pinned epoch.
 func SpreadShardsOf(m partition.Map) []partition.ShardID {
-	if shards := ViewShardsOf(m); len(shards) > 1 {
+	if partitionedLayout(m) {
+		if shards := ViewShardsOf(m); len(shards) > 1 {
+			return shards
+		}
+		return nil
+	}
+	if shards := m.Shards(); len(shards) > 1 {
 		return shards
 	}
 	return nil
 }
 
+// Spread slots: a spread view's input rows are dealt out to slots by the
+// hash of their partition key, and the slots to the shards: the table
+// shard, taking every commit besides, has spreadTableShardSlots, every
+// other shard spreadViewShardSlots. With two shards the table shard
+// maintains a third of the view. Changing them moves parts between
+// shards: a view's format record names them (spreadMarker), so views
+// spread by other slots are rebuilt at install. Simulation range: fixed.
+const (
+	spreadTableShardSlots = 1
+	spreadViewShardSlots  = 2
+)
+
 // SpreadOwner is the shard of m maintaining the rows of a spread view's
 // inputs whose partition key hashes to h (types.HashRow).
 func SpreadOwner(m partition.Map, h uint64) partition.ShardID {
 	shards := SpreadShardsOf(m)
-	return shards[(h%partition.Buckets)%uint64(len(shards))]
+	if partitionedLayout(m) {
+		return shards[(h%partition.Buckets)%uint64(len(shards))]
+	}
+	slots := uint64(spreadTableShardSlots + spreadViewShardSlots*(len(shards)-1))
+	slot := (h % partition.Buckets) % slots
+	if slot < spreadTableShardSlots {
+		return shards[0]
+	}
+	return shards[1+(slot-spreadTableShardSlots)/spreadViewShardSlots]
+}
+
+// spreadMarker names how a spread view's parts are dealt out under m, for
+// its format record (installedView.marker): state dealt out otherwise
+// must be rebuilt, never read.
+func spreadMarker(m partition.Map) string {
+	if partitionedLayout(m) {
+		return fmt.Sprintf(" | spread over view shards %v", SpreadShardsOf(m))
+	}
+	return fmt.Sprintf(" | spread over shards %v, slots %d+%d", SpreadShardsOf(m), spreadTableShardSlots, spreadViewShardSlots)
 }
 
 // TableShardOf is the table shard of bucket map m: the first shard, which
@@ -212,8 +252,8 @@ func PlaceView(cat *control.Snapshot, m partition.Map, view *catalog.Relation, s
 // runs on another shard is expanded from its current definition in cat
 // (its pins), like an inline view, instead of read.
 func Inlined(cat catalog.Catalog, m partition.Map, view *catalog.Relation) func(*catalog.Relation) (*catalog.Relation, bool) {
-	if !m.Valid() || len(m.Shards()) < 3 {
-		return nil // at most one view shard: every view reads its inputs
+	if !m.Valid() || len(m.Shards()) < 2 {
+		return nil // one shard: every view reads its inputs
 	}
 	home := viewHome(m, view)
 	return func(read *catalog.Relation) (*catalog.Relation, bool) {

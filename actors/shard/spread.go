@@ -26,16 +26,16 @@ func (a *Actor) runsSpreadViews() bool {
 	return false
 }
 
-// spreadPart is one view shard's part of a view spread over the view
-// shards (placement.go): its circuit steps only on the input rows whose partition
+// spreadPart is one shard's part of a view spread over the shards
+// (placement.go): its circuit steps only on the input rows whose partition
 // key hashes to this shard (SpreadOwner), in epoch steps and in backfill
 // chunks alike (installedView.trim), so its state and outputs are the
 // view's rows made by those inputs, and the view is the sum of every
 // shard's outputs.
 //
-//	t's delta {(1,'a'), (2,'b'), (3,'a')}, view GROUP BY b, 2 view shards
+//	t's delta {(1,'a'), (2,'b'), (3,'a')}, view GROUP BY b, 2 shards
 //	   hash('a') → shard 1: its circuit steps on (1,'a'), (3,'a')
-//	   hash('b') → shard 2: its circuit steps on (2,'b')
+//	   hash('b') → shard 0: its circuit steps on (2,'b')
 type spreadPart struct {
 	m   partition.Map
 	me  partition.ShardID

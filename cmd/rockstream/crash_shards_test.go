@@ -104,21 +104,21 @@ const (
 // kill4Views are the views created at setup (name → query), in creation
 // order, with the placement EXPLAIN INCREMENTAL must show for each.
 var kill4Views = []struct{ name, query, placement string }{
-	{"by_branch", "SELECT branch, count(*) AS n, sum(balance) AS total FROM accounts GROUP BY branch", "SHARDS  1, 2, 3 (spread"},
-	{"ledger_by_acct", "SELECT acct, count(*) AS n, sum(delta) AS net FROM ledger GROUP BY acct", "SHARDS  1, 2, 3 (spread"},
+	{"by_branch", "SELECT branch, count(*) AS n, sum(balance) AS total FROM accounts GROUP BY branch", "SHARDS  0, 1, 2, 3 (spread"},
+	{"ledger_by_acct", "SELECT acct, count(*) AS n, sum(delta) AS net FROM ledger GROUP BY acct", "SHARDS  0, 1, 2, 3 (spread"},
 	{"branch_net", "SELECT a.branch, count(*) AS n, sum(l.delta) AS net, count(DISTINCT l.txn) AS txns FROM ledger l JOIN accounts a ON a.id = l.acct GROUP BY a.branch", "SHARD  1 (view shard"},
 	{"totals", "SELECT count(*) AS n, sum(balance) AS total, min(balance) AS lo, max(balance) AS hi FROM accounts", "SHARD  2 (view shard"},
 	{"ledger_totals", "SELECT count(*) AS n, sum(delta) AS net, count(DISTINCT txn) AS txns FROM ledger", "SHARD  3 (view shard"},
 	{"txlog_n", "SELECT count(*) AS n, max(id) AS last FROM txlog", "SHARD  1 (view shard"},
 	// Over a spread view: computed inside it.
-	{"branch_sum", "SELECT sum(n) AS n, sum(total) AS total, count(*) AS branches FROM by_branch", "by_branch: materialized view spread over shards 1, 2, 3, computed here from its definition (inlined)"},
+	{"branch_sum", "SELECT sum(n) AS n, sum(total) AS total, count(*) AS branches FROM by_branch", "by_branch: materialized view spread over shards 0, 1, 2, 3, computed here from its definition (inlined)"},
 	// Over a view of its own shard: reads its state.
 	{"net_sum", "SELECT sum(n) AS n, sum(net) AS net FROM branch_net", "branch_net: materialized view on shard 1 (no exchange)"},
 	// Over views of two shards: one read in place, one computed inline.
 	{"cross_v", "SELECT t.n AS accounts, t.total, l.n, l.net FROM totals t, ledger_totals l", "ledger_totals: materialized view on shard 3, computed here from its definition (inlined)"},
 	// Over the filler table (never written after setup): its backfill is
 	// what the setup measures.
-	{"fill_g", "SELECT g, count(*) AS n, sum(x) AS sx FROM filler GROUP BY g", "SHARDS  1, 2, 3 (spread"},
+	{"fill_g", "SELECT g, count(*) AS n, sum(x) AS sx FROM filler GROUP BY g", "SHARDS  0, 1, 2, 3 (spread"},
 }
 
 // kill4Backfills are the views created while the server is killed
@@ -287,10 +287,10 @@ func (h *kill4) viewsAtSetup() []struct{ name, query, placement string } {
 	for i, v := range out {
 		switch v.name {
 		case "branch_net":
-			out[i].placement = "SHARDS  1, 2, 3 (in stages"
+			out[i].placement = "SHARDS  0, 1, 2, 3 (in stages"
 		case "net_sum":
 			out[i].query = "SELECT sum(n) AS n, sum(net) AS net FROM (" + kill4Views[2].query + ") b"
-			out[i].placement = "SHARDS  1, 2, 3 (in stages"
+			out[i].placement = "SHARDS  0, 1, 2, 3 (in stages"
 		}
 	}
 	return out

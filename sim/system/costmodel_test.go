@@ -114,7 +114,7 @@ func Project(o ProjectOptions) (Projection, error) {
 	if len(r.views) != 1 || r.t1 == nil {
 		return Projection{}, fmt.Errorf("project: catalog incomplete: %d views", len(r.views))
 	}
-	if o.Spread != shard.IsSpread(r.views[0]) && o.Shards >= 3 {
+	if o.Spread != shard.IsSpread(r.views[0]) && o.Shards >= 2 {
 		return Projection{}, fmt.Errorf("project: view %q spread=%t, want %t", view.sql, shard.IsSpread(r.views[0]), o.Spread)
 	}
 	client := &costClient{table: r.t1.ID, version: r.snap.Version, to: r.router.TableActor(), batches: o.Batches, rows: o.BatchRows,
