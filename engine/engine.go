@@ -329,9 +329,10 @@ func (e *Engine) ActorBusy() []real.ActorBusy {
 		}
 		if n := len(out); n > 0 && out[n-1].ID == id {
 			out[n-1].Busy += b.Busy
+			out[n-1].Store += b.Store
 			continue
 		}
-		out = append(out, real.ActorBusy{ID: id, Busy: b.Busy})
+		out = append(out, real.ActorBusy{ID: id, Busy: b.Busy, Store: b.Store})
 	}
 	return out
 }

@@ -27,7 +27,7 @@ type collector struct {
 	shardEpoch, exchangeUnacked, exchangeFrames  *prometheus.Desc
 	sinkRows, sinkErrors, sinkEpoch, sinkLag     *prometheus.Desc
 	tableWatermark, tableLateRows                *prometheus.Desc
-	actorBusy                                    *prometheus.Desc
+	actorBusy, actorStore                        *prometheus.Desc
 }
 
 func newCollector(engine func() *Engine) *collector {
@@ -69,11 +69,12 @@ func newCollector(engine func() *Engine) *collector {
 		tableWatermark:   d("table_watermark_seconds", "A table's event-time watermark (WITH (watermark = ...)), as seconds since the Unix epoch (only tables that have one, once a row came).", "table"),
 		tableLateRows:    d("table_late_rows_total", "Rows inserted into a table with a watermark and dropped because their event time was behind it.", "table"),
 		actorBusy:        d("actor_busy_seconds_total", "Wall time each actor spent handling messages (its storage calls included) since the process started: a shard busy for nearly all of a run is the bottleneck. Sessions, subscriptions and sources are summed by kind.", "actor"),
+		actorStore:       d("actor_store_seconds_total", "The part of rockstream_actor_busy_seconds_total each actor spent waiting on object-store calls (writing and syncing its WAL and SSTs, reading SSTs).", "actor"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.viewStateRows, c.viewLagSeconds, c.viewTarget, c.viewTargetMet, c.viewTargetMissed, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames, c.sinkRows, c.sinkErrors, c.sinkEpoch, c.sinkLag, c.tableWatermark, c.tableLateRows, c.actorBusy} {
+	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.viewStateRows, c.viewLagSeconds, c.viewTarget, c.viewTargetMet, c.viewTargetMissed, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames, c.sinkRows, c.sinkErrors, c.sinkEpoch, c.sinkLag, c.tableWatermark, c.tableLateRows, c.actorBusy, c.actorStore} {
 		ch <- d
 	}
 }
@@ -86,6 +87,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	m := e.Metrics()
 	for _, b := range e.ActorBusy() {
 		ch <- prometheus.MustNewConstMetric(c.actorBusy, prometheus.CounterValue, b.Busy.Seconds(), string(b.ID))
+		ch <- prometheus.MustNewConstMetric(c.actorStore, prometheus.CounterValue, b.Store.Seconds(), string(b.ID))
 	}
 	ch <- prometheus.MustNewConstMetric(c.commits, prometheus.CounterValue, float64(m.Commits.Load()))
 	ch <- prometheus.MustNewConstMetric(c.commitErrors, prometheus.CounterValue, float64(m.CommitErrors.Load()))

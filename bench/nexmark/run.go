@@ -135,7 +135,7 @@ type Result struct {
 	GeneratorEventsSec float64
 	// Busy is the wall time each actor spent handling messages during the
 	// throughput phase (benchutil.Server.ActorBusy), by actor.
-	Busy map[string]time.Duration
+	Busy map[string]benchutil.ActorTime
 }
 
 // Run runs every query of o and writes results.csv and events_per_core.svg
@@ -318,9 +318,9 @@ func runOne(ctx context.Context, o Options, q string) (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Busy = map[string]time.Duration{}
+	r.Busy = map[string]benchutil.ActorTime{}
 	for actor, d := range busy1 { //lint:maprange filled into a map keyed the same way
-		r.Busy[actor] = d - busy0[actor]
+		r.Busy[actor] = benchutil.ActorTime{Busy: d.Busy - busy0[actor].Busy, Store: d.Store - busy0[actor].Store}
 	}
 	r.DriverCPUSeconds = genCPU()
 	r.EventsPerSec = float64(o.Events) / r.Elapsed.Seconds()
@@ -471,7 +471,7 @@ func WriteTable(w io.Writer, res []Result) {
 			r.EventsPerSec, r.EventsPerSecCore, r.EventsPerCPUSecond(), ratio, float64(r.P50.Microseconds())/1000, float64(r.P99.Microseconds())/1000,
 			float64(r.PeakRSS)/(1<<20), r.StateBytes, r.StoragePerLogical, r.WritesPerLogical)
 	}
-	fmt.Fprintln(w, "cores: process CPU over the run's elapsed time; busy: each actor's time handling messages (storage calls included) as a share of it")
+	fmt.Fprintln(w, "cores: process CPU over the run's elapsed time; busy: each actor's time handling messages as a share of it (of which in object-store calls)")
 	for _, r := range res {
 		fmt.Fprintf(w, "%-5s cores %.2f  busy %s\n", r.Query, r.CPUSeconds/r.Elapsed.Seconds(), busyShares(r))
 	}
@@ -482,15 +482,15 @@ func WriteTable(w io.Writer, res []Result) {
 func busyShares(r Result) string {
 	actors := slices.Collect(maps.Keys(r.Busy))
 	slices.SortFunc(actors, func(a, b string) int {
-		if c := cmp.Compare(r.Busy[b], r.Busy[a]); c != 0 {
+		if c := cmp.Compare(r.Busy[b].Busy, r.Busy[a].Busy); c != 0 {
 			return c
 		}
 		return strings.Compare(a, b)
 	})
 	var parts []string
 	for _, a := range actors {
-		if share := r.Busy[a].Seconds() / r.Elapsed.Seconds(); share >= 0.01 {
-			parts = append(parts, fmt.Sprintf("%s %.0f%%", a, 100*share))
+		if share := r.Busy[a].Busy.Seconds() / r.Elapsed.Seconds(); share >= 0.01 {
+			parts = append(parts, fmt.Sprintf("%s %.0f%% (store %.0f%%)", a, 100*share, 100*r.Busy[a].Store.Seconds()/r.Elapsed.Seconds()))
 		}
 	}
 	return strings.Join(parts, ", ")

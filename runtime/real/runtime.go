@@ -96,6 +96,9 @@ type actorCell struct {
 	// calls included: how much of the run the actor could take no other
 	// message (BusyTimes).
 	busyNanos atomic.Int64
+	// storeNanos is the part of it spent in object-store calls
+	// (timedStore).
+	storeNanos atomic.Int64
 }
 
 // askWaiter receives the reply of one Ask.
@@ -133,7 +136,7 @@ func (r *Runtime) Spawn(process string, id runtime.ActorID, factory runtime.Fact
 	cell := &actorCell{
 		id:      id,
 		process: process,
-		store:   store,
+		store:   store, // wrapped below, to time the calls
 		logger:  r.opts.Logger.With("process", process, "actor", string(id)),
 		mailbox: newMailbox(r.opts.MailboxMessagesMax, r.opts.MailboxOverflowMessagesMax),
 		actor:   factory(),
@@ -141,6 +144,7 @@ func (r *Runtime) Spawn(process string, id runtime.ActorID, factory runtime.Fact
 		timers:  map[runtime.TimerID]*time.Timer{},
 		asks:    map[*askWaiter]struct{}{},
 	}
+	cell.store = timedStore{Store: store, nanos: &cell.storeNanos}
 	// NB: Started is queued before the actor is visible, so it is always the
 	// first message.
 	cell.mailbox.pushNoWait(envelope{kind: envelopeMessage, msg: runtime.Started{}}, true)
@@ -316,10 +320,11 @@ func (r *Runtime) deliver(cell *actorCell, e envelope) {
 	ctx.done = true
 }
 
-// ActorBusy is how long one actor has spent handling messages.
+// ActorBusy is how long one actor has spent handling messages, and how
+// much of that in object-store calls.
 type ActorBusy struct {
-	ID   runtime.ActorID
-	Busy time.Duration
+	ID          runtime.ActorID
+	Busy, Store time.Duration
 }
 
 // BusyTimes is every live actor's time spent in Receive since it was
@@ -329,7 +334,7 @@ func (r *Runtime) BusyTimes() []ActorBusy {
 	r.mu.Lock()
 	out := make([]ActorBusy, 0, len(r.actors))
 	for id, cell := range r.actors { //lint:maprange sorted below
-		out = append(out, ActorBusy{ID: id, Busy: time.Duration(cell.busyNanos.Load())})
+		out = append(out, ActorBusy{ID: id, Busy: time.Duration(cell.busyNanos.Load()), Store: time.Duration(cell.storeNanos.Load())})
 	}
 	r.mu.Unlock()
 	slices.SortFunc(out, func(a, b ActorBusy) int { return strings.Compare(string(a.ID), string(b.ID)) })

@@ -301,7 +301,8 @@ func TestNamedRandStreamsAndStores(t *testing.T) {
 }
 
 // TestBusyTimes: an actor's busy time counts the time its Receive took,
-// and an idle actor's stays near zero.
+// its store time the part in object-store calls, and an idle actor's
+// stays near zero.
 func TestBusyTimes(t *testing.T) {
 	rt := newTestRuntime(Options{})
 	defer shutdown(t, rt)
@@ -309,6 +310,9 @@ func TestBusyTimes(t *testing.T) {
 	busy := funcActor(func(ctx runtime.Context, msg runtime.Message) {
 		if _, ok := msg.(ping); ok {
 			time.Sleep(hold)
+			if _, err := ctx.Store().Put(context.Background(), "k", []byte("v")); err != nil {
+				panic(err)
+			}
 			ctx.Reply(msg)
 		}
 	})
@@ -330,6 +334,9 @@ func TestBusyTimes(t *testing.T) {
 	}
 	if got[0].Busy < 3*hold {
 		t.Fatalf("busy/1 was busy %v, handling 3 messages of %v each", got[0].Busy, hold)
+	}
+	if got[0].Store <= 0 || got[0].Store >= got[0].Busy-3*hold {
+		t.Fatalf("busy/1 spent %v of %v in its 3 store calls", got[0].Store, got[0].Busy)
 	}
 	if got[1].Busy >= hold {
 		t.Fatalf("idle was busy %v", got[1].Busy)

@@ -64,24 +64,34 @@ func StartServerWith(dir string, opts engine.ServerOptions) (*Server, error) {
 	return s, nil
 }
 
+// ActorTime is one actor's time handling messages (Busy), and the part
+// of it spent in object-store calls (Store).
+type ActorTime struct{ Busy, Store time.Duration }
+
 // ActorBusy scrapes the server's /metrics for the wall time each actor
-// has spent handling messages (rockstream_actor_busy_seconds_total), by
-// actor ("shard/0", "control", "session", ...). Differences of two
-// scrapes over a run, against its elapsed time, show which actor is the
-// bottleneck and which waits.
-func (s *Server) ActorBusy() (map[string]time.Duration, error) {
+// has spent handling messages (rockstream_actor_busy_seconds_total) and
+// in object-store calls (rockstream_actor_store_seconds_total), by actor
+// ("shard/0", "control", "session", ...). Differences of two scrapes
+// over a run, against its elapsed time, show which actor is the
+// bottleneck, which waits, and how much of a busy actor's time is
+// storage.
+func (s *Server) ActorBusy() (map[string]ActorTime, error) {
 	resp, err := http.Get("http://" + s.run.HTTPAddr + "/metrics")
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	const prefix = `rockstream_actor_busy_seconds_total{actor="`
-	out := map[string]time.Duration{}
+	const busyPrefix, storePrefix = `rockstream_actor_busy_seconds_total{actor="`, `rockstream_actor_store_seconds_total{actor="`
+	out := map[string]ActorTime{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), prefix)
-		if !ok {
-			continue
+		line := sc.Text()
+		rest, busy := strings.CutPrefix(line, busyPrefix)
+		if !busy {
+			var ok bool
+			if rest, ok = strings.CutPrefix(line, storePrefix); !ok {
+				continue
+			}
 		}
 		actor, value, ok := strings.Cut(rest, `"} `)
 		if !ok {
@@ -89,9 +99,15 @@ func (s *Server) ActorBusy() (map[string]time.Duration, error) {
 		}
 		seconds, err := strconv.ParseFloat(value, 64)
 		if err != nil {
-			return nil, fmt.Errorf("metrics: %q: %w", sc.Text(), err)
+			return nil, fmt.Errorf("metrics: %q: %w", line, err)
 		}
-		out[actor] = time.Duration(seconds * float64(time.Second))
+		t := out[actor]
+		if busy {
+			t.Busy = time.Duration(seconds * float64(time.Second))
+		} else {
+			t.Store = time.Duration(seconds * float64(time.Second))
+		}
+		out[actor] = t
 	}
 	return out, sc.Err()
 }
