@@ -28,6 +28,7 @@ type collector struct {
 	sinkRows, sinkErrors, sinkEpoch, sinkLag     *prometheus.Desc
 	tableWatermark, tableLateRows                *prometheus.Desc
 	actorBusy, actorStore                        *prometheus.Desc
+	exchangeBytes, exchangeCredit, exchangeTaken *prometheus.Desc
 }
 
 func newCollector(engine func() *Engine) *collector {
@@ -69,12 +70,15 @@ func newCollector(engine func() *Engine) *collector {
 		tableWatermark:   d("table_watermark_seconds", "A table's event-time watermark (WITH (watermark = ...)), as seconds since the Unix epoch (only tables that have one, once a row came).", "table"),
 		tableLateRows:    d("table_late_rows_total", "Rows inserted into a table with a watermark and dropped because their event time was behind it.", "table"),
 		actorBusy:        d("actor_busy_seconds_total", "Wall time each actor spent handling messages (its storage calls included) since the process started: a shard busy for nearly all of a run is the bottleneck. Sessions, subscriptions and sources are summed by kind.", "actor"),
+		exchangeBytes:    d("exchange_bytes_in_flight", "Bytes of delta-log entries in exchange frames sent and not acknowledged (the exchange's queue).", "from", "to"),
+		exchangeCredit:   d("exchange_credit_frames", "Exchange frames the table shard may still send to a view shard before an acknowledgement (0: the view shard is behind and the rest waits in the table shard's log).", "from", "to"),
+		exchangeTaken:    d("exchange_taken_bytes", "Bytes of delta-log entries a view shard took from the exchange and has not stepped over yet (held in memory).", "shard"),
 		actorStore:       d("actor_store_seconds_total", "The part of rockstream_actor_busy_seconds_total each actor spent waiting on object-store calls (writing and syncing its WAL and SSTs, reading SSTs).", "actor"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.viewStateRows, c.viewLagSeconds, c.viewTarget, c.viewTargetMet, c.viewTargetMissed, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames, c.sinkRows, c.sinkErrors, c.sinkEpoch, c.sinkLag, c.tableWatermark, c.tableLateRows, c.actorBusy, c.actorStore} {
+	for _, d := range []*prometheus.Desc{c.commits, c.commitErrors, c.queries, c.rowsWritten, c.frontier, c.lastEpoch, c.epochSteps, c.stepSeconds, c.viewRebuilds, c.viewRows, c.viewStateBytes, c.viewLag, c.viewStateRows, c.viewLagSeconds, c.viewTarget, c.viewTargetMet, c.viewTargetMissed, c.sourceRows, c.sourceErrors, c.sourceLag, c.sourceBlocked, c.sourceLagRecords, c.sourceBadRecords, c.shardEpoch, c.exchangeUnacked, c.exchangeFrames, c.sinkRows, c.sinkErrors, c.sinkEpoch, c.sinkLag, c.tableWatermark, c.tableLateRows, c.actorBusy, c.actorStore, c.exchangeBytes, c.exchangeCredit, c.exchangeTaken} {
 		ch <- d
 	}
 }
@@ -131,10 +135,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(c.tableLateRows, prometheus.CounterValue, float64(w.LateRows), w.Name)
 		}
+		ch <- prometheus.MustNewConstMetric(c.exchangeTaken, prometheus.GaugeValue, float64(s.ExchangeTakenBytes), id)
 		for _, x := range s.Exchange {
 			to := fmt.Sprint(x.Peer)
 			ch <- prometheus.MustNewConstMetric(c.exchangeUnacked, prometheus.GaugeValue, float64(s.DurableEpoch-min(x.Acked, s.DurableEpoch)), id, to)
 			ch <- prometheus.MustNewConstMetric(c.exchangeFrames, prometheus.GaugeValue, float64(x.InFlight), id, to)
+			ch <- prometheus.MustNewConstMetric(c.exchangeBytes, prometheus.GaugeValue, float64(x.InFlightBytes), id, to)
+			ch <- prometheus.MustNewConstMetric(c.exchangeCredit, prometheus.GaugeValue, float64(x.Credit), id, to)
 		}
 	}
 	st, err := e.Status(ctx)

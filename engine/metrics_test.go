@@ -106,6 +106,18 @@ func TestMetricsOverShards(t *testing.T) {
 	}
 	value(`rockstream_exchange_unacked_epochs{from="0",to="1"}`)
 	value(`rockstream_exchange_frames_in_flight{from="0",to="1"}`)
+	value(`rockstream_exchange_bytes_in_flight{from="0",to="1"}`)
+	value(`rockstream_exchange_taken_bytes{shard="1"}`)
+	if credit := value(`rockstream_exchange_credit_frames{from="0",to="1"}`); credit < "0" || credit > "4" || len(credit) != 1 {
+		t.Fatalf("exchange credit %s frames, want 0 to 4", credit)
+	}
+	// Each shard handled the commits, the exchange and the reads.
+	for _, s := range []string{"shard/0", "shard/1"} {
+		if busy := value(`rockstream_actor_busy_seconds_total{actor="` + s + `"}`); busy == "0" {
+			t.Fatalf("%s was never busy", s)
+		}
+		value(`rockstream_actor_store_seconds_total{actor="` + s + `"}`)
+	}
 }
 
 // httpServer is a server with its HTTP endpoints (/metrics, /readyz).

@@ -151,13 +151,21 @@ type exchangeOut struct {
 	// are on their way; frontier: the peer's (reported) durable frontier.
 	// INVARIANT: frontier <= acked <= sent <= durableEpoch.
 	acked, sent, frontier uint64
-	// inFlight are the last epochs of the frames sent and not yet
-	// acknowledged, oldest first: an acknowledgement may cover several
-	// (the view shard acknowledges what each sync made durable).
-	inFlight []uint64
+	// inFlight are the frames sent and not yet acknowledged, oldest
+	// first: an acknowledgement may cover several (the view shard
+	// acknowledges what each sync made durable).
+	inFlight []inFlightFrame
 	// ackedAtTick is acked at the last resend tick: no progress since
 	// means a frame or its acknowledgement was lost.
 	ackedAtTick uint64
+}
+
+// inFlightFrame is a frame sent to a view shard and not acknowledged: its
+// last epoch and the bytes of its entries (the exchange's queue, shown
+// on /metrics).
+type inFlightFrame struct {
+	through uint64
+	bytes   int
 }
 
 // exchangeState is the shard's part of the exchange.
@@ -312,7 +320,7 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 				// joined after it rose.
 				ctx.Send(ActorOf(o.peer), ExchangeFrame{After: o.sent, Through: a.exchange.logFloor, Collected: true})
 				o.sent = a.exchange.logFloor
-				o.inFlight = append(o.inFlight, o.sent)
+				o.inFlight = append(o.inFlight, inFlightFrame{through: o.sent})
 				continue
 			}
 			f := ExchangeFrame{After: o.sent, Durable: durable}
@@ -335,7 +343,7 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 				a.seal.shown = max(a.seal.shown, f.Through)
 				ctx.Send(ActorOf(o.peer), f)
 				o.sent = f.Through
-				o.inFlight = append(o.inFlight, o.sent)
+				o.inFlight = append(o.inFlight, inFlightFrame{through: o.sent, bytes: bytes})
 				continue
 			}
 			for e := o.sent + 1; e <= durable && len(f.Entries) < exchangeFrameEntriesMax && (bytes < exchangeFrameBytesMax || len(f.Entries) == 0); e++ {
@@ -353,7 +361,7 @@ func (a *Actor) pushFrames(ctx runtime.Context) {
 			}
 			ctx.Send(ActorOf(o.peer), f)
 			o.sent = f.Through
-			o.inFlight = append(o.inFlight, o.sent)
+			o.inFlight = append(o.inFlight, inFlightFrame{through: o.sent, bytes: bytes})
 		}
 	}
 }
@@ -380,7 +388,7 @@ func (a *Actor) receiveExchangeAck(ctx runtime.Context, m ExchangeAck, from runt
 			}
 			continue
 		}
-		for len(o.inFlight) > 0 && o.inFlight[0] <= m.Through {
+		for len(o.inFlight) > 0 && o.inFlight[0].through <= m.Through {
 			o.inFlight = o.inFlight[1:]
 		}
 		if m.Through > o.acked {

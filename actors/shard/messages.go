@@ -167,6 +167,10 @@ type (
 		Shard        uint32
 		DurableEpoch uint64
 		Exchange     []ExchangeStatus
+		// ExchangeTakenBytes are the bytes of the log entries a view
+		// shard took from exchange frames and has not stepped over yet
+		// (held in memory).
+		ExchangeTakenBytes int64
 		// Watermarks are the event-time watermarks of the tables that
 		// declare one, with their late-row counts (table shard only).
 		Watermarks []WatermarkStatus `json:",omitempty"`
@@ -175,10 +179,13 @@ type (
 	ExchangeStatus struct {
 		Peer uint32
 		// Acked: every epoch up to it is durable on the peer; Sent: frames
-		// up to it were sent; InFlight: frames not acknowledged (at most
-		// the credit); PeerFrontier: the peer's reported frontier.
+		// up to it were sent; InFlight: frames not acknowledged, holding
+		// InFlightBytes of entries; Credit: frames that may still be sent
+		// before an acknowledgement (the credit less InFlight);
+		// PeerFrontier: the peer's reported frontier.
 		Acked, Sent, PeerFrontier uint64
-		InFlight                  int
+		InFlight, Credit          int
+		InFlightBytes             int64
 	}
 	// ViewStatus is one view's line in SHOW VIEW STATUS.
 	ViewStatus struct {

@@ -178,7 +178,19 @@ func (a *Actor) status(ctx runtime.Context, noRowCounts bool) Status {
 	st.DurableEpoch = a.durableEpoch
 	st.Watermarks = a.watermarkStatuses()
 	for _, o := range a.exchange.out {
-		st.Exchange = append(st.Exchange, ExchangeStatus{Peer: uint32(o.peer), Acked: o.acked, Sent: o.sent, PeerFrontier: o.frontier, InFlight: len(o.inFlight)})
+		x := ExchangeStatus{Peer: uint32(o.peer), Acked: o.acked, Sent: o.sent, PeerFrontier: o.frontier, InFlight: len(o.inFlight), Credit: exchangeFramesInFlight - len(o.inFlight)}
+		for _, f := range o.inFlight {
+			x.InFlightBytes += int64(f.bytes)
+		}
+		st.Exchange = append(st.Exchange, x)
+	}
+	for _, e := range a.exchange.taken { //lint:maprange a sum
+		st.ExchangeTakenBytes += int64(len(e))
+	}
+	for _, es := range a.exchange.takenFrom { //lint:maprange a sum
+		for _, e := range es {
+			st.ExchangeTakenBytes += int64(len(e))
+		}
 	}
 	if a.snap != nil {
 		st.CatalogVer = a.snap.Version
