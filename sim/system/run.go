@@ -129,7 +129,7 @@ type Options struct {
 	Config *sim.Config
 	// Plant turns on a planted bug (the build tag plants AckBeforeDurable).
 	Plant Bug
-	// DrawShards lays the store out over 1 to 4 shards drawn from the
+	// DrawShards lays the store out over 1 to 8 shards drawn from the
 	// seed (else one): TestSystemShards.
 	DrawShards bool
 	// NoTemporalView leaves the temporal view out of every run (else
@@ -217,17 +217,18 @@ func (k ackNoWait) Sync() error { return nil }
 type runner struct {
 	s   *sim.Sim
 	rnd *rand.Rand
-	// drawShards: Options.DrawShards; shards: how many the run has.
-	drawShards bool
-	shards     int
-	log        strings.Builder
-	snap       *control.Snapshot
-	t1         *catalog.Relation
-	t2         *catalog.Relation
-	acct       *catalog.Relation
-	views      []*catalog.Relation
-	model      *model
-	hist       history
+	// layoutDrawn: Options.DrawShards; shards: how many the run has
+	// (drawShards).
+	layoutDrawn bool
+	shards      int
+	log         strings.Builder
+	snap        *control.Snapshot
+	t1          *catalog.Relation
+	t2          *catalog.Relation
+	acct        *catalog.Relation
+	views       []*catalog.Relation
+	model       *model
+	hist        history
 	// sessions are the concurrent clients.
 	sessions []*session
 	// maxAcked is the highest acknowledged epoch; frontier the highest
@@ -331,17 +332,40 @@ func (r *runner) logf(format string, args ...any) {
 	r.log.WriteByte('\n')
 }
 
+// drawShards draws how many shards the run lays its store out over.
+func (r *runner) drawShards() int {
+	// Shards: 1 (a quarter of the seeds), or 2 to 8 (the table shard and
+	// one to seven view shards fed by the exchange, spread views over all
+	// of them), small counts the most often. Drawn from streams of their
+	// own, so the other draws of a seed are as before.
+	shards := 1
+	if rs := r.s.Rand("system/shards"); r.layoutDrawn && rs.IntN(4) != 0 {
+		shards = 2 + rs.IntN(2)
+		// A third of the 3-shard runs get a third view shard (views
+		// spread over three; drawn from a stream of its own).
+		if shards == 3 && r.s.Rand("system/shards4").IntN(3) == 0 {
+			shards = 4
+			// And a third of those 5 to 8 shards.
+			if rs8 := r.s.Rand("system/shards8"); rs8.IntN(3) == 0 {
+				shards = 5 + rs8.IntN(4)
+			}
+		}
+	}
+	return shards
+}
+
 // Run simulates the embedded database under faults and checks it.
 func Run(opts Options) Outcome {
 	// Every message crosses the wire codec (issue 16): no actor shares
 	// memory with another, and a message that is not a value fails the run.
 	s := sim.New(sim.Options{Seed: opts.Seed, Config: opts.Config, AskTimeout: 20 * time.Second, Codec: wire.Standard()})
-	r := &runner{s: s, rnd: s.Rand("system"), model: newModel(), drawShards: opts.DrawShards, noTemporal: opts.NoTemporalView}
+	r := &runner{s: s, rnd: s.Rand("system"), model: newModel(), layoutDrawn: opts.DrawShards, noTemporal: opts.NoTemporalView}
 	plant := opts.Plant
 	if plantAckBeforeDurable {
 		plant = AckBeforeDurable
 	}
-	out := Outcome{Header: s.Describe() + fmt.Sprintf("system: planted bug=%s\n", plant)}
+	r.shards = r.drawShards()
+	out := Outcome{Header: s.Describe() + fmt.Sprintf("system: planted bug=%s shards=%d\n", plant, r.shards)}
 	err := r.run(plant)
 	out.Err = err
 	out.TraceHash = s.TraceHash()
@@ -409,20 +433,8 @@ func (r *runner) run(plant Bug) error {
 	if err := s.AddProcess(processName, sim.ProcessOptions{Crashable: true}); err != nil {
 		return err
 	}
-	// Shards: 1 (a quarter of the seeds), or 2 to 4 (the table shard and
-	// one to three view shards fed by the exchange). Drawn from a stream of
-	// its own, so the other draws of a seed are as before.
-	shards := 1
-	if rs := s.Rand("system/shards"); r.drawShards && rs.IntN(4) != 0 {
-		shards = 2 + rs.IntN(2)
-		// A third of the 3-shard runs get a third view shard (views
-		// spread over three; drawn from a stream of its own).
-		if shards == 3 && s.Rand("system/shards4").IntN(3) == 0 {
-			shards = 4
-		}
-	}
+	shards := r.shards
 	r.logf("shards=%d", shards)
-	r.shards = shards
 	if err := s.Spawn(processName, control.ActorID, control.New(control.Config{OpenStore: open("control", NoBug), TickEvery: tick, Shards: shards})); err != nil {
 		return err
 	}
