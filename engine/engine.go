@@ -141,12 +141,12 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.queryMemory = &queryMemory{limitBytes: cfg.StepBytesMax}
 	}
 	e.rt = real.New(real.Options{Store: cfg.Store, Logger: cfg.Logger, Now: cfg.Clock})
-	open := func(path string) func(runtime.Context) (kv.Store, error) {
+	openWith := func(path string, opts storage.Options) func(runtime.Context) (kv.Store, error) {
 		return func(actx runtime.Context) (kv.Store, error) {
-			return storage.Open(ctx, actx.Store(), path, cfg.Storage)
+			return storage.Open(ctx, actx.Store(), path, opts)
 		}
 	}
-	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: open("control"), TickEvery: cfg.StorageTickInterval, Shards: max(1, cfg.Shards), PartitionTables: cfg.PartitionTables})); err != nil {
+	if err := e.rt.Spawn("embedded", control.ActorID, control.New(control.Config{OpenStore: openWith("control", cfg.Storage), TickEvery: cfg.StorageTickInterval, Shards: max(1, cfg.Shards), PartitionTables: cfg.PartitionTables})); err != nil {
 		return nil, err
 	}
 	// The detector before the shards: they report row-lock waits to it.
@@ -158,6 +158,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.Close(ctx)
 		return nil, err
 	}
+	// NB: the shards share what one shard's database would get (the
+	// memory budget assumes the control DB and one shard's), so the
+	// budget holds whatever the layout.
+	perShard := shardStorage(cfg.Storage, len(snap.BucketMap().Shards()))
+	open := func(path string) func(runtime.Context) (kv.Store, error) { return openWith(path, perShard) }
 	if err := e.spawnShards(snap, open); err != nil {
 		e.Close(ctx)
 		return nil, err
@@ -174,6 +179,30 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e.ready.Store(true)
 	return e, nil
+}
+
+// shardStorageBytesMin is the least memtable and block cache a shard's
+// database gets when a budget is split over many shards: below it every
+// commit would flush.
+const shardStorageBytesMin = 1 << 20
+
+// shardStorage is each shard's storage options when shards shards share
+// opts, the options of a single shard's database: the memtable, unflushed
+// and cache bytes split evenly (at least shardStorageBytesMin each); zero
+// (the storage default) stays zero.
+func shardStorage(opts storage.Options, shards int) storage.Options {
+	split := func(n int64) int64 {
+		if n <= 0 || shards <= 1 {
+			return n
+		}
+		return max(n/int64(shards), shardStorageBytesMin)
+	}
+	opts.MemtableBytesMax = split(opts.MemtableBytesMax)
+	if opts.UnflushedBytesMax > 0 {
+		opts.UnflushedBytesMax = max(split(opts.UnflushedBytesMax), opts.MemtableBytesMax)
+	}
+	opts.BlockCacheBytes = split(opts.BlockCacheBytes)
+	return opts
 }
 
 // Ready reports whether the catalog is loaded and every view hydrated.

@@ -165,9 +165,10 @@ const DefaultMemoryBudget = 2 << 30
 // runtime, the gateway and two databases' minimal memtables.
 const memoryBudgetMin = 64 << 20
 
-// budgets splits a memory budget: each of the two slate databases gets a
+// budgets splits a memory budget: the control DB and the shards each get a
 // memtable of budget/16, unflushed data up to budget/8 and a block cache of
-// budget/16 (together at most half the budget); the Go heap limit is set
+// budget/16 (together at most half the budget; the shards split their
+// share, shardStorage); the Go heap limit is set
 // to the budget so the collector works harder before the process outgrows
 // it. The rest is for sessions, operator caches and the runtime.
 func budgets(budget int64) storage.Options {
