@@ -173,13 +173,23 @@ func (d *DB) fenceWAL(ctx context.Context) (uint64, error) {
 	return 0, storeErr(fmt.Errorf("no free WAL slot after %d attempts", manifestCommitAttemptsMax), "fence WAL")
 }
 
+// replayReadAttemptsMax bounds the reads of one WAL object in replay that
+// fail transiently: an open reads up to WALObjectsUnflushedMax of them, so
+// with one call in thirty failing (a throttled S3) an open that gave up at
+// the first failure would almost never succeed. Simulation range: fixed.
+const replayReadAttemptsMax = 4
+
 // replay loads WAL objects (ReplayAfterWALID, fenceID) into memtables,
-// skipping rows already in L0 (seq <= LastL0Seq).
+// skipping rows already in L0 (seq <= LastL0Seq); a read failing
+// transiently is tried again (replayReadAttemptsMax).
 func (d *DB) replay(ctx context.Context, fenceID uint64) error {
 	d.lastSeq = d.manifest.LastL0Seq
 	for id := d.manifest.ReplayAfterWALID + 1; id < fenceID; id++ {
 		key := walKey(id)
 		obj, err := d.store.Get(ctx, key)
+		for attempt := 1; attempt < replayReadAttemptsMax && errors.Is(err, objstore.ErrTransient); attempt++ {
+			obj, err = d.store.Get(ctx, key)
+		}
 		if err != nil {
 			if isNotFound(err) {
 				return corruptErr(key, "WAL object missing below the fence (ids must be dense)")

@@ -198,3 +198,50 @@ func TestTickBoundsWALReplay(t *testing.T) {
 		t.Fatalf("%d keys after the reopen, want %d", got, writes)
 	}
 }
+
+// flakyWALGets fails the first Get of every WAL object transiently (a
+// throttled object store).
+type flakyWALGets struct {
+	objstore.Store
+	failed map[string]bool
+}
+
+func (f *flakyWALGets) Get(ctx context.Context, key string) (objstore.Object, error) {
+	if strings.Contains(key, "/wal/") && !f.failed[key] {
+		f.failed[key] = true
+		return objstore.Object{}, objstore.ErrTransient
+	}
+	return f.Store.Get(ctx, key)
+}
+
+// TestReplayRetriesTransientReads: an open replaying many WAL objects
+// tries a read that failed transiently again, instead of failing the
+// open (which, one object in thirty failing, would almost never succeed).
+func TestReplayRetriesTransientReads(t *testing.T) {
+	ctx := context.Background()
+	store := objstore.NewMemory()
+	clock := newTestClock()
+	opts := testOptions(clock)
+	opts.MemtableBytesMax = 64 << 20
+	d, err := Open(ctx, store, "db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writes = 20
+	for i := range writes {
+		if _, err := d.Put(ctx, fmt.Appendf(nil, "k%03d", i), []byte("v"), WriteOptions{AwaitDurable: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flaky := &flakyWALGets{Store: store, failed: map[string]bool{}}
+	d2, err := Open(ctx, flaky, "db", opts)
+	if err != nil {
+		t.Fatalf("open over WAL reads failing once each: %v", err)
+	}
+	if len(flaky.failed) < writes {
+		t.Fatalf("only %d WAL reads failed, the replay read fewer than %d objects", len(flaky.failed), writes)
+	}
+	if got := len(scanAll(t, d2.Scan(ctx, nil, nil, ReadOptions{}))); got != writes {
+		t.Fatalf("%d keys after the reopen, want %d", got, writes)
+	}
+}
