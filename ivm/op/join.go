@@ -3,6 +3,7 @@ package op
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/arrange"
@@ -253,6 +254,11 @@ func indicator(b bool) int64 {
 // match" is m > 0.
 func hasMatch(m int64) bool { return m > 0 }
 
+// crossJoinPresizeRowsMax bounds the output rows a join without keys makes
+// room for at its first probe (32 bytes a row, so 32 MiB): beyond it the
+// output grows as it fills, metered (memory.go).
+const crossJoinPresizeRowsMax = 1 << 20
+
 // pendingWrite is a probed entry's new match count, stored after the probe.
 type pendingWrite struct {
 	suffix []byte
@@ -322,6 +328,7 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 	// is metered as it grows (memory.go), not only after the step.
 	meter := NewOutputMeter(out)
 	entryBatch := j.left.EntryPrefetchBatch()
+	presized := false
 	for i, l := range dl.Rows {
 		if i%entryBatch == 0 {
 			end := min(i+entryBatch, len(dl.Rows))
@@ -353,6 +360,14 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 				return err
 			}
 			entries := group.Entries()
+			if !presized && len(j.spec.LeftKeys) == 0 && j.pairs() {
+				// A join without keys meets this same group with every
+				// left row: room for the output at once, not by doubling.
+				presized = true
+				if n := (len(dl.Rows) - i) * len(entries); n <= crossJoinPresizeRowsMax {
+					out.Rows, out.Weights = slices.Grow(out.Rows, n), slices.Grow(out.Weights, n)
+				}
+			}
 			for x := range entries {
 				arranged := &entries[x]
 				r, err := j.rows.decodeArranged(arranged.Suffix)
