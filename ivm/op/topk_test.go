@@ -12,49 +12,31 @@ import (
 	"github.com/rockstream/rockstream/ivm/zset"
 )
 
-func TestTopKIncremental(t *testing.T) {
-	cases := []TopKSpec{
-		{OrderBy: []SortKey{{Column: 0}}, Limit: 2},
-		{OrderBy: []SortKey{{Column: 0, Descending: true, NullsFirst: true}, {Column: 1}}, Limit: 3, Offset: 1},
-		{PartitionBy: []int{1}, OrderBy: []SortKey{{Column: 0}}, Limit: 1},
-		{OrderBy: []SortKey{{Column: 1}}, Limit: -1, Offset: 2},
-	}
-	for i, spec := range cases {
-		spec := spec
-		t.Run(string(rune('a'+i)), func(t *testing.T) {
-			rapid.Check(t, func(t *rapid.T) {
-				checkIncremental(t, incrementalCase{
-					widths: []int{2}, nulls: true, positive: true,
-					make: func(s State) Operator {
-						o, err := NewTopK(s, intSchema(2), spec)
-						if err != nil {
-							panic(err)
-						}
-						return o
-					},
-					stream: func(_ *Context, in []zset.Batch) (zset.Batch, error) {
-						return StreamTopK(intSchema(2), spec, in[0]), nil
-					},
-				})
-			})
-		})
-	}
+// topKCases are the TopK specs the incremental tests run.
+//
+//lint:immutable a constant test table.
+var topKCases = []TopKSpec{
+	{OrderBy: []SortKey{{Column: 0}}, Limit: 2},
+	{OrderBy: []SortKey{{Column: 0, Descending: true, NullsFirst: true}, {Column: 1}}, Limit: 3, Offset: 1},
+	{PartitionBy: []int{1}, OrderBy: []SortKey{{Column: 0}}, Limit: 1},
+	{OrderBy: []SortKey{{Column: 1}}, Limit: -1, Offset: 2},
 }
+
+func TestTopKIncremental(t *testing.T) { checkTopKCases(t, false) }
 
 // An insert-only TopK keeps only each partition's first OFFSET + LIMIT
 // rows, with the same output as one keeping them all.
-func TestTopKInsertOnly(t *testing.T) {
-	cases := []TopKSpec{
-		{OrderBy: []SortKey{{Column: 0}}, Limit: 2, InsertOnly: true},
-		{OrderBy: []SortKey{{Column: 0, Descending: true, NullsFirst: true}, {Column: 1}}, Limit: 3, Offset: 1, InsertOnly: true},
-		{PartitionBy: []int{1}, OrderBy: []SortKey{{Column: 0, Descending: true}}, Limit: 1, InsertOnly: true},
-		{OrderBy: []SortKey{{Column: 1}}, Limit: -1, Offset: 2, InsertOnly: true},
-	}
-	for i, spec := range cases {
+func TestTopKInsertOnly(t *testing.T) { checkTopKCases(t, true) }
+
+// checkTopKCases checks each of topKCases incrementally, over inputs of
+// any non-negative multiplicities or (insertOnly) over insertions only.
+func checkTopKCases(t *testing.T, insertOnly bool) {
+	for i, spec := range topKCases {
+		spec.InsertOnly = insertOnly
 		t.Run(string(rune('a'+i)), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				checkIncremental(t, incrementalCase{
-					widths: []int{2}, nulls: true, insertOnly: true,
+					widths: []int{2}, nulls: true, positive: !insertOnly, insertOnly: insertOnly,
 					make: func(s State) Operator {
 						o, err := NewTopK(s, intSchema(2), spec)
 						if err != nil {
