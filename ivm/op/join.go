@@ -329,6 +329,10 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 	meter := NewOutputMeter(out)
 	entryBatch := j.left.EntryPrefetchBatch()
 	presized := false
+	// NB: without keys every left row probes the one same group, which
+	// this phase does not write unless it pads right rows: its entries
+	// are decoded once.
+	cross := decodedGroup{reuse: len(j.spec.LeftKeys) == 0 && !j.rightPadded()}
 	for i, l := range dl.Rows {
 		if i%entryBatch == 0 {
 			end := min(i+entryBatch, len(dl.Rows))
@@ -369,12 +373,7 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 				}
 			}
 			for x := range entries {
-				arranged := &entries[x]
-				r, err := j.rows.decodeArranged(arranged.Suffix)
-				if err != nil {
-					return err
-				}
-				e, err := decodeJoinEntry(arranged.Value)
+				r, e, err := cross.entry(j, entries, x)
 				if err != nil {
 					return err
 				}
@@ -398,7 +397,7 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 					if d := indicator(!hasMatch(e.matches)) - before; d != 0 {
 						out.Add(j.rows.padLeft(j.leftWidth, r), d*e.weight)
 					}
-					writes = append(writes, pendingWrite{suffix: arranged.Suffix, entry: e, oldLen: len(arranged.Value)})
+					writes = append(writes, pendingWrite{suffix: entries[x].Suffix, entry: e, oldLen: len(entries[x].Value)})
 				}
 			}
 		}
@@ -417,6 +416,33 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 		}
 	}
 	return nil
+}
+
+// decodedGroup is a probed group's entries, decoded (each only once when
+// reuse is set: the caller probes the same unchanged group again).
+type decodedGroup struct {
+	reuse   bool
+	rows    []types.Row
+	entries []joinEntry
+}
+
+// entry decodes entries[x] of the group j probes.
+func (d *decodedGroup) entry(j *Join, entries []arrange.GroupEntry, x int) (types.Row, joinEntry, error) {
+	if d.reuse && x < len(d.rows) {
+		return d.rows[x], d.entries[x], nil
+	}
+	r, err := j.rows.decodeArranged(entries[x].Suffix)
+	if err != nil {
+		return nil, joinEntry{}, err
+	}
+	e, err := decodeJoinEntry(entries[x].Value)
+	if err != nil {
+		return nil, joinEntry{}, err
+	}
+	if d.reuse {
+		d.rows, d.entries = append(d.rows, r), append(d.entries, e)
+	}
+	return r, e, nil
 }
 
 // decodeArranged decodes an arranged row (an entry's key suffix, a
