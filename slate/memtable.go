@@ -46,6 +46,12 @@ type memtable struct {
 	// make keys share hashes).
 	pointHash func([]byte) uint64
 
+	// added is addSorted's scratch: the nodes of the batch being added.
+	added []nodeRef
+	// pointsTouched sums the slots indexPoints touched ahead (kept so
+	// the loads are not optimized away).
+	pointsTouched uint64
+
 	levels int
 	rng    uint64
 	bytes  int64 // logical size (row.encodedSize per row): flush decisions
@@ -333,8 +339,39 @@ func (m *memtable) addSorted(rows []row) {
 			m.setNext(prev[l], l, n)
 			prev[l] = n
 		}
-		m.indexPoint(n, r)
+		m.added = append(m.added, n)
 		m.count(r)
+	}
+	m.indexPoints(rows, m.added)
+	m.added = m.added[:0]
+}
+
+// pointPrefetchRows is how many rows indexPoints hashes and touches the
+// index slots of before it records them: their cache misses, one per row
+// in an index larger than the cache, overlap instead of following one
+// another.
+const pointPrefetchRows = 32
+
+// indexPoints records the nodes just added for rows (in order) in
+// m.points, touching each chunk's slots first.
+func (m *memtable) indexPoints(rows []row, nodes []nodeRef) {
+	p := &m.points
+	for 2*(p.used+len(rows)) > len(p.slots) {
+		m.growPoints()
+	}
+	mask := uint32(len(p.slots) - 1)
+	var tags [pointPrefetchRows]uint32
+	for at := 0; at < len(rows); at += pointPrefetchRows {
+		chunk := rows[at:min(at+pointPrefetchRows, len(rows))]
+		var touched uint64
+		for i := range chunk {
+			tags[i] = uint32(m.pointHash(chunk[i].key) >> 32)
+			touched += p.slots[tags[i]&mask]
+		}
+		m.pointsTouched += touched
+		for i := range chunk {
+			m.indexPoint(nodes[at+i], chunk[i].key, tags[i])
+		}
 	}
 }
 
@@ -352,13 +389,10 @@ type pointIndex struct {
 
 const pointIndexMinSlots = 64
 
-// indexPoint records node n, just added with row r, in m.points.
-func (m *memtable) indexPoint(n nodeRef, r row) {
+// indexPoint records node n, just added with key (whose hash's high 32
+// bits are tag), in m.points, which has room for it.
+func (m *memtable) indexPoint(n nodeRef, key []byte, tag uint32) {
 	p := &m.points
-	if 2*(p.used+1) > len(p.slots) {
-		m.growPoints()
-	}
-	tag := uint32(m.pointHash(r.key) >> 32)
 	mask := uint32(len(p.slots) - 1)
 	for i := tag & mask; ; i = (i + 1) & mask {
 		s := p.slots[i]
@@ -371,10 +405,10 @@ func (m *memtable) indexPoint(n nodeRef, r row) {
 			continue
 		}
 		old := m.node(nodeRef(s))
-		if !bytes.Equal(nodeKey(old), r.key) {
+		if !bytes.Equal(nodeKey(old), key) {
 			continue
 		}
-		if binary.LittleEndian.Uint64(old[nodeSeqOff:]) < r.seq {
+		if binary.LittleEndian.Uint64(old[nodeSeqOff:]) < binary.LittleEndian.Uint64(m.node(n)[nodeSeqOff:]) {
 			p.slots[i] = uint64(tag)<<32 | uint64(n) // the newest version first
 		}
 		return

@@ -3,6 +3,7 @@ package op
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/arrange"
@@ -253,6 +254,11 @@ func indicator(b bool) int64 {
 // match" is m > 0.
 func hasMatch(m int64) bool { return m > 0 }
 
+// crossJoinPresizeRowsMax bounds the output rows a join without keys makes
+// room for at its first probe (32 bytes a row, so 32 MiB): beyond it the
+// output grows as it fills, metered (memory.go).
+const crossJoinPresizeRowsMax = 1 << 20
+
 // pendingWrite is a probed entry's new match count, stored after the probe.
 type pendingWrite struct {
 	suffix []byte
@@ -322,6 +328,11 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 	// is metered as it grows (memory.go), not only after the step.
 	meter := NewOutputMeter(out)
 	entryBatch := j.left.EntryPrefetchBatch()
+	presized := false
+	// NB: without keys every left row probes the one same group, which
+	// this phase does not write unless it pads right rows: its entries
+	// are decoded once.
+	cross := decodedGroup{reuse: len(j.spec.LeftKeys) == 0 && !j.rightPadded()}
 	for i, l := range dl.Rows {
 		if i%entryBatch == 0 {
 			end := min(i+entryBatch, len(dl.Rows))
@@ -353,13 +364,16 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 				return err
 			}
 			entries := group.Entries()
-			for x := range entries {
-				arranged := &entries[x]
-				r, err := j.rows.decodeArranged(arranged.Suffix)
-				if err != nil {
-					return err
+			if !presized && len(j.spec.LeftKeys) == 0 && j.pairs() {
+				// A join without keys meets this same group with every
+				// left row: room for the output at once, not by doubling.
+				presized = true
+				if n := (len(dl.Rows) - i) * len(entries); n <= crossJoinPresizeRowsMax {
+					out.Rows, out.Weights = slices.Grow(out.Rows, n), slices.Grow(out.Weights, n)
 				}
-				e, err := decodeJoinEntry(arranged.Value)
+			}
+			for x := range entries {
+				r, e, err := cross.entry(j, entries, x)
 				if err != nil {
 					return err
 				}
@@ -383,7 +397,7 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 					if d := indicator(!hasMatch(e.matches)) - before; d != 0 {
 						out.Add(j.rows.padLeft(j.leftWidth, r), d*e.weight)
 					}
-					writes = append(writes, pendingWrite{suffix: arranged.Suffix, entry: e, oldLen: len(arranged.Value)})
+					writes = append(writes, pendingWrite{suffix: entries[x].Suffix, entry: e, oldLen: len(entries[x].Value)})
 				}
 			}
 		}
@@ -402,6 +416,33 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 		}
 	}
 	return nil
+}
+
+// decodedGroup is a probed group's entries, decoded (each only once when
+// reuse is set: the caller probes the same unchanged group again).
+type decodedGroup struct {
+	reuse   bool
+	rows    []types.Row
+	entries []joinEntry
+}
+
+// entry decodes entries[x] of the group j probes.
+func (d *decodedGroup) entry(j *Join, entries []arrange.GroupEntry, x int) (types.Row, joinEntry, error) {
+	if d.reuse && x < len(d.rows) {
+		return d.rows[x], d.entries[x], nil
+	}
+	r, err := j.rows.decodeArranged(entries[x].Suffix)
+	if err != nil {
+		return nil, joinEntry{}, err
+	}
+	e, err := decodeJoinEntry(entries[x].Value)
+	if err != nil {
+		return nil, joinEntry{}, err
+	}
+	if d.reuse {
+		d.rows, d.entries = append(d.rows, r), append(d.entries, e)
+	}
+	return r, e, nil
 }
 
 // decodeArranged decodes an arranged row (an entry's key suffix, a
