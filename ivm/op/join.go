@@ -35,12 +35,22 @@ import (
 // State:
 //
 //	0x01 KindJoinLeft  op_id join_key row → varint weight, varint match_count
+//	                                        or words[weight] (weight-only side)
 //
 // (join_key is the ivm/keyenc key of the join columns, row the lossless row
 // encoding that identifies the row).
 //
-//	0x01 KindJoinRight op_id join_key row → varint weight, varint match_count
+//	0x01 KindJoinRight op_id join_key row → as KindJoinLeft
 //	0x01 KindJoinMeta  op_id              → right total, right NULL-key total
+//
+// A side whose match counts nothing reads (weightOnly: both sides of an
+// inner join, the left of a right join, the right of a left, semi or anti
+// join) stores only the weight, as a one-word kv.TagAddWords value, so a
+// new row is added to it with a blind merge write (arrange.MergeEntry)
+// instead of a read of its entry first, which for new rows is a store
+// miss. A positive merge onto a negative stored weight can leave an entry
+// of weight zero (a correct input never has negative integrated weights);
+// probes skip such entries.
 type Join struct {
 	spec                  JoinSpec
 	leftTypes, rightTypes []types.Type
@@ -237,6 +247,53 @@ func decodeJoinEntry(v []byte) (joinEntry, error) {
 	return joinEntry{weight: w, matches: m}, err
 }
 
+// leftWeightOnly and rightWeightOnly report whether a side's match counts
+// are never read (the join's doc comment): the left's are read by left,
+// full, semi and anti joins (their left rows' own outputs), the right's by
+// right and full joins (the right rows' padding).
+func (j *Join) leftWeightOnly() bool {
+	return j.spec.Kind == JoinInner || j.spec.Kind == JoinRight
+}
+
+func (j *Join) rightWeightOnly() bool { return !j.rightPadded() }
+
+// weightOnly reports whether a (j.left or j.right) is a weight-only side.
+func (j *Join) weightOnly(a *arrange.Arrangement) bool {
+	if a == j.left {
+		return j.leftWeightOnly()
+	}
+	return j.rightWeightOnly()
+}
+
+// decodeSideEntry decodes an entry of side a (j.left or j.right), whose
+// format weightOnly gives.
+func (j *Join) decodeSideEntry(a *arrange.Arrangement, v []byte) (joinEntry, error) {
+	if !j.weightOnly(a) {
+		return decodeJoinEntry(v)
+	}
+	w, err := decodeWeightWord(v)
+	return joinEntry{weight: w}, err
+}
+
+// appendWeightWord appends a weight-only side's value: w as one
+// kv.TagAddWords word, mergeable by the store.
+func appendWeightWord(dst []byte, w int64) []byte {
+	return binary.AppendVarint(append(dst, kv.TagAddWords, 1), w)
+}
+
+// decodeWeightWord decodes an appendWeightWord value (or the merge of
+// several, which has the same form).
+func decodeWeightWord(v []byte) (int64, error) {
+	if len(v) < 3 || v[0] != kv.TagAddWords || v[1] != 1 {
+		return 0, errcode.New(errcode.ArrangementCorrupt, "corrupt join weight %x", v)
+	}
+	w, n := binary.Varint(v[2:])
+	if n <= 0 || 2+n != len(v) {
+		return 0, errcode.New(errcode.ArrangementCorrupt, "corrupt join weight %x", v)
+	}
+	return w, nil
+}
+
 func (e joinEntry) appendTo(buf []byte) []byte {
 	return binary.AppendVarint(binary.AppendVarint(buf, e.weight), e.matches)
 }
@@ -359,9 +416,12 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 				if err != nil {
 					return err
 				}
-				e, err := decodeJoinEntry(arranged.Value)
+				e, err := j.decodeSideEntry(j.right, arranged.Value)
 				if err != nil {
 					return err
+				}
+				if e.weight == 0 {
+					continue // a zero-weight merge result: absent
 				}
 				ok, joined, err := j.matches(ctx, l, r, dw*e.weight)
 				if err != nil {
@@ -437,9 +497,13 @@ func (j *Join) applyWrites(ctx *Context, a *arrange.Arrangement, joinKey []byte,
 	return nil
 }
 
-// addEntry adds dw to an arranged row's weight, setting its match count.
+// addEntry adds dw to an arranged row's weight, setting its match count
+// (on a side that keeps one).
 func (j *Join) addEntry(ctx *Context, a *arrange.Arrangement, joinKey, row []byte, dw, matches int64) error {
 	var buf [2 * binary.MaxVarintLen64]byte
+	if j.weightOnly(a) {
+		return j.addWeight(ctx, a, joinKey, row, dw)
+	}
 	return a.UpdateEntry(ctx.Txn, joinKey, row, func(old []byte, ok bool) ([]byte, error) {
 		var e joinEntry
 		if ok {
@@ -455,6 +519,33 @@ func (j *Join) addEntry(ctx *Context, a *arrange.Arrangement, joinKey, row []byt
 		}
 		return e.appendTo(buf[:0]), nil
 	})
+}
+
+// addWeight adds dw to an arranged row's weight on a weight-only side: a
+// positive dw as a blind merge when the entry is not in memory
+// (arrange.MergeEntry), a negative one read, added and written back, or
+// deleted at zero, so a retracted row leaves no key behind.
+func (j *Join) addWeight(ctx *Context, a *arrange.Arrangement, joinKey, row []byte, dw int64) error {
+	var buf [3 + binary.MaxVarintLen64]byte
+	update := func(old []byte, ok bool) ([]byte, error) {
+		w := dw
+		if ok {
+			oldWeight, err := decodeWeightWord(old)
+			if err != nil {
+				return nil, err
+			}
+			w += oldWeight
+		}
+		if w == 0 {
+			return nil, nil
+		}
+		return appendWeightWord(buf[:0], w), nil
+	}
+	if dw < 0 {
+		return a.UpdateEntry(ctx.Txn, joinKey, row, update)
+	}
+	var operand [3 + binary.MaxVarintLen64]byte
+	return a.MergeEntry(ctx.Txn, joinKey, row, appendWeightWord(operand[:0], dw), update)
 }
 
 // phaseRight processes ΔR against the left arrangement after ΔL.
@@ -502,9 +593,12 @@ func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode
 			if err != nil {
 				return err
 			}
-			e, err := decodeJoinEntry(arranged.Value)
+			e, err := j.decodeSideEntry(j.left, arranged.Value)
 			if err != nil {
 				return err
+			}
+			if e.weight == 0 {
+				continue // a zero-weight merge result: absent
 			}
 			ok, joined, err := j.matches(ctx, l, r, e.weight*dw)
 			if err != nil {
@@ -637,7 +731,7 @@ func (j *Join) emitAllLeft(ctx *Context, mode int, sign int64, out *zset.Batch) 
 		if err != nil {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join row")
 		}
-		e, err := decodeJoinEntry(v)
+		e, err := j.decodeSideEntry(j.left, v)
 		if err != nil {
 			return err
 		}
