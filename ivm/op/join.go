@@ -34,22 +34,24 @@ import (
 //
 // State:
 //
-//	0x01 KindJoinLeft  op_id join_key row → varint weight, varint match_count
-//	                                        or words[weight] (weight-only side)
+//	0x01 KindJoinLeft  op_id join_key row → words[weight, weight·match_count]
 //
 // (join_key is the ivm/keyenc key of the join columns, row the lossless row
 // encoding that identifies the row).
 //
-//	0x01 KindJoinRight op_id join_key row → as KindJoinLeft
+//	0x01 KindJoinRight op_id join_key row → words[weight, weight·match_count]
 //	0x01 KindJoinMeta  op_id              → right total, right NULL-key total
 //
-// A side whose match counts nothing reads (weightOnly: both sides of an
-// inner join, the left of a right join, the right of a left, semi or anti
-// join) stores only the weight, as a one-word kv.TagAddWords value, so a
-// new row is added to it with a blind merge write (arrange.MergeEntry)
-// instead of a read of its entry first, which for new rows is a store
-// miss. A positive merge onto a negative stored weight can leave an entry
-// of weight zero (a correct input never has negative integrated weights);
+// An entry's value is a two-word kv.TagAddWords value, mergeable by the
+// store, so a new row is added with a blind merge write of [dw, dw·m]
+// (arrange.MergeEntry) instead of a read of its entry first, which for a
+// new row is a store miss. Storing weight·m rather than m is what makes
+// the add a merge: every copy of an arranged row has the same match count
+// m (the one its probe just computed), so [w, w·m] + [dw, dw·m] =
+// [w+dw, (w+dw)·m]. A side whose match counts nothing reads (both sides of
+// an inner join, the right side of a left join, ...) stores m = 0. A
+// positive merge onto a negative stored weight can leave an entry of
+// weight zero (a correct input never has negative integrated weights);
 // probes skip such entries.
 type Join struct {
 	spec                  JoinSpec
@@ -242,60 +244,60 @@ type joinEntry struct {
 	weight, matches int64
 }
 
+// decodeJoinEntry decodes a stored entry (joinEntry.appendTo, or the merge
+// of several).
 func decodeJoinEntry(v []byte) (joinEntry, error) {
-	w, m, err := decodeTwoWeights(v)
-	return joinEntry{weight: w, matches: m}, err
-}
-
-// leftWeightOnly and rightWeightOnly report whether a side's match counts
-// are never read (the join's doc comment): the left's are read by left,
-// full, semi and anti joins (their left rows' own outputs), the right's by
-// right and full joins (the right rows' padding).
-func (j *Join) leftWeightOnly() bool {
-	return j.spec.Kind == JoinInner || j.spec.Kind == JoinRight
-}
-
-func (j *Join) rightWeightOnly() bool { return !j.rightPadded() }
-
-// weightOnly reports whether a (j.left or j.right) is a weight-only side.
-func (j *Join) weightOnly(a *arrange.Arrangement) bool {
-	if a == j.left {
-		return j.leftWeightOnly()
-	}
-	return j.rightWeightOnly()
-}
-
-// decodeSideEntry decodes an entry of side a (j.left or j.right), whose
-// format weightOnly gives.
-func (j *Join) decodeSideEntry(a *arrange.Arrangement, v []byte) (joinEntry, error) {
-	if !j.weightOnly(a) {
-		return decodeJoinEntry(v)
-	}
-	w, err := decodeWeightWord(v)
-	return joinEntry{weight: w}, err
-}
-
-// appendWeightWord appends a weight-only side's value: w as one
-// kv.TagAddWords word, mergeable by the store.
-func appendWeightWord(dst []byte, w int64) []byte {
-	return binary.AppendVarint(append(dst, kv.TagAddWords, 1), w)
-}
-
-// decodeWeightWord decodes an appendWeightWord value (or the merge of
-// several, which has the same form).
-func decodeWeightWord(v []byte) (int64, error) {
-	if len(v) < 3 || v[0] != kv.TagAddWords || v[1] != 1 {
-		return 0, errcode.New(errcode.ArrangementCorrupt, "corrupt join weight %x", v)
+	if len(v) < 4 || v[0] != kv.TagAddWords || v[1] != 2 {
+		return joinEntry{}, errcode.New(errcode.ArrangementCorrupt, "corrupt join entry %x", v)
 	}
 	w, n := binary.Varint(v[2:])
-	if n <= 0 || 2+n != len(v) {
-		return 0, errcode.New(errcode.ArrangementCorrupt, "corrupt join weight %x", v)
+	if n <= 0 {
+		return joinEntry{}, errcode.New(errcode.ArrangementCorrupt, "corrupt join entry %x", v)
 	}
-	return w, nil
+	product, k := binary.Varint(v[2+n:])
+	if k <= 0 || 2+n+k != len(v) {
+		return joinEntry{}, errcode.New(errcode.ArrangementCorrupt, "corrupt join entry %x", v)
+	}
+	if w == 0 {
+		// A zero-weight merge result: the entry is absent.
+		if product != 0 {
+			return joinEntry{}, errcode.New(errcode.ArrangementCorrupt, "join entry of weight 0 with weight·matches %d", product)
+		}
+		return joinEntry{}, nil
+	}
+	// INVARIANT: every copy of an arranged row has the same match count.
+	if product%w != 0 {
+		return joinEntry{}, errcode.New(errcode.ArrangementCorrupt, "join entry weight·matches %d is not a multiple of its weight %d", product, w)
+	}
+	return joinEntry{weight: w, matches: product / w}, nil
 }
 
+// leftCounted and rightCounted report whether a side's match counts are
+// read: the left's by left, full, semi and anti joins (their left rows' own
+// outputs), the right's by right and full joins (the right rows' padding).
+// Only a counted side's match counts are kept up to date as the other side
+// changes, so the other sides store 0 (the invariant a merge relies on).
+func (j *Join) leftCounted() bool {
+	return j.spec.Kind != JoinInner && j.spec.Kind != JoinRight
+}
+
+func (j *Join) rightCounted() bool { return j.rightPadded() }
+
+// counted is leftCounted or rightCounted for side a (j.left or j.right).
+func (j *Join) counted(a *arrange.Arrangement) bool {
+	if a == j.left {
+		return j.leftCounted()
+	}
+	return j.rightCounted()
+}
+
+// joinEntryBytesMax bounds an encoded entry: tag, count and two varints.
+const joinEntryBytesMax = 2 + 2*binary.MaxVarintLen64
+
+// appendTo appends e as a stored value: words[weight, weight·matches].
 func (e joinEntry) appendTo(buf []byte) []byte {
-	return binary.AppendVarint(binary.AppendVarint(buf, e.weight), e.matches)
+	buf = binary.AppendVarint(append(buf, kv.TagAddWords, 2), e.weight)
+	return binary.AppendVarint(buf, e.weight*e.matches)
 }
 
 // indicator is [b] as a weight.
@@ -416,7 +418,7 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 				if err != nil {
 					return err
 				}
-				e, err := j.decodeSideEntry(j.right, arranged.Value)
+				e, err := decodeJoinEntry(arranged.Value)
 				if err != nil {
 					return err
 				}
@@ -437,7 +439,7 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 						return err
 					}
 				}
-				if j.rightPadded() {
+				if j.rightCounted() {
 					before := indicator(!hasMatch(e.matches))
 					e.matches += dw
 					if d := indicator(!hasMatch(e.matches)) - before; d != 0 {
@@ -497,14 +499,17 @@ func (j *Join) applyWrites(ctx *Context, a *arrange.Arrangement, joinKey []byte,
 	return nil
 }
 
-// addEntry adds dw to an arranged row's weight, setting its match count
-// (on a side that keeps one).
+// addEntry adds dw to an arranged row's weight, setting its match count:
+// a positive dw as a blind merge of [dw, dw·matches] when the entry is not
+// in memory (arrange.MergeEntry; the join's doc comment says why that is
+// the same change), a negative one read, added and written back, or
+// deleted at zero, so a retracted row leaves no key behind.
 func (j *Join) addEntry(ctx *Context, a *arrange.Arrangement, joinKey, row []byte, dw, matches int64) error {
-	var buf [2 * binary.MaxVarintLen64]byte
-	if j.weightOnly(a) {
-		return j.addWeight(ctx, a, joinKey, row, dw)
+	if !j.counted(a) {
+		matches = 0
 	}
-	return a.UpdateEntry(ctx.Txn, joinKey, row, func(old []byte, ok bool) ([]byte, error) {
+	var buf [joinEntryBytesMax]byte
+	update := func(old []byte, ok bool) ([]byte, error) {
 		var e joinEntry
 		if ok {
 			var err error
@@ -518,34 +523,12 @@ func (j *Join) addEntry(ctx *Context, a *arrange.Arrangement, joinKey, row []byt
 			return nil, nil
 		}
 		return e.appendTo(buf[:0]), nil
-	})
-}
-
-// addWeight adds dw to an arranged row's weight on a weight-only side: a
-// positive dw as a blind merge when the entry is not in memory
-// (arrange.MergeEntry), a negative one read, added and written back, or
-// deleted at zero, so a retracted row leaves no key behind.
-func (j *Join) addWeight(ctx *Context, a *arrange.Arrangement, joinKey, row []byte, dw int64) error {
-	var buf [3 + binary.MaxVarintLen64]byte
-	update := func(old []byte, ok bool) ([]byte, error) {
-		w := dw
-		if ok {
-			oldWeight, err := decodeWeightWord(old)
-			if err != nil {
-				return nil, err
-			}
-			w += oldWeight
-		}
-		if w == 0 {
-			return nil, nil
-		}
-		return appendWeightWord(buf[:0], w), nil
 	}
 	if dw < 0 {
 		return a.UpdateEntry(ctx.Txn, joinKey, row, update)
 	}
-	var operand [3 + binary.MaxVarintLen64]byte
-	return a.MergeEntry(ctx.Txn, joinKey, row, appendWeightWord(operand[:0], dw), update)
+	var operand [joinEntryBytesMax]byte
+	return a.MergeEntry(ctx.Txn, joinKey, row, joinEntry{weight: dw, matches: matches}.appendTo(operand[:0]), update)
 }
 
 // phaseRight processes ΔR against the left arrangement after ΔL.
@@ -593,7 +576,7 @@ func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode
 			if err != nil {
 				return err
 			}
-			e, err := j.decodeSideEntry(j.left, arranged.Value)
+			e, err := decodeJoinEntry(arranged.Value)
 			if err != nil {
 				return err
 			}
@@ -614,7 +597,7 @@ func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode
 					return err
 				}
 			}
-			if j.spec.Kind != JoinInner && j.spec.Kind != JoinRight {
+			if j.leftCounted() {
 				before, row := j.leftOutput(l, e.matches, mode)
 				e.matches += dw
 				after, _ := j.leftOutput(l, e.matches, mode)
@@ -731,7 +714,7 @@ func (j *Join) emitAllLeft(ctx *Context, mode int, sign int64, out *zset.Batch) 
 		if err != nil {
 			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt join row")
 		}
-		e, err := j.decodeSideEntry(j.left, v)
+		e, err := decodeJoinEntry(v)
 		if err != nil {
 			return err
 		}

@@ -24,11 +24,10 @@ func (j *Join) prefetchEntries(ctx *Context, own *arrange.Arrangement, rows []ty
 	}
 	p := &j.entryPrefetch
 	p.buf, p.ends = p.buf[:0], p.ends[:0]
-	// NB: a weight-only side adds a positive weight without reading it
-	// (Join.addWeight): only its retractions are read.
-	weightOnly := j.weightOnly(own)
 	for i, row := range rows {
-		if weights[i] == 0 || (weightOnly && weights[i] > 0) {
+		if weights[i] >= 0 {
+			// NB: a positive weight is added without reading the entry
+			// (Join.addEntry): only retractions are read.
 			continue
 		}
 		p.buf = appendKey(p.buf, ts, row, cols)

@@ -23,8 +23,8 @@ import (
 //	Aggregate (linear)   aggregate.words/3 [layout]    int8 SUM/AVG became words (2),
 //	                                                   float sums became floatSum words (3),
 //	                                                   numeric(p≤18,s) sums as words "n<s>." (new letter)
-//	Join                 join/2                        weight-only sides store a mergeable
-//	                                                   one-word weight, no match count (2)
+//	Join                 join/2                        entries are mergeable words
+//	                                                   [weight, weight·match_count] (2)
 //	Distinct, SetOp      counting/1
 //	TopK                 topk/1
 //	Window               window/1
