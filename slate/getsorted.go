@@ -46,11 +46,20 @@ func (v *view) getSorted(ctx context.Context, keys [][]byte, fn func(i int, valu
 		return c
 	}
 	runPos := make([]int, len(v.runs))
+	// hashes[x] are the point hashes of the current chunk of keys in
+	// v.memtables[x], whose index slots were touched together (touchPoints).
+	hashes := make([][pointTouchRows]uint64, len(v.memtables))
 	for i, key := range keys {
 		if i > 0 && bytes.Compare(keys[i-1], key) >= 0 {
 			return fmt.Errorf("slate: GetSorted: keys not strictly ascending at %d", i)
 		}
-		value, ok, err := v.getAt(ctx, key, cursor, runPos)
+		if i%pointTouchRows == 0 {
+			chunk := keys[i:min(i+pointTouchRows, len(keys))]
+			for x, mt := range v.memtables {
+				touchPoints(mt, chunk, sameKey, &hashes[x])
+			}
+		}
+		value, ok, err := v.getAt(ctx, key, hashes, i%pointTouchRows, cursor, runPos)
 		if err != nil {
 			return err
 		}
@@ -62,11 +71,12 @@ func (v *view) getSorted(ctx context.Context, keys [][]byte, fn func(i int, valu
 }
 
 // getAt is get through an ordered pass's cursors and run positions (a
-// memtable answers through its point index, memtable.findPoint).
-func (v *view) getAt(ctx context.Context, key []byte, cursor func(SSTInfo) *sstCursor, runPos []int) ([]byte, bool, error) {
+// memtable answers through its point index: hashes[x][at] is key's point
+// hash in v.memtables[x]).
+func (v *view) getAt(ctx context.Context, key []byte, hashes [][pointTouchRows]uint64, at int, cursor func(SSTInfo) *sstCursor, runPos []int) ([]byte, bool, error) {
 	pv := pointVersions{readSeq: v.readSeq}
-	for _, mt := range v.memtables {
-		for n := mt.findPoint(key, v.readSeq); n != 0; n = mt.next(n, 0) {
+	for x, mt := range v.memtables {
+		for n := mt.findPointHashed(key, hashes[x][at], v.readSeq); n != 0; n = mt.next(n, 0) {
 			r := mt.row(n)
 			if !bytes.Equal(r.key, key) {
 				break
