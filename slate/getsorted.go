@@ -34,18 +34,27 @@ type sstCursor struct {
 	rows     []row
 }
 
+// runCursor is what an ordered pass remembers about one sorted run: the
+// position of the first SST that may hold the next key, and the cursor of
+// that SST (sst is its position; -1: none yet). NB: keys ascend, so a run
+// never goes back to an SST it left, and one cursor per run is enough.
+type runCursor struct {
+	pos, sst int
+	cursor   sstCursor
+}
+
 // getSorted is get for ascending keys (see DB.GetSorted).
 func (v *view) getSorted(ctx context.Context, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
-	cursors := map[string]*sstCursor{}
-	cursor := func(info SSTInfo) *sstCursor {
-		c := cursors[info.Key]
-		if c == nil {
-			c = &sstCursor{blockIdx: -1}
-			cursors[info.Key] = c
-		}
-		return c
+	// NB: cursors are kept in slices beside v.l0 and v.runs, not in a map
+	// by SST: a map lookup per SST per key was a tenth of the pass.
+	l0 := make([]sstCursor, len(v.l0))
+	for x := range l0 {
+		l0[x].blockIdx = -1
 	}
-	runPos := make([]int, len(v.runs))
+	runs := make([]runCursor, len(v.runs))
+	for r := range runs {
+		runs[r].sst = -1
+	}
 	// hashes[x] are the point hashes of the current chunk of keys in
 	// v.memtables[x], whose index slots were touched together (touchPoints).
 	hashes := make([][pointTouchRows]uint64, len(v.memtables))
@@ -59,7 +68,7 @@ func (v *view) getSorted(ctx context.Context, keys [][]byte, fn func(i int, valu
 				touchPoints(mt, chunk, sameKey, &hashes[x])
 			}
 		}
-		value, ok, err := v.getAt(ctx, key, hashes, i%pointTouchRows, cursor, runPos)
+		value, ok, err := v.getAt(ctx, key, hashes, i%pointTouchRows, l0, runs)
 		if err != nil {
 			return err
 		}
@@ -70,10 +79,10 @@ func (v *view) getSorted(ctx context.Context, keys [][]byte, fn func(i int, valu
 	return nil
 }
 
-// getAt is get through an ordered pass's cursors and run positions (a
-// memtable answers through its point index: hashes[x][at] is key's point
-// hash in v.memtables[x]).
-func (v *view) getAt(ctx context.Context, key []byte, hashes [][pointTouchRows]uint64, at int, cursor func(SSTInfo) *sstCursor, runPos []int) ([]byte, bool, error) {
+// getAt is get through an ordered pass's cursors (l0[x] is v.l0[x]'s,
+// runs[r] v.runs[r]'s; a memtable answers through its point index:
+// hashes[x][at] is key's point hash in v.memtables[x]).
+func (v *view) getAt(ctx context.Context, key []byte, hashes [][pointTouchRows]uint64, at int, l0 []sstCursor, runs []runCursor) ([]byte, bool, error) {
 	pv := pointVersions{readSeq: v.readSeq}
 	for x, mt := range v.memtables {
 		for n := mt.findPointHashed(key, hashes[x][at], v.readSeq); n != 0; n = mt.next(n, 0) {
@@ -88,8 +97,8 @@ func (v *view) getAt(ctx context.Context, key []byte, hashes [][pointTouchRows]u
 		}
 	}
 	h := xxhash.Sum64(key)
-	for _, sst := range v.l0 {
-		rows, err := v.tables.versionsAt(ctx, sst, key, h, cursor(sst))
+	for x, sst := range v.l0 {
+		rows, err := v.tables.versionsAt(ctx, sst, key, h, &l0[x])
 		if err != nil {
 			return nil, false, err
 		}
@@ -99,13 +108,17 @@ func (v *view) getAt(ctx context.Context, key []byte, hashes [][pointTouchRows]u
 		}
 	}
 	for r, run := range v.runs {
-		from := runPos[r]
+		rc := &runs[r]
+		from := rc.pos
 		i := from + sort.Search(len(run.SSTs)-from, func(i int) bool { return bytes.Compare(run.SSTs[from+i].LastKey, key) >= 0 })
-		runPos[r] = i
+		rc.pos = i
 		if i == len(run.SSTs) {
 			continue
 		}
-		rows, err := v.tables.versionsAt(ctx, run.SSTs[i], key, h, cursor(run.SSTs[i]))
+		if rc.sst != i {
+			rc.sst, rc.cursor = i, sstCursor{blockIdx: -1}
+		}
+		rows, err := v.tables.versionsAt(ctx, run.SSTs[i], key, h, &rc.cursor)
 		if err != nil {
 			return nil, false, err
 		}
