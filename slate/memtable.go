@@ -335,7 +335,9 @@ func (m *memtable) addSorted(rows []row) {
 			prev[l] = n
 		}
 		if i%pointTouchRows == 0 {
-			touchPoints(m, rows[i:min(i+pointTouchRows, len(rows))], rowKey, &hashes)
+			// NB: only the writer stores into the memtable; readers
+			// keep their sums in their own views.
+			m.points.sink += touchPoints(m, rows[i:min(i+pointTouchRows, len(rows))], rowKey, &hashes)
 		}
 		m.indexPoint(n, r, hashes[i%pointTouchRows])
 		m.count(r)
@@ -352,7 +354,9 @@ const pointTouchRows = 32
 // independent loads: the index of a large memtable is far larger than the
 // CPU's caches, and paying its misses one after another was most of the
 // cost of an insert (and of a lookup) of clustered keys.
-func touchPoints[T any](m *memtable, items []T, key func(T) []byte, hashes *[pointTouchRows]uint64) {
+// The sum of the loaded slots is returned for the caller to keep, so the
+// loads are not optimized away.
+func touchPoints[T any](m *memtable, items []T, key func(T) []byte, hashes *[pointTouchRows]uint64) uint64 {
 	// NB: an index about to grow is touched anyway: the growth rewrites
 	// every slot, and the hashes stay valid.
 	slots := m.points.slots
@@ -370,7 +374,7 @@ func touchPoints[T any](m *memtable, items []T, key func(T) []byte, hashes *[poi
 			sink += uint64(m.node(nodeRef(s))[0])
 		}
 	}
-	m.points.sink += sink
+	return sink
 }
 
 func rowKey(r row) []byte { return r.key }
@@ -387,7 +391,7 @@ func sameKey(k []byte) []byte { return k }
 type pointIndex struct {
 	slots []uint64
 	used  int
-	// sink keeps touchPoints' loads from being optimized away.
+	// sink keeps addSorted's touchPoints loads from being optimized away.
 	sink uint64
 }
 
