@@ -38,22 +38,26 @@ func TestJoinIncremental(t *testing.T) {
 	for _, name := range []string{"inner", "inner-residual", "inner-2keys", "cross", "theta", "left", "left-residual", "right", "full", "full-nullsafe", "full-mixed-nullsafe", "semi", "semi-residual", "anti", "anti-residual", "not-in"} {
 		spec := cases[name]
 		t.Run(name, func(t *testing.T) {
-			rapid.Check(t, func(t *rapid.T) {
-				checkIncremental(t, incrementalCase{
-					widths: []int{2, 2}, nulls: true, positive: true,
-					make: func(s State) Operator {
-						o, err := NewJoin(s, intSchema(2), intSchema(2), spec)
-						if err != nil {
-							panic(err)
-						}
-						return o
-					},
-					stream: func(ctx *Context, in []zset.Batch) (zset.Batch, error) {
-						return StreamJoin(ctx, spec, intSchema(2), intSchema(2), in[0], in[1])
-					},
-				})
-			})
+			rapid.Check(t, func(t *rapid.T) { checkIncremental(t, joinCase(spec, true)) })
 		})
+	}
+}
+
+// joinCase is the join spec over two 2-column inputs against StreamJoin;
+// positive keeps integrated inputs non-negative.
+func joinCase(spec JoinSpec, positive bool) incrementalCase {
+	return incrementalCase{
+		widths: []int{2, 2}, nulls: true, positive: positive,
+		make: func(s State) Operator {
+			o, err := NewJoin(s, intSchema(2), intSchema(2), spec)
+			if err != nil {
+				panic(err)
+			}
+			return o
+		},
+		stream: func(ctx *Context, in []zset.Batch) (zset.Batch, error) {
+			return StreamJoin(ctx, spec, intSchema(2), intSchema(2), in[0], in[1])
+		},
 	}
 }
 
@@ -98,21 +102,7 @@ func TestJoinSigned(t *testing.T) {
 	} {
 		spec := spec
 		t.Run(name, func(t *testing.T) {
-			rapid.Check(t, func(t *rapid.T) {
-				checkIncremental(t, incrementalCase{
-					widths: []int{2, 2}, nulls: true,
-					make: func(s State) Operator {
-						o, err := NewJoin(s, intSchema(2), intSchema(2), spec)
-						if err != nil {
-							panic(err)
-						}
-						return o
-					},
-					stream: func(ctx *Context, in []zset.Batch) (zset.Batch, error) {
-						return StreamJoin(ctx, spec, intSchema(2), intSchema(2), in[0], in[1])
-					},
-				})
-			})
+			rapid.Check(t, func(t *rapid.T) { checkIncremental(t, joinCase(spec, false)) })
 		})
 	}
 }
