@@ -71,19 +71,9 @@ func TestJoinRightConstant(t *testing.T) {
 		spec := spec
 		t.Run(name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
-				checkIncremental(t, incrementalCase{
-					widths: []int{2, 2}, nulls: true, positive: true, firstStepOnly: []bool{false, true},
-					make: func(s State) Operator {
-						o, err := NewJoin(s, intSchema(2), intSchema(2), spec)
-						if err != nil {
-							panic(err)
-						}
-						return o
-					},
-					stream: func(ctx *Context, in []zset.Batch) (zset.Batch, error) {
-						return StreamJoin(ctx, spec, intSchema(2), intSchema(2), in[0], in[1])
-					},
-				})
+				c := joinCase(spec, true)
+				c.firstStepOnly = []bool{false, true}
+				checkIncremental(t, c)
 			})
 		})
 	}
