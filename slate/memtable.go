@@ -46,12 +46,6 @@ type memtable struct {
 	// make keys share hashes).
 	pointHash func([]byte) uint64
 
-	// added is addSorted's scratch: the nodes of the batch being added.
-	added []nodeRef
-	// pointsTouched sums the slots indexPoints touched ahead (kept so
-	// the loads are not optimized away).
-	pointsTouched uint64
-
 	levels int
 	rng    uint64
 	bytes  int64 // logical size (row.encodedSize per row): flush decisions
@@ -293,6 +287,7 @@ func (m *memtable) addSorted(rows []row) {
 	for l := range prev {
 		prev[l] = headRef
 	}
+	var hashes [pointTouchRows]uint64
 	for i, r := range rows {
 		// NB: levels are drawn one per row in row order, so the shape is
 		// a deterministic function of the inserts.
@@ -339,41 +334,52 @@ func (m *memtable) addSorted(rows []row) {
 			m.setNext(prev[l], l, n)
 			prev[l] = n
 		}
-		m.added = append(m.added, n)
+		if i%pointTouchRows == 0 {
+			// NB: only the writer stores into the memtable; readers
+			// keep their sums in their own views.
+			m.points.sink += touchPoints(m, rows[i:min(i+pointTouchRows, len(rows))], rowKey, &hashes)
+		}
+		m.indexPoint(n, r, hashes[i%pointTouchRows])
 		m.count(r)
 	}
-	m.indexPoints(rows, m.added)
-	m.added = m.added[:0]
 }
 
-// pointPrefetchRows is how many rows indexPoints hashes and touches the
-// index slots of before it records them: their cache misses, one per row
-// in an index larger than the cache, overlap instead of following one
-// another.
-const pointPrefetchRows = 32
+// pointTouchRows is how many keys one touchPoints call covers: enough independent
+// loads to overlap their cache misses, few enough that the slots they
+// bring in stay in the CPU's cache until used.
+const pointTouchRows = 32
 
-// indexPoints records the nodes just added for rows (in order) in
-// m.points, touching each chunk's slots first.
-func (m *memtable) indexPoints(rows []row, nodes []nodeRef) {
-	p := &m.points
-	for 2*(p.used+len(rows)) > len(p.slots) {
-		m.growPoints()
-	}
-	mask := uint32(len(p.slots) - 1)
-	var tags [pointPrefetchRows]uint32
-	for at := 0; at < len(rows); at += pointPrefetchRows {
-		chunk := rows[at:min(at+pointPrefetchRows, len(rows))]
-		var touched uint64
-		for i := range chunk {
-			tags[i] = uint32(m.pointHash(chunk[i].key) >> 32)
-			touched += p.slots[tags[i]&mask]
+// touchPoints computes the point hashes of the keys of items into hashes
+// and loads the index slot each one starts probing at, in one pass of
+// independent loads: the index of a large memtable is far larger than the
+// CPU's caches, and paying its misses one after another was most of the
+// cost of an insert (and of a lookup) of clustered keys.
+// The sum of the loaded slots is returned for the caller to keep, so the
+// loads are not optimized away.
+func touchPoints[T any](m *memtable, items []T, key func(T) []byte, hashes *[pointTouchRows]uint64) uint64 {
+	// NB: an index about to grow is touched anyway: the growth rewrites
+	// every slot, and the hashes stay valid.
+	slots := m.points.slots
+	mask := uint32(len(slots) - 1)
+	var sink uint64
+	for i, it := range items {
+		h := m.pointHash(key(it))
+		hashes[i] = h
+		if len(slots) == 0 {
+			continue
 		}
-		m.pointsTouched += touched
-		for i := range chunk {
-			m.indexPoint(nodes[at+i], chunk[i].key, tags[i])
+		// NB: the node of a slot whose tag matches is loaded too (its
+		// key is compared next).
+		if s := slots[uint32(h>>32)&mask]; s != 0 && uint32(s>>32) == uint32(h>>32) {
+			sink += uint64(m.node(nodeRef(s))[0])
 		}
 	}
+	return sink
 }
+
+func rowKey(r row) []byte { return r.key }
+
+func sameKey(k []byte) []byte { return k }
 
 // pointIndex is an open-addressing hash table (linear probing) from a
 // key's hash to the node of the key's newest version. A slot holds the
@@ -385,14 +391,20 @@ func (m *memtable) indexPoints(rows []row, nodes []nodeRef) {
 type pointIndex struct {
 	slots []uint64
 	used  int
+	// sink keeps addSorted's touchPoints loads from being optimized away.
+	sink uint64
 }
 
 const pointIndexMinSlots = 64
 
-// indexPoint records node n, just added with key (whose hash's high 32
-// bits are tag), in m.points, which has room for it.
-func (m *memtable) indexPoint(n nodeRef, key []byte, tag uint32) {
+// indexPoint records node n, just added with row r whose key's pointHash
+// is hash, in m.points.
+func (m *memtable) indexPoint(n nodeRef, r row, hash uint64) {
 	p := &m.points
+	if 2*(p.used+1) > len(p.slots) {
+		m.growPoints()
+	}
+	tag := uint32(hash >> 32)
 	mask := uint32(len(p.slots) - 1)
 	for i := tag & mask; ; i = (i + 1) & mask {
 		s := p.slots[i]
@@ -405,10 +417,10 @@ func (m *memtable) indexPoint(n nodeRef, key []byte, tag uint32) {
 			continue
 		}
 		old := m.node(nodeRef(s))
-		if !bytes.Equal(nodeKey(old), key) {
+		if !bytes.Equal(nodeKey(old), r.key) {
 			continue
 		}
-		if binary.LittleEndian.Uint64(old[nodeSeqOff:]) < binary.LittleEndian.Uint64(m.node(n)[nodeSeqOff:]) {
+		if binary.LittleEndian.Uint64(old[nodeSeqOff:]) < r.seq {
 			p.slots[i] = uint64(tag)<<32 | uint64(n) // the newest version first
 		}
 		return
@@ -436,11 +448,16 @@ func (m *memtable) growPoints() {
 // findPoint is findGE(key, seq) for a point lookup: the first node of key
 // at or below seq, but 0 (not the next key's node) when there is none.
 func (m *memtable) findPoint(key []byte, seq uint64) nodeRef {
+	return m.findPointHashed(key, m.pointHash(key), seq)
+}
+
+// findPointHashed is findPoint given key's pointHash.
+func (m *memtable) findPointHashed(key []byte, hash, seq uint64) nodeRef {
 	p := &m.points
 	if len(p.slots) == 0 {
 		return 0
 	}
-	tag := uint32(m.pointHash(key) >> 32)
+	tag := uint32(hash >> 32)
 	mask := uint32(len(p.slots) - 1)
 	var n nodeRef
 	for i := tag & mask; ; i = (i + 1) & mask {
