@@ -287,6 +287,7 @@ func (m *memtable) addSorted(rows []row) {
 	for l := range prev {
 		prev[l] = headRef
 	}
+	var hashes [pointTouchRows]uint64
 	for i, r := range rows {
 		// NB: levels are drawn one per row in row order, so the shape is
 		// a deterministic function of the inserts.
@@ -333,10 +334,52 @@ func (m *memtable) addSorted(rows []row) {
 			m.setNext(prev[l], l, n)
 			prev[l] = n
 		}
-		m.indexPoint(n, r)
+		if i%pointTouchRows == 0 {
+			// NB: only the writer stores into the memtable; readers
+			// keep their sums in their own views.
+			m.points.sink += touchPoints(m, rows[i:min(i+pointTouchRows, len(rows))], rowKey, &hashes)
+		}
+		m.indexPoint(n, r, hashes[i%pointTouchRows])
 		m.count(r)
 	}
 }
+
+// pointTouchRows is how many keys one touchPoints call covers: enough independent
+// loads to overlap their cache misses, few enough that the slots they
+// bring in stay in the CPU's cache until used.
+const pointTouchRows = 32
+
+// touchPoints computes the point hashes of the keys of items into hashes
+// and loads the index slot each one starts probing at, in one pass of
+// independent loads: the index of a large memtable is far larger than the
+// CPU's caches, and paying its misses one after another was most of the
+// cost of an insert (and of a lookup) of clustered keys.
+// The sum of the loaded slots is returned for the caller to keep, so the
+// loads are not optimized away.
+func touchPoints[T any](m *memtable, items []T, key func(T) []byte, hashes *[pointTouchRows]uint64) uint64 {
+	// NB: an index about to grow is touched anyway: the growth rewrites
+	// every slot, and the hashes stay valid.
+	slots := m.points.slots
+	mask := uint32(len(slots) - 1)
+	var sink uint64
+	for i, it := range items {
+		h := m.pointHash(key(it))
+		hashes[i] = h
+		if len(slots) == 0 {
+			continue
+		}
+		// NB: the node of a slot whose tag matches is loaded too (its
+		// key is compared next).
+		if s := slots[uint32(h>>32)&mask]; s != 0 && uint32(s>>32) == uint32(h>>32) {
+			sink += uint64(m.node(nodeRef(s))[0])
+		}
+	}
+	return sink
+}
+
+func rowKey(r row) []byte { return r.key }
+
+func sameKey(k []byte) []byte { return k }
 
 // pointIndex is an open-addressing hash table (linear probing) from a
 // key's hash to the node of the key's newest version. A slot holds the
@@ -348,17 +391,20 @@ func (m *memtable) addSorted(rows []row) {
 type pointIndex struct {
 	slots []uint64
 	used  int
+	// sink keeps addSorted's touchPoints loads from being optimized away.
+	sink uint64
 }
 
 const pointIndexMinSlots = 64
 
-// indexPoint records node n, just added with row r, in m.points.
-func (m *memtable) indexPoint(n nodeRef, r row) {
+// indexPoint records node n, just added with row r whose key's pointHash
+// is hash, in m.points.
+func (m *memtable) indexPoint(n nodeRef, r row, hash uint64) {
 	p := &m.points
 	if 2*(p.used+1) > len(p.slots) {
 		m.growPoints()
 	}
-	tag := uint32(m.pointHash(r.key) >> 32)
+	tag := uint32(hash >> 32)
 	mask := uint32(len(p.slots) - 1)
 	for i := tag & mask; ; i = (i + 1) & mask {
 		s := p.slots[i]
@@ -402,11 +448,16 @@ func (m *memtable) growPoints() {
 // findPoint is findGE(key, seq) for a point lookup: the first node of key
 // at or below seq, but 0 (not the next key's node) when there is none.
 func (m *memtable) findPoint(key []byte, seq uint64) nodeRef {
+	return m.findPointHashed(key, m.pointHash(key), seq)
+}
+
+// findPointHashed is findPoint given key's pointHash.
+func (m *memtable) findPointHashed(key []byte, hash, seq uint64) nodeRef {
 	p := &m.points
 	if len(p.slots) == 0 {
 		return 0
 	}
-	tag := uint32(m.pointHash(key) >> 32)
+	tag := uint32(hash >> 32)
 	mask := uint32(len(p.slots) - 1)
 	var n nodeRef
 	for i := tag & mask; ; i = (i + 1) & mask {

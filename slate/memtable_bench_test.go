@@ -49,24 +49,7 @@ func BenchmarkMemtableInsert(b *testing.B) {
 				ids[i] = rng.Uint64N(keys)
 			}
 			slices.Sort(ids)
-			var batch Batch
-			var k [16]byte
-			var v [16]byte
-			for i, id := range ids {
-				if i > 0 && id == ids[i-1] {
-					continue
-				}
-				binary.BigEndian.PutUint64(k[:8], 0x0102030405060708)
-				binary.BigEndian.PutUint64(k[8:], id)
-				binary.LittleEndian.PutUint64(v[:8], id)
-				binary.LittleEndian.PutUint64(v[8:], seq)
-				batch.Put(k[:], v[:])
-			}
-			rows, err := batch.resolve(nil, seq)
-			if err != nil {
-				b.Fatal(err)
-			}
-			m.addSorted(rows)
+			benchAddSorted(b, m, slices.Compact(ids), seq)
 		}
 		insert += processCPU() - start
 		start = processCPU()
@@ -125,6 +108,38 @@ func BenchmarkMemtableReads(b *testing.B) {
 			}
 		}
 	})
+	b.Run("getsorted1000", func(b *testing.B) {
+		// One ordered pass (GetSorted) over 1,000 sorted random keys, half
+		// of them absent (odd ids are never written); cpu-ns/key is the
+		// process CPU time (the machine is shared) per key looked up.
+		rng := rand.New(rand.NewPCG(5, 6))
+		v := view{memtables: []*memtable{m}, readSeq: ^uint64(0)}
+		keys := make([][]byte, 1000)
+		var cpu time.Duration
+		looked := 0
+		for b.Loop() {
+			ids := make([]int, len(keys))
+			for i := range ids {
+				ids[i] = rng.IntN(n)*2 + rng.IntN(2)
+			}
+			slices.Sort(ids)
+			ids = slices.Compact(ids)
+			keys = keys[:len(ids)]
+			for i, id := range ids {
+				keys[i] = benchMemtableKey(id / 2)
+				if id%2 == 1 {
+					keys[i] = append(keys[i], 0)
+				}
+			}
+			start := processCPU()
+			if err := v.getSorted(nil, keys, func(int, []byte, bool) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+			cpu += processCPU() - start
+			looked += len(keys)
+		}
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(looked), "cpu-ns/key")
+	})
 	b.Run("scan1000", func(b *testing.B) {
 		rng := rand.New(rand.NewPCG(5, 6))
 		for b.Loop() {
@@ -139,4 +154,50 @@ func BenchmarkMemtableReads(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkMemtableInsertAppend fills one memtable the way COPY into a
+// table with an increasing key does: 100 sorted batches of 10K new keys,
+// each batch past the previous one (16-byte keys, 16-byte values). The
+// skiplist insert then follows its finger and costs little; what remains
+// is mostly the point index (cpu-ns/row, process CPU time). Run:
+//
+//	go test ./slate -run '^$' -bench MemtableInsertAppend -benchtime 5x
+func BenchmarkMemtableInsertAppend(b *testing.B) {
+	const batches, perBatch = 100, 10_000
+	var insert time.Duration
+	for b.Loop() {
+		runtime.GC()
+		start := processCPU()
+		m := newMemtable()
+		ids := make([]uint64, perBatch)
+		for seq := uint64(1); seq <= batches; seq++ {
+			for i := range ids {
+				ids[i] = seq*perBatch + uint64(i)
+			}
+			benchAddSorted(b, m, ids, seq)
+		}
+		insert += processCPU() - start
+		runtime.KeepAlive(m)
+	}
+	b.ReportMetric(float64(insert.Nanoseconds())/(float64(b.N)*batches*perBatch), "cpu-ns/row")
+}
+
+// benchAddSorted adds one batch of ascending, distinct ids to m at seq, as
+// 16-byte keys and 16-byte values.
+func benchAddSorted(b *testing.B, m *memtable, ids []uint64, seq uint64) {
+	var batch Batch
+	var k, v [16]byte
+	for _, id := range ids {
+		binary.BigEndian.PutUint64(k[:8], 0x0102030405060708)
+		binary.BigEndian.PutUint64(k[8:], id)
+		binary.LittleEndian.PutUint64(v[:8], id)
+		binary.LittleEndian.PutUint64(v[8:], seq)
+		batch.Put(k[:], v[:])
+	}
+	rows, err := batch.resolve(nil, seq)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.addSorted(rows)
 }

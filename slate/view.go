@@ -19,6 +19,9 @@ type view struct {
 	tables    *tableReader
 	op        MergeOperator
 	readSeq   uint64
+	// touched keeps GetSorted's touching loads (touchPoints,
+	// touchFilters) from being optimized away; a view is one reader's.
+	touched uint64
 }
 
 // get returns key's value as of v.readSeq.

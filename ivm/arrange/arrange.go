@@ -92,7 +92,7 @@ const (
 	// group key → nothing): global state, under the empty partition key,
 	// so one scan reads the groups whose window the watermark passed.
 	KindWindowClose byte = 0xA4
-	KindJoinLeft    byte = 0xB1 // join key, row → weight, match count
+	KindJoinLeft    byte = 0xB1 // join key, row → words[weight, weight·match count]
 	KindJoinRight   byte = 0xB2
 	KindJoinMeta    byte = 0xB3 // global counters (null-aware anti join)
 	KindDistinct    byte = 0xC1 // row → weights per input

@@ -367,6 +367,13 @@ func compileKernel(e Expr) kernel {
 		if k := newIntBinaryKernel(x); k != nil {
 			return k
 		}
+		if k := timeKernelOf(x); k != nil {
+			return k
+		}
+	case *Call:
+		if k := timeKernelOf(x); k != nil {
+			return k
+		}
 	}
 	return newFallbackKernel(e, vectorKindOf(e.Type()))
 }

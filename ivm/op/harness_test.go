@@ -69,6 +69,9 @@ type incrementalCase struct {
 	// positive restricts integrated inputs to non-negative weights (for
 	// operators whose SQL meaning needs a multiset).
 	positive bool
+	// insertOnly restricts every delta to insertions (an insert-only
+	// table's changes).
+	insertOnly bool
 	// firstStepOnly marks inputs that change only in the first step
 	// (constant relations).
 	firstStepOnly []bool
@@ -102,6 +105,9 @@ func checkIncremental(t *rapid.T, c incrementalCase) {
 			deltas[i] = genDelta(t, "in", w, c.nulls)
 			if c.positive {
 				deltas[i] = keepPositive(integrated[i], deltas[i])
+			}
+			if c.insertOnly {
+				deltas[i] = keepInserts(deltas[i])
 			}
 			for _, row := range deltas[i].Rows {
 				if p, ok := statePartitionKey(operator, i, row); ok {
@@ -150,6 +156,17 @@ func checkIncremental(t *rapid.T, c incrementalCase) {
 			t.Fatalf("step %d: errors incremental %v stream %v", step, errs, zset.Consolidate(want.Errors))
 		}
 	}
+}
+
+// keepInserts drops delta entries of negative weight.
+func keepInserts(delta zset.Batch) zset.Batch {
+	var out zset.Batch
+	for i, r := range delta.Rows {
+		if delta.Weights[i] > 0 {
+			out.Add(r, delta.Weights[i])
+		}
+	}
+	return out
 }
 
 // keepPositive drops delta entries that would make an integrated weight

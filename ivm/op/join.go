@@ -3,6 +3,7 @@ package op
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/arrange"
@@ -34,13 +35,25 @@ import (
 //
 // State:
 //
-//	0x01 KindJoinLeft  op_id join_key row → varint weight, varint match_count
+//	0x01 KindJoinLeft  op_id join_key row → words[weight, weight·match_count]
 //
 // (join_key is the ivm/keyenc key of the join columns, row the lossless row
 // encoding that identifies the row).
 //
-//	0x01 KindJoinRight op_id join_key row → varint weight, varint match_count
+//	0x01 KindJoinRight op_id join_key row → words[weight, weight·match_count]
 //	0x01 KindJoinMeta  op_id              → right total, right NULL-key total
+//
+// An entry's value is a two-word kv.TagAddWords value, mergeable by the
+// store, so a new row is added with a blind merge write of [dw, dw·m]
+// (arrange.MergeEntry) instead of a read of its entry first, which for a
+// new row is a store miss. Storing weight·m rather than m is what makes
+// the add a merge: every copy of an arranged row has the same match count
+// m (the one its probe just computed), so [w, w·m] + [dw, dw·m] =
+// [w+dw, (w+dw)·m]. A side whose match counts nothing reads (both sides of
+// an inner join, the right side of a left join, ...) stores m = 0. A
+// positive merge onto a negative stored weight can leave an entry of
+// weight zero (a correct input never has negative integrated weights);
+// probes skip such entries.
 type Join struct {
 	spec                  JoinSpec
 	leftTypes, rightTypes []types.Type
@@ -232,13 +245,60 @@ type joinEntry struct {
 	weight, matches int64
 }
 
+// decodeJoinEntry decodes a stored entry (joinEntry.appendTo, or the merge
+// of several).
 func decodeJoinEntry(v []byte) (joinEntry, error) {
-	w, m, err := decodeTwoWeights(v)
-	return joinEntry{weight: w, matches: m}, err
+	if len(v) < 4 || v[0] != kv.TagAddWords || v[1] != 2 {
+		return joinEntry{}, errcode.New(errcode.ArrangementCorrupt, "corrupt join entry %x", v)
+	}
+	w, n := binary.Varint(v[2:])
+	if n <= 0 {
+		return joinEntry{}, errcode.New(errcode.ArrangementCorrupt, "corrupt join entry %x", v)
+	}
+	product, k := binary.Varint(v[2+n:])
+	if k <= 0 || 2+n+k != len(v) {
+		return joinEntry{}, errcode.New(errcode.ArrangementCorrupt, "corrupt join entry %x", v)
+	}
+	if w == 0 {
+		// A zero-weight merge result: the entry is absent.
+		if product != 0 {
+			return joinEntry{}, errcode.New(errcode.ArrangementCorrupt, "join entry of weight 0 with weight·matches %d", product)
+		}
+		return joinEntry{}, nil
+	}
+	// INVARIANT: every copy of an arranged row has the same match count.
+	if product%w != 0 {
+		return joinEntry{}, errcode.New(errcode.ArrangementCorrupt, "join entry weight·matches %d is not a multiple of its weight %d", product, w)
+	}
+	return joinEntry{weight: w, matches: product / w}, nil
 }
 
+// leftCounted and rightCounted report whether a side's match counts are
+// read: the left's by left, full, semi and anti joins (their left rows' own
+// outputs), the right's by right and full joins (the right rows' padding).
+// Only a counted side's match counts are kept up to date as the other side
+// changes, so the other sides store 0 (the invariant a merge relies on).
+func (j *Join) leftCounted() bool {
+	return j.spec.Kind != JoinInner && j.spec.Kind != JoinRight
+}
+
+func (j *Join) rightCounted() bool { return j.rightPadded() }
+
+// counted is leftCounted or rightCounted for side a (j.left or j.right).
+func (j *Join) counted(a *arrange.Arrangement) bool {
+	if a == j.left {
+		return j.leftCounted()
+	}
+	return j.rightCounted()
+}
+
+// joinEntryBytesMax bounds an encoded entry: tag, count and two varints.
+const joinEntryBytesMax = 2 + 2*binary.MaxVarintLen64
+
+// appendTo appends e as a stored value: words[weight, weight·matches].
 func (e joinEntry) appendTo(buf []byte) []byte {
-	return binary.AppendVarint(binary.AppendVarint(buf, e.weight), e.matches)
+	buf = binary.AppendVarint(append(buf, kv.TagAddWords, 2), e.weight)
+	return binary.AppendVarint(buf, e.weight*e.matches)
 }
 
 // indicator is [b] as a weight.
@@ -252,6 +312,11 @@ func indicator(b bool) int64 {
 // hasMatch is the semi/anti/padding predicate on a match count: "has a
 // match" is m > 0.
 func hasMatch(m int64) bool { return m > 0 }
+
+// crossJoinPresizeRowsMax bounds the output rows a join without keys makes
+// room for at its first probe (32 bytes a row, so 32 MiB): beyond it the
+// output grows as it fills, metered (memory.go).
+const crossJoinPresizeRowsMax = 1 << 20
 
 // pendingWrite is a probed entry's new match count, stored after the probe.
 type pendingWrite struct {
@@ -322,6 +387,11 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 	// is metered as it grows (memory.go), not only after the step.
 	meter := NewOutputMeter(out)
 	entryBatch := j.left.EntryPrefetchBatch()
+	presized := false
+	// NB: without keys every left row probes the one same group, which
+	// this phase does not write unless it pads right rows: its entries
+	// are decoded once.
+	cross := decodedGroup{reuse: len(j.spec.LeftKeys) == 0 && !j.rightPadded()}
 	for i, l := range dl.Rows {
 		if i%entryBatch == 0 {
 			end := min(i+entryBatch, len(dl.Rows))
@@ -353,15 +423,21 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 				return err
 			}
 			entries := group.Entries()
+			if !presized && len(j.spec.LeftKeys) == 0 && j.pairs() {
+				// A join without keys meets this same group with every
+				// left row: room for the output at once, not by doubling.
+				presized = true
+				if n := (len(dl.Rows) - i) * len(entries); n <= crossJoinPresizeRowsMax {
+					out.Rows, out.Weights = slices.Grow(out.Rows, n), slices.Grow(out.Weights, n)
+				}
+			}
 			for x := range entries {
-				arranged := &entries[x]
-				r, err := j.rows.decodeArranged(arranged.Suffix)
+				r, e, err := cross.entry(j, entries, x)
 				if err != nil {
 					return err
 				}
-				e, err := decodeJoinEntry(arranged.Value)
-				if err != nil {
-					return err
+				if e.weight == 0 {
+					continue // a zero-weight merge result: absent
 				}
 				ok, joined, err := j.matches(ctx, l, r, dw*e.weight)
 				if err != nil {
@@ -377,13 +453,13 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 						return err
 					}
 				}
-				if j.rightPadded() {
+				if j.rightCounted() {
 					before := indicator(!hasMatch(e.matches))
 					e.matches += dw
 					if d := indicator(!hasMatch(e.matches)) - before; d != 0 {
 						out.Add(j.rows.padLeft(j.leftWidth, r), d*e.weight)
 					}
-					writes = append(writes, pendingWrite{suffix: arranged.Suffix, entry: e, oldLen: len(arranged.Value)})
+					writes = append(writes, pendingWrite{suffix: entries[x].Suffix, entry: e, oldLen: len(entries[x].Value)})
 				}
 			}
 		}
@@ -402,6 +478,33 @@ func (j *Join) phaseLeftMode(ctx *Context, dl zset.Batch, out *zset.Batch, mode 
 		}
 	}
 	return nil
+}
+
+// decodedGroup is a probed group's entries, decoded (each only once when
+// reuse is set: the caller probes the same unchanged group again).
+type decodedGroup struct {
+	reuse   bool
+	rows    []types.Row
+	entries []joinEntry
+}
+
+// entry decodes entries[x] of the group j probes.
+func (d *decodedGroup) entry(j *Join, entries []arrange.GroupEntry, x int) (types.Row, joinEntry, error) {
+	if d.reuse && x < len(d.rows) {
+		return d.rows[x], d.entries[x], nil
+	}
+	r, err := j.rows.decodeArranged(entries[x].Suffix)
+	if err != nil {
+		return nil, joinEntry{}, err
+	}
+	e, err := decodeJoinEntry(entries[x].Value)
+	if err != nil {
+		return nil, joinEntry{}, err
+	}
+	if d.reuse {
+		d.rows, d.entries = append(d.rows, r), append(d.entries, e)
+	}
+	return r, e, nil
 }
 
 // decodeArranged decodes an arranged row (an entry's key suffix, a
@@ -437,10 +540,17 @@ func (j *Join) applyWrites(ctx *Context, a *arrange.Arrangement, joinKey []byte,
 	return nil
 }
 
-// addEntry adds dw to an arranged row's weight, setting its match count.
+// addEntry adds dw to an arranged row's weight, setting its match count:
+// a positive dw as a blind merge of [dw, dw·matches] when the entry is not
+// in memory (arrange.MergeEntry; the join's doc comment says why that is
+// the same change), a negative one read, added and written back, or
+// deleted at zero, so a retracted row leaves no key behind.
 func (j *Join) addEntry(ctx *Context, a *arrange.Arrangement, joinKey, row []byte, dw, matches int64) error {
-	var buf [2 * binary.MaxVarintLen64]byte
-	return a.UpdateEntry(ctx.Txn, joinKey, row, func(old []byte, ok bool) ([]byte, error) {
+	if !j.counted(a) {
+		matches = 0
+	}
+	var buf [joinEntryBytesMax]byte
+	update := func(old []byte, ok bool) ([]byte, error) {
 		var e joinEntry
 		if ok {
 			var err error
@@ -454,7 +564,12 @@ func (j *Join) addEntry(ctx *Context, a *arrange.Arrangement, joinKey, row []byt
 			return nil, nil
 		}
 		return e.appendTo(buf[:0]), nil
-	})
+	}
+	if dw < 0 {
+		return a.UpdateEntry(ctx.Txn, joinKey, row, update)
+	}
+	var operand [joinEntryBytesMax]byte
+	return a.MergeEntry(ctx.Txn, joinKey, row, joinEntry{weight: dw, matches: matches}.appendTo(operand[:0]), update)
 }
 
 // phaseRight processes ΔR against the left arrangement after ΔL.
@@ -506,6 +621,9 @@ func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode
 			if err != nil {
 				return err
 			}
+			if e.weight == 0 {
+				continue // a zero-weight merge result: absent
+			}
 			ok, joined, err := j.matches(ctx, l, r, e.weight*dw)
 			if err != nil {
 				return err
@@ -520,7 +638,7 @@ func (j *Join) phaseRightMode(ctx *Context, dr zset.Batch, out *zset.Batch, mode
 					return err
 				}
 			}
-			if j.spec.Kind != JoinInner && j.spec.Kind != JoinRight {
+			if j.leftCounted() {
 				before, row := j.leftOutput(l, e.matches, mode)
 				e.matches += dw
 				after, _ := j.leftOutput(l, e.matches, mode)

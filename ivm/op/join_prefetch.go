@@ -14,8 +14,8 @@ type entryPrefetch struct {
 }
 
 // prefetchEntries names the arranged entries (join key, row) that the
-// rows of a delta will add to their own side's arrangement own, so own
-// reads those not in its caches in one ordered pass
+// rows of a delta will read when adding to their own side's arrangement
+// own, so own reads those not in its caches in one ordered pass
 // (arrange.Arrangement.PrefetchEntries) instead of one store read per
 // row in addEntry.
 func (j *Join) prefetchEntries(ctx *Context, own *arrange.Arrangement, rows []types.Row, weights []int64, ts []types.Type, cols []int) error {
@@ -25,7 +25,9 @@ func (j *Join) prefetchEntries(ctx *Context, own *arrange.Arrangement, rows []ty
 	p := &j.entryPrefetch
 	p.buf, p.ends = p.buf[:0], p.ends[:0]
 	for i, row := range rows {
-		if weights[i] == 0 {
+		if weights[i] >= 0 {
+			// NB: a positive weight is added without reading the entry
+			// (Join.addEntry): only retractions are read.
 			continue
 		}
 		p.buf = appendKey(p.buf, ts, row, cols)

@@ -247,6 +247,11 @@ type TopKSpec struct {
 	OrderBy     []SortKey
 	Limit       int64
 	Offset      int64
+	// InsertOnly: the input never deletes a row (scans of insert-only
+	// tables and sources through filters, projections and inner joins),
+	// so the state keeps only each partition's first OFFSET + LIMIT rows
+	// (TopK.pruned). A deletion arriving anyway fails the step.
+	InsertOnly bool
 }
 
 // SetOpKind is a set operation over two inputs of the same schema.

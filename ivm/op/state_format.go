@@ -23,7 +23,8 @@ import (
 //	Aggregate (linear)   aggregate.words/3 [layout]    int8 SUM/AVG became words (2),
 //	                                                   float sums became floatSum words (3),
 //	                                                   numeric(p≤18,s) sums as words "n<s>." (new letter)
-//	Join                 join/1
+//	Join                 join/2                        entries are mergeable words
+//	                                                   [weight, weight·match_count] (2)
 //	Distinct, SetOp      counting/1
 //	TopK                 topk/1
 //	Window               window/1
@@ -35,7 +36,7 @@ import (
 //	Session              session/1
 //	Aggregate with a     the aggregate's format ++ "+close/1" (its close index,
 //	watermark            agg_watermark.go)
-//	Join with a          join/1+close/1 (join_watermark.go)
+//	Join with a          join/2+close/1 (join_watermark.go)
 //	watermark
 
 // StateFormat returns the name and version of the state encoding of o, or
@@ -49,9 +50,9 @@ func StateFormat(o Operator) string {
 		return o.stateFormat()
 	case *Join:
 		if o.close != nil {
-			return "join/1+close/1"
+			return "join/2+close/1"
 		}
-		return "join/1"
+		return "join/2"
 	case *Distinct, *SetOp:
 		return "counting/1"
 	case *TopK:

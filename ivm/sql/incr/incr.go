@@ -416,7 +416,7 @@ func (w *builder) lowerNode(n plan.Node) (circuit.Node, error) {
 			return w.b.Distinct(in), nil
 		}
 		// DISTINCT ON: the first row per key = top-1 per partition.
-		return w.b.TopK(in, op.TopKSpec{PartitionBy: x.On, OrderBy: sortKeys(x.Order), Limit: 1}), nil
+		return w.b.TopK(in, op.TopKSpec{PartitionBy: x.On, OrderBy: sortKeys(x.Order), Limit: 1, InsertOnly: insertOnly(x.Input)}), nil
 	case *plan.SetOp:
 		l, err := w.node(x.Left)
 		if err != nil {
@@ -445,7 +445,7 @@ func (w *builder) lowerNode(n plan.Node) (circuit.Node, error) {
 		if err != nil {
 			return circuit.Node{}, err
 		}
-		return w.b.TopK(in, op.TopKSpec{OrderBy: sortKeys(x.Order), Limit: x.Limit, Offset: x.Offset}), nil
+		return w.b.TopK(in, op.TopKSpec{OrderBy: sortKeys(x.Order), Limit: x.Limit, Offset: x.Offset, InsertOnly: insertOnly(x.Input)}), nil
 	case *plan.Window:
 		return w.window(x)
 	case *plan.Session:

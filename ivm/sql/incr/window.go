@@ -65,7 +65,7 @@ func (w *builder) window(x *plan.Window) (circuit.Node, error) {
 		spec.Calls = append(spec.Calls, call)
 	}
 	if x.Limit >= 0 {
-		in = w.b.TopK(in, op.TopKSpec{PartitionBy: x.PartitionBy, OrderBy: spec.OrderBy, Limit: x.Limit})
+		in = w.b.TopK(in, op.TopKSpec{PartitionBy: x.PartitionBy, OrderBy: spec.OrderBy, Limit: x.Limit, InsertOnly: insertOnly(x.Input)})
 	}
 	return w.b.Window(in, spec), nil
 }
