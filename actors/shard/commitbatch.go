@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 )
@@ -198,17 +199,26 @@ const repackOpsMin = 4096
 // the WAL encoding), each read a cache miss per op for a large commit,
 // and the one pass here pays it once.
 func sortRepackOps(ops []kv.Op) []kv.Op {
-	refs := make([]opChunk, len(ops))
+	order, ok := bucketOrder(ops, tableKeyHeadBytes-partition.BucketBytes)
+	if !ok {
+		refs := make([]opChunk, len(ops))
+		for i := range refs {
+			refs[i].op = int32(i)
+		}
+		sortKeyChunks(ops, opKey, refs, 0)
+		order = make([]int32, len(refs))
+		for j, r := range refs {
+			order[j] = r.op
+		}
+	}
 	size := 0
-	for i := range refs {
-		refs[i].op = int32(i)
+	for i := range ops {
 		size += len(ops[i].Key) + len(ops[i].Value)
 	}
-	sortKeyChunks(ops, opKey, refs, 0)
 	sorted := make([]kv.Op, len(ops))
 	buf := make([]byte, 0, size)
-	for j, r := range refs {
-		op := ops[r.op]
+	for j, i := range order {
+		op := ops[i]
 		from := len(buf)
 		buf = append(buf, op.Key...)
 		op.Key = buf[from:len(buf):len(buf)]
@@ -220,6 +230,77 @@ func sortRepackOps(ops []kv.Op) []kv.Op {
 		sorted[j] = op
 	}
 	return sorted
+}
+
+// bucketOrderOthersMax is how many ops of other keys (the delta-log
+// entry's, the last epoch's, a source offset's) bucketOrder places
+// around a commit's rows; more (an index's entries) take the general
+// sort.
+const bucketOrderOthersMax = 64
+
+// bucketOrder is the sorted order of ops (their indexes) when ops are
+// mostly one table's row keys (head bytes shared, then a 2-byte bucket,
+// then the primary key) written in primary-key order, as a bulk load in
+// key order (a COPY of a sorted file) writes them: the rows in bucket
+// order are then sorted, so one counting pass over the buckets sorts the
+// commit, instead of a radix sort over every byte where the keys differ.
+// ok is false (sort in general) when the rows are not in ascending key
+// order (nor distinct) or when there are more than a few other keys.
+func bucketOrder(ops []kv.Op, head int) (order []int32, ok bool) {
+	var ref []byte
+	for i := range ops {
+		if len(ops[i].Key) > head+partition.BucketBytes {
+			ref = ops[i].Key[:head]
+			break
+		}
+	}
+	if ref == nil {
+		return nil, false
+	}
+	var others []int32
+	counts := make([]int32, 1<<16)
+	var prev []byte
+	for i := range ops {
+		k := ops[i].Key
+		if len(k) <= head+partition.BucketBytes || !bytes.Equal(k[:head], ref) {
+			if bytes.HasPrefix(k, ref) || len(others) == bucketOrderOthersMax {
+				return nil, false
+			}
+			others = append(others, int32(i))
+			continue
+		}
+		rest := k[head+partition.BucketBytes:]
+		if prev != nil && bytes.Compare(prev, rest) >= 0 {
+			return nil, false
+		}
+		prev = rest
+		counts[binary.BigEndian.Uint16(k[head:])]++
+	}
+	// Other keys do not start with ref: each sorts before every row or
+	// after them all.
+	slices.SortFunc(others, func(x, y int32) int { return bytes.Compare(ops[x].Key, ops[y].Key) })
+	before := 0
+	for before < len(others) && bytes.Compare(ops[others[before]].Key, ref) < 0 {
+		before++
+	}
+	order = make([]int32, len(ops))
+	copy(order, others[:before])
+	at := int32(before)
+	for d, n := range counts {
+		counts[d] = at
+		at += n
+	}
+	copy(order[at:], others[before:])
+	for i := range ops {
+		k := ops[i].Key
+		if len(k) <= head+partition.BucketBytes || !bytes.Equal(k[:head], ref) {
+			continue
+		}
+		d := binary.BigEndian.Uint16(k[head:])
+		order[counts[d]] = int32(i)
+		counts[d]++
+	}
+	return order, true
 }
 
 // byteArena hands out append-only byte slices from shared chunks: a few
