@@ -45,8 +45,18 @@ type commitBatch struct {
 type tableLog struct {
 	table catalog.ID
 	rows  int
-	buf   []byte
+	// buf holds room bytes of room for the entry's head (logHeadRoom,
+	// the first table's), then the rows.
+	buf  []byte
+	room int
 }
+
+// logHeadRoom is the room the first table's section keeps in front of its
+// rows for the log entry's head (the count of tables, the table's id and
+// its count of rows): a commit of one table's rows, most of them, hands
+// its section over as the entry instead of copying it (a COPY's entry is
+// tens of megabytes).
+const logHeadRoom = 2*binary.MaxVarintLen64 + 16
 
 func (t *tableLog) add(enc []byte, w int64) {
 	t.buf = binary.AppendVarint(t.buf, w)
@@ -74,7 +84,8 @@ func (cb *commitBatch) table(id catalog.ID) *tableLog {
 	if len(cb.tables) == 0 {
 		// Most commits write one table: size its section for every write
 		// (a guess at the size of a row; it grows).
-		t.buf = make([]byte, 0, cap(cb.ops)*logRowBytesGuess)
+		t.room = logHeadRoom
+		t.buf = make([]byte, logHeadRoom, logHeadRoom+cap(cb.ops)*logRowBytesGuess+logTimeBytes)
 	}
 	cb.tables = append(cb.tables, t)
 	return t
@@ -140,16 +151,26 @@ func (cb *commitBatch) canonical(codec tableCodec, stored []byte) ([]byte, error
 // encodeLog encodes the delta-log entry (the format decodeLog reads).
 func (cb *commitBatch) encodeLog(at types.TimestampTZ) []byte {
 	size := binary.MaxVarintLen64 + logTimeBytes
-	for _, t := range cb.tables {
-		size += 16 + binary.MaxVarintLen64 + len(t.buf)
-	}
-	b := make([]byte, 0, size)
 	n := 0
 	for _, t := range cb.tables {
+		size += 16 + binary.MaxVarintLen64 + len(t.buf) - t.room
 		if t.rows > 0 {
 			n++
 		}
 	}
+	if n == 1 && cb.tables[0].rows > 0 && cb.tables[0].room > 0 {
+		// The one table with rows is the first: its head goes into the
+		// room in front of its rows.
+		t := cb.tables[0]
+		var head [logHeadRoom]byte
+		h := binary.AppendUvarint(head[:0], 1)
+		h = append(h, t.table.Object[:]...)
+		h = binary.AppendUvarint(h, uint64(t.rows))
+		b := t.buf[t.room-len(h):]
+		copy(b, h)
+		return appendLogTime(b, at)
+	}
+	b := make([]byte, 0, size)
 	b = binary.AppendUvarint(b, uint64(n))
 	for _, t := range cb.tables {
 		if t.rows == 0 {
@@ -157,7 +178,7 @@ func (cb *commitBatch) encodeLog(at types.TimestampTZ) []byte {
 		}
 		b = append(b, t.table.Object[:]...)
 		b = binary.AppendUvarint(b, uint64(t.rows))
-		b = append(b, t.buf...)
+		b = append(b, t.buf[t.room:]...)
 	}
 	return appendLogTime(b, at)
 }
@@ -213,7 +234,10 @@ func sortRepackOps(ops []kv.Op) []kv.Op {
 	}
 	size := 0
 	for i := range ops {
-		size += len(ops[i].Key) + len(ops[i].Value)
+		size += len(ops[i].Key)
+		if len(ops[i].Value) <= repackValueMax {
+			size += len(ops[i].Value)
+		}
 	}
 	sorted := make([]kv.Op, len(ops))
 	buf := make([]byte, 0, size)
@@ -222,7 +246,7 @@ func sortRepackOps(ops []kv.Op) []kv.Op {
 		from := len(buf)
 		buf = append(buf, op.Key...)
 		op.Key = buf[from:len(buf):len(buf)]
-		if op.Value != nil {
+		if op.Value != nil && len(op.Value) <= repackValueMax {
 			from = len(buf)
 			buf = append(buf, op.Value...)
 			op.Value = buf[from:len(buf):len(buf)]
@@ -231,6 +255,11 @@ func sortRepackOps(ops []kv.Op) []kv.Op {
 	}
 	return sorted
 }
+
+// repackValueMax is the largest value sortRepackOps copies: a larger one
+// (the delta-log entry, tens of megabytes for a COPY) is read in one
+// sequential pass where it lies, and copying it bought nothing.
+const repackValueMax = 64 << 10
 
 // bucketOrderOthersMax is how many ops of other keys (the delta-log
 // entry's, the last epoch's, a source offset's) bucketOrder places
