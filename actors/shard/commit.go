@@ -425,12 +425,7 @@ func (a *Actor) readCommitKeys(cb *commitBatch, m Commit) (*commitReads, error) 
 				return a.readCommitKeysOf(cb, m)
 			}
 		}
-		empty := true
-		prefix := tablePrefix(one)
-		err := cb.store.Scan(prefix, kv.PrefixEnd(prefix), func(k, v []byte) error {
-			empty = false
-			return kv.ErrStop
-		})
+		empty, err := holdsNone(cb.store, tablePrefix(one))
 		if err != nil {
 			return nil, err
 		}

@@ -583,11 +583,7 @@ func keyChunk(key []byte, depth int) (hi, lo uint64, ends uint8) {
 // key is absent, which one seek tells.
 func getMany(r kv.Reader, prefix []byte, keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
 	if prefix != nil && len(keys) > 1 {
-		empty := true
-		err := r.Scan(prefix, kv.PrefixEnd(prefix), func(k, v []byte) error {
-			empty = false
-			return kv.ErrStop
-		})
+		empty, err := holdsNone(r, prefix)
 		if err != nil {
 			return err
 		}
@@ -636,4 +632,14 @@ func getMany(r kv.Reader, prefix []byte, keys [][]byte, fn func(i int, value []b
 		}
 		return nil
 	})
+}
+
+// holdsNone reports whether r holds no key under prefix (one seek).
+func holdsNone(r kv.Reader, prefix []byte) (bool, error) {
+	empty := true
+	err := r.Scan(prefix, kv.PrefixEnd(prefix), func(k, v []byte) error {
+		empty = false
+		return kv.ErrStop
+	})
+	return empty, err
 }
