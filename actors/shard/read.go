@@ -91,6 +91,9 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 		return nil, err
 	}
 	out := LookupResult{Rows: make([]types.Row, len(m.Keys))}
+	if m.At == 0 {
+		out.Seen = a.lookupSeen()
+	}
 	if m.At == 0 && len(m.Keys) > 1 {
 		// A table being loaded for the first time (a COPY's chunks, each
 		// a lookup of thousands of new keys) holds none of them, which
