@@ -3,6 +3,7 @@ package slate
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
@@ -177,6 +178,38 @@ func (c *compressor) compress(src []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// appendLarge appends src compressed, with its trailer, to dst when src
+// is larger than the buffers the compressor keeps and the codec can
+// compress into dst's spare room (s2, Snappy): a large WAL object (a
+// COPY's commit, a hundred megabytes) is then compressed where it goes
+// instead of into a buffer of its own copied after the header. ok is
+// false (dst unchanged) otherwise, or when compression saves too little.
+func (c *compressor) appendLarge(dst, src []byte) (out []byte, ok bool) {
+	if (c.codec != codecS2 && c.codec != codecSnappy) || len(src) <= compressKeepBytesMax || len(src) > compressSrcBytesMax {
+		return dst, false
+	}
+	room := s2.MaxEncodedLen(len(src))
+	if room < 0 {
+		return dst, false
+	}
+	buf := slices.Grow(dst, room+compressTrailerBytes)
+	at := len(buf)
+	var enc []byte
+	if c.codec == codecS2 {
+		enc = s2.Encode(buf[at:at+room], src)
+	} else {
+		enc = s2.EncodeSnappyBetter(buf[at:at+room], src)
+	}
+	if len(enc)+compressTrailerBytes > len(src)-len(src)/compressMinSavingsDivisor {
+		return dst, false
+	}
+	if len(enc) > 0 && &enc[0] != &buf[at : at+1][0] {
+		// NB: an encoder that wrote elsewhere after all.
+		return appendCompressedTrailer(append(buf[:at], enc...), len(src), c.codec), true
+	}
+	return appendCompressedTrailer(buf[:at+len(enc)], len(src), c.codec), true
 }
 
 // appendBody appends src as a compressed body to dst. src must not

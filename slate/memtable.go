@@ -288,6 +288,7 @@ func (m *memtable) addSorted(rows []row) {
 		prev[l] = headRef
 	}
 	var hashes [pointTouchRows]uint64
+	m.reservePoints(len(rows))
 	for i, r := range rows {
 		// NB: levels are drawn one per row in row order, so the shape is
 		// a deterministic function of the inserts.
@@ -429,8 +430,27 @@ func (m *memtable) indexPoint(n nodeRef, r row, hash uint64) {
 
 // growPoints doubles the index (each slot's tag places it again).
 func (m *memtable) growPoints() {
+	m.resizePoints(max(pointIndexMinSlots, 2*len(m.points.slots)))
+}
+
+// reservePoints sizes the index for n more keys at once: a large batch
+// (a COPY's commit of a million rows) otherwise doubled it a dozen times
+// as it went, placing every slot again each time.
+func (m *memtable) reservePoints(n int) {
+	size := max(pointIndexMinSlots, len(m.points.slots))
+	for 2*(m.points.used+n) > size {
+		size *= 2
+	}
+	if size > len(m.points.slots) {
+		m.resizePoints(size)
+	}
+}
+
+// resizePoints moves the index into size slots (a power of two, room for
+// every key).
+func (m *memtable) resizePoints(size int) {
 	old := m.points.slots
-	slots := make([]uint64, max(pointIndexMinSlots, 2*len(old)))
+	slots := make([]uint64, size)
 	mask := uint32(len(slots) - 1)
 	for _, s := range old {
 		if s == 0 {

@@ -86,8 +86,9 @@ func encodeWAL(c *compressor, kind byte, epoch, id uint64, rows []row) []byte {
 		for _, r := range rows {
 			raw = appendRow(raw, r)
 		}
-		body, compressed := c.compress(raw)
-		if compressed {
+		if body, ok := c.appendLarge(header(make([]byte, walHeaderBytes)), raw); ok {
+			out = body
+		} else if body, compressed := c.compress(raw); compressed {
 			out = header(make([]byte, walHeaderBytes, walHeaderBytes+len(body)+compressTrailerBytes))
 			out = appendCompressedTrailer(append(out, body...), len(raw), c.codec)
 		} else {

@@ -831,7 +831,7 @@ func (a *Actor) readPoints(ctx runtime.Context, m Read, out []zset.Batch, i int)
 	p := m.Points[i]
 	rel := p.Relation
 	a.lookupKeys(ctx, m.CatalogVersion, &rel, p.Keys, a.statementReadAt(),
-		func(ctx runtime.Context, rows []types.Row) {
+		func(ctx runtime.Context, rows []types.Row, _ lookupSeen) {
 			var b zset.Batch
 			seen := map[string]bool{}
 			for j, r := range rows {
@@ -849,21 +849,29 @@ func (a *Actor) readPoints(ctx runtime.Context, m Read, out []zset.Batch, i int)
 		})
 }
 
+// lookupSeen is the shard that answered a lookup and the state it
+// answered in (zero when several shards answered: shard.LookupSeen).
+type lookupSeen struct {
+	by   runtime.ActorID
+	seen shard.LookupSeen
+}
+
 // lookupKeys looks keys of rel up on the shards storing them, one Lookup
 // per shard (a partitioned table's keys may be on several), into rows (in
 // keys' order), then runs done.
-func (a *Actor) lookupKeys(ctx runtime.Context, catalogVersion uint64, rel *catalog.Relation, keys []types.Row, at uint64, done func(runtime.Context, []types.Row)) {
+func (a *Actor) lookupKeys(ctx runtime.Context, catalogVersion uint64, rel *catalog.Relation, keys []types.Row, at uint64, done func(runtime.Context, []types.Row, lookupSeen)) {
 	if owner, ok := a.cfg.Router.OwnerOfKeys(rel, keys); ok {
 		// One shard (every key of a table that is not partitioned): its
 		// answer, in keys' order, is the rows.
-		a.ask(ctx, a.cfg.Router.ActorOf(owner), shard.Lookup{CatalogVersion: catalogVersion, Table: rel.ID, Keys: keys, At: at},
+		to := a.cfg.Router.ActorOf(owner)
+		a.ask(ctx, to, shard.Lookup{CatalogVersion: catalogVersion, Table: rel.ID, Keys: keys, At: at},
 			a.orFail(func(ctx runtime.Context, reply runtime.Message) {
-				rows := reply.(shard.LookupResult).Rows
-				if len(rows) != len(keys) {
-					a.finish(errcode.New(errcode.InternalError, "internal: a lookup of %d keys of %s answered %d rows", len(keys), rel.Name, len(rows)))
+				res := reply.(shard.LookupResult)
+				if len(res.Rows) != len(keys) {
+					a.finish(errcode.New(errcode.InternalError, "internal: a lookup of %d keys of %s answered %d rows", len(keys), rel.Name, len(res.Rows)))
 					return
 				}
-				done(ctx, rows)
+				done(ctx, res.Rows, lookupSeen{by: to, seen: res.Seen})
 			}))
 		return
 	}
@@ -879,7 +887,7 @@ func (a *Actor) lookupKeys(ctx runtime.Context, catalogVersion uint64, rel *cata
 	var next func(ctx runtime.Context, i int)
 	next = func(ctx runtime.Context, i int) {
 		if i == len(owners) {
-			done(ctx, rows)
+			done(ctx, rows, lookupSeen{})
 			return
 		}
 		var batch []types.Row
@@ -1031,7 +1039,8 @@ func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []s
 		next(ctx, out)
 		return
 	}
-	a.lookupKeys(ctx, m.CatalogVersion, tw.rel, missing, 0, func(ctx runtime.Context, rows []types.Row) {
+	a.lookupKeys(ctx, m.CatalogVersion, tw.rel, missing, 0, func(ctx runtime.Context, rows []types.Row, seen lookupSeen) {
+		tw.noteSeen(seen)
 		// One allocation for the new entries (a COPY chunk adds
 		// thousands), and room for them in the key order up front.
 		slab := make([]pendingRow, len(at))
@@ -1086,7 +1095,7 @@ func (a *Actor) checkVisible(ctx runtime.Context, m Lookup, tw *tableWrites, enc
 		next(ctx)
 		return
 	}
-	a.lookupKeys(ctx, m.CatalogVersion, tw.rel, check, a.readAt(), func(ctx runtime.Context, rows []types.Row) {
+	a.lookupKeys(ctx, m.CatalogVersion, tw.rel, check, a.readAt(), func(ctx runtime.Context, rows []types.Row, _ lookupSeen) {
 		for i, r := range rows {
 			if !SameRow(tw.rel, r, latest[i]) {
 				a.finish(concurrentUpdate(false))
@@ -1210,7 +1219,7 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) {
 		// is durable (or failed), after its answer.
 		commitTxn = 0
 	}
-	a.askPatiently(ctx, to, shard.Commit{CatalogVersion: m.CatalogVersion, Writes: writes, Txn: commitTxn}, func(ctx runtime.Context, reply runtime.Message) {
+	a.askPatiently(ctx, to, shard.Commit{CatalogVersion: m.CatalogVersion, Writes: writes, Txn: commitTxn, Absent: t.absent(to)}, func(ctx runtime.Context, reply runtime.Message) {
 		if lockTxn != 0 && commitTxn == 0 {
 			a.send(ctx, a.lockShard(), shard.UnlockRows{Txn: lockTxn})
 		}

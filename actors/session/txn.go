@@ -9,6 +9,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/ivm/zset"
+	"github.com/rockstream/rockstream/runtime"
 )
 
 // TxnWritesMax bounds the rows one transaction may buffer (STYLE.md 10);
@@ -62,6 +63,35 @@ type tableWrites struct {
 	// them); together they are the table's Z-set delta.
 	appended []types.Row
 	removed  []types.Row
+	// seen is the oldest state a shard answered the transaction's
+	// lookups of the table in (lookupSeen), unseen that one came with
+	// none or from another shard: the commit then reads every key the
+	// lookups found absent again (shard.Commit.Absent).
+	seen   lookupSeen
+	unseen bool
+}
+
+// noteSeen records the state a lookup of the table was answered in.
+func (tw *tableWrites) noteSeen(s lookupSeen) {
+	switch {
+	case tw.unseen:
+	case s.seen.Epoch == 0 || (tw.seen.seen.Epoch != 0 && (s.by != tw.seen.by || s.seen.Catalog != tw.seen.seen.Catalog)):
+		tw.unseen = true
+	case tw.seen.seen.Epoch == 0 || s.seen.Epoch < tw.seen.seen.Epoch:
+		tw.seen = s
+	}
+}
+
+// absent lists the tables whose keys found absent the commit at shard to
+// need not read again, if nothing wrote them since (shard.Commit.Absent).
+func (t *txn) absent(to runtime.ActorID) []shard.TableAbsent {
+	var out []shard.TableAbsent
+	for _, id := range t.order {
+		if tw := t.tables[id]; !tw.unseen && tw.seen.seen.Epoch != 0 && tw.seen.by == to {
+			out = append(out, shard.TableAbsent{Table: id, Seen: tw.seen.seen})
+		}
+	}
+	return out
 }
 
 // keylessDelta is a keyless table's pending change as a consolidated Z-set:

@@ -58,6 +58,7 @@ func (a *Actor) commitAt(ctx runtime.Context, m Commit, epoch uint64) (runtime.M
 		return nil, errcode.Wrap(errcode.ShardUnavailable, err, "commit was not made durable")
 	}
 	a.lastEpoch, a.lastEpochTime = epoch, at
+	a.absent.committed(epoch)
 	a.adoptWatermarks(&a.pendingMarks)
 	if group {
 		a.commitUnsynced = true
@@ -305,6 +306,10 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 	if !ok {
 		return nil, nil
 	}
+	a.absent.tables = a.absent.tables[:0]
+	for _, t := range cb.tables {
+		a.absent.tables = append(a.absent.tables, t.table)
+	}
 	return b, nil
 }
 
@@ -425,12 +430,7 @@ func (a *Actor) readCommitKeys(cb *commitBatch, m Commit) (*commitReads, error) 
 				return a.readCommitKeysOf(cb, m)
 			}
 		}
-		empty := true
-		prefix := tablePrefix(one)
-		err := cb.store.Scan(prefix, kv.PrefixEnd(prefix), func(k, v []byte) error {
-			empty = false
-			return kv.ErrStop
-		})
+		empty, err := holdsNone(cb.store, tablePrefix(one))
 		if err != nil {
 			return nil, err
 		}
@@ -446,9 +446,16 @@ func (a *Actor) readCommitKeysOf(cb *commitBatch, m Commit) (*commitReads, error
 	p := &commitReads{keys: make([][]byte, len(m.Writes))}
 	var keys [][]byte
 	var writes []int32
+	// proven: the table of the last write seen, and whether its keys
+	// found absent need no read (absent.go).
+	var provenOf catalog.ID
+	proven, provenSet := false, false
 	for i, w := range m.Writes {
 		if w.Key == nil {
 			continue
+		}
+		if !provenSet || w.Table != provenOf {
+			provenOf, proven, provenSet = w.Table, a.provenAbsent(m, w.Table), true
 		}
 		rel, ok := a.snap.RelationByID(w.Table)
 		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) || len(rel.PrimaryKey) == 0 || len(w.Key) != len(rel.PrimaryKey) {
@@ -462,6 +469,9 @@ func (a *Actor) readCommitKeysOf(cb *commitBatch, m Commit) (*commitReads, error
 		key := appendKey(from, rel, codec.ts, w.Key)
 		cb.arena.used(from, key)
 		p.keys[i] = key
+		if proven && w.MustNotExist && !w.CheckBase {
+			continue // known absent: read returns it as not found
+		}
 		if keys == nil {
 			keys, writes = make([][]byte, 0, len(m.Writes)), make([]int32, 0, len(m.Writes))
 		}

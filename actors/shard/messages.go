@@ -52,6 +52,10 @@ type (
 		// Resolves is the transaction whose intent this commit applies
 		// (twophase.go): the intent is deleted in its batch.
 		Resolves uint64
+		// Absent lists tables whose keys found absent by the
+		// transaction's lookups the commit need not read again, if no
+		// commit wrote them since (absent.go).
+		Absent []TableAbsent
 	}
 	// SourceOffset is a source connector's durable position.
 	SourceOffset struct {
@@ -126,7 +130,22 @@ type (
 		At uint64
 	}
 	// LookupResult has one entry per key: the row, or nil if absent.
-	LookupResult struct{ Rows []types.Row }
+	// Seen is the state it was answered in (zero: none), which a commit
+	// names so as not to read the absent keys again (absent.go).
+	LookupResult struct {
+		Rows []types.Row
+		Seen LookupSeen
+	}
+	// LookupSeen is the state of a table shard a Lookup was answered in:
+	// its last epoch and its catalog version.
+	LookupSeen struct{ Epoch, Catalog uint64 }
+	// TableAbsent says that every key of Table a commit writes with
+	// MustNotExist was looked up on the shard, and found absent, in Seen
+	// or a later state (absent.go).
+	TableAbsent struct {
+		Table catalog.ID
+		Seen  LookupSeen
+	}
 
 	// GetStatus → Status. NoRowCounts leaves the views' Rows 0: counting
 	// them scans every view's stored rows, which a caller asking only what

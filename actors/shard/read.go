@@ -91,6 +91,17 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 		return nil, err
 	}
 	out := LookupResult{Rows: make([]types.Row, len(m.Keys))}
+	if m.At == 0 {
+		out.Seen = a.lookupSeen()
+	}
+	if m.At == 0 && len(m.Keys) > 1 {
+		// A table being loaded for the first time (a COPY's chunks, each
+		// a lookup of thousands of new keys) holds none of them, which
+		// one seek tells before any key is encoded.
+		if empty, err := holdsNone(r, tablePrefix(rel.ID)); err != nil || empty {
+			return out, err
+		}
+	}
 	// The keys in one buffer, read in one ordered pass (getMany): a COPY
 	// chunk's thousands of keys each cost a search from the top of the
 	// memtable otherwise.
@@ -103,7 +114,11 @@ func (a *Actor) lookup(m Lookup) (runtime.Message, error) {
 		buf = appendKey(buf, rel, ts, k)
 		keys[i] = buf[from:len(buf):len(buf)]
 	}
-	err = getMany(r, tablePrefix(rel.ID), keys, func(i int, v []byte, ok bool) error {
+	var prefix []byte
+	if m.At != 0 {
+		prefix = tablePrefix(rel.ID) // (else checked above)
+	}
+	err = getMany(r, prefix, keys, func(i int, v []byte, ok bool) error {
 		if !ok {
 			return nil
 		}

@@ -163,3 +163,49 @@ func report(b *testing.B, cpuStart int64, units int, unit string) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(units), "ns/"+unit)
 	b.ReportMetric(float64(cpuNanos()-cpuStart)/float64(units), "cpu-ns/"+unit)
 }
+
+// BenchmarkCommitBulk: one commit of 200,000 keyed rows in key order, each
+// write carrying its key, as a COPY's commit writes them, on slate: into
+// an empty table; into a table holding as many rows; and into that table
+// naming the state its lookups found the keys absent in (Commit.Absent,
+// absent.go), so the commit does not read them again. CPU per row of the
+// commit alone (the commit is single-threaded).
+//
+//	go test ./actors/shard -run '^$' -bench CommitBulk -benchtime 3x
+func BenchmarkCommitBulk(b *testing.B) {
+	const rows = 200_000
+	for _, into := range []string{"empty", "full", "full+absent"} {
+		b.Run(into, func(b *testing.B) {
+			var cpu int64
+			for range b.N {
+				b.StopTimer()
+				db, err := storage.Open(context.Background(), objstore.NewMemory(), "shards/0", storage.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := newBenchShard(b, func() kv.Store { return db })
+				from := int64(0)
+				if into != "empty" {
+					s.fill(s.keyed, 0, rows)
+					from = rows
+				}
+				writes := make([]RowWrite, rows)
+				for i := range writes {
+					k := from + int64(i)
+					writes[i] = RowWrite{Table: s.keyed.ID, Key: types.Row{k}, Row: types.Row{k, k % 1000, "some text value"}, MustNotExist: true}
+				}
+				m := Commit{CatalogVersion: s.snap.Version, Writes: writes}
+				if into == "full+absent" {
+					m.Absent = []TableAbsent{{Table: s.keyed.ID, Seen: LookupSeen{Epoch: s.actor.lastEpoch, Catalog: s.snap.Version}}}
+				}
+				b.StartTimer()
+				start := cpuNanos()
+				s.ask(m)
+				cpu += cpuNanos() - start
+				b.StopTimer()
+				_ = db.Close()
+			}
+			b.ReportMetric(float64(cpu)/float64(b.N*rows), "cpu-ns/row")
+		})
+	}
+}

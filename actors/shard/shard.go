@@ -138,6 +138,9 @@ type Actor struct {
 	commitMarks  map[catalog.ObjectID]commitWatermark
 	stepMarks    map[op.WatermarkSource]types.TimestampTZ
 	pendingMarks watermarkBatch
+	// absent records the tables' last commits for commits that skip
+	// reading keys their lookups found absent (absent.go).
+	absent absentProofs
 	// temporalTicking: a temporalTick timer is queued (epochtime.go);
 	// temporalViews: the catalog temporalOf has a view with a temporal
 	// filter.
@@ -589,6 +592,7 @@ func (a *Actor) open(ctx runtime.Context) error {
 	if a.lastEpoch, err = getUint64(store, lastEpochKey()); err != nil {
 		return err
 	}
+	a.absent.opened(a.lastEpoch)
 	if a.frontier, err = getUint64(store, frontierKey()); err != nil {
 		return err
 	}

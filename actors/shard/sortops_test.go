@@ -61,6 +61,90 @@ func TestSortOpsMatchesBytesCompare(t *testing.T) {
 	})
 }
 
+// TestBucketOrderMatchesBytesCompare: a commit's rows of one table written
+// in primary-key order (the keys' bytes after the bucket ascending), with
+// a few other keys before, after and among them, are sorted by the one
+// counting pass over their buckets (bucketOrder) exactly as bytes.Compare
+// sorts them; rows out of order, repeated, or too many other keys take
+// the general sort, with the same result.
+func TestBucketOrderMatchesBytesCompare(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		head := rapid.IntRange(1, 6).Draw(t, "head")
+		ref := rapid.SliceOfN(rapid.ByteRange(1, 3), head, head).Draw(t, "ref")
+		n := rapid.IntRange(0, 300).Draw(t, "rows")
+		inOrder := rapid.Bool().Draw(t, "in order")
+		var ops []kv.Op
+		key := uint32(rapid.IntRange(0, 5).Draw(t, "first key"))
+		for i := 0; i < n; i++ {
+			k := append(slices.Clone(ref), rapid.SliceOfN(rapid.ByteRange(0, 2), 2, 2).Draw(t, "bucket")...)
+			if inOrder {
+				key += uint32(rapid.IntRange(1, 3).Draw(t, "step"))
+			} else {
+				key = uint32(rapid.IntRange(0, 40).Draw(t, "key"))
+			}
+			k = binary.BigEndian.AppendUint32(k, key)
+			if rapid.Bool().Draw(t, "longer") {
+				k = append(k, 0)
+			}
+			ops = append(ops, kv.Op{Key: k})
+		}
+		for range rapid.IntRange(0, bucketOrderOthersMax+2).Draw(t, "others") {
+			k := rapid.SliceOfN(rapid.ByteRange(0, 4), 0, head+3).Draw(t, "other")
+			at := rapid.IntRange(0, len(ops)).Draw(t, "at")
+			ops = slices.Insert(ops, at, kv.Op{Key: k})
+		}
+		for i := range ops {
+			ops[i].Value = binary.BigEndian.AppendUint32(nil, uint32(i))
+		}
+		want := slices.Clone(ops)
+		slices.SortStableFunc(want, func(x, y kv.Op) int { return bytes.Compare(x.Key, y.Key) })
+		order, ok := bucketOrder(ops, head)
+		if !ok {
+			order = nil
+			for i := range want {
+				order = append(order, int32(binary.BigEndian.Uint32(want[i].Value)))
+			}
+		}
+		if len(order) != len(ops) {
+			t.Fatalf("%d ops in order, want %d", len(order), len(ops))
+		}
+		seen := map[int32]bool{}
+		for j, i := range order {
+			if seen[i] {
+				t.Fatalf("op %d placed twice", i)
+			}
+			seen[i] = true
+			if !bytes.Equal(ops[i].Key, want[j].Key) {
+				t.Fatalf("position %d: key %x, want %x (fast path %v)", j, ops[i].Key, want[j].Key, ok)
+			}
+		}
+		sorted := sortRepackOps(ops)
+		for j := range sorted {
+			if !bytes.Equal(sorted[j].Key, want[j].Key) {
+				t.Fatalf("sortRepackOps position %d: key %x, want %x", j, sorted[j].Key, want[j].Key)
+			}
+		}
+	})
+}
+
+// TestBucketOrderTaken: a bulk load's rows in key order, with the
+// delta-log and last-epoch keys, take the counting pass.
+func TestBucketOrderTaken(t *testing.T) {
+	var ops []kv.Op
+	for i := range 10_000 {
+		k := append(bytes.Repeat([]byte{7}, 18), byte(i*7919>>8), byte(i*7919))
+		ops = append(ops, kv.Op{Key: binary.BigEndian.AppendUint32(k, uint32(i))})
+	}
+	ops = append(ops, kv.Op{Key: []byte{1, 2, 3}}, kv.Op{Key: []byte{9}})
+	if _, ok := bucketOrder(ops, 18); !ok {
+		t.Fatal("rows in key order took the general sort")
+	}
+	ops[5], ops[6] = ops[6], ops[5]
+	if _, ok := bucketOrder(ops, 18); ok {
+		t.Fatal("rows out of key order took the counting pass")
+	}
+}
+
 // BenchmarkSortOps sorts a 100,000-row commit's row keys (one table,
 // scattered buckets) as commitBatch.batch does.
 func BenchmarkSortOps(b *testing.B) {
