@@ -177,7 +177,7 @@ func (d *DB) fenceWAL(ctx context.Context) (uint64, error) {
 // replay loads WAL objects (ReplayAfterWALID, fenceID) into memtables,
 // skipping rows already in L0 (seq <= LastL0Seq).
 func (d *DB) replay(ctx context.Context, fenceID uint64) error {
-	d.lastSeq = d.manifest.LastL0Seq
+	d.lastSeq = d.manifest.maxSeq()
 	for id := d.manifest.ReplayAfterWALID + 1; id < fenceID; id++ {
 		key := walKey(id)
 		obj, err := d.store.Get(ctx, key)

@@ -76,20 +76,28 @@ func (w *l0Writer) finish(ctx context.Context) ([]SSTInfo, error) {
 // The batch gets one sequence number, as Write gives it, and is durable
 // and visible when Ingest returns (nil error): reads, snapshots, merge
 // operands and tombstones treat its rows exactly as rows written with
-// Write and flushed. To keep every source newer than the ones after it
-// (view.get stops at the first source with a value), the memtables are
-// flushed first: the ingested SSTs are L0's newest flush group, and the
-// writes after it go to an empty memtable.
+// Write and flushed. The WAL is flushed first, so the batches before it
+// are durable before it is (a crash keeps a prefix of the batches).
 //
-// Cost: a memtable flush and a manifest commit per call, so callers ingest
-// large batches (megabytes), not one per small write.
+// Order: a read stops at the first source with a value for its key
+// (view.get), so for every key the sources must hold its versions newest
+// first. When no memtable holds a key in the batch's range, the ingested
+// SSTs go to L0 above the memtables' older rows without flushing them
+// (their keys differ; rows written after the ingest go to the memtable,
+// above it). Otherwise the memtables are flushed first. Either way
+// LastL0Seq keeps meaning "every row at or below it is in L0 or the
+// runs": an ingest over unflushed memtables does not move it, and an open
+// continues the sequence from the newest SST (Manifest.maxSeq).
+//
+// Cost: a manifest commit per call (and a memtable flush when the key
+// ranges meet), so callers ingest large batches, not small ones.
 //
 // ErrBackpressure (nothing applied): L0 holds L0MaxSSTs flush groups and
 // compaction (run here first when Options.AutoCompact) did not make room.
 // An error after the SSTs were uploaded leaves orphans for GC; the batch
 // may or may not be in the store then (the owner reopens to find out, as
 // after a Write whose WAL flush failed). A manifest commit whose earlier
-// attempt landed is recognised (LastL0Seq already covers the batch's seq).
+// attempt landed is recognised (its SSTs are listed already).
 func (d *DB) Ingest(ctx context.Context, b *Batch) (uint64, error) {
 	if err := d.check(); err != nil {
 		return 0, err
@@ -97,26 +105,31 @@ func (d *DB) Ingest(ctx context.Context, b *Batch) (uint64, error) {
 	if b == nil || len(b.ops) == 0 {
 		return d.lastSeq, nil
 	}
-	// NB: the memtable flush and the ingest each add an L0 flush group.
-	if d.opts.AutoCompact && d.manifest.l0Groups()+2 > d.opts.L0MaxSSTs {
-		if _, err := d.Compact(ctx); err != nil {
-			return 0, err
-		}
-	}
-	if err := d.FlushMemtable(ctx); err != nil {
-		return 0, err
-	}
-	// INVARIANT: every committed row is in the store's L0 or runs.
-	if len(d.immutables) != 0 || d.memtable.rows != 0 || d.manifest.LastL0Seq != d.lastSeq {
-		return 0, errors.New("slate: ingest found unflushed memtables after a flush")
-	}
-	if d.manifest.l0Groups() >= d.opts.L0MaxSSTs {
-		return 0, backpressureErr("L0 holds %d flushes (limit %d): compaction must catch up before an ingest", d.manifest.l0Groups(), d.opts.L0MaxSSTs)
-	}
 	seq := d.lastSeq + 1
 	rows, err := b.resolve(d.opts.MergeOperator, seq)
 	if err != nil {
 		return 0, err
+	}
+	flush := d.memtablesOverlap(rows[0].key, rows[len(rows)-1].key)
+	// NB: the memtable flush and the ingest each add an L0 flush group.
+	if groups := d.manifest.l0Groups() + 1; d.opts.AutoCompact && (groups >= d.opts.L0MaxSSTs || flush && groups+1 >= d.opts.L0MaxSSTs) {
+		if _, err := d.Compact(ctx); err != nil {
+			return 0, err
+		}
+	}
+	if flush {
+		if err := d.FlushMemtable(ctx); err != nil {
+			return 0, err
+		}
+		// INVARIANT: every committed row is in the store's L0 or runs.
+		if len(d.immutables) != 0 || d.memtable.rows != 0 {
+			return 0, errors.New("slate: ingest found unflushed memtables after a flush")
+		}
+	} else if err := d.FlushWAL(ctx); err != nil {
+		return 0, err
+	}
+	if d.manifest.l0Groups() >= d.opts.L0MaxSSTs {
+		return 0, backpressureErr("L0 holds %d flushes (limit %d): compaction must catch up before an ingest", d.manifest.l0Groups(), d.opts.L0MaxSSTs)
 	}
 	w := d.newL0Writer(seq, b.bytes)
 	for i := range rows {
@@ -136,13 +149,16 @@ func (d *DB) Ingest(ctx context.Context, b *Batch) (uint64, error) {
 			if m.WriterEpoch != d.epoch {
 				return fencedErr("manifest writer epoch is %d, this writer's is %d", m.WriterEpoch, d.epoch)
 			}
-			if m.LastL0Seq >= seq {
+			if m.LastL0Seq >= seq || listsSST(m, infos[0].Key) {
 				return errFlushedBefore
 			}
 			// NB: ReplayAfterWALID stays: the WAL objects after it hold
-			// rows at or below LastL0Seq only, which replay skips.
+			// rows below seq only, which are in L0 (at or below
+			// LastL0Seq, skipped by replay) or in the memtables.
 			m.L0 = append(append([]SSTInfo(nil), infos...), m.L0...)
-			m.LastL0Seq = seq
+			if flush {
+				m.LastL0Seq = seq
+			}
 			m.L0WatermarkMillis = max(m.L0WatermarkMillis, watermark)
 			m.RecentSnapshotMinSeq = max(m.RecentSnapshotMinSeq, d.minSnapshotSeq(m.LastL0Seq))
 			return nil
@@ -165,8 +181,31 @@ func (d *DB) Ingest(ctx context.Context, b *Batch) (uint64, error) {
 		d.setManifest(m)
 	}
 	d.lastSeq = seq
+	// NB: the WAL was flushed, so every batch before this one is durable.
 	d.durableSeq = max(d.durableSeq, seq)
 	d.stats.BytesWritten += b.bytes
 	d.stats.BytesIngested += b.bytes
 	return seq, nil
+}
+
+// memtablesOverlap reports whether a memtable holds a row of a key in
+// [first, last].
+func (d *DB) memtablesOverlap(first, last []byte) bool {
+	end := append(append([]byte(nil), last...), 0)
+	for _, mt := range d.memtablesNewestFirst(nil) {
+		if _, ok, _ := mt.iter(first, end).next(); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// listsSST reports whether m lists the SST named key (in L0 or a run).
+func listsSST(m *Manifest, key string) bool {
+	for _, t := range m.allSSTs() {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
 }
