@@ -81,16 +81,16 @@ func (w *l0Writer) finish(ctx context.Context) ([]SSTInfo, error) {
 //
 // Order: a read stops at the first source with a value for its key
 // (view.get), so for every key the sources must hold its versions newest
-// first. When no memtable holds a key in the batch's range, the ingested
-// SSTs go to L0 above the memtables' older rows without flushing them
-// (their keys differ; rows written after the ingest go to the memtable,
-// above it). Otherwise the memtables are flushed first. Either way
+// first. When no memtable holds a key of the batch, the ingested SSTs go
+// to L0 above the memtables' older rows without flushing them (their keys
+// differ; rows written after the ingest go to the memtable, above it).
+// Otherwise the memtables are flushed first. Either way
 // LastL0Seq keeps meaning "every row at or below it is in L0 or the
 // runs": an ingest over unflushed memtables does not move it, and an open
 // continues the sequence from the newest SST (Manifest.maxSeq).
 //
-// Cost: a manifest commit per call (and a memtable flush when the key
-// ranges meet), so callers ingest large batches, not small ones.
+// Cost: a manifest commit per call (and a memtable flush when a memtable
+// holds one of its keys), so callers ingest large batches, not small ones.
 //
 // ErrBackpressure (nothing applied): L0 holds L0MaxSSTs flush groups and
 // compaction (run here first when Options.AutoCompact) did not make room.
@@ -110,7 +110,7 @@ func (d *DB) Ingest(ctx context.Context, b *Batch) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	flush := d.memtablesOverlap(rows[0].key, rows[len(rows)-1].key)
+	flush := d.memtablesHoldAny(rows)
 	// NB: the memtable flush and the ingest each add an L0 flush group.
 	if groups := d.manifest.l0Groups() + 1; d.opts.AutoCompact && (groups >= d.opts.L0MaxSSTs || flush && groups+1 >= d.opts.L0MaxSSTs) {
 		if _, err := d.Compact(ctx); err != nil {
@@ -188,13 +188,20 @@ func (d *DB) Ingest(ctx context.Context, b *Batch) (uint64, error) {
 	return seq, nil
 }
 
-// memtablesOverlap reports whether a memtable holds a row of a key in
-// [first, last].
-func (d *DB) memtablesOverlap(first, last []byte) bool {
-	end := append(append([]byte(nil), last...), 0)
+// memtablesHoldAny reports whether a memtable holds a version of a key of
+// rows (in key order): a range check first, then a point lookup per row in
+// the memtables the range meets (a batch of view state spans other
+// relations' keys, a table's rows just loaded).
+func (d *DB) memtablesHoldAny(rows []row) bool {
+	end := append(append([]byte(nil), rows[len(rows)-1].key...), 0)
 	for _, mt := range d.memtablesNewestFirst(nil) {
-		if _, ok, _ := mt.iter(first, end).next(); ok {
-			return true
+		if _, ok, _ := mt.iter(rows[0].key, end).next(); !ok {
+			continue
+		}
+		for _, r := range rows {
+			if mt.findPoint(r.key, ^uint64(0)) != 0 {
+				return true
+			}
 		}
 	}
 	return false
