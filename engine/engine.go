@@ -285,6 +285,7 @@ func (e *Engine) status(ctx context.Context, ask shard.GetStatus) (shard.Status,
 		out.CatalogFetches += st.CatalogFetches
 		out.BackfillChunks += st.BackfillChunks
 		out.BackfillColumnarRows += st.BackfillColumnarRows
+		out.BackfillIngests += st.BackfillIngests
 		out.ReadRows += st.ReadRows
 	}
 	return out, nil

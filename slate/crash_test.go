@@ -107,6 +107,28 @@ func crashWorkload(ctx context.Context, store objstore.Store, clock *testClock, 
 		}
 		return nil
 	}
+	// ingest puts a batch straight into L0 (Ingest): acknowledged durable
+	// when it returns nil; after an error it may or may not be there. Its
+	// keys are the writes' (prefix "k": the memtables are flushed first)
+	// or keys no write touches (prefix "x": ingested over them).
+	ingest := func(i int, prefix string) error {
+		var b Batch
+		ops := []modelOp{
+			{KindValue, fmt.Sprintf("%s%d", prefix, (i+1)%5), int64(i)},
+			{KindMerge, prefix + "sum", 10},
+			{KindTombstone, fmt.Sprintf("%s%d", prefix, (i+3)%5), 0},
+		}
+		b.Put([]byte(ops[0].key), i64(ops[0].n))
+		b.Merge([]byte(prefix+"sum"), i64(10))
+		b.Delete([]byte(ops[2].key))
+		_, err := d.Ingest(ctx, &b)
+		m.apply(ops)
+		if err != nil {
+			return err
+		}
+		acked = len(m.states) - 1
+		return nil
+	}
 	steps := []func(i int) error{
 		func(i int) error { return write(i, true) },
 		func(i int) error { return write(i, false) },
@@ -118,11 +140,14 @@ func crashWorkload(ctx context.Context, store objstore.Store, clock *testClock, 
 			return nil
 		},
 		func(i int) error { return write(i, true) },
+		func(i int) error { clock.advance(time.Second); return ingest(i, "x") },
+		func(i int) error { return write(i, false) },
 		func(i int) error { clock.advance(time.Second); return d.FlushMemtable(ctx) },
 		func(i int) error { return write(i, true) },
 		func(i int) error { clock.advance(time.Second); _, err := d.Compact(ctx); return err },
 		func(i int) error { _, err := d.CreateCheckpoint(ctx, CheckpointOptions{}); return err },
 		func(i int) error { return write(i, true) },
+		func(i int) error { return ingest(i, "k") },
 		func(i int) error { clock.advance(time.Hour); _, err := d.GC(ctx, clock.now()); return err },
 		func(i int) error { return write(i, true) },
 	}

@@ -68,7 +68,8 @@ type Stats struct {
 	SSTsWritten       int64
 	SSTBytesWritten   int64
 	ManifestsWritten  int64
-	BytesWritten      int64 // user key+value bytes accepted by Write
+	BytesWritten      int64 // user key+value bytes accepted by Write and Ingest
+	BytesIngested     int64 // of them, those Ingest wrote straight to L0
 }
 
 // Open opens (creating if needed) the database stored under path in store,
@@ -183,7 +184,7 @@ const replayReadAttemptsMax = 4
 // skipping rows already in L0 (seq <= LastL0Seq); a read failing
 // transiently is tried again (replayReadAttemptsMax).
 func (d *DB) replay(ctx context.Context, fenceID uint64) error {
-	d.lastSeq = d.manifest.LastL0Seq
+	d.lastSeq = d.manifest.maxSeq()
 	for id := d.manifest.ReplayAfterWALID + 1; id < fenceID; id++ {
 		key := walKey(id)
 		obj, err := d.store.Get(ctx, key)
@@ -435,25 +436,7 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 		}
 		im := d.immutables[0]
 		retention := d.minSnapshotSeq(im.mt.maxSeq)
-		// NB: the memtable is written as one or more L0 SSTs of at most
-		// SSTBytesTarget each, uploaded as they fill, so a flush holds one
-		// SST-sized buffer rather than a second copy of the memtable. The
-		// siblings do not overlap, so their order within L0 is irrelevant.
-		var infos []SSTInfo
-		var b *sstBuilder
-		upload := func() error {
-			data, info := b.finish()
-			info.Key = d.sstKey("w")
-			info.FlushGroup = im.mt.maxSeq
-			b = nil
-			if _, err := d.store.Put(ctx, info.Key, data); err != nil {
-				return storeErr(err, "write L0 SST %s", info.Key)
-			}
-			d.stats.SSTsWritten++
-			d.stats.SSTBytesWritten += int64(len(data))
-			infos = append([]SSTInfo{info}, infos...)
-			return nil
-		}
+		w := d.newL0Writer(im.mt.maxSeq, im.mt.bytes)
 		groups := groupIter{src: im.mt.iter([]byte{}, nil)}
 		for {
 			key, versions, ok, err := groups.nextGroup()
@@ -467,22 +450,13 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if b != nil && int64(b.estimatedBytes()) >= d.opts.SSTBytesTarget {
-				if err := upload(); err != nil {
-					return err
-				}
-			}
-			if b == nil {
-				b = newSSTBuilder(d.compressor, d.opts.BlockBytes, d.opts.BloomBitsPerKey, min(im.mt.bytes, d.opts.SSTBytesTarget))
-			}
-			for _, r := range out {
-				b.add(r)
-			}
-		}
-		if b != nil {
-			if err := upload(); err != nil {
+			if err := w.add(ctx, out); err != nil {
 				return err
 			}
+		}
+		infos, err := w.finish(ctx)
+		if err != nil {
+			return err
 		}
 		watermark := d.nowMillis()
 		lastWAL := d.nextWALID - 1

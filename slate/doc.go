@@ -63,6 +63,12 @@
 // "flush group") and commits a manifest advancing ReplayAfterWALID and
 // LastL0Seq.
 //
+// Ingest (ingest.go) is the bulk path: a batch goes straight to L0 SSTs
+// of its own, committed in one manifest, without WAL or memtable. It is
+// placed above the memtables' unflushed rows when none of them is a
+// version of one of its keys (LastL0Seq then stays, and an open continues
+// the sequence from the newest SST), and after a memtable flush otherwise.
+//
 // WAL objects and SST data blocks are compressed with Options.Compression
 // (S2 by default; compress.go). Each compressed body ends with its codec,
 // so objects of several codecs, and uncompressed ones written before

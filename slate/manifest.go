@@ -170,6 +170,22 @@ func (m *Manifest) l0Groups() int {
 }
 
 // allSSTs lists every SST the manifest references.
+// maxSeq is the newest seq the manifest's SSTs hold: LastL0Seq, or above
+// it where an ingest put SSTs newer than the memtables it left unflushed
+// (DB.Ingest). An open continues the sequence from here.
+func (m *Manifest) maxSeq() uint64 {
+	seq := m.LastL0Seq
+	for _, t := range m.L0 {
+		seq = max(seq, t.MaxSeq)
+	}
+	for _, r := range m.SortedRuns {
+		for _, t := range r.SSTs {
+			seq = max(seq, t.MaxSeq)
+		}
+	}
+	return seq
+}
+
 func (m *Manifest) allSSTs() []SSTInfo {
 	out := append([]SSTInfo(nil), m.L0...)
 	for _, r := range m.SortedRuns {

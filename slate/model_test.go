@@ -131,28 +131,32 @@ func TestModel(t *testing.T) {
 				}
 			}
 		}
+		drawBatch := func(rt *rapid.T) (*Batch, []modelOp) {
+			var b Batch
+			var ops []modelOp
+			n := rapid.IntRange(1, 4).Draw(rt, "ops")
+			for i := 0; i < n; i++ {
+				k := keyGen.Draw(rt, "key")
+				v := int64(rapid.IntRange(-3, 9).Draw(rt, "v"))
+				switch rapid.IntRange(0, 2).Draw(rt, "kind") {
+				case 0:
+					b.Put([]byte(k), i64(v))
+					ops = append(ops, modelOp{KindValue, k, v})
+				case 1:
+					b.Delete([]byte(k))
+					ops = append(ops, modelOp{KindTombstone, k, 0})
+				case 2:
+					b.Merge([]byte(k), i64(v))
+					ops = append(ops, modelOp{KindMerge, k, v})
+				}
+			}
+			return &b, ops
+		}
 		rt.Repeat(map[string]func(*rapid.T){
 			"write": func(rt *rapid.T) {
-				var b Batch
-				var ops []modelOp
-				n := rapid.IntRange(1, 4).Draw(rt, "ops")
-				for i := 0; i < n; i++ {
-					k := keyGen.Draw(rt, "key")
-					v := int64(rapid.IntRange(-3, 9).Draw(rt, "v"))
-					switch rapid.IntRange(0, 2).Draw(rt, "kind") {
-					case 0:
-						b.Put([]byte(k), i64(v))
-						ops = append(ops, modelOp{KindValue, k, v})
-					case 1:
-						b.Delete([]byte(k))
-						ops = append(ops, modelOp{KindTombstone, k, 0})
-					case 2:
-						b.Merge([]byte(k), i64(v))
-						ops = append(ops, modelOp{KindMerge, k, v})
-					}
-				}
+				b, ops := drawBatch(rt)
 				durable := rapid.Bool().Draw(rt, "durable")
-				seq, err := d.Write(ctx, &b, WriteOptions{AwaitDurable: durable})
+				seq, err := d.Write(ctx, b, WriteOptions{AwaitDurable: durable})
 				if err != nil {
 					rt.Fatal(err)
 				}
@@ -163,6 +167,24 @@ func TestModel(t *testing.T) {
 				if durable && d.DurableSeq() < seq {
 					rt.Fatalf("AwaitDurable returned with durable seq %d < %d", d.DurableSeq(), seq)
 				}
+			},
+			"ingest": func(rt *rapid.T) {
+				// A batch straight to L0: durable at once, and read,
+				// flushed, compacted and snapshotted like a written one.
+				b, ops := drawBatch(rt)
+				clock.advance(time.Second)
+				seq, err := d.Ingest(ctx, b)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				m.apply(ops)
+				if seq != uint64(len(m.states)-1) {
+					rt.Fatalf("ingest seq %d, model %d", seq, len(m.states)-1)
+				}
+				if d.DurableSeq() < seq {
+					rt.Fatalf("ingest returned with durable seq %d < %d", d.DurableSeq(), seq)
+				}
+				check("after ingest")
 			},
 			"get": func(rt *rapid.T) {
 				k := keyGen.Draw(rt, "key")

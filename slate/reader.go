@@ -138,7 +138,7 @@ func (r *Reader) lease(ctx context.Context, cur *Manifest, now time.Time) (*Mani
 // retries.
 func (r *Reader) rebuild(ctx context.Context, m *Manifest) error {
 	mts := []*memtable{newMemtableChunks(r.opts.memtableChunksMax)}
-	seq := m.LastL0Seq
+	seq := m.maxSeq()
 	next, err := r.replayInto(ctx, &mts, m, m.ReplayAfterWALID+1, &seq)
 	if err != nil {
 		return err

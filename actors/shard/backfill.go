@@ -592,6 +592,12 @@ func (a *Actor) scanBackfill(b *backfill, inputs map[circuit.SourceID]zset.Delta
 			return nil
 		}
 		b.source, b.resume = b.source+1, nil
+		if b.state != nil && b.source < len(b.view.sources) && b.state.spillBeforeNextSource() {
+			// The next chunk ingests the held state before this one
+			// feeds the next source (backfillSpillEntriesMin).
+			b.state.flush = true
+			return nil
+		}
 	}
 	b.scanned = b.source >= len(b.view.sources)
 	return nil

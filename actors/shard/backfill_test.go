@@ -394,12 +394,18 @@ func TestNextChunkRows(t *testing.T) {
 // deltas are fed; a backfill whose held state outgrows its bound, or whose
 // writes mostly add keys (each of the view's groups is one row, so every
 // write adds one: judged over a small window here), writes it out and goes
-// on writing through. Either way the view equals its query over the table
-// at the end, with commits between the chunks.
+// on writing through. Over slate, which ingests sorted runs, holding always
+// pays: the state that outgrows its bound is ingested (spilled) and held
+// on over the store, and the state is written in ingests only. Either way
+// the view equals its query over the table at the end, with commits
+// between the chunks.
 func TestBackfillHoldsViewStateInMemory(t *testing.T) {
 	for _, mode := range []string{"held", "bounded", "unpaid"} {
 		for _, slate := range []bool{false, true} {
+			// bounded: the state is written out before all rows are fed;
+			// through: and the rest of the backfill writes through.
 			bounded := mode != "held"
+			through := bounded && !slate
 			t.Run(fmt.Sprintf("%s/slate=%t", mode, slate), func(t *testing.T) {
 				const rows = 60
 				h, next, view := backfillHarness(t, slate, rows)
@@ -423,7 +429,7 @@ func TestBackfillHoldsViewStateInMemory(t *testing.T) {
 					}
 					return n
 				}
-				held, through := 0, 0
+				held, wroteThrough, spilled := 0, 0, 0
 				for i := int64(0); len(h.syncAnswers()) == 0; i++ {
 					if !h.deliverOne(isChunk) {
 						t.Fatalf("the sync is unanswered and no backfill chunk is queued")
@@ -435,6 +441,9 @@ func TestBackfillHoldsViewStateInMemory(t *testing.T) {
 					if b == nil {
 						t.Fatal("no backfill running")
 					}
+					if b.state != nil {
+						b.state.ingestEntriesMin = 1
+					}
 					switch {
 					case b.state == nil:
 					case mode == "bounded":
@@ -445,12 +454,14 @@ func TestBackfillHoldsViewStateInMemory(t *testing.T) {
 					}
 					if !b.scanned && b.state != nil && !b.state.flush {
 						held++
-						if n := stored(); n != 0 {
+						if b.state.spilled {
+							spilled++
+						} else if n := stored(); n != 0 {
 							t.Fatalf("after chunk %d the store holds %d keys of the view's state, want none while it is held", i, n)
 						}
 					}
 					if !b.scanned && b.state == nil {
-						through++
+						wroteThrough++
 					}
 					front, back := 1+i%rows, rows-i%rows
 					for _, w := range []RowWrite{
@@ -466,11 +477,17 @@ func TestBackfillHoldsViewStateInMemory(t *testing.T) {
 				if held == 0 {
 					t.Fatal("no chunk held the view's state in memory")
 				}
-				if bounded && through == 0 {
+				if through && wroteThrough == 0 {
 					t.Fatalf("%s: no chunk wrote through", mode)
 				}
-				if !bounded && through != 0 {
-					t.Fatalf("%d chunks wrote through, want none below the bound", through)
+				if !through && wroteThrough != 0 {
+					t.Fatalf("%s: %d chunks wrote through, want none", mode, wroteThrough)
+				}
+				if slate && mode == "bounded" && spilled == 0 {
+					t.Fatal("bounded: no chunk held the state over the store after ingesting part of it")
+				}
+				if ingests := h.actor.stats.BackfillIngests; slate != (ingests > 0) {
+					t.Fatalf("%d ingests of held state, want them over slate only", ingests)
 				}
 				h.drain()
 				got := h.view(view)

@@ -24,13 +24,24 @@ import (
 // store holds none of the view's state at the start (checked, one seek per
 // arrangement), so the memory alone answers every read of it.
 //
-// Memory: past backfillStateBytesMax the state is flushed and the rest of
-// the backfill writes through to the store, as every chunk did before.
-// So it is too when holding does not pay: a view whose chunks mostly add
-// keys (a filter's rows, a join's sides and rows) would write each key to
-// the store once anyway, and holding it first only adds the copy. Judged
-// over windows of backfillStateJudgeOps writes: held on while at least an
-// eighth of them rewrote or deleted a held key rather than adding one.
+// A store that ingests sorted batches (SortedIngester: slate writes them
+// straight to SST files, no WAL, no memtable) takes the held state in one
+// sorted run, durable when the ingest returns: the bulk path. Writing a
+// million keys spread over the key space through the memtable cost a
+// cache miss or more per skiplist level per key, most of a join's
+// backfill. There, past backfillStateBytesMax the held state is ingested
+// (spilled) and holding goes on over the store (reads of a key not held
+// fall through to it), so the whole state reaches the store in a few
+// large sorted runs however large it is.
+//
+// Without ingest, past backfillStateBytesMax the state is flushed and the
+// rest of the backfill writes through to the store, as every chunk did
+// before. So it is too when holding does not pay: a view whose chunks
+// mostly add keys (a filter's rows, a join's sides and rows) would write
+// each key to the store once anyway, and holding it first only adds the
+// copy. Judged over windows of backfillStateJudgeOps writes: held on while
+// at least an eighth of them rewrote or deleted a held key rather than
+// adding one.
 
 // Backfill state limits.
 const (
@@ -45,13 +56,30 @@ const (
 	// backfill judges whether holding its state pays. Simulation range:
 	// fixed.
 	backfillStateJudgeOps = 1 << 16
+	// backfillSpillEntriesMin: a held state of at least this many entries
+	// is ingested (spilled) before the next source's rows are fed, where
+	// the store ingests. Those rows may scan the arrangements the earlier
+	// sources built (a join's other side), and a held hash table is put in
+	// key order for its first scan by a B-tree insert per key (about 4 µs
+	// a key at a million), where the store's sorted files scan in order.
+	// Simulation range: fixed.
+	backfillSpillEntriesMin = 1 << 16
+	// backfillIngestEntriesMin: a held state of fewer entries (never
+	// spilled) is written through the memtable rather than ingested. An
+	// ingest flushes the memtable first (slate.DB.Ingest), which a few
+	// thousand writes do not pay for (a GROUP BY of a thousand groups).
+	// Simulation range: fixed.
+	backfillIngestEntriesMin = 1 << 14
 )
 
 // backfillState is a backfill's view state held in memory: a Txn over an
 // empty store, whose writes are hashed (a rewrite replaces an entry) and
 // put in key order only when a step scans them or the state is flushed.
 type backfillState struct {
+	// held holds the state's writes over base: an empty store, or the
+	// store once part of the state was ingested (spilled).
 	held kv.Txn
+	base kv.Reader
 	// prefixes are the view circuit's arrangement prefixes: the keys held.
 	prefixes [][]byte
 	// bytes counts the bytes written into held (what it holds, with the
@@ -69,6 +97,29 @@ type backfillState struct {
 	// ops and added count the held writes of the current judging window
 	// and the held keys they added (net of those they deleted).
 	ops, added int
+	// ingest: the store ingests sorted batches (SortedIngester); holding
+	// always pays then, and a flush is one ingest.
+	ingest bool
+	// spilled: part of the state was ingested; held reads the store
+	// under its writes, and its deletes are written too.
+	spilled bool
+	// entries counts the keys held (net of deletes) since the state was
+	// last ingested.
+	entries int
+	// ingestEntriesMin is backfillIngestEntriesMin (tests lower it).
+	ingestEntriesMin int
+}
+
+// spillBeforeNextSource reports whether the held state is ingested before
+// the next source is fed (backfillSpillEntriesMin).
+func (s *backfillState) spillBeforeNextSource() bool {
+	return s.ingest && s.entries >= backfillSpillEntriesMin
+}
+
+// SortedIngester is a store that takes a large batch straight into its
+// files (storage.KV: slate's Ingest), durable when Ingest returns.
+type SortedIngester interface {
+	Ingest(b *kv.WriteBatch) error
 }
 
 // holdBackfillState starts holding b's view state in memory, unless the
@@ -89,7 +140,10 @@ func (a *Actor) holdBackfillState(b *backfill) error {
 			return err
 		}
 	}
-	b.state = &backfillState{held: kv.NewTxn(kv.NewMemory()), prefixes: prefixes, bytesMax: backfillStateBytesMax, judgeOps: backfillStateJudgeOps}
+	_, ingest := a.store.(SortedIngester)
+	empty := kv.NewMemory()
+	b.state = &backfillState{held: kv.NewTxn(empty), base: empty, prefixes: prefixes, bytesMax: backfillStateBytesMax, judgeOps: backfillStateJudgeOps,
+		ingest: ingest, ingestEntriesMin: backfillIngestEntriesMin}
 	return nil
 }
 
@@ -154,8 +208,10 @@ func (s *backfillState) keepState(batch *kv.WriteBatch) (*kv.WriteBatch, error) 
 		switch {
 		case op.Delete && had:
 			s.added--
+			s.entries--
 		case !op.Delete && !had:
 			s.added++
+			s.entries++
 		}
 		s.ops++
 		s.bytes += len(op.Key) + len(op.Value)
@@ -171,22 +227,95 @@ func (s *backfillState) keepState(batch *kv.WriteBatch) (*kv.WriteBatch, error) 
 		}
 		rest.Ops = ops
 	}
-	if s.ops >= s.judgeOps {
+	if s.ops >= s.judgeOps && !s.ingest {
 		if 8*s.added > 7*s.ops {
 			s.flush = true
 		}
 		s.ops, s.added = 0, 0
 	}
-	if s.bytes > s.bytesMax {
+	if s.bytes > s.bytesMax && !s.compact() {
 		s.flush = true
 	}
 	return &rest, nil
 }
 
+// compact rebuilds the held state from its live entries when they take at
+// most half of bytesMax, and reports whether it did. The held Txn keeps
+// every value a rewrite replaced and every key a delete removed: an
+// aggregate over a hundred thousand groups rewrites its accumulators and
+// output rows in every chunk, and its held bytes outgrew the bound many
+// times over the few megabytes it holds live, which spilled it to the store
+// (or, without ingest, made the rest of the backfill write through).
+func (s *backfillState) compact() bool {
+	ops := s.held.(kv.UnsortedBatcher).UnsortedBatch().Ops
+	live, entries := 0, 0
+	for _, op := range ops {
+		if op.Delete && !s.spilled {
+			continue // nothing to delete below (flushBackfillState)
+		}
+		live += len(op.Key) + len(op.Value)
+		if !op.Delete {
+			entries++
+		}
+	}
+	if live > s.bytesMax/2 {
+		return false
+	}
+	held := kv.NewTxnSized(s.base, len(ops))
+	for _, op := range ops {
+		var err error
+		switch {
+		case op.Delete && !s.spilled:
+			continue
+		case op.Delete:
+			err = held.Delete(op.Key)
+		case op.Merge:
+			err = held.(kv.Merger).Merge(op.Key, op.Value)
+		default:
+			err = held.Put(op.Key, op.Value)
+		}
+		if err != nil {
+			return false
+		}
+	}
+	s.held, s.bytes = held, live
+	if !s.spilled {
+		s.entries = entries
+	}
+	return true
+}
+
 // flushBackfillState writes the next backfillFlushEntries held entries to
-// the store; once none is left, the backfill writes through.
+// the store; once none is left, the backfill writes through. A store that
+// ingests takes them all at once, and a backfill still feeding pinned rows
+// (the state outgrew its bound) then holds on over the store.
 func (a *Actor) flushBackfillState(b *backfill) error {
 	s := b.state
+	if s.ingest && (s.spilled || s.entries >= s.ingestEntriesMin) {
+		ops := s.held.Batch().Ops
+		if !s.spilled {
+			// NB: as below, a held delete has nothing to delete.
+			kept := ops[:0]
+			for _, op := range ops {
+				if !op.Delete {
+					kept = append(kept, op)
+				}
+			}
+			ops = kept
+		}
+		if err := a.ingestSorted(&kv.WriteBatch{Ops: ops}); err != nil {
+			a.poison(err)
+			return err
+		}
+		a.stats.BackfillIngests++
+		if b.scanned {
+			b.state = nil
+			return nil
+		}
+		s.held, s.base, s.spilled, s.flush = kv.NewTxn(a.store), a.store, true, false
+		s.bytes, s.ops, s.added, s.entries = 0, 0, 0, 0
+		return nil
+	}
 	if s.flushOps == nil {
 		s.flushOps = []kv.Op{}
 		for _, op := range s.held.Batch().Ops {
@@ -210,4 +339,16 @@ func (a *Actor) flushBackfillState(b *backfill) error {
 		b.state = nil
 	}
 	return nil
+}
+
+// ingestSorted writes a batch of distinct keys in key order through the
+// store's ingest, durable when it returns (Apply where it has none).
+func (a *Actor) ingestSorted(b *kv.WriteBatch) error {
+	if len(b.Ops) == 0 {
+		return nil
+	}
+	if s, ok := a.store.(SortedIngester); ok {
+		return s.Ingest(b)
+	}
+	return a.store.Apply(b)
 }

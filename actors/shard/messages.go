@@ -177,6 +177,9 @@ type (
 		// BackfillColumnarRows counts the table rows backfills decoded
 		// straight into columns (backfill.go).
 		BackfillColumnarRows uint64
+		// BackfillIngests counts the held backfill states the store
+		// ingested as sorted runs (backfillstate.go).
+		BackfillIngests uint64
 		// ReadRows counts the table rows Read decoded from the store
 		// (keyrange.go).
 		ReadRows uint64

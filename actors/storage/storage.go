@@ -100,7 +100,47 @@ func (k *KV) Apply(b *kv.WriteBatch) error { return k.apply(b, true) }
 // WAL objects in order, so it is never durable after a later batch).
 func (k *KV) ApplyNoWait(b *kv.WriteBatch) error { return k.apply(b, false) }
 
+// Ingest applies one atomic batch straight into slate's L0 files
+// (slate.DB.Ingest: no WAL, no memtable), durable when it returns: the
+// bulk path for a large batch of keys spread over the key space (a
+// backfilled view's state). A store whose L0 is full (compaction behind)
+// takes it through Apply instead.
+func (k *KV) Ingest(b *kv.WriteBatch) error {
+	sb := slateBatch(b)
+	_, err := k.db.Ingest(context.Background(), sb)
+	if errors.Is(err, slate.ErrBackpressure) {
+		return k.apply(b, true)
+	}
+	return err
+}
+
 func (k *KV) apply(b *kv.WriteBatch, durable bool) error {
+	sb := slateBatch(b)
+	ctx := context.Background()
+	for attempt := 0; ; attempt++ {
+		seq, err := k.db.Write(ctx, sb, slate.WriteOptions{AwaitDurable: durable})
+		if err != nil && seq != 0 {
+			// NB: the batch is applied in memory but its WAL object did not
+			// land. Retrying the flush writes the same WAL object again;
+			// re-writing the batch would apply it twice.
+			for retry := 0; retry < flushRetriesMax; retry++ {
+				if err = k.db.FlushWAL(ctx); err == nil {
+					return nil
+				}
+			}
+			return fmt.Errorf("%w: %w", ErrUncertain, err)
+		}
+		if err == nil || !errors.Is(err, slate.ErrBackpressure) || attempt >= backpressureRetriesMax {
+			return err
+		}
+		if err := k.db.FlushMemtable(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// slateBatch is b as a slate batch.
+func slateBatch(b *kv.WriteBatch) *slate.Batch {
 	var sb slate.Batch
 	size := 0
 	for _, op := range b.Ops {
@@ -123,27 +163,7 @@ func (k *KV) apply(b *kv.WriteBatch, durable bool) error {
 			sb.Put(op.Key, op.Value)
 		}
 	}
-	ctx := context.Background()
-	for attempt := 0; ; attempt++ {
-		seq, err := k.db.Write(ctx, &sb, slate.WriteOptions{AwaitDurable: durable})
-		if err != nil && seq != 0 {
-			// NB: the batch is applied in memory but its WAL object did not
-			// land. Retrying the flush writes the same WAL object again;
-			// re-writing the batch would apply it twice.
-			for retry := 0; retry < flushRetriesMax; retry++ {
-				if err = k.db.FlushWAL(ctx); err == nil {
-					return nil
-				}
-			}
-			return fmt.Errorf("%w: %w", ErrUncertain, err)
-		}
-		if err == nil || !errors.Is(err, slate.ErrBackpressure) || attempt >= backpressureRetriesMax {
-			return err
-		}
-		if err := k.db.FlushMemtable(ctx); err != nil {
-			return err
-		}
-	}
+	return &sb
 }
 
 // Tick runs slate's due background work (WAL/memtable flush, compaction,

@@ -57,6 +57,10 @@ type Options struct {
 	// change is applied (rockstream bench ivm --profile=changes starts the
 	// CPU profile there, so loading does not drown the measured phase).
 	BeforeChanges func()
+	// BeforeBackfill and AfterBackfill, if set, run just before and just
+	// after RockStream's timed backfill (rockstream bench ivm
+	// --profile=backfill profiles only it).
+	BeforeBackfill, AfterBackfill func()
 }
 
 // Result is one change size's timings (medians), or the backfill's.
@@ -189,6 +193,9 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		return nil, err
 	}
 	// The backfill, timed: reads of a view wait until it is filled.
+	if o.BeforeBackfill != nil {
+		o.BeforeBackfill()
+	}
 	t, c := time.Now(), cpuNow()
 	if err := execAll(ctx, rs,
 		"CREATE MATERIALIZED VIEW v_group AS "+qGroup,
@@ -198,6 +205,9 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		return nil, err
 	}
 	backfill := Result{Backfill: true, Fraction: 1, ChangeRows: o.Rows, RockStream: time.Since(t), RSCPU: cpuNow() - c}
+	if o.AfterBackfill != nil {
+		o.AfterBackfill()
+	}
 	// PostgreSQL: a fresh schema so reruns start clean.
 	if err := execAll(ctx, pg,
 		"DROP SCHEMA IF EXISTS rsbench CASCADE", "CREATE SCHEMA rsbench", "SET search_path = rsbench",

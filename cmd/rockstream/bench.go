@@ -25,8 +25,8 @@ func newBenchCommand() *cobra.Command {
 			if p.from == "run" {
 				return p.start()
 			}
-			if p.from != "changes" {
-				return fmt.Errorf("--profile must be run or changes, not %q", p.from)
+			if p.from != "changes" && p.from != "backfill" {
+				return fmt.Errorf("--profile must be run, changes or backfill, not %q", p.from)
 			}
 			return nil
 		},
@@ -36,7 +36,7 @@ func newBenchCommand() *cobra.Command {
 	// driver (client, generator), so the driver's share is visible.
 	c.PersistentFlags().StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file")
 	c.PersistentFlags().StringVar(&p.mem, "memprofile", "", "write an allocation profile (go tool pprof -sample_index=alloc_space) to this file at the end")
-	c.PersistentFlags().StringVar(&p.from, "profile", "run", "what the profiles cover: run (the whole run) or changes (ivm: only the measured change sets, not loading)")
+	c.PersistentFlags().StringVar(&p.from, "profile", "run", "what the profiles cover: run (the whole run), changes (ivm: only the measured change sets, not loading) or backfill (ivm: only RockStream's backfill of the views)")
 	c.AddCommand(newBenchNexmarkCommand(), newBenchIVMCommand(p))
 	// A failed run skips PersistentPostRunE: stop the profile anyway, the
 	// profile of a failing run being the one most wanted.
@@ -79,16 +79,23 @@ func (p *benchProfile) start() error {
 	return nil
 }
 
+// stopCPU ends the CPU profile (a no-op when none runs).
+func (p *benchProfile) stopCPU() error {
+	if p.f == nil {
+		return nil
+	}
+	pprof.StopCPUProfile()
+	err := p.f.Close()
+	p.f = nil
+	return err
+}
+
 // stop ends the CPU profile and writes the allocation profile. NB: Go's
 // allocation profile counts from process start, so --memprofile always
 // covers the whole run, loading included.
 func (p *benchProfile) stop() error {
-	if p.f != nil {
-		pprof.StopCPUProfile()
-		if err := p.f.Close(); err != nil {
-			return err
-		}
-		p.f = nil
+	if err := p.stopCPU(); err != nil {
+		return err
 	}
 	if p.mem == "" {
 		return nil
@@ -214,8 +221,16 @@ func newBenchIVMCommand(p *benchProfile) *cobra.Command {
 			}
 			o := ivm.Options{Rows: rows, Fractions: fractions, Reps: reps, PGURL: pgURL, Out: out, Progress: cmd.ErrOrStderr(), Shards: shards}
 			var startErr error
-			if p.from == "changes" {
+			switch p.from {
+			case "changes":
 				o.BeforeChanges = func() { startErr = p.start() }
+			case "backfill":
+				o.BeforeBackfill = func() { startErr = p.start() }
+				o.AfterBackfill = func() {
+					if err := p.stopCPU(); err != nil && startErr == nil {
+						startErr = err
+					}
+				}
 			}
 			res, err := ivm.Run(ctx, o)
 			if err == nil {

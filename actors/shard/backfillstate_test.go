@@ -1,0 +1,61 @@
+package shard
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/rockstream/rockstream/ivm/kv"
+)
+
+// TestBackfillStateCompactsRewrites: held state whose bytes outgrow the
+// bound through rewrites (the same keys written chunk after chunk, some
+// deleted) is rebuilt from its live entries instead of being flushed, and
+// reads the same afterwards; state whose live entries fill the bound is
+// flushed.
+func TestBackfillStateCompactsRewrites(t *testing.T) {
+	prefix := []byte{kv.PrefixOpState, 1}
+	key := func(i int) []byte { return append(append([]byte(nil), prefix...), byte(i)) }
+	empty := kv.NewMemory()
+	s := &backfillState{held: kv.NewTxn(empty), base: empty, prefixes: [][]byte{prefix}, bytesMax: 1000, judgeOps: 1 << 20}
+	for round := 0; round < 40; round++ {
+		batch := &kv.WriteBatch{}
+		for i := 0; i < 4; i++ {
+			batch.Ops = append(batch.Ops, kv.Op{Key: key(i), Value: []byte(fmt.Sprintf("value-%02d", round))})
+		}
+		batch.Ops = append(batch.Ops, kv.Op{Key: key(9), Delete: true})
+		if round%2 == 0 {
+			batch.Ops[len(batch.Ops)-1] = kv.Op{Key: key(9), Value: []byte("x")}
+		}
+		if _, err := s.keepState(batch); err != nil {
+			t.Fatal(err)
+		}
+		if s.flush {
+			t.Fatalf("round %d: flushed %d held bytes of four live keys, want them compacted", round, s.bytes)
+		}
+	}
+	if s.bytes > s.bytesMax {
+		t.Fatalf("held bytes %d after compactions, want at most %d", s.bytes, s.bytesMax)
+	}
+	for i := 0; i < 4; i++ {
+		if v, ok, err := s.held.Get(key(i)); err != nil || !ok || string(v) != "value-39" {
+			t.Fatalf("key %d = %q %v %v after compactions, want value-39", i, v, ok, err)
+		}
+	}
+	if _, ok, _ := s.held.Get(key(9)); ok {
+		t.Fatal("deleted key 9 is held after compactions")
+	}
+	if s.entries != 4 {
+		t.Fatalf("%d held entries, want 4", s.entries)
+	}
+	// Live entries past half the bound: flushed, not compacted.
+	batch := &kv.WriteBatch{}
+	for i := 10; i < 60; i++ {
+		batch.Ops = append(batch.Ops, kv.Op{Key: key(i), Value: []byte("a-long-enough-value")})
+	}
+	if _, err := s.keepState(batch); err != nil {
+		t.Fatal(err)
+	}
+	if !s.flush {
+		t.Fatalf("%d live held bytes (bound %d) were not flushed", s.bytes, s.bytesMax)
+	}
+}
