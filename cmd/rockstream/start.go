@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"syscall"
 
@@ -86,18 +85,8 @@ ROCKSTREAM_PASSWORD or --password-file.`,
 	f.StringVar(&opts.TLSKeyFile, "tls-key", envOr("ROCKSTREAM_TLS_KEY", ""), "PEM private key for --tls-cert")
 	f.StringVar(&passwordFile, "password-file", "", "file whose first line is the password of the superuser role rockstream, read on the first start with --auth=password (or set ROCKSTREAM_PASSWORD)")
 	f.StringVar(&logFormat, "log-format", envOr("ROCKSTREAM_LOG_FORMAT", "text"), "log format: text or json")
-	f.IntVar(&opts.Shards, "shards", defaultShards(), "shards a new data directory is laid out over, by default the number of cores (at most 8): the table shard takes every commit, each materialized view runs on one of the others, or, keyed by its tables' columns, is spread over every shard, the table shard taking a smaller share (1: everything on one shard, the least memory and latency); a directory keeps the layout it was created with")
+	f.IntVar(&opts.Shards, "shards", 1, "shards a new data directory is laid out over: the table shard takes every commit, each materialized view runs on one of the others, or, keyed by its tables' columns, is spread over every shard, the table shard taking a smaller share (1: everything on one shard); a directory keeps the layout it was created with")
 	f.BoolVar(&opts.PartitionTables, "partition-tables", false, "experimental: a new data directory with --shards=N spreads the rows of tables with a primary key, and of insert-only tables, over the first half of the shards (each takes the commits of its rows), and runs the materialized views on the others; a transaction over several shards commits on all or none (two-phase); UNIQUE indexes other than the primary key on partitioned tables are refused for now")
 	f.BoolVar(&opts.ExchangeStages, "exchange-stages", false, "experimental: with 2 or more shards, also spread over the shards a new materialized view whose operators are co-partitioned by a subset of their keys (GROUP BY a, b over rows placed by a) or that joins a VALUES list; views keep the placement they were created with")
 	return cmd
 }
-
-// shardsDefaultMax caps the default shard count: a handful of shards
-// uses a laptop's cores, while every read of a view spread over them
-// pins a snapshot on each, so more shards than cores (or than 8) only
-// add fan-out. --shards sets any count up to 64.
-const shardsDefaultMax = 8
-
-// defaultShards is --shards when not given: the cores this process may
-// use, at most shardsDefaultMax.
-func defaultShards() int { return max(1, min(runtime.GOMAXPROCS(0), shardsDefaultMax)) }
