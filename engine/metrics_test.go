@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,8 +109,8 @@ func TestMetricsOverShards(t *testing.T) {
 	value(`rockstream_exchange_frames_in_flight{from="0",to="1"}`)
 	value(`rockstream_exchange_bytes_in_flight{from="0",to="1"}`)
 	value(`rockstream_exchange_taken_bytes{shard="1"}`)
-	if credit := value(`rockstream_exchange_credit_frames{from="0",to="1"}`); credit < "0" || credit > "4" || len(credit) != 1 {
-		t.Fatalf("exchange credit %s frames, want 0 to 4", credit)
+	if credit, err := strconv.Atoi(value(`rockstream_exchange_credit_frames{from="0",to="1"}`)); err != nil || credit < 0 || credit > 4 {
+		t.Fatalf("exchange credit %d frames (%v), want 0 to 4", credit, err)
 	}
 	// Each shard handled the commits, the exchange and the reads.
 	for _, s := range []string{"shard/0", "shard/1"} {
