@@ -92,17 +92,35 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			return nil, err
 		}
 	}
+	// of is what the loop looks up per table, kept for the writes of the
+	// same table that follow (a COPY's are all one table's): a lookup of
+	// each per write was 7% of a bulk commit's CPU.
+	var of struct {
+		table catalog.ID
+		set   bool
+		rel   *catalog.Relation
+		codec tableCodec
+		td    *tableLog
+		// owned: every bucket of the table is this shard's (a table
+		// that is not partitioned, on its table shard).
+		owned bool
+	}
 	for i, w := range m.Writes {
-		rel, ok := a.snap.RelationByID(w.Table)
-		if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
-			return nil, errcode.New(errcode.UndefinedObject, "table %s does not exist (dropped while the transaction ran)", w.Table)
+		if !of.set || w.Table != of.table {
+			rel, ok := a.snap.RelationByID(w.Table)
+			if !ok || (rel.Kind != catalog.KindTable && rel.Kind != catalog.KindSource) {
+				return nil, errcode.New(errcode.UndefinedObject, "table %s does not exist (dropped while the transaction ran)", w.Table)
+			}
+			codec, err := a.codecOf(rel)
+			if err != nil {
+				return nil, err
+			}
+			of.table, of.set, of.rel, of.codec, of.td = w.Table, true, rel, codec, cb.table(w.Table)
+			of.owned = !rel.Partitioned() && a.checkOwned(rel, 0) == nil
 		}
-		codec, err := a.codecOf(rel)
-		if err != nil {
-			return nil, err
-		}
+		rel, codec, td := of.rel, of.codec, of.td
 		ts := codec.ts
-		td := cb.table(w.Table)
+		var err error
 		if len(rel.PrimaryKey) == 0 {
 			// No primary key (INSERT_ONLY or declared without one): a
 			// unique synthetic key (epoch, position). No row can exist
@@ -141,8 +159,10 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			// The bucket is of the stored encoding (BucketOfRow).
 			enc := cb.encodeRow(ts, w.Row)
 			bucket := partition.BucketOf(enc)
-			if err := a.checkOwned(rel, bucket); err != nil {
-				return nil, err
+			if !of.owned {
+				if err := a.checkOwned(rel, bucket); err != nil {
+					return nil, err
+				}
 			}
 			// NB: a late row goes into its dead-letter table under the
 			// same (epoch, position) its table would have used: the
@@ -187,8 +207,10 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			key = appendKey(from, rel, ts, keyRow)
 			cb.arena.used(from, key)
 		}
-		if err := a.checkOwned(rel, keyBucket(key)); err != nil {
-			return nil, err
+		if !of.owned {
+			if err := a.checkOwned(rel, keyBucket(key)); err != nil {
+				return nil, err
+			}
 		}
 		if !known {
 			if old, exists, err = cb.get(key); err != nil {
