@@ -140,7 +140,8 @@ func (c *copySink) Write(ctx context.Context, rows []types.Row) error {
 		return err
 	}
 	err = c.w.checkUnique(ctx, c.w.written)
-	c.w.written = c.w.written[:0]
+	// NB: nil, not [:0]: the list may be the chunk's rows (insertNew).
+	c.w.written = nil
 	return err
 }
 

@@ -82,10 +82,22 @@ func TestCopyKeysAndSavepointsMatchPostgres(t *testing.T) {
 		"copy:" + rows(50001, 50003),
 		"COMMIT",
 		"SELECT count(*), sum(v), max(id) FROM t",
+		// A CHECK constraint is checked per chunk, over that chunk's rows
+		// only: a violation in a later chunk aborts the whole COPY.
+		"CREATE TABLE c (id int PRIMARY KEY, v int CHECK (v < 100))",
+		"copyc:" + rows(1, 25000),
+		"copyc:" + rows(25001, 50000, 50001),
+		"SELECT count(*), sum(v), max(id) FROM c",
 	}
 	run := func(c *pgx.Conn, step string) string {
-		if data, ok := strings.CutPrefix(step, "copy:"); ok {
-			tag, err := c.PgConn().CopyFrom(ctx, strings.NewReader(data), "COPY t FROM STDIN")
+		table, data, ok := "t", "", false
+		if data, ok = strings.CutPrefix(step, "copyc:"); ok {
+			table = "c"
+		} else {
+			data, ok = strings.CutPrefix(step, "copy:")
+		}
+		if ok {
+			tag, err := c.PgConn().CopyFrom(ctx, strings.NewReader(data), "COPY "+table+" FROM STDIN")
 			if err != nil {
 				return copyOutcome(err)
 			}
@@ -112,6 +124,7 @@ func TestCopyKeysAndSavepointsMatchPostgres(t *testing.T) {
 	}
 	for _, c := range []*pgx.Conn{pg} {
 		_, _ = c.Exec(ctx, "DROP TABLE IF EXISTS t")
+		_, _ = c.Exec(ctx, "DROP TABLE IF EXISTS c")
 	}
 	for i, step := range steps {
 		want, got := run(pg, step), run(rs, step)

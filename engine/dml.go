@@ -540,17 +540,23 @@ func (w *writer) insertNew(ctx context.Context, keys []types.Row, encs []string,
 	if res.Stale {
 		return 0, errStaleRead
 	}
-	w.setKeys, w.setEncs, w.setRows = slices.Grow(w.setKeys, len(rows)), slices.Grow(w.setEncs, len(rows)), slices.Grow(w.setRows, len(rows))
-	w.written = slices.Grow(w.written, len(rows))
 	for i, r := range rows {
 		if res.Rows[i] != nil {
 			return 0, w.duplicate(keys[i])
 		}
-		w.setKeys, w.setEncs, w.setRows = append(w.setKeys, keys[i]), append(w.setEncs, encs[i]), append(w.setRows, r)
-		w.written = append(w.written, r)
 		if err := ret.add(env, r); err != nil {
 			return 0, err
 		}
+	}
+	if len(w.setKeys) == 0 && len(w.written) == 0 {
+		// NB: the statement's lists are these (a COPY chunk's): handed
+		// on as they are instead of copied into lists of their own, which
+		// were garbage once flushed (90 bytes a row, and more collections
+		// over a COPY's growing heap).
+		w.setKeys, w.setEncs, w.setRows, w.written = keys, encs, rows, rows
+	} else {
+		w.setKeys, w.setEncs, w.setRows = append(w.setKeys, keys...), append(w.setEncs, encs...), append(w.setRows, rows...)
+		w.written = append(w.written, rows...)
 	}
 	if len(w.setKeys) > sessionactor.TxnWritesMax {
 		return 0, errcode.New(errcode.TransactionTooLarge, "transaction changes more than %d rows", sessionactor.TxnWritesMax)

@@ -1016,42 +1016,56 @@ type recentLookup struct {
 // touched (fresh, one request) and records them; next gets every key's
 // row as the transaction sees it.
 func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []string, fresh []bool, next func(ctx runtime.Context, cur []types.Row)) {
-	out := make([]types.Row, len(m.Keys))
 	n := 0
 	for _, f := range fresh {
 		if f {
 			n++
 		}
 	}
-	missing := make([]types.Row, 0, n)
-	at := make([]int, 0, n)
-	for i, k := range encs {
-		if !fresh[i] {
-			if p := tw.get(k); p != nil {
-				out[i] = p.row
-				continue
+	// With every key fresh (a COPY chunk's), the keys asked for are m.Keys
+	// and the answer is the lookup's: no lists of them to build (at nil
+	// is every index, out the answer).
+	var out []types.Row
+	missing := m.Keys
+	var at []int
+	if n < len(m.Keys) {
+		out = make([]types.Row, len(m.Keys))
+		missing, at = make([]types.Row, 0, n), make([]int, 0, n)
+		for i, k := range encs {
+			if !fresh[i] {
+				if p := tw.get(k); p != nil {
+					out[i] = p.row
+					continue
+				}
 			}
+			missing = append(missing, m.Keys[i])
+			at = append(at, i)
 		}
-		missing = append(missing, m.Keys[i])
-		at = append(at, i)
 	}
 	if len(missing) == 0 {
 		next(ctx, out)
 		return
 	}
 	a.lookupKeys(ctx, m.CatalogVersion, tw.rel, missing, 0, func(ctx runtime.Context, rows []types.Row, seen lookupSeen) {
+		if at == nil {
+			out = rows
+		}
 		tw.noteSeen(seen)
 		// One allocation for the new entries (a COPY chunk adds
 		// thousands), and room for them in the key order up front.
-		slab := make([]pendingRow, len(at))
-		if n := len(tw.keys) + len(at); cap(tw.keys) < n {
+		slab := make([]pendingRow, len(missing))
+		if n := len(tw.keys) + len(missing); cap(tw.keys) < n {
 			// NB: at least doubled, or a COPY's chunks each copied every
 			// key so far (quadratic in the rows of the transaction).
 			tw.keys = append(make([]string, 0, max(n, 2*cap(tw.keys))), tw.keys...)
 			tw.pending = append(make([]*pendingRow, 0, cap(tw.keys)), tw.pending...)
 		}
 		from, twice := len(tw.keys), false
-		for j, i := range at {
+		for j := range missing {
+			i := j
+			if at != nil {
+				i = at[j]
+			}
 			// Remember what was committed when the transaction first looked.
 			out[i] = rows[j]
 			p := &slab[j]
@@ -1064,7 +1078,7 @@ func (a *Actor) current(ctx runtime.Context, m Lookup, tw *tableWrites, encs []s
 		}
 		if twice {
 			tw.relist(from)
-		} else if len(at) == len(encs) {
+		} else if len(missing) == len(encs) {
 			a.recent = &recentLookup{tw: tw, encs: encs, pending: tw.pending[from:len(tw.pending):len(tw.pending)]}
 		}
 		next(ctx, out)
