@@ -104,6 +104,7 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 		// owned: every bucket of the table is this shard's (a table
 		// that is not partitioned, on its table shard).
 		owned bool
+		idxs  []tableIndex
 	}
 	for i, w := range m.Writes {
 		if !of.set || w.Table != of.table {
@@ -117,6 +118,7 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			}
 			of.table, of.set, of.rel, of.codec, of.td = w.Table, true, rel, codec, cb.table(w.Table)
 			of.owned = !rel.Partitioned() && a.checkOwned(rel, 0) == nil
+			of.idxs = a.indexesOf(rel)
 		}
 		rel, codec, td := of.rel, of.codec, of.td
 		ts := codec.ts
@@ -224,7 +226,7 @@ func (a *Actor) commitBatchOf(m Commit, epoch uint64, at types.TimestampTZ, exac
 			}
 		}
 		var oldEnc []byte
-		if idxs := a.indexesOf(rel); len(idxs) > 0 && (exists || w.Row != nil) {
+		if idxs := of.idxs; len(idxs) > 0 && (exists || w.Row != nil) {
 			var oldRow types.Row
 			if exists {
 				if oldRow, err = codec.decode(old); err != nil {
