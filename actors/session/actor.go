@@ -1257,8 +1257,17 @@ func (a *Actor) commit(ctx runtime.Context, m Commit) {
 // shardOfWrites is the shard storing every row writes change.
 func (a *Actor) shardOfWrites(t *txn, writes []shard.RowWrite) (runtime.ActorID, error) {
 	var owner partition.ShardID
+	var rel *catalog.Relation
 	for i, w := range writes {
-		first, second := a.cfg.Router.OwnersOfWrite(t.tables[w.Table].rel, w)
+		sameTable := i > 0 && w.Table == writes[i-1].Table
+		if !sameTable {
+			rel = t.tables[w.Table].rel
+		} else if !rel.Partitioned() {
+			// NB: on the table shard, as the write before: a COPY's
+			// million writes skip a map access and a routing each.
+			continue
+		}
+		first, second := a.cfg.Router.OwnersOfWrite(rel, w)
 		if first != second || (i > 0 && first != owner) {
 			// NB: a partitioned layout's writes of several shards were
 			// split by partsOfWrites before.
