@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"time"
 
-	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -114,6 +113,13 @@ type remoteInputs struct {
 	// sources are the table shards of a partitioned layout, each
 	// exporting its part (exportparts.go); nil: the table shard alone.
 	sources []remoteSource
+	// stream: the rows are fed to the view's circuit as they arrive
+	// (exportstream.go), not staged; pending are the chunks received and
+	// not yet fed whole, and fed counts the rows fed (progress, for
+	// exportTick).
+	stream  bool
+	pending []exportedChunk
+	fed     uint64
 }
 
 func (a *Actor) dropExports() {
@@ -253,17 +259,14 @@ func (a *Actor) remoteBackfill(ctx runtime.Context, b *backfill) (remote, waitin
 		return true, true, nil
 	}
 	r := b.remote
+	if r.stream {
+		return true, !a.startStream(ctx, b), nil
+	}
 	if !r.done {
 		return true, true, nil
 	}
-	for a.frontier < r.epoch && a.frontier < a.stepTarget() {
-		before := a.frontier
-		if err := a.step(ctx); err != nil {
-			return true, false, err
-		}
-		if a.frontier <= before {
-			return true, false, errcode.New(errcode.InternalError, "epoch step made no progress at frontier %d", before)
-		}
+	if err := a.stepTo(ctx, r.epoch); err != nil {
+		return true, false, err
 	}
 	if a.frontier < r.epoch {
 		return true, true, nil // the frames up to the epoch are on their way
@@ -292,7 +295,7 @@ func (a *Actor) startExport(ctx runtime.Context, b *backfill, tables []catalog.I
 		a.exportAttempts = uint64(ctx.Now().UnixNano())
 	}
 	a.exportAttempts++
-	b.remote = &remoteInputs{attempt: a.exportAttempts, tables: tables}
+	b.remote = &remoteInputs{attempt: a.exportAttempts, tables: tables, stream: a.streamsExport(b)}
 	ctx.After(exportTimeout, exportTick{View: b.view.rel.ID, Attempt: b.remote.attempt})
 	if a.partitioned() {
 		a.startPartitionedExport(ctx, b)
@@ -353,6 +356,10 @@ func (a *Actor) receiveExportChunk(ctx runtime.Context, m ExportChunk) {
 	} else if m.Seq != b.remote.seq+1 {
 		return
 	}
+	if b.remote.stream {
+		a.streamExportChunk(ctx, b, m, src)
+		return
+	}
 	txn := kv.NewTxn(a.store)
 	keep := a.stagedKeep(b)
 	for i, k := range m.Keys {
@@ -365,6 +372,7 @@ func (a *Actor) receiveExportChunk(ctx runtime.Context, m ExportChunk) {
 		}
 		b.remote.staged++
 	}
+	a.stats.BackfillRowsStaged += uint64(len(txn.Batch().Ops))
 	if err := a.applyNoWait(txn.Batch()); err != nil {
 		a.poison(err)
 		return
@@ -442,13 +450,13 @@ func (a *Actor) receiveExportTick(ctx runtime.Context, m exportTick) {
 	if b == nil || b.remote == nil || b.remote.attempt != m.Attempt || b.remote.done {
 		return
 	}
-	if b.remote.seq != b.remote.seqAtTick {
-		b.remote.seqAtTick = b.remote.seq
+	if progress := b.remote.seq + b.remote.fed; progress != b.remote.seqAtTick {
+		b.remote.seqAtTick = progress
 		ctx.After(exportTimeout, m)
 		return
 	}
 	ctx.Logger().Info("an export made no progress: asking again", "view", b.view.rel.Name)
-	if err := a.startExport(ctx, b, b.remote.tables); err != nil {
+	if err := a.restartExport(ctx, b); err != nil {
 		ctx.Logger().Error("restarting an export", "view", b.view.rel.Name, "err", err)
 	}
 }
@@ -472,7 +480,9 @@ func (a *Actor) stepTarget() uint64 {
 // backfillStepTarget is stepTarget without pins.
 func (a *Actor) backfillStepTarget() uint64 {
 	if len(a.backfills) > 0 {
-		if b := a.backfills[0]; b.remote != nil && b.reader == nil {
+		// NB: a streamed export's backfill is fed before the frontier
+		// reaches its epoch: the steps stop there all the same.
+		if b := a.backfills[0]; b.remote != nil && (b.reader == nil || b.remote.stream && !b.scanned) {
 			switch {
 			case !b.remote.known:
 				return a.frontier
@@ -516,7 +526,10 @@ func (a *Actor) endStaged(b *backfill) error {
 	if b.remote == nil {
 		return nil
 	}
-	tables := b.remote.tables
+	tables, stream := b.remote.tables, b.remote.stream
 	b.remote = nil
+	if stream {
+		return nil // nothing staged (startExport cleared what an older version left)
+	}
 	return a.clearStaged(tables)
 }
