@@ -65,17 +65,10 @@ func (a *Actor) streamsExport(b *backfill) bool {
 // backfill's chunks feed it (its acknowledgement waits for that).
 func (a *Actor) streamExportChunk(ctx runtime.Context, b *backfill, m ExportChunk, src *remoteSource) {
 	r := b.remote
-	c := exportedChunk{from: ctx.From(), seq: m.Seq, last: m.Last}
-	keep := a.stagedKeep(b)
-	if keep == nil {
-		c.keys, c.values = m.Keys, m.Values
-	} else {
-		for i, k := range m.Keys {
-			if keep(k, m.Values[i]) {
-				c.keys, c.values = append(c.keys, k), append(c.values, m.Values[i])
-			}
-		}
-	}
+	// NB: a part of a spread view keeps the rows it maintains when they
+	// are fed (installedView.trimDelta, on the decoded columns), not here
+	// as staging does (stagedKeep decodes each row once more).
+	c := exportedChunk{from: ctx.From(), seq: m.Seq, last: m.Last, keys: m.Keys, values: m.Values}
 	r.staged += int64(len(c.keys))
 	r.pending = append(r.pending, c)
 	if src != nil {
