@@ -59,3 +59,39 @@ func TestBackfillStateCompactsRewrites(t *testing.T) {
 		t.Fatalf("%d live held bytes (bound %d) were not flushed", s.bytes, s.bytesMax)
 	}
 }
+
+// deferRecorder is a store that records the compaction deferrals a shard
+// asks of it, at each storage tick.
+type deferRecorder struct {
+	kv.Store
+	deferred []bool
+}
+
+func (d *deferRecorder) DeferCompaction(on bool) { d.deferred = append(d.deferred, on) }
+
+// TestBackfillDefersCompaction: storage ticks while a view's backfill runs
+// defer the store's compactions; the first tick after it resumes them.
+func TestBackfillDefersCompaction(t *testing.T) {
+	h, next, _ := backfillHarness(t, false, 40)
+	rec := &deferRecorder{Store: h.store}
+	h.actor.store = rec
+	h.actor.cfg.BackfillRowsPerChunkMax = 3
+	h.actor.Receive(h.ctx, storageTick{})
+	h.snap = next
+	h.ctx.tag = "sync"
+	h.actor.Receive(h.ctx, SyncCatalog{Catalog: next.Value()})
+	h.ctx.tag = ""
+	if !h.deliverOne(isChunk) {
+		t.Fatal("no backfill chunk queued")
+	}
+	h.actor.Receive(h.ctx, storageTick{})
+	for len(h.syncAnswers()) == 0 && h.deliverOne(isChunk) {
+	}
+	if len(h.syncAnswers()) == 0 {
+		t.Fatal("the backfill did not end")
+	}
+	h.actor.Receive(h.ctx, storageTick{})
+	if want := []bool{false, true, false}; fmt.Sprint(rec.deferred) != fmt.Sprint(want) {
+		t.Fatalf("compaction deferred %v at the ticks before, during and after the backfill, want %v", rec.deferred, want)
+	}
+}
