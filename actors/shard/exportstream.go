@@ -265,9 +265,15 @@ func (a *Actor) streamSource(b *backfill, prefixes [][]byte, k []byte) (int, err
 // dropped and the fill starts over.
 func (a *Actor) restartExport(ctx runtime.Context, b *backfill) error {
 	if b.reader != nil {
+		// NB: as a backfill abandoned and queued again, with a circuit
+		// built afresh (nothing of the lost attempt's steps kept).
+		v, err := a.build(a.snap, b.view.rel)
+		if err != nil {
+			return err
+		}
 		b.view.circuit.DiscardCaches()
 		b.release()
-		b.reader, b.release, b.state = nil, nil, nil
+		b.view, b.reader, b.release, b.state = v, nil, nil, nil
 		b.source, b.resume, b.scanned, b.rowsRead, b.rowsPerChunk = 0, nil, false, 0, 1
 	}
 	if b.remote.known {
