@@ -80,6 +80,9 @@ const (
 	exportChunkRowsMax  = 4096
 	exportChunkBytesMax = 1 << 20
 	exportTimeout       = 10 * time.Second
+	// exportArenaBytes is the first size of a chunk's row buffer (it
+	// grows to the chunk's rows, at most about exportChunkBytesMax).
+	exportArenaBytes = 64 << 10
 )
 
 // export is the table shard's state of one export.
@@ -168,6 +171,10 @@ func (a *Actor) receiveExportRequest(ctx runtime.Context, m ExportRequest, from 
 func (a *Actor) sendExportChunk(ctx runtime.Context, x *export) {
 	c := ExportChunk{View: x.view, Attempt: x.attempt, Epoch: x.epoch}
 	bytes := 0
+	// NB: the rows are copied into one buffer per chunk (keys and values
+	// slice it), not two allocations a row; a buffer that grows leaves
+	// the slices taken so far on its old array, where they stay valid.
+	var arena []byte
 	for x.table < len(x.tables) {
 		prefix := tablePrefix(x.tables[x.table])
 		start := x.resume
@@ -180,8 +187,13 @@ func (a *Actor) sendExportChunk(ctx runtime.Context, x *export) {
 				next = append([]byte(nil), k...)
 				return kv.ErrStop
 			}
-			c.Keys = append(c.Keys, append([]byte(nil), k...))
-			c.Values = append(c.Values, append([]byte(nil), v...))
+			if arena == nil {
+				arena = make([]byte, 0, exportArenaBytes)
+			}
+			at := len(arena)
+			arena = append(append(arena, k...), v...)
+			c.Keys = append(c.Keys, arena[at:at+len(k):at+len(k)])
+			c.Values = append(c.Values, arena[at+len(k):len(arena):len(arena)])
 			bytes += len(k) + len(v)
 			return nil
 		})
