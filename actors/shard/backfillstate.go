@@ -303,7 +303,9 @@ func (a *Actor) flushBackfillState(b *backfill) error {
 			}
 			ops = kept
 		}
-		if err := a.ingestSorted(&kv.WriteBatch{Ops: ops}); err != nil {
+		// NB: Immutable: the held writes are dropped after the ingest,
+		// never changed, so the store need not copy them first.
+		if err := a.ingestSorted(&kv.WriteBatch{Ops: ops, Immutable: true}); err != nil {
 			a.poison(err)
 			return err
 		}

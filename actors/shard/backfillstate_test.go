@@ -95,3 +95,37 @@ func TestBackfillDefersCompaction(t *testing.T) {
 		t.Fatalf("compaction deferred %v at the ticks before, during and after the backfill, want %v", rec.deferred, want)
 	}
 }
+
+// ingestRecorder is a store that ingests (SortedIngester) by applying, and
+// records whether each ingested batch was marked Immutable.
+type ingestRecorder struct {
+	kv.Store
+	immutable []bool
+}
+
+func (r *ingestRecorder) Ingest(b *kv.WriteBatch) error {
+	r.immutable = append(r.immutable, b.Immutable)
+	return r.Store.Apply(b)
+}
+
+// TestBackfillIngestsHeldStateWithoutCopy: the held state a backfill
+// ingests is handed to the store as Immutable (it is dropped after, never
+// changed), so the store does not copy a million keys and values first.
+func TestBackfillIngestsHeldStateWithoutCopy(t *testing.T) {
+	h, next, view := backfillHarness(t, false, backfillIngestEntriesMin+100)
+	rec := &ingestRecorder{Store: h.store}
+	h.actor.store = rec
+	h.snap = next
+	h.ask(SyncCatalog{Catalog: next.Value()})
+	if len(rec.immutable) == 0 {
+		t.Fatal("the backfill ingested nothing")
+	}
+	for i, immutable := range rec.immutable {
+		if !immutable {
+			t.Fatalf("ingest %d of the held state was not marked Immutable", i)
+		}
+	}
+	if got := h.view(view); len(got) != backfillIngestEntriesMin+100 {
+		t.Fatalf("view has %d groups", len(got))
+	}
+}
