@@ -362,12 +362,13 @@ type CompactionDeferrer interface {
 }
 
 // deferCompactionWhileBackfilling defers the store's compactions while a
-// backfill runs (within L0's bound: slate.DB.DeferCompaction). A backfill
-// writes its state in a few large ingests and flushes, and compacting L0
-// between them rewrote each one again and again (13-17% of a backfill's
-// CPU), while a CREATE waited.
+// backfill runs here or a table shard exports tables for one (within L0's
+// bound: slate.DB.DeferCompaction). A CREATE waits for its backfill, and
+// the compactions meanwhile (of a load's flushes just before, of the
+// backfill's own ingests while it still writes more) took 11-17% of a
+// backfill's CPU; the export's pinned snapshot keeps what they replace.
 func (a *Actor) deferCompactionWhileBackfilling() {
 	if d, ok := a.store.(CompactionDeferrer); ok {
-		d.DeferCompaction(len(a.backfills) > 0)
+		d.DeferCompaction(len(a.backfills) > 0 || len(a.exports) > 0)
 	}
 }

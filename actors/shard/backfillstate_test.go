@@ -69,8 +69,9 @@ type deferRecorder struct {
 
 func (d *deferRecorder) DeferCompaction(on bool) { d.deferred = append(d.deferred, on) }
 
-// TestBackfillDefersCompaction: storage ticks while a view's backfill runs
-// defer the store's compactions; the first tick after it resumes them.
+// TestBackfillDefersCompaction: storage ticks while a view's backfill runs,
+// or while the shard exports tables for one, defer the store's
+// compactions; the first tick after resumes them.
 func TestBackfillDefersCompaction(t *testing.T) {
 	h, next, _ := backfillHarness(t, false, 40)
 	rec := &deferRecorder{Store: h.store}
@@ -91,8 +92,13 @@ func TestBackfillDefersCompaction(t *testing.T) {
 		t.Fatal("the backfill did not end")
 	}
 	h.actor.Receive(h.ctx, storageTick{})
-	if want := []bool{false, true, false}; fmt.Sprint(rec.deferred) != fmt.Sprint(want) {
-		t.Fatalf("compaction deferred %v at the ticks before, during and after the backfill, want %v", rec.deferred, want)
+	// A table shard exporting tables for a view shard's backfill.
+	h.actor.exports = []*export{{release: func() {}}}
+	h.actor.Receive(h.ctx, storageTick{})
+	h.actor.dropExports()
+	h.actor.Receive(h.ctx, storageTick{})
+	if want := []bool{false, true, false, true, false}; fmt.Sprint(rec.deferred) != fmt.Sprint(want) {
+		t.Fatalf("compaction deferred %v at the ticks before, during and after the backfill, during and after an export, want %v", rec.deferred, want)
 	}
 }
 
