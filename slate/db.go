@@ -647,7 +647,7 @@ func (d *DB) Tick(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
-	if d.opts.AutoCompact && (!d.compactionDeferred || d.manifest.l0Groups() >= d.deferredCompactionL0Groups()) {
+	if d.opts.AutoCompact && (!d.compactionDeferred || d.deferredCompactionDue()) {
 		if _, err := d.Compact(ctx); err != nil {
 			return err
 		}
@@ -662,19 +662,24 @@ func (d *DB) Tick(ctx context.Context, now time.Time) error {
 }
 
 // DeferCompaction defers (on) or resumes (off) Tick's compactions: while
-// deferred, Tick compacts only once L0 holds half of L0MaxSSTs flushes, so
-// writes never meet L0's backpressure on its account, and reads fan out over
-// at most that many. For bulk work whose latency matters more than the
+// deferred, Tick compacts only once L0 holds half of L0MaxSSTs flushes or
+// there are more than 2*SizeTierMinRuns sorted runs, so writes never meet
+// L0's backpressure on its account, and reads fan out over a bounded number
+// of files however long the deferral lasts. For bulk work whose latency matters more than the
 // store's shape meanwhile (a view's backfill, whose ingested and flushed
 // state each compaction would otherwise rewrite while the backfill is still
 // writing more): the deferred compactions run on the first Tick after it,
 // over fewer, larger inputs.
 func (d *DB) DeferCompaction(on bool) { d.compactionDeferred = on }
 
-// deferredCompactionL0Groups is the L0 flushes at which Tick compacts while
-// compaction is deferred: half of L0MaxSSTs, at least L0CompactionTrigger.
-func (d *DB) deferredCompactionL0Groups() int {
-	return max(d.opts.L0CompactionTrigger, d.opts.L0MaxSSTs/2)
+// deferredCompactionDue reports whether Tick compacts while compaction is
+// deferred: L0 holds half of L0MaxSSTs flushes (at least
+// L0CompactionTrigger), or there are more than 2*SizeTierMinRuns sorted
+// runs (the L0 compactions made them, and the size tiers would have merged
+// them).
+func (d *DB) deferredCompactionDue() bool {
+	return d.manifest.l0Groups() >= max(d.opts.L0CompactionTrigger, d.opts.L0MaxSSTs/2) ||
+		len(d.manifest.SortedRuns) > 2*d.opts.SizeTierMinRuns
 }
 
 // Close flushes the WAL and releases the handle. Unflushed memtables need no

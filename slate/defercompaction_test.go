@@ -12,7 +12,8 @@ import (
 // TestDeferCompaction: while compaction is deferred, Tick leaves L0's
 // flushes alone until they reach half of L0MaxSSTs (never letting writes
 // meet L0's backpressure), and compacts them at the first Tick after the
-// deferral ends; the rows read the same throughout.
+// deferral ends; a long deferral still merges its sorted runs past
+// 2*SizeTierMinRuns; the rows read the same throughout.
 func TestDeferCompaction(t *testing.T) {
 	ctx := context.Background()
 	clock := newTestClock()
@@ -60,6 +61,20 @@ func TestDeferCompaction(t *testing.T) {
 	d.DeferCompaction(false)
 	if n := tick(); n != 0 {
 		t.Fatalf("resumed: %d L0 flushes after a tick, want them compacted", n)
+	}
+	// A long deferral: the sorted runs its L0 compactions make are
+	// merged once there are more than 2*SizeTierMinRuns of them.
+	d.DeferCompaction(true)
+	runsMax := 2*d.opts.SizeTierMinRuns + 1
+	for round := range 4 * runsMax {
+		for range 4 {
+			flush()
+		}
+		tick()
+		tick()
+		if runs := len(d.Manifest().SortedRuns); runs > runsMax {
+			t.Fatalf("deferred: %d sorted runs after %d L0 compactions, want at most %d", runs, round+1, runsMax)
+		}
 	}
 	if got := len(scanAll(t, d.Scan(ctx, nil, nil, ReadOptions{}))); got != flushes {
 		t.Fatalf("%d rows, want %d", got, flushes)
