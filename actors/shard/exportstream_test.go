@@ -15,7 +15,8 @@ import (
 // restarted), the view shard asks again, and the view equals its query
 // over the table: the rows fed from the lost attempt are not counted
 // twice. A chunk of the lost attempt arriving late is ignored; an export
-// whose rows are being fed (slowly) is not lost.
+// whose rows are being fed (slowly) is not lost; with every row fed, the
+// fill ends once the exchange brings the frontier to the export's epoch.
 func TestViewShardRestartsLostStreamedExport(t *testing.T) {
 	const rows = 40
 	// The table's rows as the table shard stores (and exports) them.
@@ -53,7 +54,7 @@ func TestViewShardRestartsLostStreamedExport(t *testing.T) {
 		return ExportRequest{}
 	}
 	chunk := func(r ExportRequest, seq uint64, from, to int) ExportChunk {
-		return ExportChunk{View: view, Attempt: r.Attempt, Epoch: 0, Seq: seq, Keys: keys[from:to], Values: values[from:to], Last: to == rows}
+		return ExportChunk{View: view, Attempt: r.Attempt, Epoch: 1, Seq: seq, Keys: keys[from:to], Values: values[from:to], Last: to == rows}
 	}
 	acked := func(r ExportRequest, seq uint64) bool {
 		for _, e := range h.ctx.out {
@@ -107,9 +108,17 @@ func TestViewShardRestartsLostStreamedExport(t *testing.T) {
 		}
 		at = to
 	}
+	// Every row fed, the fill waits for the frontier to reach the
+	// export's epoch (1): the exchange brings it.
+	for h.deliverOne(isChunk) {
+	}
+	if len(h.syncAnswers()) != 0 || h.actor.frontier != 0 {
+		t.Fatalf("the view was filled (%v) at frontier %d, below the export's epoch", h.syncAnswers(), h.actor.frontier)
+	}
+	h.actor.Receive(h.ctx, ExchangeFrame{Collected: true, After: 0, Through: 1})
 	for len(h.syncAnswers()) == 0 {
 		if !h.deliverOne(isChunk) {
-			t.Fatal("the backfill stopped before the view was filled")
+			t.Fatal("the backfill stopped before the view was filled (the frontier reached the export's epoch)")
 		}
 	}
 	if got := h.syncAnswers()[0]; got != (Synced{Version: value.Version}) {
