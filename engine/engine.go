@@ -286,6 +286,7 @@ func (e *Engine) status(ctx context.Context, ask shard.GetStatus) (shard.Status,
 		out.BackfillChunks += st.BackfillChunks
 		out.BackfillColumnarRows += st.BackfillColumnarRows
 		out.BackfillIngests += st.BackfillIngests
+		out.BackfillRowsStaged += st.BackfillRowsStaged
 		out.ReadRows += st.ReadRows
 	}
 	return out, nil

@@ -42,6 +42,9 @@ type DB struct {
 	sstCounter uint64
 	putCounter uint64
 	compactor  *Compactor
+	// compactionDeferred: Tick compacts only once L0 holds
+	// deferredCompactionL0Groups flushes (DeferCompaction).
+	compactionDeferred bool
 
 	// failed is terminal (fenced or closed).
 	failed error
@@ -644,7 +647,7 @@ func (d *DB) Tick(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
-	if d.opts.AutoCompact {
+	if d.opts.AutoCompact && (!d.compactionDeferred || d.deferredCompactionDue()) {
 		if _, err := d.Compact(ctx); err != nil {
 			return err
 		}
@@ -656,6 +659,27 @@ func (d *DB) Tick(ctx context.Context, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// DeferCompaction defers (on) or resumes (off) Tick's compactions: while
+// deferred, Tick compacts only once L0 holds half of L0MaxSSTs flushes or
+// there are more than 2*SizeTierMinRuns sorted runs, so writes never meet
+// L0's backpressure on its account, and reads fan out over a bounded number
+// of files however long the deferral lasts. For bulk work whose latency matters more than the
+// store's shape meanwhile (a view's backfill, whose ingested and flushed
+// state each compaction would otherwise rewrite while the backfill is still
+// writing more): the deferred compactions run on the first Tick after it,
+// over fewer, larger inputs.
+func (d *DB) DeferCompaction(on bool) { d.compactionDeferred = on }
+
+// deferredCompactionDue reports whether Tick compacts while compaction is
+// deferred: L0 holds half of L0MaxSSTs flushes (at least
+// L0CompactionTrigger), or there are more than 2*SizeTierMinRuns sorted
+// runs (the L0 compactions made them, and the size tiers would have merged
+// them).
+func (d *DB) deferredCompactionDue() bool {
+	return d.manifest.l0Groups() >= max(d.opts.L0CompactionTrigger, d.opts.L0MaxSSTs/2) ||
+		len(d.manifest.SortedRuns) > 2*d.opts.SizeTierMinRuns
 }
 
 // Close flushes the WAL and releases the handle. Unflushed memtables need no

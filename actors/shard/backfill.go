@@ -245,6 +245,7 @@ func (a *Actor) receiveBackfillChunk(ctx runtime.Context) {
 	start := ctx.Now()
 	started := b.reader != nil
 	source, resume, scanned, rowsRead := b.source, b.resume, b.scanned, b.rowsRead
+	streamed := streamPositions(b)
 	done, err := a.runBackfillChunk(ctx, b)
 	if err == errBackfillWaiting {
 		// The export's chunks, or the frames up to its epoch, schedule
@@ -257,6 +258,7 @@ func (a *Actor) receiveBackfillChunk(ctx runtime.Context) {
 		// fails the view.
 		ctx.Logger().Info("backfill chunk refused for memory; retrying it smaller", "view", b.view.rel.Name, "rows", b.rowsPerChunk)
 		b.source, b.resume, b.scanned, b.rowsRead = source, resume, scanned, rowsRead
+		rewindStream(b, streamed)
 		b.rowsPerChunk /= 2
 		a.scheduleBackfill(ctx)
 		return
@@ -345,6 +347,14 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 		if err := a.holdBackfillState(b); err != nil {
 			return false, err
 		}
+	} else if b.remote != nil && b.remote.stream {
+		waiting, err := a.streamWaiting(ctx, b)
+		if err != nil {
+			return false, err
+		}
+		if waiting {
+			return false, errBackfillWaiting
+		}
 	}
 	if b.state != nil && (b.scanned || b.state.flush) {
 		// The held state is written before any buffered delta is fed.
@@ -370,11 +380,16 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 		}
 	}
 	done := false
-	if !b.scanned {
+	switch {
+	case !b.scanned && b.remote != nil && b.remote.stream:
+		if err := a.streamBackfill(b, inputs); err != nil {
+			return false, err
+		}
+	case !b.scanned:
 		if err := a.scanBackfill(b, inputs); err != nil {
 			return false, err
 		}
-	} else {
+	default:
 		buffered := map[circuit.SourceID]zset.Batch{}
 		var err error
 		if done, err = a.takeBufferedDeltas(txn, b, buffered); err != nil {
@@ -425,6 +440,7 @@ func (a *Actor) runBackfillChunk(ctx runtime.Context, b *backfill) (bool, error)
 			a.poison(err)
 			return false, err
 		}
+		a.ackFedChunks(ctx, b)
 		return false, nil
 	}
 	// NB: the marker is the state's format record (format.go), in the
@@ -713,14 +729,16 @@ func (a *Actor) bufferBackfillDeltas(txn kv.Txn, epoch uint64, tableDeltas, view
 	b := a.backfills[0]
 	from := b.from
 	switch {
-	case b.reader != nil:
 	case a.stagesAside(b):
 		// Its tables are being copied as of the export's epoch: the
 		// epochs up to it are in those rows (no step straddles it).
+		// NB: before b.reader: a streamed export's rows are fed before
+		// the frontier reaches the epoch.
 		from = b.remote.epoch
 		if epoch <= from {
 			return nil
 		}
+	case b.reader != nil:
 	default:
 		return nil
 	}
@@ -1003,6 +1021,9 @@ func (a *Actor) backfillStatuses() []ViewStatus {
 			state = "catching up"
 		case b.remote != nil && b.reader == nil:
 			state, rows = "copying inputs", b.remote.staged
+		case b.remote != nil && b.remote.stream && !b.remote.done:
+			// Fed as they arrive (exportstream.go): rows counts those fed.
+			state = "copying inputs"
 		case b.reader != nil || i == 0:
 			state = "reading inputs"
 		}

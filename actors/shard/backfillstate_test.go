@@ -59,3 +59,79 @@ func TestBackfillStateCompactsRewrites(t *testing.T) {
 		t.Fatalf("%d live held bytes (bound %d) were not flushed", s.bytes, s.bytesMax)
 	}
 }
+
+// deferRecorder is a store that records the compaction deferrals a shard
+// asks of it, at each storage tick.
+type deferRecorder struct {
+	kv.Store
+	deferred []bool
+}
+
+func (d *deferRecorder) DeferCompaction(on bool) { d.deferred = append(d.deferred, on) }
+
+// TestBackfillDefersCompaction: storage ticks while a view's backfill runs,
+// or while the shard exports tables for one, defer the store's
+// compactions; the first tick after resumes them.
+func TestBackfillDefersCompaction(t *testing.T) {
+	h, next, _ := backfillHarness(t, false, 40)
+	rec := &deferRecorder{Store: h.store}
+	h.actor.store = rec
+	h.actor.cfg.BackfillRowsPerChunkMax = 3
+	h.actor.Receive(h.ctx, storageTick{})
+	h.snap = next
+	h.ctx.tag = "sync"
+	h.actor.Receive(h.ctx, SyncCatalog{Catalog: next.Value()})
+	h.ctx.tag = ""
+	if !h.deliverOne(isChunk) {
+		t.Fatal("no backfill chunk queued")
+	}
+	h.actor.Receive(h.ctx, storageTick{})
+	for len(h.syncAnswers()) == 0 && h.deliverOne(isChunk) {
+	}
+	if len(h.syncAnswers()) == 0 {
+		t.Fatal("the backfill did not end")
+	}
+	h.actor.Receive(h.ctx, storageTick{})
+	// A table shard exporting tables for a view shard's backfill.
+	h.actor.exports = []*export{{release: func() {}}}
+	h.actor.Receive(h.ctx, storageTick{})
+	h.actor.dropExports()
+	h.actor.Receive(h.ctx, storageTick{})
+	if want := []bool{false, true, false, true, false}; fmt.Sprint(rec.deferred) != fmt.Sprint(want) {
+		t.Fatalf("compaction deferred %v at the ticks before, during and after the backfill, during and after an export, want %v", rec.deferred, want)
+	}
+}
+
+// ingestRecorder is a store that ingests (SortedIngester) by applying, and
+// records whether each ingested batch was marked Immutable.
+type ingestRecorder struct {
+	kv.Store
+	immutable []bool
+}
+
+func (r *ingestRecorder) Ingest(b *kv.WriteBatch) error {
+	r.immutable = append(r.immutable, b.Immutable)
+	return r.Store.Apply(b)
+}
+
+// TestBackfillIngestsHeldStateWithoutCopy: the held state a backfill
+// ingests is handed to the store as Immutable (it is dropped after, never
+// changed), so the store does not copy a million keys and values first.
+func TestBackfillIngestsHeldStateWithoutCopy(t *testing.T) {
+	h, next, view := backfillHarness(t, false, backfillIngestEntriesMin+100)
+	rec := &ingestRecorder{Store: h.store}
+	h.actor.store = rec
+	h.snap = next
+	h.ask(SyncCatalog{Catalog: next.Value()})
+	if len(rec.immutable) == 0 {
+		t.Fatal("the backfill ingested nothing")
+	}
+	for i, immutable := range rec.immutable {
+		if !immutable {
+			t.Fatalf("ingest %d of the held state was not marked Immutable", i)
+		}
+	}
+	if got := h.view(view); len(got) != backfillIngestEntriesMin+100 {
+		t.Fatalf("view has %d groups", len(got))
+	}
+}

@@ -861,7 +861,12 @@ func (a *Actor) laterDeltas(r kv.Reader, ids []catalog.ID, after, through uint64
 // frontier to reach its export's epoch (remoteBackfill): a frame brought
 // the epochs, or a pin that held the steps was taken (pins.go).
 func (a *Actor) resumeRemoteBackfill(ctx runtime.Context) {
-	if len(a.backfills) > 0 && a.backfills[0].remote != nil && a.backfills[0].remote.done && a.backfills[0].reader == nil {
+	if len(a.backfills) == 0 {
+		return
+	}
+	// NB: a streamed export's backfill is fed before the frontier reaches
+	// its epoch, and waits for it with every row fed (streamWaiting).
+	if b := a.backfills[0]; b.remote != nil && b.remote.done && (b.reader == nil || b.remote.stream && !b.scanned) {
 		a.scheduleBackfill(ctx)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"time"
 
-	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/internal/assert"
 	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
@@ -81,6 +80,9 @@ const (
 	exportChunkRowsMax  = 4096
 	exportChunkBytesMax = 1 << 20
 	exportTimeout       = 10 * time.Second
+	// exportArenaBytes is the first size of a chunk's row buffer (it
+	// grows to the chunk's rows, at most about exportChunkBytesMax).
+	exportArenaBytes = 64 << 10
 )
 
 // export is the table shard's state of one export.
@@ -114,6 +116,13 @@ type remoteInputs struct {
 	// sources are the table shards of a partitioned layout, each
 	// exporting its part (exportparts.go); nil: the table shard alone.
 	sources []remoteSource
+	// stream: the rows are fed to the view's circuit as they arrive
+	// (exportstream.go), not staged; pending are the chunks received and
+	// not yet fed whole, and fed counts the rows fed (progress, for
+	// exportTick).
+	stream  bool
+	pending []exportedChunk
+	fed     uint64
 }
 
 func (a *Actor) dropExports() {
@@ -162,6 +171,10 @@ func (a *Actor) receiveExportRequest(ctx runtime.Context, m ExportRequest, from 
 func (a *Actor) sendExportChunk(ctx runtime.Context, x *export) {
 	c := ExportChunk{View: x.view, Attempt: x.attempt, Epoch: x.epoch}
 	bytes := 0
+	// NB: the rows are copied into one buffer per chunk (keys and values
+	// slice it), not two allocations a row; a buffer that grows leaves
+	// the slices taken so far on its old array, where they stay valid.
+	var arena []byte
 	for x.table < len(x.tables) {
 		prefix := tablePrefix(x.tables[x.table])
 		start := x.resume
@@ -174,8 +187,13 @@ func (a *Actor) sendExportChunk(ctx runtime.Context, x *export) {
 				next = append([]byte(nil), k...)
 				return kv.ErrStop
 			}
-			c.Keys = append(c.Keys, append([]byte(nil), k...))
-			c.Values = append(c.Values, append([]byte(nil), v...))
+			if arena == nil {
+				arena = make([]byte, 0, exportArenaBytes)
+			}
+			at := len(arena)
+			arena = append(append(arena, k...), v...)
+			c.Keys = append(c.Keys, arena[at:at+len(k):at+len(k)])
+			c.Values = append(c.Values, arena[at+len(k):len(arena):len(arena)])
 			bytes += len(k) + len(v)
 			return nil
 		})
@@ -253,17 +271,14 @@ func (a *Actor) remoteBackfill(ctx runtime.Context, b *backfill) (remote, waitin
 		return true, true, nil
 	}
 	r := b.remote
+	if r.stream {
+		return true, !a.startStream(ctx, b), nil
+	}
 	if !r.done {
 		return true, true, nil
 	}
-	for a.frontier < r.epoch && a.frontier < a.stepTarget() {
-		before := a.frontier
-		if err := a.step(ctx); err != nil {
-			return true, false, err
-		}
-		if a.frontier <= before {
-			return true, false, errcode.New(errcode.InternalError, "epoch step made no progress at frontier %d", before)
-		}
+	if err := a.stepTo(ctx, r.epoch); err != nil {
+		return true, false, err
 	}
 	if a.frontier < r.epoch {
 		return true, true, nil // the frames up to the epoch are on their way
@@ -292,7 +307,7 @@ func (a *Actor) startExport(ctx runtime.Context, b *backfill, tables []catalog.I
 		a.exportAttempts = uint64(ctx.Now().UnixNano())
 	}
 	a.exportAttempts++
-	b.remote = &remoteInputs{attempt: a.exportAttempts, tables: tables}
+	b.remote = &remoteInputs{attempt: a.exportAttempts, tables: tables, stream: a.streamsExport(b)}
 	ctx.After(exportTimeout, exportTick{View: b.view.rel.ID, Attempt: b.remote.attempt})
 	if a.partitioned() {
 		a.startPartitionedExport(ctx, b)
@@ -353,6 +368,10 @@ func (a *Actor) receiveExportChunk(ctx runtime.Context, m ExportChunk) {
 	} else if m.Seq != b.remote.seq+1 {
 		return
 	}
+	if b.remote.stream {
+		a.streamExportChunk(ctx, b, m, src)
+		return
+	}
 	txn := kv.NewTxn(a.store)
 	keep := a.stagedKeep(b)
 	for i, k := range m.Keys {
@@ -365,6 +384,7 @@ func (a *Actor) receiveExportChunk(ctx runtime.Context, m ExportChunk) {
 		}
 		b.remote.staged++
 	}
+	a.stats.BackfillRowsStaged += uint64(len(txn.Batch().Ops))
 	if err := a.applyNoWait(txn.Batch()); err != nil {
 		a.poison(err)
 		return
@@ -442,13 +462,13 @@ func (a *Actor) receiveExportTick(ctx runtime.Context, m exportTick) {
 	if b == nil || b.remote == nil || b.remote.attempt != m.Attempt || b.remote.done {
 		return
 	}
-	if b.remote.seq != b.remote.seqAtTick {
-		b.remote.seqAtTick = b.remote.seq
+	if progress := b.remote.seq + b.remote.fed; progress != b.remote.seqAtTick {
+		b.remote.seqAtTick = progress
 		ctx.After(exportTimeout, m)
 		return
 	}
 	ctx.Logger().Info("an export made no progress: asking again", "view", b.view.rel.Name)
-	if err := a.startExport(ctx, b, b.remote.tables); err != nil {
+	if err := a.restartExport(ctx, b); err != nil {
 		ctx.Logger().Error("restarting an export", "view", b.view.rel.Name, "err", err)
 	}
 }
@@ -472,7 +492,9 @@ func (a *Actor) stepTarget() uint64 {
 // backfillStepTarget is stepTarget without pins.
 func (a *Actor) backfillStepTarget() uint64 {
 	if len(a.backfills) > 0 {
-		if b := a.backfills[0]; b.remote != nil && b.reader == nil {
+		// NB: a streamed export's backfill is fed before the frontier
+		// reaches its epoch: the steps stop there all the same.
+		if b := a.backfills[0]; b.remote != nil && (b.reader == nil || b.remote.stream && !b.scanned) {
 			switch {
 			case !b.remote.known:
 				return a.frontier
@@ -516,7 +538,10 @@ func (a *Actor) endStaged(b *backfill) error {
 	if b.remote == nil {
 		return nil
 	}
-	tables := b.remote.tables
+	tables, stream := b.remote.tables, b.remote.stream
 	b.remote = nil
+	if stream {
+		return nil // nothing staged (startExport cleared what an older version left)
+	}
 	return a.clearStaged(tables)
 }

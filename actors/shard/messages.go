@@ -180,6 +180,11 @@ type (
 		// BackfillIngests counts the held backfill states the store
 		// ingested as sorted runs (backfillstate.go).
 		BackfillIngests uint64
+		// BackfillRowsStaged counts the exported table rows a view shard
+		// wrote to its store for a backfill (export.go), to delete them
+		// when it ends; a view reading only tables is fed from the export
+		// as it arrives instead (exportstream.go).
+		BackfillRowsStaged uint64
 		// ReadRows counts the table rows Read decoded from the store
 		// (keyrange.go).
 		ReadRows uint64

@@ -500,6 +500,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 		a.unsubscribe(m.Edge)
 		ctx.Reply(struct{}{})
 	case storageTick:
+		a.deferCompactionWhileBackfilling()
 		if t, ok := a.store.(Ticker); ok {
 			if buggify.Fire(ctx, buggify.ShardExtraStorageTick) { // background work (flush, compaction) at an odd moment, twice
 				_ = t.Tick(ctx.Now())

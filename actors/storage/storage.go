@@ -173,6 +173,10 @@ func (k *KV) Tick(now time.Time) error {
 	return k.db.Tick(context.Background(), now)
 }
 
+// DeferCompaction defers Tick's compactions (on) until L0 fills to half
+// its bound, or resumes them (slate.DB.DeferCompaction).
+func (k *KV) DeferCompaction(on bool) { k.db.DeferCompaction(on) }
+
 // Sync makes every write so far durable (flushes the WAL).
 func (k *KV) Sync() error { return k.db.FlushWAL(context.Background()) }
 
