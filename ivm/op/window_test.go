@@ -131,17 +131,17 @@ func newTopKWindow(s State, topK TopKSpec, window WindowSpec) topKWindow {
 
 // TestWindowOverTopKIncremental checks a Window reading its input from
 // the TopK under it against StreamWindow(StreamTopK(I(Δ))), over inputs
-// with retractions and insert-only (pruned TopK state), partitions of
-// several rows and cached or uncached state.
+// with retractions and insert-only (pruned TopK state), LIMIT and OFFSET
+// or not, partitions of several rows and cached or uncached state.
 func TestWindowOverTopKIncremental(t *testing.T) {
 	window := WindowSpec{PartitionBy: []int{2}, OrderBy: []SortKey{{Column: 0, Descending: true}, {Column: 1}}, Calls: []WindowCall{
 		{Func: WinRowNumber, Name: "rn"}, {Func: WinRank, Name: "r"},
 		{Func: WinAggregate, Agg: AggregateCall{Func: AggSum, Arg: testexpr.IntCol(1)}, Name: "running"},
 	}}
 	for _, insertOnly := range []bool{false, true} {
-		for _, limit := range []int64{2, -1} {
-			topK := TopKSpec{PartitionBy: []int{2}, OrderBy: window.OrderBy, Limit: limit, Offset: 0, InsertOnly: insertOnly}
-			t.Run(fmt.Sprintf("insertOnly=%v,limit=%d", insertOnly, limit), func(t *testing.T) {
+		for _, lo := range [][2]int64{{2, 0}, {2, 1}, {-1, 0}, {-1, 1}} {
+			topK := TopKSpec{PartitionBy: []int{2}, OrderBy: window.OrderBy, Limit: lo[0], Offset: lo[1], InsertOnly: insertOnly}
+			t.Run(fmt.Sprintf("insertOnly=%v,limit=%d,offset=%d", insertOnly, lo[0], lo[1]), func(t *testing.T) {
 				rapid.Check(t, func(t *rapid.T) {
 					checkIncremental(t, incrementalCase{
 						widths: []int{3}, nulls: true, positive: !insertOnly, insertOnly: insertOnly,
