@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -45,6 +46,18 @@ type memtable struct {
 	// pointHash hashes keys for points (xxhash; tests use a weak one to
 	// make keys share hashes).
 	pointHash func([]byte) uint64
+	// unindexed are the nodes added since points was last brought up to
+	// date, in insertion order. A memtable that is only written and
+	// scanned (a pass-through view's table rows and output) never pays
+	// for the index: its cache misses, one or two random slots of an
+	// array far larger than the CPU's caches per row, were a third of
+	// the cost of an insert. Point lookups search the list instead while
+	// that is cheaper than indexing (pointLookup); every reader of points
+	// goes through indexPending first.
+	unindexed []nodeRef
+	// listLookups counts the point lookups answered by a list search since
+	// the index was last brought up to date.
+	listLookups int
 
 	levels int
 	rng    uint64
@@ -287,8 +300,7 @@ func (m *memtable) addSorted(rows []row) {
 	for l := range prev {
 		prev[l] = headRef
 	}
-	var hashes [pointTouchRows]uint64
-	m.reservePoints(len(rows))
+	m.unindexed = slices.Grow(m.unindexed, len(rows))
 	for i, r := range rows {
 		// NB: levels are drawn one per row in row order, so the shape is
 		// a deterministic function of the inserts.
@@ -335,15 +347,39 @@ func (m *memtable) addSorted(rows []row) {
 			m.setNext(prev[l], l, n)
 			prev[l] = n
 		}
-		if i%pointTouchRows == 0 {
-			// NB: only the writer stores into the memtable; readers
-			// keep their sums in their own views.
-			m.points.sink += touchPoints(m, rows[i:min(i+pointTouchRows, len(rows))], rowKey, &hashes)
-		}
-		m.indexPoint(n, r, hashes[i%pointTouchRows])
+		m.unindexed = append(m.unindexed, n)
 		m.count(r)
 	}
 }
+
+// indexPending brings points up to date: it indexes the nodes added since
+// the last call, in insertion order (so of two versions of a key the
+// newer wins, as indexPoint keeps the higher seq either way), hashing and
+// touching their slots pointTouchRows at a time to overlap the misses.
+//
+// NB: a read calls it, so a read may change the index (never the rows);
+// only the memtable's owner reads or writes it (no concurrent readers).
+func (m *memtable) indexPending() {
+	if len(m.unindexed) == 0 {
+		return
+	}
+	pending := m.unindexed
+	m.unindexed = nil // touchPoints below must not recurse
+	m.reservePoints(len(pending))
+	var hashes [pointTouchRows]uint64
+	for i, n := range pending {
+		if i%pointTouchRows == 0 {
+			m.points.sink += touchPoints(m, pending[i:min(i+pointTouchRows, len(pending))], m.refKey, &hashes)
+		}
+		nd := m.node(n)
+		m.indexPoint(n, nodeKey(nd), binary.LittleEndian.Uint64(nd[nodeSeqOff:]), hashes[i%pointTouchRows])
+	}
+	// The slice is reused for the next rows (its nodes are indexed).
+	m.unindexed, m.listLookups = pending[:0], 0
+}
+
+// refKey is the key of node n.
+func (m *memtable) refKey(n nodeRef) []byte { return nodeKey(m.node(n)) }
 
 // pointTouchRows is how many keys one touchPoints call covers: enough independent
 // loads to overlap their cache misses, few enough that the slots they
@@ -360,6 +396,7 @@ const pointTouchRows = 32
 func touchPoints[T any](m *memtable, items []T, key func(T) []byte, hashes *[pointTouchRows]uint64) uint64 {
 	// NB: an index about to grow is touched anyway: the growth rewrites
 	// every slot, and the hashes stay valid.
+	m.indexPending()
 	slots := m.points.slots
 	mask := uint32(len(slots) - 1)
 	var sink uint64
@@ -377,8 +414,6 @@ func touchPoints[T any](m *memtable, items []T, key func(T) []byte, hashes *[poi
 	}
 	return sink
 }
-
-func rowKey(r row) []byte { return r.key }
 
 func sameKey(k []byte) []byte { return k }
 
@@ -398,9 +433,9 @@ type pointIndex struct {
 
 const pointIndexMinSlots = 64
 
-// indexPoint records node n, just added with row r whose key's pointHash
-// is hash, in m.points.
-func (m *memtable) indexPoint(n nodeRef, r row, hash uint64) {
+// indexPoint records node n, holding key at seq, whose key's pointHash is
+// hash, in m.points.
+func (m *memtable) indexPoint(n nodeRef, key []byte, seq uint64, hash uint64) {
 	p := &m.points
 	if 2*(p.used+1) > len(p.slots) {
 		m.growPoints()
@@ -418,10 +453,10 @@ func (m *memtable) indexPoint(n nodeRef, r row, hash uint64) {
 			continue
 		}
 		old := m.node(nodeRef(s))
-		if !bytes.Equal(nodeKey(old), r.key) {
+		if !bytes.Equal(nodeKey(old), key) {
 			continue
 		}
-		if binary.LittleEndian.Uint64(old[nodeSeqOff:]) < r.seq {
+		if binary.LittleEndian.Uint64(old[nodeSeqOff:]) < seq {
 			p.slots[i] = uint64(tag)<<32 | uint64(n) // the newest version first
 		}
 		return
@@ -471,8 +506,28 @@ func (m *memtable) findPoint(key []byte, seq uint64) nodeRef {
 	return m.findPointHashed(key, m.pointHash(key), seq)
 }
 
+// listLookupNodes is what one point lookup by a search of the list costs,
+// in nodes indexed: a descent from the head misses the cache a few times
+// per lower level (about a microsecond in a memtable of a million rows),
+// indexing a node misses once or twice (about a quarter of that).
+const listLookupNodes = 4
+
 // findPointHashed is findPoint given key's pointHash.
+//
+// While few lookups come for many unindexed rows, it searches the list
+// (as a rent) instead of indexing them (the purchase): once the lookups'
+// searches have cost as much as indexing the rows would, it indexes them,
+// so the lookups never cost more than twice the cheaper choice in
+// hindsight. A pass-through view's shard reads a key or two per step
+// while it adds thousands of rows, and never buys.
 func (m *memtable) findPointHashed(key []byte, hash, seq uint64) nodeRef {
+	if len(m.unindexed) > 0 {
+		if (m.listLookups+1)*listLookupNodes < len(m.unindexed) {
+			m.listLookups++
+			return m.findPointInList(key, seq)
+		}
+		m.indexPending()
+	}
 	p := &m.points
 	if len(p.slots) == 0 {
 		return 0
@@ -501,6 +556,15 @@ func (m *memtable) findPointHashed(key []byte, hash, seq uint64) nodeRef {
 		}
 	}
 	return 0
+}
+
+// findPointInList is findPoint by a search of the list (without the index).
+func (m *memtable) findPointInList(key []byte, seq uint64) nodeRef {
+	n := m.findGE(key, seq, nil)
+	if n == 0 || !bytes.Equal(nodeKey(m.node(n)), key) {
+		return 0
+	}
+	return n
 }
 
 // compareNodes orders two nodes' rows.

@@ -474,17 +474,65 @@ func TestMemtableFindPointMatchesFindGE(t *testing.T) {
 				rows[i] = row{key: k, seq: seq, kind: KindValue, value: []byte{byte(seq)}}
 			}
 			m.addSorted(rows)
+			// Lookups between batches meet rows not yet indexed: some
+			// are answered by a search of the list, then the index is
+			// brought up to date (findPointHashed).
+			checkFindPoint(t, m, rapid.SliceOfN(key, 0, 20).Draw(t, "lookups"), seq)
 		}
-		for _, k := range rapid.SliceOfN(key, 1, 20).Draw(t, "lookups") {
-			for s := uint64(0); s <= seq+1; s++ {
-				want := m.findGE(k, s, nil)
-				if want != 0 && !bytes.Equal(m.row(want).key, k) {
-					want = 0
-				}
-				if got := m.findPoint(k, s); got != want {
-					t.Fatalf("findPoint(%q, %d) = %d, want %d", k, s, got, want)
-				}
+		checkFindPoint(t, m, rapid.SliceOfN(key, 1, 20).Draw(t, "lookups"), seq)
+	})
+}
+
+// checkFindPoint checks findPoint of keys at every seq up to seq+1 against
+// findGE.
+func checkFindPoint(t *rapid.T, m *memtable, keys [][]byte, seq uint64) {
+	for _, k := range keys {
+		for s := uint64(0); s <= seq+1; s++ {
+			want := m.findGE(k, s, nil)
+			if want != 0 && !bytes.Equal(m.row(want).key, k) {
+				want = 0
+			}
+			if got := m.findPoint(k, s); got != want {
+				t.Fatalf("findPoint(%q, %d) = %d, want %d", k, s, got, want)
 			}
 		}
-	})
+	}
+}
+
+// TestMemtablePointIndexOnDemand: rows are indexed for point lookups only
+// once lookups come for them — a few lookups among many new rows search
+// the list; enough of them index every row, after which lookups use the
+// index. Either way each answer is the key's newest version at the seq.
+func TestMemtablePointIndexOnDemand(t *testing.T) {
+	m := newMemtable()
+	const rows = 1000
+	for seq := uint64(1); seq <= 2; seq++ {
+		batch := make([]row, rows)
+		for i := range batch {
+			batch[i] = row{key: fmt.Appendf(nil, "k%04d", i), seq: seq, kind: KindValue, value: []byte{byte(seq)}}
+		}
+		m.addSorted(batch)
+	}
+	find := func(i int, seq uint64) {
+		t.Helper()
+		n := m.findPoint(fmt.Appendf(nil, "k%04d", i), seq)
+		if n == 0 || m.row(n).seq != seq || !bytes.Equal(m.row(n).key, fmt.Appendf(nil, "k%04d", i)) {
+			t.Fatalf("findPoint(k%04d, %d) = node %d", i, seq, n)
+		}
+	}
+	find(7, 2)
+	find(7, 1)
+	if m.points.used != 0 || len(m.unindexed) != 2*rows {
+		t.Fatalf("after 2 lookups among %d new rows: %d keys indexed, %d rows pending; want none indexed", 2*rows, m.points.used, len(m.unindexed))
+	}
+	for i := range 2 * rows / listLookupNodes {
+		find(i%rows, 2)
+	}
+	if m.points.used != rows || len(m.unindexed) != 0 {
+		t.Fatalf("after %d lookups: %d keys indexed, %d rows pending; want %d and 0", 2*rows/listLookupNodes, m.points.used, len(m.unindexed), rows)
+	}
+	find(999, 1)
+	if m.findPoint([]byte("k"), 2) != 0 || m.findPoint([]byte("k1000"), 2) != 0 || m.findPoint([]byte("k0001"), 0) != 0 {
+		t.Fatal("findPoint found an absent key or version")
+	}
 }

@@ -183,6 +183,7 @@ func (b *Builder) Build(cfg Config) (*Circuit, error) {
 			c.sources[*spec.source] = i
 		}
 	}
+	c.shareInputStates()
 	c.format = c.stateFormat()
 	if !cfg.Unfused {
 		c.fuse(b.sinks)
@@ -196,6 +197,23 @@ func (b *Builder) Build(cfg Config) (*Circuit, error) {
 		})
 	}
 	return c, nil
+}
+
+// shareInputStates lets an operator read its input's integral from the
+// state of the operator feeding it instead of storing a copy: a Window
+// directly over a TopK partitioned alike (ROW_NUMBER() ≤ k per partition)
+// reads the TopK's windows (op.Window.ReadInputFrom). Both run in this
+// circuit's Txn, the TopK first.
+func (c *Circuit) shareInputStates() {
+	for _, n := range c.nodes {
+		w, ok := n.operator.(*op.Window)
+		if !ok || len(n.inputs) != 1 {
+			continue
+		}
+		if t, ok := c.nodes[n.inputs[0]].operator.(*op.TopK); ok {
+			w.ReadInputFrom(t)
+		}
+	}
 }
 
 // fuse merges each chain of stateless operators, Filters followed by at

@@ -32,6 +32,8 @@ func statePartitionKey(o Operator, input int, row types.Row) (key []byte, ok boo
 		return appendKey(nil, o.partTypes, row, o.spec.PartitionBy), true
 	case *Window:
 		return appendKey(nil, o.partTypes, row, o.spec.PartitionBy), true
+	case topKWindow:
+		return statePartitionKey(o.topK, input, row)
 	case *Session:
 		return appendKey(nil, o.keyTypes, row, o.spec.Keys), true
 	case *Integrate, *Delay, *Differentiate:

@@ -28,6 +28,8 @@ import (
 //	Distinct, SetOp      counting/1
 //	TopK                 topk/1
 //	Window               window/1
+//	Window over a TopK   window.topk/1                 stores nothing: reads the TopK's
+//	                                                   state (Window.ReadInputFrom)
 //	Integrate            integrate/1
 //	Differentiate        differentiate/1
 //	Delay                delay/1
@@ -58,6 +60,9 @@ func StateFormat(o Operator) string {
 	case *TopK:
 		return "topk/1"
 	case *Window:
+		if o.input != nil {
+			return "window.topk/1"
+		}
 		return "window/1"
 	case *Integrate:
 		return "integrate/1"

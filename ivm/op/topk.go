@@ -110,52 +110,9 @@ func (o *TopK) stepPartition(ctx *Context, prefix []byte, delta zset.Batch, out 
 			}
 		}
 	}
-	var before []topKEntry
-	var copies int64
-	visit := func(sortKey, v []byte) error {
-		_, rowBytes, err := keyenc.DecodeKey(sortKey, o.orderTypes, o.orderDirs, nil)
-		if err != nil {
-			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt top-k order key")
-		}
-		row, _, err := zset.DecodeRow(rowBytes)
-		if err != nil {
-			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt top-k row")
-		}
-		w, err := arrange.DecodeWeight(v)
-		if err != nil {
-			return err
-		}
-		before = append(before, topKEntry{key: append([]byte(nil), sortKey...), row: row, weight: w})
-		if w > 0 {
-			copies += w
-		}
-		if need >= 0 && copies >= need {
-			return kv.ErrStop
-		}
-		return nil
-	}
-	if need != 0 {
-		// NB: a partition held by the cache is read from memory; any other
-		// is read by a scan bounded by need (never loaded whole: the
-		// partition may be far larger than the window).
-		group, cached, err := o.state.CachedGroup(ctx.Txn, prefix)
-		if err != nil {
-			return err
-		}
-		if cached {
-			for _, e := range group.Entries() {
-				if err := visit(e.Suffix, e.Value); err == kv.ErrStop {
-					break
-				} else if err != nil {
-					return err
-				}
-			}
-		} else {
-			err := o.state.ScanGroup(ctx.Txn, prefix, nil, visit)
-			if err != nil {
-				return err
-			}
-		}
+	before, err := o.readPartition(ctx.Txn, prefix, need)
+	if err != nil {
+		return err
 	}
 	// after = before + delta, in sort-key order.
 	after := append([]topKEntry(nil), before...)
@@ -192,6 +149,74 @@ func (o *TopK) stepPartition(ctx *Context, prefix []byte, delta zset.Batch, out 
 	out.AddBatch(windowOf(o.spec, before), -1)
 	out.AddBatch(windowOf(o.spec, after), +1)
 	return nil
+}
+
+// partitionWindow returns the rows of one partition's current window
+// (the TopK's integrated output for it), for a Window reading its input
+// from this TopK (Window.ReadInputFrom).
+func (o *TopK) partitionWindow(txn kv.Reader, prefix []byte) (zset.Batch, error) {
+	need := int64(-1) // -1: the whole partition
+	if o.spec.Limit >= 0 {
+		need = o.spec.Offset + o.spec.Limit
+	}
+	entries, err := o.readPartition(txn, prefix, need)
+	if err != nil {
+		return zset.Batch{}, err
+	}
+	return windowOf(o.spec, entries), nil
+}
+
+// readPartition returns a partition's stored entries in sort-key order,
+// stopping once they hold need copies (-1: all of them).
+func (o *TopK) readPartition(txn kv.Reader, prefix []byte, need int64) ([]topKEntry, error) {
+	var before []topKEntry
+	var copies int64
+	visit := func(sortKey, v []byte) error {
+		_, rowBytes, err := keyenc.DecodeKey(sortKey, o.orderTypes, o.orderDirs, nil)
+		if err != nil {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt top-k order key")
+		}
+		row, _, err := zset.DecodeRow(rowBytes)
+		if err != nil {
+			return errcode.Wrap(errcode.ArrangementCorrupt, err, "corrupt top-k row")
+		}
+		w, err := arrange.DecodeWeight(v)
+		if err != nil {
+			return err
+		}
+		before = append(before, topKEntry{key: append([]byte(nil), sortKey...), row: row, weight: w})
+		if w > 0 {
+			copies += w
+		}
+		if need >= 0 && copies >= need {
+			return kv.ErrStop
+		}
+		return nil
+	}
+	if need != 0 {
+		// NB: a partition held by the cache is read from memory; any other
+		// is read by a scan bounded by need (never loaded whole: the
+		// partition may be far larger than the window).
+		group, cached, err := o.state.CachedGroup(txn, prefix)
+		if err != nil {
+			return nil, err
+		}
+		if cached {
+			for _, e := range group.Entries() {
+				if err := visit(e.Suffix, e.Value); err == kv.ErrStop {
+					break
+				} else if err != nil {
+					return nil, err
+				}
+			}
+		} else {
+			err := o.state.ScanGroup(txn, prefix, nil, visit)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return before, nil
 }
 
 // pruned reports whether the state keeps only each partition's first

@@ -3,6 +3,7 @@ package op
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/rockstream/rockstream/ivm/arrange"
@@ -178,6 +179,10 @@ func WindowResultType(c WindowCall) (types.Type, error) {
 // State:
 //
 //	0x01 KindWindow op_id partition_key row → weight
+//
+// A Window fed directly by a TopK with the same partition columns stores
+// nothing (ReadInputFrom): its integrated input is the TopK's current
+// window of each partition, which the TopK's state holds already.
 type Window struct {
 	spec      WindowSpec
 	in        types.Schema
@@ -185,6 +190,24 @@ type Window struct {
 	partTypes []types.Type
 	eval      windowEval
 	state     *arrange.Arrangement
+	// input, when set, is the TopK feeding this Window, whose state it
+	// reads instead of keeping its own (ReadInputFrom).
+	input *TopK
+}
+
+// ReadInputFrom makes o read its integrated input from t, the operator
+// whose output is o's only input, instead of storing a copy of it (Nexmark
+// q19 stored each auction's top ten bids twice, a fifth of its writes).
+// It reports whether t qualifies: it must partition by the same columns
+// of the same rows, so a partition's rows in o are t's window of that
+// partition. Call it before the first Step; the state format changes with
+// it (StateFormat), so state stored without it is not misread.
+func (o *Window) ReadInputFrom(t *TopK) bool {
+	if !slices.Equal(o.spec.PartitionBy, t.spec.PartitionBy) || !slices.Equal(o.in, t.schema) {
+		return false
+	}
+	o.input = t
+	return true
 }
 
 // NewWindow returns an incremental Window over rows of schema in.
@@ -200,7 +223,12 @@ func NewWindow(state State, in types.Schema, spec WindowSpec) (*Window, error) {
 func (o *Window) Schema() types.Schema { return o.schema }
 
 // Arrangements implements Stateful.
-func (o *Window) Arrangements() []*arrange.Arrangement { return []*arrange.Arrangement{o.state} }
+func (o *Window) Arrangements() []*arrange.Arrangement {
+	if o.input != nil {
+		return nil // the input's state is the TopK's
+	}
+	return []*arrange.Arrangement{o.state}
+}
 
 // Step implements Operator.
 func (o *Window) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
@@ -212,19 +240,35 @@ func (o *Window) Step(ctx *Context, inputs []zset.Batch) (zset.Batch, error) {
 			continue
 		}
 		prefix := []byte(prefixes[j])
-		before, err := readGroupRows(ctx.Txn, o.state, prefix)
-		if err != nil {
-			return zset.Batch{}, err
+		var before, after zset.Batch
+		if o.input != nil {
+			// NB: the TopK stepped first in this Txn, so its window is
+			// the input after this step's delta.
+			now, err := o.input.partitionWindow(ctx.Txn, prefix)
+			if err != nil {
+				return zset.Batch{}, err
+			}
+			after = zset.Consolidate(now)
+			before.AddBatch(after, 1)
+			before.AddBatch(delta, -1)
+			before = zset.Consolidate(before)
+		} else {
+			var err error
+			if before, err = readGroupRows(ctx.Txn, o.state, prefix); err != nil {
+				return zset.Batch{}, err
+			}
+			after = zset.Consolidate(zset.Sum(before, delta))
 		}
-		after := zset.Consolidate(zset.Sum(before, delta))
 		if err := o.eval.partition(ctx, before, -1, &out); err != nil {
 			return zset.Batch{}, err
 		}
 		if err := o.eval.partition(ctx, after, +1, &out); err != nil {
 			return zset.Batch{}, err
 		}
-		if err := addGroupRows(ctx.Txn, o.state, prefix, delta); err != nil {
-			return zset.Batch{}, err
+		if o.input == nil {
+			if err := addGroupRows(ctx.Txn, o.state, prefix, delta); err != nil {
+				return zset.Batch{}, err
+			}
 		}
 	}
 	return out, nil
