@@ -179,6 +179,16 @@ func budgets(budget int64) storage.Options {
 	}
 }
 
+// serverGCPercent is the server's garbage-collection target (Go's GOGC,
+// which wins when set): a collection once the heap grew by twice what the
+// last one kept, not once. The memory limit (the budget, SetMemoryLimit)
+// still makes the collector work harder before the process outgrows it;
+// below it, a COPY's and an epoch step's short-lived rows cost fewer
+// collections. Measured (rockstream bench nexmark --events=200000,
+// 1 shard, GOGC=100 vs 200 back to back): CPU per event q4 -8%, q9 -7 to
+// -20%, q0 unchanged; peak RSS +30% (q9 323 -> 446 MB).
+const serverGCPercent = 200
+
 // stepBytesMax is the share of a memory budget one evaluation step's
 // deltas may hold: a quarter, beside the half the storage budgets take,
 // since the estimate it is checked against (op.RowBytes) leaves out the
@@ -352,6 +362,9 @@ func Serve(ctx context.Context, opts ServerOptions) error {
 		return errcode.New(errcode.InvalidConfiguration, "--memory-budget %d is below the minimum of %d bytes", opts.MemoryBudgetBytes, memoryBudgetMin)
 	}
 	debug.SetMemoryLimit(opts.MemoryBudgetBytes)
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(serverGCPercent)
+	}
 	opts.Logger.Info("opening storage", "url", shown, "memory_budget_bytes", opts.MemoryBudgetBytes)
 	eng, err := Open(ctx, Config{Store: store, Logger: opts.Logger, Storage: budgets(opts.MemoryBudgetBytes), StepBytesMax: stepBytesMax(opts.MemoryBudgetBytes), Shards: opts.Shards, PartitionTables: opts.PartitionTables, ExchangeStages: opts.ExchangeStages, Clock: opts.Clock})
 	if err != nil {

@@ -353,10 +353,16 @@ func (a *Actor) codecOfID(id catalog.ID) (tableCodec, bool) {
 	return c, err == nil
 }
 
+// scheduleStep queues an epoch step behind the messages in the mailbox.
+// A timer, not a Send: a send to itself is dropped when the mailbox is
+// past its bound (runtime/real's hard bound, the simulator's
+// MailboxMessagesMax), and with stepScheduled set no step would ever be
+// queued again: the views stopped for good (TestSystemShards, a view
+// shard flooded by frames).
 func (a *Actor) scheduleStep(ctx runtime.Context) {
 	if !a.stepScheduled {
 		a.stepScheduled = true
-		ctx.Send(ctx.Self(), epochTick{})
+		ctx.After(0, epochTick{})
 	}
 }
 

@@ -97,10 +97,18 @@ type (
 	//
 	// Hello (non-zero, with Resend): a view shard that restarted asks for
 	// the table shard's durable epoch (ExchangeFrame.Hello).
+	//
+	// Stepped: the view shard's steps went through every epoch up to it
+	// (in memory, not yet durable): the frames up to it no longer take its
+	// memory, so they give the table shard its credit back. Credit follows
+	// the steps and collection the syncs, so a view shard syncs seldom
+	// (exchangeSyncFramesMax, exchangeSyncEvery) without holding frames
+	// back.
 	ExchangeAck struct {
 		Through, Frontier uint64
 		Resend            bool
 		Hello             uint64
+		Stepped           uint64
 	}
 )
 
@@ -122,6 +130,15 @@ const (
 	exchangeFrameEntriesMax = 256
 	exchangeFrameBytesMax   = 1 << 20
 	exchangeResendEvery     = time.Second
+	// A view shard syncs its steps over the frames it took once it took
+	// exchangeSyncFramesMax of them, or exchangeSyncEvery after the first
+	// (epochTick, storageTick); its reads need no sync and its credit
+	// comes back with its steps (ExchangeAck.Stepped), so the syncs only
+	// let the table shard collect its log and bound what a restart steps
+	// over again. One sync per two frames was a third more WAL objects
+	// for two shards than one shard wrote.
+	exchangeSyncFramesMax = 64
+	exchangeSyncEvery     = 250 * time.Millisecond
 	// exchangeLogReadMargin is how many epochs behind the lowest view
 	// frontier the table shard keeps its log by default
 	// (Config.ExchangeLogMargin).
@@ -148,15 +165,17 @@ func logFloorKey() []byte { return []byte{kv.PrefixShardMeta, metaLogFloor} }
 type exchangeOut struct {
 	peer partition.ShardID
 	// acked: every epoch up to it is durable on the peer; sent: frames up to it
-	// are on their way; frontier: the peer's (reported) durable frontier.
-	// INVARIANT: frontier <= acked <= sent <= durableEpoch.
-	acked, sent, frontier uint64
+	// are on their way; frontier: the peer's (reported) durable frontier;
+	// stepped: the peer stepped every epoch up to it (ExchangeAck.Stepped).
+	// INVARIANT: frontier <= acked <= sent <= durableEpoch; stepped <= sent.
+	acked, sent, frontier, stepped uint64
 	// inFlight are the frames sent and not yet acknowledged, oldest
 	// first: an acknowledgement may cover several (the view shard
 	// acknowledges what each sync made durable).
 	inFlight []inFlightFrame
-	// ackedAtTick is acked at the last resend tick: no progress since
-	// means a frame or its acknowledgement was lost.
+	// ackedAtTick is the peer's progress (the higher of acked and
+	// stepped) at the last resend tick: none since means a frame or its
+	// acknowledgement was lost.
 	ackedAtTick uint64
 }
 
@@ -182,8 +201,12 @@ type exchangeState struct {
 	// reported and reportedEpoch are the frontier and the epoch a view
 	// shard last reported (acknowledged) as durable.
 	reported, reportedEpoch uint64
-	// unsynced counts the frames a view shard took since its last sync.
-	unsynced int
+	// unsynced counts the frames a view shard took since its last sync,
+	// the first of them at unsyncedSince; reportedStepped is the frontier
+	// it last reported as stepped (ExchangeAck.Stepped).
+	unsynced        int
+	unsyncedSince   time.Time
+	reportedStepped uint64
 	// taken are the log entries a view shard took from frames and has
 	// not stepped over yet, by epoch: held in memory only. Its steps are
 	// made durable, not the entries: after a restart the table shard sends
@@ -385,10 +408,14 @@ func (a *Actor) receiveExchangeAck(ctx runtime.Context, m ExchangeAck, from runt
 			if m.Through < o.sent {
 				o.acked = max(min(m.Through, o.acked), o.frontier)
 				o.sent, o.inFlight, o.ackedAtTick = o.acked, o.inFlight[:0], o.acked
+				// NB: a peer that restarted stepped only what it
+				// made durable.
+				o.stepped = min(o.stepped, o.acked)
 			}
 			continue
 		}
-		for len(o.inFlight) > 0 && o.inFlight[0].through <= m.Through {
+		o.stepped = max(o.stepped, min(m.Stepped, o.sent))
+		for len(o.inFlight) > 0 && o.inFlight[0].through <= max(m.Through, o.stepped) {
 			o.inFlight = o.inFlight[1:]
 		}
 		if m.Through > o.acked {
@@ -471,10 +498,13 @@ func (a *Actor) receiveExchangeTick(ctx runtime.Context) {
 	}
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
-		if o.sent > o.acked && o.acked == o.ackedAtTick {
-			o.sent, o.inFlight = o.acked, o.inFlight[:0]
+		// NB: the peer holds what it stepped (or restarts, and asks
+		// from what it made durable: ExchangeAck.Resend).
+		got := max(o.acked, o.stepped)
+		if o.sent > got && got == o.ackedAtTick {
+			o.sent, o.inFlight = got, o.inFlight[:0]
 		}
-		o.ackedAtTick = o.acked
+		o.ackedAtTick = got
 	}
 	a.pushFrames(ctx)
 	ctx.After(exchangeResendEvery, exchangeTick{})
@@ -549,7 +579,7 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 		}
 	}
 	a.lastEpoch = m.Through
-	a.exchange.unsynced++
+	a.tookFrame(ctx)
 	a.scheduleStep(ctx)
 	a.resumeRemoteBackfill(ctx)
 	a.replayWaitingReads(ctx)
@@ -735,17 +765,35 @@ func (a *Actor) reportFrontier(ctx runtime.Context) {
 		ctx.After(exchangeResendEvery, exchangeTick{})
 		a.sendHello(ctx)
 	}
-	if a.durableFrontier <= a.exchange.reported && a.durableEpoch <= a.exchange.reportedEpoch {
+	if a.durableFrontier <= a.exchange.reported && a.durableEpoch <= a.exchange.reportedEpoch && a.frontier <= a.exchange.reportedStepped {
 		return
 	}
-	a.exchange.reported, a.exchange.reportedEpoch = a.durableFrontier, a.durableEpoch
+	a.exchange.reported, a.exchange.reportedEpoch, a.exchange.reportedStepped = a.durableFrontier, a.durableEpoch, a.frontier
+	ack := ExchangeAck{Through: a.durableEpoch, Frontier: a.durableFrontier, Stepped: a.frontier}
 	if a.partitioned() {
 		for _, in := range a.exchangeIns() {
-			ctx.Send(ActorOf(in.peer), ExchangeAck{Through: a.durableEpoch, Frontier: a.durableFrontier})
+			ctx.Send(ActorOf(in.peer), ack)
 		}
 		return
 	}
-	ctx.Send(ActorOf(TableShardOf(a.snap.BucketMap())), ExchangeAck{Through: a.durableEpoch, Frontier: a.durableFrontier})
+	ctx.Send(ActorOf(TableShardOf(a.snap.BucketMap())), ack)
+}
+
+// tookFrame counts a frame a view shard took, to sync its steps over
+// them in time (syncDue).
+func (a *Actor) tookFrame(ctx runtime.Context) {
+	if a.exchange.unsynced == 0 {
+		a.exchange.unsyncedSince = ctx.Now()
+	}
+	a.exchange.unsynced++
+}
+
+// syncDue reports whether a view shard is to sync its steps over the
+// frames it took (exchangeSyncFramesMax, exchangeSyncEvery).
+func (a *Actor) syncDue(ctx runtime.Context) bool {
+	x := &a.exchange
+	return !a.isTableShard() && x.unsynced > 0 &&
+		(x.unsynced >= exchangeSyncFramesMax || ctx.Now().Sub(x.unsyncedSince) >= exchangeSyncEvery)
 }
 
 // makeTakenDurable makes a view shard's steps over the entries it took

@@ -106,17 +106,33 @@ const (
 
 // SpreadOwner is the shard of m maintaining the rows of a spread view's
 // inputs whose partition key hashes to h (types.HashRow).
-func SpreadOwner(m partition.Map, h uint64) partition.ShardID {
-	shards := SpreadShardsOf(m)
-	if partitionedLayout(m) {
-		return shards[(h%partition.Buckets)%uint64(len(shards))]
+func SpreadOwner(m partition.Map, h uint64) partition.ShardID { return newSpreadDeal(m).owner(h) }
+
+// spreadDeal is how bucket map m deals a spread view's input rows out to
+// its shards (SpreadOwner), worked out once: a spread part asks it for
+// every input row, and the map's shard lists are built anew on each call.
+type spreadDeal struct {
+	shards      []partition.ShardID
+	partitioned bool
+	slots       uint64
+}
+
+func newSpreadDeal(m partition.Map) spreadDeal {
+	d := spreadDeal{shards: SpreadShardsOf(m), partitioned: partitionedLayout(m)}
+	d.slots = uint64(spreadTableShardSlots + spreadViewShardSlots*(len(d.shards)-1))
+	return d
+}
+
+// owner is the shard maintaining the rows whose partition key hashes to h.
+func (d spreadDeal) owner(h uint64) partition.ShardID {
+	if d.partitioned {
+		return d.shards[(h%partition.Buckets)%uint64(len(d.shards))]
 	}
-	slots := uint64(spreadTableShardSlots + spreadViewShardSlots*(len(shards)-1))
-	slot := (h % partition.Buckets) % slots
+	slot := (h % partition.Buckets) % d.slots
 	if slot < spreadTableShardSlots {
-		return shards[0]
+		return d.shards[0]
 	}
-	return shards[1+(slot-spreadTableShardSlots)/spreadViewShardSlots]
+	return d.shards[1+(slot-spreadTableShardSlots)/spreadViewShardSlots]
 }
 
 // spreadMarker names how a spread view's parts are dealt out under m, for

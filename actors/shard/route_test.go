@@ -128,3 +128,47 @@ func TestRouterPartitionedTable(t *testing.T) {
 		t.Fatalf("64 insert-only rows landed on %d of 3 shards", len(rows))
 	}
 }
+
+// TestSpreadDealSlots: a spread view's input rows are dealt out by slot,
+// the table shard taking spreadTableShardSlots to every other shard's
+// spreadViewShardSlots; in a partitioned layout, evenly over the view
+// shards. The deal worked out once answers as SpreadOwner does.
+func TestSpreadDealSlots(t *testing.T) {
+	for _, tc := range []struct {
+		m    partition.Map
+		want map[partition.ShardID]int
+	}{
+		{partition.NewMap(1, []partition.ShardID{0, 1, 2}), map[partition.ShardID]int{0: spreadTableShardSlots, 1: spreadViewShardSlots, 2: spreadViewShardSlots}},
+		{partition.NewMapOver(1, []partition.ShardID{0, 1, 2, 3}, []partition.ShardID{0, 1}), map[partition.ShardID]int{2: 1, 3: 1}},
+		{partition.NewMap(1, []partition.ShardID{4}), nil},
+	} {
+		d := newSpreadDeal(tc.m)
+		if tc.want == nil {
+			if len(d.shards) != 0 {
+				t.Fatalf("one shard: spread over %v, want none", d.shards)
+			}
+			continue
+		}
+		per := 0
+		for _, n := range tc.want { //lint:maprange summed
+			per += n
+		}
+		got := map[partition.ShardID]int{}
+		rounds := 100
+		for h := uint64(0); h < uint64(per*rounds); h++ {
+			s := d.owner(h)
+			if s != SpreadOwner(tc.m, h) {
+				t.Fatalf("hash %d: deal says shard %d, SpreadOwner %d", h, s, SpreadOwner(tc.m, h))
+			}
+			got[s]++
+		}
+		for s, n := range tc.want { //lint:maprange checked one by one
+			if got[s] != n*rounds {
+				t.Errorf("shards %v: shard %d maintains %d of %d hashes, want %d", tc.m.Shards(), s, got[s], per*rounds, n*rounds)
+			}
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("shards %v: rows dealt to %v, want %v", tc.m.Shards(), got, tc.want)
+		}
+	}
+}

@@ -515,6 +515,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 				ctx.Logger().Error("storage background work failed", "err", err)
 			}
 		}
+		a.syncTaken(ctx)
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	case epochTick:
 		a.epochTick(ctx)

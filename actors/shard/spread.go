@@ -37,8 +37,9 @@ func (a *Actor) runsSpreadViews() bool {
 //	   hash('a') → shard 1: its circuit steps on (1,'a'), (3,'a')
 //	   hash('b') → shard 0: its circuit steps on (2,'b')
 type spreadPart struct {
-	m   partition.Map
-	me  partition.ShardID
+	m    partition.Map
+	deal spreadDeal
+	me   partition.ShardID
 	env *expr.Env
 	// keys and types: each source's partition key and its types.
 	keys  map[catalog.ID]SpreadKey
@@ -53,7 +54,7 @@ func newSpreadPart(snap *control.Snapshot, rel *catalog.Relation, keys map[catal
 		// Cannot happen: CREATE spread the view because its plan could be.
 		return nil, errcode.New(errcode.ViewBuildFailed, "materialized view %s is spread over the shards, but its plan can no longer be spread", rel.Name)
 	}
-	p := &spreadPart{m: snap.BucketMap(), me: me, env: env, keys: keys, types: map[catalog.ID][]types.Type{}}
+	p := &spreadPart{m: snap.BucketMap(), deal: newSpreadDeal(snap.BucketMap()), me: me, env: env, keys: keys, types: map[catalog.ID][]types.Type{}}
 	for id, k := range keys { //lint:maprange filled into a map keyed the same way
 		src, ok := snap.RelationByID(id)
 		if !ok {
@@ -100,7 +101,7 @@ func (p *spreadPart) mine(k SpreadKey, ts []types.Type, key, row types.Row) bool
 			key[j] = v
 		}
 	}
-	return SpreadOwner(p.m, types.HashRow(ts, key)) == p.me
+	return p.deal.owner(types.HashRow(ts, key)) == p.me
 }
 
 // filter keeps the rows of b (rows of source src) this shard maintains.
