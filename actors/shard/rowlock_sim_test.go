@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/storage"
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/ivm/kv"
+	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
 	"github.com/rockstream/rockstream/sim"
@@ -37,42 +39,21 @@ func runLockSim(t *testing.T, seed uint64) lockSimOutcome {
 	// poisons and reopens its store), which must release its locks as well.
 	s := sim.New(sim.Options{Seed: seed})
 	snap, table, _ := testSnapshot(t)
-	var shardActor *Actor
 	if err := s.AddProcess("p", sim.ProcessOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Spawn("p", DetectorID, NewDetector()); err != nil {
 		t.Fatal(err)
 	}
-	factory := New(Config{
-		OpenStore: func(ctx runtime.Context) (kv.Store, error) {
-			return storage.Open(context.Background(), ctx.Store(), "shards/0", storage.Options{})
-		},
-		Planner: sumPlanner{table: table},
-	})
-	if err := s.Spawn("p", ActorOf(0), func() runtime.Actor { shardActor = factory().(*Actor); return shardActor }); err != nil {
-		t.Fatal(err)
-	}
-	for attempt := 0; ; attempt++ {
-		reply, err := s.Ask(context.Background(), ActorOf(0), SyncCatalog{Catalog: snap.Value()})
-		if _, ok := reply.(Synced); ok && err == nil {
-			break
-		}
-		if attempt == 100 {
-			t.Fatalf("seed %d: the shard never synced its catalog: %v %v", seed, reply, err)
-		}
-		if err := s.RunFor(10 * time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-	}
+	shardOf := spawnSumShard(t, s, snap, table, 0)
 	var out lockSimOutcome
 	// holder is the model's view of who holds each key; ended marks the
 	// transactions that sent their Commit or UnlockRows.
 	holder := map[string]TxnID{}
 	ended := map[TxnID]bool{}
 	s.Invariant("locks released only when the commit is durable", func() error {
-		for _, p := range shardActor.pending {
-			if p.txn != 0 && shardActor.locks.txns[p.txn] == nil {
+		for _, p := range shardOf().pending {
+			if p.txn != 0 && shardOf().locks.txns[p.txn] == nil {
 				return fmt.Errorf("txn %d lost its locks with its commit not durable", p.txn)
 			}
 		}
@@ -165,8 +146,8 @@ func runLockSim(t *testing.T, seed uint64) lockSimOutcome {
 			t.Fatalf("%s\nseed %d: %v (finished %d of %d sessions, %+v)", s.Describe(), seed, err, finished, sessions, out)
 		}
 	}
-	if len(shardActor.locks.locks) != 0 || len(shardActor.locks.txns) != 0 {
-		t.Fatalf("seed %d: locks left behind: %v %v", seed, shardActor.locks.locks, shardActor.locks.txns)
+	if len(shardOf().locks.locks) != 0 || len(shardOf().locks.txns) != 0 {
+		t.Fatalf("seed %d: locks left behind: %v %v", seed, shardOf().locks.locks, shardOf().locks.txns)
 	}
 	out.trace = s.TraceHash()
 	return out
@@ -191,4 +172,36 @@ func TestRowLocksUnderSim(t *testing.T) {
 		t.Fatalf("the workload exercised too little: %+v", total)
 	}
 	t.Logf("12 seeds: %d commits (%d failed by store faults), %d waits, %d deadlocks", total.commits, total.failedCommits, total.waits, total.deadlocks)
+}
+
+// spawnSumShard spawns shard 0 over slate in process p of s (added by the
+// caller) with the sum view's planner (sumPlanner) and storage ticks every
+// tickEvery (0: none), and syncs snap's catalog into it; it returns the
+// shard's current instance (a restart makes a new one).
+func spawnSumShard(t *testing.T, s *sim.Sim, snap *control.Snapshot, table *catalog.Relation, tickEvery time.Duration) func() *Actor {
+	t.Helper()
+	var a *Actor
+	factory := New(Config{
+		OpenStore: func(ctx runtime.Context) (kv.Store, error) {
+			return storage.Open(context.Background(), ctx.Store(), "shards/0", storage.Options{})
+		},
+		Planner:   sumPlanner{table: table},
+		TickEvery: tickEvery,
+	})
+	if err := s.Spawn("p", ActorOf(0), func() runtime.Actor { a = factory().(*Actor); return a }); err != nil {
+		t.Fatal(err)
+	}
+	for attempt := 0; ; attempt++ {
+		reply, err := s.Ask(context.Background(), ActorOf(0), SyncCatalog{Catalog: snap.Value()})
+		if _, ok := reply.(Synced); ok && err == nil {
+			break
+		}
+		if attempt == 100 {
+			t.Fatalf("seed %d: the shard never synced its catalog: %v %v", s.Seed(), reply, err)
+		}
+		if err := s.RunFor(10 * time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func() *Actor { return a }
 }

@@ -40,7 +40,7 @@ type spreadPart struct {
 	m    partition.Map
 	deal spreadDeal
 	me   partition.ShardID
-	env *expr.Env
+	env  *expr.Env
 	// keys and types: each source's partition key and its types.
 	keys  map[catalog.ID]SpreadKey
 	types map[catalog.ID][]types.Type

@@ -1,12 +1,9 @@
 package shard
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/rockstream/rockstream/actors/storage"
-	"github.com/rockstream/rockstream/ivm/kv"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
 	"github.com/rockstream/rockstream/sim"
@@ -25,29 +22,7 @@ func TestStepsGoOnPastAFullMailbox(t *testing.T) {
 	if err := s.AddProcess("p", sim.ProcessOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var a *Actor
-	factory := New(Config{
-		OpenStore: func(ctx runtime.Context) (kv.Store, error) {
-			return storage.Open(context.Background(), ctx.Store(), "shards/0", storage.Options{})
-		},
-		Planner:   sumPlanner{table: table},
-		TickEvery: time.Millisecond,
-	})
-	if err := s.Spawn("p", ActorOf(0), func() runtime.Actor { a = factory().(*Actor); return a }); err != nil {
-		t.Fatal(err)
-	}
-	for attempt := 0; ; attempt++ {
-		reply, err := s.Ask(context.Background(), ActorOf(0), SyncCatalog{Catalog: snap.Value()})
-		if _, ok := reply.(Synced); ok && err == nil {
-			break
-		}
-		if attempt == 100 {
-			t.Fatalf("the shard never synced its catalog: %v %v", reply, err)
-		}
-		if err := s.RunFor(10 * time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a := spawnSumShard(t, s, snap, table, time.Millisecond)
 	// Commits three at a time, with the storage tick every millisecond:
 	// the mailbox (bound 2) is full when a commit queues the step.
 	committed := 0
@@ -73,7 +48,7 @@ func TestStepsGoOnPastAFullMailbox(t *testing.T) {
 	if committed == 0 {
 		t.Fatal("no commit got through")
 	}
-	if err := s.RunUntil(func() bool { return a.frontier >= last }, 10*time.Second); err != nil || a.frontier < last {
-		t.Fatalf("the view stopped at epoch %d of %d (%d commits): %v", a.frontier, last, committed, err)
+	if err := s.RunUntil(func() bool { return a().frontier >= last }, 10*time.Second); err != nil || a().frontier < last {
+		t.Fatalf("the view stopped at epoch %d of %d (%d commits): %v", a().frontier, last, committed, err)
 	}
 }
