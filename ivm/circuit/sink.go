@@ -1,6 +1,7 @@
 package circuit
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -147,40 +148,99 @@ func sortedKeyOrder(keys []string) []int32 {
 // writeViewDelta adds a keyed delta to the view output arrangement a (see
 // the comment at the top of this file). Each stored row is its own
 // partition key (arrange's package comment).
+//
+// NB: the stored weights the read-modify-write entries add to (the
+// retractions; every entry without merge writes) are read first, in one
+// ordered pass (kv.GetSorted), instead of a Get per entry: a view of
+// groups retracts its old row of every group a step changes, and each Get
+// searched every memtable and SST from the top. The keys are distinct, so
+// reading them all before writing any changes no answer.
 func writeViewDelta(txn kv.Txn, a *arrange.Arrangement, d keyedDelta) error {
 	merger, _ := txn.(kv.Merger)
-	var full []byte
-	var vbuf [2 + binary.MaxVarintLen64]byte
+	// reads are the read-modify-write entries: their stored keys, in
+	// store order, and each one's entry.
+	var reads viewReads
 	for i, key := range d.keys {
-		full = a.AppendKey(full[:0], key)
-		w := d.weights[i]
-		if w > 0 && merger != nil {
-			if err := merger.Merge(full, encodeViewWeight(vbuf[:0], w)); err != nil {
-				return fmt.Errorf("circuit: view output merge: %w", err)
-			}
+		if d.weights[i] > 0 && merger != nil {
 			continue
 		}
-		v, ok, err := txn.Get(full)
+		reads.arena = a.AppendKey(reads.arena, key)
+		reads.ends = append(reads.ends, len(reads.arena))
+		reads.entries = append(reads.entries, int32(i))
+	}
+	var keys [][]byte
+	var old []int64
+	if len(reads.ends) > 0 {
+		keys = reads.sortedKeys()
+		// old[j] is the stored weight under keys[j] (0: none).
+		old = make([]int64, len(keys))
+		err := kv.GetSorted(txn, keys, func(j int, v []byte, ok bool) error {
+			if !ok {
+				return nil
+			}
+			w, err := decodeViewWeight(v)
+			old[j] = w
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("circuit: view output get: %w", err)
 		}
-		if ok {
-			old, err := decodeViewWeight(v)
-			if err != nil {
-				return err
+	}
+	var full []byte
+	var vbuf [2 + binary.MaxVarintLen64]byte
+	for i, key := range d.keys {
+		w := d.weights[i]
+		if w > 0 && merger != nil {
+			full = a.AppendKey(full[:0], key)
+			if err := merger.Merge(full, encodeViewWeight(vbuf[:0], w)); err != nil {
+				return fmt.Errorf("circuit: view output merge: %w", err)
 			}
-			w += old
 		}
+	}
+	for j, key := range keys {
+		var err error
+		w := d.weights[reads.entries[reads.order[j]]] + old[j]
 		if w == 0 {
-			err = txn.Delete(full)
+			err = txn.Delete(key)
 		} else {
-			err = txn.Put(full, encodeViewWeight(vbuf[:0], w))
+			err = txn.Put(key, encodeViewWeight(vbuf[:0], w))
 		}
 		if err != nil {
 			return fmt.Errorf("circuit: view output write: %w", err)
 		}
 	}
 	return nil
+}
+
+// viewReads are the stored keys of a sink's read-modify-write entries:
+// key x is arena[ends[x-1]:ends[x]], of delta entry entries[x].
+type viewReads struct {
+	arena   []byte
+	ends    []int
+	entries []int32
+	// order lists the keys in store order (sortedKeys).
+	order []int32
+}
+
+// sortedKeys returns the keys in store order (strictly ascending: the
+// delta's rows are distinct) and sets order to match.
+func (r *viewReads) sortedKeys() [][]byte {
+	keys := make([][]byte, len(r.ends))
+	from := 0
+	for x, end := range r.ends {
+		keys[x] = r.arena[from:end:end]
+		from = end
+	}
+	r.order = make([]int32, len(keys))
+	for x := range r.order {
+		r.order[x] = int32(x)
+	}
+	slices.SortFunc(r.order, func(x, y int32) int { return bytes.Compare(keys[x], keys[y]) })
+	sorted := make([][]byte, len(keys))
+	for j, x := range r.order {
+		sorted[j] = keys[x]
+	}
+	return sorted
 }
 
 // encodeViewWeight appends a stored view weight (one kv.TagAddWords word).

@@ -129,6 +129,61 @@ func TestSinkRetractionLeavesNoKey(t *testing.T) {
 	}
 }
 
+// countingTxn counts a Txn's point reads and ordered passes.
+type countingTxn struct {
+	kv.Txn
+	gets, passes int
+}
+
+func (c *countingTxn) Get(key []byte) ([]byte, bool, error) {
+	c.gets++
+	return c.Txn.Get(key)
+}
+
+func (c *countingTxn) GetSorted(keys [][]byte, fn func(i int, value []byte, ok bool) error) error {
+	c.passes++
+	return kv.GetSorted(c.Txn, keys, fn)
+}
+
+func (c *countingTxn) Merge(key, operand []byte) error { return c.Txn.(kv.Merger).Merge(key, operand) }
+
+// TestSinkReadsRetractionsInOnePass: a step retracting many stored rows
+// reads their weights in one ordered pass, not with a Get per row (a
+// view of groups retracts a row for every group a step changes), and the
+// rows are gone after it.
+func TestSinkReadsRetractionsInOnePass(t *testing.T) {
+	b := NewBuilder()
+	b.Sink(viewSums, b.Source(tableT, kvSchema))
+	c, err := b.Build(Config{ID: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := kv.NewMemory()
+	for _, w := range []int64{2, -1, -1} {
+		txn := &countingTxn{Txn: kv.NewTxn(store)}
+		var d zset.Batch
+		for k := int64(0); k < 50; k++ {
+			d.Add(types.Row{k, 10 * k}, w)
+		}
+		if _, err := c.Step(txn, map[SourceID]zset.Batch{tableT: d}); err != nil {
+			t.Fatal(err)
+		}
+		if w < 0 && (txn.gets != 0 || txn.passes != 1) {
+			t.Fatalf("50 retractions read with %d Gets and %d ordered passes, want 0 and 1", txn.gets, txn.passes)
+		}
+		if err := store.Apply(txn.Batch()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := ReadView(store, viewSums)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != 0 {
+		t.Fatalf("view after retracting every row: %v", got)
+	}
+}
+
 // TestSortedKeyOrder: the word-first comparison orders keys as comparing
 // the strings does (shared prefixes, keys shorter than the word, zero
 // bytes, equal words).
