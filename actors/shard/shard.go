@@ -187,6 +187,10 @@ type Actor struct {
 	// lastStepWrites is the length of the last epoch step's batch: the
 	// next step's Txn reserves that much room (kv.NewTxnSized).
 	lastStepWrites int
+	// lastStepRows and lastRowStepWrites are the input rows and the
+	// batch length of the last step that had input rows
+	// (stepWritesHint).
+	lastStepRows, lastRowStepWrites int
 	// stepScheduled avoids queueing a tick per commit.
 	stepScheduled bool
 	// codecs caches each relation version's row codec (relations are

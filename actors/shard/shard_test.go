@@ -465,3 +465,39 @@ func TestSourceCommitMustContinueItsOffset(t *testing.T) {
 		t.Fatalf("commit continuing the stored offset: %v", r)
 	}
 }
+
+// TestStepTxnSizedByRows: a step's Txn is sized for its input rows at the
+// writes per row of the last step that had rows, not only by the last
+// step's batch: a commit to a table no view reads (a small step) used to
+// leave the next large step a Txn grown by doubling.
+func TestStepTxnSizedByRows(t *testing.T) {
+	snap, table, _ := testSnapshot(t)
+	plain := &catalog.Relation{Kind: catalog.KindTable, Name: "plain", PrimaryKey: []int{0}, Columns: []catalog.Column{
+		{Name: "k", Type: types.TInt8, NotNull: true}, {Name: "v", Type: types.TInt4},
+	}}
+	var rels []*catalog.Relation
+	for _, r := range snap.Value().Relations {
+		rel := r.Relation
+		rels = append(rels, &rel)
+	}
+	rels = append(rels, plain)
+	h := &harness{t: t, store: kv.NewMemory(), snap: control.NewSnapshot(catalog.NamespaceID{}, 1, rels...), table: table}
+	h.start()
+	commit := func(id catalog.ID, rows int) {
+		var writes []RowWrite
+		for k := int64(0); k < int64(rows); k++ {
+			writes = append(writes, RowWrite{Table: id, Key: types.Row{k}, Row: types.Row{k, k}})
+		}
+		h.ask(Commit{CatalogVersion: h.snap.Version, Writes: writes})
+		h.drain()
+	}
+	commit(table.ID, 10)
+	perTen := h.actor.lastStepWrites
+	commit(plain.ID, 10)
+	if small := h.actor.lastStepWrites; small >= perTen {
+		t.Fatalf("a step over a table no view reads wrote %d, the view's step %d", small, perTen)
+	}
+	if got := h.actor.stepWritesHint(40); got != 4*perTen {
+		t.Fatalf("a step of 40 rows reserves %d writes, want %d (4 times a step of 10)", got, 4*perTen)
+	}
+}
