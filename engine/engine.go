@@ -21,6 +21,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/runtime"
 	"github.com/rockstream/rockstream/runtime/real"
+	"github.com/rockstream/rockstream/slate"
 	"github.com/rockstream/rockstream/slate/objstore"
 )
 
@@ -162,7 +163,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	// memory budget assumes the control DB and one shard's), so the
 	// budget holds whatever the layout.
 	perShard := shardStorage(cfg.Storage, len(snap.BucketMap().Shards()))
-	open := func(path string) func(runtime.Context) (kv.Store, error) { return openWith(path, perShard) }
+	open := func(path string, slot int) func(runtime.Context) (kv.Store, error) {
+		o := perShard
+		o.PoolSlot = slot
+		return openWith(path, o)
+	}
 	if err := e.spawnShards(snap, open); err != nil {
 		e.Close(ctx)
 		return nil, err
@@ -181,27 +186,27 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// shardStorageBytesMin is the least memtable and block cache a shard's
-// database gets when a budget is split over many shards: below it every
-// commit would flush.
+// shardStorageBytesMin is the least block cache a shard's database gets
+// when a budget is split over many shards.
 const shardStorageBytesMin = 1 << 20
 
 // shardStorage is each shard's storage options when shards shards share
-// opts, the options of a single shard's database: the memtable, unflushed
-// and cache bytes split evenly (at least shardStorageBytesMin each); zero
-// (the storage default) stays zero.
+// opts, the options of a single shard's database: their memtables and
+// unflushed bytes share opts' budgets in one pool (slate.MemoryPool: the
+// shard taking the commits grows into what the others leave unused, where
+// an even split flushed it at half the size), each shard's slot set by
+// its opener (PoolSlot); block caches are split evenly (at least
+// shardStorageBytesMin each). Zero (the storage default) stays zero.
 func shardStorage(opts storage.Options, shards int) storage.Options {
-	split := func(n int64) int64 {
-		if n <= 0 || shards <= 1 {
-			return n
-		}
-		return max(n/int64(shards), shardStorageBytesMin)
+	if shards <= 1 {
+		return opts
 	}
-	opts.MemtableBytesMax = split(opts.MemtableBytesMax)
-	if opts.UnflushedBytesMax > 0 {
-		opts.UnflushedBytesMax = max(split(opts.UnflushedBytesMax), opts.MemtableBytesMax)
+	if opts.MemtableBytesMax > 0 && opts.UnflushedBytesMax > 0 {
+		opts.Pool = slate.NewMemoryPool(opts.MemtableBytesMax, opts.UnflushedBytesMax, shards)
 	}
-	opts.BlockCacheBytes = split(opts.BlockCacheBytes)
+	if opts.BlockCacheBytes > 0 {
+		opts.BlockCacheBytes = max(opts.BlockCacheBytes/int64(shards), shardStorageBytesMin)
+	}
 	return opts
 }
 

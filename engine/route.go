@@ -27,16 +27,16 @@ import (
 // spawnShards takes the bucket map from the catalog the control plane
 // published, refuses one this build cannot serve, and spawns an actor for
 // every shard in it, each with its own shard DB under shards/<id>.
-func (e *Engine) spawnShards(snap *control.Snapshot, open func(path string) func(runtime.Context) (kv.Store, error)) error {
+func (e *Engine) spawnShards(snap *control.Snapshot, open func(path string, slot int) func(runtime.Context) (kv.Store, error)) error {
 	buckets := snap.BucketMap()
 	if err := shard.CheckServable(buckets); err != nil {
 		return err
 	}
 	e.router = shard.NewRouter(buckets)
-	for _, id := range e.router.Shards() {
+	for i, id := range e.router.Shards() {
 		if err := e.rt.Spawn("embedded", e.router.ActorOf(id), shard.New(shard.Config{
 			ID:               id,
-			OpenStore:        open(fmt.Sprintf("shards/%d", id)),
+			OpenStore:        open(fmt.Sprintf("shards/%d", id), i),
 			Planner:          planner{},
 			TickEvery:        e.cfg.StorageTickInterval,
 			DeadlockDetector: shard.DetectorID,

@@ -131,6 +131,7 @@ func Open(ctx context.Context, store objstore.Store, path string, opts Options) 
 	if err := d.RefreshManifest(ctx); err != nil {
 		return nil, err
 	}
+	d.publish()
 	return d, nil
 }
 
@@ -261,8 +262,13 @@ func (d *DB) Write(ctx context.Context, b *Batch, opts WriteOptions) (uint64, er
 		}
 		return d.lastSeq, nil
 	}
-	if unflushed := d.unflushedBytes(); unflushed+b.bytes > d.opts.UnflushedBytesMax && unflushed > 0 {
-		return 0, backpressureErr("unflushed bytes %d + batch %d exceed budget %d", unflushed, b.bytes, d.opts.UnflushedBytesMax)
+	if unflushed := d.unflushedBytes(); unflushed > 0 {
+		if unflushed+b.bytes > d.opts.UnflushedBytesMax {
+			return 0, backpressureErr("unflushed bytes %d + batch %d exceed budget %d", unflushed, b.bytes, d.opts.UnflushedBytesMax)
+		}
+		if p := d.opts.Pool; p != nil && p.overBudget(d.opts.PoolSlot, unflushed+b.bytes) {
+			return 0, backpressureErr("unflushed bytes %d + batch %d exceed this database's share of the process's budget %d", unflushed, b.bytes, p.unflushedMax)
+		}
 	}
 	seq := d.lastSeq + 1
 	rows, err := b.resolve(d.opts.MergeOperator, seq)
@@ -295,9 +301,10 @@ func (d *DB) Write(ctx context.Context, b *Batch, opts WriteOptions) (uint64, er
 	}
 	d.lastSeq = seq
 	d.stats.BytesWritten += b.bytes
-	if d.memtable.bytes >= d.opts.MemtableBytesMax {
+	if d.memtableFull() {
 		d.freeze()
 	}
+	d.publish()
 	if opts.AwaitDurable || d.walBufferBytes+d.sealedBytes >= d.opts.WALBufferBytesMax {
 		if err := d.FlushWAL(ctx); err != nil && opts.AwaitDurable {
 			return seq, err
@@ -329,6 +336,23 @@ func (d *DB) Merge(ctx context.Context, key, operand []byte, opts WriteOptions) 
 
 // unflushedBytes is the memory held until flushes: memtables, sealed WAL
 // objects, and the WAL buffer (which becomes a sealed copy when flushed).
+// memtableFull reports whether the active memtable is to be frozen: it
+// reached MemtableBytesMax, or its share of the pool's (Options.Pool).
+func (d *DB) memtableFull() bool {
+	if d.memtable.bytes >= d.opts.MemtableBytesMax {
+		return true
+	}
+	return d.opts.Pool != nil && d.opts.Pool.memtableFull(d.opts.PoolSlot, d.memtable.bytes)
+}
+
+// publish records the database's memtable and unflushed bytes in its pool
+// slot (Options.Pool), after anything that changes them.
+func (d *DB) publish() {
+	if d.opts.Pool != nil {
+		d.opts.Pool.publish(d.opts.PoolSlot, d.memtable.bytes, d.unflushedBytes())
+	}
+}
+
 func (d *DB) unflushedBytes() int64 {
 	n := d.memtable.bytes + d.sealedBytes + d.walBufferBytes
 	for _, im := range d.immutables {
@@ -365,6 +389,7 @@ func (d *DB) freeze() {
 // the next call (never skipped). "Already exists" with other bytes means a
 // newer writer fenced this one: ErrFenced, terminal.
 func (d *DB) FlushWAL(ctx context.Context) error {
+	defer d.publish()
 	if err := d.check(); err != nil {
 		return err
 	}
@@ -424,6 +449,7 @@ func (d *DB) FlushMemtable(ctx context.Context) error {
 	if err := d.check(); err != nil {
 		return err
 	}
+	defer d.publish()
 	d.freeze()
 	if err := d.FlushWAL(ctx); err != nil {
 		return err
@@ -690,5 +716,8 @@ func (d *DB) Close(ctx context.Context) error {
 	}
 	err := d.FlushWAL(ctx)
 	d.failed = closedErr(nil)
+	if p := d.opts.Pool; p != nil {
+		p.publish(d.opts.PoolSlot, 0, 0)
+	}
 	return err
 }

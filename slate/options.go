@@ -35,6 +35,11 @@ type Options struct {
 	// fills its memtable slowly and replays thousands of objects at every
 	// open. Default 256. Simulation range: 8 – 1024.
 	WALObjectsUnflushedMax int
+	// Pool, when set, is the memtable and unflushed-bytes budget this
+	// database shares with the others of its process (MemoryPool), in
+	// slot PoolSlot.
+	Pool     *MemoryPool
+	PoolSlot int
 	// BlockCacheBytes bounds the decoded block and SST-index cache.
 	// Default 64 MiB. Simulation range: 0 – 64 MiB.
 	BlockCacheBytes int64

@@ -173,9 +173,8 @@ type exchangeOut struct {
 	// first: an acknowledgement may cover several (the view shard
 	// acknowledges what each sync made durable).
 	inFlight []inFlightFrame
-	// ackedAtTick is the peer's progress (the higher of acked and
-	// stepped) at the last resend tick: none since means a frame or its
-	// acknowledgement was lost.
+	// ackedAtTick is acked at the last resend tick: no progress since
+	// means a frame or its acknowledgement was lost, or the peer restarted.
 	ackedAtTick uint64
 }
 
@@ -498,13 +497,16 @@ func (a *Actor) receiveExchangeTick(ctx runtime.Context) {
 	}
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
-		// NB: the peer holds what it stepped (or restarts, and asks
-		// from what it made durable: ExchangeAck.Resend).
-		got := max(o.acked, o.stepped)
-		if o.sent > got && got == o.ackedAtTick {
-			o.sent, o.inFlight = got, o.inFlight[:0]
+		// NB: by its durable acknowledgements, not its steps: a peer that
+		// restarted holds only what it made durable, and may not say so
+		// (a partitioned layout's view shard asks the control plane, not
+		// us, after a restart). A live peer makes its steps durable within
+		// exchangeSyncEvery, so its acknowledgements move between ticks.
+		if o.sent > o.acked && o.acked == o.ackedAtTick {
+			o.sent, o.inFlight = o.acked, o.inFlight[:0]
+			o.stepped = min(o.stepped, o.acked)
 		}
-		o.ackedAtTick = got
+		o.ackedAtTick = o.acked
 	}
 	a.pushFrames(ctx)
 	ctx.After(exchangeResendEvery, exchangeTick{})

@@ -58,6 +58,12 @@ func (a *Actor) streamsExport(b *backfill) bool {
 	if b.view.temporal || len(b.view.sources) == 0 {
 		return false
 	}
+	if a.partitioned() {
+		// NB: not yet over several table shards' exports: after a kill
+		// -9 during CREATE, the view shard stopped receiving epochs
+		// (TestCrashKill9Partitioned: reads of the view failed 57P03).
+		return false
+	}
 	return len(a.tableSources(b.view)) == len(b.view.sources)
 }
 

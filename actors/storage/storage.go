@@ -25,6 +25,10 @@ type Options struct {
 	UnflushedBytesMax int64
 	// BlockCacheBytes: see slate.Options.
 	BlockCacheBytes int64
+	// Pool and PoolSlot: see slate.Options (the shards of one process
+	// share their memtable budget).
+	Pool     *slate.MemoryPool
+	PoolSlot int
 	// InstanceID: see slate.Options.
 	InstanceID string
 }
@@ -57,6 +61,8 @@ func Open(ctx context.Context, store objstore.Store, path string, opts Options) 
 		MemtableBytesMax:  opts.MemtableBytesMax,
 		UnflushedBytesMax: opts.UnflushedBytesMax,
 		BlockCacheBytes:   opts.BlockCacheBytes,
+		Pool:              opts.Pool,
+		PoolSlot:          opts.PoolSlot,
 		AutoCompact:       true,
 		GCInterval:        time.Minute,
 		GCMinAge:          10 * time.Minute,

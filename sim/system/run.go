@@ -23,6 +23,7 @@ import (
 	"github.com/rockstream/rockstream/ivm/zset"
 	"github.com/rockstream/rockstream/runtime"
 	"github.com/rockstream/rockstream/sim"
+	"github.com/rockstream/rockstream/slate"
 )
 
 // Run sizes: small so one seed costs tens of milliseconds.
@@ -415,9 +416,20 @@ func (r *runner) run(plant Bug) error {
 	r.logf("source rate=%d/s tick=%v rows_per_commit<=%d", r.src.rate, r.src.tick, r.src.perCommit)
 	r.logf("memtable=%d tick=%v sessions=%d overload=%t reply_loss=%.3f reply_delay_mean=%v late_view=%v at %v",
 		memtable, tick, n, r.overload, r.replyLoss, r.replyDelayMean, r.lateView, r.lateAt)
-	open := func(path string, bug Bug) func(runtime.Context) (kv.Store, error) {
+	// NB: several shards share their memtables' budget as the engine's
+	// do (slate.MemoryPool), with unflushed bytes of four memtables; one
+	// shard's runs are as before.
+	var pool *slate.MemoryPool
+	if r.shards > 1 {
+		pool = slate.NewMemoryPool(memtable, 4*memtable, r.shards)
+	}
+	open := func(path string, slot int, bug Bug) func(runtime.Context) (kv.Store, error) {
 		return func(ctx runtime.Context) (kv.Store, error) {
-			db, err := storage.Open(context.Background(), ctx.Store(), path, storage.Options{MemtableBytesMax: memtable})
+			opts := storage.Options{MemtableBytesMax: memtable}
+			if pool != nil && slot >= 0 {
+				opts.Pool, opts.PoolSlot = pool, slot
+			}
+			db, err := storage.Open(context.Background(), ctx.Store(), path, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -435,7 +447,7 @@ func (r *runner) run(plant Bug) error {
 	}
 	shards := r.shards
 	r.logf("shards=%d", shards)
-	if err := s.Spawn(processName, control.ActorID, control.New(control.Config{OpenStore: open("control", NoBug), TickEvery: tick, Shards: shards})); err != nil {
+	if err := s.Spawn(processName, control.ActorID, control.New(control.Config{OpenStore: open("control", -1, NoBug), TickEvery: tick, Shards: shards})); err != nil {
 		return err
 	}
 	// The deadlock detector the shards report row-lock waits to (the
@@ -454,7 +466,7 @@ func (r *runner) run(plant Bug) error {
 	// catalog snapshot carries it: ensureShards).
 	r.newShard = func(id partition.ShardID) runtime.Factory {
 		return shard.New(shard.Config{
-			ID: id, OpenStore: open(fmt.Sprintf("shards/%d", id), plant), Planner: sqlplan.Planner{}, TickEvery: tick, TemporalTickEvery: temporalTickMin + tick,
+			ID: id, OpenStore: open(fmt.Sprintf("shards/%d", id), int(id), plant), Planner: sqlplan.Planner{}, TickEvery: tick, TemporalTickEvery: temporalTickMin + tick,
 			LogEntriesPerStepMax: logEntriesPerStepMax, BackfillRowsPerChunkMax: backfillRowsPerChunkMax, ExchangeLogMargin: logMargin,
 		})
 	}
