@@ -34,8 +34,8 @@ type costLayout struct {
 // layout and the two-shard costs to layouts of two shards or more: a view
 // shard steps several commits at once, and a spread view's parts each
 // decode every input row and keep state of their own, so the CPU per event
-// differs with the layout (q7: 117K events per CPU second on one shard,
-// 121K on two; q9: 128K and 103K), which a cost per row alone cannot
+// differs with the layout (q7: 193K events per CPU second on one shard,
+// 200K on two; q9: 177K and 159K), which a cost per row alone cannot
 // show.
 type costCalibration struct {
 	query    string
@@ -43,8 +43,8 @@ type costCalibration struct {
 	one, two costLayout
 }
 
-// costCalibrations: see costLayout. Measured 2026-12-07 20:36 UTC, idle
-// 2-core machine (load 0.3-0.7):
+// costCalibrations: see costLayout. Measured 2026-12-07 23:42 UTC, idle
+// 2-core machine (load 1.0-1.4):
 //
 //	for n in 1 2 1 2; do rockstream bench nexmark --events=300000 --queries=q3,q4,q5,q7,q9 --shards=$n; done
 //	for q in q3 q4 q5 q7 q9; do for n in 1 2; do rockstream bench nexmark --events=300000 --queries=$q --shards=$n --cpuprofile=$q-$n.prof; done; done
@@ -53,11 +53,11 @@ type costCalibration struct {
 //
 //lint:immutable measured constants.
 var costCalibrations = []costCalibration{
-	{"q3", true, costLayout{0.539, 0.355, 0.077, 0.148, 0.130, 297249, 960 * time.Millisecond}, costLayout{0.600, 0.286, 0.081, 0.125, 0.108, 232597, 1230 * time.Millisecond}},
-	{"q4", false, costLayout{0.622, 0.176, 0.430, 0.068, 0.072, 132357, 2135 * time.Millisecond}, costLayout{0.731, 0.143, 0.456, 0.062, 0.061, 118549, 1655 * time.Millisecond}},
-	{"q5", false, costLayout{0.590, 0.173, 0.459, 0.064, 0.061, 131398, 2100 * time.Millisecond}, costLayout{0.695, 0.148, 0.420, 0.090, 0.062, 102136, 1915 * time.Millisecond}},
-	{"q7", false, costLayout{0.627, 0.167, 0.382, 0.076, 0.073, 116634, 2500 * time.Millisecond}, costLayout{0.755, 0.178, 0.439, 0.070, 0.061, 120610, 1670 * time.Millisecond}},
-	{"q9", true, costLayout{0.591, 0.203, 0.416, 0.071, 0.071, 127506, 2125 * time.Millisecond}, costLayout{0.743, 0.144, 0.453, 0.058, 0.058, 102950, 1940 * time.Millisecond}},
+	{"q3", true, costLayout{0.482, 0.281, 0.086, 0.086, 0.144, 371948, 795 * time.Millisecond}, costLayout{0.556, 0.257, 0.111, 0.118, 0.146, 370867, 755 * time.Millisecond}},
+	{"q4", false, costLayout{0.705, 0.152, 0.443, 0.074, 0.086, 171884, 1655 * time.Millisecond}, costLayout{0.730, 0.174, 0.444, 0.070, 0.089, 173353, 1185 * time.Millisecond}},
+	{"q5", false, costLayout{0.724, 0.143, 0.474, 0.074, 0.077, 172388, 1665 * time.Millisecond}, costLayout{0.717, 0.124, 0.479, 0.083, 0.076, 156632, 1340 * time.Millisecond}},
+	{"q7", false, costLayout{0.721, 0.138, 0.382, 0.088, 0.082, 193272, 1495 * time.Millisecond}, costLayout{0.688, 0.149, 0.400, 0.078, 0.078, 199954, 1030 * time.Millisecond}},
+	{"q9", true, costLayout{0.676, 0.164, 0.421, 0.080, 0.084, 176528, 1560 * time.Millisecond}, costLayout{0.740, 0.149, 0.469, 0.069, 0.076, 159204, 1255 * time.Millisecond}},
 }
 
 // perUnit is the modelled CPU time of each kind of work per event under
