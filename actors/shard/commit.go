@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+	"time"
 
 	"github.com/rockstream/rockstream/errcode"
 	"github.com/rockstream/rockstream/internal/assert"
@@ -354,15 +355,33 @@ func (a *Actor) codecOfID(id catalog.ID) (tableCodec, bool) {
 }
 
 // scheduleStep queues an epoch step behind the messages in the mailbox.
-// A timer, not a Send: a send to itself is dropped when the mailbox is
-// past its bound (runtime/real's hard bound, the simulator's
-// MailboxMessagesMax), and with stepScheduled set no step would ever be
-// queued again: the views stopped for good (TestSystemShards, a view
-// shard flooded by frames).
+// NB: a send to itself, which a mailbox past its bound drops (runtime/real's
+// hard bound, the simulator's MailboxMessagesMax); with stepScheduled set
+// no step would be queued again, so the storage tick queues one anew
+// while epochs wait (rearmStep). A timer instead (After(0)) fires on its
+// own goroutine in runtime/real, after messages sent later, and views
+// read after a restart came out behind their tables
+// (TestCorruptionNeverChangesViews, TestViewStateFormatAcrossRestarts).
 func (a *Actor) scheduleStep(ctx runtime.Context) {
 	if !a.stepScheduled {
-		a.stepScheduled = true
-		ctx.After(0, epochTick{})
+		a.stepScheduled, a.stepScheduledAt = true, ctx.Now()
+		ctx.Send(ctx.Self(), epochTick{})
+	}
+}
+
+// stepRearmAfter is how long a queued epoch step may stay unrun, with
+// epochs waiting for it, before the storage tick queues another
+// (rearmStep): far longer than a mailbox takes to drain, so a step that
+// is only queued is never queued twice. Simulation range: fixed.
+const stepRearmAfter = time.Second
+
+// rearmStep queues an epoch step on the storage tick when the one queued
+// has not run for stepRearmAfter while epochs wait (scheduleStep: a
+// dropped send to itself left none queued).
+func (a *Actor) rearmStep(ctx runtime.Context) {
+	if a.stepScheduled && ctx.Now().Sub(a.stepScheduledAt) >= stepRearmAfter && a.snap != nil && a.frontier < a.stepTarget() {
+		a.stepScheduled = false
+		a.scheduleStep(ctx)
 	}
 }
 

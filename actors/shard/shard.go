@@ -191,8 +191,10 @@ type Actor struct {
 	// batch length of the last step that had input rows
 	// (stepWritesHint).
 	lastStepRows, lastRowStepWrites int
-	// stepScheduled avoids queueing a tick per commit.
-	stepScheduled bool
+	// stepScheduled avoids queueing a tick per commit; stepScheduledAt is
+	// when it was queued (rearmStep).
+	stepScheduled   bool
+	stepScheduledAt time.Time
 	// codecs caches each relation version's row codec (relations are
 	// immutable; ALTER makes a new one).
 	codecs map[*catalog.Relation]tableCodec
@@ -520,6 +522,7 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 			}
 		}
 		a.syncTaken(ctx)
+		a.rearmStep(ctx)
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	case epochTick:
 		a.epochTick(ctx)

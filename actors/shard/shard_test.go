@@ -82,12 +82,11 @@ func (c *testCtx) Send(to runtime.ActorID, m runtime.Message) {
 func (c *testCtx) Reply(m runtime.Message) { c.reply = m; c.answered(c.tag, m) }
 func (c *testCtx) Defer() runtime.Deferred { return testDeferred{c: c, tag: c.tag} }
 
-// After queues the group-commit flush, the epoch step, the row-lock wait
-// report and the backfill chunks like self-sends (other timers are not
-// delivered).
+// After queues the group-commit flush, the row-lock wait report and the
+// backfill chunks like self-sends (other timers are not delivered).
 func (c *testCtx) After(_ time.Duration, m runtime.Message) runtime.TimerID {
 	switch m.(type) {
-	case flushCommits, epochTick, reportWaits, backfillChunk:
+	case flushCommits, reportWaits, backfillChunk:
 		c.self = append(c.self, m)
 	}
 	return 0

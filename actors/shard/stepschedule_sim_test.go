@@ -11,10 +11,10 @@ import (
 
 // TestStepsGoOnPastAFullMailbox: a shard whose mailbox is at its bound
 // (timers and requests filling it) still steps its views over every
-// commit. Its step was queued by a send to itself, which a full mailbox
+// commit. Its step is queued by a send to itself, which a full mailbox
 // drops; with the step marked queued, none was queued again and the views
 // stopped for good (found by TestSystemShards: a view shard flooded by
-// exchange frames).
+// exchange frames). The storage tick queues it anew (rearmStep).
 func TestStepsGoOnPastAFullMailbox(t *testing.T) {
 	cfg := sim.Config{NemesisInterval: time.Hour, MailboxMessagesMax: 2, Store: sim.FaultConfig{LatencyBase: time.Millisecond}}
 	s := sim.New(sim.Options{Seed: 1, Config: &cfg})

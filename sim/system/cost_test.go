@@ -160,9 +160,10 @@ func TestCostModelExchangeSendsOnTheSync(t *testing.T) {
 // seldom: its credit comes back with its steps (ExchangeAck.Stepped), so
 // it syncs every exchangeSyncFramesMax frames or exchangeSyncEvery, not
 // every half of the table shard's credit. Over a stream of 30 commits
-// with a 2ms store, 2 shards make fewer than 1.6 times the object-store
-// calls of 1 (a sync per frame made 95 against 43, a sync per two frames
-// 84).
+// with a 2ms store, 2 shards make fewer than 1.8 times the object-store
+// calls of 1 (70 against 43; a sync per frame made 95, a sync per two
+// frames 84, before the table shard also synced its commits ahead of
+// its own steps).
 func TestCostModelViewShardSyncsWithItsSteps(t *testing.T) {
 	c := costCalibrations[1]
 	calls := func(shards int) int {
@@ -174,7 +175,7 @@ func TestCostModelViewShardSyncsWithItsSteps(t *testing.T) {
 	}
 	one, two := calls(1), calls(2)
 	t.Logf("object-store calls: 1 shard %d, 2 shards %d", one, two)
-	if 10*two >= 16*one {
+	if 10*two >= 18*one {
 		t.Fatalf("2 shards made %d object-store calls, 1 shard %d", two, one)
 	}
 }
