@@ -49,34 +49,10 @@ type overlayTxn struct {
 	// index is an open-addressing hash table (linear probing) of
 	// pending-write numbers + 1; 0 is empty. Entries are never removed.
 	index []int32
-	// ordered indexes pending[:orderedN] by key, for Scans wider than a
-	// scan part (and Batch).
+	// ordered indexes pending[:orderedN] by key.
 	ordered  *btreemap.BTreeMap[treeKey, int32]
 	orderedN int
-	// parts holds pending[:partedN] by their keys' heads (scanPartBytes),
-	// for Scans within one head: each such Scan sorts only the writes
-	// under its head. An operator's group scans are of this kind, and
-	// ordering every write of the epoch for them (into ordered) cost a
-	// B-tree insert per write, though the scans met about one write in
-	// a hundred (Nexmark q5: an aggregate's and a join's writes, scanned
-	// only for the groups the other join input changed).
-	parts    map[[scanPartBytes]byte]int32 // head → index into partList
-	partList []scanPart
-	partedN  int
 	arena    []byte
-}
-
-// scanPartBytes is the key head a scan part covers: an arrangement's
-// 18-byte prefix (namespace, kind, op id) and a key's 2-byte partition
-// bucket, which every group's keys share. A Scan whose start and end
-// differ within it uses the ordered index instead.
-const scanPartBytes = 20
-
-// scanPart is the pending writes under one key head.
-type scanPart struct {
-	// writes are pending-write numbers, writes[:sortedN] in key order.
-	writes  []int32
-	sortedN int
 }
 
 // NewTxn returns an epoch Txn reading base and buffering writes. The base
@@ -263,43 +239,6 @@ func (t *overlayTxn) order() {
 	}
 }
 
-// partWrites returns the pending writes under start's head in key order,
-// when [start, end) lies within one head (narrow); every key in the range
-// then has that head, as start ≤ key < end and both begin with it.
-func (t *overlayTxn) partWrites(start, end []byte) (writes []int32, narrow bool) {
-	if len(start) < scanPartBytes || len(end) < scanPartBytes || !bytes.Equal(start[:scanPartBytes], end[:scanPartBytes]) {
-		return nil, false
-	}
-	if t.parts == nil {
-		t.parts = make(map[[scanPartBytes]byte]int32)
-	}
-	for ; t.partedN < len(t.pending); t.partedN++ {
-		k := t.pending[t.partedN].key
-		if len(k) < scanPartBytes {
-			continue // in no narrow range
-		}
-		j, ok := t.parts[[scanPartBytes]byte(k)]
-		if !ok {
-			j = int32(len(t.partList))
-			t.partList = append(t.partList, scanPart{})
-			t.parts[[scanPartBytes]byte(k)] = j
-		}
-		t.partList[j].writes = append(t.partList[j].writes, int32(t.partedN))
-	}
-	j, ok := t.parts[[scanPartBytes]byte(start)]
-	if !ok {
-		return nil, true
-	}
-	p := &t.partList[j]
-	if p.sortedN < len(p.writes) {
-		// NB: the keys are distinct (one pending write per key), so the
-		// order is total.
-		slices.SortFunc(p.writes, func(a, b int32) int { return bytes.Compare(t.pending[a].key, t.pending[b].key) })
-		p.sortedN = len(p.writes)
-	}
-	return p.writes, true
-}
-
 // Scan merges the base scan with the overlay in key order. The overlay's
 // entries in range are collected first (they are this epoch's writes, so
 // few compared with the base), then merged as the base is scanned; pending
@@ -307,18 +246,11 @@ func (t *overlayTxn) partWrites(start, end []byte) (writes []int32, narrow bool)
 func (t *overlayTxn) Scan(start, end []byte, fn func(k, v []byte) error) error {
 	var over []int32
 	if len(t.pending) > 0 {
-		if writes, narrow := t.partWrites(start, end); narrow {
-			i, _ := slices.BinarySearchFunc(writes, start, func(n int32, k []byte) int { return bytes.Compare(t.pending[n].key, k) })
-			for ; i < len(writes) && bytes.Compare(t.pending[writes[i]].key, end) < 0; i++ {
-				over = append(over, writes[i])
-			}
-		} else {
-			t.order()
-			_ = scanTree(t.ordered, start, end, func(_ []byte, i int32) error {
-				over = append(over, i)
-				return nil
-			})
-		}
+		t.order()
+		_ = scanTree(t.ordered, start, end, func(_ []byte, i int32) error {
+			over = append(over, i)
+			return nil
+		})
 	}
 	next := 0
 	// emit emits pending write p over base value (v, ok).
