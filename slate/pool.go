@@ -49,26 +49,23 @@ func (p *MemoryPool) publish(i int, memtable, unflushed int64) {
 // bytes, is to freeze it: the pool's memtables reached their budget and
 // its own holds an even share.
 func (p *MemoryPool) memtableFull(i int, own int64) bool {
-	i = p.slot(i)
-	total := own
-	for j := range p.memtable {
-		if j != i {
-			total += p.memtable[j].Load()
-		}
-	}
-	return total >= p.memtableMax && own >= p.memtableMax/int64(len(p.memtable))
+	return withOthers(p.memtable, p.slot(i), own) >= p.memtableMax && own >= p.memtableMax/int64(len(p.memtable))
 }
 
 // overBudget reports whether slot i may not grow its unflushed bytes to
 // own: the pool's would exceed their budget, and its own exceed an even
 // share.
 func (p *MemoryPool) overBudget(i int, own int64) bool {
-	i = p.slot(i)
+	return withOthers(p.unflushed, p.slot(i), own) > p.unflushedMax && own > p.unflushedMax/int64(len(p.unflushed))
+}
+
+// withOthers is own plus what every slot but i published in slots.
+func withOthers(slots []atomic.Int64, i int, own int64) int64 {
 	total := own
-	for j := range p.unflushed {
+	for j := range slots {
 		if j != i {
-			total += p.unflushed[j].Load()
+			total += slots[j].Load()
 		}
 	}
-	return total > p.unflushedMax && own > p.unflushedMax/int64(len(p.unflushed))
+	return total
 }
