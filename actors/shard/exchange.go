@@ -97,18 +97,10 @@ type (
 	//
 	// Hello (non-zero, with Resend): a view shard that restarted asks for
 	// the table shard's durable epoch (ExchangeFrame.Hello).
-	//
-	// Stepped: the view shard's steps went through every epoch up to it
-	// (in memory, not yet durable): the frames up to it no longer take its
-	// memory, so they give the table shard its credit back. Credit follows
-	// the steps and collection the syncs, so a view shard syncs seldom
-	// (exchangeSyncFramesMax, exchangeSyncEvery) without holding frames
-	// back.
 	ExchangeAck struct {
 		Through, Frontier uint64
 		Resend            bool
 		Hello             uint64
-		Stepped           uint64
 	}
 )
 
@@ -130,15 +122,6 @@ const (
 	exchangeFrameEntriesMax = 256
 	exchangeFrameBytesMax   = 1 << 20
 	exchangeResendEvery     = time.Second
-	// A view shard syncs its steps over the frames it took once it took
-	// exchangeSyncFramesMax of them, or exchangeSyncEvery after the first
-	// (epochTick, storageTick); its reads need no sync and its credit
-	// comes back with its steps (ExchangeAck.Stepped), so the syncs only
-	// let the table shard collect its log and bound what a restart steps
-	// over again. One sync per two frames was a third more WAL objects
-	// for two shards than one shard wrote.
-	exchangeSyncFramesMax = 64
-	exchangeSyncEvery     = 250 * time.Millisecond
 	// exchangeLogReadMargin is how many epochs behind the lowest view
 	// frontier the table shard keeps its log by default
 	// (Config.ExchangeLogMargin).
@@ -165,16 +148,15 @@ func logFloorKey() []byte { return []byte{kv.PrefixShardMeta, metaLogFloor} }
 type exchangeOut struct {
 	peer partition.ShardID
 	// acked: every epoch up to it is durable on the peer; sent: frames up to it
-	// are on their way; frontier: the peer's (reported) durable frontier;
-	// stepped: the peer stepped every epoch up to it (ExchangeAck.Stepped).
-	// INVARIANT: frontier <= acked <= sent <= durableEpoch; stepped <= sent.
-	acked, sent, frontier, stepped uint64
+	// are on their way; frontier: the peer's (reported) durable frontier.
+	// INVARIANT: frontier <= acked <= sent <= durableEpoch.
+	acked, sent, frontier uint64
 	// inFlight are the frames sent and not yet acknowledged, oldest
 	// first: an acknowledgement may cover several (the view shard
 	// acknowledges what each sync made durable).
 	inFlight []inFlightFrame
 	// ackedAtTick is acked at the last resend tick: no progress since
-	// means a frame or its acknowledgement was lost, or the peer restarted.
+	// means a frame or its acknowledgement was lost.
 	ackedAtTick uint64
 }
 
@@ -200,12 +182,8 @@ type exchangeState struct {
 	// reported and reportedEpoch are the frontier and the epoch a view
 	// shard last reported (acknowledged) as durable.
 	reported, reportedEpoch uint64
-	// unsynced counts the frames a view shard took since its last sync,
-	// the first of them at unsyncedSince; reportedStepped is the frontier
-	// it last reported as stepped (ExchangeAck.Stepped).
-	unsynced        int
-	unsyncedSince   time.Time
-	reportedStepped uint64
+	// unsynced counts the frames a view shard took since its last sync.
+	unsynced int
 	// taken are the log entries a view shard took from frames and has
 	// not stepped over yet, by epoch: held in memory only. Its steps are
 	// made durable, not the entries: after a restart the table shard sends
@@ -407,14 +385,10 @@ func (a *Actor) receiveExchangeAck(ctx runtime.Context, m ExchangeAck, from runt
 			if m.Through < o.sent {
 				o.acked = max(min(m.Through, o.acked), o.frontier)
 				o.sent, o.inFlight, o.ackedAtTick = o.acked, o.inFlight[:0], o.acked
-				// NB: a peer that restarted stepped only what it
-				// made durable.
-				o.stepped = min(o.stepped, o.acked)
 			}
 			continue
 		}
-		o.stepped = max(o.stepped, min(m.Stepped, o.sent))
-		for len(o.inFlight) > 0 && o.inFlight[0].through <= max(m.Through, o.stepped) {
+		for len(o.inFlight) > 0 && o.inFlight[0].through <= m.Through {
 			o.inFlight = o.inFlight[1:]
 		}
 		if m.Through > o.acked {
@@ -497,14 +471,8 @@ func (a *Actor) receiveExchangeTick(ctx runtime.Context) {
 	}
 	for i := range a.exchange.out {
 		o := &a.exchange.out[i]
-		// NB: by its durable acknowledgements, not its steps: a peer that
-		// restarted holds only what it made durable, and may not say so
-		// (a partitioned layout's view shard asks the control plane, not
-		// us, after a restart). A live peer makes its steps durable within
-		// exchangeSyncEvery, so its acknowledgements move between ticks.
 		if o.sent > o.acked && o.acked == o.ackedAtTick {
 			o.sent, o.inFlight = o.acked, o.inFlight[:0]
-			o.stepped = min(o.stepped, o.acked)
 		}
 		o.ackedAtTick = o.acked
 	}
@@ -581,7 +549,7 @@ func (a *Actor) receiveExchangeFrame(ctx runtime.Context, m ExchangeFrame) {
 		}
 	}
 	a.lastEpoch = m.Through
-	a.tookFrame(ctx)
+	a.exchange.unsynced++
 	a.scheduleStep(ctx)
 	a.resumeRemoteBackfill(ctx)
 	a.replayWaitingReads(ctx)
@@ -767,35 +735,17 @@ func (a *Actor) reportFrontier(ctx runtime.Context) {
 		ctx.After(exchangeResendEvery, exchangeTick{})
 		a.sendHello(ctx)
 	}
-	if a.durableFrontier <= a.exchange.reported && a.durableEpoch <= a.exchange.reportedEpoch && a.frontier <= a.exchange.reportedStepped {
+	if a.durableFrontier <= a.exchange.reported && a.durableEpoch <= a.exchange.reportedEpoch {
 		return
 	}
-	a.exchange.reported, a.exchange.reportedEpoch, a.exchange.reportedStepped = a.durableFrontier, a.durableEpoch, a.frontier
-	ack := ExchangeAck{Through: a.durableEpoch, Frontier: a.durableFrontier, Stepped: a.frontier}
+	a.exchange.reported, a.exchange.reportedEpoch = a.durableFrontier, a.durableEpoch
 	if a.partitioned() {
 		for _, in := range a.exchangeIns() {
-			ctx.Send(ActorOf(in.peer), ack)
+			ctx.Send(ActorOf(in.peer), ExchangeAck{Through: a.durableEpoch, Frontier: a.durableFrontier})
 		}
 		return
 	}
-	ctx.Send(ActorOf(TableShardOf(a.snap.BucketMap())), ack)
-}
-
-// tookFrame counts a frame a view shard took, to sync its steps over
-// them in time (syncDue).
-func (a *Actor) tookFrame(ctx runtime.Context) {
-	if a.exchange.unsynced == 0 {
-		a.exchange.unsyncedSince = ctx.Now()
-	}
-	a.exchange.unsynced++
-}
-
-// syncDue reports whether a view shard is to sync its steps over the
-// frames it took (exchangeSyncFramesMax, exchangeSyncEvery).
-func (a *Actor) syncDue(ctx runtime.Context) bool {
-	x := &a.exchange
-	return !a.isTableShard() && x.unsynced > 0 &&
-		(x.unsynced >= exchangeSyncFramesMax || ctx.Now().Sub(x.unsyncedSince) >= exchangeSyncEvery)
+	ctx.Send(ActorOf(TableShardOf(a.snap.BucketMap())), ExchangeAck{Through: a.durableEpoch, Frontier: a.durableFrontier})
 }
 
 // makeTakenDurable makes a view shard's steps over the entries it took

@@ -122,24 +122,18 @@ func (a *Actor) epochTick(ctx runtime.Context) {
 		ctx.Logger().Error("epoch step failed", "err", err)
 		return
 	}
-	a.syncTaken(ctx)
-}
-
-// syncTaken makes a view shard's steps over the frames it took durable
-// when due (syncDue) and reports them. NB: a view shard has no commit
-// syncs to carry its steps along (a table shard's next group commit makes
-// them durable), and its reads need no sync (makeFrontierShowable); the
-// table shard's credit comes back with the steps (reportFrontier), so the
-// syncs only let it collect its log (exchange.go).
-func (a *Actor) syncTaken(ctx runtime.Context) {
-	if !a.syncDue(ctx) {
-		return
+	if !a.isTableShard() && a.exchange.unsynced >= exchangeFramesInFlight/2 {
+		// NB: a view shard has no commit syncs to carry its steps along
+		// (a table shard's next group commit makes them durable): it syncs
+		// every half of the table shard's credit of frames, so the
+		// acknowledgements of its durable frontier let them keep coming
+		// (exchange.go). Its reads need no sync (makeFrontierShowable),
+		// and a frame left unacknowledged is sent again by the table
+		// shard's resend tick, whose repeat makes the steps durable.
+		if err := a.makeFrontierDurable(); err != nil {
+			ctx.Logger().Error("making the view shard's frontier durable", "err", err)
+		}
 	}
-	if err := a.makeFrontierDurable(); err != nil {
-		ctx.Logger().Error("making the view shard's frontier durable", "err", err)
-		return
-	}
-	a.reportFrontier(ctx)
 }
 
 // receiveCommit applies a commit and answers it once it is durable.

@@ -329,7 +329,7 @@ func (a *Actor) receivePartitionedFrame(ctx runtime.Context, m ExchangeFrame) {
 	a.lastEpoch = a.meetOfIns()
 	a.askSeals(ctx, m.Through)
 	if a.lastEpoch > before {
-		a.tookFrame(ctx)
+		x.unsynced++
 		a.scheduleStep(ctx)
 		a.resumeRemoteBackfill(ctx)
 		a.replayWaitingReads(ctx)

@@ -521,7 +521,6 @@ func (a *Actor) Receive(ctx runtime.Context, msg runtime.Message) {
 				ctx.Logger().Error("storage background work failed", "err", err)
 			}
 		}
-		a.syncTaken(ctx)
 		a.rearmStep(ctx)
 		ctx.After(a.cfg.TickEvery, storageTick{})
 	case epochTick:

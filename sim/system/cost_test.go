@@ -156,14 +156,11 @@ func TestCostModelExchangeSendsOnTheSync(t *testing.T) {
 }
 
 // TestCostModelViewShardSyncsWithItsSteps: a view shard makes the frames
-// it takes durable with the steps over them, one sync for both, and
-// seldom: its credit comes back with its steps (ExchangeAck.Stepped), so
-// it syncs every exchangeSyncFramesMax frames or exchangeSyncEvery, not
-// every half of the table shard's credit. Over a stream of 30 commits
-// with a 2ms store, 2 shards make fewer than 1.8 times the object-store
-// calls of 1 (70 against 43; a sync per frame made 95, a sync per two
-// frames 84, before the table shard also synced its commits ahead of
-// its own steps).
+// it takes durable with the steps over them, one sync for both (once
+// caught up, or every half of the table shard's credit), not one per
+// frame and another for the step: over a stream of 30 commits with a 2ms
+// store, 2 shards make fewer than twice the object-store calls of 1 (a
+// sync per frame made 95 against 43).
 func TestCostModelViewShardSyncsWithItsSteps(t *testing.T) {
 	c := costCalibrations[1]
 	calls := func(shards int) int {
@@ -174,8 +171,7 @@ func TestCostModelViewShardSyncsWithItsSteps(t *testing.T) {
 		return p.StoreCalls
 	}
 	one, two := calls(1), calls(2)
-	t.Logf("object-store calls: 1 shard %d, 2 shards %d", one, two)
-	if 10*two >= 18*one {
+	if two >= 2*one {
 		t.Fatalf("2 shards made %d object-store calls, 1 shard %d", two, one)
 	}
 }
