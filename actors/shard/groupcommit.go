@@ -85,17 +85,6 @@ func (a *Actor) beforeMessage(ctx runtime.Context, msg runtime.Message) bool {
 			return true
 		}
 	case epochTick:
-		if len(a.pending) > 0 && len(a.exchange.out) > 0 && a.openErr == nil {
-			// A table shard with view shards syncs FIRST and sends the
-			// commits to them (afterMessage) before stepping its own
-			// views: the view shards' steps then run beside this one
-			// instead of after it (a lone commit of 10K rows was visible
-			// later on 2 shards than on 1). Its step is made durable by
-			// the next sync, or by a read's pin (makeFrontierDurable).
-			a.flushPending(ctx)
-			a.afterMessage(ctx)
-			return false
-		}
 		if len(a.pending) > 0 && len(a.subs) == 0 && a.openErr == nil {
 			// The epoch step over the pending commits runs BEFORE their
 			// sync, so one WAL write covers the commits and the step and

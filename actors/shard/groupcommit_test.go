@@ -5,10 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/rockstream/rockstream/actors/control"
 	"github.com/rockstream/rockstream/actors/storage"
 	"github.com/rockstream/rockstream/ivm/kv"
-	"github.com/rockstream/rockstream/ivm/partition"
 	"github.com/rockstream/rockstream/ivm/sql/catalog"
 	"github.com/rockstream/rockstream/ivm/types"
 	"github.com/rockstream/rockstream/runtime"
@@ -206,48 +204,5 @@ func TestGroupCommitPoisonedBehindPending(t *testing.T) {
 	}
 	if _, ok := h.ctx.deferred[0].(error); !ok {
 		t.Fatalf("the pending commit of a poisoned shard answered %v, want an error", h.ctx.deferred[0])
-	}
-}
-
-// TestGroupCommitSendsBeforeStepWithViewShards: a table shard with a view
-// shard makes pending commits durable and sends them to the view shard
-// BEFORE its epoch step, so the view shard's step runs beside this
-// shard's instead of after it (2 shards made a lone commit visible later
-// than 1: rockstream bench ivm --shards=2). Its own step is then not yet
-// durable; a read's pin or the next sync makes it so.
-func TestGroupCommitSendsBeforeStepWithViewShards(t *testing.T) {
-	h, db := slateHarness(t)
-	v := h.snap.Value()
-	v.BucketMap = partition.NewMap(1, []partition.ShardID{0, 1}).Encode()
-	for i := range v.Relations {
-		if v.Relations[i].Relation.Kind == catalog.KindMaterializedView {
-			v.Relations[i].Relation.Placement = 2 // shard 1
-		}
-	}
-	h.snap = control.SnapshotOf(v)
-	h.start()
-	h.drain()
-	h.ctx.out = nil
-	walBefore := db().DB().Stats().WALObjectsWritten
-	h.ctx.deferred = nil
-	h.actor.Receive(h.ctx, Commit{CatalogVersion: h.snap.Version, Writes: []RowWrite{{Table: h.table.ID, Row: types.Row{int64(5), int64(50)}, MustNotExist: true}}})
-	h.deliver(func(m runtime.Message) bool { _, ok := m.(epochTick); return ok })
-	if len(h.ctx.deferred) != 1 || h.ctx.deferred[0].(Committed).Epoch != 1 {
-		t.Fatalf("commit not answered at the epoch tick: %v", h.ctx.deferred)
-	}
-	var frame *ExchangeFrame
-	for _, e := range h.ctx.out {
-		if f, ok := e.msg.(ExchangeFrame); ok && e.to == ActorOf(1) && f.Through >= 1 {
-			frame = &f
-		}
-	}
-	if frame == nil {
-		t.Fatalf("epoch 1 not sent to the view shard at the epoch tick: %v", h.ctx.out)
-	}
-	if a := h.actor; a.frontier != 1 || a.durableFrontier != 0 {
-		t.Fatalf("frontier %d, durable %d: want the step to run after the commit's sync (1, 0)", a.frontier, a.durableFrontier)
-	}
-	if got := db().DB().Stats().WALObjectsWritten - walBefore; got != 1 {
-		t.Fatalf("%d WAL objects for the commit, want 1", got)
 	}
 }
