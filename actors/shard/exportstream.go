@@ -141,6 +141,7 @@ func (a *Actor) stepTo(ctx runtime.Context, epoch uint64) error {
 		if err := a.step(ctx); err != nil {
 			return err
 		}
+		// INVARIANT: a step makes progress or fails.
 		if a.frontier <= before {
 			return errcode.New(errcode.InternalError, "epoch step made no progress at frontier %d", before)
 		}
